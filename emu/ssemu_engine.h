@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Discrete-event engine: an integer-picosecond clock and a binary min-heap of
+ * events ordered by (time, sequence), so events at equal times run in the
+ * order they were scheduled and a run is deterministic.  Cancellation is
+ * deferred: a cancelled event stays in the heap, marked, and is reaped when
+ * it reaches the top (as ae.c does with its timers).
+ *
+ * The engine is position independent: the heap and the event pool follow the
+ * control block in one allocation, addressed by index, so it can live in a
+ * shared-memory segment and be run by whichever process holds the fabric
+ * lock.  It does not dispatch: ssemu_engine_pop hands the caller the next
+ * event and the caller (the fabric) looks up the handler by type.
+ */
+#ifndef SSEMU_ENGINE_H
+#define SSEMU_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <slingshot_emu/ssemu.h>
+
+#define SSEMU_EV_NONE UINT32_MAX
+
+struct ssemu_heap_ent {
+	ssemu_time_t time;
+	uint64_t seq;
+	uint32_t ev;		/* index into the event pool */
+	uint32_t pad;
+};
+
+struct ssemu_ev {
+	uint16_t type;
+	uint16_t cancelled;
+	uint32_t gen;		/* bumped on every reuse: stale ids fail */
+	uint32_t a, b, c;	/* handler arguments */
+	uint32_t next_free;
+};
+
+struct ssemu_engine {
+	ssemu_time_t now;
+	uint64_t seq;
+	uint64_t executed;	/* events handed out (not counting cancelled) */
+	uint32_t cap;
+	uint32_t nheap;
+	uint32_t free_head;
+	uint32_t nlive;		/* scheduled and not cancelled */
+	uint64_t heap_off;	/* relative to the engine */
+	uint64_t pool_off;
+};
+
+/* An event handed to the caller. */
+struct ssemu_fired {
+	ssemu_time_t time;
+	uint32_t type;
+	uint32_t a, b, c;
+};
+
+/* Event ids carry the generation so a stale id cannot cancel a reuse. */
+typedef uint64_t ssemu_evid_t;
+#define SSEMU_EVID_NONE UINT64_MAX
+
+size_t ssemu_engine_bytes(uint32_t cap);
+void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap);
+
+/**
+ * Schedule an event at absolute time @t (>= now).
+ * @return 0, -EINVAL for a time in the past, -ENOSPC when the pool is full.
+ */
+int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
+			  uint32_t type, uint32_t a, uint32_t b, uint32_t c,
+			  ssemu_evid_t *id);
+
+/** Cancel a pending event.  @return 0, or -ENOENT if it already ran. */
+int ssemu_engine_cancel(struct ssemu_engine *e, ssemu_evid_t id);
+
+/**
+ * Take the next live event with time <= @limit, advancing the clock to it.
+ * @return true if one was taken.
+ */
+bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
+		      struct ssemu_fired *out);
+
+/** Time of the next live event, or UINT64_MAX. */
+ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e);
+
+static inline uint32_t ssemu_engine_pending(const struct ssemu_engine *e)
+{
+	return e->nlive;
+}
+
+#endif

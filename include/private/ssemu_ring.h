@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Single-producer single-consumer ring of fixed-size entries, usable across
+ * processes: the control block and the entries live in one shared region and
+ * are addressed by offset, never by pointer.  Capacity is a power of two;
+ * head and tail are free-running 32-bit counters masked on access (as in
+ * rte_ring and liburing).  Producer and consumer indices sit on separate
+ * cache lines.
+ */
+#ifndef SSEMU_RING_H
+#define SSEMU_RING_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "ssemu_atomic.h"
+#include "ssemu_compiler.h"
+
+struct ssemu_ring {
+	uint32_t mask;		/* capacity - 1 */
+	uint32_t esize;		/* bytes per entry */
+	uint64_t data_off;	/* entries, relative to the ring itself */
+	uint8_t pad0[SSEMU_CACHELINE - 16];
+	uint32_t tail SSEMU_CACHELINE_ALIGNED;	/* written by the producer */
+	uint8_t pad1[SSEMU_CACHELINE - 4];
+	uint32_t head SSEMU_CACHELINE_ALIGNED;	/* written by the consumer */
+	uint8_t pad2[SSEMU_CACHELINE - 4];
+};
+
+_Static_assert(sizeof(struct ssemu_ring) == 3 * SSEMU_CACHELINE,
+	       "ring control block layout");
+
+static inline size_t ssemu_ring_bytes(uint32_t cap, uint32_t esize)
+{
+	return sizeof(struct ssemu_ring) + (size_t)cap * esize;
+}
+
+/* @cap must be a power of two; entries follow the control block. */
+static inline void ssemu_ring_init(struct ssemu_ring *r, uint32_t cap,
+				   uint32_t esize)
+{
+	memset(r, 0, sizeof(*r));
+	r->mask = cap - 1;
+	r->esize = esize;
+	r->data_off = sizeof(*r);
+}
+
+static inline void *ssemu_ring_slot(struct ssemu_ring *r, uint32_t idx)
+{
+	return (char *)r + r->data_off + (size_t)(idx & r->mask) * r->esize;
+}
+
+static inline uint32_t ssemu_ring_count(struct ssemu_ring *r)
+{
+	/* pairs with the releases in push and pop */
+	return ssemu_load_acquire(&r->tail) - ssemu_load_acquire(&r->head);
+}
+
+/* Producer side.  Returns 0 or -1 when full. */
+static inline int ssemu_ring_push(struct ssemu_ring *r, const void *e)
+{
+	uint32_t tail = ssemu_load_relaxed(&r->tail);
+	/* pairs with the release of head in ssemu_ring_pop */
+	uint32_t head = ssemu_load_acquire(&r->head);
+
+	if (tail - head > r->mask)
+		return -1;
+	memcpy(ssemu_ring_slot(r, tail), e, r->esize);
+	/* publish the entry; pairs with the acquire of tail in pop */
+	ssemu_store_release(&r->tail, tail + 1);
+	return 0;
+}
+
+static inline uint32_t ssemu_ring_space(struct ssemu_ring *r)
+{
+	return r->mask + 1 - (ssemu_load_relaxed(&r->tail) -
+			      ssemu_load_acquire(&r->head));
+}
+
+/* Consumer side.  Returns 0 or -1 when empty. */
+static inline int ssemu_ring_pop(struct ssemu_ring *r, void *e)
+{
+	uint32_t head = ssemu_load_relaxed(&r->head);
+	/* pairs with the release of tail in ssemu_ring_push */
+	uint32_t tail = ssemu_load_acquire(&r->tail);
+
+	if (head == tail)
+		return -1;
+	memcpy(e, ssemu_ring_slot(r, head), r->esize);
+	/* free the slot; pairs with the acquire of head in push */
+	ssemu_store_release(&r->head, head + 1);
+	return 0;
+}
+
+#endif

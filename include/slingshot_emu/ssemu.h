@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ssemu.h: the public API of the emulated Slingshot fabric (libssemu).
+ *
+ * This header is the only door between the libfabric provider (prov/) and the
+ * emulator (emu/), the way libcxi is the only door between the cxi provider
+ * and a Cassini NIC.  It has no libfabric types.  Every call returns 0 (or a
+ * count) on success and a negative errno value on failure; none of them
+ * blocks unless its name says "wait".
+ *
+ * Objects:
+ *   ssemu_fabric  a process's handle on one fabric (in-process or shared)
+ *   ssemu_nic     a Cassini-like NIC attached to one switch port
+ *   ssemu_ep      an endpoint ("pid") on a NIC: a tx ring, an event ring,
+ *                 message slots and data buffers of its own
+ * Time is model time in integer picoseconds (ssemu_time_t).
+ */
+#ifndef SSEMU_H
+#define SSEMU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint64_t ssemu_time_t; /* picoseconds */
+
+#define SSEMU_PS_PER_NS 1000ULL
+#define SSEMU_PS_PER_US 1000000ULL
+#define SSEMU_PS_PER_MS 1000000000ULL
+#define SSEMU_PS_PER_S 1000000000000ULL
+
+/*
+ * Fabric address of an endpoint: the global endpoint port (the topology's
+ * endpoint index, 24 bits) and the pid on that NIC (8 bits).
+ */
+typedef uint32_t ssemu_addr_t;
+#define SSEMU_ADDR(port, pid) (((uint32_t)(port) << 8) | ((uint32_t)(pid) & 0xff))
+#define SSEMU_ADDR_PORT(a) ((uint32_t)(a) >> 8)
+#define SSEMU_ADDR_PID(a) ((uint32_t)(a) & 0xff)
+#define SSEMU_ADDR_INVALID UINT32_MAX
+#define SSEMU_MAX_PORTS (1u << 24)
+
+#define SSEMU_MAX_TCLASS 8
+#define SSEMU_NAME_MAX 32
+
+/* ------------------------------------------------------------------ */
+/* Configuration                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Dragonfly shape: g groups of a switches, p endpoints and h global links
+ * per switch.  g == 1 and a == 1 is a single switch. */
+struct ssemu_topo_params {
+	uint32_t groups;		/* g */
+	uint32_t switches_per_group;	/* a */
+	uint32_t endpoints_per_switch;	/* p */
+	uint32_t globals_per_switch;	/* h */
+};
+
+struct ssemu_link_params {
+	uint64_t rate_bps;	/* bits per second */
+	ssemu_time_t delay;	/* propagation delay, ps */
+};
+
+struct ssemu_tclass_desc {
+	char name[SSEMU_NAME_MAX];
+	uint8_t priority;	/* higher is served first */
+	uint8_t min_pct;	/* guaranteed share of an output, percent */
+	uint8_t max_pct;	/* cap on the share of an output, percent */
+	bool ordered;		/* in-order delivery per (src, dst) */
+	bool lossy;		/* drop when buffers are full (NIC retries) */
+	int8_t route_bias;	/* adaptive routing: + favours minimal paths */
+};
+
+enum ssemu_clock_mode {
+	SSEMU_CLOCK_VIRTUAL = 0,	/* run the model as fast as possible */
+	SSEMU_CLOCK_REALTIME = 1,	/* model ns = wall ns / dilation */
+};
+
+struct ssemu_config {
+	char preset[SSEMU_NAME_MAX];
+	struct ssemu_topo_params topo;
+	struct ssemu_link_params edge;	 /* NIC <-> switch */
+	struct ssemu_link_params local;	 /* switch <-> switch in a group (copper) */
+	struct ssemu_link_params global; /* group <-> group (optical) */
+	uint32_t mtu;			 /* payload bytes per packet */
+	uint32_t pkt_overhead;		 /* header + framing bytes per packet */
+	uint32_t port_buf_pkts;		 /* input buffer per port and class, packets */
+	ssemu_time_t sw_lat_mean;	 /* switch pipeline latency, ps */
+	ssemu_time_t sw_lat_sd;
+	ssemu_time_t sw_lat_min;
+	ssemu_time_t sw_lat_max;
+	uint32_t nic_window;		 /* packets in flight per destination */
+	uint32_t ntclass;
+	struct ssemu_tclass_desc tclass[SSEMU_MAX_TCLASS];
+	uint32_t default_tclass;
+	char routing[SSEMU_NAME_MAX];	 /* routing ops by name: "minimal" */
+	char cc[SSEMU_NAME_MAX];	 /* congestion control ops: "none" */
+	char arb[SSEMU_NAME_MAX];	 /* output arbitration ops: "priority-rr" */
+	uint64_t seed;
+	enum ssemu_clock_mode clock;
+	double dilation;		 /* realtime: wall ns per model ns */
+	/* Resources of the fabric store. */
+	uint32_t max_nics;		 /* NICs attached at once */
+	uint32_t max_switches;		 /* switch models instantiated at once */
+	uint32_t eps_per_nic;
+	uint32_t msgs_per_ep;		 /* message slots (also tx ring size) */
+	uint32_t bufs_per_ep;		 /* large data buffers per endpoint */
+	uint32_t buf_size;		 /* bytes per large data buffer */
+	uint32_t max_pkts;		 /* packets in the model at once */
+	uint32_t max_events;		 /* pending engine events */
+};
+
+/* Bytes a message may carry inline in its slot (no large buffer). */
+#define SSEMU_INLINE_MAX 192
+
+/**
+ * Fill @cfg with a named preset ("switch", "2switch", "2group", "crystal",
+ * "malbec", "shandy", "full").
+ * @return 0, or -ENOENT for an unknown name.
+ */
+int ssemu_config_preset(const char *name, struct ssemu_config *cfg);
+
+/** Names of the presets, NULL-terminated. */
+const char *const *ssemu_config_preset_names(void);
+
+/**
+ * Check a configuration for consistency and buildability.
+ * @return 0, or -EINVAL with a message in @err.
+ */
+int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
+			  size_t errlen);
+
+/** A hash of everything that shapes the fabric (not the clock mode). */
+uint64_t ssemu_config_hash(const struct ssemu_config *cfg);
+
+/** Number of endpoint ports the topology has. */
+uint64_t ssemu_config_nports(const struct ssemu_config *cfg);
+
+/* ------------------------------------------------------------------ */
+/* Fabric                                                               */
+/* ------------------------------------------------------------------ */
+
+struct ssemu_fabric;
+struct ssemu_nic;
+struct ssemu_ep;
+
+enum ssemu_store {
+	SSEMU_STORE_PRIVATE = 0,	/* this process's memory only */
+	SSEMU_STORE_SHM = 1,		/* a named POSIX shared-memory segment */
+};
+
+struct ssemu_fabric_opts {
+	enum ssemu_store store;
+	const char *name;	/* shm: segment name (no '/'); NULL: per user */
+	const struct ssemu_config *config;	/* NULL: preset "switch" */
+};
+
+/**
+ * Open (create or attach) a fabric.
+ * @return 0; -EINVAL bad options; -EEXIST a segment of that name exists
+ * with another configuration (message in @err); -EACCES owned by another
+ * user; -EPROTO corrupt or incompatible segment; -ENOMEM.
+ */
+int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
+		      struct ssemu_fabric **fabric, char *err, size_t errlen);
+
+/** Detach; the last process out removes a shared segment. */
+void ssemu_fabric_close(struct ssemu_fabric *fabric);
+
+/** The configuration the fabric was built with. */
+const struct ssemu_config *ssemu_fabric_config(struct ssemu_fabric *fabric);
+
+/** Current model time. */
+ssemu_time_t ssemu_fabric_now(struct ssemu_fabric *fabric);
+
+/**
+ * Run the engine if nobody else is: drain every endpoint's tx ring, advance
+ * the model by at most @budget events (as far as the clock mode allows) and
+ * deliver events.  Never blocks on the fabric lock.
+ * @return number of events processed (>= 0), or -EBUSY if another process
+ * holds the engine, or a negative error.
+ */
+int ssemu_fabric_progress(struct ssemu_fabric *fabric, unsigned budget);
+
+/** True if the model has no pending work at all (rings and events empty). */
+bool ssemu_fabric_idle(struct ssemu_fabric *fabric);
+
+/* ------------------------------------------------------------------ */
+/* NICs and endpoints                                                   */
+/* ------------------------------------------------------------------ */
+
+#define SSEMU_PORT_ANY UINT32_MAX
+
+struct ssemu_nic_opts {
+	uint32_t port;		/* SSEMU_PORT_ANY: first free port */
+	uint32_t job;		/* job id for counters and reports */
+	int32_t rank;		/* launcher rank, -1 unknown */
+};
+
+/**
+ * Attach a NIC to a free endpoint port.
+ * @return 0; -EADDRINUSE port taken; -ENOSPC no free port or NIC slot;
+ * -EINVAL port out of range.
+ */
+int ssemu_nic_attach(struct ssemu_fabric *fabric,
+		     const struct ssemu_nic_opts *opts, struct ssemu_nic **nic);
+void ssemu_nic_detach(struct ssemu_nic *nic);
+uint32_t ssemu_nic_port(struct ssemu_nic *nic);
+
+/**
+ * Open an endpoint (a pid) on a NIC.
+ * @return 0; -ENOSPC all pids in use.
+ */
+int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **ep);
+void ssemu_ep_close(struct ssemu_ep *ep);
+ssemu_addr_t ssemu_ep_addr(struct ssemu_ep *ep);
+struct ssemu_fabric *ssemu_ep_fabric(struct ssemu_ep *ep);
+
+/** Largest message one ssemu_ep_send can carry. */
+size_t ssemu_ep_max_msg(struct ssemu_ep *ep);
+
+/* Send flags */
+#define SSEMU_SEND_ORDERED (1u << 0)	/* in order with other ordered sends */
+
+/* Opaque header words the provider carries with every message. */
+#define SSEMU_HDR_WORDS 4
+
+struct ssemu_send {
+	ssemu_addr_t dest;
+	uint32_t tclass;
+	uint32_t flags;
+	uint64_t hdr[SSEMU_HDR_WORDS];
+	const struct iovec *iov;
+	size_t iov_count;
+	uint64_t cookie;	/* returned in the SEND_DONE event */
+};
+
+/**
+ * Post a message.  Data is copied before return; the iov may be reused.
+ * @return 0; -EAGAIN no slot or ring space (progress and retry, nothing is
+ * lost); -EMSGSIZE longer than ssemu_ep_max_msg; -EINVAL bad dest or class.
+ */
+int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *send);
+
+enum ssemu_event_type {
+	SSEMU_EV_RECV = 1,	/* a message arrived (release it after use) */
+	SSEMU_EV_SEND_DONE,	/* a message was acknowledged (or failed) */
+};
+
+struct ssemu_event {
+	uint32_t type;		/* enum ssemu_event_type */
+	int32_t status;		/* 0 or -errno (SEND_DONE) */
+	ssemu_addr_t src;	/* RECV: sender */
+	uint32_t tclass;
+	uint64_t len;		/* RECV: payload bytes */
+	uint64_t hdr[SSEMU_HDR_WORDS];	/* RECV */
+	uint64_t cookie;	/* SEND_DONE */
+	ssemu_time_t time;	/* model time of the event */
+	uint32_t slot;		/* private: message slot */
+	uint32_t gen;		/* private */
+};
+
+/**
+ * Take up to @max events off the endpoint's event ring.  Does not run the
+ * engine.
+ * @return number of events (>= 0).
+ */
+int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max);
+
+/** Copy payload bytes [off, off+len) of a RECV event into @buf.
+ * @return bytes copied. */
+size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
+			size_t off, void *buf, size_t len);
+
+/** Pointer to the payload of a RECV event (valid until release). */
+const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev);
+
+/** Give a RECV event's message slot back to its sender. */
+void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev);
+
+/**
+ * Wait until the endpoint has an event, driving the engine when nobody else
+ * is, sleeping (not spinning) when it cannot.
+ * @return 1 events ready, 0 timeout, negative error.
+ */
+int ssemu_ep_wait(struct ssemu_ep *ep, int timeout_ms);
+
+/* ------------------------------------------------------------------ */
+/* Counters                                                             */
+/* ------------------------------------------------------------------ */
+
+struct ssemu_nic_stats {
+	uint64_t tx_msgs, tx_bytes, tx_pkts;
+	uint64_t rx_msgs, rx_bytes, rx_pkts;
+	uint64_t acks;
+	uint64_t window_stalls;	/* packets held back by the window */
+	uint64_t credit_stalls;
+};
+
+int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st);
+
+struct ssemu_fabric_stats {
+	ssemu_time_t now;
+	uint64_t events;
+	uint64_t pkts_delivered;
+	uint64_t pkt_hops;
+	uint64_t switch_lat_sum;	/* ps, over hops */
+	uint64_t nics_attached;
+	uint64_t switches_instantiated;
+};
+
+int ssemu_fabric_stats(struct ssemu_fabric *fabric,
+		       struct ssemu_fabric_stats *st);
+
+/* Logging sink: the provider routes emulator warnings into fi_log. */
+enum ssemu_log_level { SSEMU_LOG_WARN, SSEMU_LOG_INFO, SSEMU_LOG_DEBUG };
+typedef void (*ssemu_log_fn)(enum ssemu_log_level lvl, const char *msg);
+void ssemu_log_set_sink(ssemu_log_fn fn);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SSEMU_H */
