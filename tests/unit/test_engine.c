@@ -324,9 +324,11 @@ static void test_engine_pop_limit(void **state)
 	assert_true(ssemu_engine_pop(e, 15, &f));
 	assert_int_equal(f.a, 1);
 	assert_false(ssemu_engine_pop(e, 15, &f));
-	assert_true(e->now == 10);		/* a refused pop does not move time */
+	/* a refused pop does not move time */
+	assert_true(e->now == 10);
 	assert_int_equal(ssemu_engine_pending(e), 2);
-	assert_true(ssemu_engine_pop(e, 20, &f));	/* the limit is inclusive */
+	/* the limit is inclusive */
+	assert_true(ssemu_engine_pop(e, 20, &f));
 	assert_int_equal(f.a, 2);
 	assert_false(ssemu_engine_pop(e, 0, &f));	/* a limit behind now */
 	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
@@ -390,7 +392,8 @@ static uint32_t run_script(struct ssemu_engine *e, uint64_t seed,
 			break;
 		case 2:
 			if (nids)
-				(void)ssemu_engine_cancel(e, ids[(r >> 8) % nids]);
+				(void)ssemu_engine_cancel(e,
+							  ids[(r >> 8) % nids]);
 			break;
 		default:
 			while (nout < max_out &&
@@ -458,7 +461,8 @@ static void test_engine_position_independent(void **state)
 	/* move the whole engine, as a remapped shared segment would */
 	memcpy(copy, e, bytes);
 	memset(e, 0xa5, bytes);
-	ssemu_engine_init(e, cap);	/* the original no longer holds anything */
+	/* the original no longer holds anything */
+	ssemu_engine_init(e, cap);
 	assert_int_equal(ssemu_engine_pending(copy), 149);
 	assert_int_equal(ssemu_engine_cancel(copy, id), -ENOENT);
 	i = 0;
@@ -506,7 +510,8 @@ static void test_engine_stress_vs_reference(void **state)
 
 		if (op < 4) {
 			/* small delays make many equal-time ties */
-			ssemu_time_t t = e->now + (r >> 16) % (op < 2 ? 8 : 5000);
+			ssemu_time_t span = op < 2 ? 8 : 5000;
+			ssemu_time_t t = e->now + (r >> 16) % span;
 			ssemu_evid_t id;
 			int ret = ssemu_engine_schedule(e, t, 0, i, 0, 0, &id);
 
@@ -608,27 +613,23 @@ static void test_engine_bulk_vs_sort(void **state)
 	free(e);
 }
 
+#define ENGINE64_TEST(f) \
+	cmocka_unit_test_setup_teardown(f, setup_engine64, teardown_engine)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_engine_init_empty,
-						setup_engine64, teardown_engine),
-		cmocka_unit_test_setup_teardown(test_engine_order_by_time,
-						setup_engine64, teardown_engine),
-		cmocka_unit_test_setup_teardown(test_engine_fifo_tie_break,
-						setup_engine64, teardown_engine),
-		cmocka_unit_test_setup_teardown(test_engine_schedule_in_past,
-						setup_engine64, teardown_engine),
+		ENGINE64_TEST(test_engine_init_empty),
+		ENGINE64_TEST(test_engine_order_by_time),
+		ENGINE64_TEST(test_engine_fifo_tie_break),
+		ENGINE64_TEST(test_engine_schedule_in_past),
 		cmocka_unit_test(test_engine_pool_full),
 		cmocka_unit_test(test_engine_pool_zero_cap),
-		cmocka_unit_test_setup_teardown(test_engine_cancel,
-						setup_engine64, teardown_engine),
+		ENGINE64_TEST(test_engine_cancel),
 		cmocka_unit_test(test_engine_cancel_stale_id),
 		cmocka_unit_test(test_engine_cancel_frees_pool_slot),
-		cmocka_unit_test_setup_teardown(test_engine_pop_limit,
-						setup_engine64, teardown_engine),
-		cmocka_unit_test_setup_teardown(test_engine_next_time,
-						setup_engine64, teardown_engine),
+		ENGINE64_TEST(test_engine_pop_limit),
+		ENGINE64_TEST(test_engine_next_time),
 		cmocka_unit_test(test_engine_determinism),
 		cmocka_unit_test(test_engine_position_independent),
 		cmocka_unit_test(test_engine_stress_vs_reference),
