@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fi_slingshot_emu_ext.h: what applications may know about the
+ * slingshot_emu libfabric provider beyond the standard API (in the spirit
+ * of fi_cxi_ext.h): its address format and its endpoint options.
+ *
+ * This header only needs <rdma/fabric.h>; it never pulls in the emulator.
+ */
+#ifndef FI_SLINGSHOT_EMU_EXT_H
+#define FI_SLINGSHOT_EMU_EXT_H
+
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Provider-specific code for options and values (see rdma/fi_ext.h). */
+#define FI_PROV_SPECIFIC_SSE (0x55e << 16)
+
+/*
+ * fi_info::addr_format of every slingshot_emu fi_info.  Addresses are
+ * struct fi_sse_addr, fixed size (8 bytes), as returned by fi_getname and
+ * accepted by fi_av_insert and in fi_info src_addr/dest_addr.
+ */
+#define FI_ADDR_SLINGSHOT_EMU (FI_PROV_SPECIFIC | 0x55e)
+
+struct fi_sse_addr {
+	uint32_t fabric_id;	/* hash of the fabric (store + name) */
+	uint32_t addr;		/* endpoint port << 8 | pid on that NIC */
+};
+
+#define FI_SSE_ADDR_PORT(a) ((a)->addr >> 8)
+#define FI_SSE_ADDR_PID(a) ((a)->addr & 0xff)
+/* addr value meaning "any port, any pid" in a source address. */
+#define FI_SSE_ADDR_ANY UINT32_MAX
+
+/* Longest string fi_av_straddr produces, with its NUL. */
+#define FI_SSE_ADDR_STRLEN 32
+
+/*
+ * Endpoint options, level FI_OPT_ENDPOINT.
+ *
+ * FI_OPT_SSE_TCLASS: uint32_t, a FI_TC_* label (FI_TC_UNSPEC selects the
+ *   domain's class).  Applies to messages posted after the call.
+ *   fi_setopt returns -FI_EINVAL for a class the fabric does not have.
+ */
+enum {
+	FI_OPT_SSE_TCLASS = -FI_PROV_SPECIFIC_SSE,
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FI_SLINGSHOT_EMU_EXT_H */

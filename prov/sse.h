@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * sse.h: private structures of the slingshot_emu libfabric provider.
+ *
+ * The provider turns libfabric objects into calls on the emulated fabric
+ * (include/slingshot_emu/ssemu.h) and never sees a packet; the emulator
+ * never sees a libfabric object.
+ *
+ * Object map:
+ *   sse_fabric  fi_fabric    a handle on one emulated fabric (sse_emu)
+ *   sse_domain  fi_domain    this process's NIC on that fabric
+ *   sse_ep      fi_endpoint  one ssemu_ep (a pid on the NIC)
+ *   sse_av/cq/cntr/eq/mr     plain provider objects
+ *
+ * Locking.  Each domain has one mutex, domain->lock.  It protects every
+ * object opened on the domain (endpoints and their queues, CQs, counters'
+ * bindings, AVs, MRs) and serialises all calls on the domain's ssemu
+ * endpoints, whose rings are single-producer/single-consumer.  Data calls,
+ * CQ and counter reads and the progress thread take it; nothing takes
+ * another lock while holding it, except the leaf locks of an EQ
+ * (eq->lock) and the process-wide emulator registry (sse_emu_lock, taken
+ * only at open/close).  Functions named __sse_* expect the domain lock held.
+ * Blocking waits (ssemu_ep_wait) happen with no lock held.
+ */
+#ifndef SSE_H
+#define SSE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <slingshot_emu/fi_slingshot_emu_ext.h>
+#include <slingshot_emu/ssemu.h>
+
+#include "ssemu_compiler.h"
+#include "sse_list.h"
+
+#define SSE_PROV_NAME "slingshot_emu"
+#define SSE_PROV_VERSION FI_VERSION(0, 1)
+#define SSE_FI_VERSION FI_VERSION(1, 17)
+#define SSE_DOMAIN_NAME "sse0"
+
+#define SSE_IOV_LIMIT 4
+#define SSE_INJECT_SIZE SSEMU_INLINE_MAX
+#define SSE_MAX_MSG_SIZE (1ULL << 32)
+#define SSE_CQ_DATA_SIZE 8
+#define SSE_MEM_TAG_FORMAT 0xAAAAAAAAAAAAAAAAULL
+#define SSE_MIN_MULTI_RECV 64
+#define SSE_MAX_EP_CNT 256
+#define SSE_MAX_CQ_CNT 1024
+#define SSE_MAX_CNTR_CNT 1024
+#define SSE_MAX_MR_CNT 65536
+#define SSE_POLL_BATCH 32
+
+/* Capabilities: only what is implemented.  RMA and atomics come later. */
+#define SSE_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND)
+#define SSE_RX_CAPS (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
+		     FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV)
+#define SSE_DOM_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define SSE_CAPS (SSE_TX_CAPS | SSE_RX_CAPS | SSE_DOM_CAPS)
+#define SSE_TX_OP_FLAGS (FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | \
+			 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
+#define SSE_RX_OP_FLAGS (FI_COMPLETION | FI_MULTI_RECV)
+#define SSE_MSG_ORDER FI_ORDER_SAS
+#define SSE_COMP_ORDER FI_ORDER_NONE
+
+/* ------------------------------------------------------------------ */
+/* Provider, parameters, logging                                        */
+/* ------------------------------------------------------------------ */
+
+extern struct fi_provider sse_prov;
+
+/* Every FI_SLINGSHOT_EMU_* variable, read once in fi_prov_ini. */
+struct sse_env {
+	char *store;		/* "shm" | "private" */
+	char *fabric;		/* shm segment name */
+	char *preset;
+	char *config;		/* fabric configuration file, or NULL */
+	char *tclass;		/* default traffic class name, or NULL */
+	int port;		/* explicit NIC port, -1: placement */
+	char *clock;		/* "virtual" | "realtime" */
+	double dilation;
+	size_t eager_max;	/* larger messages use rendezvous */
+	size_t tx_size;
+	size_t rx_size;
+	int progress_budget;	/* engine events per progress call */
+};
+
+extern struct sse_env sse_env;
+
+#define SSE_WARN(subsys, ...) FI_WARN(&sse_prov, subsys, __VA_ARGS__)
+#define SSE_INFO(subsys, ...) FI_INFO(&sse_prov, subsys, __VA_ARGS__)
+#define SSE_DBG(subsys, ...) FI_DBG(&sse_prov, subsys, __VA_ARGS__)
+#define SSE_WARN_ERR(subsys, msg, ret) \
+	SSE_WARN(subsys, "%s: %s (%d)\n", msg, fi_strerror((int)-(ret)), \
+		 (int)(ret))
+
+/* Per-object context: the fabric address of the NIC or endpoint. */
+#define SSE_DOM_WARN(dom, fmt, ...)					\
+	SSE_WARN(FI_LOG_DOMAIN, "nic port %u: " fmt,			\
+		 (dom)->nic_port, ##__VA_ARGS__)
+#define SSE_DOM_INFO(dom, fmt, ...)					\
+	SSE_INFO(FI_LOG_DOMAIN, "nic port %u: " fmt,			\
+		 (dom)->nic_port, ##__VA_ARGS__)
+#define SSE_EP_WARN(ep, fmt, ...)					\
+	SSE_WARN(FI_LOG_EP_DATA, "ep %u:%u: " fmt,			\
+		 SSEMU_ADDR_PORT((ep)->addr), SSEMU_ADDR_PID((ep)->addr),	\
+		 ##__VA_ARGS__)
+#define SSE_EP_INFO(ep, fmt, ...)					\
+	SSE_INFO(FI_LOG_EP_CTRL, "ep %u:%u: " fmt,			\
+		 SSEMU_ADDR_PORT((ep)->addr), SSEMU_ADDR_PID((ep)->addr),	\
+		 ##__VA_ARGS__)
+
+/* ------------------------------------------------------------------ */
+/* Emulator handles shared by every fabric/domain of the process        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * One per (store, fabric name) in this process.  Open MPI's mtl and btl each
+ * open a fabric and a domain; both share the ssemu_fabric and the NIC, and
+ * each endpoint gets a pid of its own on that NIC.
+ */
+struct sse_emu {
+	struct sse_dlist entry;
+	enum ssemu_store store;
+	char name[64];
+	uint32_t fabric_id;
+	struct ssemu_fabric *fabric;
+	const struct ssemu_config *cfg;
+	int ref;
+	struct ssemu_nic *nic;
+	int nic_ref;
+};
+
+int sse_emu_get(enum ssemu_store store, const char *name,
+		struct sse_emu **emu);
+void sse_emu_put(struct sse_emu *emu);
+int sse_emu_nic_get(struct sse_emu *emu, uint32_t port);
+void sse_emu_nic_put(struct sse_emu *emu);
+uint32_t sse_fabric_id(enum ssemu_store store, const char *name);
+int sse_env_store(enum ssemu_store *store);
+int sse_env_config(struct ssemu_config *cfg);
+const char *sse_default_fabric_name(void);
+
+/* ------------------------------------------------------------------ */
+/* Objects                                                              */
+/* ------------------------------------------------------------------ */
+
+struct sse_fabric {
+	struct fid_fabric fabric_fid;
+	struct sse_emu *emu;
+	char *name;
+	int ref;		/* domains + EQs (atomic) */
+};
+
+struct sse_ep;
+
+struct sse_domain {
+	struct fid_domain domain_fid;
+	struct sse_fabric *fabric;
+	struct sse_emu *emu;
+	uint32_t nic_port;
+	pthread_mutex_t lock;	/* see the comment at the top */
+	pthread_cond_t cond;	/* CQ/counter writes, signals, thread exit */
+	int ref;		/* eps, cqs, cntrs, avs, mrs */
+	struct sse_dlist eps;
+	enum fi_threading threading;
+	enum fi_progress data_progress;
+	enum fi_av_type av_type;
+	int mr_mode;
+	uint32_t tclass;	/* FI_TC_* label */
+	uint32_t emu_tclass;	/* index into the fabric's class table */
+	uint64_t next_key;
+	struct sse_dlist mrs;
+	/* FI_PROGRESS_AUTO */
+	pthread_t thread;
+	bool thread_running;
+	bool thread_stop;
+};
+
+struct sse_av_entry {
+	ssemu_addr_t addr;
+	uint32_t valid;
+	int64_t hnext;		/* next index in the hash chain, -1 */
+};
+
+struct sse_av {
+	struct fid_av av_fid;
+	struct sse_domain *domain;
+	enum fi_av_type type;
+	uint64_t flags;
+	uint32_t fabric_id;
+	size_t nports;
+	struct sse_av_entry *tab;
+	size_t count, cap;
+	int64_t *hash;		/* heads of chains, hmask + 1 of them */
+	size_t hmask;
+	struct sse_eq *eq;
+	int ref;		/* endpoints bound */
+};
+
+struct sse_cq_err {
+	struct sse_dlist entry;
+	struct fi_cq_err_entry err;
+	size_t data_len;
+	uint8_t data[sizeof(struct fi_sse_addr)];
+};
+
+struct sse_cq_slot {
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+	bool is_err;		/* placeholder for the next error */
+};
+
+struct sse_cq {
+	struct fid_cq cq_fid;
+	struct sse_domain *domain;
+	enum fi_cq_format format;
+	size_t entry_size;
+	enum fi_wait_obj wait_obj;
+	enum fi_cq_wait_cond wait_cond;
+	/* A ring that grows instead of dropping: completions are never lost,
+	 * whatever size the application asked for (FI_RM_ENABLED). */
+	struct sse_cq_slot *ring;
+	size_t cap, head, count;
+	struct sse_dlist errs;	/* same order as the placeholders */
+	size_t errs_taken;	/* errors read ahead of their placeholder */
+	bool signaled;
+	int ref;		/* endpoints and counters bound */
+	struct fi_cq_err_entry last_err; /* for err_data returned by pointer */
+	uint8_t last_err_data[sizeof(struct fi_sse_addr)];
+};
+
+struct sse_cntr {
+	struct fid_cntr cntr_fid;
+	struct sse_domain *domain;
+	enum fi_wait_obj wait_obj;
+	uint64_t val;		/* atomic */
+	uint64_t err;		/* atomic */
+	int ref;		/* endpoints bound */
+};
+
+struct sse_eq_ev {
+	struct sse_dlist entry;
+	uint32_t event;
+	bool is_err;
+	size_t len;
+	struct fi_eq_err_entry err;
+	uint8_t data[];
+};
+
+struct sse_eq {
+	struct fid_eq eq_fid;
+	struct sse_fabric *fabric;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct sse_dlist events;
+	enum fi_wait_obj wait_obj;
+	int fd;			/* eventfd for FI_WAIT_FD, else -1 */
+	int ref;		/* AVs and endpoints bound */
+};
+
+struct sse_mr {
+	struct fid_mr mr_fid;
+	struct sse_domain *domain;
+	struct sse_dlist entry;
+	uint64_t access;
+	uint64_t flags;
+	uint64_t offset;
+	size_t iov_count;
+	struct iovec iov[SSE_IOV_LIMIT];
+};
+
+/* ------------------------------------------------------------------ */
+/* Wire protocol (the four header words of every ssemu message)          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * hdr[0] = op << 56 | flags << 48 | message id (48 bits, per sending ep)
+ * EAGER: first (or only) piece of a message, payload from offset 0.
+ *        hdr[1] = tag, hdr[2] = CQ data, hdr[3] = total length
+ * RTS:   rendezvous request, no payload; same words as EAGER.
+ * FRAG:  a later piece of a message. hdr[1] = offset, hdr[3] = total
+ * CTS:   receiver to sender: send the data.  hdr[0] carries the sender's
+ *        message id, hdr[1] = bytes wanted (0: discarded), hdr[3] = total
+ * Pieces of one message arrive in order (SSEMU_SEND_ORDERED), so matching
+ * order is posting order per (sender, receiver) pair (FI_ORDER_SAS).
+ */
+enum sse_op {
+	SSE_OP_EAGER = 1,
+	SSE_OP_RTS,
+	SSE_OP_FRAG,
+	SSE_OP_CTS,
+};
+
+#define SSE_HF_TAGGED 0x01	/* tagged (else untagged message) */
+#define SSE_HF_DATA 0x02	/* hdr[2] is remote CQ data */
+
+#define SSE_HDR0(op, fl, id) \
+	(((uint64_t)(op) << 56) | ((uint64_t)(fl) << 48) | \
+	 ((id) & 0xffffffffffffULL))
+#define SSE_HDR_OP(h) ((unsigned)((h) >> 56))
+#define SSE_HDR_FLAGS(h) ((unsigned)(((h) >> 48) & 0xff))
+#define SSE_HDR_ID(h) ((h) & 0xffffffffffffULL)
+
+/* ------------------------------------------------------------------ */
+/* Endpoint and its operations                                          */
+/* ------------------------------------------------------------------ */
+
+enum sse_q { SSE_Q_MSG = 0, SSE_Q_TAG = 1 };
+
+/* A send (user) or a control message (CTS) in progress. */
+struct sse_tx {
+	struct sse_dlist entry;	/* ep->tx_queue or ep->tx_rndv */
+	struct sse_dlist all;	/* ep->tx_all, until freed */
+	struct sse_ep *ep;
+	void *context;
+	uint64_t cq_flags;	/* FI_SEND | FI_MSG/FI_TAGGED */
+	uint64_t msg_id;
+	ssemu_addr_t dest;
+	uint64_t tag, data;
+	uint8_t hflags;		/* SSE_HF_* */
+	uint8_t op;		/* first message: EAGER, RTS or CTS */
+	bool user;		/* counts against tx_size, completes to CQ */
+	bool completion;	/* write a CQ entry on success */
+	bool reported;		/* already completed (inject) */
+	bool data_ready;	/* every message it needs is known */
+	bool hdr_posted;
+	int err;		/* first error, positive FI_E* */
+	size_t len;		/* payload length */
+	size_t send_len;	/* bytes that go out (rendezvous: wanted) */
+	size_t next_off;	/* next payload byte to post */
+	uint32_t posted, done;	/* ssemu messages posted / completed */
+	uint32_t tclass;
+	size_t iov_count;
+	struct iovec iov[SSE_IOV_LIMIT];
+	uint64_t ctrl_hdr[SSEMU_HDR_WORDS];
+	void *bounce;
+};
+
+/* A posted receive. */
+struct sse_rx {
+	struct sse_dlist entry;	/* ep->rx_posted[q] */
+	void *context;
+	uint64_t flags;		/* op flags (FI_MULTI_RECV, FI_COMPLETION) */
+	bool tagged;
+	bool completion;
+	bool posted;		/* still on rx_posted */
+	ssemu_addr_t src;	/* SSEMU_ADDR_INVALID: any */
+	uint64_t tag, ignore;
+	size_t len;
+	size_t iov_count;
+	struct iovec iov[SSE_IOV_LIMIT];
+	/* FI_MULTI_RECV */
+	size_t mr_off;		/* next free byte */
+	int mr_pending;		/* messages placed but not complete */
+	bool mr_released;
+};
+
+/* An inbound message: unexpected, claimed, and/or being reassembled. */
+struct sse_msg {
+	struct sse_dlist entry;	/* rx_unexp[q] or rx_claimed */
+	struct sse_dlist active;	/* rx_active while bytes are due */
+	ssemu_addr_t src;
+	uint64_t msg_id;
+	bool tagged;
+	bool rndv;
+	bool discard;
+	bool complete;		/* every expected byte arrived */
+	uint8_t hflags;
+	uint64_t tag, data;
+	size_t total;		/* message length at the sender */
+	size_t expect;		/* bytes that will arrive */
+	size_t received;
+	void *buf;		/* unexpected eager data */
+	struct sse_rx *rx;	/* matched receive */
+	size_t rx_off;		/* where the message starts in rx */
+	size_t rx_len;		/* room for it in rx */
+	void *claim_ctx;
+};
+
+struct sse_ep {
+	struct fid_ep ep_fid;
+	struct sse_domain *domain;
+	struct sse_dlist entry;	/* domain->eps */
+	struct ssemu_ep *emu;
+	ssemu_addr_t addr;
+	uint32_t fabric_id;
+	size_t max_frag;	/* ssemu_ep_max_msg */
+	uint64_t caps;
+	uint64_t tx_op_flags, rx_op_flags;
+	size_t tx_size, rx_size, inject_size;
+	size_t tx_iov_limit, rx_iov_limit;
+	size_t eager_max;
+	uint32_t tclass;	/* FI_TC_* label */
+	uint32_t emu_tclass;
+	bool enabled;
+	size_t min_multi_recv;
+	int waiters;		/* threads sleeping in ssemu_ep_wait on it */
+
+	struct sse_av *av;
+	struct sse_cq *tx_cq, *rx_cq;
+	bool tx_selective, rx_selective;
+	struct sse_cntr *send_cntr, *recv_cntr, *read_cntr, *write_cntr,
+			*rread_cntr, *rwrite_cntr;
+	struct sse_eq *eq;
+
+	/* transmit */
+	struct sse_dlist tx_queue;	/* not fully posted, FIFO */
+	struct sse_dlist tx_rndv;	/* waiting for a CTS */
+	struct sse_dlist tx_all;	/* every sse_tx alive */
+	size_t tx_count;		/* user sends outstanding */
+	uint64_t next_msg_id;
+	/* receive */
+	struct sse_dlist rx_posted[2];
+	struct sse_dlist rx_unexp[2];
+	struct sse_dlist rx_claimed;
+	struct sse_dlist rx_active;
+	size_t rx_count;		/* receives posted */
+};
+
+/* ------------------------------------------------------------------ */
+/* Navigation                                                           */
+/* ------------------------------------------------------------------ */
+
+static inline struct sse_domain *sse_dom(struct fid_domain *d)
+{
+	return container_of(d, struct sse_domain, domain_fid);
+}
+
+static inline struct sse_ep *sse_ep_of(struct fid_ep *e)
+{
+	return container_of(e, struct sse_ep, ep_fid);
+}
+
+static inline struct sse_emu *sse_ep2_emu(struct sse_ep *ep)
+{
+	return ep->domain->emu;
+}
+
+/* ------------------------------------------------------------------ */
+/* Prototypes                                                           */
+/* ------------------------------------------------------------------ */
+
+/* sse_attr.c / sse_info.c */
+struct fi_info *sse_info_alloc(const char *fabric_name);
+int sse_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints,
+		struct fi_info **info);
+int sse_tclass_resolve(const struct ssemu_config *cfg, uint32_t tclass,
+		       uint32_t *emu_tclass);
+int sse_addr_parse(const char *node, const char *service,
+		   uint32_t fabric_id, uint64_t nports, bool src,
+		   struct fi_sse_addr *addr);
+int sse_addr_check(const struct fi_sse_addr *addr, uint32_t fabric_id,
+		   uint64_t nports);
+
+/* sse_fabric.c */
+int sse_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		    void *context);
+
+/* sse_domain.c */
+int sse_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context);
+void sse_domain_ref(struct sse_domain *dom, int delta);
+
+/* sse_av.c */
+int sse_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		struct fid_av **av, void *context);
+int __sse_av_lookup(struct sse_av *av, fi_addr_t fi_addr,
+		    ssemu_addr_t *addr);
+fi_addr_t __sse_av_reverse(struct sse_av *av, ssemu_addr_t addr);
+
+/* sse_cq.c */
+int sse_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		struct fid_cq **cq, void *context);
+int __sse_cq_write(struct sse_cq *cq, void *context, uint64_t flags,
+		   size_t len, void *buf, uint64_t data, uint64_t tag,
+		   fi_addr_t src);
+int __sse_cq_write_err(struct sse_cq *cq, void *context, uint64_t flags,
+		       size_t len, void *buf, uint64_t data, uint64_t tag,
+		       size_t olen, int err, int prov_errno,
+		       const void *err_data, size_t err_data_size);
+
+/* sse_cntr.c */
+int sse_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		  struct fid_cntr **cntr, void *context);
+void sse_cntr_inc(struct sse_cntr *cntr);
+void sse_cntr_inc_err(struct sse_cntr *cntr);
+
+/* sse_eq.c */
+int sse_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		struct fid_eq **eq, void *context);
+int sse_eq_report(struct sse_eq *eq, uint32_t event, const void *buf,
+		  size_t len, uint64_t flags);
+int sse_eq_report_err(struct sse_eq *eq, fid_t fid, void *context,
+		      uint64_t data, int err);
+
+/* sse_mr.c */
+extern struct fi_ops_mr sse_mr_ops;
+
+/* sse_ep.c */
+int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **ep, void *context);
+
+/* sse_msg.c, sse_tagged.c */
+extern struct fi_ops_msg sse_msg_ops;
+extern struct fi_ops_tagged sse_tagged_ops;
+ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
+			size_t count, fi_addr_t dest, uint64_t tag,
+			uint64_t data, uint64_t flags, void *context,
+			bool tagged, bool no_comp);
+ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
+			size_t count, fi_addr_t src, uint64_t tag,
+			uint64_t ignore, uint64_t flags, void *context,
+			bool tagged);
+ssize_t sse_trecv_peek_claim(struct sse_ep *ep, const struct iovec *iov,
+			     size_t count, fi_addr_t src, uint64_t tag,
+			     uint64_t ignore, uint64_t flags, void *context);
+
+/* sse_progress.c */
+void __sse_ep_progress(struct sse_ep *ep);
+void __sse_domain_progress(struct sse_domain *dom);
+void sse_domain_progress(struct sse_domain *dom);
+void sse_engine_progress(struct sse_domain *dom);
+int __sse_tx_start(struct sse_ep *ep, struct sse_tx *tx);
+void __sse_tx_free(struct sse_tx *tx);
+bool __sse_rx_match_unexp(struct sse_ep *ep, struct sse_rx *rx,
+			  struct sse_msg *msg);
+void __sse_msg_free(struct sse_msg *msg);
+void __sse_ep_flush(struct sse_ep *ep);
+int __sse_send_cts(struct sse_ep *ep, struct sse_msg *msg, size_t wanted);
+int sse_domain_wait(struct sse_domain *dom, int timeout_ms);
+int sse_progress_thread_start(struct sse_domain *dom);
+void sse_progress_thread_stop(struct sse_domain *dom);
+
+/* iov helpers (sse_progress.c) */
+size_t sse_iov_len(const struct iovec *iov, size_t count);
+size_t sse_iov_slice(const struct iovec *iov, size_t count, size_t off,
+		     size_t len, struct iovec *out, size_t max_out);
+size_t sse_copy_to_iov(const struct iovec *iov, size_t count, size_t off,
+		       const void *src, size_t len);
+size_t sse_copy_from_iov(void *dst, const struct iovec *iov, size_t count,
+			 size_t off, size_t len);
+
+/* Time helpers */
+uint64_t sse_now_ms(void);
+
+/* sse_enosys.c: our own fi_no_* stubs (libfabric does not export them) */
+int sse_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int sse_no_control(struct fid *fid, int command, void *arg);
+int sse_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		    void **ops, void *context);
+int sse_no_tostr(const struct fid *fid, char *buf, size_t len);
+int sse_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		   void *ops, void *context);
+extern struct fi_ops_cm sse_cm_ops;
+extern struct fi_ops_rma sse_no_rma_ops;
+extern struct fi_ops_atomic sse_no_atomic_ops;
+extern struct fi_ops_collective sse_no_coll_ops;
+int sse_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+		      struct fid_pep **pep, void *context);
+int sse_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		     struct fid_wait **waitset);
+int sse_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+int sse_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+		       struct fid_ep **sep, void *context);
+int sse_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		     struct fid_poll **pollset);
+int sse_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+		   struct fid_stx **stx, void *context);
+int sse_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+		   struct fid_ep **rx_ep, void *context);
+int sse_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+			enum fi_op op, struct fi_atomic_attr *attr,
+			uint64_t flags);
+int sse_no_query_collective(struct fid_domain *domain,
+			    enum fi_collective_op coll,
+			    struct fi_collective_attr *attr, uint64_t flags);
+int sse_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		  struct fid_ep **tx_ep, void *context);
+int sse_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		  struct fid_ep **rx_ep, void *context);
+int sse_no_av_insertsvc(struct fid_av *av, const char *node,
+			const char *service, fi_addr_t *fi_addr,
+			uint64_t flags, void *context);
+int sse_no_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
+			const char *service, size_t svccnt,
+			fi_addr_t *fi_addr, uint64_t flags, void *context);
+int sse_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
+		  struct fid_av_set **av_set, void *context);
+
+#endif /* SSE_H */

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * sse_init.c: the provider's entry point (fi_prov_ini), its struct
+ * fi_provider and every runtime parameter.  All FI_SLINGSHOT_EMU_* variables
+ * are defined here, with their defaults in the help text (fi_info -e shows
+ * them), and gathered into sse_env.  man/fi_slingshot_emu.7.md lists exactly
+ * this set.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "sse.h"
+
+struct sse_env sse_env = {
+	.store = NULL,
+	.fabric = NULL,
+	.preset = NULL,
+	.config = NULL,
+	.tclass = NULL,
+	.port = -1,
+	.clock = NULL,
+	.dilation = 1.0,
+	.eager_max = 16384,
+	.tx_size = 16384,
+	.rx_size = 16384,
+	.progress_budget = 256,
+};
+
+static char sse_default_fabric[64];
+
+const char *sse_default_fabric_name(void)
+{
+	return sse_env.fabric ? sse_env.fabric : sse_default_fabric;
+}
+
+/* Emulator warnings and information go to fi_log. */
+static void sse_emu_log(enum ssemu_log_level lvl, const char *msg)
+{
+	switch (lvl) {
+	case SSEMU_LOG_WARN:
+		SSE_WARN(FI_LOG_FABRIC, "emulator: %s\n", msg);
+		break;
+	case SSEMU_LOG_INFO:
+		SSE_INFO(FI_LOG_FABRIC, "emulator: %s\n", msg);
+		break;
+	default:
+		SSE_DBG(FI_LOG_FABRIC, "emulator: %s\n", msg);
+		break;
+	}
+}
+
+int sse_env_store(enum ssemu_store *store)
+{
+	const char *s = sse_env.store ? sse_env.store : "shm";
+
+	if (!strcasecmp(s, "shm")) {
+		*store = SSEMU_STORE_SHM;
+	} else if (!strcasecmp(s, "private")) {
+		*store = SSEMU_STORE_PRIVATE;
+	} else {
+		SSE_WARN(FI_LOG_CORE,
+			 "FI_SLINGSHOT_EMU_STORE=%s: expected shm or private\n",
+			 s);
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The fabric configuration the environment asks for.  The emulator's API
+ * has presets but no configuration-file loader yet, so CONFIG is refused
+ * with a clear message rather than silently ignored.
+ */
+int sse_env_config(struct ssemu_config *cfg)
+{
+	const char *preset = sse_env.preset ? sse_env.preset : "switch";
+	char err[256];
+	int ret;
+
+	if (sse_env.config && *sse_env.config) {
+		SSE_WARN(FI_LOG_CORE,
+			 "FI_SLINGSHOT_EMU_CONFIG=%s: fabric configuration files are not supported by this emulator build (ssemu.h has no loader); use FI_SLINGSHOT_EMU_PRESET\n",
+			 sse_env.config);
+		return -FI_ENOSYS;
+	}
+
+	ret = ssemu_config_preset(preset, cfg);
+	if (ret) {
+		const char *const *names = ssemu_config_preset_names();
+		char list[256] = "";
+		size_t off = 0;
+
+		for (; names && *names && off < sizeof(list); names++)
+			off += snprintf(list + off, sizeof(list) - off, "%s%s",
+					off ? ", " : "", *names);
+		SSE_WARN(FI_LOG_CORE,
+			 "FI_SLINGSHOT_EMU_PRESET=%s: unknown preset (known: %s)\n",
+			 preset, list);
+		return -FI_EINVAL;
+	}
+
+	if (sse_env.clock) {
+		if (!strcasecmp(sse_env.clock, "virtual")) {
+			cfg->clock = SSEMU_CLOCK_VIRTUAL;
+		} else if (!strcasecmp(sse_env.clock, "realtime")) {
+			cfg->clock = SSEMU_CLOCK_REALTIME;
+		} else {
+			SSE_WARN(FI_LOG_CORE,
+				 "FI_SLINGSHOT_EMU_CLOCK=%s: expected virtual or realtime\n",
+				 sse_env.clock);
+			return -FI_EINVAL;
+		}
+	}
+	if (sse_env.dilation <= 0) {
+		SSE_WARN(FI_LOG_CORE,
+			 "FI_SLINGSHOT_EMU_DILATION=%g: must be > 0\n",
+			 sse_env.dilation);
+		return -FI_EINVAL;
+	}
+	cfg->dilation = sse_env.dilation;
+
+	ret = ssemu_config_validate(cfg, err, sizeof(err));
+	if (ret) {
+		SSE_WARN(FI_LOG_CORE, "fabric configuration %s: %s\n", preset,
+			 err);
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
+static char *sse_param_str(const char *name)
+{
+	char *val = NULL;
+
+	if (fi_param_get_str(&sse_prov, name, &val) || !val || !*val)
+		return NULL;
+	return strdup(val);
+}
+
+static void sse_param_size(const char *name, size_t *out)
+{
+	size_t val;
+
+	if (!fi_param_get_size_t(&sse_prov, name, &val))
+		*out = val;
+}
+
+static void sse_init_env(void)
+{
+	char *dil;
+	int ival;
+
+	fi_param_define(&sse_prov, "store", FI_PARAM_STRING,
+			"Where the emulated fabric lives: shm (a POSIX shared-memory segment every process of the user can attach to) or private (this process only). Default: shm");
+	fi_param_define(&sse_prov, "fabric", FI_PARAM_STRING,
+			"Name of the fabric (the shm segment); processes naming the same fabric share its switches and links. Default: ssemu-<uid>");
+	fi_param_define(&sse_prov, "preset", FI_PARAM_STRING,
+			"Fabric configuration preset used when a process creates the fabric (switch, 2switch, 2group, crystal, malbec, shandy, full). Default: switch");
+	fi_param_define(&sse_prov, "config", FI_PARAM_STRING,
+			"Path of a fabric configuration file. Not supported by this emulator build: setting it makes fi_fabric fail with FI_ENOSYS. Default: unset");
+	fi_param_define(&sse_prov, "tclass", FI_PARAM_STRING,
+			"Traffic class (name in the fabric's class table, e.g. LOW_LATENCY) of endpoints that ask for FI_TC_UNSPEC. Default: the fabric's default class");
+	fi_param_define(&sse_prov, "port", FI_PARAM_INT,
+			"Fabric port (endpoint index of the topology) the process's NIC attaches to; -1 lets the emulator place it. Default: -1");
+	fi_param_define(&sse_prov, "clock", FI_PARAM_STRING,
+			"Clock mode of a fabric this process creates: virtual (as fast as possible) or realtime (model time tied to wall time). Default: the preset's (virtual)");
+	fi_param_define(&sse_prov, "dilation", FI_PARAM_STRING,
+			"Realtime clock: wall-clock ns per model ns (a real number > 0). Default: 1.0");
+	fi_param_define(&sse_prov, "eager_max", FI_PARAM_SIZE_T,
+			"Largest message sent eagerly; longer messages use rendezvous (the data moves only once the receive is matched). Default: 16384");
+	fi_param_define(&sse_prov, "tx_size", FI_PARAM_SIZE_T,
+			"Sends outstanding per endpoint (tx_attr->size); more return -FI_EAGAIN. Default: 16384");
+	fi_param_define(&sse_prov, "rx_size", FI_PARAM_SIZE_T,
+			"Receives posted per endpoint (rx_attr->size); more return -FI_EAGAIN. Default: 16384");
+	fi_param_define(&sse_prov, "progress_budget", FI_PARAM_INT,
+			"Emulator events processed per progress call. Default: 256");
+
+	sse_env.store = sse_param_str("store");
+	sse_env.fabric = sse_param_str("fabric");
+	sse_env.preset = sse_param_str("preset");
+	sse_env.config = sse_param_str("config");
+	sse_env.tclass = sse_param_str("tclass");
+	sse_env.clock = sse_param_str("clock");
+	if (!fi_param_get_int(&sse_prov, "port", &ival))
+		sse_env.port = ival;
+	dil = sse_param_str("dilation");
+	if (dil) {
+		char *end;
+		double d = strtod(dil, &end);
+
+		if (end == dil || *end || d <= 0)
+			sse_env.dilation = -1.0; /* refused at fabric open */
+		else
+			sse_env.dilation = d;
+		free(dil);
+	}
+	sse_param_size("eager_max", &sse_env.eager_max);
+	sse_param_size("tx_size", &sse_env.tx_size);
+	sse_param_size("rx_size", &sse_env.rx_size);
+	if (!fi_param_get_int(&sse_prov, "progress_budget", &ival) && ival > 0)
+		sse_env.progress_budget = ival;
+	if (!sse_env.tx_size)
+		sse_env.tx_size = 1;
+	if (!sse_env.rx_size)
+		sse_env.rx_size = 1;
+
+	snprintf(sse_default_fabric, sizeof(sse_default_fabric), "ssemu-%u",
+		 (unsigned)getuid());
+}
+
+static void sse_cleanup(void)
+{
+	ssemu_log_set_sink(NULL);
+	free(sse_env.store);
+	free(sse_env.fabric);
+	free(sse_env.preset);
+	free(sse_env.config);
+	free(sse_env.tclass);
+	free(sse_env.clock);
+	memset(&sse_env, 0, sizeof(sse_env));
+}
+
+/* Not const: the core keeps its own state in .context. */
+struct fi_provider sse_prov = {
+	.name = SSE_PROV_NAME,
+	.version = SSE_PROV_VERSION,
+	.fi_version = SSE_FI_VERSION,
+	.getinfo = sse_getinfo,
+	.fabric = sse_fabric_open,
+	.cleanup = sse_cleanup,
+};
+
+FI_EXT_INI
+{
+	sse_init_env();
+	ssemu_log_set_sink(sse_emu_log);
+	return &sse_prov;
+}

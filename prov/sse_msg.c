@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * sse_msg.c: fi_ops_msg and the send/receive code shared with fi_tagged.
+ * Posting only validates, builds the operation and hands it to the engine
+ * in sse_progress.c; a receive first looks for an unexpected message.
+ */
+#include <stdlib.h>
+
+#include "sse.h"
+
+#define SSE_TX_FLAGS_OK (SSE_TX_OP_FLAGS | FI_REMOTE_CQ_DATA | FI_MORE | \
+			 FI_MATCH_COMPLETE | FI_MSG | FI_TAGGED | FI_SEND)
+#define SSE_RX_FLAGS_OK (SSE_RX_OP_FLAGS | FI_MORE | FI_MSG | FI_TAGGED | \
+			 FI_RECV)
+
+static int sse_check_iov(const struct iovec *iov, size_t count, size_t limit)
+{
+	size_t i;
+
+	if (count > limit || (count && !iov))
+		return -FI_EINVAL;
+	for (i = 0; i < count; i++) {
+		if (!iov[i].iov_base && iov[i].iov_len)
+			return -FI_EINVAL;
+	}
+	return 0;
+}
+
+ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
+			size_t count, fi_addr_t dest, uint64_t tag,
+			uint64_t data, uint64_t flags, void *context,
+			bool tagged, bool no_comp)
+{
+	struct sse_domain *dom = ep->domain;
+	ssemu_addr_t daddr;
+	struct sse_tx *tx;
+	size_t len;
+	int ret;
+
+	if (!(ep->caps & (tagged ? FI_TAGGED : FI_MSG)))
+		return -FI_EOPNOTSUPP;
+	if (flags & ~SSE_TX_FLAGS_OK)
+		return -FI_EBADFLAGS;
+	ret = sse_check_iov(iov, count, ep->tx_iov_limit);
+	if (ret)
+		return ret;
+	len = sse_iov_len(iov, count);
+	if (len > SSE_MAX_MSG_SIZE)
+		return -FI_EMSGSIZE;
+	if ((flags & FI_INJECT) && len > ep->inject_size)
+		return -FI_EINVAL;
+
+	pthread_mutex_lock(&dom->lock);
+	if (!ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+		goto unlock;
+	}
+	ret = __sse_av_lookup(ep->av, dest, &daddr);
+	if (ret) {
+		SSE_EP_WARN(ep, "send to unknown fi_addr %llu\n",
+			    (unsigned long long)dest);
+		goto unlock;
+	}
+	if (ep->tx_count >= ep->tx_size) {
+		__sse_ep_progress(ep);
+		if (ep->tx_count >= ep->tx_size) {
+			ret = -FI_EAGAIN;
+			goto unlock;
+		}
+	}
+
+	tx = calloc(1, sizeof(*tx));
+	if (!tx) {
+		ret = -FI_ENOMEM;
+		goto unlock;
+	}
+	tx->ep = ep;
+	tx->user = true;
+	tx->context = context;
+	tx->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+	tx->msg_id = ep->next_msg_id++;
+	tx->dest = daddr;
+	tx->tag = tagged ? tag : 0;
+	tx->data = (flags & FI_REMOTE_CQ_DATA) ? data : 0;
+	tx->hflags = (tagged ? SSE_HF_TAGGED : 0) |
+		     ((flags & FI_REMOTE_CQ_DATA) ? SSE_HF_DATA : 0);
+	tx->tclass = ep->emu_tclass;
+	tx->len = len;
+	tx->completion = !no_comp &&
+			 (!ep->tx_selective || (flags & FI_COMPLETION));
+
+	if (flags & FI_INJECT) {
+		/* The caller may reuse its buffer as soon as we return. */
+		if (len) {
+			tx->bounce = malloc(len);
+			if (!tx->bounce) {
+				free(tx);
+				ret = -FI_ENOMEM;
+				goto unlock;
+			}
+			sse_copy_from_iov(tx->bounce, iov, count, 0, len);
+			tx->iov[0].iov_base = tx->bounce;
+			tx->iov[0].iov_len = len;
+			tx->iov_count = 1;
+		}
+	} else if (count) {
+		memcpy(tx->iov, iov, count * sizeof(*iov));
+		tx->iov_count = count;
+	}
+
+	if (!(flags & FI_INJECT) && len > ep->eager_max) {
+		tx->op = SSE_OP_RTS;
+		tx->send_len = 0;
+		tx->data_ready = false;
+	} else {
+		tx->op = SSE_OP_EAGER;
+		tx->send_len = len;
+		tx->data_ready = true;
+	}
+
+	ep->tx_count++;
+	if (flags & FI_INJECT) {
+		/* Injected data is ours now: the send is complete for the
+		 * application (FI_INJECT_COMPLETE). */
+		tx->reported = true;
+		if (tx->completion && ep->tx_cq)
+			__sse_cq_write(ep->tx_cq, context, tx->cq_flags, 0,
+				       NULL, 0, 0, FI_ADDR_NOTAVAIL);
+		sse_cntr_inc(ep->send_cntr);
+	}
+	ret = __sse_tx_start(ep, tx);
+unlock:
+	pthread_mutex_unlock(&dom->lock);
+	return ret;
+}
+
+ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
+			size_t count, fi_addr_t src, uint64_t tag,
+			uint64_t ignore, uint64_t flags, void *context,
+			bool tagged)
+{
+	struct sse_domain *dom = ep->domain;
+	struct sse_dlist *unexp;
+	struct sse_msg *msg, *tmp;
+	ssemu_addr_t saddr = SSEMU_ADDR_INVALID;
+	struct sse_rx *rx;
+	int ret;
+
+	if (!(ep->caps & (tagged ? FI_TAGGED : FI_MSG)))
+		return -FI_EOPNOTSUPP;
+	if (flags & ~SSE_RX_FLAGS_OK)
+		return -FI_EBADFLAGS;
+	ret = sse_check_iov(iov, count, ep->rx_iov_limit);
+	if (ret)
+		return ret;
+	if (flags & FI_MULTI_RECV) {
+		if (tagged || count != 1 || !(ep->caps & FI_MULTI_RECV))
+			return -FI_EINVAL;
+	}
+
+	pthread_mutex_lock(&dom->lock);
+	if (!ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+		goto unlock;
+	}
+	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
+		ret = __sse_av_lookup(ep->av, src, &saddr);
+		if (ret) {
+			SSE_EP_WARN(ep, "receive from unknown fi_addr %llu\n",
+				    (unsigned long long)src);
+			goto unlock;
+		}
+	}
+	if (ep->rx_count >= ep->rx_size) {
+		__sse_ep_progress(ep);
+		if (ep->rx_count >= ep->rx_size) {
+			ret = -FI_EAGAIN;
+			goto unlock;
+		}
+	}
+
+	rx = calloc(1, sizeof(*rx));
+	if (!rx) {
+		ret = -FI_ENOMEM;
+		goto unlock;
+	}
+	sse_dlist_init(&rx->entry);
+	rx->context = context;
+	rx->flags = flags;
+	rx->tagged = tagged;
+	rx->completion = !ep->rx_selective || (flags & FI_COMPLETION);
+	rx->src = saddr;
+	rx->tag = tagged ? tag : 0;
+	rx->ignore = tagged ? ignore : 0;
+	rx->iov_count = count;
+	if (count)
+		memcpy(rx->iov, iov, count * sizeof(*iov));
+	rx->len = sse_iov_len(iov, count);
+	ep->rx_count++;
+
+	/* Unexpected messages first, in arrival order. */
+	rx->posted = true;
+	sse_dlist_insert_tail(&rx->entry,
+			      &ep->rx_posted[tagged ? SSE_Q_TAG : SSE_Q_MSG]);
+	unexp = &ep->rx_unexp[tagged ? SSE_Q_TAG : SSE_Q_MSG];
+	sse_dlist_foreach_safe(unexp, msg, tmp, struct sse_msg, entry) {
+		if (saddr != SSEMU_ADDR_INVALID && msg->src != saddr)
+			continue;
+		if (tagged && ((msg->tag ^ rx->tag) & ~rx->ignore))
+			continue;
+		if (!__sse_rx_match_unexp(ep, rx, msg))
+			break;	/* consumed (and maybe already freed) */
+	}
+	ret = 0;
+unlock:
+	pthread_mutex_unlock(&dom->lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+
+static ssize_t sse_recv(struct fid_ep *ep_fid, void *buf, size_t len,
+			void *desc, fi_addr_t src_addr, void *context)
+{
+	struct sse_ep *ep = sse_ep_of(ep_fid);
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return sse_recv_common(ep, &iov, 1, src_addr, 0, 0, ep->rx_op_flags,
+			       context, false);
+}
+
+static ssize_t sse_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t src_addr,
+			 void *context)
+{
+	struct sse_ep *ep = sse_ep_of(ep_fid);
+
+	return sse_recv_common(ep, iov, count, src_addr, 0, 0,
+			       ep->rx_op_flags, context, false);
+}
+
+static ssize_t sse_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
+			   uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	return sse_recv_common(sse_ep_of(ep_fid), msg->msg_iov,
+			       msg->iov_count, msg->addr, 0, 0, flags,
+			       msg->context, false);
+}
+
+static ssize_t sse_send(struct fid_ep *ep_fid, const void *buf, size_t len,
+			void *desc, fi_addr_t dest_addr, void *context)
+{
+	struct sse_ep *ep = sse_ep_of(ep_fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return sse_send_common(ep, &iov, 1, dest_addr, 0, 0, ep->tx_op_flags,
+			       context, false, false);
+}
+
+static ssize_t sse_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t dest_addr,
+			 void *context)
+{
+	struct sse_ep *ep = sse_ep_of(ep_fid);
+
+	return sse_send_common(ep, iov, count, dest_addr, 0, 0,
+			       ep->tx_op_flags, context, false, false);
+}
+
+static ssize_t sse_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
+			   uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	return sse_send_common(sse_ep_of(ep_fid), msg->msg_iov,
+			       msg->iov_count, msg->addr, 0, msg->data, flags,
+			       msg->context, false, false);
+}
+
+static ssize_t sse_inject(struct fid_ep *ep_fid, const void *buf, size_t len,
+			  fi_addr_t dest_addr)
+{
+	struct sse_ep *ep = sse_ep_of(ep_fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return sse_send_common(ep, &iov, 1, dest_addr, 0, 0,
+			       ep->tx_op_flags | FI_INJECT, NULL, false, true);
+}
+
+static ssize_t sse_senddata(struct fid_ep *ep_fid, const void *buf,
+			    size_t len, void *desc, uint64_t data,
+			    fi_addr_t dest_addr, void *context)
+{
+	struct sse_ep *ep = sse_ep_of(ep_fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return sse_send_common(ep, &iov, 1, dest_addr, 0, data,
+			       ep->tx_op_flags | FI_REMOTE_CQ_DATA, context,
+			       false, false);
+}
+
+static ssize_t sse_injectdata(struct fid_ep *ep_fid, const void *buf,
+			      size_t len, uint64_t data, fi_addr_t dest_addr)
+{
+	struct sse_ep *ep = sse_ep_of(ep_fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return sse_send_common(ep, &iov, 1, dest_addr, 0, data,
+			       ep->tx_op_flags | FI_INJECT | FI_REMOTE_CQ_DATA,
+			       NULL, false, true);
+}
+
+struct fi_ops_msg sse_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = sse_recv,
+	.recvv = sse_recvv,
+	.recvmsg = sse_recvmsg,
+	.send = sse_send,
+	.sendv = sse_sendv,
+	.sendmsg = sse_sendmsg,
+	.inject = sse_inject,
+	.senddata = sse_senddata,
+	.injectdata = sse_injectdata,
+};
