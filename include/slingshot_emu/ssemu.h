@@ -136,7 +136,7 @@ const char *const *ssemu_config_preset_names(void);
 int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 			  size_t errlen);
 
-/** A hash of everything that shapes the fabric (not the clock mode). */
+/** A hash of everything that shapes the fabric, clock mode included. */
 uint64_t ssemu_config_hash(const struct ssemu_config *cfg);
 
 /** Number of endpoint ports the topology has. */
@@ -187,6 +187,13 @@ ssemu_time_t ssemu_fabric_now(struct ssemu_fabric *fabric);
  * holds the engine, or a negative error.
  */
 int ssemu_fabric_progress(struct ssemu_fabric *fabric, unsigned budget);
+
+/**
+ * Run the engine until model time @t (virtual clock; in-process tools and
+ * tests), draining tx rings as it goes.  Blocks on the fabric lock.
+ * @return 0 or a negative error.
+ */
+int ssemu_fabric_run_until(struct ssemu_fabric *fabric, ssemu_time_t t);
 
 /** True if the model has no pending work at all (rings and events empty). */
 bool ssemu_fabric_idle(struct ssemu_fabric *fabric);

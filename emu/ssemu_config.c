@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Fabric configuration: built-in presets, validation and the hash that two
+ * processes compare before sharing a fabric.  A preset is just a built-in
+ * configuration; every value can be changed before the fabric is opened.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ssemu_priv.h"
+
+/*
+ * HPE's default HPC traffic-class profile (anchors.md 2.2): LOW_LATENCY is
+ * served first and capped at 30%; the others share by their guarantees.
+ */
+static const struct ssemu_tclass_desc hpe_hpc_profile[] = {
+	{ "DEDICATED_ACCESS", 1, 50, 100, false, false, 0 },
+	{ "LOW_LATENCY", 2, 15, 30, false, false, 1 },
+	{ "BULK_DATA", 1, 15, 100, false, false, 0 },
+	{ "BEST_EFFORT", 1, 10, 100, false, false, 0 },
+};
+
+struct preset {
+	const char *name;
+	const char *help;
+	struct ssemu_topo_params topo;
+};
+
+/*
+ * Dragonfly shapes.  "malbec" and "shandy" stand for the paper's systems
+ * at their endpoint counts (512 and 1024); "full" is the 64-port full-scale
+ * construction: 16 endpoint + 31 local + 17 global ports, 545 groups.
+ */
+static const struct preset presets[] = {
+	{ "switch", "one switch, 16 endpoints", { 1, 1, 16, 0 } },
+	{ "2switch", "one group of 2 switches, 32 endpoints", { 1, 2, 16, 0 } },
+	{ "2group", "2 groups x 2 switches, 64 endpoints", { 2, 2, 16, 1 } },
+	{ "malbec", "4 groups x 8 switches, 512 endpoints", { 4, 8, 16, 4 } },
+	{ "shandy", "8 groups x 8 switches, 1024 endpoints", { 8, 8, 16, 4 } },
+	{ "full", "545 groups x 32 switches, 279040 endpoints",
+	  { 545, 32, 16, 17 } },
+};
+
+static const char *const preset_names[] = {
+	"switch", "2switch", "2group", "malbec", "shandy", "full", NULL,
+};
+
+const char *const *ssemu_config_preset_names(void)
+{
+	return preset_names;
+}
+
+int ssemu_config_preset(const char *name, struct ssemu_config *cfg)
+{
+	const struct preset *p = NULL;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(presets); i++)
+		if (name && !strcmp(presets[i].name, name))
+			p = &presets[i];
+	if (!p)
+		return -ENOENT;
+
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(cfg->preset, sizeof(cfg->preset), "%s", p->name);
+	cfg->topo = p->topo;
+	cfg->edge = (struct ssemu_link_params){ 200000000000ULL,
+						5 * SSEMU_PS_PER_NS };
+	cfg->local = (struct ssemu_link_params){ 200000000000ULL,
+						 10 * SSEMU_PS_PER_NS };
+	cfg->global = (struct ssemu_link_params){ 200000000000ULL,
+						  100 * SSEMU_PS_PER_NS };
+	cfg->mtu = 2048;
+	cfg->pkt_overhead = 64;
+	cfg->port_buf_pkts = 32;
+	cfg->sw_lat_mean = 350 * SSEMU_PS_PER_NS;
+	cfg->sw_lat_sd = 15 * SSEMU_PS_PER_NS;
+	cfg->sw_lat_min = 300 * SSEMU_PS_PER_NS;
+	cfg->sw_lat_max = 400 * SSEMU_PS_PER_NS;
+	cfg->nic_window = 64;
+	cfg->ntclass = ARRAY_SIZE(hpe_hpc_profile);
+	memcpy(cfg->tclass, hpe_hpc_profile, sizeof(hpe_hpc_profile));
+	cfg->default_tclass = 3; /* BEST_EFFORT, as cxi defaults */
+	snprintf(cfg->routing, sizeof(cfg->routing), "minimal");
+	snprintf(cfg->cc, sizeof(cfg->cc), "none");
+	snprintf(cfg->arb, sizeof(cfg->arb), "priority-rr");
+	cfg->seed = 1;
+	cfg->clock = SSEMU_CLOCK_VIRTUAL;
+	cfg->dilation = 1.0;
+	cfg->max_nics = 64;
+	cfg->max_switches = 64;
+	cfg->eps_per_nic = 4;
+	cfg->msgs_per_ep = 256;
+	cfg->bufs_per_ep = 16;
+	cfg->buf_size = 65536;
+	cfg->max_pkts = 65536;
+	cfg->max_events = 262144;
+	return 0;
+}
+
+static bool pow2(uint32_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
+			  size_t errlen)
+{
+	struct ssemu_topo topo;
+	unsigned min_sum = 0;
+	uint32_t i;
+	int ret;
+
+	if (!cfg) {
+		snprintf(err, errlen, "no configuration");
+		return -EINVAL;
+	}
+	ret = ssemu_topo_init(&topo, &cfg->topo, err, errlen);
+	if (ret)
+		return ret;
+#define CHECK(cond, ...)                                \
+	do {                                            \
+		if (!(cond)) {                          \
+			snprintf(err, errlen, __VA_ARGS__); \
+			return -EINVAL;                 \
+		}                                       \
+	} while (0)
+	CHECK(cfg->edge.rate_bps && cfg->local.rate_bps &&
+		      cfg->global.rate_bps,
+	      "link rates must be positive");
+	CHECK(cfg->mtu >= 64 && cfg->mtu <= 65536,
+	      "mtu %u out of range [64, 65536]", cfg->mtu);
+	CHECK(cfg->port_buf_pkts >= 1 && cfg->port_buf_pkts <= 65535,
+	      "port_buf_pkts %u out of range [1, 65535]", cfg->port_buf_pkts);
+	CHECK(cfg->sw_lat_min <= cfg->sw_lat_mean &&
+		      cfg->sw_lat_mean <= cfg->sw_lat_max,
+	      "switch latency must satisfy min <= mean <= max");
+	CHECK(cfg->nic_window >= 1 && cfg->nic_window <= 65535,
+	      "nic_window %u out of range [1, 65535]", cfg->nic_window);
+	CHECK(cfg->ntclass >= 1 && cfg->ntclass <= SSEMU_MAX_TCLASS,
+	      "ntclass %u out of range [1, %d]", cfg->ntclass,
+	      SSEMU_MAX_TCLASS);
+	CHECK(cfg->default_tclass < cfg->ntclass,
+	      "default traffic class %u does not exist", cfg->default_tclass);
+	for (i = 0; i < cfg->ntclass; i++) {
+		const struct ssemu_tclass_desc *tc = &cfg->tclass[i];
+
+		CHECK(tc->name[0], "traffic class %u has no name", i);
+		CHECK(tc->min_pct <= tc->max_pct && tc->max_pct <= 100 &&
+			      tc->max_pct > 0,
+		      "traffic class %s: need 0 <= min <= max <= 100, max > 0",
+		      tc->name);
+		min_sum += tc->min_pct;
+	}
+	CHECK(min_sum <= 100,
+	      "traffic classes: minimum bandwidth shares add up to %u%% "
+	      "(more than 100%%)", min_sum);
+	CHECK(ssemu_route_index(cfg->routing) >= 0, "unknown routing algorithm '%s'",
+	      cfg->routing);
+	CHECK(ssemu_cc_index(cfg->cc) >= 0, "unknown congestion control '%s'",
+	      cfg->cc);
+	CHECK(ssemu_arb_index(cfg->arb) >= 0, "unknown arbitration '%s'", cfg->arb);
+	CHECK(cfg->clock == SSEMU_CLOCK_VIRTUAL ||
+		      cfg->clock == SSEMU_CLOCK_REALTIME,
+	      "unknown clock mode %d", (int)cfg->clock);
+	CHECK(cfg->clock == SSEMU_CLOCK_VIRTUAL ||
+		      (cfg->dilation >= 1e-3 && cfg->dilation <= 1e9),
+	      "dilation %g out of range [0.001, 1e9]", cfg->dilation);
+	CHECK(cfg->max_nics >= 1 && cfg->max_nics <= 4096,
+	      "max_nics %u out of range [1, 4096]", cfg->max_nics);
+	CHECK(cfg->max_switches >= 1 && cfg->max_switches <= 65536,
+	      "max_switches %u out of range [1, 65536]", cfg->max_switches);
+	CHECK(cfg->eps_per_nic >= 1 && cfg->eps_per_nic <= 256,
+	      "eps_per_nic %u out of range [1, 256]", cfg->eps_per_nic);
+	CHECK(pow2(cfg->msgs_per_ep) && cfg->msgs_per_ep >= 4 &&
+		      cfg->msgs_per_ep <= 65536,
+	      "msgs_per_ep %u must be a power of two in [4, 65536]",
+	      cfg->msgs_per_ep);
+	CHECK(cfg->bufs_per_ep <= SSEMU_MAX_BUFS,
+	      "bufs_per_ep %u out of range [0, %d]", cfg->bufs_per_ep,
+	      SSEMU_MAX_BUFS);
+	CHECK(cfg->buf_size >= SSEMU_INLINE_MAX && cfg->buf_size <= (1u << 24),
+	      "buf_size %u out of range [%d, 16 MiB]", cfg->buf_size,
+	      SSEMU_INLINE_MAX);
+	CHECK(cfg->max_pkts >= 16 && cfg->max_pkts < SSEMU_NONE,
+	      "max_pkts %u too small", cfg->max_pkts);
+	CHECK(cfg->max_events >= 64 && cfg->max_events < SSEMU_NONE - 2,
+	      "max_events %u too small", cfg->max_events);
+	CHECK((uint64_t)cfg->max_nics * cfg->eps_per_nic * cfg->msgs_per_ep <
+		      SSEMU_NONE,
+	      "max_nics x eps_per_nic x msgs_per_ep too large");
+#undef CHECK
+	return 0;
+}
+
+uint64_t ssemu_config_nports(const struct ssemu_config *cfg)
+{
+	return (uint64_t)cfg->topo.groups * cfg->topo.switches_per_group *
+	       cfg->topo.endpoints_per_switch;
+}
+
+/* FNV-1a, field by field (never over padding). */
+static void h_bytes(uint64_t *h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n--) {
+		*h ^= *b++;
+		*h *= 0x100000001b3ULL;
+	}
+}
+
+#define H(h, field) h_bytes((h), &(field), sizeof(field))
+
+uint64_t ssemu_config_hash(const struct ssemu_config *cfg)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	uint32_t i;
+
+	H(&h, cfg->topo.groups);
+	H(&h, cfg->topo.switches_per_group);
+	H(&h, cfg->topo.endpoints_per_switch);
+	H(&h, cfg->topo.globals_per_switch);
+	H(&h, cfg->edge.rate_bps);
+	H(&h, cfg->edge.delay);
+	H(&h, cfg->local.rate_bps);
+	H(&h, cfg->local.delay);
+	H(&h, cfg->global.rate_bps);
+	H(&h, cfg->global.delay);
+	H(&h, cfg->mtu);
+	H(&h, cfg->pkt_overhead);
+	H(&h, cfg->port_buf_pkts);
+	H(&h, cfg->sw_lat_mean);
+	H(&h, cfg->sw_lat_sd);
+	H(&h, cfg->sw_lat_min);
+	H(&h, cfg->sw_lat_max);
+	H(&h, cfg->nic_window);
+	H(&h, cfg->ntclass);
+	for (i = 0; i < cfg->ntclass && i < SSEMU_MAX_TCLASS; i++) {
+		const struct ssemu_tclass_desc *tc = &cfg->tclass[i];
+
+		h_bytes(&h, tc->name, strnlen(tc->name, sizeof(tc->name)));
+		H(&h, tc->priority);
+		H(&h, tc->min_pct);
+		H(&h, tc->max_pct);
+		H(&h, tc->ordered);
+		H(&h, tc->lossy);
+		H(&h, tc->route_bias);
+	}
+	H(&h, cfg->default_tclass);
+	h_bytes(&h, cfg->routing, strnlen(cfg->routing, sizeof(cfg->routing)));
+	h_bytes(&h, cfg->cc, strnlen(cfg->cc, sizeof(cfg->cc)));
+	h_bytes(&h, cfg->arb, strnlen(cfg->arb, sizeof(cfg->arb)));
+	H(&h, cfg->seed);
+	H(&h, cfg->clock);
+	H(&h, cfg->dilation);
+	H(&h, cfg->max_nics);
+	H(&h, cfg->max_switches);
+	H(&h, cfg->eps_per_nic);
+	H(&h, cfg->msgs_per_ep);
+	H(&h, cfg->bufs_per_ep);
+	H(&h, cfg->buf_size);
+	H(&h, cfg->max_pkts);
+	H(&h, cfg->max_events);
+	return h;
+}

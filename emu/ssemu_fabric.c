@@ -1,0 +1,1165 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The fabric store and the public API around the model: create or attach
+ * the region (private memory or a named POSIX shared-memory segment), attach
+ * NICs and open endpoints, post messages, poll events, and run the engine.
+ *
+ * There is no daemon: whichever process calls progress and wins the fabric
+ * lock runs the engine for everyone.  A process that dies holding the lock
+ * is caught by the robust mutex (EOWNERDEAD); one that dies while attached
+ * is caught by a pid liveness check; either way its NICs are detached and
+ * everyone else carries on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ssemu_priv.h"
+
+#define LIVENESS_PERIOD 4096	/* progress calls between pid checks */
+
+/* ------------------------------------------------------------------ */
+/* Layout                                                               */
+/* ------------------------------------------------------------------ */
+
+struct layout {
+	uint64_t engine, nics, eps, msgs, bufs, rings, pkts, swmap, portmap,
+		switches, voqs, window, total;
+	uint32_t voq_per_switch;
+	uint64_t ring_bytes;
+};
+
+static uint64_t take(uint64_t *off, uint64_t bytes)
+{
+	uint64_t at = SSEMU_ALIGN_UP(*off, (uint64_t)SSEMU_CACHELINE);
+
+	*off = at + bytes;
+	return at;
+}
+
+static void compute_layout(const struct ssemu_config *c,
+			   const struct ssemu_topo *t, struct layout *l)
+{
+	uint64_t off = sizeof(struct ssemu_region);
+	uint64_t neps = (uint64_t)c->max_nics * c->eps_per_nic;
+
+	l->voq_per_switch = t->radix * t->radix * c->ntclass;
+	l->ring_bytes = SSEMU_ALIGN_UP(
+		ssemu_ring_bytes(c->msgs_per_ep, sizeof(uint32_t)),
+		(uint64_t)SSEMU_CACHELINE) +
+			SSEMU_ALIGN_UP(ssemu_ring_bytes(SSEMU_EV_RING,
+							sizeof(struct ssemu_event)),
+				       (uint64_t)SSEMU_CACHELINE);
+	l->engine = take(&off, ssemu_engine_bytes(c->max_events));
+	l->nics = take(&off, c->max_nics * sizeof(struct ssemu_nic_sh));
+	l->eps = take(&off, neps * sizeof(struct ssemu_ep_sh));
+	l->msgs = take(&off, neps * c->msgs_per_ep * sizeof(struct ssemu_msg));
+	l->rings = take(&off, neps * l->ring_bytes);
+	l->pkts = take(&off, (uint64_t)c->max_pkts * sizeof(struct ssemu_pkt));
+	l->swmap = take(&off, (uint64_t)t->nswitches * sizeof(uint32_t));
+	l->portmap = take(&off, t->nendpoints * sizeof(uint32_t));
+	l->window = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				       sizeof(uint16_t));
+	l->switches = take(&off, (uint64_t)c->max_switches *
+					 sizeof(struct ssemu_switch_sh));
+	l->voqs = take(&off, (uint64_t)c->max_switches * l->voq_per_switch *
+				     sizeof(struct ssemu_voq));
+	/* large buffers last, page aligned: untouched pages cost nothing */
+	off = SSEMU_ALIGN_UP(off, (uint64_t)4096);
+	l->bufs = take(&off, neps * c->bufs_per_ep * (uint64_t)c->buf_size);
+	l->total = SSEMU_ALIGN_UP(off, (uint64_t)4096);
+}
+
+/* Initialise a zero-filled region. */
+static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
+		       const struct ssemu_topo *t, const struct layout *l)
+{
+	pthread_mutexattr_t ma;
+	uint32_t i, neps = c->max_nics * c->eps_per_nic;
+	uint64_t roff;
+	int ret;
+
+	r->version = SSEMU_LAYOUT_VERSION;
+	r->hdr_size = sizeof(*r);
+	r->total_size = l->total;
+	r->config_hash = ssemu_config_hash(c);
+	r->owner_uid = geteuid();
+	r->config = *c;
+	r->topo = *t;
+	r->neps = neps;
+	r->nmsgs = neps * c->msgs_per_ep;
+	r->nbufs = neps * c->bufs_per_ep;
+	r->voq_per_switch = l->voq_per_switch;
+	r->engine_off = l->engine;
+	r->nics_off = l->nics;
+	r->eps_off = l->eps;
+	r->msgs_off = l->msgs;
+	r->bufs_off = l->bufs;
+	r->rings_off = l->rings;
+	r->pkts_off = l->pkts;
+	r->swmap_off = l->swmap;
+	r->portmap_off = l->portmap;
+	r->switches_off = l->switches;
+	r->voqs_off = l->voqs;
+	r->window_off = l->window;
+	r->route_idx = (uint32_t)ssemu_route_index(c->routing);
+	r->arb_idx = (uint32_t)ssemu_arb_index(c->arb);
+	r->cc_idx = (uint32_t)ssemu_cc_index(c->cc);
+
+	ret = pthread_mutexattr_init(&ma);
+	if (!ret)
+		ret = pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	if (!ret)
+		ret = pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+	if (!ret)
+		ret = pthread_mutex_init(&r->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	if (ret)
+		return -ret;
+
+	ssemu_engine_init(ssemu_r_engine(r), c->max_events);
+	for (i = 0; i < c->max_pkts; i++)
+		ssemu_r_pkt(r, i)->next = i + 1 < c->max_pkts ? i + 1 :
+								SSEMU_NONE;
+	r->pkt_free = 0;
+	for (i = 0; i < c->max_nics; i++) {
+		struct ssemu_nic_sh *n = ssemu_r_nic(r, i);
+
+		n->inj_head = n->inj_tail = SSEMU_NONE;
+		n->ack_head = n->ack_tail = SSEMU_NONE;
+	}
+	memset(ssemu_r_swmap(r), 0xff, (size_t)t->nswitches * sizeof(uint32_t));
+	memset(ssemu_r_portmap(r), 0xff,
+	       (size_t)t->nendpoints * sizeof(uint32_t));
+	for (i = 0; i < neps; i++) {
+		struct ssemu_ep_sh *ep = ssemu_r_ep(r, i);
+
+		roff = l->rings + (uint64_t)i * l->ring_bytes;
+		ep->tx_ring_off = roff;
+		ep->ev_ring_off = roff + SSEMU_ALIGN_UP(
+			ssemu_ring_bytes(c->msgs_per_ep, sizeof(uint32_t)),
+			(uint64_t)SSEMU_CACHELINE);
+		ep->rx_head = ep->tx_head = SSEMU_NONE;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Locking and liveness                                                 */
+/* ------------------------------------------------------------------ */
+
+static bool pid_alive(int32_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH);
+}
+
+static void nic_detach_locked(struct ssemu_region *r, uint32_t slot);
+
+/* Detach every NIC and process slot of processes that are gone. */
+static void reap_dead_locked(struct ssemu_region *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->config.max_nics; i++) {
+		struct ssemu_nic_sh *n = ssemu_r_nic(r, i);
+
+		if (n->state == SSEMU_NIC_ATTACHED && !pid_alive(n->owner_pid)) {
+			ssemu_log(SSEMU_LOG_WARN, "process %d died while "
+				  "attached: detaching its NIC at port %u",
+				  n->owner_pid, n->port);
+			nic_detach_locked(r, i);
+		}
+	}
+	for (i = 0; i < SSEMU_MAX_PROCS; i++)
+		if (r->procs[i] && !pid_alive(r->procs[i]))
+			r->procs[i] = 0;
+}
+
+static int lock_region(struct ssemu_region *r, bool try)
+{
+	int ret = try ? pthread_mutex_trylock(&r->lock) :
+			pthread_mutex_lock(&r->lock);
+
+	if (ret == EOWNERDEAD) {
+		ssemu_log(SSEMU_LOG_WARN, "a process died holding the fabric "
+			  "lock: recovering");
+		pthread_mutex_consistent(&r->lock);
+		reap_dead_locked(r);
+		return 0;
+	}
+	return -ret;
+}
+
+static void unlock_region(struct ssemu_region *r)
+{
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Fabric open/close                                                    */
+/* ------------------------------------------------------------------ */
+
+static int check_header(struct ssemu_region *r, size_t size,
+			const struct ssemu_config *want, char *err,
+			size_t errlen)
+{
+	if (size < sizeof(*r) || r->magic != SSEMU_MAGIC) {
+		snprintf(err, errlen, "not a slingshot-emu fabric segment "
+			 "(bad magic)");
+		return -EPROTO;
+	}
+	if (r->version != SSEMU_LAYOUT_VERSION || r->hdr_size != sizeof(*r)) {
+		snprintf(err, errlen, "fabric segment layout version %u "
+			 "(header %u bytes), this library speaks %u (%zu)",
+			 r->version, r->hdr_size, SSEMU_LAYOUT_VERSION,
+			 sizeof(*r));
+		return -EPROTO;
+	}
+	if (r->total_size != size) {
+		snprintf(err, errlen, "fabric segment is %zu bytes, its "
+			 "header says %llu", size,
+			 (unsigned long long)r->total_size);
+		return -EPROTO;
+	}
+	if (r->config_hash != ssemu_config_hash(&r->config)) {
+		snprintf(err, errlen, "fabric segment header is corrupt "
+			 "(configuration hash mismatch)");
+		return -EPROTO;
+	}
+	if (want && r->config_hash != ssemu_config_hash(want)) {
+		const struct ssemu_config *h = &r->config;
+
+		if (strcmp(h->preset, want->preset))
+			snprintf(err, errlen, "fabric exists with preset '%s', "
+				 "asked for '%s'", h->preset, want->preset);
+		else if (h->clock != want->clock)
+			snprintf(err, errlen, "fabric exists with clock mode "
+				 "%s, asked for %s",
+				 h->clock ? "realtime" : "virtual",
+				 want->clock ? "realtime" : "virtual");
+		else if (memcmp(&h->topo, &want->topo, sizeof(h->topo)))
+			snprintf(err, errlen, "fabric exists with another "
+				 "topology (%ux%ux%u+%u)", h->topo.groups,
+				 h->topo.switches_per_group,
+				 h->topo.endpoints_per_switch,
+				 h->topo.globals_per_switch);
+		else
+			snprintf(err, errlen, "fabric exists with another "
+				 "configuration (hash %016llx, asked %016llx)",
+				 (unsigned long long)r->config_hash,
+				 (unsigned long long)ssemu_config_hash(want));
+		return -EEXIST;
+	}
+	return 0;
+}
+
+static int proc_register_locked(struct ssemu_region *r)
+{
+	int i;
+
+	for (i = 0; i < SSEMU_MAX_PROCS; i++) {
+		if (!r->procs[i]) {
+			r->procs[i] = getpid();
+			return 0;
+		}
+	}
+	reap_dead_locked(r);
+	for (i = 0; i < SSEMU_MAX_PROCS; i++) {
+		if (!r->procs[i]) {
+			r->procs[i] = getpid();
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+/* Unregister; returns the number of processes still attached. */
+static int proc_unregister_locked(struct ssemu_region *r)
+{
+	int i, n = 0;
+	bool done = false;
+
+	for (i = 0; i < SSEMU_MAX_PROCS; i++) {
+		if (!done && r->procs[i] == getpid()) {
+			r->procs[i] = 0;
+			done = true;
+		} else if (r->procs[i] && pid_alive(r->procs[i])) {
+			n++;
+		}
+	}
+	return n;
+}
+
+static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
+		    const struct ssemu_topo *t, char *err, size_t errlen)
+{
+	struct layout l;
+	struct ssemu_region *r;
+	struct stat st;
+	int fd, ret, tries;
+	size_t size;
+	void *p;
+
+	compute_layout(c, t, &l);
+	for (tries = 0; tries < 100; tries++) {
+		fd = shm_open(f->shm_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+		if (fd >= 0) {
+			/* We create it. */
+			if (ftruncate(fd, (off_t)l.total)) {
+				ret = -errno;
+				snprintf(err, errlen, "%s: cannot size the "
+					 "segment to %llu bytes: %s",
+					 f->shm_name,
+					 (unsigned long long)l.total,
+					 strerror(errno));
+				close(fd);
+				shm_unlink(f->shm_name);
+				return ret;
+			}
+			p = mmap(NULL, l.total, PROT_READ | PROT_WRITE,
+				 MAP_SHARED, fd, 0);
+			close(fd);
+			if (p == MAP_FAILED) {
+				ret = -errno;
+				shm_unlink(f->shm_name);
+				snprintf(err, errlen, "mmap: %s",
+					 strerror(errno));
+				return ret;
+			}
+			r = p;
+			ret = region_init(r, c, t, &l);
+			if (!ret)
+				ret = proc_register_locked(r);
+			if (ret) {
+				munmap(p, l.total);
+				shm_unlink(f->shm_name);
+				snprintf(err, errlen, "cannot initialise the "
+					 "fabric: %s", strerror(-ret));
+				return ret;
+			}
+			r->magic = SSEMU_MAGIC;
+			/* publish; pairs with the acquire of ready below */
+			ssemu_store_release(&r->ready, 1);
+			f->r = r;
+			f->map_size = l.total;
+			return 0;
+		}
+		if (errno != EEXIST) {
+			ret = -errno;
+			snprintf(err, errlen, "shm_open %s: %s", f->shm_name,
+				 strerror(errno));
+			return ret;
+		}
+		fd = shm_open(f->shm_name, O_RDWR, 0);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				continue; /* removed meanwhile: retry */
+			ret = -errno;
+			snprintf(err, errlen, "shm_open %s: %s", f->shm_name,
+				 strerror(errno));
+			return ret;
+		}
+		if (fstat(fd, &st)) {
+			ret = -errno;
+			close(fd);
+			return ret;
+		}
+		if (st.st_uid != geteuid()) {
+			close(fd);
+			snprintf(err, errlen, "fabric segment %s belongs to "
+				 "uid %u, not to you (uid %u): refused",
+				 f->shm_name, (unsigned)st.st_uid,
+				 (unsigned)geteuid());
+			return -EACCES;
+		}
+		if (st.st_mode & 077) {
+			close(fd);
+			snprintf(err, errlen, "fabric segment %s has mode %o, "
+				 "expected 0600: refused", f->shm_name,
+				 (unsigned)(st.st_mode & 0777));
+			return -EACCES;
+		}
+		size = (size_t)st.st_size;
+		if (size < sizeof(*r)) {
+			close(fd);
+			/* being created: give the creator time */
+			usleep(10000);
+			continue;
+		}
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			 0);
+		close(fd);
+		if (p == MAP_FAILED)
+			return -errno;
+		r = p;
+		if (!ssemu_load_acquire(&r->ready)) {
+			munmap(p, size);
+			usleep(10000);
+			continue;
+		}
+		ret = check_header(r, size, c, err, errlen);
+		if (ret) {
+			munmap(p, size);
+			return ret;
+		}
+		ret = lock_region(r, false);
+		if (ret) {
+			munmap(p, size);
+			return ret;
+		}
+		if (r->dead) {
+			/* the last user is removing it: start over */
+			unlock_region(r);
+			munmap(p, size);
+			usleep(1000);
+			continue;
+		}
+		ret = proc_register_locked(r);
+		unlock_region(r);
+		if (ret) {
+			munmap(p, size);
+			snprintf(err, errlen, "too many processes on fabric %s",
+				 f->shm_name);
+			return ret;
+		}
+		f->r = r;
+		f->map_size = size;
+		return 0;
+	}
+	snprintf(err, errlen, "%s: could not create or attach (segment "
+		 "kept changing)", f->shm_name);
+	return -EAGAIN;
+}
+
+int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
+		      struct ssemu_fabric **fabric, char *err, size_t errlen)
+{
+	struct ssemu_config defcfg;
+	const struct ssemu_config *c;
+	struct ssemu_fabric *f;
+	struct ssemu_topo t;
+	struct layout l;
+	char dummy[8];
+	int ret;
+	void *p;
+
+	if (!err) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	err[0] = 0;
+	if (!opts || !fabric) {
+		snprintf(err, errlen, "missing options or result pointer");
+		return -EINVAL;
+	}
+	c = opts->config;
+	if (!c) {
+		ssemu_config_preset("switch", &defcfg);
+		c = &defcfg;
+	}
+	ret = ssemu_config_validate(c, err, errlen);
+	if (ret)
+		return ret;
+	ret = ssemu_topo_init(&t, &c->topo, err, errlen);
+	if (ret)
+		return ret;
+	compute_layout(c, &t, &l);
+	if (l.total > (1ULL << 40)) {
+		snprintf(err, errlen, "this fabric needs %llu GiB of store: "
+			 "reduce max_nics/max_switches/bufs",
+			 (unsigned long long)(l.total >> 30));
+		return -ENOMEM;
+	}
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->store = opts->store;
+	if (opts->store == SSEMU_STORE_PRIVATE) {
+		p = mmap(NULL, l.total, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot map %llu bytes: %s",
+				 (unsigned long long)l.total, strerror(errno));
+			goto err_free;
+		}
+		f->r = p;
+		f->map_size = l.total;
+		ret = region_init(f->r, c, &t, &l);
+		if (ret) {
+			munmap(p, l.total);
+			goto err_free;
+		}
+		f->r->magic = SSEMU_MAGIC;
+		f->r->ready = 1;
+	} else if (opts->store == SSEMU_STORE_SHM) {
+		if (opts->name && (!opts->name[0] || strchr(opts->name, '/') ||
+				   strlen(opts->name) > 48)) {
+			snprintf(err, errlen, "bad fabric name '%s': 1-48 "
+				 "characters, no '/'", opts->name);
+			ret = -EINVAL;
+			goto err_free;
+		}
+		if (opts->name)
+			snprintf(f->shm_name, sizeof(f->shm_name), "/%s",
+				 opts->name);
+		else
+			snprintf(f->shm_name, sizeof(f->shm_name),
+				 "/ssemu-%u", (unsigned)geteuid());
+		ret = open_shm(f, c, &t, err, errlen);
+		if (ret)
+			goto err_free;
+	} else {
+		snprintf(err, errlen, "unknown store %d", (int)opts->store);
+		ret = -EINVAL;
+		goto err_free;
+	}
+	if (f->r->config.clock == SSEMU_CLOCK_REALTIME && !f->r->wall_t0_ns) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		/* first process in sets the origin; the others keep it */
+		uint64_t zero = 0, t0 = (uint64_t)ts.tv_sec * 1000000000ULL +
+					(uint64_t)ts.tv_nsec;
+		ssemu_cas(&f->r->wall_t0_ns, &zero, t0);
+	}
+	*fabric = f;
+	return 0;
+
+err_free:
+	free(f);
+	return ret;
+}
+
+void ssemu_fabric_close(struct ssemu_fabric *f)
+{
+	struct ssemu_region *r;
+	int left;
+
+	if (!f)
+		return;
+	r = f->r;
+	if (f->store == SSEMU_STORE_SHM) {
+		if (!lock_region(r, false)) {
+			left = proc_unregister_locked(r);
+			if (!left) {
+				r->dead = 1;
+				shm_unlink(f->shm_name);
+			}
+			unlock_region(r);
+		}
+	}
+	munmap(r, f->map_size);
+	free(f);
+}
+
+const struct ssemu_config *ssemu_fabric_config(struct ssemu_fabric *f)
+{
+	return &f->r->config;
+}
+
+ssemu_time_t ssemu_fabric_now(struct ssemu_fabric *f)
+{
+	return ssemu_load_relaxed(&ssemu_r_engine(f->r)->now);
+}
+
+/* ------------------------------------------------------------------ */
+/* NICs                                                                 */
+/* ------------------------------------------------------------------ */
+
+static void nic_detach_locked(struct ssemu_region *r, uint32_t slot)
+{
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, slot);
+	uint32_t e, epi;
+
+	if (n->state != SSEMU_NIC_ATTACHED)
+		return;
+	ssemu_model_nic_reset(r, slot);
+	for (e = 0; e < r->config.eps_per_nic; e++) {
+		epi = slot * r->config.eps_per_nic + e;
+		ssemu_r_ep(r, epi)->open = 0;
+	}
+	if (n->port < r->topo.nendpoints)
+		ssemu_r_portmap(r)[n->port] = SSEMU_NONE;
+	n->state = SSEMU_NIC_FREE;
+	n->owner_pid = 0;
+	r->nnics--;
+}
+
+int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
+		     struct ssemu_nic **nicp)
+{
+	struct ssemu_region *r = f->r;
+	struct ssemu_nic_opts defo = { .port = SSEMU_PORT_ANY, .rank = -1 };
+	struct ssemu_nic_sh *n;
+	struct ssemu_nic *nic;
+	uint32_t slot = SSEMU_NONE, port, i;
+	uint64_t p;
+	int ret;
+
+	if (!nicp)
+		return -EINVAL;
+	if (!o)
+		o = &defo;
+	if (o->port != SSEMU_PORT_ANY && o->port >= r->topo.nendpoints)
+		return -EINVAL;
+	nic = calloc(1, sizeof(*nic));
+	if (!nic)
+		return -ENOMEM;
+	ret = lock_region(r, false);
+	if (ret) {
+		free(nic);
+		return ret;
+	}
+	reap_dead_locked(r);
+	for (i = 0; i < r->config.max_nics; i++) {
+		if (ssemu_r_nic(r, i)->state == SSEMU_NIC_FREE) {
+			slot = i;
+			break;
+		}
+	}
+	if (slot == SSEMU_NONE) {
+		ret = -ENOSPC;
+		goto err_unlock;
+	}
+	port = o->port;
+	if (port == SSEMU_PORT_ANY) {
+		for (p = 0; p < r->topo.nendpoints; p++)
+			if (ssemu_r_portmap(r)[p] == SSEMU_NONE)
+				break;
+		if (p == r->topo.nendpoints) {
+			ret = -ENOSPC;
+			goto err_unlock;
+		}
+		port = (uint32_t)p;
+	} else if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
+		ret = -EADDRINUSE;
+		goto err_unlock;
+	}
+	n = ssemu_r_nic(r, slot);
+	ssemu_model_nic_reset(r, slot);
+	/* no stale window entries toward the new NIC either */
+	for (i = 0; i < r->config.max_nics; i++)
+		ssemu_r_window(r, i)[slot] = 0;
+	n->owner_pid = getpid();
+	n->port = port;
+	n->job = o->job;
+	n->rank = o->rank;
+	n->gen++;
+	n->state = SSEMU_NIC_ATTACHED;
+	ssemu_r_portmap(r)[port] = slot;
+	r->nnics++;
+	unlock_region(r);
+	nic->fab = f;
+	nic->slot = slot;
+	*nicp = nic;
+	return 0;
+
+err_unlock:
+	unlock_region(r);
+	free(nic);
+	return ret;
+}
+
+void ssemu_nic_detach(struct ssemu_nic *nic)
+{
+	struct ssemu_region *r;
+
+	if (!nic)
+		return;
+	r = nic->fab->r;
+	if (!lock_region(r, false)) {
+		nic_detach_locked(r, nic->slot);
+		unlock_region(r);
+	}
+	free(nic);
+}
+
+uint32_t ssemu_nic_port(struct ssemu_nic *nic)
+{
+	return ssemu_r_nic(nic->fab->r, nic->slot)->port;
+}
+
+int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st)
+{
+	if (!nic || !st)
+		return -EINVAL;
+	*st = ssemu_r_nic(nic->fab->r, nic->slot)->stats;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Endpoints                                                            */
+/* ------------------------------------------------------------------ */
+
+int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
+{
+	struct ssemu_region *r = nic->fab->r;
+	const struct ssemu_config *c = &r->config;
+	struct ssemu_ep_sh *sh;
+	struct ssemu_ep *ep;
+	uint32_t e, epi, i;
+	int ret;
+
+	if (!epp)
+		return -EINVAL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	ret = lock_region(r, false);
+	if (ret) {
+		free(ep);
+		return ret;
+	}
+	for (e = 0; e < c->eps_per_nic; e++) {
+		epi = nic->slot * c->eps_per_nic + e;
+		if (!ssemu_r_ep(r, epi)->open)
+			break;
+	}
+	if (e == c->eps_per_nic) {
+		unlock_region(r);
+		free(ep);
+		return -ENOSPC;
+	}
+	sh = ssemu_r_ep(r, epi);
+	ssemu_ring_init(ssemu_r_ring(r, sh->tx_ring_off), c->msgs_per_ep,
+			sizeof(uint32_t));
+	ssemu_ring_init(ssemu_r_ring(r, sh->ev_ring_off), SSEMU_EV_RING,
+			sizeof(struct ssemu_event));
+	sh->rx_head = sh->rx_tail = sh->tx_head = sh->tx_tail = SSEMU_NONE;
+	sh->alloc_cursor = 0;
+	for (i = 0; i < SSEMU_MAX_BUFS; i++)
+		sh->buf_msg[i] = SSEMU_NONE;
+	/* Slots still referenced by packets of a previous owner are fenced
+	 * off by the generation check; mark them all free. */
+	for (i = 0; i < c->msgs_per_ep; i++) {
+		struct ssemu_msg *m = ssemu_r_msg(r, epi * c->msgs_per_ep + i);
+
+		m->gen++;
+		ssemu_store_release(&m->state, 0);
+	}
+	sh->gen++;
+	sh->open = 1;
+	unlock_region(r);
+	ep->nic = nic;
+	ep->index = epi;
+	ep->pid = e;
+	*epp = ep;
+	return 0;
+}
+
+void ssemu_ep_close(struct ssemu_ep *ep)
+{
+	struct ssemu_region *r;
+
+	if (!ep)
+		return;
+	r = ep->nic->fab->r;
+	if (!lock_region(r, false)) {
+		ssemu_r_ep(r, ep->index)->open = 0;
+		unlock_region(r);
+	}
+	free(ep);
+}
+
+ssemu_addr_t ssemu_ep_addr(struct ssemu_ep *ep)
+{
+	return SSEMU_ADDR(ssemu_nic_port(ep->nic), ep->pid);
+}
+
+struct ssemu_fabric *ssemu_ep_fabric(struct ssemu_ep *ep)
+{
+	return ep->nic->fab;
+}
+
+size_t ssemu_ep_max_msg(struct ssemu_ep *ep)
+{
+	const struct ssemu_config *c = &ep->nic->fab->r->config;
+
+	return c->bufs_per_ep ? c->buf_size : SSEMU_INLINE_MAX;
+}
+
+static inline bool slot_free(uint32_t state)
+{
+	return state == 0 || state == SSEMU_MSG_DONE;
+}
+
+int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
+{
+	struct ssemu_region *r;
+	const struct ssemu_config *c;
+	struct ssemu_ep_sh *sh;
+	struct ssemu_msg *m;
+	uint32_t i, k, mi = SSEMU_NONE, buf = SSEMU_NONE, local;
+	uint64_t len = 0;
+	uint8_t *dst;
+	size_t v;
+
+	if (!ep || !s || (s->iov_count && !s->iov))
+		return -EINVAL;
+	r = ep->nic->fab->r;
+	c = &r->config;
+	sh = ssemu_r_ep(r, ep->index);
+	if (SSEMU_ADDR_PORT(s->dest) >= r->topo.nendpoints ||
+	    SSEMU_ADDR_PID(s->dest) >= c->eps_per_nic ||
+	    s->tclass >= c->ntclass)
+		return -EINVAL;
+	for (v = 0; v < s->iov_count; v++) {
+		if (s->iov[v].iov_len && !s->iov[v].iov_base)
+			return -EINVAL;
+		len += s->iov[v].iov_len;
+	}
+	if (len > ssemu_ep_max_msg(ep))
+		return -EMSGSIZE;
+
+	/* A free message slot (the owner is the only allocator). */
+	for (k = 0; k < c->msgs_per_ep; k++) {
+		local = (sh->alloc_cursor + k) & (c->msgs_per_ep - 1);
+		i = ep->index * c->msgs_per_ep + local;
+		/* pairs with the releases of TXDONE/RXDONE */
+		if (slot_free(ssemu_load_acquire(&ssemu_r_msg(r, i)->state))) {
+			mi = i;
+			break;
+		}
+	}
+	if (mi == SSEMU_NONE)
+		return -EAGAIN;
+	if (len > SSEMU_INLINE_MAX) {
+		for (k = 0; k < c->bufs_per_ep; k++) {
+			uint32_t owner = sh->buf_msg[k];
+
+			if (owner == SSEMU_NONE || owner >= r->nmsgs ||
+			    slot_free(ssemu_load_acquire(
+				    &ssemu_r_msg(r, owner)->state))) {
+				buf = k;
+				break;
+			}
+		}
+		if (buf == SSEMU_NONE)
+			return -EAGAIN;
+		sh->buf_msg[buf] = mi;
+	}
+	sh->alloc_cursor = (local + 1) & (c->msgs_per_ep - 1);
+
+	m = ssemu_r_msg(r, mi);
+	m->gen++;
+	m->src = ssemu_ep_addr(ep);
+	m->dst = s->dest;
+	m->tclass = s->tclass;
+	m->flags = s->flags;
+	m->len = len;
+	memcpy(m->hdr, s->hdr, sizeof(m->hdr));
+	m->cookie = s->cookie;
+	m->buf = buf == SSEMU_NONE ? SSEMU_NONE :
+				     ep->index * c->bufs_per_ep + buf;
+	m->npkts = len ? (uint32_t)((len + c->mtu - 1) / c->mtu) : 1;
+	m->sent = m->arrived = m->acked = 0;
+	m->status = 0;
+	dst = m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
+	for (v = 0; v < s->iov_count; v++) {
+		memcpy(dst, s->iov[v].iov_base, s->iov[v].iov_len);
+		dst += s->iov[v].iov_len;
+	}
+	ssemu_store_release(&m->state, SSEMU_MSG_BUSY);
+	/* The tx ring has a slot per message slot, so it cannot be full. */
+	if (ssemu_ring_push(ssemu_r_ring(r, sh->tx_ring_off), &mi)) {
+		ssemu_store_release(&m->state, 0);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
+{
+	struct ssemu_region *r = ep->nic->fab->r;
+	struct ssemu_ring *ring =
+		ssemu_r_ring(r, ssemu_r_ep(r, ep->index)->ev_ring_off);
+	int n = 0;
+
+	while (n < max && !ssemu_ring_pop(ring, &ev[n]))
+		n++;
+	return n;
+}
+
+/* The message behind a RECV event, after checking what the ring said. */
+static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
+				   const struct ssemu_event *ev)
+{
+	struct ssemu_region *r = ep->nic->fab->r;
+	struct ssemu_msg *m;
+
+	if (!ev || ev->type != SSEMU_EV_RECV || ev->slot >= r->nmsgs)
+		return NULL;
+	m = ssemu_r_msg(r, ev->slot);
+	if (m->gen != ev->gen || m->len != ev->len)
+		return NULL;
+	if (m->buf != SSEMU_NONE && m->buf >= r->nbufs)
+		return NULL;
+	return m;
+}
+
+const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
+{
+	struct ssemu_msg *m = event_msg(ep, ev);
+
+	if (!m)
+		return NULL;
+	return m->buf == SSEMU_NONE ? (const void *)m->data :
+				      ssemu_r_buf(ep->nic->fab->r, m->buf);
+}
+
+size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
+			size_t off, void *buf, size_t len)
+{
+	const uint8_t *data = ssemu_event_data(ep, ev);
+
+	if (!data || off >= ev->len)
+		return 0;
+	if (len > ev->len - off)
+		len = ev->len - off;
+	memcpy(buf, data + off, len);
+	return len;
+}
+
+void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
+{
+	struct ssemu_msg *m = event_msg(ep, ev);
+
+	/* pairs with the acquire in the sender's slot allocation */
+	if (m)
+		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+}
+
+/* ------------------------------------------------------------------ */
+/* Engine                                                               */
+/* ------------------------------------------------------------------ */
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Latest model time the clock mode lets the engine reach now. */
+static ssemu_time_t model_limit(struct ssemu_region *r)
+{
+	uint64_t w;
+
+	if (r->config.clock == SSEMU_CLOCK_VIRTUAL)
+		return UINT64_MAX;
+	w = wall_ns() - r->wall_t0_ns;
+	return (ssemu_time_t)((double)w * 1000.0 / r->config.dilation);
+}
+
+/* Move posted messages from every tx ring into the model. */
+static void drain_tx_locked(struct ssemu_region *r)
+{
+	const struct ssemu_config *c = &r->config;
+	uint32_t nic, e, epi, mi, lo;
+	struct ssemu_ring *ring;
+	struct ssemu_ep_sh *sh;
+	bool any;
+
+	for (nic = 0; nic < c->max_nics; nic++) {
+		if (ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED)
+			continue;
+		any = false;
+		for (e = 0; e < c->eps_per_nic; e++) {
+			epi = nic * c->eps_per_nic + e;
+			sh = ssemu_r_ep(r, epi);
+			if (!sh->open)
+				continue;
+			if (sh->rx_head != SSEMU_NONE ||
+			    sh->tx_head != SSEMU_NONE)
+				ssemu_model_flush_overflow(r, epi);
+			ring = ssemu_r_ring(r, sh->tx_ring_off);
+			lo = epi * c->msgs_per_ep;
+			while (!ssemu_ring_pop(ring, &mi)) {
+				/* never trust an index from shared memory */
+				if (mi < lo || mi >= lo + c->msgs_per_ep) {
+					ssemu_log(SSEMU_LOG_WARN, "endpoint %u "
+						  "posted a bad slot %u: "
+						  "ignored", epi, mi);
+					continue;
+				}
+				ssemu_model_enqueue_msg(r, nic, mi);
+				any = true;
+			}
+		}
+		if (any)
+			ssemu_model_nic_kick(r, nic);
+	}
+}
+
+static int run_locked(struct ssemu_fabric *f, unsigned budget)
+{
+	struct ssemu_region *r = f->r;
+	struct ssemu_engine *e = ssemu_r_engine(r);
+	struct ssemu_fired fired;
+	ssemu_time_t limit;
+	unsigned n = 0;
+
+	if (++f->progress_calls % LIVENESS_PERIOD == 0)
+		reap_dead_locked(r);
+	drain_tx_locked(r);
+	limit = model_limit(r);
+	while (n < budget && ssemu_engine_pop(e, limit, &fired)) {
+		ssemu_model_dispatch(r, &fired);
+		n++;
+	}
+	if (r->config.clock == SSEMU_CLOCK_REALTIME && n == budget) {
+		ssemu_time_t next = ssemu_engine_next_time(e);
+
+		if (next < limit)
+			r->lag_ps = limit - next;
+	} else if (r->config.clock == SSEMU_CLOCK_REALTIME) {
+		r->lag_ps = 0;
+	}
+	return (int)n;
+}
+
+int ssemu_fabric_progress(struct ssemu_fabric *f, unsigned budget)
+{
+	int ret;
+
+	if (!f)
+		return -EINVAL;
+	ret = lock_region(f->r, true);
+	if (ret)
+		return ret;
+	ret = run_locked(f, budget ? budget : 1);
+	unlock_region(f->r);
+	return ret;
+}
+
+int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
+{
+	struct ssemu_region *r = f->r;
+	struct ssemu_engine *e = ssemu_r_engine(r);
+	struct ssemu_fired fired;
+	int ret;
+
+	ret = lock_region(r, false);
+	if (ret)
+		return ret;
+	drain_tx_locked(r);
+	while (ssemu_engine_pop(e, t, &fired)) {
+		ssemu_model_dispatch(r, &fired);
+		drain_tx_locked(r);
+	}
+	if (e->now < t)
+		e->now = t;
+	unlock_region(r);
+	return 0;
+}
+
+bool ssemu_fabric_idle(struct ssemu_fabric *f)
+{
+	struct ssemu_region *r = f->r;
+	const struct ssemu_config *c = &r->config;
+	uint32_t epi;
+
+	if (ssemu_engine_pending(ssemu_r_engine(r)))
+		return false;
+	for (epi = 0; epi < r->neps; epi++) {
+		struct ssemu_ep_sh *sh = ssemu_r_ep(r, epi);
+
+		if (!sh->open)
+			continue;
+		if (ssemu_ring_count(ssemu_r_ring(r, sh->tx_ring_off)) ||
+		    sh->rx_head != SSEMU_NONE || sh->tx_head != SSEMU_NONE)
+			return false;
+	}
+	(void)c;
+	return true;
+}
+
+int ssemu_ep_wait(struct ssemu_ep *ep, int timeout_ms)
+{
+	struct ssemu_fabric *f = ep->nic->fab;
+	struct ssemu_region *r = f->r;
+	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
+	struct ssemu_ring *ring = ssemu_r_ring(r, sh->ev_ring_off);
+	uint64_t start = wall_ns(), deadline, now, nap;
+	struct timespec ts;
+	uint32_t seq;
+	int ret;
+
+	deadline = timeout_ms < 0 ? UINT64_MAX :
+				    start + (uint64_t)timeout_ms * 1000000ULL;
+	for (;;) {
+		/* pairs with the release in ep_wake */
+		seq = ssemu_load_acquire(&sh->ev_futex);
+		if (ssemu_ring_count(ring))
+			return 1;
+		ret = ssemu_fabric_progress(f, 4096);
+		if (ssemu_ring_count(ring))
+			return 1;
+		if (ret < 0 && ret != -EBUSY)
+			return ret;
+		now = wall_ns();
+		if (now >= deadline)
+			return 0;
+		if (ret > 0)
+			continue; /* the engine moved: look again */
+		/*
+		 * Nothing for us yet.  Sleep until woken by an event push,
+		 * the next model deadline (realtime), or a short nap that
+		 * lets us take over the engine if its runner stalls.
+		 */
+		nap = 1000000ULL; /* 1 ms */
+		if (ret == 0 && r->config.clock == SSEMU_CLOCK_REALTIME) {
+			ssemu_time_t next =
+				ssemu_engine_next_time(ssemu_r_engine(r));
+
+			if (next != UINT64_MAX) {
+				uint64_t due = r->wall_t0_ns +
+					       (uint64_t)((double)next / 1000.0 *
+							  r->config.dilation);
+				nap = due > now ? due - now : 0;
+				if (nap > 1000000ULL)
+					nap = 1000000ULL;
+			}
+		}
+		if (now + nap > deadline)
+			nap = deadline - now;
+		if (!nap)
+			continue;
+		ts.tv_sec = (time_t)(nap / 1000000000ULL);
+		ts.tv_nsec = (long)(nap % 1000000000ULL);
+		ssemu_fetch_add(&sh->waiters, 1);
+		syscall(SYS_futex, &sh->ev_futex, FUTEX_WAIT, seq, &ts, NULL, 0);
+		ssemu_fetch_add(&sh->waiters, (uint32_t)-1);
+	}
+}
+
+int ssemu_fabric_stats(struct ssemu_fabric *f, struct ssemu_fabric_stats *st)
+{
+	struct ssemu_region *r;
+
+	if (!f || !st)
+		return -EINVAL;
+	r = f->r;
+	memset(st, 0, sizeof(*st));
+	st->now = ssemu_r_engine(r)->now;
+	st->events = ssemu_r_engine(r)->executed;
+	st->pkts_delivered = r->pkts_delivered;
+	st->pkt_hops = r->pkt_hops;
+	st->switch_lat_sum = r->switch_lat_sum;
+	st->nics_attached = r->nnics;
+	st->switches_instantiated = r->sw_used;
+	return 0;
+}

@@ -1,0 +1,738 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The packet-level model: Cassini-like NICs, Rosetta-like switches and the
+ * links between them.  It runs single-threaded inside the engine, under the
+ * fabric lock, and touches nothing outside the region.
+ *
+ * A packet's life: the source NIC serialises it onto its edge link (when the
+ * link is free, the destination's window is open and the switch input buffer
+ * has a credit for its class); it arrives at a switch input buffer, pays the
+ * pipeline latency, is routed and joins the virtual output queue
+ * voq[in][out][class]; the output arbitrates among VOQs that have a credit
+ * downstream (request/grant), serialises it onto the next link and returns
+ * the input-buffer credit upstream.  The destination NIC takes every packet
+ * (returning the credit), reassembles the message, delivers it to the
+ * endpoint's event ring when the last packet is in, and answers each packet
+ * with an acknowledgement that travels back through the fabric and closes
+ * the source's window slot; the last acknowledgement completes the send.
+ *
+ * Queues are FIFO per (input, output, class) and the pipeline never lets a
+ * packet overtake an earlier one from the same input, so with minimal
+ * routing messages between two NICs in one class arrive in the order they
+ * were posted.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ssemu_priv.h"
+
+/* ------------------------------------------------------------------ */
+/* Policies                                                             */
+/* ------------------------------------------------------------------ */
+
+static uint32_t route_minimal(struct ssemu_region *r, uint32_t sw,
+			      struct ssemu_pkt *pkt)
+{
+	return ssemu_topo_min_port(&r->topo, sw, pkt->dst_port, pkt->copy);
+}
+
+static const struct ssemu_route_ops route_ops[] = {
+	{ .name = "minimal", .select = route_minimal },
+};
+
+/*
+ * Strict priority between classes, round robin among inputs within a
+ * class.  Bandwidth guarantees and caps per class come with the traffic
+ * class arbitration ("shares", a later addition).
+ */
+static bool arb_priority_rr(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			    uint32_t out, uint32_t *in_out, uint32_t *tc_out)
+{
+	struct ssemu_swport *op = &s->port[out];
+	uint32_t R = r->topo.radix, T = r->config.ntclass;
+	int best_prio = -1;
+	uint32_t tc, best = SSEMU_NONE, k, in;
+
+	for (tc = 0; tc < T; tc++) {
+		if (!op->queued[tc] || !op->credits[tc])
+			continue;
+		if ((int)r->config.tclass[tc].priority > best_prio) {
+			best_prio = r->config.tclass[tc].priority;
+			best = tc;
+		}
+	}
+	if (best == SSEMU_NONE)
+		return false;
+	for (k = 1; k <= R; k++) {
+		in = (op->rr + k) % R;
+		if (ssemu_r_voq(r, s, in, out, best)->head != SSEMU_NONE) {
+			op->rr = in;
+			*in_out = in;
+			*tc_out = best;
+			return true;
+		}
+	}
+	return false;
+}
+
+static const struct ssemu_arb_ops arb_ops[] = {
+	{ .name = "priority-rr", .pick = arb_priority_rr },
+};
+
+static bool cc_none_may_inject(struct ssemu_region *r, uint32_t nic,
+			       uint32_t dst_port)
+{
+	return true;
+}
+
+static const struct ssemu_cc_ops cc_ops[] = {
+	{ .name = "none", .may_inject = cc_none_may_inject },
+};
+
+static inline ssemu_time_t now_of(struct ssemu_region *r)
+{
+	return ssemu_r_engine(r)->now;
+}
+
+static inline ssemu_time_t ser_time(uint64_t bytes, uint64_t rate_bps)
+{
+	return (ssemu_time_t)((bytes * 8 * SSEMU_PS_PER_S + rate_bps - 1) /
+			      rate_bps);
+}
+
+static const struct ssemu_link_params *link_of(struct ssemu_region *r,
+					       uint32_t port)
+{
+	switch (ssemu_topo_port_kind(&r->topo, port)) {
+	case SSEMU_PORT_LOCAL:
+		return &r->config.local;
+	case SSEMU_PORT_GLOBAL:
+		return &r->config.global;
+	default:
+		return &r->config.edge;
+	}
+}
+
+static void schedule(struct ssemu_region *r, ssemu_time_t t, uint32_t type,
+		     uint32_t a, uint32_t b, uint32_t c)
+{
+	if (ssemu_engine_schedule(ssemu_r_engine(r), t, type, a, b, c, NULL))
+		ssemu_log(SSEMU_LOG_WARN, "engine event pool exhausted "
+			  "(max_events %u): the model is now inconsistent",
+			  r->config.max_events);
+}
+
+/* ------------------------------------------------------------------ */
+/* Packets                                                              */
+/* ------------------------------------------------------------------ */
+
+static uint32_t pkt_alloc(struct ssemu_region *r)
+{
+	uint32_t i = r->pkt_free;
+
+	if (i == SSEMU_NONE)
+		return SSEMU_NONE;
+	r->pkt_free = ssemu_r_pkt(r, i)->next;
+	r->pkts_used++;
+	return i;
+}
+
+static void pkt_free(struct ssemu_region *r, uint32_t i)
+{
+	ssemu_r_pkt(r, i)->next = r->pkt_free;
+	r->pkt_free = i;
+	r->pkts_used--;
+}
+
+/* ------------------------------------------------------------------ */
+/* Events to endpoints                                                  */
+/* ------------------------------------------------------------------ */
+
+static void ep_wake(struct ssemu_ep_sh *ep)
+{
+	/* pairs with the acquire of ev_futex in ssemu_ep_wait */
+	ssemu_fetch_add(&ep->ev_futex, 1);
+	if (ssemu_load_acquire(&ep->waiters))
+		syscall(SYS_futex, &ep->ev_futex, FUTEX_WAKE, INT_MAX, NULL,
+			NULL, 0);
+}
+
+static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
+		      uint32_t mi)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	struct ssemu_event ev = {
+		.type = SSEMU_EV_RECV,
+		.src = m->src,
+		.tclass = m->tclass,
+		.len = m->len,
+		.cookie = 0,
+		.time = now_of(r),
+		.slot = mi,
+		.gen = m->gen,
+	};
+
+	memcpy(ev.hdr, m->hdr, sizeof(ev.hdr));
+	return !ssemu_ring_push(ssemu_r_ring(r, ep->ev_ring_off), &ev);
+}
+
+static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
+			   uint32_t mi)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	struct ssemu_event ev = {
+		.type = SSEMU_EV_SEND_DONE,
+		.status = m->status,
+		.src = m->src,
+		.tclass = m->tclass,
+		.len = m->len,
+		.cookie = m->cookie,
+		.time = now_of(r),
+		.slot = mi,
+		.gen = m->gen,
+	};
+
+	if (ssemu_ring_push(ssemu_r_ring(r, ep->ev_ring_off), &ev))
+		return false;
+	/* the slot may be reused once the receiver is done too */
+	ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+	return true;
+}
+
+static void deliver_recv(struct ssemu_region *r, uint32_t mi)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	uint32_t nic = ssemu_r_portmap(r)[SSEMU_ADDR_PORT(m->dst)];
+	uint32_t epi;
+	struct ssemu_ep_sh *ep;
+
+	if (nic == SSEMU_NONE ||
+	    SSEMU_ADDR_PID(m->dst) >= r->config.eps_per_nic) {
+		m->status = -EHOSTUNREACH;
+		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+		return;
+	}
+	epi = nic * r->config.eps_per_nic + SSEMU_ADDR_PID(m->dst);
+	ep = ssemu_r_ep(r, epi);
+	if (!ep->open) {
+		m->status = -ECONNREFUSED;
+		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+		return;
+	}
+	ssemu_r_nic(r, nic)->stats.rx_msgs++;
+	ssemu_r_nic(r, nic)->stats.rx_bytes += m->len;
+	m->rx_next = SSEMU_NONE;
+	if (ep->rx_head == SSEMU_NONE && push_recv(r, ep, mi)) {
+		ep_wake(ep);
+		return;
+	}
+	if (ep->rx_head == SSEMU_NONE)
+		ep->rx_head = mi;
+	else
+		ssemu_r_msg(r, ep->rx_tail)->rx_next = mi;
+	ep->rx_tail = mi;
+}
+
+static void complete_tx(struct ssemu_region *r, uint32_t mi)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	uint32_t epi = ssemu_msg_ep(r, mi);
+	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
+
+	if (!ep->open) {
+		ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+		return;
+	}
+	m->tx_next = SSEMU_NONE;
+	if (ep->tx_head == SSEMU_NONE && push_send_done(r, ep, mi)) {
+		ep_wake(ep);
+		return;
+	}
+	if (ep->tx_head == SSEMU_NONE)
+		ep->tx_head = mi;
+	else
+		ssemu_r_msg(r, ep->tx_tail)->tx_next = mi;
+	ep->tx_tail = mi;
+}
+
+void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
+{
+	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
+	bool pushed = false;
+	uint32_t mi;
+
+	while ((mi = ep->rx_head) != SSEMU_NONE && push_recv(r, ep, mi)) {
+		ep->rx_head = ssemu_r_msg(r, mi)->rx_next;
+		pushed = true;
+	}
+	while ((mi = ep->tx_head) != SSEMU_NONE &&
+	       push_send_done(r, ep, mi)) {
+		ep->tx_head = ssemu_r_msg(r, mi)->tx_next;
+		pushed = true;
+	}
+	if (pushed)
+		ep_wake(ep);
+}
+
+/* ------------------------------------------------------------------ */
+/* Switches                                                             */
+/* ------------------------------------------------------------------ */
+
+/* The model of switch @sw, instantiated on first use. */
+static struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
+				      uint32_t *inst)
+{
+	uint32_t *map = ssemu_r_swmap(r), i, p, tc;
+	struct ssemu_switch_sh *s;
+	struct ssemu_peer peer;
+
+	if (map[sw] != SSEMU_NONE) {
+		*inst = map[sw];
+		return ssemu_r_switch(r, map[sw]);
+	}
+	if (r->sw_used >= r->config.max_switches) {
+		ssemu_log(SSEMU_LOG_WARN, "switch %u: no room to model it "
+			  "(max_switches %u)", sw, r->config.max_switches);
+		return NULL;
+	}
+	i = r->sw_used++;
+	s = ssemu_r_switch(r, i);
+	memset(s, 0, sizeof(*s));
+	s->sw = sw;
+	s->voq_off = r->voqs_off +
+		     (uint64_t)i * r->voq_per_switch * sizeof(struct ssemu_voq);
+	memset(SSEMU_AT(r, s->voq_off), 0xff,
+	       (size_t)r->voq_per_switch * sizeof(struct ssemu_voq));
+	ssemu_rng_seed(&s->rng, r->config.seed, 0x100000000ULL + sw);
+	for (p = 0; p < r->topo.radix; p++) {
+		ssemu_topo_peer(&r->topo, sw, p, &peer);
+		if (peer.kind == SSEMU_PORT_NONE)
+			continue;
+		for (tc = 0; tc < r->config.ntclass; tc++)
+			s->port[p].credits[tc] = r->config.port_buf_pkts;
+	}
+	map[sw] = i;
+	*inst = i;
+	return s;
+}
+
+static ssemu_time_t sw_pipeline(struct ssemu_region *r,
+				struct ssemu_switch_sh *s)
+{
+	const struct ssemu_config *c = &r->config;
+	double v;
+
+	/* A rare slow path: about one packet in a thousand. */
+	if (ssemu_rng_below(&s->rng, 1000) == 0)
+		return c->sw_lat_max +
+		       ssemu_rng_below(&s->rng, c->sw_lat_max - c->sw_lat_min + 1);
+	v = (double)c->sw_lat_mean + ssemu_rng_normal(&s->rng) * c->sw_lat_sd;
+	if (v < (double)c->sw_lat_min)
+		v = (double)c->sw_lat_min;
+	if (v > (double)c->sw_lat_max)
+		v = (double)c->sw_lat_max;
+	return (ssemu_time_t)v;
+}
+
+static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out);
+
+static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
+		     uint32_t in, uint32_t out, uint32_t tc, uint32_t pi)
+{
+	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, tc);
+
+	ssemu_r_pkt(r, pi)->next = SSEMU_NONE;
+	if (q->head == SSEMU_NONE)
+		q->head = pi;
+	else
+		ssemu_r_pkt(r, q->tail)->next = pi;
+	q->tail = pi;
+	s->port[out].queued[tc]++;
+}
+
+static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			uint32_t in, uint32_t out, uint32_t tc)
+{
+	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, tc);
+	uint32_t pi = q->head;
+
+	q->head = ssemu_r_pkt(r, pi)->next;
+	if (q->head == SSEMU_NONE)
+		q->tail = SSEMU_NONE;
+	s->port[out].queued[tc]--;
+	return pi;
+}
+
+static void sw_arrive(struct ssemu_region *r, uint32_t inst, uint32_t in,
+		      uint32_t pi)
+{
+	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	ssemu_time_t t = now_of(r) + sw_pipeline(r, s);
+
+	pkt->sw_arrive = now_of(r);
+	pkt->in_port = in;
+	/* never overtake an earlier packet from the same input */
+	if (t < s->port[in].last_ready)
+		t = s->port[in].last_ready;
+	s->port[in].last_ready = t;
+	schedule(r, t, SSEMU_MEV_SW_READY, inst, in, pi);
+}
+
+static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
+		     uint32_t pi)
+{
+	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	uint32_t out = route_ops[r->route_idx].select(r, s->sw, pkt);
+
+	voq_push(r, s, in, out, pkt->tclass, pi);
+	sw_try_send(r, inst, out);
+}
+
+/* Hand a credit for (@port's input buffer, @tc) back to whoever feeds it. */
+static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			  uint32_t port, uint32_t tc)
+{
+	struct ssemu_peer peer;
+	ssemu_time_t t = now_of(r) + link_of(r, port)->delay;
+	uint32_t nic, pinst;
+
+	ssemu_topo_peer(&r->topo, s->sw, port, &peer);
+	if (peer.kind == SSEMU_PORT_ENDPOINT) {
+		nic = ssemu_r_portmap(r)[peer.ep];
+		if (nic != SSEMU_NONE)
+			schedule(r, t, SSEMU_MEV_NIC_CREDIT, nic, tc, 0);
+		return;
+	}
+	if (peer.kind == SSEMU_PORT_NONE)
+		return;
+	pinst = ssemu_r_swmap(r)[peer.sw];
+	if (pinst != SSEMU_NONE)
+		schedule(r, t, SSEMU_MEV_SW_CREDIT, pinst, peer.port | tc << 8,
+			 0);
+}
+
+static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
+{
+	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
+	const struct ssemu_link_params *lp = link_of(r, out);
+	struct ssemu_pkt *pkt;
+	struct ssemu_peer peer;
+	uint32_t in, tc, pi, nic, pinst;
+	ssemu_time_t ser, now = now_of(r);
+
+	if (s->port[out].out_busy || !arb_ops[r->arb_idx].pick(r, s, out, &in, &tc))
+		return;
+	pi = voq_pop(r, s, in, out, tc);
+	pkt = ssemu_r_pkt(r, pi);
+	s->port[out].credits[tc]--;
+	s->port[out].out_busy = 1;
+	s->port[out].tx_pkts++;
+	s->port[out].tx_bytes += pkt->bytes;
+	r->pkt_hops++;
+	r->switch_lat_sum += now - pkt->sw_arrive;
+	return_credit(r, s, in, tc);
+
+	ser = ser_time(pkt->bytes, lp->rate_bps);
+	schedule(r, now + ser, SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
+	ssemu_topo_peer(&r->topo, s->sw, out, &peer);
+	if (peer.kind == SSEMU_PORT_ENDPOINT) {
+		nic = ssemu_r_portmap(r)[peer.ep];
+		if (nic != SSEMU_NONE) {
+			schedule(r, now + ser + lp->delay,
+				 SSEMU_MEV_NIC_ARRIVE, nic, 0, pi);
+			return;
+		}
+		/*
+		 * Nobody there (the NIC detached): the port drops the packet and
+		 * credits itself; a data packet's loss goes straight back to the
+		 * source as an error acknowledgement standing in for the NIC's
+		 * end-to-end retry giving up.
+		 */
+		s->port[out].credits[tc]++;
+		nic = ssemu_r_portmap(r)[pkt->src_port];
+		if (pkt->type == SSEMU_PKT_DATA && nic != SSEMU_NONE &&
+		    ssemu_r_msg(r, pkt->msg)->gen == pkt->msg_gen) {
+			ssemu_fetch_or(&ssemu_r_msg(r, pkt->msg)->state,
+				       SSEMU_MSG_RXDONE);
+			pkt->type = SSEMU_PKT_ACK;
+			pkt->status = -EHOSTUNREACH;
+			schedule(r, now + ser, SSEMU_MEV_NIC_ARRIVE, nic, 1, pi);
+			return;
+		}
+		pkt_free(r, pi);
+		return;
+	}
+	if (!sw_get(r, peer.sw, &pinst)) {
+		pkt_free(r, pi);
+		return;
+	}
+	schedule(r, now + ser + lp->delay, SSEMU_MEV_SW_ARRIVE, pinst,
+		 peer.port, pi);
+}
+
+/* ------------------------------------------------------------------ */
+/* NICs                                                                 */
+/* ------------------------------------------------------------------ */
+
+void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
+			     uint32_t mi)
+{
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+
+	m->next = SSEMU_NONE;
+	m->post_time = now_of(r);
+	if (n->inj_head == SSEMU_NONE)
+		n->inj_head = mi;
+	else
+		ssemu_r_msg(r, n->inj_tail)->next = mi;
+	n->inj_tail = mi;
+	n->stats.tx_msgs++;
+	n->stats.tx_bytes += m->len;
+}
+
+/* Next packet the NIC may inject now, or NONE. */
+static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
+{
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+	struct ssemu_msg *m;
+	struct ssemu_pkt *pkt;
+	uint32_t pi, mi, dnic, dport, chunk;
+	uint16_t *win;
+
+	if (n->ack_head != SSEMU_NONE) {
+		pi = n->ack_head;
+		pkt = ssemu_r_pkt(r, pi);
+		if (n->credits[pkt->tclass] == 0) {
+			n->stats.credit_stalls++;
+			return SSEMU_NONE;
+		}
+		n->ack_head = pkt->next;
+		return pi;
+	}
+	while ((mi = n->inj_head) != SSEMU_NONE) {
+		m = ssemu_r_msg(r, mi);
+		dport = SSEMU_ADDR_PORT(m->dst);
+		dnic = ssemu_r_portmap(r)[dport];
+		if (dnic == SSEMU_NONE) {
+			/* Nobody attached there: fail it without traffic. */
+			n->inj_head = m->next;
+			m->status = -EHOSTUNREACH;
+			ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+			complete_tx(r, mi);
+			continue;
+		}
+		win = ssemu_r_window(r, nic);
+		if (win[dnic] >= r->config.nic_window ||
+		    !cc_ops[r->cc_idx].may_inject(r, nic, dport)) {
+			n->stats.window_stalls++;
+			return SSEMU_NONE;
+		}
+		if (n->credits[m->tclass] == 0) {
+			n->stats.credit_stalls++;
+			return SSEMU_NONE;
+		}
+		pi = pkt_alloc(r);
+		if (pi == SSEMU_NONE)
+			return SSEMU_NONE;
+		pkt = ssemu_r_pkt(r, pi);
+		chunk = m->len > (uint64_t)m->sent * r->config.mtu ?
+				(uint32_t)SSEMU_MIN((uint64_t)r->config.mtu,
+						    m->len - (uint64_t)m->sent *
+								     r->config.mtu) :
+				0;
+		memset(pkt, 0, sizeof(*pkt));
+		pkt->type = SSEMU_PKT_DATA;
+		pkt->tclass = (uint8_t)m->tclass;
+		pkt->msg = mi;
+		pkt->msg_gen = m->gen;
+		pkt->win = dnic;
+		pkt->src_port = n->port;
+		pkt->dst_port = dport;
+		pkt->bytes = chunk + r->config.pkt_overhead;
+		/* one global-link copy per (src, dst) pair keeps it FIFO */
+		pkt->copy = (uint16_t)((n->port * 2654435761u + dport) >> 7);
+		pkt->inject_time = now_of(r);
+		win[dnic]++;
+		if (++m->sent == m->npkts)
+			n->inj_head = m->next;
+		return pi;
+	}
+	return SSEMU_NONE;
+}
+
+void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
+{
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+	struct ssemu_pkt *pkt;
+	uint32_t pi, inst;
+	ssemu_time_t ser, now = now_of(r);
+
+	if (n->state != SSEMU_NIC_ATTACHED || n->link_busy)
+		return;
+	pi = nic_next_pkt(r, nic);
+	if (pi == SSEMU_NONE)
+		return;
+	if (!sw_get(r, ssemu_topo_ep_switch(&r->topo, n->port), &inst)) {
+		pkt_free(r, pi);
+		return;
+	}
+	pkt = ssemu_r_pkt(r, pi);
+	n->credits[pkt->tclass]--;
+	n->link_busy = 1;
+	n->stats.tx_pkts++;
+	ser = ser_time(pkt->bytes, r->config.edge.rate_bps);
+	schedule(r, now + ser, SSEMU_MEV_NIC_TX_DONE, nic, 0, 0);
+	schedule(r, now + ser + r->config.edge.delay, SSEMU_MEV_SW_ARRIVE,
+		 inst, n->port % r->topo.p, pi);
+}
+
+static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
+		       uint32_t pi)
+{
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	struct ssemu_msg *m = ssemu_r_msg(r, pkt->msg);
+	uint32_t inst, tc = pkt->tclass;
+
+	/* Give the edge switch its credit back (not for a dropped packet
+	 * reported straight to the source). */
+	if (!direct) {
+		inst = ssemu_r_swmap(r)[ssemu_topo_ep_switch(&r->topo,
+							      n->port)];
+		if (inst != SSEMU_NONE)
+			schedule(r, now_of(r) + r->config.edge.delay,
+				 SSEMU_MEV_SW_CREDIT, inst,
+				 (n->port % r->topo.p) | tc << 8, 0);
+	}
+	if (n->state != SSEMU_NIC_ATTACHED || m->gen != pkt->msg_gen) {
+		pkt_free(r, pi);
+		return;
+	}
+	if (pkt->type == SSEMU_PKT_DATA) {
+		n->stats.rx_pkts++;
+		r->pkts_delivered++;
+		pkt->status = 0;
+		if (++m->arrived == m->npkts) {
+			deliver_recv(r, pkt->msg);
+			pkt->status = m->status;
+		}
+		/* The packet turns into its acknowledgement. */
+		pkt->type = SSEMU_PKT_ACK;
+		pkt->bytes = r->config.pkt_overhead;
+		pkt->dst_port = pkt->src_port;
+		pkt->src_port = n->port;
+		pkt->copy = (uint16_t)((n->port * 2654435761u + pkt->dst_port) >>
+				       7);
+		pkt->next = SSEMU_NONE;
+		if (n->ack_head == SSEMU_NONE)
+			n->ack_head = pi;
+		else
+			ssemu_r_pkt(r, n->ack_tail)->next = pi;
+		n->ack_tail = pi;
+		ssemu_model_nic_kick(r, nic);
+		return;
+	}
+	/* An acknowledgement for one of our packets. */
+	n->stats.acks++;
+	if (pkt->win < r->config.max_nics && ssemu_r_window(r, nic)[pkt->win])
+		ssemu_r_window(r, nic)[pkt->win]--;
+	if (pkt->status && !m->status)
+		m->status = pkt->status;
+	if (++m->acked == m->npkts)
+		complete_tx(r, pkt->msg);
+	pkt_free(r, pi);
+	ssemu_model_nic_kick(r, nic);
+}
+
+/* Drop everything a detached NIC had queued (its peers see errors). */
+void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
+{
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+	uint32_t pi, tc;
+
+	while ((pi = n->ack_head) != SSEMU_NONE) {
+		n->ack_head = ssemu_r_pkt(r, pi)->next;
+		pkt_free(r, pi);
+	}
+	n->inj_head = n->inj_tail = SSEMU_NONE;
+	n->ack_tail = SSEMU_NONE;
+	n->link_busy = 0;
+	for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++)
+		n->credits[tc] = tc < r->config.ntclass ?
+					 r->config.port_buf_pkts : 0;
+	memset(ssemu_r_window(r, nic), 0,
+	       sizeof(uint16_t) * r->config.max_nics);
+	memset(&n->stats, 0, sizeof(n->stats));
+}
+
+/* ------------------------------------------------------------------ */
+/* Dispatch                                                             */
+/* ------------------------------------------------------------------ */
+
+void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
+{
+	struct ssemu_switch_sh *s;
+
+	switch (f->type) {
+	case SSEMU_MEV_NIC_TX_DONE:
+		ssemu_r_nic(r, f->a)->link_busy = 0;
+		ssemu_model_nic_kick(r, f->a);
+		break;
+	case SSEMU_MEV_NIC_CREDIT:
+		ssemu_r_nic(r, f->a)->credits[f->b]++;
+		ssemu_model_nic_kick(r, f->a);
+		break;
+	case SSEMU_MEV_NIC_ARRIVE:
+		nic_arrive(r, f->a, f->b, f->c);
+		break;
+	case SSEMU_MEV_SW_ARRIVE:
+		sw_arrive(r, f->a, f->b, f->c);
+		break;
+	case SSEMU_MEV_SW_READY:
+		sw_ready(r, f->a, f->b, f->c);
+		break;
+	case SSEMU_MEV_SW_OUT_DONE:
+		ssemu_r_switch(r, f->a)->port[f->b].out_busy = 0;
+		sw_try_send(r, f->a, f->b);
+		break;
+	case SSEMU_MEV_SW_CREDIT:
+		s = ssemu_r_switch(r, f->a);
+		s->port[f->b & 0xff].credits[f->b >> 8]++;
+		sw_try_send(r, f->a, f->b & 0xff);
+		break;
+	default:
+		ssemu_log(SSEMU_LOG_WARN, "unknown model event %u", f->type);
+		break;
+	}
+}
+
+#define FIND(table, name)                                     \
+	do {                                                  \
+		size_t i;                                     \
+		for (i = 0; i < ARRAY_SIZE(table); i++)       \
+			if (name && !strcmp(table[i].name, name)) \
+				return (int)i;                \
+		return -1;                                    \
+	} while (0)
+
+int ssemu_route_index(const char *name)
+{
+	FIND(route_ops, name);
+}
+
+int ssemu_arb_index(const char *name)
+{
+	FIND(arb_ops, name);
+}
+
+int ssemu_cc_index(const char *name)
+{
+	FIND(cc_ops, name);
+}

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The fabric store: one contiguous, position-independent region holding the
+ * whole model (engine, switches, NICs, endpoints, message slots, packets).
+ * The in-process store is the same region in private memory; the shared
+ * store is the same region in a POSIX shared-memory segment.  Every link is
+ * an index or an offset from the region base, never a pointer, and every
+ * index read back from the region is bounds-checked before use.
+ *
+ * Locking: region->lock (robust, process-shared) serialises the engine, NIC
+ * attach/detach and endpoint open/close.  Outside it, only the SPSC rings
+ * and the message slot state words are touched, each through acquire/release
+ * atomics: an endpoint's tx ring (producer: the endpoint's owner; consumer:
+ * the engine) and its event ring (producer: the engine; consumer: the owner).
+ *
+ * Layout (offsets in struct ssemu_region):
+ *   header | engine | nics[max_nics] | eps[max_nics*eps_per_nic] |
+ *   msgs[... * msgs_per_ep] | bufs | rings | pkts[max_pkts] |
+ *   swmap[nswitches] | portmap[nendpoints] | switches[max_switches]
+ */
+#ifndef SSEMU_PRIV_H
+#define SSEMU_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <slingshot_emu/ssemu.h>
+
+#include "ssemu_compiler.h"
+#include "ssemu_engine.h"
+#include "ssemu_ring.h"
+#include "ssemu_rng.h"
+#include "ssemu_topo.h"
+
+#define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
+#define SSEMU_LAYOUT_VERSION 1
+#define SSEMU_NONE UINT32_MAX
+#define SSEMU_EV_RING 1024	/* events per endpoint ring */
+#define SSEMU_MAX_PROCS 256	/* processes attached at once */
+#define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
+
+enum ssemu_nic_state {
+	SSEMU_NIC_FREE = 0,
+	SSEMU_NIC_ATTACHED,
+};
+
+/* Message slot state bits (atomic). */
+#define SSEMU_MSG_BUSY 1u	/* allocated by the owner */
+#define SSEMU_MSG_TXDONE 2u	/* engine: acknowledged or failed */
+#define SSEMU_MSG_RXDONE 4u	/* receiver released it (or never will) */
+#define SSEMU_MSG_DONE (SSEMU_MSG_BUSY | SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE)
+
+struct ssemu_msg {
+	uint32_t state;		/* SSEMU_MSG_* (atomic) */
+	uint32_t gen;		/* bumped on every allocation */
+	ssemu_addr_t src, dst;
+	uint32_t tclass, flags;
+	uint64_t len;
+	uint64_t hdr[SSEMU_HDR_WORDS];
+	uint64_t cookie;
+	uint32_t buf;		/* large buffer index in the ep, or NONE */
+	uint32_t npkts, sent, arrived, acked;
+	uint32_t next;		/* NIC injection queue */
+	uint32_t rx_next;	/* receiver's event overflow list */
+	uint32_t tx_next;	/* sender's event overflow list */
+	int32_t status;
+	uint32_t win;		/* window slot (destination NIC) */
+	ssemu_time_t post_time;
+	uint8_t data[SSEMU_INLINE_MAX];
+};
+
+struct ssemu_ep_sh {
+	uint32_t open;
+	uint32_t gen;
+	uint32_t alloc_cursor;	/* owner only */
+	uint32_t ev_futex;	/* bumped after every event push */
+	uint32_t waiters;	/* processes sleeping on ev_futex */
+	uint32_t rx_head, rx_tail;	/* RECV events waiting for ring space */
+	uint32_t tx_head, tx_tail;	/* SEND_DONE events waiting */
+	uint32_t buf_msg[64];	/* owner only: message using each buffer */
+	uint64_t tx_ring_off;	/* region offsets */
+	uint64_t ev_ring_off;
+};
+
+struct ssemu_nic_sh {
+	uint32_t state;
+	int32_t owner_pid;
+	uint32_t port;
+	uint32_t job;
+	int32_t rank;
+	uint32_t gen;
+	/* model: injection */
+	uint32_t inj_head, inj_tail;	/* messages to packetise */
+	uint32_t ack_head, ack_tail;	/* ack packets to send */
+	uint32_t link_busy;
+	uint32_t credits[SSEMU_MAX_TCLASS];
+	struct ssemu_nic_stats stats;
+};
+
+enum ssemu_pkt_type { SSEMU_PKT_DATA = 1, SSEMU_PKT_ACK };
+
+struct ssemu_pkt {
+	uint32_t next;		/* free list, VOQ and ack queue link */
+	uint8_t type;
+	uint8_t tclass;
+	uint16_t copy;		/* global link copy for minimal routing */
+	uint32_t msg;		/* global message index */
+	uint32_t msg_gen;
+	uint32_t win;		/* source NIC's window slot */
+	uint32_t src_port, dst_port;	/* endpoint ports */
+	uint32_t bytes;		/* on the wire, with overhead */
+	uint32_t in_port;	/* input port at the current switch */
+	int32_t status;		/* ACK: delivery status */
+	ssemu_time_t inject_time;
+	ssemu_time_t sw_arrive;	/* arrival at the current switch */
+};
+
+struct ssemu_voq {
+	uint32_t head, tail;
+};
+
+struct ssemu_swport {
+	uint32_t out_busy;
+	uint32_t rr;		/* round-robin pointer over inputs */
+	uint32_t credits[SSEMU_MAX_TCLASS];	/* downstream input buffer */
+	uint32_t queued[SSEMU_MAX_TCLASS];	/* packets in VOQs for this output */
+	ssemu_time_t last_ready;		/* keeps each input FIFO */
+	uint64_t tx_pkts, tx_bytes;
+};
+
+struct ssemu_switch_sh {
+	uint32_t sw;		/* topology switch id */
+	uint32_t pad;
+	struct ssemu_rng rng;
+	struct ssemu_swport port[SSEMU_RADIX];
+	uint64_t voq_off;	/* region offset: voq[in][out][tc] */
+};
+
+struct ssemu_region {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t hdr_size;
+	uint64_t total_size;
+	uint64_t config_hash;
+	uint32_t owner_uid;
+	uint32_t ready;		/* set (release) once initialised */
+	struct ssemu_config config;
+	pthread_mutex_t lock;
+	uint32_t dead;		/* being removed: attachers must retry */
+	uint32_t nnics;		/* NICs attached */
+	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
+	/* derived */
+	struct ssemu_topo topo;
+	uint32_t neps, nmsgs, nbufs;
+	uint32_t voq_per_switch;	/* radix * radix * ntclass */
+	/* sections */
+	uint64_t engine_off, nics_off, eps_off, msgs_off, bufs_off, rings_off,
+		 pkts_off, swmap_off, portmap_off, switches_off, voqs_off,
+		 window_off;
+	/* model state */
+	uint32_t pkt_free;
+	uint32_t pkts_used;
+	uint32_t sw_used;
+	uint32_t route_idx, arb_idx, cc_idx;	/* policy registries */
+	uint64_t wall_t0_ns;	/* realtime: wall clock at model time 0 */
+	uint64_t lag_ps;	/* realtime: how far the model fell behind */
+	uint64_t pkts_delivered, pkt_hops, switch_lat_sum;
+	uint32_t work_futex;	/* bumped when work is posted */
+	uint32_t pad2;
+};
+
+/* Per-process handles. */
+struct ssemu_fabric {
+	struct ssemu_region *r;
+	size_t map_size;
+	enum ssemu_store store;
+	char shm_name[64];
+	unsigned progress_calls;
+};
+
+struct ssemu_nic {
+	struct ssemu_fabric *fab;
+	uint32_t slot;
+};
+
+struct ssemu_ep {
+	struct ssemu_nic *nic;
+	uint32_t index;		/* global ep index */
+	uint32_t pid;
+};
+
+/* Section accessors. */
+#define SSEMU_AT(r, off) ((void *)((char *)(r) + (off)))
+
+static inline struct ssemu_engine *ssemu_r_engine(struct ssemu_region *r)
+{
+	return SSEMU_AT(r, r->engine_off);
+}
+
+static inline struct ssemu_nic_sh *ssemu_r_nic(struct ssemu_region *r,
+					       uint32_t i)
+{
+	return (struct ssemu_nic_sh *)SSEMU_AT(r, r->nics_off) + i;
+}
+
+static inline struct ssemu_ep_sh *ssemu_r_ep(struct ssemu_region *r, uint32_t i)
+{
+	return (struct ssemu_ep_sh *)SSEMU_AT(r, r->eps_off) + i;
+}
+
+static inline struct ssemu_msg *ssemu_r_msg(struct ssemu_region *r, uint32_t i)
+{
+	return (struct ssemu_msg *)SSEMU_AT(r, r->msgs_off) + i;
+}
+
+static inline uint8_t *ssemu_r_buf(struct ssemu_region *r, uint32_t i)
+{
+	return (uint8_t *)SSEMU_AT(r, r->bufs_off) +
+	       (size_t)i * r->config.buf_size;
+}
+
+static inline struct ssemu_pkt *ssemu_r_pkt(struct ssemu_region *r, uint32_t i)
+{
+	return (struct ssemu_pkt *)SSEMU_AT(r, r->pkts_off) + i;
+}
+
+static inline uint32_t *ssemu_r_swmap(struct ssemu_region *r)
+{
+	return SSEMU_AT(r, r->swmap_off);
+}
+
+static inline uint32_t *ssemu_r_portmap(struct ssemu_region *r)
+{
+	return SSEMU_AT(r, r->portmap_off);
+}
+
+static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
+						     uint32_t i)
+{
+	return (struct ssemu_switch_sh *)SSEMU_AT(r, r->switches_off) + i;
+}
+
+static inline uint16_t *ssemu_r_window(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint16_t *)SSEMU_AT(r, r->window_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
+static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
+					    struct ssemu_switch_sh *s,
+					    uint32_t in, uint32_t out,
+					    uint32_t tc)
+{
+	uint32_t R = r->topo.radix, T = r->config.ntclass;
+
+	return (struct ssemu_voq *)SSEMU_AT(r, s->voq_off) +
+	       ((size_t)in * R + out) * T + tc;
+}
+
+static inline struct ssemu_ring *ssemu_r_ring(struct ssemu_region *r,
+					      uint64_t off)
+{
+	return SSEMU_AT(r, off);
+}
+
+static inline uint32_t ssemu_msg_ep(struct ssemu_region *r, uint32_t msg)
+{
+	return msg / r->config.msgs_per_ep;
+}
+
+static inline uint32_t ssemu_ep_nic(struct ssemu_region *r, uint32_t ep)
+{
+	return ep / r->config.eps_per_nic;
+}
+
+/* Event types of the model (engine event type field). */
+enum ssemu_model_ev {
+	SSEMU_MEV_NIC_TX_DONE = 1,	/* a: nic slot */
+	SSEMU_MEV_NIC_CREDIT,		/* a: nic slot, b: tclass */
+	SSEMU_MEV_NIC_ARRIVE,		/* a: nic slot, c: pkt */
+	SSEMU_MEV_SW_ARRIVE,		/* a: switch inst, b: in port, c: pkt */
+	SSEMU_MEV_SW_READY,		/* a: switch inst, b: in port, c: pkt */
+	SSEMU_MEV_SW_OUT_DONE,		/* a: switch inst, b: out port */
+	SSEMU_MEV_SW_CREDIT,		/* a: switch inst, b: port | tc << 8 */
+	SSEMU_MEV_MAX,
+};
+
+/* Pluggable policies, chosen by name from the configuration. */
+struct ssemu_route_ops {
+	const char *name;
+	/* Output port for @pkt at switch @sw. */
+	uint32_t (*select)(struct ssemu_region *r, uint32_t sw,
+			   struct ssemu_pkt *pkt);
+};
+
+struct ssemu_arb_ops {
+	const char *name;
+	/* Pick the (input, class) to send next on @out, or false. */
+	bool (*pick)(struct ssemu_region *r, struct ssemu_switch_sh *s,
+		     uint32_t out, uint32_t *in, uint32_t *tc);
+};
+
+struct ssemu_cc_ops {
+	const char *name;
+	/* May the NIC inject another packet to @dst_port now? */
+	bool (*may_inject)(struct ssemu_region *r, uint32_t nic,
+			   uint32_t dst_port);
+};
+
+/* Index of a policy by name in its registry, or -1. */
+int ssemu_route_index(const char *name);
+int ssemu_arb_index(const char *name);
+int ssemu_cc_index(const char *name);
+
+/* ssemu_model.c */
+void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f);
+void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
+			     uint32_t msg);
+void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic);
+void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t ep);
+void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic);
+
+/* ssemu_log.c */
+void ssemu_log(enum ssemu_log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Dragonfly topology arithmetic.  The port numbering and the global link
+ * arrangement are documented in ssemu_topo.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "ssemu_topo.h"
+
+int ssemu_topo_init(struct ssemu_topo *t, const struct ssemu_topo_params *p,
+		    char *err, size_t errlen)
+{
+	uint64_t radix, nsw, neps;
+
+	if (!p->groups || !p->switches_per_group || !p->endpoints_per_switch) {
+		snprintf(err, errlen, "topology: groups, switches_per_group "
+			 "and endpoints_per_switch must be at least 1");
+		return -EINVAL;
+	}
+	radix = (uint64_t)p->endpoints_per_switch +
+		(p->switches_per_group - 1) + p->globals_per_switch;
+	if (radix > SSEMU_RADIX) {
+		snprintf(err, errlen, "topology: %u endpoint + %u local + %u "
+			 "global ports = %llu exceeds the switch radix %d",
+			 p->endpoints_per_switch, p->switches_per_group - 1,
+			 p->globals_per_switch, (unsigned long long)radix,
+			 SSEMU_RADIX);
+		return -EINVAL;
+	}
+	if (p->groups > 1 &&
+	    (uint64_t)p->switches_per_group * p->globals_per_switch <
+		    p->groups - 1) {
+		snprintf(err, errlen, "topology: %u groups need at least %u "
+			 "global links per group, have %u x %u",
+			 p->groups, p->groups - 1, p->switches_per_group,
+			 p->globals_per_switch);
+		return -EINVAL;
+	}
+	nsw = (uint64_t)p->groups * p->switches_per_group;
+	neps = nsw * p->endpoints_per_switch;
+	if (nsw > UINT32_MAX || neps >= SSEMU_MAX_PORTS) {
+		snprintf(err, errlen, "topology: %llu endpoints exceed the "
+			 "address space (%u)", (unsigned long long)neps,
+			 SSEMU_MAX_PORTS);
+		return -EINVAL;
+	}
+	t->g = p->groups;
+	t->a = p->switches_per_group;
+	t->p = p->endpoints_per_switch;
+	t->h = p->groups > 1 ? p->globals_per_switch : 0;
+	t->radix = t->p + t->a - 1 + t->h;
+	t->nswitches = (uint32_t)nsw;
+	t->nendpoints = neps;
+	return 0;
+}
+
+enum ssemu_port_kind ssemu_topo_port_kind(const struct ssemu_topo *t,
+					  uint32_t port)
+{
+	if (port < t->p)
+		return SSEMU_PORT_ENDPOINT;
+	if (port < t->p + t->a - 1)
+		return SSEMU_PORT_LOCAL;
+	if (port < t->radix)
+		return SSEMU_PORT_GLOBAL;
+	return SSEMU_PORT_NONE;
+}
+
+static inline uint32_t local_port(const struct ssemu_topo *t, uint32_t self,
+				  uint32_t to)
+{
+	return t->p + (to < self ? to : to - 1);
+}
+
+/* Global link j of a group: its partner link index, or UINT32_MAX. */
+static uint32_t global_partner(const struct ssemu_topo *t, uint32_t j,
+			       uint32_t *dgroup_off)
+{
+	uint32_t d = j % (t->g - 1) + 1, c = j / (t->g - 1);
+	uint32_t jp = c * (t->g - 1) + (t->g - 1 - d);
+
+	*dgroup_off = d;
+	return jp < t->a * t->h ? jp : UINT32_MAX;
+}
+
+void ssemu_topo_peer(const struct ssemu_topo *t, uint32_t sw, uint32_t port,
+		     struct ssemu_peer *peer)
+{
+	uint32_t grp = sw / t->a, idx = sw % t->a, k, j, jp, d, tg;
+
+	peer->kind = SSEMU_PORT_NONE;
+	peer->sw = peer->port = 0;
+	peer->ep = 0;
+	switch (ssemu_topo_port_kind(t, port)) {
+	case SSEMU_PORT_ENDPOINT:
+		peer->kind = SSEMU_PORT_ENDPOINT;
+		peer->ep = (uint64_t)sw * t->p + port;
+		break;
+	case SSEMU_PORT_LOCAL:
+		k = port - t->p;
+		if (k >= idx)
+			k++;
+		peer->kind = SSEMU_PORT_LOCAL;
+		peer->sw = grp * t->a + k;
+		peer->port = local_port(t, k, idx);
+		break;
+	case SSEMU_PORT_GLOBAL:
+		j = idx * t->h + (port - (t->p + t->a - 1));
+		jp = global_partner(t, j, &d);
+		if (jp == UINT32_MAX)
+			break;
+		tg = (grp + d) % t->g;
+		peer->kind = SSEMU_PORT_GLOBAL;
+		peer->sw = tg * t->a + jp / t->h;
+		peer->port = t->p + t->a - 1 + jp % t->h;
+		break;
+	default:
+		break;
+	}
+}
+
+uint32_t ssemu_topo_ncopies(const struct ssemu_topo *t, uint32_t g1,
+			    uint32_t g2)
+{
+	uint32_t d, n = 0, c;
+
+	if (t->g < 2 || g1 == g2)
+		return 0;
+	d = (g2 + t->g - g1) % t->g;
+	for (c = 0; c * (t->g - 1) + (d - 1) < t->a * t->h; c++)
+		if (c * (t->g - 1) + (t->g - 1 - d) < t->a * t->h)
+			n++;
+	return n;
+}
+
+uint32_t ssemu_topo_min_port(const struct ssemu_topo *t, uint32_t sw,
+			     uint64_t dst, uint32_t copy)
+{
+	uint32_t dsw = (uint32_t)(dst / t->p), grp = sw / t->a;
+	uint32_t dgrp = dsw / t->a, d, n, j, c, owner;
+
+	if (dsw == sw)
+		return (uint32_t)(dst % t->p);
+	if (dgrp == grp)
+		return local_port(t, sw % t->a, dsw % t->a);
+	/* Leave the group on global link copy (copy mod n) toward dgrp. */
+	d = (dgrp + t->g - grp) % t->g;
+	n = ssemu_topo_ncopies(t, grp, dgrp);
+	copy %= n;
+	/* The copy-th connected link with offset d. */
+	for (c = 0;; c++) {
+		j = c * (t->g - 1) + (d - 1);
+		if (c * (t->g - 1) + (t->g - 1 - d) < t->a * t->h) {
+			if (!copy)
+				break;
+			copy--;
+		}
+	}
+	owner = j / t->h;
+	if (owner == sw % t->a)
+		return t->p + t->a - 1 + j % t->h;
+	return local_port(t, sw % t->a, owner);
+}
+
+uint32_t ssemu_topo_min_hops(const struct ssemu_topo *t, uint64_t src,
+			     uint64_t dst, uint32_t copy)
+{
+	uint32_t sw = (uint32_t)(src / t->p), hops = 0, port;
+	struct ssemu_peer peer;
+
+	for (;;) {
+		port = ssemu_topo_min_port(t, sw, dst, copy);
+		ssemu_topo_peer(t, sw, port, &peer);
+		if (peer.kind == SSEMU_PORT_ENDPOINT || peer.kind ==
+		    SSEMU_PORT_NONE || hops > 8)
+			return hops;
+		sw = peer.sw;
+		hops++;
+	}
+}
