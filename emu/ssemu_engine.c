@@ -135,6 +135,7 @@ int ssemu_engine_cancel(struct ssemu_engine *e, ssemu_evid_t id)
 		return -ENOENT;
 	ev->cancelled = 1;
 	e->nlive--;
+	e->ncancelled++;
 	return 0;
 }
 
@@ -164,8 +165,10 @@ static void reap_cancelled(struct ssemu_engine *e)
 {
 	struct ssemu_heap_ent *h = heap(e);
 
-	while (e->nheap && pool(e)[h[0].ev].cancelled)
+	while (e->ncancelled && e->nheap && pool(e)[h[0].ev].cancelled) {
 		release(e, pop_top(e));
+		e->ncancelled--;
+	}
 }
 
 ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e)

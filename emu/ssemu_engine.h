@@ -46,6 +46,8 @@ struct ssemu_engine {
 	uint32_t nheap;
 	uint32_t free_head;
 	uint32_t nlive;		/* scheduled and not cancelled */
+	uint32_t ncancelled;	/* cancelled, still in the heap */
+	uint32_t pad;
 	uint64_t heap_off;	/* relative to the engine */
 	uint64_t pool_off;
 };

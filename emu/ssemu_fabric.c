@@ -34,7 +34,7 @@
 
 struct layout {
 	uint64_t engine, nics, eps, msgs, bufs, rings, pkts, swmap, portmap,
-		switches, voqs, window, total;
+		switches, voqs, window, work, ovf, total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
 };
@@ -70,6 +70,8 @@ static void compute_layout(const struct ssemu_config *c,
 	l->portmap = take(&off, t->nendpoints * sizeof(uint32_t));
 	l->window = take(&off, (uint64_t)c->max_nics * c->max_nics *
 				       sizeof(uint16_t));
+	l->work = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
+	l->ovf = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->switches = take(&off, (uint64_t)c->max_switches *
 					 sizeof(struct ssemu_switch_sh));
 	l->voqs = take(&off, (uint64_t)c->max_switches * l->voq_per_switch *
@@ -112,6 +114,8 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->switches_off = l->switches;
 	r->voqs_off = l->voqs;
 	r->window_off = l->window;
+	r->work_off = l->work;
+	r->ovf_off = l->ovf;
 	r->route_idx = (uint32_t)ssemu_route_index(c->routing);
 	r->arb_idx = (uint32_t)ssemu_arb_index(c->arb);
 	r->cc_idx = (uint32_t)ssemu_cc_index(c->cc);
@@ -622,12 +626,13 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		free(nic);
 		return ret;
 	}
-	reap_dead_locked(r);
-	for (i = 0; i < r->config.max_nics; i++) {
-		if (ssemu_r_nic(r, i)->state == SSEMU_NIC_FREE) {
-			slot = i;
-			break;
-		}
+	for (i = 0; i < 2 * r->config.max_nics && slot == SSEMU_NONE; i++) {
+		/* out of slots: look for NICs of dead processes once */
+		if (i == r->config.max_nics)
+			reap_dead_locked(r);
+		if (ssemu_r_nic(r, i % r->config.max_nics)->state ==
+		    SSEMU_NIC_FREE)
+			slot = i % r->config.max_nics;
 	}
 	if (slot == SSEMU_NONE) {
 		ret = -ENOSPC;
@@ -877,6 +882,9 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 		ssemu_store_release(&m->state, 0);
 		return -EAGAIN;
 	}
+	/* tell the engine where to look; pairs with the exchange in
+	 * drain_tx_locked */
+	ssemu_bit_set(ssemu_r_bits(r, r->work_off), ep->index);
 	return 0;
 }
 
@@ -964,27 +972,45 @@ static ssemu_time_t model_limit(struct ssemu_region *r)
 	return (ssemu_time_t)((double)w * 1000.0 / r->config.dilation);
 }
 
-/* Move posted messages from every tx ring into the model. */
+/* Move posted messages from the tx rings into the model, and retry event
+ * deliveries that found a full ring. */
 static void drain_tx_locked(struct ssemu_region *r)
 {
 	const struct ssemu_config *c = &r->config;
-	uint32_t nic, e, epi, mi, lo;
+	uint64_t *work = ssemu_r_bits(r, r->work_off);
+	uint64_t *ovf = ssemu_r_bits(r, r->ovf_off);
+	uint32_t w, nwords = (r->neps + 63) / 64, epi, mi, lo, nic;
 	struct ssemu_ring *ring;
 	struct ssemu_ep_sh *sh;
-	bool any;
+	uint64_t bits;
 
-	for (nic = 0; nic < c->max_nics; nic++) {
-		if (ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED)
+	for (w = 0; w < nwords; w++) {
+		if (!ovf[w])
 			continue;
-		any = false;
-		for (e = 0; e < c->eps_per_nic; e++) {
-			epi = nic * c->eps_per_nic + e;
+		bits = ovf[w];
+		while (bits) {
+			epi = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			bits &= bits - 1;
 			sh = ssemu_r_ep(r, epi);
-			if (!sh->open)
-				continue;
-			if (sh->rx_head != SSEMU_NONE ||
-			    sh->tx_head != SSEMU_NONE)
+			if (sh->open)
 				ssemu_model_flush_overflow(r, epi);
+			if (!sh->open || (sh->rx_head == SSEMU_NONE &&
+					  sh->tx_head == SSEMU_NONE))
+				ovf[w] &= ~(1ULL << (epi % 64));
+		}
+	}
+	for (w = 0; w < nwords; w++) {
+		if (!ssemu_load_relaxed(&work[w]))
+			continue;
+		bits = __atomic_exchange_n(&work[w], 0, __ATOMIC_ACQ_REL);
+		while (bits) {
+			epi = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			bits &= bits - 1;
+			sh = ssemu_r_ep(r, epi);
+			nic = ssemu_ep_nic(r, epi);
+			if (!sh->open ||
+			    ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED)
+				continue;
 			ring = ssemu_r_ring(r, sh->tx_ring_off);
 			lo = epi * c->msgs_per_ep;
 			while (!ssemu_ring_pop(ring, &mi)) {
@@ -996,11 +1022,9 @@ static void drain_tx_locked(struct ssemu_region *r)
 					continue;
 				}
 				ssemu_model_enqueue_msg(r, nic, mi);
-				any = true;
 			}
-		}
-		if (any)
 			ssemu_model_nic_kick(r, nic);
+		}
 	}
 }
 
@@ -1056,10 +1080,8 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 	if (ret)
 		return ret;
 	drain_tx_locked(r);
-	while (ssemu_engine_pop(e, t, &fired)) {
+	while (ssemu_engine_pop(e, t, &fired))
 		ssemu_model_dispatch(r, &fired);
-		drain_tx_locked(r);
-	}
 	if (e->now < t)
 		e->now = t;
 	unlock_region(r);
@@ -1161,5 +1183,40 @@ int ssemu_fabric_stats(struct ssemu_fabric *f, struct ssemu_fabric_stats *st)
 	st->switch_lat_sum = r->switch_lat_sum;
 	st->nics_attached = r->nnics;
 	st->switches_instantiated = r->sw_used;
+	return 0;
+}
+
+int ssemu_fabric_switch_latency(struct ssemu_fabric *f,
+				struct ssemu_latency *lat)
+{
+	const uint64_t *h;
+	uint64_t n = 0, acc = 0;
+	bool have_p50 = false;
+	uint32_t i;
+
+	if (!f || !lat)
+		return -EINVAL;
+	h = f->r->swlat_hist;
+	memset(lat, 0, sizeof(*lat));
+	for (i = 0; i < SSEMU_SWLAT_BINS; i++) {
+		n += h[i];
+		if (h[i])
+			lat->max_ns = i;
+	}
+	lat->count = n;
+	if (!n)
+		return 0;
+	lat->mean_ns = (double)f->r->switch_lat_sum / n / SSEMU_PS_PER_NS;
+	for (i = 0; i < SSEMU_SWLAT_BINS; i++) {
+		acc += h[i];
+		if (!have_p50 && acc * 2 >= n) {
+			lat->p50_ns = i;
+			have_p50 = true;
+		}
+		if (acc * 100 >= n * 99) {
+			lat->p99_ns = i;
+			break;
+		}
+	}
 	return 0;
 }

@@ -230,6 +230,9 @@ static void deliver_recv(struct ssemu_region *r, uint32_t mi)
 		ep_wake(ep);
 		return;
 	}
+	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), ssemu_r_portmap(r)[
+		SSEMU_ADDR_PORT(m->dst)] * r->config.eps_per_nic +
+		SSEMU_ADDR_PID(m->dst));
 	if (ep->rx_head == SSEMU_NONE)
 		ep->rx_head = mi;
 	else
@@ -252,6 +255,7 @@ static void complete_tx(struct ssemu_region *r, uint32_t mi)
 		ep_wake(ep);
 		return;
 	}
+	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), epi);
 	if (ep->tx_head == SSEMU_NONE)
 		ep->tx_head = mi;
 	else
@@ -436,6 +440,8 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	s->port[out].tx_bytes += pkt->bytes;
 	r->pkt_hops++;
 	r->switch_lat_sum += now - pkt->sw_arrive;
+	r->swlat_hist[SSEMU_MIN((now - pkt->sw_arrive) / SSEMU_PS_PER_NS,
+				(uint64_t)SSEMU_SWLAT_BINS - 1)]++;
 	return_credit(r, s, in, tc);
 
 	ser = ser_time(pkt->bytes, lp->rate_bps);

@@ -39,6 +39,7 @@
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
 #define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
+#define SSEMU_SWLAT_BINS 4096	/* switch latency histogram, 1 ns bins */
 
 enum ssemu_nic_state {
 	SSEMU_NIC_FREE = 0,
@@ -157,7 +158,9 @@ struct ssemu_region {
 	/* sections */
 	uint64_t engine_off, nics_off, eps_off, msgs_off, bufs_off, rings_off,
 		 pkts_off, swmap_off, portmap_off, switches_off, voqs_off,
-		 window_off;
+		 window_off,
+		 work_off,	/* bitmap: endpoints with posted messages */
+		 ovf_off;	/* bitmap: endpoints with overflowed events */
 	/* model state */
 	uint32_t pkt_free;
 	uint32_t pkts_used;
@@ -168,6 +171,8 @@ struct ssemu_region {
 	uint64_t pkts_delivered, pkt_hops, switch_lat_sum;
 	uint32_t work_futex;	/* bumped when work is posted */
 	uint32_t pad2;
+	/* per-hop switch latency (arrival to departure), 1 ns bins */
+	uint64_t swlat_hist[SSEMU_SWLAT_BINS];
 };
 
 /* Per-process handles. */
@@ -256,6 +261,16 @@ static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
 
 	return (struct ssemu_voq *)SSEMU_AT(r, s->voq_off) +
 	       ((size_t)in * R + out) * T + tc;
+}
+
+static inline uint64_t *ssemu_r_bits(struct ssemu_region *r, uint64_t off)
+{
+	return SSEMU_AT(r, off);
+}
+
+static inline void ssemu_bit_set(uint64_t *bits, uint32_t i)
+{
+	ssemu_fetch_or(&bits[i / 64], 1ULL << (i % 64));
 }
 
 static inline struct ssemu_ring *ssemu_r_ring(struct ssemu_region *r,

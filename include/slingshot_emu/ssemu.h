@@ -126,6 +126,14 @@ struct ssemu_config {
  */
 int ssemu_config_preset(const char *name, struct ssemu_config *cfg);
 
+/**
+ * Load a fabric configuration file (libconfig syntax, keys documented in
+ * docs/fabric-config.md).  It may start from a preset and override values.
+ * @return 0; -EINVAL with "file:line: key: problem" in @err.
+ */
+int ssemu_config_load(const char *path, struct ssemu_config *cfg, char *err,
+		      size_t errlen);
+
 /** Names of the presets, NULL-terminated. */
 const char *const *ssemu_config_preset_names(void);
 
@@ -324,6 +332,16 @@ struct ssemu_fabric_stats {
 
 int ssemu_fabric_stats(struct ssemu_fabric *fabric,
 		       struct ssemu_fabric_stats *st);
+
+struct ssemu_latency {
+	uint64_t count;
+	double mean_ns, p50_ns, p99_ns, max_ns;	/* 1 ns resolution */
+};
+
+/** Per-hop switch latency (input arrival to output departure, so it
+ * includes queueing) over every hop so far. */
+int ssemu_fabric_switch_latency(struct ssemu_fabric *fabric,
+				struct ssemu_latency *lat);
 
 /* Logging sink: the provider routes emulator warnings into fi_log. */
 enum ssemu_log_level { SSEMU_LOG_WARN, SSEMU_LOG_INFO, SSEMU_LOG_DEBUG };

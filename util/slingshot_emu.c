@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * slingshot-emu: the command-line tool of the emulated Slingshot fabric.
+ * Subcommands: sim (synthetic traffic on an in-process fabric), presets.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slingshot_emu/ssemu.h>
+
+#include "ssemu_cli.h"
+
+int ssemu_cli_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi,
+		  uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		goto bad;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		goto bad;
+	if (v < lo || v > hi) {
+		fprintf(stderr, "%s: %llu is out of range [%llu, %llu]\n", opt,
+			v, (unsigned long long)lo, (unsigned long long)hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+bad:
+	fprintf(stderr, "%s: '%s' is not a non-negative integer\n", opt,
+		s ? s : "");
+	return -1;
+}
+
+int ssemu_cli_double(const char *opt, const char *s, double lo, double hi,
+		     double *out)
+{
+	double v;
+	char *end;
+
+	errno = 0;
+	if (!s || !*s)
+		goto bad;
+	v = strtod(s, &end);
+	if (errno || *end || v != v)
+		goto bad;
+	if (v < lo || v > hi) {
+		fprintf(stderr, "%s: %g is out of range [%g, %g]\n", opt, v, lo,
+			hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+bad:
+	fprintf(stderr, "%s: '%s' is not a number\n", opt, s ? s : "");
+	return -1;
+}
+
+static int cmd_presets(int argc, char **argv)
+{
+	const char *const *p;
+	struct ssemu_config c;
+
+	for (p = ssemu_config_preset_names(); *p; p++) {
+		ssemu_config_preset(*p, &c);
+		printf("%-8s %4u groups x %2u switches x %2u endpoints, "
+		       "%2u global links/switch: %llu endpoints\n", *p,
+		       c.topo.groups, c.topo.switches_per_group,
+		       c.topo.endpoints_per_switch, c.topo.globals_per_switch,
+		       (unsigned long long)ssemu_config_nports(&c));
+	}
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: slingshot-emu COMMAND [options]\n"
+		"\n"
+		"commands:\n"
+		"  sim       run synthetic traffic on an in-process fabric and\n"
+		"            report latency and throughput in model time\n"
+		"  presets   list the built-in fabric presets\n"
+		"  help      this text\n"
+		"\n"
+		"`slingshot-emu COMMAND --help` describes each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "sim"))
+		return ssemu_cmd_sim(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "presets"))
+		return cmd_presets(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "slingshot-emu: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

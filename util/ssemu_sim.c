@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * `slingshot-emu sim`: synthetic traffic on an in-process fabric.  Every
+ * endpoint taking part gets a NIC; open-loop sources inject messages with
+ * exponential gaps at the requested load (uniform random, permutation and
+ * incast patterns), or two endpoints play ping-pong.  Everything reported is
+ * in model time, so the same seed gives byte-identical output.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <slingshot_emu/ssemu.h>
+
+#include "ssemu_cli.h"
+#include "ssemu_compiler.h"
+#include "ssemu_rng.h"
+
+enum pattern { PAT_UNIFORM, PAT_PERMUTATION, PAT_INCAST, PAT_PINGPONG };
+
+static const char *const pattern_names[] = {
+	[PAT_UNIFORM] = "uniform",
+	[PAT_PERMUTATION] = "permutation",
+	[PAT_INCAST] = "incast",
+	[PAT_PINGPONG] = "pingpong",
+};
+
+struct sim_opts {
+	const char *preset;
+	const char *config_path;
+	enum pattern pattern;
+	uint64_t nendpoints;	/* 0: every endpoint of the topology */
+	uint64_t size;		/* message bytes */
+	double load;		/* fraction of injection bandwidth */
+	double time_us;		/* model time to generate traffic for */
+	uint64_t messages;	/* or: total messages to send */
+	uint64_t seed;
+	uint32_t tclass;
+	const char *csv;
+	bool seed_set;
+};
+
+struct sample_set {
+	double *v;
+	size_t n, cap;
+};
+
+static int samples_add(struct sample_set *s, double x)
+{
+	double *nv;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 4096;
+		nv = realloc(s->v, s->cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		s->v = nv;
+	}
+	s->v[s->n++] = x;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct(const struct sample_set *s, double p)
+{
+	size_t i;
+
+	if (!s->n)
+		return 0;
+	i = (size_t)ceil(p / 100.0 * s->n);
+	if (i > 0)
+		i--;
+	return s->v[i < s->n ? i : s->n - 1];
+}
+
+struct sim {
+	struct sim_opts o;
+	struct ssemu_config cfg;
+	struct ssemu_fabric *fab;
+	struct ssemu_nic **nics;
+	struct ssemu_ep **eps;
+	uint64_t n;
+	struct ssemu_rng rng;
+	uint64_t *dest;		/* permutation */
+	ssemu_time_t *next;	/* next injection per source */
+	uint64_t sent, received, rx_bytes, failed;
+	ssemu_time_t first_rx, last_rx;
+	uint64_t first_bytes;	/* the first arrival opens the window */
+	uint64_t drained_at;
+	struct sample_set lat;
+	FILE *csv;
+	void *payload;
+};
+
+static void usage_sim(FILE *f)
+{
+	fprintf(f,
+		"usage: slingshot-emu sim [options]\n"
+		"  --preset NAME        fabric preset (default switch):");
+	for (const char *const *p = ssemu_config_preset_names(); *p; p++)
+		fprintf(f, " %s", *p);
+	fprintf(f,
+		"\n"
+		"  --config FILE        fabric configuration file instead of a preset\n"
+		"  --pattern P          uniform | permutation | incast | pingpong\n"
+		"                       (default uniform)\n"
+		"  --endpoints N        endpoints taking part (default: all)\n"
+		"  --size BYTES         message size (default 2048)\n"
+		"  --load F             offered load per source, 0 < F <= 1, as a\n"
+		"                       fraction of the injection rate (default 0.5)\n"
+		"  --time US            model microseconds of traffic (default 100)\n"
+		"  --messages N         stop after N messages instead\n"
+		"  --tclass N           traffic class index (default: the fabric's)\n"
+		"  --seed N             random seed (default: the fabric's)\n"
+		"  --csv FILE           per-message records: src,dst,bytes,post_ps,\n"
+		"                       recv_ps,latency_ns\n");
+}
+
+static int parse_sim(int argc, char **argv, struct sim_opts *o)
+{
+	static const struct option lo[] = {
+		{ "preset", required_argument, NULL, 'p' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "pattern", required_argument, NULL, 'P' },
+		{ "endpoints", required_argument, NULL, 'n' },
+		{ "size", required_argument, NULL, 's' },
+		{ "load", required_argument, NULL, 'l' },
+		{ "time", required_argument, NULL, 't' },
+		{ "messages", required_argument, NULL, 'm' },
+		{ "tclass", required_argument, NULL, 'T' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "csv", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	uint64_t u;
+	size_t i;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->preset = "switch";
+	o->pattern = PAT_UNIFORM;
+	o->size = 2048;
+	o->load = 0.5;
+	o->time_us = 100;
+	o->tclass = UINT32_MAX;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->preset = optarg;
+			break;
+		case 'c':
+			o->config_path = optarg;
+			break;
+		case 'P':
+			for (i = 0; i < 4; i++)
+				if (!strcmp(optarg, pattern_names[i]))
+					break;
+			if (i == 4) {
+				fprintf(stderr, "sim: unknown pattern '%s' "
+					"(uniform, permutation, incast, "
+					"pingpong)\n", optarg);
+				return -EINVAL;
+			}
+			o->pattern = (enum pattern)i;
+			break;
+		case 'n':
+			if (ssemu_cli_u64("--endpoints", optarg, 2,
+					  SSEMU_MAX_PORTS, &o->nendpoints))
+				return -EINVAL;
+			break;
+		case 's':
+			if (ssemu_cli_u64("--size", optarg, 0, 1u << 24,
+					  &o->size))
+				return -EINVAL;
+			break;
+		case 'l':
+			if (ssemu_cli_double("--load", optarg, 1e-6, 1.0,
+					     &o->load))
+				return -EINVAL;
+			break;
+		case 't':
+			if (ssemu_cli_double("--time", optarg, 0.001, 1e9,
+					     &o->time_us))
+				return -EINVAL;
+			break;
+		case 'm':
+			if (ssemu_cli_u64("--messages", optarg, 1, 1ULL << 40,
+					  &o->messages))
+				return -EINVAL;
+			break;
+		case 'T':
+			if (ssemu_cli_u64("--tclass", optarg, 0,
+					  SSEMU_MAX_TCLASS - 1, &u))
+				return -EINVAL;
+			o->tclass = (uint32_t)u;
+			break;
+		case 'S':
+			if (ssemu_cli_u64("--seed", optarg, 0, UINT64_MAX,
+					  &o->seed))
+				return -EINVAL;
+			o->seed_set = true;
+			break;
+		case 'o':
+			o->csv = optarg;
+			break;
+		case 'h':
+			usage_sim(stdout);
+			return 1;
+		default:
+			usage_sim(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "sim: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Injection time of one message at the edge rate, ps. */
+static double msg_wire_ps(const struct sim *s)
+{
+	uint64_t pkts = s->o.size ? (s->o.size + s->cfg.mtu - 1) / s->cfg.mtu : 1;
+	double bytes = (double)s->o.size + (double)pkts * s->cfg.pkt_overhead;
+
+	return bytes * 8.0 * 1e12 / (double)s->cfg.edge.rate_bps;
+}
+
+static ssemu_time_t gap(struct sim *s)
+{
+	double mean = msg_wire_ps(s) / s->o.load;
+	double u = ssemu_rng_double(&s->rng);
+
+	return (ssemu_time_t)(-log(1.0 - u) * mean) + 1;
+}
+
+static uint64_t pick_dest(struct sim *s, uint64_t src)
+{
+	uint64_t d;
+
+	switch (s->o.pattern) {
+	case PAT_PERMUTATION:
+		return s->dest[src];
+	case PAT_INCAST:
+		return 0;
+	case PAT_PINGPONG:
+		return src ^ 1;
+	default:
+		d = ssemu_rng_below(&s->rng, s->n - 1);
+		return d >= src ? d + 1 : d;
+	}
+}
+
+static int post(struct sim *s, uint64_t src, uint64_t dst)
+{
+	struct iovec iov = { s->payload, s->o.size };
+	struct ssemu_send m = {
+		.dest = ssemu_ep_addr(s->eps[dst]),
+		.tclass = s->o.tclass,
+		.flags = SSEMU_SEND_ORDERED,
+		.iov = &iov,
+		.iov_count = 1,
+		.cookie = src,
+	};
+
+	m.hdr[0] = ssemu_fabric_now(s->fab);
+	m.hdr[1] = src;
+	return ssemu_ep_send(s->eps[src], &m);
+}
+
+/* Drain every endpoint's events; returns RECVs seen. */
+static uint64_t drain(struct sim *s, uint64_t only)
+{
+	struct ssemu_event ev[64];
+	uint64_t i, got = 0, from = 0, to = s->n;
+	int k, n;
+
+	if (only != UINT64_MAX) {
+		from = only;
+		to = only + 1;
+	}
+	for (i = from; i < to; i++) {
+		while ((n = ssemu_ep_poll(s->eps[i], ev, 64)) > 0) {
+			for (k = 0; k < n; k++) {
+				if (ev[k].type == SSEMU_EV_SEND_DONE) {
+					if (ev[k].status)
+						s->failed++;
+					continue;
+				}
+				double l = (double)(ev[k].time - ev[k].hdr[0]) /
+					   SSEMU_PS_PER_NS;
+
+				samples_add(&s->lat, l);
+				if (!s->received) {
+					s->first_rx = ev[k].time;
+					s->first_bytes = ev[k].len;
+				}
+				s->last_rx = ev[k].time;
+				s->received++;
+				s->rx_bytes += ev[k].len;
+				got++;
+				if (s->csv)
+					fprintf(s->csv,
+						"%" PRIu64 ",%" PRIu64 ",%" PRIu64
+						",%" PRIu64 ",%" PRIu64 ",%.3f\n",
+						ev[k].hdr[1], i, ev[k].len,
+						ev[k].hdr[0], ev[k].time, l);
+				ssemu_event_release(s->eps[i], &ev[k]);
+			}
+		}
+	}
+	return got;
+}
+
+static int run_open_loop(struct sim *s)
+{
+	ssemu_time_t end = (ssemu_time_t)(s->o.time_us * SSEMU_PS_PER_US);
+	ssemu_time_t t, tmin;
+	uint64_t i, first = s->o.pattern == PAT_INCAST ? 1 : 0, spin;
+	int ret;
+
+	for (i = first; i < s->n; i++)
+		s->next[i] = gap(s);
+	for (;;) {
+		tmin = UINT64_MAX;
+		for (i = first; i < s->n; i++)
+			if (s->next[i] < tmin)
+				tmin = s->next[i];
+		if (s->o.messages ? s->sent >= s->o.messages : tmin >= end)
+			break;
+		ret = ssemu_fabric_run_until(s->fab, tmin);
+		if (ret)
+			return ret;
+		/* Event times are stamped by the model, so draining now and
+		 * then loses nothing (overflowing rings queue in the model). */
+		if (s->sent - s->drained_at >= 256) {
+			drain(s, UINT64_MAX);
+			s->drained_at = s->sent;
+		}
+		t = ssemu_fabric_now(s->fab);
+		for (i = first; i < s->n; i++) {
+			if (s->next[i] > t)
+				continue;
+			spin = 0;
+			while ((ret = post(s, i, pick_dest(s, i))) == -EAGAIN) {
+				/* the source is out of slots: let it drain */
+				ssemu_fabric_progress(s->fab, 1024);
+				drain(s, UINT64_MAX);
+				if (++spin > 1000000)
+					return -EDEADLK;
+			}
+			if (ret)
+				return ret;
+			s->sent++;
+			s->next[i] = t + gap(s);
+		}
+	}
+	/* Let everything in flight arrive. */
+	while (!ssemu_fabric_idle(s->fab)) {
+		ret = ssemu_fabric_progress(s->fab, 65536);
+		if (ret < 0)
+			return ret;
+		drain(s, UINT64_MAX);
+	}
+	drain(s, UINT64_MAX);
+	return 0;
+}
+
+static int run_pingpong(struct sim *s)
+{
+	uint64_t iters = s->o.messages ? s->o.messages : 1000, k;
+	uint64_t before;
+	int ret;
+
+	for (k = 0; k < iters; k++) {
+		uint64_t src = k & 1;
+
+		ret = post(s, src, src ^ 1);
+		if (ret)
+			return ret;
+		s->sent++;
+		before = s->received;
+		while (s->received == before) {
+			ret = ssemu_fabric_progress(s->fab, 65536);
+			if (ret < 0)
+				return ret;
+			drain(s, UINT64_MAX);
+			if (ret == 0 && s->received == before &&
+			    ssemu_fabric_idle(s->fab))
+				return -EIO;
+		}
+	}
+	while (!ssemu_fabric_idle(s->fab)) {
+		ret = ssemu_fabric_progress(s->fab, 65536);
+		if (ret < 0)
+			return ret;
+		drain(s, UINT64_MAX);
+	}
+	drain(s, UINT64_MAX);
+	return 0;
+}
+
+static void report(struct sim *s)
+{
+	struct ssemu_fabric_stats st;
+	struct ssemu_latency sl;
+	double span, gbps, mean = 0;
+	size_t i;
+
+	ssemu_fabric_stats(s->fab, &st);
+	ssemu_fabric_switch_latency(s->fab, &sl);
+	qsort(s->lat.v, s->lat.n, sizeof(double), cmp_double);
+	span = (double)(s->last_rx - s->first_rx) / SSEMU_PS_PER_NS;
+	gbps = span > 0 ? (double)(s->rx_bytes - s->first_bytes) * 8.0 / span :
+			  0;
+
+	printf("fabric: preset %s, %u groups x %u switches x %u endpoints "
+	       "(+%u global), %" PRIu64 " endpoints used\n",
+	       s->cfg.preset[0] ? s->cfg.preset : "(file)",
+	       s->cfg.topo.groups, s->cfg.topo.switches_per_group,
+	       s->cfg.topo.endpoints_per_switch,
+	       s->cfg.topo.globals_per_switch, s->n);
+	printf("traffic: pattern %s, %" PRIu64 " B messages, load %.3f, "
+	       "class %s, seed %" PRIu64 "\n",
+	       pattern_names[s->o.pattern], s->o.size, s->o.load,
+	       s->cfg.tclass[s->o.tclass].name, s->cfg.seed);
+	printf("messages: sent %" PRIu64 ", received %" PRIu64
+	       ", failed %" PRIu64 "\n",
+	       s->sent, s->received, s->failed);
+	for (i = 0; i < s->lat.n; i++)
+		mean += s->lat.v[i] / (double)s->lat.n;
+	printf("latency_ns: mean %.1f p50 %.1f p99 %.1f max %.1f\n", mean,
+	       pct(&s->lat, 50), pct(&s->lat, 99),
+	       s->lat.n ? s->lat.v[s->lat.n - 1] : 0.0);
+	printf("throughput: %.3f Gb/s delivered over %.3f us "
+	       "(%.3f Gb/s per receiving endpoint)\n",
+	       gbps, span / 1000.0,
+	       s->o.pattern == PAT_INCAST ? gbps :
+	       gbps / (double)(s->n ? s->n : 1));
+	printf("switch_latency_ns: hops %" PRIu64 " mean %.1f p50 %.0f "
+	       "p99 %.0f max %.0f\n",
+	       sl.count, sl.mean_ns, sl.p50_ns, sl.p99_ns, sl.max_ns);
+	printf("model: time %.3f us, events %" PRIu64 ", switches modelled %"
+	       PRIu64 "\n",
+	       (double)st.now / SSEMU_PS_PER_US, st.events,
+	       st.switches_instantiated);
+}
+
+static int sim_setup(struct sim *s)
+{
+	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
+	char err[256];
+	uint64_t nports, i, j, tmp;
+	int ret;
+
+	if (s->o.config_path) {
+		ret = ssemu_config_load(s->o.config_path, &s->cfg, err,
+					sizeof(err));
+		if (ret) {
+			fprintf(stderr, "sim: %s\n", err);
+			return ret;
+		}
+	} else if (ssemu_config_preset(s->o.preset, &s->cfg)) {
+		fprintf(stderr, "sim: unknown preset '%s' (try: ", s->o.preset);
+		for (const char *const *p = ssemu_config_preset_names(); *p; p++)
+			fprintf(stderr, "%s%s", *p, p[1] ? ", " : ")\n");
+		return -EINVAL;
+	}
+	if (s->o.seed_set)
+		s->cfg.seed = s->o.seed;
+	if (s->o.tclass == UINT32_MAX)
+		s->o.tclass = s->cfg.default_tclass;
+	if (s->o.tclass >= s->cfg.ntclass) {
+		fprintf(stderr, "sim: --tclass %u: the fabric has %u classes\n",
+			s->o.tclass, s->cfg.ntclass);
+		return -EINVAL;
+	}
+	nports = ssemu_config_nports(&s->cfg);
+	s->n = s->o.nendpoints ? s->o.nendpoints : nports;
+	if (s->o.pattern == PAT_PINGPONG)
+		s->n = 2;
+	if (s->n > nports) {
+		fprintf(stderr, "sim: --endpoints %" PRIu64 ": the fabric has "
+			"%" PRIu64 "\n", s->n, nports);
+		return -EINVAL;
+	}
+	if (s->n > 65536) {
+		fprintf(stderr, "sim: %" PRIu64 " endpoints: this tool models "
+			"at most 65536 at once (use --endpoints)\n", s->n);
+		return -EINVAL;
+	}
+	/* One endpoint per NIC, sized for this run. */
+	s->cfg.max_nics = (uint32_t)s->n;
+	s->cfg.eps_per_nic = 1;
+	s->cfg.msgs_per_ep = 64;
+	s->cfg.bufs_per_ep = s->o.size > SSEMU_INLINE_MAX ? 16 : 0;
+	if (s->o.size > s->cfg.buf_size)
+		s->cfg.buf_size = (uint32_t)s->o.size;
+	s->cfg.max_switches = s->cfg.topo.groups * s->cfg.topo.switches_per_group;
+	s->cfg.max_pkts = (uint32_t)SSEMU_MIN(s->n * 256 + 4096, 1u << 24);
+	s->cfg.max_events = s->cfg.max_pkts * 4;
+
+	ret = ssemu_config_validate(&s->cfg, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "sim: %s\n", err);
+		return ret;
+	}
+	fo.config = &s->cfg;
+	ret = ssemu_fabric_open(&fo, &s->fab, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "sim: cannot build the fabric: %s\n", err);
+		return ret;
+	}
+	s->nics = calloc(s->n, sizeof(*s->nics));
+	s->eps = calloc(s->n, sizeof(*s->eps));
+	s->next = calloc(s->n, sizeof(*s->next));
+	s->dest = calloc(s->n, sizeof(*s->dest));
+	s->payload = calloc(1, s->o.size ? s->o.size : 1);
+	if (!s->nics || !s->eps || !s->next || !s->dest || !s->payload)
+		return -ENOMEM;
+	for (i = 0; i < s->n; i++) {
+		struct ssemu_nic_opts no = { .port = (uint32_t)i, .rank = -1 };
+
+		ret = ssemu_nic_attach(s->fab, &no, &s->nics[i]);
+		if (!ret)
+			ret = ssemu_ep_open(s->nics[i], &s->eps[i]);
+		if (ret) {
+			fprintf(stderr, "sim: endpoint %" PRIu64 ": %s\n", i,
+				strerror(-ret));
+			return ret;
+		}
+	}
+	ssemu_rng_seed(&s->rng, s->cfg.seed, 0x51);
+	/* A random derangement for the permutation pattern. */
+	for (i = 0; i < s->n; i++)
+		s->dest[i] = i;
+	for (i = s->n - 1; i > 0; i--) {
+		j = ssemu_rng_below(&s->rng, i);	/* Sattolo: one cycle */
+		tmp = s->dest[i];
+		s->dest[i] = s->dest[j];
+		s->dest[j] = tmp;
+	}
+	if (s->o.csv) {
+		s->csv = fopen(s->o.csv, "w");
+		if (!s->csv) {
+			fprintf(stderr, "sim: %s: %s\n", s->o.csv,
+				strerror(errno));
+			return -errno;
+		}
+		fprintf(s->csv, "src,dst,bytes,post_ps,recv_ps,latency_ns\n");
+	}
+	return 0;
+}
+
+static void sim_teardown(struct sim *s)
+{
+	uint64_t i;
+
+	if (s->csv)
+		fclose(s->csv);
+	for (i = 0; s->eps && i < s->n; i++)
+		ssemu_ep_close(s->eps[i]);
+	for (i = 0; s->nics && i < s->n; i++)
+		ssemu_nic_detach(s->nics[i]);
+	ssemu_fabric_close(s->fab);
+	free(s->nics);
+	free(s->eps);
+	free(s->next);
+	free(s->dest);
+	free(s->payload);
+	free(s->lat.v);
+}
+
+int ssemu_cmd_sim(int argc, char **argv)
+{
+	struct sim s;
+	int ret;
+
+	memset(&s, 0, sizeof(s));
+	ret = parse_sim(argc, argv, &s.o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	ret = sim_setup(&s);
+	if (!ret) {
+		ret = s.o.pattern == PAT_PINGPONG ? run_pingpong(&s) :
+						    run_open_loop(&s);
+		if (ret)
+			fprintf(stderr, "sim: the run failed: %s\n",
+				strerror(-ret));
+		else
+			report(&s);
+	}
+	sim_teardown(&s);
+	return ret ? 1 : 0;
+}
