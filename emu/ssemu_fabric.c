@@ -162,9 +162,26 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 /* Locking and liveness                                                 */
 /* ------------------------------------------------------------------ */
 
+/* A zombie still answers kill(0), so look at its state as well. */
 static bool pid_alive(int32_t pid)
 {
-	return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH);
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return true;	/* no procfs: trust kill() */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }
 
 static void nic_detach_locked(struct ssemu_region *r, uint32_t slot);
@@ -305,8 +322,10 @@ static int proc_unregister_locked(struct ssemu_region *r)
 }
 
 static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
-		    const struct ssemu_topo *t, char *err, size_t errlen)
+		    const struct ssemu_topo *t, uint32_t flags, char *err,
+		    size_t errlen)
 {
+	bool existing = flags & (SSEMU_OPEN_EXISTING | SSEMU_OPEN_OBSERVER);
 	struct layout l;
 	struct ssemu_region *r;
 	struct stat st;
@@ -314,9 +333,12 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 	size_t size;
 	void *p;
 
-	compute_layout(c, t, &l);
+	if (!existing)
+		compute_layout(c, t, &l);
 	for (tries = 0; tries < 100; tries++) {
-		fd = shm_open(f->shm_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+		fd = existing ? -1 :
+				shm_open(f->shm_name, O_RDWR | O_CREAT | O_EXCL,
+					 0600);
 		if (fd >= 0) {
 			/* We create it. */
 			if (ftruncate(fd, (off_t)l.total)) {
@@ -358,7 +380,7 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 			f->map_size = l.total;
 			return 0;
 		}
-		if (errno != EEXIST) {
+		if (!existing && errno != EEXIST) {
 			ret = -errno;
 			snprintf(err, errlen, "shm_open %s: %s", f->shm_name,
 				 strerror(errno));
@@ -366,6 +388,11 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 		}
 		fd = shm_open(f->shm_name, O_RDWR, 0);
 		if (fd < 0) {
+			if (errno == ENOENT && existing) {
+				snprintf(err, errlen, "no fabric named %s",
+					 f->shm_name + 1);
+				return -ENOENT;
+			}
 			if (errno == ENOENT)
 				continue; /* removed meanwhile: retry */
 			ret = -errno;
@@ -411,7 +438,7 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 			usleep(10000);
 			continue;
 		}
-		ret = check_header(r, size, c, err, errlen);
+		ret = check_header(r, size, existing ? NULL : c, err, errlen);
 		if (ret) {
 			munmap(p, size);
 			return ret;
@@ -428,7 +455,7 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 			usleep(1000);
 			continue;
 		}
-		ret = proc_register_locked(r);
+		ret = flags & SSEMU_OPEN_OBSERVER ? 0 : proc_register_locked(r);
 		unlock_region(r);
 		if (ret) {
 			munmap(p, size);
@@ -440,9 +467,10 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 		f->map_size = size;
 		return 0;
 	}
-	snprintf(err, errlen, "%s: could not create or attach (segment "
-		 "kept changing)", f->shm_name);
-	return -EAGAIN;
+	snprintf(err, errlen, "%s: the segment never became a valid fabric "
+		 "(corrupt, or its creator died while building it; "
+		 "`slingshot-emu clean` removes it)", f->shm_name + 1);
+	return -EPROTO;
 }
 
 int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
@@ -470,6 +498,12 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 	if (!c) {
 		ssemu_config_preset("switch", &defcfg);
 		c = &defcfg;
+	}
+	if (opts->flags & (SSEMU_OPEN_EXISTING | SSEMU_OPEN_OBSERVER) &&
+	    opts->store != SSEMU_STORE_SHM) {
+		snprintf(err, errlen, "only a shared fabric can be attached "
+			 "as existing");
+		return -EINVAL;
 	}
 	ret = ssemu_config_validate(c, err, errlen);
 	if (ret)
@@ -521,7 +555,8 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 		else
 			snprintf(f->shm_name, sizeof(f->shm_name),
 				 "/ssemu-%u", (unsigned)geteuid());
-		ret = open_shm(f, c, &t, err, errlen);
+		f->flags = opts->flags;
+		ret = open_shm(f, c, &t, opts->flags, err, errlen);
 		if (ret)
 			goto err_free;
 	} else {
@@ -554,7 +589,7 @@ void ssemu_fabric_close(struct ssemu_fabric *f)
 	if (!f)
 		return;
 	r = f->r;
-	if (f->store == SSEMU_STORE_SHM) {
+	if (f->store == SSEMU_STORE_SHM && !(f->flags & SSEMU_OPEN_OBSERVER)) {
 		if (!lock_region(r, false)) {
 			left = proc_unregister_locked(r);
 			if (!left) {
@@ -1219,4 +1254,100 @@ int ssemu_fabric_switch_latency(struct ssemu_fabric *f,
 		}
 	}
 	return 0;
+}
+
+int ssemu_fabric_info(struct ssemu_fabric *f, struct ssemu_fabric_info *info)
+{
+	struct ssemu_region *r;
+	int i;
+
+	if (!f || !info)
+		return -EINVAL;
+	r = f->r;
+	memset(info, 0, sizeof(*info));
+	snprintf(info->name, sizeof(info->name), "%s",
+		 f->shm_name[0] ? f->shm_name + 1 : "");
+	info->size = f->map_size;
+	info->owner_uid = r->owner_uid;
+	for (i = 0; i < SSEMU_MAX_PROCS; i++)
+		if (r->procs[i] && pid_alive(r->procs[i]))
+			info->nprocs++;
+	info->nnics = r->nnics;
+	info->clock = r->config.clock;
+	info->dilation = r->config.dilation;
+	info->now = ssemu_load_relaxed(&ssemu_r_engine(r)->now);
+	info->lag_ps = ssemu_load_relaxed(&r->lag_ps);
+	info->pkts_in_flight = ssemu_load_relaxed(&r->pkts_used);
+	return 0;
+}
+
+int ssemu_fabric_nics(struct ssemu_fabric *f, struct ssemu_nic_info *out,
+		      int max)
+{
+	struct ssemu_region *r;
+	uint32_t i, e;
+	int n = 0;
+
+	if (!f || (!out && max))
+		return -EINVAL;
+	r = f->r;
+	for (i = 0; i < r->config.max_nics && n < max; i++) {
+		struct ssemu_nic_sh *nic = ssemu_r_nic(r, i);
+		struct ssemu_nic_info *o = &out[n];
+
+		if (ssemu_load_relaxed(&nic->state) != SSEMU_NIC_ATTACHED)
+			continue;
+		memset(o, 0, sizeof(*o));
+		o->port = nic->port;
+		o->pid = nic->owner_pid;
+		o->job = nic->job;
+		o->rank = nic->rank;
+		o->alive = pid_alive(nic->owner_pid);
+		for (e = 0; e < r->config.eps_per_nic; e++)
+			o->eps_open += !!ssemu_r_ep(r, i * r->config.eps_per_nic +
+							      e)->open;
+		o->stats = nic->stats;
+		n++;
+	}
+	return n;
+}
+
+int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
+		       int max)
+{
+	struct ssemu_region *r;
+	uint32_t i, p, tc, used;
+	int n = 0;
+
+	if (!f || (!out && max))
+		return -EINVAL;
+	r = f->r;
+	used = SSEMU_MIN(ssemu_load_relaxed(&r->sw_used),
+			 r->config.max_switches);
+	for (i = 0; i < used && n < max; i++) {
+		struct ssemu_switch_sh *s = ssemu_r_switch(r, i);
+
+		for (p = 0; p < r->topo.radix && n < max; p++) {
+			struct ssemu_swport *sp = &s->port[p];
+			struct ssemu_port_info *o = &out[n];
+			uint64_t any = sp->drops;
+
+			for (tc = 0; tc < r->config.ntclass; tc++)
+				any += sp->tx_pkts[tc] + sp->queued[tc];
+			if (!any)
+				continue;
+			memset(o, 0, sizeof(*o));
+			o->sw = s->sw;
+			o->port = p;
+			o->kind = ssemu_topo_port_kind(&r->topo, p);
+			for (tc = 0; tc < r->config.ntclass; tc++) {
+				o->tx_pkts[tc] = sp->tx_pkts[tc];
+				o->tx_bytes[tc] = sp->tx_bytes[tc];
+				o->queued[tc] = sp->queued[tc];
+			}
+			o->drops = sp->drops;
+			n++;
+		}
+	}
+	return n;
 }

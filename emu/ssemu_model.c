@@ -436,8 +436,8 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	pkt = ssemu_r_pkt(r, pi);
 	s->port[out].credits[tc]--;
 	s->port[out].out_busy = 1;
-	s->port[out].tx_pkts++;
-	s->port[out].tx_bytes += pkt->bytes;
+	s->port[out].tx_pkts[tc]++;
+	s->port[out].tx_bytes[tc] += pkt->bytes;
 	r->pkt_hops++;
 	r->switch_lat_sum += now - pkt->sw_arrive;
 	r->swlat_hist[SSEMU_MIN((now - pkt->sw_arrive) / SSEMU_PS_PER_NS,
@@ -461,6 +461,7 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 		 * end-to-end retry giving up.
 		 */
 		s->port[out].credits[tc]++;
+		s->port[out].drops++;
 		nic = ssemu_r_portmap(r)[pkt->src_port];
 		if (pkt->type == SSEMU_PKT_DATA && nic != SSEMU_NONE &&
 		    ssemu_r_msg(r, pkt->msg)->gen == pkt->msg_gen) {

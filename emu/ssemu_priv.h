@@ -127,7 +127,9 @@ struct ssemu_swport {
 	uint32_t credits[SSEMU_MAX_TCLASS];	/* downstream input buffer */
 	uint32_t queued[SSEMU_MAX_TCLASS];	/* packets in VOQs for this output */
 	ssemu_time_t last_ready;		/* keeps each input FIFO */
-	uint64_t tx_pkts, tx_bytes;
+	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
+	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
+	uint64_t drops;
 };
 
 struct ssemu_switch_sh {
@@ -180,6 +182,7 @@ struct ssemu_fabric {
 	struct ssemu_region *r;
 	size_t map_size;
 	enum ssemu_store store;
+	uint32_t flags;		/* SSEMU_OPEN_* */
 	char shm_name[64];
 	unsigned progress_calls;
 };

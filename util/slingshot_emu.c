@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * slingshot-emu: the command-line tool of the emulated Slingshot fabric.
- * Subcommands: sim (synthetic traffic on an in-process fabric), presets.
+ * Subcommands: sim (synthetic traffic on an in-process fabric), status,
+ * stat and clean (shared fabrics), presets.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -85,6 +86,11 @@ static void usage(FILE *f)
 		"commands:\n"
 		"  sim       run synthetic traffic on an in-process fabric and\n"
 		"            report latency and throughput in model time\n"
+		"  status    list shared fabrics: configuration, clock mode,\n"
+		"            lag, attached NICs (pid, job, rank, port)\n"
+		"  stat      live counters of a shared fabric per NIC, switch\n"
+		"            port and traffic class\n"
+		"  clean     remove shared fabrics no live process uses\n"
 		"  presets   list the built-in fabric presets\n"
 		"  help      this text\n"
 		"\n"
@@ -99,6 +105,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "sim"))
 		return ssemu_cmd_sim(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "status"))
+		return ssemu_cmd_status(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stat"))
+		return ssemu_cmd_stat(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "clean"))
+		return ssemu_cmd_clean(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "presets"))
 		return cmd_presets(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||

@@ -167,7 +167,14 @@ struct ssemu_fabric_opts {
 	enum ssemu_store store;
 	const char *name;	/* shm: segment name (no '/'); NULL: per user */
 	const struct ssemu_config *config;	/* NULL: preset "switch" */
+	uint32_t flags;		/* SSEMU_OPEN_* */
 };
+
+/* Attach to an existing shared fabric only, taking its configuration. */
+#define SSEMU_OPEN_EXISTING (1u << 0)
+/* Look without taking part: not counted as a user, never removes the
+ * segment (status and counter tools). Implies SSEMU_OPEN_EXISTING. */
+#define SSEMU_OPEN_OBSERVER (1u << 1)
 
 /**
  * Open (create or attach) a fabric.
@@ -342,6 +349,52 @@ struct ssemu_latency {
  * includes queueing) over every hop so far. */
 int ssemu_fabric_switch_latency(struct ssemu_fabric *fabric,
 				struct ssemu_latency *lat);
+
+/* What `slingshot-emu status` and `stat` show. */
+struct ssemu_fabric_info {
+	char name[64];		/* segment name, "" for a private store */
+	uint64_t size;		/* bytes of store */
+	uint32_t owner_uid;
+	uint32_t nprocs;	/* processes attached and alive */
+	uint32_t nnics;
+	enum ssemu_clock_mode clock;
+	double dilation;
+	ssemu_time_t now;
+	uint64_t lag_ps;	/* realtime: how far the model fell behind */
+	uint64_t pkts_in_flight;
+};
+
+int ssemu_fabric_info(struct ssemu_fabric *fabric,
+		      struct ssemu_fabric_info *info);
+
+struct ssemu_nic_info {
+	uint32_t port;
+	int32_t pid;
+	uint32_t job;
+	int32_t rank;
+	uint32_t eps_open;
+	bool alive;
+	struct ssemu_nic_stats stats;
+};
+
+/** Attached NICs, up to @max. @return how many were written. */
+int ssemu_fabric_nics(struct ssemu_fabric *fabric, struct ssemu_nic_info *out,
+		      int max);
+
+struct ssemu_port_info {
+	uint32_t sw;		/* topology switch id */
+	uint32_t port;
+	uint32_t kind;		/* 1 endpoint, 2 local, 3 global */
+	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
+	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
+	uint32_t queued[SSEMU_MAX_TCLASS];	/* packets in VOQs for it */
+	uint64_t drops;
+};
+
+/** Ports of the switches modelled so far that carried traffic.
+ * @return how many were written (up to @max). */
+int ssemu_fabric_ports(struct ssemu_fabric *fabric, struct ssemu_port_info *out,
+		       int max);
 
 /* Logging sink: the provider routes emulator warnings into fi_log. */
 enum ssemu_log_level { SSEMU_LOG_WARN, SSEMU_LOG_INFO, SSEMU_LOG_DEBUG };
