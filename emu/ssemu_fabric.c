@@ -1063,29 +1063,41 @@ static void drain_tx_locked(struct ssemu_region *r)
 	}
 }
 
+/*
+ * One turn of the engine.  Virtual clock: take what was posted and run as
+ * far as the budget allows.  Realtime clock: first run everything that is
+ * due by the wall clock, then move the model clock up to "now" (nothing
+ * earlier is pending) so that what is posted now enters the model now.
+ */
 static int run_locked(struct ssemu_fabric *f, unsigned budget)
 {
 	struct ssemu_region *r = f->r;
 	struct ssemu_engine *e = ssemu_r_engine(r);
+	bool realtime = r->config.clock == SSEMU_CLOCK_REALTIME;
 	struct ssemu_fired fired;
-	ssemu_time_t limit;
+	ssemu_time_t limit, next;
 	unsigned n = 0;
 
 	if (++f->progress_calls % LIVENESS_PERIOD == 0)
 		reap_dead_locked(r);
-	drain_tx_locked(r);
+	if (!realtime)
+		drain_tx_locked(r);
 	limit = model_limit(r);
 	while (n < budget && ssemu_engine_pop(e, limit, &fired)) {
 		ssemu_model_dispatch(r, &fired);
 		n++;
 	}
-	if (r->config.clock == SSEMU_CLOCK_REALTIME && n == budget) {
-		ssemu_time_t next = ssemu_engine_next_time(e);
-
-		if (next < limit)
+	if (realtime) {
+		next = ssemu_engine_next_time(e);
+		if (next <= limit) {
+			/* out of budget with work due: we are behind */
 			r->lag_ps = limit - next;
-	} else if (r->config.clock == SSEMU_CLOCK_REALTIME) {
-		r->lag_ps = 0;
+		} else {
+			r->lag_ps = 0;
+			if (e->now < limit)
+				e->now = limit;
+		}
+		drain_tx_locked(r);
 	}
 	return (int)n;
 }
