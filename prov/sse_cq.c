@@ -143,7 +143,13 @@ static ssize_t __sse_cq_read(struct sse_cq *cq, void *buf, size_t count,
 	}
 	if (n)
 		return (ssize_t)n;
-	return cq->count ? -FI_EAVAIL : -FI_EAGAIN;
+	/* Consumed placeholders at the head are gone by now. */
+	while (cq->count && cq->ring[cq->head].is_err && cq->errs_taken) {
+		cq->errs_taken--;
+		__sse_cq_pop(cq);
+	}
+	return cq->count && cq->ring[cq->head].is_err ? -FI_EAVAIL :
+							  -FI_EAGAIN;
 }
 
 static ssize_t sse_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,

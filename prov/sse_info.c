@@ -609,6 +609,10 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 	fi = sse_info_alloc(fname);
 	if (!fi)
 		return -FI_ENOMEM;
+	/* Endpoints are pids on the process's one NIC. */
+	fi->domain_attr->ep_cnt = cfg.eps_per_nic;
+	fi->domain_attr->tx_ctx_cnt = cfg.eps_per_nic;
+	fi->domain_attr->rx_ctx_cnt = cfg.eps_per_nic;
 
 	if (hints) {
 		ret = sse_check_info(fi, hints, version, &cfg);

@@ -21,7 +21,7 @@ struct sse_env sse_env = {
 	.tclass = NULL,
 	.port = -1,
 	.clock = NULL,
-	.dilation = 1.0,
+	.dilation = 0,		/* unset: the configuration's */
 	.eager_max = 16384,
 	.tx_size = 16384,
 	.rx_size = 16384,
@@ -69,36 +69,35 @@ int sse_env_store(enum ssemu_store *store)
 }
 
 /*
- * The fabric configuration the environment asks for.  The emulator's API
- * has presets but no configuration-file loader yet, so CONFIG is refused
- * with a clear message rather than silently ignored.
+ * The fabric configuration the environment asks for: a configuration file
+ * (FI_SLINGSHOT_EMU_CONFIG) or a preset, then the clock settings on top.
+ * It only matters to the process that creates the fabric; the others
+ * must ask for the same one or fi_fabric fails.
  */
 int sse_env_config(struct ssemu_config *cfg)
 {
 	const char *preset = sse_env.preset ? sse_env.preset : "switch";
-	char err[256];
+	const char *what = preset;
+	char err[256] = "";
 	int ret;
 
-	if (sse_env.config && *sse_env.config) {
-		SSE_WARN(FI_LOG_CORE,
-			 "FI_SLINGSHOT_EMU_CONFIG=%s: fabric configuration files are not supported by this emulator build (ssemu.h has no loader); use FI_SLINGSHOT_EMU_PRESET\n",
-			 sse_env.config);
-		return -FI_ENOSYS;
-	}
-
-	ret = ssemu_config_preset(preset, cfg);
-	if (ret) {
-		const char *const *names = ssemu_config_preset_names();
-		char list[256] = "";
-		size_t off = 0;
-
-		for (; names && *names && off < sizeof(list); names++)
-			off += snprintf(list + off, sizeof(list) - off, "%s%s",
-					off ? ", " : "", *names);
-		SSE_WARN(FI_LOG_CORE,
-			 "FI_SLINGSHOT_EMU_PRESET=%s: unknown preset (known: %s)\n",
-			 preset, list);
-		return -FI_EINVAL;
+	if (sse_env.config) {
+		what = sse_env.config;
+		ret = ssemu_config_load(sse_env.config, cfg, err, sizeof(err));
+		if (ret) {
+			SSE_WARN(FI_LOG_CORE,
+				 "FI_SLINGSHOT_EMU_CONFIG=%s: %s\n",
+				 sse_env.config, *err ? err : strerror(-ret));
+			return -FI_EINVAL;
+		}
+	} else {
+		ret = ssemu_config_preset(preset, cfg);
+		if (ret) {
+			SSE_WARN(FI_LOG_CORE,
+				 "FI_SLINGSHOT_EMU_PRESET=%s: unknown preset (see fi_info -g PRESET)\n",
+				 preset);
+			return -FI_EINVAL;
+		}
 	}
 
 	if (sse_env.clock) {
@@ -113,17 +112,17 @@ int sse_env_config(struct ssemu_config *cfg)
 			return -FI_EINVAL;
 		}
 	}
-	if (sse_env.dilation <= 0) {
+	if (sse_env.dilation < 0) {
 		SSE_WARN(FI_LOG_CORE,
-			 "FI_SLINGSHOT_EMU_DILATION=%g: must be > 0\n",
-			 sse_env.dilation);
+			 "FI_SLINGSHOT_EMU_DILATION: expected a number > 0\n");
 		return -FI_EINVAL;
 	}
-	cfg->dilation = sse_env.dilation;
+	if (sse_env.dilation > 0)
+		cfg->dilation = sse_env.dilation;
 
 	ret = ssemu_config_validate(cfg, err, sizeof(err));
 	if (ret) {
-		SSE_WARN(FI_LOG_CORE, "fabric configuration %s: %s\n", preset,
+		SSE_WARN(FI_LOG_CORE, "fabric configuration %s: %s\n", what,
 			 err);
 		return -FI_EINVAL;
 	}
@@ -147,6 +146,23 @@ static void sse_param_size(const char *name, size_t *out)
 		*out = val;
 }
 
+/* The preset list comes from the emulator, so the help cannot drift. */
+static const char *sse_preset_help(void)
+{
+	static char help[512];
+	const char *const *names = ssemu_config_preset_names();
+	size_t off;
+
+	off = (size_t)snprintf(help, sizeof(help),
+			       "Fabric configuration preset used when a process creates the fabric (");
+	for (; names && *names && off < sizeof(help); names++)
+		off += (size_t)snprintf(help + off, sizeof(help) - off, "%s%s",
+					*names, names[1] ? ", " : "");
+	if (off < sizeof(help))
+		snprintf(help + off, sizeof(help) - off, "). Default: switch");
+	return help;
+}
+
 static void sse_init_env(void)
 {
 	char *dil;
@@ -157,9 +173,9 @@ static void sse_init_env(void)
 	fi_param_define(&sse_prov, "fabric", FI_PARAM_STRING,
 			"Name of the fabric (the shm segment); processes naming the same fabric share its switches and links. Default: ssemu-<uid>");
 	fi_param_define(&sse_prov, "preset", FI_PARAM_STRING,
-			"Fabric configuration preset used when a process creates the fabric (switch, 2switch, 2group, crystal, malbec, shandy, full). Default: switch");
+			sse_preset_help());
 	fi_param_define(&sse_prov, "config", FI_PARAM_STRING,
-			"Path of a fabric configuration file. Not supported by this emulator build: setting it makes fi_fabric fail with FI_ENOSYS. Default: unset");
+			"Path of a fabric configuration file (libconfig syntax, see docs/fabric-config.md); replaces the preset. Default: unset");
 	fi_param_define(&sse_prov, "tclass", FI_PARAM_STRING,
 			"Traffic class (name in the fabric's class table, e.g. LOW_LATENCY) of endpoints that ask for FI_TC_UNSPEC. Default: the fabric's default class");
 	fi_param_define(&sse_prov, "port", FI_PARAM_INT,
@@ -167,7 +183,7 @@ static void sse_init_env(void)
 	fi_param_define(&sse_prov, "clock", FI_PARAM_STRING,
 			"Clock mode of a fabric this process creates: virtual (as fast as possible) or realtime (model time tied to wall time). Default: the preset's (virtual)");
 	fi_param_define(&sse_prov, "dilation", FI_PARAM_STRING,
-			"Realtime clock: wall-clock ns per model ns (a real number > 0). Default: 1.0");
+			"Realtime clock: wall-clock ns per model ns (a real number > 0). Default: the configuration's (1.0)");
 	fi_param_define(&sse_prov, "eager_max", FI_PARAM_SIZE_T,
 			"Largest message sent eagerly; longer messages use rendezvous (the data moves only once the receive is matched). Default: 16384");
 	fi_param_define(&sse_prov, "tx_size", FI_PARAM_SIZE_T,

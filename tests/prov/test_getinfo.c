@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fi_getinfo: what the provider offers, how hints are matched (-FI_ENODATA
+ * for anything it cannot do) and trimmed, and node/service resolution.
+ * The cases follow fabtests' fi_getinfo_test and what Open MPI asks for.
+ */
+#include <unistd.h>
+
+#include "sse_test.h"
+
+static int getinfo(uint32_t version, const char *node, const char *service,
+		   uint64_t flags, struct fi_info *hints, struct fi_info **info)
+{
+	*info = NULL;
+	return fi_getinfo(version, node, service, flags, hints, info);
+}
+
+/* @hints is consumed. */
+static void expect_nodata(struct fi_info *hints)
+{
+	struct fi_info *info;
+
+	assert_int_equal(getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
+				 &info), -FI_ENODATA);
+	assert_null(info);
+	fi_freeinfo(hints);
+}
+
+static struct fi_info *expect_one(uint32_t version, const char *node,
+				  const char *service, uint64_t flags,
+				  struct fi_info *hints)
+{
+	struct fi_info *info;
+
+	assert_fi_ok(getinfo(version, node, service, flags, hints, &info));
+	assert_non_null(info);
+	assert_null(info->next);
+	fi_freeinfo(hints);
+	return info;
+}
+
+static void test_getinfo_no_hints(void **state)
+{
+	struct fi_info *info, *fi;
+	int n = 0;
+
+	assert_fi_ok(getinfo(FI_VERSION(1, 17), NULL, NULL, 0, NULL, &info));
+	for (fi = info; fi; fi = fi->next) {
+		if (strcmp(fi->fabric_attr->prov_name, SSE_TEST_PROV))
+			continue;
+		n++;
+		assert_int_equal(fi->ep_attr->type, FI_EP_RDM);
+		assert_int_equal(fi->addr_format, FI_ADDR_SLINGSHOT_EMU);
+		assert_true((fi->caps & (FI_MSG | FI_TAGGED | FI_SEND |
+					 FI_RECV | FI_DIRECTED_RECV |
+					 FI_SOURCE | FI_MULTI_RECV |
+					 FI_LOCAL_COMM | FI_REMOTE_COMM)) ==
+			    (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
+			     FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV |
+			     FI_LOCAL_COMM | FI_REMOTE_COMM));
+		/* never advertise what is not implemented */
+		assert_false(fi->caps & (FI_RMA | FI_ATOMIC | FI_READ |
+					 FI_WRITE | FI_REMOTE_READ |
+					 FI_REMOTE_WRITE | FI_RMA_EVENT |
+					 FI_TRIGGER | FI_HMEM));
+		assert_int_equal(fi->mode, 0);
+		assert_non_null(fi->fabric_attr->name);
+		assert_non_null(fi->domain_attr->name);
+		assert_int_equal(fi->domain_attr->cq_data_size, 8);
+		assert_true(fi->ep_attr->mem_tag_format & (1ULL << 63));
+		assert_int_equal(fi->domain_attr->resource_mgmt, FI_RM_ENABLED);
+		assert_int_equal(fi->domain_attr->threading, FI_THREAD_SAFE);
+		assert_int_equal(fi->domain_attr->max_ep_tx_ctx, 1);
+		assert_int_equal(fi->domain_attr->max_ep_rx_ctx, 1);
+		assert_true(fi->tx_attr->msg_order & FI_ORDER_SAS);
+		assert_true(fi->ep_attr->max_msg_size >= (64u << 20));
+		assert_true(fi->tx_attr->inject_size > 0);
+		assert_null(fi->src_addr);
+		assert_null(fi->dest_addr);
+	}
+	assert_int_equal(n, 1);
+	fi_freeinfo(info);
+}
+
+/* Exactly what Open MPI 4.1's mtl ofi asks for (mtl_ofi_component.c). */
+static void test_getinfo_ompi_mtl_hints(void **state)
+{
+	struct fi_info *hints = fi_allocinfo(), *info;
+
+	hints->caps = FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM |
+		      FI_DIRECTED_RECV;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->tx_attr->msg_order = FI_ORDER_SAS;
+	hints->rx_attr->msg_order = FI_ORDER_SAS;
+	hints->tx_attr->op_flags = FI_COMPLETION;
+	hints->rx_attr->op_flags = FI_COMPLETION;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->domain_attr->cq_data_size = sizeof(int);
+	hints->domain_attr->av_type = FI_AV_MAP;
+	hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	info = expect_one(FI_VERSION(1, 5), NULL, NULL, 0, hints);
+
+	/* primary caps exactly as asked, plus the direction bits */
+	assert_int_equal(info->caps & (FI_MSG | FI_TAGGED | FI_RMA |
+				       FI_ATOMIC), FI_TAGGED);
+	assert_true(info->caps & FI_DIRECTED_RECV);
+	assert_true(info->caps & FI_REMOTE_COMM);
+	assert_true((info->caps & (FI_SEND | FI_RECV)) == (FI_SEND | FI_RECV));
+	assert_false(info->caps & FI_SOURCE_ERR);	/* opt-in only */
+	assert_int_equal(info->domain_attr->threading, FI_THREAD_DOMAIN);
+	assert_int_equal(info->domain_attr->av_type, FI_AV_MAP);
+	assert_int_equal(info->domain_attr->mr_mode, 0);
+	assert_int_equal(info->tx_attr->op_flags, FI_COMPLETION);
+	assert_true(info->domain_attr->cq_data_size >= 4);
+	assert_true(info->ep_attr->mem_tag_format & (1ULL << 63));
+	assert_non_null(info->fabric_attr->name);
+	fi_freeinfo(info);
+}
+
+static void test_getinfo_ompi_btl_hints(void **state)
+{
+	struct fi_info *hints = sse_test_hints(FI_RMA | FI_ATOMIC);
+
+	/* No RMA yet: the BTL must not select this provider. */
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->domain_attr->mr_mode = FI_MR_ALLOCATED | FI_MR_PROV_KEY |
+				      FI_MR_VIRT_ADDR;
+	expect_nodata(hints);
+}
+
+static void test_getinfo_unsupported(void **state)
+{
+	struct fi_info *h;
+
+	h = sse_test_hints(0);
+	h->ep_attr->type = FI_EP_MSG;
+	expect_nodata(h);
+	h = sse_test_hints(0);
+	h->ep_attr->type = FI_EP_DGRAM;
+	expect_nodata(h);
+	expect_nodata(sse_test_hints(FI_MSG | FI_RMA));
+	expect_nodata(sse_test_hints(FI_ATOMIC));
+	expect_nodata(sse_test_hints(FI_MSG | FI_HMEM));
+	expect_nodata(sse_test_hints(FI_TAGGED | FI_RMA_EVENT));
+	h = sse_test_hints(FI_TAGGED);
+	h->domain_attr->cq_data_size = 16;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->tx_attr->op_flags = FI_COMMIT_COMPLETE;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RAW;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->rx_attr->comp_order = FI_ORDER_STRICT;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->tx_attr->size = (size_t)1 << 40;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->rx_attr->iov_limit = 1000;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->tx_attr->inject_size = 1 << 20;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->ep_attr->max_msg_size = SIZE_MAX;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->addr_format = FI_SOCKADDR_IN;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->domain_attr->name = strdup("mlx5_0");
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->ep_attr->tx_ctx_cnt = 4;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->domain_attr->mr_mode = FI_MR_BASIC | FI_MR_LOCAL;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->fabric_attr->prov_version = FI_VERSION(99, 0);
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->fabric_attr->api_version = FI_VERSION(2, 0);
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->ep_attr->auth_key_size = 8;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->domain_attr->threading = (enum fi_threading)77;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->domain_attr->av_type = (enum fi_av_type)9;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->tx_attr->tclass = FI_TC_SCAVENGER;
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->domain_attr->tclass = fi_tc_dscp_set(10);
+	expect_nodata(h);
+	h = sse_test_hints(FI_TAGGED);
+	h->fabric_attr->name = strdup("bad/name");
+	expect_nodata(h);
+}
+
+static void test_getinfo_trim_and_copy(void **state)
+{
+	struct fi_info *h = sse_test_hints(FI_MSG), *info;
+
+	h->tx_attr->size = 100;
+	h->rx_attr->size = 200;
+	h->tx_attr->iov_limit = 1;
+	h->tx_attr->inject_size = 64;
+	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE | FI_COMPLETION;
+	h->rx_attr->op_flags = FI_MULTI_RECV;
+	h->domain_attr->threading = FI_THREAD_ENDPOINT;
+	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	h->domain_attr->av_type = FI_AV_TABLE;
+	h->domain_attr->tclass = FI_TC_LOW_LATENCY;
+	h->mode = ~0ULL;
+	info = expect_one(FI_VERSION(1, 17), NULL, NULL, 0, h);
+	assert_true(info->caps & FI_MSG);
+	assert_false(info->caps & FI_TAGGED);
+	assert_false(info->caps & FI_DIRECTED_RECV);
+	assert_int_equal(info->tx_attr->size, 100);
+	assert_int_equal(info->rx_attr->size, 200);
+	assert_int_equal(info->tx_attr->iov_limit, 1);
+	assert_int_equal(info->tx_attr->inject_size, 64);
+	assert_int_equal(info->tx_attr->op_flags,
+			 FI_DELIVERY_COMPLETE | FI_COMPLETION);
+	assert_int_equal(info->rx_attr->op_flags, FI_MULTI_RECV);
+	assert_int_equal(info->domain_attr->threading, FI_THREAD_ENDPOINT);
+	assert_int_equal(info->domain_attr->data_progress, FI_PROGRESS_AUTO);
+	assert_int_equal(info->domain_attr->av_type, FI_AV_TABLE);
+	assert_int_equal(info->domain_attr->tclass, FI_TC_LOW_LATENCY);
+	assert_int_equal(info->mode, 0);
+	fi_freeinfo(info);
+
+	/* FI_SOURCE_ERR comes back only when asked for */
+	info = expect_one(FI_VERSION(1, 17), NULL, NULL, 0,
+			  sse_test_hints(FI_MSG | FI_SOURCE | FI_SOURCE_ERR));
+	assert_true(info->caps & FI_SOURCE_ERR);
+	fi_freeinfo(info);
+}
+
+static void test_getinfo_mr_mode(void **state)
+{
+	struct fi_info *h, *info;
+
+	/* API 1.0 with FI_MR_UNSPEC: BASIC or SCALABLE must come back */
+	h = sse_test_hints(FI_TAGGED);
+	info = expect_one(FI_VERSION(1, 0), NULL, NULL, 0, h);
+	assert_true(info->domain_attr->mr_mode == FI_MR_BASIC ||
+		    info->domain_attr->mr_mode == FI_MR_SCALABLE);
+	fi_freeinfo(info);
+
+	h = sse_test_hints(FI_TAGGED);
+	h->domain_attr->mr_mode = FI_MR_BASIC;
+	info = expect_one(FI_VERSION(1, 17), NULL, NULL, 0, h);
+	assert_int_equal(info->domain_attr->mr_mode, FI_MR_BASIC);
+	fi_freeinfo(info);
+
+	h = sse_test_hints(FI_TAGGED);
+	h->domain_attr->mr_mode = FI_MR_SCALABLE;
+	info = expect_one(FI_VERSION(1, 17), NULL, NULL, 0, h);
+	assert_int_equal(info->domain_attr->mr_mode, FI_MR_SCALABLE);
+	fi_freeinfo(info);
+
+	/* fabtests' default hints: everything is accepted */
+	h = sse_test_hints(FI_TAGGED);
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ENDPOINT |
+				  FI_MR_ALLOCATED | FI_MR_PROV_KEY |
+				  FI_MR_VIRT_ADDR;
+	info = expect_one(FI_VERSION(1, 9), NULL, NULL, 0, h);
+	assert_false(info->domain_attr->mr_mode &
+		     ~(FI_MR_LOCAL | FI_MR_ENDPOINT | FI_MR_ALLOCATED |
+		       FI_MR_PROV_KEY | FI_MR_VIRT_ADDR));
+	fi_freeinfo(info);
+
+	/* an application that supports no mode gets none */
+	h = sse_test_hints(FI_TAGGED);
+	h->domain_attr->mr_mode = 0;
+	info = expect_one(FI_VERSION(1, 17), NULL, NULL, 0, h);
+	assert_int_equal(info->domain_attr->mr_mode, 0);
+	fi_freeinfo(info);
+
+	/* fi_info's catch-all hints */
+	h = sse_test_hints(0);
+	h->mode = ~0ULL;
+	h->domain_attr->mode = ~0ULL;
+	h->domain_attr->mr_mode = ~(FI_MR_BASIC | FI_MR_SCALABLE);
+	info = expect_one(FI_VERSION(1, 17), NULL, NULL, 0, h);
+	fi_freeinfo(info);
+}
+
+static void get_fabric_id(uint32_t *id)
+{
+	struct fi_info *info = expect_one(FI_VERSION(1, 17), "localhost",
+					  "1", 0, sse_test_hints(FI_TAGGED));
+	struct fi_sse_addr a;
+
+	assert_int_equal(info->dest_addrlen, sizeof(a));
+	memcpy(&a, info->dest_addr, sizeof(a));
+	*id = a.fabric_id;
+	fi_freeinfo(info);
+}
+
+static void test_getinfo_node_service(void **state)
+{
+	struct fi_info *info, *h;
+	struct fi_sse_addr a;
+	char node[64], host[256];
+	uint32_t id;
+
+	/* FI_SOURCE: node/service name the local address */
+	info = expect_one(FI_VERSION(1, 17), "localhost", "3", FI_SOURCE,
+			  sse_test_hints(FI_TAGGED));
+	assert_non_null(info->src_addr);
+	assert_int_equal(info->src_addrlen, sizeof(a));
+	assert_null(info->dest_addr);
+	memcpy(&a, info->src_addr, sizeof(a));
+	assert_int_equal(FI_SSE_ADDR_PORT(&a), 3);
+	assert_int_equal(FI_SSE_ADDR_PID(&a), 0);
+	id = a.fabric_id;
+	fi_freeinfo(info);
+
+	/* without FI_SOURCE: the destination */
+	info = expect_one(FI_VERSION(1, 17), "127.0.0.1", "5:2", 0,
+			  sse_test_hints(FI_TAGGED));
+	assert_null(info->src_addr);
+	assert_non_null(info->dest_addr);
+	memcpy(&a, info->dest_addr, sizeof(a));
+	assert_int_equal(a.fabric_id, id);
+	assert_int_equal(FI_SSE_ADDR_PORT(&a), 5);
+	assert_int_equal(FI_SSE_ADDR_PID(&a), 2);
+	fi_freeinfo(info);
+
+	/* FI_SOURCE with a node only: any port */
+	info = expect_one(FI_VERSION(1, 17), "localhost", NULL, FI_SOURCE,
+			  sse_test_hints(FI_TAGGED));
+	memcpy(&a, info->src_addr, sizeof(a));
+	assert_int_equal(a.addr, FI_SSE_ADDR_ANY);
+	fi_freeinfo(info);
+
+	/* a service alone is local */
+	info = expect_one(FI_VERSION(1, 17), NULL, "7", 0,
+			  sse_test_hints(FI_TAGGED));
+	assert_non_null(info->src_addr);
+	fi_freeinfo(info);
+
+	/* this host by name */
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	info = expect_one(FI_VERSION(1, 17), host, "1", 0,
+			  sse_test_hints(FI_TAGGED));
+	fi_freeinfo(info);
+
+	/* the string fi_av_straddr prints */
+	snprintf(node, sizeof(node), "sse://%08x/4:1", id);
+	info = expect_one(FI_VERSION(1, 17), node, NULL, 0,
+			  sse_test_hints(FI_TAGGED));
+	memcpy(&a, info->dest_addr, sizeof(a));
+	assert_int_equal(a.addr, ((4u << 8) | 1));
+	fi_freeinfo(info);
+
+	/* unknown hosts, other fabrics, ports the fabric lacks */
+	assert_int_equal(getinfo(FI_VERSION(1, 17), "g00n13s", NULL, 0,
+				 h = sse_test_hints(FI_TAGGED), &info),
+			 -FI_ENODATA);
+	fi_freeinfo(h);
+	snprintf(node, sizeof(node), "sse://%08x/4:1", id ^ 1);
+	assert_int_equal(getinfo(FI_VERSION(1, 17), node, NULL, 0,
+				 h = sse_test_hints(FI_TAGGED), &info),
+			 -FI_ENODATA);
+	fi_freeinfo(h);
+	assert_int_equal(getinfo(FI_VERSION(1, 17), "localhost", "100000", 0,
+				 h = sse_test_hints(FI_TAGGED), &info),
+			 -FI_ENODATA);
+	fi_freeinfo(h);
+	assert_int_equal(getinfo(FI_VERSION(1, 17), "localhost", "http", 0,
+				 h = sse_test_hints(FI_TAGGED), &info),
+			 -FI_ENODATA);
+	fi_freeinfo(h);
+}
+
+/* fi_pingpong hands the peer's fi_getname() over as hints->dest_addr. */
+static void test_getinfo_hint_addresses(void **state)
+{
+	struct fi_info *h, *info;
+	struct fi_sse_addr a;
+	uint32_t id;
+
+	get_fabric_id(&id);
+	a.fabric_id = id;
+	a.addr = (2u << 8) | 3;
+	h = sse_test_hints(FI_TAGGED);
+	h->addr_format = FI_ADDR_SLINGSHOT_EMU;
+	h->dest_addr = malloc(sizeof(a));
+	memcpy(h->dest_addr, &a, sizeof(a));
+	h->dest_addrlen = sizeof(a);
+	info = expect_one(FI_VERSION(1, 17), NULL, NULL, 0, h);
+	assert_int_equal(info->dest_addrlen, sizeof(a));
+	assert_memory_equal(info->dest_addr, &a, sizeof(a));
+	fi_freeinfo(info);
+
+	h = sse_test_hints(FI_TAGGED);
+	h->src_addr = malloc(4);
+	memset(h->src_addr, 0, 4);
+	h->src_addrlen = 4;
+	expect_nodata(h);
+
+	a.fabric_id = id + 1;
+	h = sse_test_hints(FI_TAGGED);
+	h->src_addr = malloc(sizeof(a));
+	memcpy(h->src_addr, &a, sizeof(a));
+	h->src_addrlen = sizeof(a);
+	expect_nodata(h);
+}
+
+static void test_getinfo_fabric_name(void **state)
+{
+	struct fi_info *h = sse_test_hints(FI_TAGGED), *info;
+
+	h->fabric_attr->name = strdup("another-fabric");
+	info = expect_one(FI_VERSION(1, 17), NULL, NULL, 0, h);
+	assert_string_equal(info->fabric_attr->name, "another-fabric");
+	assert_string_equal(info->fabric_attr->prov_name, SSE_TEST_PROV);
+	fi_freeinfo(info);
+
+	h = sse_test_hints(FI_TAGGED);
+	h->domain_attr->name = strdup("sse0");
+	info = expect_one(FI_VERSION(1, 17), NULL, NULL, 0, h);
+	fi_freeinfo(info);
+}
+
+/* The returned info must survive fi_dupinfo/fi_freeinfo and be reusable
+ * as hints (as Open MPI does). */
+static void test_getinfo_roundtrip(void **state)
+{
+	struct fi_info *info, *dup, *again;
+
+	info = expect_one(FI_VERSION(1, 17), "localhost", "1", 0,
+			  sse_test_hints(FI_MSG | FI_TAGGED));
+	dup = fi_dupinfo(info);
+	assert_non_null(dup);
+	free(dup->fabric_attr->prov_name);
+	dup->fabric_attr->prov_name = strdup(SSE_TEST_PROV);
+	again = expect_one(FI_VERSION(1, 17), NULL, NULL, 0, dup);
+	assert_int_equal(again->caps, info->caps);
+	fi_freeinfo(again);
+	fi_freeinfo(info);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_getinfo_no_hints),
+		cmocka_unit_test(test_getinfo_ompi_mtl_hints),
+		cmocka_unit_test(test_getinfo_ompi_btl_hints),
+		cmocka_unit_test(test_getinfo_unsupported),
+		cmocka_unit_test(test_getinfo_trim_and_copy),
+		cmocka_unit_test(test_getinfo_mr_mode),
+		cmocka_unit_test(test_getinfo_node_service),
+		cmocka_unit_test(test_getinfo_hint_addresses),
+		cmocka_unit_test(test_getinfo_fabric_name),
+		cmocka_unit_test(test_getinfo_roundtrip),
+	};
+
+	sse_test_init("private", "getinfo");
+	return cmocka_run_group_tests_name("getinfo", tests, NULL, NULL);
+}
