@@ -10,6 +10,8 @@
 #include <libconfig.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
 #include <string.h>
 
 #include "ssemu_priv.h"
@@ -393,5 +395,50 @@ int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 	*out = cfg;
 out:
 	config_destroy(&lc);
+	return ret;
+}
+
+int ssemu_config_select(const char *config_path, const char *preset,
+			const char *clock, const char *dilation,
+			struct ssemu_config *cfg, char *err, size_t errlen)
+{
+	char verr[256];
+	char *end;
+	double d;
+	int ret;
+
+	if (config_path && *config_path) {
+		ret = ssemu_config_load(config_path, cfg, err, errlen);
+		if (ret)
+			return ret;
+	} else if (ssemu_config_preset(preset && *preset ? preset : "switch",
+				       cfg)) {
+		snprintf(err, errlen, "unknown preset '%s'", preset);
+		return -EINVAL;
+	}
+	if (clock && *clock) {
+		if (!strcasecmp(clock, "virtual")) {
+			cfg->clock = SSEMU_CLOCK_VIRTUAL;
+		} else if (!strcasecmp(clock, "realtime")) {
+			cfg->clock = SSEMU_CLOCK_REALTIME;
+		} else {
+			snprintf(err, errlen, "clock '%s': expected virtual or "
+				 "realtime", clock);
+			return -EINVAL;
+		}
+	}
+	if (dilation && *dilation) {
+		errno = 0;
+		d = strtod(dilation, &end);
+		if (errno || *end || !(d > 0)) {
+			snprintf(err, errlen, "dilation '%s': expected a "
+				 "number > 0", dilation);
+			return -EINVAL;
+		}
+		cfg->dilation = d;
+	}
+	ret = ssemu_config_validate(cfg, verr, sizeof(verr));
+	if (ret)
+		snprintf(err, errlen, "%s", verr);
 	return ret;
 }

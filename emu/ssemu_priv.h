@@ -137,7 +137,7 @@ struct ssemu_switch_sh {
 	uint32_t pad;
 	struct ssemu_rng rng;
 	struct ssemu_swport port[SSEMU_RADIX];
-	uint64_t voq_off;	/* region offset: voq[in][out][tc] */
+	uint64_t voq_off;	/* region offset: voq[out][tc][in] */
 };
 
 struct ssemu_region {
@@ -262,8 +262,9 @@ static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
 {
 	uint32_t R = r->topo.radix, T = r->config.ntclass;
 
+	/* [out][tc][in]: an output's arbitration scans contiguous memory */
 	return (struct ssemu_voq *)SSEMU_AT(r, s->voq_off) +
-	       ((size_t)in * R + out) * T + tc;
+	       ((size_t)out * T + tc) * R + in;
 }
 
 static inline uint64_t *ssemu_r_bits(struct ssemu_region *r, uint64_t off)

@@ -2,7 +2,8 @@
 /*
  * slingshot-emu: the command-line tool of the emulated Slingshot fabric.
  * Subcommands: sim (synthetic traffic on an in-process fabric), status,
- * stat and clean (shared fabrics), presets.
+ * stat and clean (shared fabrics), run and mpirun (jobs on a held fabric),
+ * presets.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -91,6 +92,10 @@ static void usage(FILE *f)
 		"  stat      live counters of a shared fabric per NIC, switch\n"
 		"            port and traffic class\n"
 		"  clean     remove shared fabrics no live process uses\n"
+		"  run       run a command on a shared fabric held by the tool,\n"
+		"            then print what the fabric saw\n"
+		"  mpirun    run an MPI program over the slingshot_emu provider\n"
+		"            (adds and prints the Open MPI options it needs)\n"
 		"  presets   list the built-in fabric presets\n"
 		"  help      this text\n"
 		"\n"
@@ -111,6 +116,10 @@ int main(int argc, char **argv)
 		return ssemu_cmd_stat(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "clean"))
 		return ssemu_cmd_clean(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "run"))
+		return ssemu_cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "mpirun"))
+		return ssemu_cmd_mpirun(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "presets"))
 		return cmd_presets(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||

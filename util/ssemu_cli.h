@@ -16,5 +16,7 @@ int ssemu_cmd_sim(int argc, char **argv);
 int ssemu_cmd_status(int argc, char **argv);
 int ssemu_cmd_stat(int argc, char **argv);
 int ssemu_cmd_clean(int argc, char **argv);
+int ssemu_cmd_run(int argc, char **argv);
+int ssemu_cmd_mpirun(int argc, char **argv);
 
 #endif

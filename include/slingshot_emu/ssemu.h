@@ -134,6 +134,18 @@ int ssemu_config_preset(const char *name, struct ssemu_config *cfg);
 int ssemu_config_load(const char *path, struct ssemu_config *cfg, char *err,
 		      size_t errlen);
 
+/**
+ * The configuration a set of settings asks for, as the provider and the
+ * command-line tool both read them (FI_SLINGSHOT_EMU_CONFIG, _PRESET,
+ * _CLOCK, _DILATION): a file if @config_path is set, else @preset (NULL:
+ * "switch"), then the clock mode ("virtual" | "realtime") and dilation on
+ * top.  Any argument may be NULL.
+ * @return 0; -EINVAL with the setting and the problem in @err.
+ */
+int ssemu_config_select(const char *config_path, const char *preset,
+			const char *clock, const char *dilation,
+			struct ssemu_config *cfg, char *err, size_t errlen);
+
 /** Names of the presets, NULL-terminated. */
 const char *const *ssemu_config_preset_names(void);
 
