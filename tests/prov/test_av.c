@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Address vectors: FI_AV_TABLE and FI_AV_MAP insert/lookup/remove,
+ * addresses of other fabrics, FI_SYNC_ERR, fi_av_straddr, asynchronous
+ * insertion through an EQ (FI_EVENT), and what is not offered.
+ */
+#include "sse_test.h"
+
+static struct fi_info *info;
+static struct fid_fabric *fab;
+static struct fid_domain *dom;
+static uint32_t fabric_id;
+
+static int setup(void **state)
+{
+	struct fi_info *hints = sse_test_hints(FI_TAGGED);
+	struct fi_info *tmp;
+	struct fi_sse_addr a;
+
+	assert_fi_ok(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
+				&info));
+	assert_fi_ok(fi_getinfo(FI_VERSION(1, 17), "localhost", "0", 0, hints,
+				&tmp));
+	memcpy(&a, tmp->dest_addr, sizeof(a));
+	fabric_id = a.fabric_id;
+	fi_freeinfo(tmp);
+	fi_freeinfo(hints);
+	assert_fi_ok(fi_fabric(info->fabric_attr, &fab, NULL));
+	assert_fi_ok(fi_domain(fab, info, &dom, NULL));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	assert_fi_ok(fi_close(&dom->fid));
+	assert_fi_ok(fi_close(&fab->fid));
+	fi_freeinfo(info);
+	return 0;
+}
+
+static struct fi_sse_addr mk(uint32_t port, uint32_t pid)
+{
+	struct fi_sse_addr a = { fabric_id, (port << 8) | pid };
+
+	return a;
+}
+
+static void av_basic(enum fi_av_type type)
+{
+	struct fi_av_attr attr = { .type = type, .count = 2 };
+	struct fi_sse_addr in[40], out;
+	fi_addr_t fa[40];
+	struct fid_av *av;
+	size_t len;
+	int i;
+
+	assert_fi_ok(fi_av_open(dom, &attr, &av, NULL));
+	for (i = 0; i < 40; i++)	/* more than attr.count: it grows */
+		in[i] = mk((uint32_t)i % 16, (uint32_t)i / 16);
+	assert_int_equal(fi_av_insert(av, in, 40, fa, 0, NULL), 40);
+	for (i = 0; i < 40; i++) {
+		if (type == FI_AV_TABLE)
+			assert_int_equal(fa[i], i);
+		len = sizeof(out);
+		assert_fi_ok(fi_av_lookup(av, fa[i], &out, &len));
+		assert_int_equal(len, sizeof(out));
+		assert_memory_equal(&out, &in[i], sizeof(out));
+	}
+	/* a short buffer: partial copy, full length reported */
+	len = 4;
+	assert_int_equal(fi_av_lookup(av, fa[3], &out, &len), -FI_ETOOSMALL);
+	assert_int_equal(len, sizeof(out));
+
+	assert_fi_ok(fi_av_remove(av, &fa[5], 1, 0));
+	len = sizeof(out);
+	assert_int_equal(fi_av_lookup(av, fa[5], &out, &len), -FI_EINVAL);
+	assert_int_equal(fi_av_remove(av, &fa[5], 1, 0), -FI_EINVAL);
+	assert_int_equal(fi_av_lookup(av, 1000, &out, &len), -FI_EINVAL);
+	assert_int_equal(fi_av_remove(av, fa, 1, 1), -FI_EBADFLAGS);
+	/* the same address twice is fine */
+	assert_int_equal(fi_av_insert(av, &in[0], 1, &fa[0], 0, NULL), 1);
+	assert_int_equal(fi_av_insert(av, in, 0, NULL, 0, NULL), 0);
+	assert_fi_ok(fi_close(&av->fid));
+}
+
+static void test_av_table(void **state)
+{
+	av_basic(FI_AV_TABLE);
+}
+
+static void test_av_map(void **state)
+{
+	av_basic(FI_AV_MAP);
+}
+
+static void test_av_bad_addresses(void **state)
+{
+	struct fi_av_attr attr = { .type = FI_AV_TABLE };
+	struct fi_sse_addr in[3];
+	fi_addr_t fa[3];
+	struct fid_av *av;
+	int err[3] = { -1, -1, -1 };
+
+	assert_fi_ok(fi_av_open(dom, &attr, &av, NULL));
+	in[0] = mk(1, 0);
+	in[1] = mk(1, 1);
+	in[1].fabric_id ^= 0x10;		/* another fabric */
+	in[2] = mk(5000, 0);			/* a port the fabric lacks */
+	assert_int_equal(fi_av_insert(av, in, 3, fa, 0, NULL), 1);
+	assert_int_not_equal(fa[0], FI_ADDR_NOTAVAIL);
+	assert_int_equal(fa[1], FI_ADDR_NOTAVAIL);
+	assert_int_equal(fa[2], FI_ADDR_NOTAVAIL);
+	assert_int_equal(fi_av_insert(av, in, 3, fa, FI_SYNC_ERR, err), 1);
+	assert_int_equal(err[0], 0);
+	assert_int_equal(err[1], FI_EADDRNOTAVAIL);
+	assert_int_equal(err[2], FI_EADDRNOTAVAIL);
+	assert_int_equal(fi_av_insert(av, in, 1, fa, 1ULL << 40, NULL),
+			 -FI_EBADFLAGS);
+	assert_int_equal(fi_av_insert(av, NULL, 1, fa, 0, NULL), -FI_EINVAL);
+	assert_int_equal(fi_av_insertsvc(av, "localhost", "1", fa, 0, NULL),
+			 -FI_ENOSYS);
+	assert_fi_ok(fi_close(&av->fid));
+}
+
+static void test_av_straddr(void **state)
+{
+	struct fi_av_attr attr = { .type = FI_AV_MAP };
+	struct fi_sse_addr a = mk(12, 3);
+	char buf[64], want[64], tiny[8];
+	struct fid_av *av;
+	size_t len = sizeof(buf);
+
+	assert_fi_ok(fi_av_open(dom, &attr, &av, NULL));
+	snprintf(want, sizeof(want), "sse://%08x/12:3", fabric_id);
+	assert_ptr_equal(fi_av_straddr(av, &a, buf, &len), buf);
+	assert_string_equal(buf, want);
+	assert_int_equal(len, strlen(want) + 1);
+	len = sizeof(tiny);
+	assert_ptr_equal(fi_av_straddr(av, &a, tiny, &len), tiny);
+	assert_int_equal(len, strlen(want) + 1);
+	assert_int_equal(strlen(tiny), sizeof(tiny) - 1);
+	/* what straddr prints, getinfo resolves */
+	{
+		struct fi_info *hints = sse_test_hints(FI_TAGGED), *fi;
+
+		assert_fi_ok(fi_getinfo(FI_VERSION(1, 17), want, NULL, 0,
+					hints, &fi));
+		assert_memory_equal(fi->dest_addr, &a, sizeof(a));
+		fi_freeinfo(fi);
+		fi_freeinfo(hints);
+	}
+	assert_fi_ok(fi_close(&av->fid));
+}
+
+static void test_av_open_errors(void **state)
+{
+	struct fi_av_attr attr = { .type = FI_AV_TABLE };
+	struct fid_av *av;
+
+	attr.rx_ctx_bits = 2;
+	assert_int_equal(fi_av_open(dom, &attr, &av, NULL), -FI_ENOSYS);
+	attr.rx_ctx_bits = 0;
+	attr.name = "shared";
+	assert_int_equal(fi_av_open(dom, &attr, &av, NULL), -FI_ENOSYS);
+	attr.name = NULL;
+	attr.type = (enum fi_av_type)7;
+	assert_int_equal(fi_av_open(dom, &attr, &av, NULL), -FI_EINVAL);
+	attr.type = FI_AV_UNSPEC;
+	assert_fi_ok(fi_av_open(dom, &attr, &av, NULL));
+	assert_true(attr.type == FI_AV_MAP || attr.type == FI_AV_TABLE);
+	assert_fi_ok(fi_close(&av->fid));
+}
+
+static void test_av_event(void **state)
+{
+	struct fi_av_attr attr = { .type = FI_AV_TABLE, .flags = FI_EVENT };
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_sse_addr in[2] = { mk(1, 0), mk(2, 0) };
+	struct fi_eq_err_entry err = { 0 };
+	struct fi_eq_entry ev;
+	fi_addr_t fa[2];
+	uint32_t event;
+	struct fid_av *av;
+	struct fid_eq *eq;
+	int ctx;
+
+	assert_fi_ok(fi_eq_open(fab, &eq_attr, &eq, NULL));
+	assert_fi_ok(fi_av_open(dom, &attr, &av, NULL));
+	assert_int_equal(fi_av_insert(av, in, 2, fa, 0, &ctx), -FI_ENOEQ);
+	assert_fi_ok(fi_av_bind(av, &eq->fid, 0));
+	assert_int_equal(fi_av_bind(av, &eq->fid, 0), -FI_EINVAL);
+	assert_int_equal(fi_close(&eq->fid), -FI_EBUSY);
+
+	assert_int_equal(fi_av_insert(av, in, 2, fa, 0, &ctx), 0);
+	assert_int_equal(fi_eq_sread(eq, &event, &ev, sizeof(ev), 1000, 0),
+			 sizeof(ev));
+	assert_int_equal(event, FI_AV_COMPLETE);
+	assert_ptr_equal(ev.context, &ctx);
+	assert_int_equal(ev.data, 2);
+	assert_ptr_equal(ev.fid, &av->fid);
+
+	/* a bad address: an error entry naming its index, then the count */
+	in[1].fabric_id++;
+	assert_int_equal(fi_av_insert(av, in, 2, fa, 0, &ctx), 0);
+	assert_int_equal(fi_eq_read(eq, &event, &ev, sizeof(ev), 0),
+			 -FI_EAVAIL);
+	assert_int_equal(fi_eq_readerr(eq, &err, 0), sizeof(err));
+	assert_int_equal(err.err, FI_EADDRNOTAVAIL);
+	assert_int_equal(err.data, 1);
+	assert_int_equal(fi_eq_read(eq, &event, &ev, sizeof(ev), 0),
+			 sizeof(ev));
+	assert_int_equal(ev.data, 1);
+
+	assert_fi_ok(fi_close(&av->fid));
+	assert_fi_ok(fi_close(&eq->fid));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_av_table),
+		cmocka_unit_test(test_av_map),
+		cmocka_unit_test(test_av_bad_addresses),
+		cmocka_unit_test(test_av_straddr),
+		cmocka_unit_test(test_av_open_errors),
+		cmocka_unit_test(test_av_event),
+	};
+
+	sse_test_init("private", "av");
+	return cmocka_run_group_tests_name("av", tests, setup, teardown);
+}
