@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Two processes (fork) on one shared-memory fabric: address exchange over
+ * a pipe, then a tagged ping-pong of every size class with data checks in
+ * both directions, unexpected messages, and a rendezvous each way.  This
+ * is the shape of an MPI job on the emulated fabric.
+ */
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sse_test.h"
+
+#define TMO SSE_TEST_TIMEOUT_MS
+
+struct side {
+	struct sse_res r;
+	fi_addr_t peer;
+};
+
+static void side_open(struct side *s, int rfd, int wfd)
+{
+	struct sse_res_opts o = { .caps = FI_TAGGED };
+	struct fi_sse_addr me, them;
+	size_t len = sizeof(me);
+
+	sse_res_open(&s->r, 1, &o);
+	assert_fi_ok(fi_getname(&s->r.ep[0]->fid, &me, &len));
+	assert_int_equal(write(wfd, &me, sizeof(me)), (ssize_t)sizeof(me));
+	assert_int_equal(read(rfd, &them, sizeof(them)),
+			 (ssize_t)sizeof(them));
+	assert_int_equal(me.fabric_id, them.fabric_id);
+	assert_int_not_equal(me.addr, them.addr);
+	assert_int_equal(fi_av_insert(s->r.av, &them, 1, &s->peer, 0, NULL),
+			 1);
+}
+
+static size_t sizes[16];
+static int nsizes;
+
+static void init_sizes(void)
+{
+	size_t mtu = sse_test_mtu(), piece = sse_test_piece();
+	const size_t s[] = { 0, 1, 8, mtu - 1, mtu, mtu + 1, 16385,
+			     piece - 1, piece, piece + 1, 1 << 20,
+			     (size_t)16 << 20 };
+
+	nsizes = (int)(sizeof(s) / sizeof(s[0]));
+	memcpy(sizes, s, sizeof(s));
+}
+
+/* One round: @first sends, the other echoes; both check the data. */
+static void pingpong(struct side *s, bool first, size_t len, unsigned seed,
+		     bool late_recv)
+{
+	char *buf = malloc(len + 1);
+	struct fi_cq_tagged_entry e;
+	uint64_t tag = 0x8000000000000000ULL | len;
+
+	if (first) {
+		sse_fill(buf, len, seed);
+		assert_fi_ok(fi_tsend(s->r.ep[0], buf, len, NULL, s->peer, tag,
+				      buf));
+		assert_int_equal(sse_cq_wait(&s->r, s->r.cq[0], &e, NULL, TMO),
+				 1);
+		assert_ptr_equal(e.op_context, buf);
+		memset(buf, 0, len + 1);
+		assert_fi_ok(fi_trecv(s->r.ep[0], buf, len, NULL, s->peer,
+				      tag + 1, 0, buf));
+		assert_int_equal(sse_cq_wait(&s->r, s->r.cq[0], &e, NULL, TMO),
+				 1);
+		assert_int_equal(e.len, len);
+		assert_int_equal(e.tag, tag + 1);
+		assert_int_equal(sse_check(buf, len, seed + 1), -1);
+	} else {
+		memset(buf, 0, len + 1);
+		if (late_recv)
+			usleep(20000);	/* let it arrive unexpected */
+		assert_fi_ok(fi_trecv(s->r.ep[0], buf, len, NULL,
+				      FI_ADDR_UNSPEC, tag, 0, buf));
+		assert_int_equal(sse_cq_wait(&s->r, s->r.cq[0], &e, NULL, TMO),
+				 1);
+		assert_int_equal(e.len, len);
+		assert_int_equal(sse_check(buf, len, seed), -1);
+		sse_fill(buf, len, seed + 1);
+		assert_fi_ok(fi_tsend(s->r.ep[0], buf, len, NULL, s->peer,
+				      tag + 1, buf));
+		assert_int_equal(sse_cq_wait(&s->r, s->r.cq[0], &e, NULL, TMO),
+				 1);
+	}
+	free(buf);
+}
+
+static void run_side(int rfd, int wfd, bool parent)
+{
+	struct side s;
+	int i, rep;
+
+	init_sizes();
+	side_open(&s, rfd, wfd);
+	for (rep = 0; rep < 2; rep++) {
+		for (i = 0; i < nsizes; i++) {
+			/* the roles swap each repetition */
+			bool first = parent == (rep == 0);
+
+			pingpong(&s, first, sizes[i],
+				 (unsigned)(rep * 100 + i), i & 1);
+		}
+	}
+	/* a stream of small messages, both ways at once */
+	{
+		enum { N = 1000 };
+		static uint32_t out[N], in[N];
+		struct fi_cq_tagged_entry e;
+		int k, done = 0;
+
+		for (k = 0; k < N; k++) {
+			out[k] = (uint32_t)k;
+			assert_fi_ok(fi_trecv(s.r.ep[0], &in[k], 4, NULL,
+					      s.peer, 5, 0, NULL));
+		}
+		for (k = 0; k < N; k++)
+			assert_fi_ok(fi_tsend(s.r.ep[0], &out[k], 4, NULL,
+					      s.peer, 5, NULL));
+		while (done < 2 * N) {
+			assert_int_equal(sse_cq_wait(&s.r, s.r.cq[0], &e,
+						     NULL, TMO), 1);
+			done++;
+		}
+		for (k = 0; k < N; k++)
+			assert_int_equal(in[k], k);
+	}
+	/* do not close while the peer may still need our acks */
+	{
+		char c = 'x';
+
+		assert_int_equal(write(wfd, &c, 1), 1);
+		assert_int_equal(read(rfd, &c, 1), 1);
+	}
+	sse_res_close(&s.r);
+}
+
+/* A failed assertion in the child ends it with a non-zero status, which
+ * the parent checks. */
+static int child_main(int rfd, int wfd)
+{
+	run_side(rfd, wfd, false);
+	return 0;
+}
+
+static int to_child[2], to_parent[2];
+
+static void test_two_proc_pingpong(void **state)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(to_child[1]);
+		close(to_parent[0]);
+		_exit(child_main(to_child[0], to_parent[1]));
+	}
+	close(to_child[0]);
+	close(to_parent[1]);
+	run_side(to_parent[0], to_child[1], true);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_proc_pingpong),
+	};
+
+	sse_test_init("shm", "2proc");
+	if (pipe(to_child) || pipe(to_parent))
+		return 99;
+	return cmocka_run_group_tests_name("two processes (shm store)", tests,
+					   NULL, NULL);
+}
