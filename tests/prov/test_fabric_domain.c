@@ -355,6 +355,39 @@ static void test_auto_progress(void **state)
 	free(d);
 }
 
+/* A source address with a port places the process's NIC there. */
+static void test_domain_src_port(void **state)
+{
+	struct fi_info *hints = sse_test_hints(FI_TAGGED), *info, *info2;
+	struct fid_fabric *fab;
+	struct fid_domain *dom, *dom2;
+	struct fid_ep *ep;
+	struct fi_sse_addr a;
+	size_t len = sizeof(a);
+
+	assert_fi_ok(fi_getinfo(FI_VERSION(1, 17), "localhost", "5",
+				FI_SOURCE, hints, &info));
+	assert_fi_ok(fi_getinfo(FI_VERSION(1, 17), "localhost", "6",
+				FI_SOURCE, hints, &info2));
+	assert_fi_ok(fi_fabric(info->fabric_attr, &fab, NULL));
+	assert_fi_ok(fi_domain(fab, info, &dom, NULL));
+	assert_fi_ok(fi_endpoint(dom, info, &ep, NULL));
+	assert_fi_ok(fi_getname(&ep->fid, &a, &len));
+	assert_int_equal(FI_SSE_ADDR_PORT(&a), 5);
+	/* the process's NIC is on port 5 now: port 6 is not available */
+	assert_int_equal(fi_domain(fab, info2, &dom2, NULL),
+			 -FI_EADDRNOTAVAIL);
+	assert_fi_ok(fi_close(&ep->fid));
+	assert_fi_ok(fi_close(&dom->fid));
+	/* NIC detached with the last domain: port 6 works */
+	assert_fi_ok(fi_domain(fab, info2, &dom2, NULL));
+	assert_fi_ok(fi_close(&dom2->fid));
+	assert_fi_ok(fi_close(&fab->fid));
+	fi_freeinfo(info);
+	fi_freeinfo(info2);
+	fi_freeinfo(hints);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_ep_lifecycle),
 		cmocka_unit_test(test_ep_limit),
 		cmocka_unit_test(test_auto_progress),
+		cmocka_unit_test(test_domain_src_port),
 	};
 
 	sse_test_init("private", "fabric");
