@@ -100,7 +100,8 @@ echo "$summary" | sed '$d'
 
 leftover=$(comm -13 <(echo "$shm_before" | sort) <(shm_list | sort) | grep . || true)
 if [ -n "$leftover" ]; then
-	echo "check: WARNING: tests left POSIX shm segments in /dev/shm (not removed):"
+	echo "check: WARNING: new ssemu* POSIX shm segments in /dev/shm after the run"
+	echo "check: (left by the tests, or by other processes meanwhile; not removed):"
 	echo "$leftover" | sed 's/^/    /'
 fi
 old=$(echo "$shm_before" | grep -c . || true)
