@@ -1,0 +1,1072 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Unit tests of the fabric store and its public API (emu/ssemu_fabric.c) on
+ * in-process fabrics: end-to-end data integrity across Dragonfly groups at
+ * every size boundary, determinism (same seed and inputs, same event
+ * times), ssemu_fabric_run_until, idle, progress and wait, NIC attach and
+ * detach (-EADDRINUSE, -ENOSPC, -EINVAL), the endpoints-per-NIC limit, bad
+ * open options, the full-scale topology, the realtime clock, and what
+ * happens to a sender when its destination goes away or the model runs out
+ * of switch instances.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include <slingshot_emu/ssemu.h>
+
+/* ------------------------------------------------------------------ */
+/* Harness: an in-process fabric with NICs, one endpoint each           */
+/* ------------------------------------------------------------------ */
+
+#define TF_MAX 64
+
+struct tf_rec {
+	unsigned ep;			/* index in tf.ep[] */
+	struct ssemu_event ev;
+};
+
+struct tf {
+	struct ssemu_config cfg;
+	struct ssemu_fabric *fab;
+	struct ssemu_nic *nic[TF_MAX];
+	struct ssemu_ep *ep[TF_MAX];
+	unsigned n;
+	/* every event polled, in order */
+	struct tf_rec *log;
+	size_t nlog, cap;
+	/* called on a RECV before it is released */
+	void (*on_recv)(struct tf *t, unsigned ep,
+			const struct ssemu_event *ev);
+	void *priv;
+};
+
+/* A preset with resources small enough for a unit test. */
+static void tf_config(struct ssemu_config *c, const char *preset)
+{
+	assert_int_equal(ssemu_config_preset(preset, c), 0);
+	c->max_nics = 16;
+	c->max_switches = 8;
+	c->eps_per_nic = 2;
+	c->msgs_per_ep = 64;
+	c->bufs_per_ep = 16;
+	c->buf_size = 65536;
+	c->max_pkts = 8192;
+	c->max_events = 65536;
+}
+
+/* Switch pipeline latency fixed at its mean (no jitter, no slow path). */
+static void tf_fixed_pipeline(struct ssemu_config *c)
+{
+	c->sw_lat_sd = 0;
+	c->sw_lat_min = c->sw_lat_max = c->sw_lat_mean;
+}
+
+static struct tf *tf_open(const struct ssemu_config *c)
+{
+	struct ssemu_fabric_opts o = {
+		.store = SSEMU_STORE_PRIVATE,
+		.config = c,
+	};
+	struct tf *t = calloc(1, sizeof(*t));
+	char err[256] = "";
+
+	assert_non_null(t);
+	t->cfg = *c;
+	if (ssemu_fabric_open(&o, &t->fab, err, sizeof(err)))
+		fail_msg("ssemu_fabric_open: %s", err);
+	return t;
+}
+
+/* Attach a NIC at @port and open one endpoint; returns its index. */
+static unsigned tf_add(struct tf *t, uint32_t port)
+{
+	struct ssemu_nic_opts no = { .port = port, .rank = -1 };
+	unsigned i = t->n;
+
+	assert_true(i < TF_MAX);
+	assert_int_equal(ssemu_nic_attach(t->fab, &no, &t->nic[i]), 0);
+	assert_int_equal(ssemu_ep_open(t->nic[i], &t->ep[i]), 0);
+	if (port != SSEMU_PORT_ANY)
+		assert_int_equal(ssemu_nic_port(t->nic[i]), port);
+	t->n++;
+	return i;
+}
+
+static void tf_close(struct tf *t)
+{
+	unsigned i;
+
+	for (i = 0; i < t->n; i++) {
+		if (t->ep[i])
+			ssemu_ep_close(t->ep[i]);
+		if (t->nic[i])
+			ssemu_nic_detach(t->nic[i]);
+	}
+	ssemu_fabric_close(t->fab);
+	free(t->log);
+	free(t);
+}
+
+/* Poll every endpoint; RECVs go through on_recv and are released.
+ * Returns the number of events taken. */
+static size_t tf_pump(struct tf *t)
+{
+	struct ssemu_event ev[64];
+	size_t got = 0;
+	unsigned i;
+	int k, n;
+
+	for (i = 0; i < t->n; i++) {
+		if (!t->ep[i])
+			continue;
+		while ((n = ssemu_ep_poll(t->ep[i], ev, 64)) > 0) {
+			for (k = 0; k < n; k++) {
+				if (t->nlog == t->cap) {
+					t->cap = t->cap ? 2 * t->cap : 1024;
+					t->log = realloc(t->log, t->cap *
+							 sizeof(*t->log));
+					assert_non_null(t->log);
+				}
+				t->log[t->nlog].ep = i;
+				t->log[t->nlog++].ev = ev[k];
+				if (ev[k].type == SSEMU_EV_RECV) {
+					if (t->on_recv)
+						t->on_recv(t, i, &ev[k]);
+					ssemu_event_release(t->ep[i], &ev[k]);
+				}
+			}
+			got += (size_t)n;
+		}
+	}
+	return got;
+}
+
+/* Run the model until it is idle and every event is polled; fails the
+ * test if it does not get there in @max_rounds progress calls. */
+static void tf_run_idle(struct tf *t, unsigned max_rounds)
+{
+	unsigned r;
+	int ret;
+
+	for (r = 0; r < max_rounds; r++) {
+		ret = ssemu_fabric_progress(t->fab, 4096);
+		assert_true(ret >= 0);
+		if (!tf_pump(t) && !ret && ssemu_fabric_idle(t->fab))
+			return;
+	}
+	fail_msg("fabric not idle after %u progress calls", max_rounds);
+}
+
+/* Post a message, retrying -EAGAIN while driving the engine. */
+static void tf_send(struct tf *t, unsigned from, unsigned to,
+		    const void *buf, size_t len, uint32_t tclass,
+		    uint64_t cookie, uint64_t hdr1)
+{
+	struct iovec iov = { (void *)buf, len };
+	struct ssemu_send s = {
+		.dest = ssemu_ep_addr(t->ep[to]),
+		.tclass = tclass,
+		.iov = &iov,
+		.iov_count = len ? 1 : 0,
+		.cookie = cookie,
+	};
+	unsigned spins = 0;
+	int ret;
+
+	s.hdr[0] = ssemu_fabric_now(t->fab);
+	s.hdr[1] = hdr1;
+	while ((ret = ssemu_ep_send(t->ep[from], &s)) == -EAGAIN) {
+		assert_true(ssemu_fabric_progress(t->fab, 1) >= 0);
+		tf_pump(t);
+		if (++spins > 10000000)
+			fail_msg("send %u->%u: -EAGAIN forever", from, to);
+	}
+	if (ret)
+		fail_msg("send %u->%u (%zu bytes): %d", from, to, len, ret);
+}
+
+/* Count logged events of @type at endpoint @ep (any: UINT32_MAX). */
+static size_t tf_count(const struct tf *t, unsigned ep, uint32_t type)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nlog; i++)
+		if ((ep == UINT32_MAX || t->log[i].ep == ep) &&
+		    t->log[i].ev.type == type)
+			n++;
+	return n;
+}
+
+/* Small deterministic PRNG (xorshift64*). */
+static uint64_t test_rng_next(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static uint8_t pattern_byte(uint64_t a, uint64_t b, size_t off)
+{
+	return (uint8_t)(a * 131 + b * 7 + off * 13 + (off >> 8) + (off >> 16));
+}
+
+/* Serialisation time of @bytes at the preset's 200 Gb/s, rounded up. */
+static ssemu_time_t ser_time_ps(uint64_t bytes)
+{
+	return (bytes * 8 * SSEMU_PS_PER_S + 200000000000ULL - 1) /
+	       200000000000ULL;
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+/* Data integrity                                                       */
+/* ------------------------------------------------------------------ */
+
+struct integrity {
+	uint64_t checked;
+};
+
+static void check_payload(struct tf *t, unsigned ep,
+			  const struct ssemu_event *ev)
+{
+	struct integrity *in = t->priv;
+	const uint8_t *p = ssemu_event_data(t->ep[ep], ev);
+	uint64_t tag = ev->hdr[1];
+	uint8_t *copy;
+	size_t off;
+
+	assert_true(ev->len == ev->hdr[2]);
+	if (ev->len)
+		assert_non_null(p);
+	for (off = 0; off < ev->len; off++)
+		if (p[off] != pattern_byte(tag, ev->len, off))
+			fail_msg("message %llx (%llu bytes): byte %zu is %u, "
+				 "want %u", (unsigned long long)tag,
+				 (unsigned long long)ev->len, off, p[off],
+				 pattern_byte(tag, ev->len, off));
+	copy = malloc(ev->len + 1);
+	assert_non_null(copy);
+	assert_true(ssemu_event_copy(t->ep[ep], ev, 0, copy, ev->len + 1) ==
+		    ev->len);
+	if (ev->len)
+		assert_memory_equal(copy, p, ev->len);
+	free(copy);
+	in->checked++;
+}
+
+static void test_fabric_data_integrity_2group(void **state)
+{
+	static const size_t sizes[] = {
+		0, 1, 191, 192, 193, 2047, 2048, 2049, 65535, 65536,
+	};
+	static const uint32_t pairs[][2] = {
+		{ 3, 45 }, { 45, 3 }, { 20, 40 }, { 63, 0 }, { 17, 50 },
+	};
+	static uint8_t buf[65536];
+	struct integrity in = { 0 };
+	struct ssemu_config c;
+	unsigned ep[64], i, p;
+	bool have[64] = { false };
+	uint64_t sent = 0;
+	struct tf *t;
+	size_t s, off;
+
+	tf_config(&c, "2group");
+	t = tf_open(&c);
+	for (p = 0; p < sizeof(pairs) / sizeof(pairs[0]); p++)
+		for (i = 0; i < 2; i++)
+			if (!have[pairs[p][i]]) {
+				ep[pairs[p][i]] = tf_add(t, pairs[p][i]);
+				have[pairs[p][i]] = true;
+			}
+	t->priv = &in;
+	t->on_recv = check_payload;
+	for (p = 0; p < sizeof(pairs) / sizeof(pairs[0]); p++) {
+		for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+			uint64_t tag = (uint64_t)p << 8 | s;
+			struct iovec iov[2];
+			struct ssemu_send m = {
+				.dest = ssemu_ep_addr(t->ep[ep[pairs[p][1]]]),
+				.tclass = c.default_tclass,
+				.iov = iov,
+				.iov_count = 2,
+				.cookie = tag,
+			};
+			int ret;
+
+			for (off = 0; off < sizes[s]; off++)
+				buf[off] = pattern_byte(tag, sizes[s], off);
+			/* split unevenly in two */
+			iov[0].iov_base = buf;
+			iov[0].iov_len = sizes[s] / 3;
+			iov[1].iov_base = buf + sizes[s] / 3;
+			iov[1].iov_len = sizes[s] - sizes[s] / 3;
+			m.hdr[1] = tag;
+			m.hdr[2] = sizes[s];
+			while ((ret = ssemu_ep_send(t->ep[ep[pairs[p][0]]],
+						    &m)) == -EAGAIN) {
+				assert_true(ssemu_fabric_progress(t->fab, 64) >=
+					    0);
+				tf_pump(t);
+			}
+			assert_int_equal(ret, 0);
+			/* scribble over the source: the data was copied */
+			memset(buf, 0xee, sizes[s]);
+			sent++;
+		}
+	}
+	tf_run_idle(t, 1000000);
+	assert_true(in.checked == sent);
+	assert_int_equal(tf_count(t, UINT32_MAX, SSEMU_EV_SEND_DONE), sent);
+	for (i = 0; i < t->nlog; i++)
+		if (t->log[i].ev.type == SSEMU_EV_SEND_DONE)
+			assert_int_equal(t->log[i].ev.status, 0);
+	tf_close(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Determinism                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Congested random traffic with jitter on 2group; returns the fabric's
+ * event log (the caller frees it). */
+static struct tf_rec *det_run(uint64_t seed, size_t *n,
+			      struct ssemu_fabric_stats *fs)
+{
+	static uint8_t buf[6000];
+	static const uint32_t ports[] = { 0, 1, 17, 30, 33, 47, 50, 63 };
+	struct ssemu_config c;
+	struct tf_rec *log;
+	uint64_t rng = 77;
+	struct tf *t;
+	unsigned k, i;
+
+	tf_config(&c, "2group");
+	c.seed = seed;
+	t = tf_open(&c);
+	for (i = 0; i < 8; i++)
+		tf_add(t, ports[i]);
+	for (k = 0; k < 600; k++) {
+		unsigned s = (unsigned)(test_rng_next(&rng) % 8);
+		unsigned d = (unsigned)(test_rng_next(&rng) % 7);
+
+		if (d >= s)
+			d++;
+		if (k % 5 == 0)
+			assert_int_equal(ssemu_fabric_run_until(t->fab,
+				ssemu_fabric_now(t->fab) +
+				test_rng_next(&rng) % 3000000), 0);
+		tf_send(t, s, d, buf, test_rng_next(&rng) % sizeof(buf),
+			(uint32_t)(test_rng_next(&rng) % 4), k, k);
+	}
+	tf_run_idle(t, 1000000);
+	assert_int_equal(tf_count(t, UINT32_MAX, SSEMU_EV_RECV), 600);
+	assert_int_equal(ssemu_fabric_stats(t->fab, fs), 0);
+	*n = t->nlog;
+	log = t->log;
+	t->log = NULL;
+	tf_close(t);
+	return log;
+}
+
+static void test_fabric_determinism(void **state)
+{
+	struct ssemu_fabric_stats fa, fb, fc;
+	struct tf_rec *a, *b, *c;
+	size_t na, nb, nc, i, differ = 0;
+
+	a = det_run(1, &na, &fa);
+	b = det_run(1, &nb, &fb);
+	assert_int_equal(na, nb);
+	for (i = 0; i < na; i++) {
+		const struct ssemu_event *x = &a[i].ev, *y = &b[i].ev;
+
+		if (a[i].ep != b[i].ep || x->type != y->type ||
+		    x->time != y->time || x->src != y->src ||
+		    x->len != y->len || x->status != y->status ||
+		    x->cookie != y->cookie || x->tclass != y->tclass ||
+		    memcmp(x->hdr, y->hdr, sizeof(x->hdr)))
+			fail_msg("run 2 differs at event %zu: type %u/%u time "
+				 "%llu/%llu", i, x->type, y->type,
+				 (unsigned long long)x->time,
+				 (unsigned long long)y->time);
+	}
+	assert_true(fa.now == fb.now && fa.events == fb.events);
+	assert_true(fa.pkt_hops == fb.pkt_hops);
+	assert_true(fa.switch_lat_sum == fb.switch_lat_sum);
+	/* another seed: other pipeline jitter, other times */
+	c = det_run(2, &nc, &fc);
+	for (i = 0; i < na && i < nc; i++)
+		differ += a[i].ev.time != c[i].ev.time;
+	assert_true(differ > 0);
+	assert_true(fa.switch_lat_sum != fc.switch_lat_sum);
+	free(a);
+	free(b);
+	free(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Engine control                                                       */
+/* ------------------------------------------------------------------ */
+
+static void test_fabric_run_until_and_idle(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_fabric_stats fs;
+	struct ssemu_event ev[4];
+	struct tf *t;
+	ssemu_time_t t0;
+	char byte = 1;
+
+	tf_config(&c, "switch");
+	tf_fixed_pipeline(&c);
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	assert_true(ssemu_fabric_now(t->fab) == 0);
+	assert_true(ssemu_fabric_idle(t->fab));
+	assert_int_equal(ssemu_fabric_progress(t->fab, 100), 0);
+	assert_int_equal(ssemu_fabric_progress(t->fab, 0), 0);
+	/* the clock moves to the requested time even with nothing to do */
+	assert_int_equal(ssemu_fabric_run_until(t->fab, 5 * SSEMU_PS_PER_US),
+			 0);
+	assert_true(ssemu_fabric_now(t->fab) == 5 * SSEMU_PS_PER_US);
+	/* and never backwards */
+	assert_int_equal(ssemu_fabric_run_until(t->fab, SSEMU_PS_PER_US), 0);
+	assert_true(ssemu_fabric_now(t->fab) == 5 * SSEMU_PS_PER_US);
+
+	t0 = ssemu_fabric_now(t->fab);
+	tf_send(t, 0, 1, &byte, 1, 0, 1, 0);
+	assert_false(ssemu_fabric_idle(t->fab));	/* posted */
+	/* the message needs ~366 ns: not there at +100 ns */
+	assert_int_equal(ssemu_fabric_run_until(t->fab, t0 + 100000), 0);
+	assert_true(ssemu_fabric_now(t->fab) == t0 + 100000);
+	assert_false(ssemu_fabric_idle(t->fab));	/* in flight */
+	assert_int_equal(ssemu_ep_poll(t->ep[1], ev, 4), 0);
+	/* there at +1 us, stamped with its own time, not the target's */
+	assert_int_equal(ssemu_fabric_run_until(t->fab, t0 + 1000000), 0);
+	assert_true(ssemu_fabric_now(t->fab) == t0 + 1000000);
+	assert_int_equal(ssemu_ep_poll(t->ep[1], ev, 4), 1);
+	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
+	assert_true(ev[0].time > t0 + 100000 && ev[0].time < t0 + 1000000);
+	assert_true(ev[0].time == t0 + 2 * (ser_time_ps(65) + 5000) +
+				  c.sw_lat_mean);
+	ssemu_event_release(t->ep[1], &ev[0]);
+	assert_int_equal(ssemu_ep_poll(t->ep[0], ev, 4), 1);
+	assert_int_equal(ev[0].type, SSEMU_EV_SEND_DONE);
+	assert_true(ssemu_fabric_idle(t->fab));
+	/* progress does not move the clock when there is nothing to do */
+	assert_int_equal(ssemu_fabric_progress(t->fab, 100), 0);
+	assert_true(ssemu_fabric_now(t->fab) == t0 + 1000000);
+	assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
+	assert_true(fs.now == t0 + 1000000);
+	assert_true(fs.events > 0);
+	assert_true(fs.pkts_delivered == 1);
+	/* progress runs at most its budget */
+	tf_send(t, 0, 1, &byte, 1, 0, 2, 0);
+	assert_int_equal(ssemu_fabric_progress(t->fab, 1), 1);
+	assert_int_equal(ssemu_fabric_progress(t->fab, 2), 2);
+	tf_run_idle(t, 1000);
+	tf_close(t);
+}
+
+static void test_fabric_wait(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_event ev[4];
+	struct tf *t;
+	uint64_t w0, w1;
+	char byte = 1;
+
+	tf_config(&c, "switch");
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	/* nothing coming: times out (sleeping, not returning at once) */
+	w0 = wall_ns();
+	assert_int_equal(ssemu_ep_wait(t->ep[1], 30), 0);
+	w1 = wall_ns();
+	assert_true(w1 - w0 >= 25000000ULL);
+	assert_true(w1 - w0 < 2000000000ULL);
+	assert_int_equal(ssemu_ep_wait(t->ep[1], 0), 0);
+	/* a message: wait drives the engine itself */
+	tf_send(t, 0, 1, &byte, 1, 0, 1, 0);
+	assert_int_equal(ssemu_ep_wait(t->ep[1], 1000), 1);
+	assert_int_equal(ssemu_ep_poll(t->ep[1], ev, 4), 1);
+	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
+	ssemu_event_release(t->ep[1], &ev[0]);
+	assert_int_equal(ssemu_ep_wait(t->ep[0], 1000), 1);
+	assert_int_equal(ssemu_ep_poll(t->ep[0], ev, 4), 1);
+	assert_int_equal(ev[0].type, SSEMU_EV_SEND_DONE);
+	tf_close(t);
+}
+
+/* Realtime clock: the model never runs ahead of wall time / dilation. */
+static void test_fabric_realtime_clock(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_event ev[4];
+	struct tf *t;
+	uint64_t w0, w1;
+	char byte = 1;
+
+	tf_config(&c, "switch");
+	c.clock = SSEMU_CLOCK_REALTIME;
+	c.dilation = 1000.0;	/* 1 model ns = 1 wall us */
+	w0 = wall_ns();
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	tf_send(t, 0, 1, &byte, 1, 0, 1, 0);
+	assert_int_equal(ssemu_ep_wait(t->ep[1], 5000), 1);
+	w1 = wall_ns();
+	assert_int_equal(ssemu_ep_poll(t->ep[1], ev, 4), 1);
+	/* ~366 model ns took ~366 wall us, not less */
+	assert_true(ev[0].time >= 300000);
+	/* model ps <= wall ns / dilation x 1000 ps per ns = wall ns */
+	if (ev[0].time > w1 - w0)
+		fail_msg("model time %llu ps ran ahead of wall time %llu ns / "
+			 "1000", (unsigned long long)ev[0].time,
+			 (unsigned long long)(w1 - w0));
+	assert_true(w1 - w0 >= 300000);
+	ssemu_event_release(t->ep[1], &ev[0]);
+	tf_close(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* NICs and endpoints                                                   */
+/* ------------------------------------------------------------------ */
+
+static int attach(struct ssemu_fabric *f, uint32_t port, struct ssemu_nic **n)
+{
+	struct ssemu_nic_opts no = { .port = port, .job = 3, .rank = 1 };
+
+	return ssemu_nic_attach(f, &no, n);
+}
+
+static void test_fabric_attach_detach(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_fabric_stats fs;
+	struct ssemu_nic *n[20], *x;
+	struct ssemu_ep *ep;
+	struct tf *t;
+	unsigned i;
+
+	tf_config(&c, "switch");
+	c.max_nics = 32;
+	t = tf_open(&c);
+	/* first free ports, in order, around an explicit one */
+	assert_int_equal(attach(t->fab, 2, &n[2]), 0);
+	assert_int_equal(attach(t->fab, SSEMU_PORT_ANY, &n[0]), 0);
+	assert_int_equal(ssemu_nic_port(n[0]), 0);
+	assert_int_equal(attach(t->fab, SSEMU_PORT_ANY, &n[1]), 0);
+	assert_int_equal(ssemu_nic_port(n[1]), 1);
+	assert_int_equal(attach(t->fab, SSEMU_PORT_ANY, &n[3]), 0);
+	assert_int_equal(ssemu_nic_port(n[3]), 3);
+	assert_int_equal(ssemu_nic_attach(t->fab, NULL, &n[4]), 0);
+	assert_int_equal(ssemu_nic_port(n[4]), 4);
+	assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
+	assert_true(fs.nics_attached == 5);
+	/* taken, out of range, no result pointer */
+	assert_int_equal(attach(t->fab, 2, &x), -EADDRINUSE);
+	assert_int_equal(attach(t->fab, 0, &x), -EADDRINUSE);
+	assert_int_equal(attach(t->fab, 16, &x), -EINVAL);
+	assert_int_equal(attach(t->fab, SSEMU_PORT_ANY - 1, &x), -EINVAL);
+	assert_int_equal(ssemu_nic_attach(t->fab, NULL, NULL), -EINVAL);
+	/* detach frees the port for the next attach */
+	ssemu_nic_detach(n[1]);
+	assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
+	assert_true(fs.nics_attached == 4);
+	assert_int_equal(attach(t->fab, SSEMU_PORT_ANY, &n[1]), 0);
+	assert_int_equal(ssemu_nic_port(n[1]), 1);
+	ssemu_nic_detach(n[2]);
+	assert_int_equal(attach(t->fab, 2, &n[2]), 0);
+	/* all 16 ports: then -ENOSPC for "any" */
+	for (i = 5; i < 16; i++) {
+		assert_int_equal(attach(t->fab, SSEMU_PORT_ANY, &n[i]), 0);
+		assert_int_equal(ssemu_nic_port(n[i]), i);
+	}
+	assert_int_equal(attach(t->fab, SSEMU_PORT_ANY, &x), -ENOSPC);
+	assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
+	assert_true(fs.nics_attached == 16);
+	/* a NIC re-attached at a port works and starts from zero */
+	assert_int_equal(ssemu_ep_open(n[7], &ep), 0);
+	ssemu_ep_close(ep);
+	ssemu_nic_detach(n[7]);
+	assert_int_equal(attach(t->fab, 7, &n[7]), 0);
+	{
+		struct ssemu_nic_stats st;
+
+		assert_int_equal(ssemu_nic_stats(n[7], &st), 0);
+		assert_true(st.tx_msgs == 0 && st.rx_msgs == 0);
+		assert_int_equal(ssemu_nic_stats(NULL, &st), -EINVAL);
+		assert_int_equal(ssemu_nic_stats(n[7], NULL), -EINVAL);
+	}
+	for (i = 0; i < 16; i++)
+		ssemu_nic_detach(n[i]);
+	ssemu_nic_detach(NULL);
+	assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
+	assert_true(fs.nics_attached == 0);
+	tf_close(t);
+
+	/* max_nics smaller than the ports: -ENOSPC for NIC slots */
+	tf_config(&c, "switch");
+	c.max_nics = 3;
+	t = tf_open(&c);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(attach(t->fab, 10 + i, &n[i]), 0);
+	assert_int_equal(attach(t->fab, 0, &x), -ENOSPC);
+	assert_int_equal(attach(t->fab, SSEMU_PORT_ANY, &x), -ENOSPC);
+	ssemu_nic_detach(n[1]);
+	assert_int_equal(attach(t->fab, 0, &n[1]), 0);
+	assert_int_equal(attach(t->fab, 1, &x), -ENOSPC);
+	for (i = 0; i < 3; i++)
+		ssemu_nic_detach(n[i]);
+	tf_close(t);
+}
+
+/* Traffic keeps working across detach and re-attach at the same port. */
+static void test_fabric_reattach_traffic(void **state)
+{
+	static uint8_t buf[3000];
+	struct ssemu_config c;
+	struct tf *t;
+	size_t i;
+
+	tf_config(&c, "2switch");
+	t = tf_open(&c);
+	tf_add(t, 1);
+	tf_add(t, 25);
+	tf_send(t, 0, 1, buf, sizeof(buf), 0, 1, 1);
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 1);
+	ssemu_ep_close(t->ep[1]);
+	ssemu_nic_detach(t->nic[1]);
+	t->ep[1] = NULL;
+	t->nic[1] = NULL;
+	/* nobody at port 25 now */
+	{
+		struct iovec iov = { buf, 10 };
+		struct ssemu_send s = {
+			.dest = SSEMU_ADDR(25, 0),
+			.iov = &iov,
+			.iov_count = 1,
+			.cookie = 2,
+		};
+
+		assert_int_equal(ssemu_ep_send(t->ep[0], &s), 0);
+		tf_run_idle(t, 100000);
+		assert_int_equal(t->log[t->nlog - 1].ev.type,
+				 SSEMU_EV_SEND_DONE);
+		assert_int_equal(t->log[t->nlog - 1].ev.status, -EHOSTUNREACH);
+	}
+	/* a new NIC at port 25 gets the traffic again */
+	{
+		struct ssemu_nic_opts no = { .port = 25, .rank = -1 };
+
+		assert_int_equal(ssemu_nic_attach(t->fab, &no, &t->nic[1]), 0);
+		assert_int_equal(ssemu_ep_open(t->nic[1], &t->ep[1]), 0);
+	}
+	t->nlog = 0;
+	tf_send(t, 0, 1, buf, sizeof(buf), 0, 3, 3);
+	tf_send(t, 1, 0, buf, sizeof(buf), 0, 4, 4);
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 1);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_RECV), 1);
+	for (i = 0; i < t->nlog; i++)
+		if (t->log[i].ev.type == SSEMU_EV_SEND_DONE)
+			assert_int_equal(t->log[i].ev.status, 0);
+	tf_close(t);
+}
+
+static void test_fabric_eps_per_nic_limit(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_nic *nic;
+	struct ssemu_ep *ep[4];
+	struct tf *t;
+
+	tf_config(&c, "switch");
+	c.eps_per_nic = 2;
+	t = tf_open(&c);
+	assert_int_equal(attach(t->fab, 4, &nic), 0);
+	assert_int_equal(ssemu_ep_open(nic, &ep[0]), 0);
+	assert_int_equal(ssemu_ep_open(nic, &ep[1]), 0);
+	assert_int_equal(ssemu_ep_open(nic, &ep[2]), -ENOSPC);
+	assert_int_equal(ssemu_ep_open(nic, NULL), -EINVAL);
+	assert_true(ssemu_ep_addr(ep[0]) == SSEMU_ADDR(4, 0));
+	assert_true(ssemu_ep_addr(ep[1]) == SSEMU_ADDR(4, 1));
+	ssemu_ep_close(ep[0]);
+	assert_int_equal(ssemu_ep_open(nic, &ep[2]), 0);
+	assert_true(ssemu_ep_addr(ep[2]) == SSEMU_ADDR(4, 0));
+	assert_int_equal(ssemu_ep_open(nic, &ep[3]), -ENOSPC);
+	ssemu_ep_close(ep[1]);
+	ssemu_ep_close(ep[2]);
+	ssemu_ep_close(NULL);
+	/* a second NIC has its own endpoints */
+	{
+		struct ssemu_nic *nic2;
+
+		assert_int_equal(attach(t->fab, 5, &nic2), 0);
+		assert_int_equal(ssemu_ep_open(nic2, &ep[0]), 0);
+		assert_int_equal(ssemu_ep_open(nic2, &ep[1]), 0);
+		assert_true(ssemu_ep_addr(ep[1]) == SSEMU_ADDR(5, 1));
+		ssemu_ep_close(ep[0]);
+		ssemu_ep_close(ep[1]);
+		ssemu_nic_detach(nic2);
+	}
+	ssemu_nic_detach(nic);
+	tf_close(t);
+}
+
+static void test_fabric_open_bad_options(void **state)
+{
+	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM };
+	struct ssemu_config c;
+	struct ssemu_fabric *f = NULL;
+	char err[256], long_name[64];
+
+	memset(err, 0, sizeof(err));
+	assert_int_equal(ssemu_fabric_open(NULL, &f, err, sizeof(err)),
+			 -EINVAL);
+	assert_true(err[0]);
+	assert_int_equal(ssemu_fabric_open(&o, NULL, err, sizeof(err)),
+			 -EINVAL);
+
+	tf_config(&c, "switch");
+	o.config = &c;
+	o.name = "bad/name";
+	memset(err, 0, sizeof(err));
+	assert_int_equal(ssemu_fabric_open(&o, &f, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "bad/name"));
+	assert_non_null(strstr(err, "'/'"));
+	o.name = "/leading";
+	assert_int_equal(ssemu_fabric_open(&o, &f, err, sizeof(err)), -EINVAL);
+	o.name = "";
+	assert_int_equal(ssemu_fabric_open(&o, &f, err, sizeof(err)), -EINVAL);
+	memset(long_name, 'n', 49);
+	long_name[49] = 0;
+	o.name = long_name;
+	assert_int_equal(ssemu_fabric_open(&o, &f, err, sizeof(err)), -EINVAL);
+	/* no error buffer: still refused, no crash */
+	o.name = "bad/name";
+	assert_int_equal(ssemu_fabric_open(&o, &f, NULL, 0), -EINVAL);
+
+	o.store = (enum ssemu_store)7;
+	o.name = NULL;
+	memset(err, 0, sizeof(err));
+	assert_int_equal(ssemu_fabric_open(&o, &f, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "unknown store"));
+
+	/* an invalid configuration says why */
+	o.store = SSEMU_STORE_PRIVATE;
+	c.mtu = 10;
+	memset(err, 0, sizeof(err));
+	assert_int_equal(ssemu_fabric_open(&o, &f, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "mtu"));
+	/* a store beyond 1 TiB is refused before mapping anything */
+	tf_config(&c, "switch");
+	c.max_nics = 4096;
+	c.eps_per_nic = 16;
+	c.bufs_per_ep = 64;
+	c.buf_size = 1u << 24;
+	memset(err, 0, sizeof(err));
+	assert_int_equal(ssemu_fabric_open(&o, &f, err, sizeof(err)), -ENOMEM);
+	assert_non_null(strstr(err, "GiB"));
+	assert_null(f);
+
+	/* no configuration: the "switch" preset */
+	o.config = NULL;
+	assert_int_equal(ssemu_fabric_open(&o, &f, err, sizeof(err)), 0);
+	assert_string_equal(ssemu_fabric_config(f)->preset, "switch");
+	assert_true(ssemu_config_nports(ssemu_fabric_config(f)) == 16);
+	ssemu_fabric_close(f);
+	ssemu_fabric_close(NULL);
+}
+
+static void test_fabric_config_and_stats(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_fabric_stats fs;
+	const struct ssemu_config *got;
+	struct tf *t;
+	char byte = 0;
+
+	tf_config(&c, "malbec");
+	c.seed = 99;
+	t = tf_open(&c);
+	got = ssemu_fabric_config(t->fab);
+	assert_true(ssemu_config_hash(got) == ssemu_config_hash(&c));
+	assert_string_equal(got->preset, "malbec");
+	assert_int_equal(ssemu_fabric_stats(t->fab, NULL), -EINVAL);
+	assert_int_equal(ssemu_fabric_stats(NULL, &fs), -EINVAL);
+	/* switches are modelled when traffic first touches them */
+	tf_add(t, 0);
+	tf_add(t, 5);	/* same switch */
+	tf_add(t, 500);	/* another group */
+	assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
+	assert_true(fs.switches_instantiated == 0);
+	assert_true(fs.nics_attached == 3);
+	tf_send(t, 0, 1, &byte, 1, 0, 0, 0);
+	tf_run_idle(t, 10000);
+	assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
+	assert_true(fs.switches_instantiated == 1);
+	tf_send(t, 0, 2, &byte, 1, 0, 0, 0);
+	tf_run_idle(t, 10000);
+	assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
+	assert_true(fs.switches_instantiated >= 2 &&
+		    fs.switches_instantiated <= 7);
+	assert_true(fs.pkts_delivered == 2);
+	assert_true(fs.pkt_hops >= 4);
+	tf_close(t);
+}
+
+/* An endpoint may send to itself and to another pid of its own NIC. */
+static void test_fabric_loopback(void **state)
+{
+	static uint8_t buf[5000];
+	struct ssemu_config c;
+	struct ssemu_ep *ep2;
+	struct ssemu_event ev[4];
+	struct tf *t;
+	struct iovec iov = { buf, sizeof(buf) };
+	struct ssemu_send s = { .iov = &iov, .iov_count = 1 };
+	size_t off;
+
+	for (off = 0; off < sizeof(buf); off++)
+		buf[off] = (uint8_t)(off * 7);
+	tf_config(&c, "switch");
+	t = tf_open(&c);
+	tf_add(t, 6);
+	assert_int_equal(ssemu_ep_open(t->nic[0], &ep2), 0);
+	s.dest = ssemu_ep_addr(t->ep[0]);
+	assert_int_equal(ssemu_ep_send(t->ep[0], &s), 0);
+	s.dest = ssemu_ep_addr(ep2);
+	assert_int_equal(ssemu_ep_send(t->ep[0], &s), 0);
+	tf_run_idle(t, 10000);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_RECV), 1);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_SEND_DONE), 2);
+	assert_int_equal(ssemu_ep_poll(ep2, ev, 4), 1);
+	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
+	assert_true(ev[0].src == ssemu_ep_addr(t->ep[0]));
+	assert_memory_equal(ssemu_event_data(ep2, &ev[0]), buf, sizeof(buf));
+	ssemu_event_release(ep2, &ev[0]);
+	ssemu_ep_close(ep2);
+	tf_close(t);
+}
+
+static void test_fabric_full_scale(void **state)
+{
+	static uint8_t buf[4096];
+	struct ssemu_config c;
+	struct ssemu_fabric_stats fs;
+	struct ssemu_event ev[4];
+	struct tf *t;
+	size_t off;
+
+	for (off = 0; off < sizeof(buf); off++)
+		buf[off] = (uint8_t)(off ^ (off >> 8));
+	tf_config(&c, "full");
+	c.max_nics = 4;
+	c.max_switches = 8;
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 279039);
+	tf_add(t, 140000);
+	assert_int_equal(ssemu_nic_port(t->nic[1]), 279039);
+	{
+		struct ssemu_nic_opts no = { .port = 279040, .rank = -1 };
+		struct ssemu_nic *x;
+
+		assert_int_equal(ssemu_nic_attach(t->fab, &no, &x), -EINVAL);
+	}
+	tf_send(t, 0, 1, buf, sizeof(buf), 0, 1, 1);
+	tf_send(t, 1, 2, buf, sizeof(buf), 0, 2, 2);
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, UINT32_MAX, SSEMU_EV_RECV), 2);
+	assert_int_equal(tf_count(t, UINT32_MAX, SSEMU_EV_SEND_DONE), 2);
+	for (off = 0; off < t->nlog; off++)
+		if (t->log[off].ev.type == SSEMU_EV_SEND_DONE)
+			assert_int_equal(t->log[off].ev.status, 0);
+	assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
+	/* a handful of the 17,440 switches, at most 4 per direction */
+	assert_true(fs.switches_instantiated >= 2 &&
+		    fs.switches_instantiated <= 8);
+	/* and the bytes made it */
+	t->on_recv = NULL;
+	tf_send(t, 2, 0, buf, sizeof(buf), 0, 3, 3);
+	do {
+		assert_true(ssemu_fabric_progress(t->fab, 4096) >= 0);
+	} while (!ssemu_ep_poll(t->ep[0], ev, 1));
+	assert_true(ev[0].len == sizeof(buf));
+	assert_memory_equal(ssemu_event_data(t->ep[0], &ev[0]), buf,
+			    sizeof(buf));
+	ssemu_event_release(t->ep[0], &ev[0]);
+	tf_run_idle(t, 100000);
+	tf_close(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Senders whose traffic cannot be delivered                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The destination NIC detaches while the last packets of a message (every
+ * packet already injected) are on their way: the sender must get a
+ * SEND_DONE with an error, not wait forever on a fabric that is idle.
+ */
+static void test_fabric_detach_with_packets_in_flight(void **state)
+{
+	static uint8_t buf[8192];
+	struct ssemu_nic_stats st;
+	struct ssemu_config c;
+	struct tf *t;
+	ssemu_time_t step;
+
+	tf_config(&c, "switch");
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	tf_send(t, 0, 1, buf, sizeof(buf), 0, 1, 1);	/* 4 packets */
+	/* run until the receiver has half of it */
+	for (step = 0;; step += 10 * SSEMU_PS_PER_NS) {
+		assert_int_equal(ssemu_fabric_run_until(t->fab, step), 0);
+		assert_int_equal(ssemu_nic_stats(t->nic[1], &st), 0);
+		if (st.rx_pkts >= 2)
+			break;
+		assert_true(step < SSEMU_PS_PER_MS);
+	}
+	assert_int_equal(ssemu_nic_stats(t->nic[0], &st), 0);
+	assert_true(st.tx_pkts == 4);	/* all injected */
+	ssemu_ep_close(t->ep[1]);
+	ssemu_nic_detach(t->nic[1]);
+	t->ep[1] = NULL;
+	t->nic[1] = NULL;
+	tf_run_idle(t, 100000);
+	if (tf_count(t, 0, SSEMU_EV_SEND_DONE) != 1)
+		fail_msg("destination detached with packets in flight: no "
+			 "SEND_DONE for the sender, and the fabric is idle "
+			 "(%llu of 4 acks came back)",
+			 (unsigned long long)(ssemu_nic_stats(t->nic[0], &st),
+					      st.acks));
+	assert_int_not_equal(t->log[t->nlog - 1].ev.status, 0);
+	tf_close(t);
+}
+
+/* Same with a message still being injected: that case completes. */
+static void test_fabric_detach_while_injecting(void **state)
+{
+	static uint8_t buf[65536];
+	struct ssemu_nic_stats st;
+	struct ssemu_config c;
+	struct tf *t;
+
+	tf_config(&c, "switch");
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	tf_send(t, 0, 1, buf, sizeof(buf), 0, 1, 1);	/* 32 packets */
+	assert_int_equal(ssemu_fabric_run_until(t->fab, 1500 * SSEMU_PS_PER_NS),
+			 0);
+	assert_int_equal(ssemu_nic_stats(t->nic[0], &st), 0);
+	assert_true(st.tx_pkts > 4 && st.tx_pkts < 32);
+	ssemu_ep_close(t->ep[1]);
+	ssemu_nic_detach(t->nic[1]);
+	t->ep[1] = NULL;
+	t->nic[1] = NULL;
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_SEND_DONE), 1);
+	assert_int_equal(t->log[t->nlog - 1].ev.status, -EHOSTUNREACH);
+	tf_close(t);
+}
+
+static char last_warning[512];
+static unsigned warnings;
+
+static void capture_log(enum ssemu_log_level lvl, const char *msg)
+{
+	if (lvl == SSEMU_LOG_WARN) {
+		snprintf(last_warning, sizeof(last_warning), "%s", msg);
+		warnings++;
+	}
+}
+
+/*
+ * max_switches = 1 on two switches: the model cannot instantiate the second
+ * switch and says so through the log sink.  The sender must still learn
+ * that its message failed rather than wait on an idle fabric.
+ */
+static void test_fabric_switch_pool_exhausted(void **state)
+{
+	struct ssemu_config c;
+	struct tf *t;
+	char byte = 1;
+
+	tf_config(&c, "2switch");
+	c.max_switches = 1;
+	t = tf_open(&c);
+	tf_add(t, 0);	/* switch 0 */
+	tf_add(t, 1);	/* switch 0 */
+	tf_add(t, 16);	/* switch 1 */
+	warnings = 0;
+	ssemu_log_set_sink(capture_log);
+	tf_send(t, 0, 1, &byte, 1, 0, 1, 1);
+	tf_run_idle(t, 10000);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 1);
+	assert_int_equal(warnings, 0);
+	tf_send(t, 0, 2, &byte, 1, 0, 2, 2);
+	tf_run_idle(t, 10000);
+	ssemu_log_set_sink(NULL);
+	assert_true(warnings >= 1);
+	assert_non_null(strstr(last_warning, "max_switches"));
+	if (tf_count(t, 0, SSEMU_EV_SEND_DONE) != 2)
+		fail_msg("message through an unmodelled switch: dropped "
+			 "without a completion (\"%s\"), the fabric is idle",
+			 last_warning);
+	assert_int_not_equal(t->log[t->nlog - 1].ev.status, 0);
+	tf_close(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fabric_data_integrity_2group),
+		cmocka_unit_test(test_fabric_determinism),
+		cmocka_unit_test(test_fabric_run_until_and_idle),
+		cmocka_unit_test(test_fabric_wait),
+		cmocka_unit_test(test_fabric_realtime_clock),
+		cmocka_unit_test(test_fabric_attach_detach),
+		cmocka_unit_test(test_fabric_reattach_traffic),
+		cmocka_unit_test(test_fabric_eps_per_nic_limit),
+		cmocka_unit_test(test_fabric_open_bad_options),
+		cmocka_unit_test(test_fabric_config_and_stats),
+		cmocka_unit_test(test_fabric_loopback),
+		cmocka_unit_test(test_fabric_full_scale),
+		cmocka_unit_test(test_fabric_detach_with_packets_in_flight),
+		cmocka_unit_test(test_fabric_detach_while_injecting),
+		cmocka_unit_test(test_fabric_switch_pool_exhausted),
+	};
+
+	return cmocka_run_group_tests_name("fabric", tests, NULL, NULL);
+}
