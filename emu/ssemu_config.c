@@ -10,6 +10,9 @@
 
 #include "ssemu_priv.h"
 
+/* 1 Pb/s: far above any link, and bytes * 8 * 1e12 / rate stays exact */
+#define SSEMU_MAX_RATE_BPS 1000000000000000ULL
+
 /*
  * HPE's default HPC traffic-class profile (anchors.md 2.2): LOW_LATENCY is
  * served first and capped at 30%; the others share by their guarantees.
@@ -129,8 +132,15 @@ int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 	CHECK(cfg->edge.rate_bps && cfg->local.rate_bps &&
 		      cfg->global.rate_bps,
 	      "link rates must be positive");
+	CHECK(cfg->edge.rate_bps <= SSEMU_MAX_RATE_BPS &&
+		      cfg->local.rate_bps <= SSEMU_MAX_RATE_BPS &&
+		      cfg->global.rate_bps <= SSEMU_MAX_RATE_BPS,
+	      "link rates above %llu Gb/s are not modelled",
+	      SSEMU_MAX_RATE_BPS / 1000000000ULL);
 	CHECK(cfg->mtu >= 64 && cfg->mtu <= 65536,
 	      "mtu %u out of range [64, 65536]", cfg->mtu);
+	CHECK(cfg->pkt_overhead <= 4096,
+	      "packet overhead %u out of range [0, 4096]", cfg->pkt_overhead);
 	CHECK(cfg->port_buf_pkts >= 1 && cfg->port_buf_pkts <= 65535,
 	      "port_buf_pkts %u out of range [1, 65535]", cfg->port_buf_pkts);
 	CHECK(cfg->sw_lat_min <= cfg->sw_lat_mean &&

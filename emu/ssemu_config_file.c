@@ -154,8 +154,11 @@ static int set_value(struct ctx *c, const config_setting_t *s,
 		ret = get_number(c, s, k->name, &d);
 		if (ret)
 			return ret;
-		if (!(d >= 0) || d > 1e12)
-			return fail(c, s, k->name, "out of range");
+		if (!(d >= 0) || d > 1e12 ||
+		    (k->kind == K_GBPS && (d > 1e6 || d < 1e-6)))
+			return fail(c, s, k->name, k->kind == K_GBPS ?
+				    "out of range [1e-6, 1e6] Gb/s" :
+				    "out of range");
 		if (k->kind == K_NS)
 			*(ssemu_time_t *)p = (ssemu_time_t)llround(d * 1000.0);
 		else if (k->kind == K_GBPS)

@@ -53,7 +53,7 @@ static void compute_layout(const struct ssemu_config *c,
 	uint64_t off = sizeof(struct ssemu_region);
 	uint64_t neps = (uint64_t)c->max_nics * c->eps_per_nic;
 
-	l->voq_per_switch = t->radix * t->radix * c->ntclass;
+	l->voq_per_switch = t->radix * t->radix * c->ntclass * SSEMU_NVC;
 	l->ring_bytes = SSEMU_ALIGN_UP(
 		ssemu_ring_bytes(c->msgs_per_ep, sizeof(uint32_t)),
 		(uint64_t)SSEMU_CACHELINE) +

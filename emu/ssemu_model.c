@@ -8,7 +8,7 @@
  * link is free, the destination's window is open and the switch input buffer
  * has a credit for its class); it arrives at a switch input buffer, pays the
  * pipeline latency, is routed and joins the virtual output queue
- * voq[in][out][class]; the output arbitrates among VOQs that have a credit
+ * voq[out][class, VC][in]; the output arbitrates among VOQs that have a credit
  * downstream (request/grant), serialises it onto the next link and returns
  * the input-buffer credit upstream.  The destination NIC takes every packet
  * (returning the credit), reassembles the message, delivers it to the
@@ -21,6 +21,7 @@
  * routing messages between two NICs in one class arrive in the order they
  * were posted.
  */
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -44,36 +45,55 @@ static const struct ssemu_route_ops route_ops[] = {
 	{ .name = "minimal", .select = route_minimal },
 };
 
+/* The vclass a packet of vclass @vcl occupies downstream of @out. */
+static inline uint32_t next_vcl(struct ssemu_region *r, uint32_t out,
+				uint32_t vcl)
+{
+	uint32_t vc = vcl % SSEMU_NVC;
+
+	if (ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
+		return vcl - vc;	/* the NIC's buffer: VC 0 */
+	assert(vc + 1 < SSEMU_NVC);
+	return vcl + 1;
+}
+
 /*
- * Strict priority between classes, round robin among inputs within a
- * class.  Bandwidth guarantees and caps per class come with the traffic
- * class arbitration ("shares", a later addition).
+ * Strict priority between classes; inside a class the packets furthest
+ * along their path (highest VC) first, then round robin among inputs.
+ * Bandwidth guarantees and caps per class come with the traffic-class
+ * arbitration ("shares", a later addition).
  */
 static bool arb_priority_rr(struct ssemu_region *r, struct ssemu_switch_sh *s,
-			    uint32_t out, uint32_t *in_out, uint32_t *tc_out)
+			    uint32_t out, uint32_t *in_out, uint32_t *vcl_out)
 {
 	struct ssemu_swport *op = &s->port[out];
 	uint32_t R = r->topo.radix, T = r->config.ntclass;
-	int best_prio = -1;
-	uint32_t tc, best = SSEMU_NONE, k, in;
+	uint32_t order[SSEMU_MAX_TCLASS], tc, i, j, vc, vcl, k, in;
 
-	for (tc = 0; tc < T; tc++) {
-		if (!op->queued[tc] || !op->credits[tc])
-			continue;
-		if ((int)r->config.tclass[tc].priority > best_prio) {
-			best_prio = r->config.tclass[tc].priority;
-			best = tc;
-		}
+	/* classes by descending priority (stable: lower index first) */
+	for (i = 0; i < T; i++) {
+		for (j = i; j > 0 && r->config.tclass[order[j - 1]].priority <
+					     r->config.tclass[i].priority; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
 	}
-	if (best == SSEMU_NONE)
-		return false;
-	for (k = 1; k <= R; k++) {
-		in = (op->rr + k) % R;
-		if (ssemu_r_voq(r, s, in, out, best)->head != SSEMU_NONE) {
-			op->rr = in;
-			*in_out = in;
-			*tc_out = best;
-			return true;
+	for (i = 0; i < T; i++) {
+		tc = order[i];
+		for (vc = SSEMU_NVC; vc-- > 0;) {
+			vcl = tc * SSEMU_NVC + vc;
+			if (!op->queued[vcl] ||
+			    !op->credits[next_vcl(r, out, vcl)])
+				continue;
+			for (k = 1; k <= R; k++) {
+				in = (op->rr + k) % R;
+				if (ssemu_r_voq(r, s, in, out, vcl)->head !=
+				    SSEMU_NONE) {
+					op->rr = in;
+					*in_out = in;
+					*vcl_out = vcl;
+					return true;
+				}
+			}
 		}
 	}
 	return false;
@@ -290,7 +310,7 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
 static struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 				      uint32_t *inst)
 {
-	uint32_t *map = ssemu_r_swmap(r), i, p, tc;
+	uint32_t *map = ssemu_r_swmap(r), i, p, tc, vc;
 	struct ssemu_switch_sh *s;
 	struct ssemu_peer peer;
 
@@ -316,8 +336,15 @@ static struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 		ssemu_topo_peer(&r->topo, sw, p, &peer);
 		if (peer.kind == SSEMU_PORT_NONE)
 			continue;
+		/* a NIC has one buffer per class (VC 0); a switch input has
+		 * one per class and VC 1.. (VC 0 is only ever fed by NICs) */
 		for (tc = 0; tc < r->config.ntclass; tc++)
-			s->port[p].credits[tc] = r->config.port_buf_pkts;
+			for (vc = peer.kind == SSEMU_PORT_ENDPOINT ? 0 : 1;
+			     vc < (peer.kind == SSEMU_PORT_ENDPOINT ?
+					   1 : SSEMU_NVC);
+			     vc++)
+				s->port[p].credits[tc * SSEMU_NVC + vc] =
+					r->config.port_buf_pkts;
 	}
 	map[sw] = i;
 	*inst = i;
@@ -345,9 +372,9 @@ static ssemu_time_t sw_pipeline(struct ssemu_region *r,
 static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out);
 
 static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
-		     uint32_t in, uint32_t out, uint32_t tc, uint32_t pi)
+		     uint32_t in, uint32_t out, uint32_t vcl, uint32_t pi)
 {
-	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, tc);
+	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, vcl);
 
 	ssemu_r_pkt(r, pi)->next = SSEMU_NONE;
 	if (q->head == SSEMU_NONE)
@@ -355,19 +382,19 @@ static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	else
 		ssemu_r_pkt(r, q->tail)->next = pi;
 	q->tail = pi;
-	s->port[out].queued[tc]++;
+	s->port[out].queued[vcl]++;
 }
 
 static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
-			uint32_t in, uint32_t out, uint32_t tc)
+			uint32_t in, uint32_t out, uint32_t vcl)
 {
-	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, tc);
+	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, vcl);
 	uint32_t pi = q->head;
 
 	q->head = ssemu_r_pkt(r, pi)->next;
 	if (q->head == SSEMU_NONE)
 		q->tail = SSEMU_NONE;
-	s->port[out].queued[tc]--;
+	s->port[out].queued[vcl]--;
 	return pi;
 }
 
@@ -394,13 +421,14 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	uint32_t out = route_ops[r->route_idx].select(r, s->sw, pkt);
 
-	voq_push(r, s, in, out, pkt->tclass, pi);
+	voq_push(r, s, in, out, pkt->tclass * SSEMU_NVC + pkt->vc, pi);
 	sw_try_send(r, inst, out);
 }
 
-/* Hand a credit for (@port's input buffer, @tc) back to whoever feeds it. */
+/* Hand a credit for (@port's input buffer, @vcl) back to whoever feeds
+ * it. */
 static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
-			  uint32_t port, uint32_t tc)
+			  uint32_t port, uint32_t vcl)
 {
 	struct ssemu_peer peer;
 	ssemu_time_t t = now_of(r) + link_of(r, port)->delay;
@@ -410,15 +438,16 @@ static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	if (peer.kind == SSEMU_PORT_ENDPOINT) {
 		nic = ssemu_r_portmap(r)[peer.ep];
 		if (nic != SSEMU_NONE)
-			schedule(r, t, SSEMU_MEV_NIC_CREDIT, nic, tc, 0);
+			schedule(r, t, SSEMU_MEV_NIC_CREDIT, nic,
+				 vcl / SSEMU_NVC, 0);
 		return;
 	}
 	if (peer.kind == SSEMU_PORT_NONE)
 		return;
 	pinst = ssemu_r_swmap(r)[peer.sw];
 	if (pinst != SSEMU_NONE)
-		schedule(r, t, SSEMU_MEV_SW_CREDIT, pinst, peer.port | tc << 8,
-			 0);
+		schedule(r, t, SSEMU_MEV_SW_CREDIT, pinst,
+			 peer.port | vcl << 8, 0);
 }
 
 static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
@@ -427,14 +456,17 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	const struct ssemu_link_params *lp = link_of(r, out);
 	struct ssemu_pkt *pkt;
 	struct ssemu_peer peer;
-	uint32_t in, tc, pi, nic, pinst;
+	uint32_t in, tc, vcl, dvcl, pi, nic, pinst;
 	ssemu_time_t ser, now = now_of(r);
 
-	if (s->port[out].out_busy || !arb_ops[r->arb_idx].pick(r, s, out, &in, &tc))
+	if (s->port[out].out_busy ||
+	    !arb_ops[r->arb_idx].pick(r, s, out, &in, &vcl))
 		return;
-	pi = voq_pop(r, s, in, out, tc);
+	pi = voq_pop(r, s, in, out, vcl);
 	pkt = ssemu_r_pkt(r, pi);
-	s->port[out].credits[tc]--;
+	tc = pkt->tclass;
+	dvcl = next_vcl(r, out, vcl);
+	s->port[out].credits[dvcl]--;
 	s->port[out].out_busy = 1;
 	s->port[out].tx_pkts[tc]++;
 	s->port[out].tx_bytes[tc] += pkt->bytes;
@@ -442,7 +474,8 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	r->switch_lat_sum += now - pkt->sw_arrive;
 	r->swlat_hist[SSEMU_MIN((now - pkt->sw_arrive) / SSEMU_PS_PER_NS,
 				(uint64_t)SSEMU_SWLAT_BINS - 1)]++;
-	return_credit(r, s, in, tc);
+	return_credit(r, s, in, vcl);
+	pkt->vc = (uint8_t)(dvcl % SSEMU_NVC);
 
 	ser = ser_time(pkt->bytes, lp->rate_bps);
 	schedule(r, now + ser, SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
@@ -460,7 +493,7 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 		 * source as an error acknowledgement standing in for the NIC's
 		 * end-to-end retry giving up.
 		 */
-		s->port[out].credits[tc]++;
+		s->port[out].credits[dvcl]++;
 		s->port[out].drops++;
 		nic = ssemu_r_portmap(r)[pkt->src_port];
 		if (pkt->type == SSEMU_PKT_DATA && nic != SSEMU_NONE &&
@@ -554,7 +587,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 						    m->len - (uint64_t)m->sent *
 								     r->config.mtu) :
 				0;
-		memset(pkt, 0, sizeof(*pkt));
+		memset(pkt, 0, sizeof(*pkt));	/* VC 0 */
 		pkt->type = SSEMU_PKT_DATA;
 		pkt->tclass = (uint8_t)m->tclass;
 		pkt->msg = mi;
@@ -616,7 +649,8 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		if (inst != SSEMU_NONE)
 			schedule(r, now_of(r) + r->config.edge.delay,
 				 SSEMU_MEV_SW_CREDIT, inst,
-				 (n->port % r->topo.p) | tc << 8, 0);
+				 (n->port % r->topo.p) | (tc * SSEMU_NVC) << 8,
+				 0);
 	}
 	if (n->state != SSEMU_NIC_ATTACHED || m->gen != pkt->msg_gen) {
 		pkt_free(r, pi);
@@ -632,6 +666,7 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		}
 		/* The packet turns into its acknowledgement. */
 		pkt->type = SSEMU_PKT_ACK;
+		pkt->vc = 0;
 		pkt->bytes = r->config.pkt_overhead;
 		pkt->dst_port = pkt->src_port;
 		pkt->src_port = n->port;

@@ -40,6 +40,15 @@
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
 #define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
 #define SSEMU_SWLAT_BINS 4096	/* switch latency histogram, 1 ns bins */
+/*
+ * Virtual channels: a packet's VC is the number of switch-to-switch hops it
+ * has taken, so buffer dependencies only ever point to a higher VC and the
+ * Dragonfly's cyclic channel graph cannot deadlock (local, global, local
+ * needs VCs 0-3; non-minimal paths up to 5).  Buffers and credits are kept
+ * per (port, class, VC): a "vclass" is tc * SSEMU_NVC + vc.
+ */
+#define SSEMU_NVC 6
+#define SSEMU_MAX_VCLASS (SSEMU_MAX_TCLASS * SSEMU_NVC)
 
 enum ssemu_nic_state {
 	SSEMU_NIC_FREE = 0,
@@ -105,7 +114,10 @@ struct ssemu_pkt {
 	uint32_t next;		/* free list, VOQ and ack queue link */
 	uint8_t type;
 	uint8_t tclass;
+	uint8_t vc;		/* switch-to-switch hops taken so far */
+	uint8_t pad0;
 	uint16_t copy;		/* global link copy for minimal routing */
+	uint16_t pad1;
 	uint32_t msg;		/* global message index */
 	uint32_t msg_gen;
 	uint32_t win;		/* source NIC's window slot */
@@ -124,8 +136,8 @@ struct ssemu_voq {
 struct ssemu_swport {
 	uint32_t out_busy;
 	uint32_t rr;		/* round-robin pointer over inputs */
-	uint32_t credits[SSEMU_MAX_TCLASS];	/* downstream input buffer */
-	uint32_t queued[SSEMU_MAX_TCLASS];	/* packets in VOQs for this output */
+	uint32_t credits[SSEMU_MAX_VCLASS];	/* downstream buffer per vclass */
+	uint32_t queued[SSEMU_MAX_VCLASS];	/* VOQ packets for this output */
 	ssemu_time_t last_ready;		/* keeps each input FIFO */
 	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
 	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
@@ -137,7 +149,7 @@ struct ssemu_switch_sh {
 	uint32_t pad;
 	struct ssemu_rng rng;
 	struct ssemu_swport port[SSEMU_RADIX];
-	uint64_t voq_off;	/* region offset: voq[out][tc][in] */
+	uint64_t voq_off;	/* region offset: voq[out][vclass][in] */
 };
 
 struct ssemu_region {
@@ -156,7 +168,7 @@ struct ssemu_region {
 	/* derived */
 	struct ssemu_topo topo;
 	uint32_t neps, nmsgs, nbufs;
-	uint32_t voq_per_switch;	/* radix * radix * ntclass */
+	uint32_t voq_per_switch;	/* radix * radix * ntclass * NVC */
 	/* sections */
 	uint64_t engine_off, nics_off, eps_off, msgs_off, bufs_off, rings_off,
 		 pkts_off, swmap_off, portmap_off, switches_off, voqs_off,
@@ -258,13 +270,13 @@ static inline uint16_t *ssemu_r_window(struct ssemu_region *r, uint32_t nic)
 static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
 					    struct ssemu_switch_sh *s,
 					    uint32_t in, uint32_t out,
-					    uint32_t tc)
+					    uint32_t vcl)
 {
-	uint32_t R = r->topo.radix, T = r->config.ntclass;
+	uint32_t R = r->topo.radix, T = r->config.ntclass * SSEMU_NVC;
 
-	/* [out][tc][in]: an output's arbitration scans contiguous memory */
+	/* [out][vclass][in]: an output's arbitration scans contiguous memory */
 	return (struct ssemu_voq *)SSEMU_AT(r, s->voq_off) +
-	       ((size_t)out * T + tc) * R + in;
+	       ((size_t)out * T + vcl) * R + in;
 }
 
 static inline uint64_t *ssemu_r_bits(struct ssemu_region *r, uint64_t off)
@@ -301,7 +313,7 @@ enum ssemu_model_ev {
 	SSEMU_MEV_SW_ARRIVE,		/* a: switch inst, b: in port, c: pkt */
 	SSEMU_MEV_SW_READY,		/* a: switch inst, b: in port, c: pkt */
 	SSEMU_MEV_SW_OUT_DONE,		/* a: switch inst, b: out port */
-	SSEMU_MEV_SW_CREDIT,		/* a: switch inst, b: port | tc << 8 */
+	SSEMU_MEV_SW_CREDIT,		/* a: switch inst, b: port | vclass << 8 */
 	SSEMU_MEV_MAX,
 };
 
@@ -315,9 +327,10 @@ struct ssemu_route_ops {
 
 struct ssemu_arb_ops {
 	const char *name;
-	/* Pick the (input, class) to send next on @out, or false. */
+	/* Pick the (input, vclass) to send next on @out, or false.  Only
+	 * vclasses with a downstream credit may be picked. */
 	bool (*pick)(struct ssemu_region *r, struct ssemu_switch_sh *s,
-		     uint32_t out, uint32_t *in, uint32_t *tc);
+		     uint32_t out, uint32_t *in, uint32_t *vcl);
 };
 
 struct ssemu_cc_ops {
