@@ -588,12 +588,15 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 	enum ssemu_store store;
 	const char *fname = sse_default_fabric_name();
 	struct fi_info *fi;
-	uint32_t fabric_id;
+	uint32_t fabric_id, tc;
 	uint64_t nports;
 	int ret;
 
 	*info = NULL;
 	if (sse_env_store(&store) || sse_env_config(&cfg))
+		return -FI_ENODATA;
+	/* A bad FI_SLINGSHOT_EMU_TCLASS is reported here, not at fi_domain. */
+	if (sse_tclass_resolve(&cfg, FI_TC_UNSPEC, &tc))
 		return -FI_ENODATA;
 
 	if (hints && hints->fabric_attr && hints->fabric_attr->name) {
