@@ -355,8 +355,10 @@ static int coll_a2av_count(int s, int d)
 static void coll_alltoallv(MPI_Comm comm, const char *cname)
 {
 	int n = coll_size(comm), me = coll_rank(comm), d, k, gap = 5;
-	int *sc = mpit_malloc(n * sizeof(int)), *sd = mpit_malloc(n * sizeof(int));
-	int *rc = mpit_malloc(n * sizeof(int)), *rd = mpit_malloc(n * sizeof(int));
+	int *sc = mpit_malloc(n * sizeof(int));
+	int *sd = mpit_malloc(n * sizeof(int));
+	int *rc = mpit_malloc(n * sizeof(int));
+	int *rd = mpit_malloc(n * sizeof(int));
 	int stot = 0, rtot = 0, *s, *r;
 
 	/* gaps between the blocks must stay untouched */
@@ -412,7 +414,8 @@ static void coll_gather_scatter(MPI_Comm comm, const char *cname)
 				    comm));
 		for (r = 0; me == root && r < n; r++)
 			for (k = 0; k < c; k++)
-				MPIT_CHECK(all[r * c + k] == coll_a2a(r, root, k),
+				MPIT_CHECK(all[r * c + k] ==
+						   coll_a2a(r, root, k),
 					   "%s: MPI_Gather to %d: element %d "
 					   "of rank %d is %d",
 					   cname, root, k, r, all[r * c + k]);
@@ -551,7 +554,8 @@ static void coll_reduce_scatter(MPI_Comm comm, const char *cname)
 static void coll_nonblocking(MPI_Comm comm, const char *cname)
 {
 	int n = coll_size(comm), me = coll_rank(comm), c = 10000, k, r;
-	int *in = mpit_malloc(c * sizeof(int)), *out = mpit_malloc(c * sizeof(int));
+	int *in = mpit_malloc(c * sizeof(int));
+	int *out = mpit_malloc(c * sizeof(int));
 	size_t len = 100000;
 	unsigned char *b = mpit_malloc(len + MPIT_GUARD);
 	uint32_t seed = mpit_seed(n - 1, 0, 0, 9);
@@ -641,7 +645,8 @@ static void coll_comms(void)
 	}
 
 	for (i = 0; i < (int)MPIT_ARRAY_SIZE(dup); i++) {
-		MPIT_MPI(MPI_Comm_dup(i ? dup[i - 1] : MPI_COMM_WORLD, &dup[i]));
+		MPIT_MPI(MPI_Comm_dup(i ? dup[i - 1] : MPI_COMM_WORLD,
+				      &dup[i]));
 		v = i + me;
 		MPIT_MPI(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_MAX, dup[i]));
 		MPIT_CHECK(sum == i + n - 1, "allreduce(MAX) on dup #%d: %d", i,

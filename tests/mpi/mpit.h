@@ -110,7 +110,8 @@ static inline void mpit_init(int *argc, char ***argv, const char *name)
 	MPI_Comm_size(MPI_COMM_WORLD, &mpit_size);
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	MPIT_CHECK(mpit_selftest || (prov && strcmp(prov, "slingshot_emu") == 0),
+	MPIT_CHECK(mpit_selftest ||
+			   (prov && strcmp(prov, "slingshot_emu") == 0),
 		   "FI_PROVIDER is \"%s\", not slingshot_emu: start this test "
 		   "through tests/mpi/run-mpi.sh (or set SSEMU_MPI_SELFTEST=1 "
 		   "to check the program itself on another transport)",

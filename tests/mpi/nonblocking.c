@@ -5,7 +5,8 @@
  * MPI_Waitall, MPI_Testany and MPI_Waitsome; then persistent requests and a
  * freed active send request.  Every message's status and bytes are checked.
  *
- * usage: nonblocking [-n messages_per_rank] [-m max_size] [-p persistent_rounds]
+ * usage: nonblocking [-n messages_per_rank] [-m max_size]
+ *                    [-p persistent_rounds]
  */
 #include "mpit.h"
 

@@ -307,8 +307,8 @@ static void probe_expect_trunc(int rc, const MPI_Status *st, size_t len,
 	char buf[MPI_MAX_ERROR_STRING + 64];
 
 	MPIT_CHECK(rc != MPI_SUCCESS,
-		   "%s: %zu-byte message into a %d-byte receive succeeded", what,
-		   len, count);
+		   "%s: %zu-byte message into a %d-byte receive succeeded",
+		   what, len, count);
 	MPIT_CHECK(mpit_error_class(rc) == MPI_ERR_TRUNCATE,
 		   "%s: %zu-byte message into a %d-byte receive: %s, not "
 		   "MPI_ERR_TRUNCATE",

@@ -107,6 +107,7 @@ log=$(mktemp "${TMPDIR:-/tmp}/ssemu-mpi-$name.XXXXXX") || exit 99
 trap 'rm -f "$log"' EXIT
 cmd="$MPIRUN --allow-run-as-root --oversubscribe -np $np $transport
 	${SSEMU_MPI_ARGS:-} $bin $*"
+# shellcheck disable=SC2086 # one line, whitespace collapsed
 echo "RUN: $name:" $cmd
 start=$(date +%s)
 # shellcheck disable=SC2086 # word splitting of $cmd is intended
