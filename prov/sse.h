@@ -328,7 +328,6 @@ enum sse_q { SSE_Q_MSG = 0, SSE_Q_TAG = 1 };
 struct sse_tx {
 	struct sse_dlist entry;	/* ep->tx_queue or ep->tx_rndv */
 	struct sse_dlist all;	/* ep->tx_all, until freed */
-	struct sse_ep *ep;
 	void *context;
 	uint64_t cq_flags;	/* FI_SEND | FI_MSG/FI_TAGGED */
 	uint64_t msg_id;
@@ -448,11 +447,6 @@ static inline struct sse_ep *sse_ep_of(struct fid_ep *e)
 	return container_of(e, struct sse_ep, ep_fid);
 }
 
-static inline struct sse_emu *sse_ep2_emu(struct sse_ep *ep)
-{
-	return ep->domain->emu;
-}
-
 /* ------------------------------------------------------------------ */
 /* Prototypes                                                           */
 /* ------------------------------------------------------------------ */
@@ -539,7 +533,6 @@ void __sse_domain_progress(struct sse_domain *dom);
 void sse_domain_progress(struct sse_domain *dom);
 void sse_engine_progress(struct sse_domain *dom);
 int __sse_tx_start(struct sse_ep *ep, struct sse_tx *tx);
-void __sse_tx_free(struct sse_tx *tx);
 bool __sse_rx_match_unexp(struct sse_ep *ep, struct sse_rx *rx,
 			  struct sse_msg *msg);
 void __sse_msg_free(struct sse_msg *msg);

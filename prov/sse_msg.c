@@ -74,7 +74,6 @@ ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
 		ret = -FI_ENOMEM;
 		goto unlock;
 	}
-	tx->ep = ep;
 	tx->user = true;
 	tx->context = context;
 	tx->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);

@@ -118,7 +118,7 @@ static int sse_errno_to_fi(int err)
 /* Transmit                                                             */
 /* ------------------------------------------------------------------ */
 
-void __sse_tx_free(struct sse_tx *tx)
+static void __sse_tx_free(struct sse_tx *tx)
 {
 	sse_dlist_remove(&tx->entry);
 	sse_dlist_remove(&tx->all);
@@ -294,7 +294,6 @@ int __sse_send_cts(struct sse_ep *ep, struct sse_msg *msg, size_t wanted)
 		SSE_EP_WARN(ep, "out of memory: rendezvous reply lost\n");
 		return -FI_ENOMEM;
 	}
-	tx->ep = ep;
 	tx->dest = msg->src;
 	tx->tclass = ep->emu_tclass;
 	tx->op = SSE_OP_CTS;
