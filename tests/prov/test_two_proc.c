@@ -17,9 +17,10 @@ struct side {
 	fi_addr_t peer;
 };
 
-static void side_open(struct side *s, int rfd, int wfd)
+static void side_open(struct side *s, int rfd, int wfd,
+		      enum fi_progress progress)
 {
-	struct sse_res_opts o = { .caps = FI_TAGGED };
+	struct sse_res_opts o = { .caps = FI_TAGGED, .progress = progress };
 	struct fi_sse_addr me, them;
 	size_t len = sizeof(me);
 
@@ -96,7 +97,7 @@ static void run_side(int rfd, int wfd, bool parent)
 	int i, rep;
 
 	init_sizes();
-	side_open(&s, rfd, wfd);
+	side_open(&s, rfd, wfd, FI_PROGRESS_UNSPEC);
 	for (rep = 0; rep < 2; rep++) {
 		for (i = 0; i < nsizes; i++) {
 			/* the roles swap each repetition */
@@ -139,45 +140,89 @@ static void run_side(int rfd, int wfd, bool parent)
 	sse_res_close(&s.r);
 }
 
-/* A failed assertion in the child ends it with a non-zero status, which
- * the parent checks. */
-static int child_main(int rfd, int wfd)
+/*
+ * FI_PROGRESS_AUTO: the receiver posts a receive and then makes no
+ * libfabric call for a while; its progress thread must answer the
+ * rendezvous so that the sender's 1 MiB send completes meanwhile.
+ */
+static void auto_side(int rfd, int wfd, bool sender)
 {
-	run_side(rfd, wfd, false);
-	return 0;
+	struct fi_cq_tagged_entry e;
+	size_t len = 1 << 20;
+	char *buf = malloc(len), c = 'x';
+	struct side s;
+
+	side_open(&s, rfd, wfd, FI_PROGRESS_AUTO);
+	if (sender) {
+		sse_fill(buf, len, 33);
+		assert_int_equal(read(rfd, &c, 1), 1);	/* receive posted */
+		assert_fi_ok(fi_tsend(s.r.ep[0], buf, len, NULL, s.peer, 9,
+				      NULL));
+		/* progress only our own side: fi_cq_sread on our CQ */
+		assert_int_equal(fi_cq_sread(s.r.cq[0], &e, 1, NULL, 5000), 1);
+		assert_int_equal(write(wfd, &c, 1), 1);	/* sent */
+	} else {
+		assert_fi_ok(fi_trecv(s.r.ep[0], buf, len, NULL,
+				      FI_ADDR_UNSPEC, 9, 0, NULL));
+		assert_int_equal(write(wfd, &c, 1), 1);
+		/* no libfabric call until the sender says it is done */
+		assert_int_equal(read(rfd, &c, 1), 1);
+		assert_int_equal(fi_cq_sread(s.r.cq[0], &e, 1, NULL, 5000), 1);
+		assert_int_equal(sse_check(buf, len, 33), -1);
+	}
+	assert_int_equal(write(wfd, &c, 1), 1);
+	assert_int_equal(read(rfd, &c, 1), 1);
+	sse_res_close(&s.r);
+	free(buf);
 }
 
 static int to_child[2], to_parent[2];
 
-static void test_two_proc_pingpong(void **state)
+static void run_forked(void (*fn)(int rfd, int wfd, bool parent))
 {
 	int status;
 	pid_t pid;
 
+	assert_int_equal(pipe(to_child), 0);
+	assert_int_equal(pipe(to_parent), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(to_child[1]);
 		close(to_parent[0]);
-		_exit(child_main(to_child[0], to_parent[1]));
+		fn(to_child[0], to_parent[1], false);
+		_exit(0);
 	}
 	close(to_child[0]);
 	close(to_parent[1]);
-	run_side(to_parent[0], to_child[1], true);
+	fn(to_parent[0], to_child[1], true);
+	close(to_parent[0]);
+	close(to_child[1]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_two_proc_pingpong(void **state)
+{
+	run_forked(run_side);
+}
+
+static void test_two_proc_auto_progress(void **state)
+{
+	run_forked(auto_side);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_proc_pingpong),
+		cmocka_unit_test(test_two_proc_auto_progress),
 	};
 
+	/* A failed assertion in the child ends it with a non-zero status,
+	 * which the parent checks. */
 	sse_test_init("shm", "2proc");
-	if (pipe(to_child) || pipe(to_parent))
-		return 99;
 	return cmocka_run_group_tests_name("two processes (shm store)", tests,
 					   NULL, NULL);
 }
