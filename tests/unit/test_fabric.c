@@ -931,6 +931,19 @@ static void test_fabric_full_scale(void **state)
 /* Senders whose traffic cannot be delivered                            */
 /* ------------------------------------------------------------------ */
 
+static int send_raw_to(struct tf *t, unsigned from, ssemu_addr_t dest,
+		       const void *buf, size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+	struct ssemu_send s = {
+		.dest = dest,
+		.iov = &iov,
+		.iov_count = 1,
+	};
+
+	return ssemu_ep_send(t->ep[from], &s);
+}
+
 /*
  * The destination NIC detaches while the last packets of a message (every
  * packet already injected) are on their way: the sender must get a
@@ -1001,6 +1014,75 @@ static void test_fabric_detach_while_injecting(void **state)
 	tf_close(t);
 }
 
+/*
+ * A receiver that goes away (endpoint closed, or NIC detached as when its
+ * process dies) holding messages it never released: the sender's slots and
+ * large buffers must come back, or the sender is stuck on -EAGAIN forever.
+ */
+static void receiver_gone(bool detach)
+{
+	static uint8_t buf[1000];
+	struct ssemu_event ev[8];
+	struct ssemu_config c;
+	struct tf *t;
+	unsigned k;
+	int n = 0, ret;
+
+	tf_config(&c, "switch");
+	c.msgs_per_ep = 4;
+	c.bufs_per_ep = 2;
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	for (k = 0; k < 4; k++) {
+		struct iovec iov = { buf, k < 2 ? sizeof(buf) : 10 };
+		struct ssemu_send s = {
+			.dest = ssemu_ep_addr(t->ep[1]),
+			.iov = &iov,
+			.iov_count = 1,
+			.cookie = k,
+		};
+
+		assert_int_equal(ssemu_ep_send(t->ep[0], &s), 0);
+	}
+	/* delivered and acknowledged; the receiver takes but keeps them */
+	while (n < 4) {
+		assert_true(ssemu_fabric_progress(t->fab, 4096) >= 0);
+		n += ssemu_ep_poll(t->ep[1], ev + n, 8 - n);
+	}
+	tf_run_idle(t, 10000);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_SEND_DONE), 4);
+	assert_int_equal(send_raw_to(t, 0, SSEMU_ADDR(1, 0), buf, 10), -EAGAIN);
+	/* the receiver goes away */
+	ssemu_ep_close(t->ep[1]);
+	t->ep[1] = NULL;
+	if (detach) {
+		ssemu_nic_detach(t->nic[1]);
+		t->nic[1] = NULL;
+	}
+	tf_run_idle(t, 10000);
+	ret = send_raw_to(t, 0, SSEMU_ADDR(1, 0), buf, 10);
+	if (ret == -EAGAIN)
+		fail_msg("receiver %s with 4 unreleased messages: the sender "
+			 "never gets its slots back (-EAGAIN forever)",
+			 detach ? "detached" : "closed");
+	assert_int_equal(ret, 0);
+	ret = send_raw_to(t, 0, SSEMU_ADDR(1, 0), buf, sizeof(buf));
+	assert_int_equal(ret, 0);	/* and a large buffer */
+	tf_run_idle(t, 10000);
+	tf_close(t);
+}
+
+static void test_fabric_receiver_closed_returns_slots(void **state)
+{
+	receiver_gone(false);
+}
+
+static void test_fabric_receiver_detached_returns_slots(void **state)
+{
+	receiver_gone(true);
+}
+
 static char last_warning[512];
 static unsigned warnings;
 
@@ -1066,6 +1148,8 @@ int main(void)
 		cmocka_unit_test(test_fabric_detach_with_packets_in_flight),
 		cmocka_unit_test(test_fabric_detach_while_injecting),
 		cmocka_unit_test(test_fabric_switch_pool_exhausted),
+		cmocka_unit_test(test_fabric_receiver_closed_returns_slots),
+		cmocka_unit_test(test_fabric_receiver_detached_returns_slots),
 	};
 
 	return cmocka_run_group_tests_name("fabric", tests, NULL, NULL);

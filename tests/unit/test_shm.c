@@ -1,0 +1,1246 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Unit tests of the shared fabric store (SSEMU_STORE_SHM, emu/ssemu_fabric.c)
+ * with real processes: 2, 4 and 16 forked processes attach a NIC each to one
+ * named fabric and exchange messages with every other one, checking every
+ * byte; a process killed with SIGKILL in the middle of a transfer does not
+ * hang the others and the fabric takes a newcomer on its port; corrupt
+ * headers are -EPROTO, a different configuration is -EEXIST naming the
+ * difference, a segment of another uid or with mode 0644 is -EACCES, and the
+ * last process out removes the segment.
+ *
+ * Every segment is named after this process's pid (make check runs the
+ * tests in parallel) and every test checks that it left nothing in
+ * /dev/shm.  Children never call cmocka: they report through a shared
+ * control page and their exit status, and the parent kills any child that
+ * outlives its deadline.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <slingshot_emu/ssemu.h>
+
+#include "ssemu_priv.h"
+
+#define MAX_PROCS 16
+#define CHILD_DEADLINE_S 40
+#define STALL_MS 2000		/* idle fabric and no event: stuck */
+
+/* ------------------------------------------------------------------ */
+/* Names, configuration, cleanup                                        */
+/* ------------------------------------------------------------------ */
+
+static char shm_name[64];	/* without the leading '/' */
+
+static void name_for(const char *tag)
+{
+	snprintf(shm_name, sizeof(shm_name), "ssemu-ut-%d-%s", (int)getpid(),
+		 tag);
+}
+
+static bool segment_exists(void)
+{
+	char path[80];
+	int fd;
+
+	snprintf(path, sizeof(path), "/%s", shm_name);
+	fd = shm_open(path, O_RDONLY, 0);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	assert_int_equal(errno, ENOENT);
+	return false;
+}
+
+/* Every test ends here: nothing of ours may be left in /dev/shm. */
+static void expect_no_segment(void)
+{
+	char path[80];
+
+	if (segment_exists()) {
+		snprintf(path, sizeof(path), "/%s", shm_name);
+		shm_unlink(path);
+		fail_msg("segment %s left behind", shm_name);
+	}
+}
+
+static int teardown_segment(void **state)
+{
+	char path[80];
+
+	/* after a failed test: clean up without judging */
+	snprintf(path, sizeof(path), "/%s", shm_name);
+	shm_unlink(path);
+	return 0;
+}
+
+static void shm_config(struct ssemu_config *c)
+{
+	assert_int_equal(ssemu_config_preset("switch", c), 0);
+	c->max_nics = 20;
+	c->max_switches = 1;
+	c->eps_per_nic = 1;
+	c->msgs_per_ep = 64;
+	c->bufs_per_ep = 8;
+	c->buf_size = 65536;
+	c->max_pkts = 8192;
+	c->max_events = 65536;
+}
+
+static int shm_open_fabric(const struct ssemu_config *c,
+			   struct ssemu_fabric **f, char *err, size_t errlen)
+{
+	struct ssemu_fabric_opts o = {
+		.store = SSEMU_STORE_SHM,
+		.name = shm_name,
+		.config = c,
+	};
+
+	return ssemu_fabric_open(&o, f, err, errlen);
+}
+
+static uint64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------ */
+/* Children                                                             */
+/* ------------------------------------------------------------------ */
+
+/* The control page shared with the children. */
+struct ctl {
+	uint32_t ready;		/* attached and waiting */
+	uint32_t finished;	/* phase 1 done */
+	uint32_t all_done;	/* phase 2 done */
+	uint32_t victim_busy;	/* the victim is mid-transfer */
+	uint32_t newcomer_in;	/* the newcomer is attached */
+	uint32_t nprocs;
+	uint32_t per_peer;
+	uint32_t small_to_victim;	/* survivors send it inline sizes only */
+	uint64_t recv[MAX_PROCS + 1];
+	uint64_t bad_status[MAX_PROCS + 1];	/* completions with errors */
+	char msg[MAX_PROCS + 1][320];		/* why a child failed */
+};
+
+static struct ctl *ctl;
+
+static int child_rank = -1;
+
+#define CFAIL(...)                                                       \
+	do {                                                             \
+		snprintf(ctl->msg[child_rank], sizeof(ctl->msg[0]),      \
+			 __VA_ARGS__);                                   \
+		_exit(1);                                                \
+	} while (0)
+
+static void ctl_wait_for(uint32_t *word, uint32_t want,
+			 struct ssemu_fabric *f, uint64_t deadline,
+			 const char *what)
+{
+	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < want) {
+		if (f)
+			ssemu_fabric_progress(f, 1024);
+		if (wall_ms() > deadline)
+			CFAIL("rank %d: timed out waiting for %s (%u of %u)",
+			      child_rank, what,
+			      __atomic_load_n(word, __ATOMIC_ACQUIRE), want);
+		usleep(200);
+	}
+}
+
+static const size_t msg_sizes[] = { 0, 100, 192, 1000, 5000, 20000 };
+
+static size_t msg_size(uint32_t src, uint32_t dst, uint32_t k)
+{
+	if (ctl->small_to_victim && dst == 2 && src != 2)
+		return msg_sizes[(src + k) % 3];
+	return msg_sizes[(src + 3 * dst + k) % 6];
+}
+
+static uint8_t msg_byte(uint32_t src, uint32_t dst, uint32_t k, size_t off)
+{
+	return (uint8_t)(src * 37 + dst * 11 + k * 5 + off * 3 + (off >> 7));
+}
+
+struct peer_state {
+	struct ssemu_fabric *f;
+	struct ssemu_nic *nic;
+	struct ssemu_ep *ep;
+	uint32_t rank;
+	uint64_t next_k[MAX_PROCS + 1];	/* next expected k per source */
+	uint64_t rx, done, done_err;
+	uint64_t rx_from_victim;
+	int victim;			/* rank whose traffic may stop */
+	int newcomer_msgs;		/* messages from the newcomer */
+	uint32_t newcomer_src;		/* address they came from */
+	uint64_t last_event;		/* wall ms of the last event or post */
+	bool looked_for_dead;		/* stalled once already */
+	bool waiting_for_parent;	/* idle is expected: no stall check */
+};
+
+static void check_recv(struct peer_state *ps, const struct ssemu_event *ev)
+{
+	uint32_t src = (uint32_t)ev->hdr[0], dst = (uint32_t)ev->hdr[2];
+	uint32_t k = (uint32_t)ev->hdr[1];
+	const uint8_t *p = ssemu_event_data(ps->ep, ev);
+	size_t off;
+
+	if (src == 100) {	/* the newcomer */
+		ps->newcomer_msgs++;
+		ps->newcomer_src = ev->src;
+		if (ev->len != 3000)
+			CFAIL("rank %u: newcomer message of %llu bytes",
+			      ps->rank, (unsigned long long)ev->len);
+		for (off = 0; off < ev->len; off++)
+			if (p[off] != (uint8_t)(off * 7 + 1))
+				CFAIL("rank %u: newcomer byte %zu corrupt",
+				      ps->rank, off);
+		return;
+	}
+	if (src > MAX_PROCS || dst != ps->rank ||
+	    SSEMU_ADDR_PORT(ev->src) != src)
+		CFAIL("rank %u: message from %u (port %u) for %u", ps->rank,
+		      src, SSEMU_ADDR_PORT(ev->src), dst);
+	if (k != ps->next_k[src])
+		CFAIL("rank %u: message %u from %u, expected %llu", ps->rank,
+		      k, src, (unsigned long long)ps->next_k[src]);
+	ps->next_k[src]++;
+	if (ev->len != msg_size(src, dst, k) || ev->hdr[3] != ev->len)
+		CFAIL("rank %u: message %u from %u has %llu bytes, want %zu",
+		      ps->rank, k, src, (unsigned long long)ev->len,
+		      msg_size(src, dst, k));
+	if (ev->len && !p)
+		CFAIL("rank %u: no data for message %u from %u", ps->rank, k,
+		      src);
+	for (off = 0; off < ev->len; off++)
+		if (p[off] != msg_byte(src, dst, k, off))
+			CFAIL("rank %u: message %u from %u: byte %zu is %u, "
+			      "want %u", ps->rank, k, src, off, p[off],
+			      msg_byte(src, dst, k, off));
+	if ((int)src == ps->victim)
+		ps->rx_from_victim++;
+	else
+		ps->rx++;
+}
+
+/* Take every event: check RECVs and give them back, count completions. */
+static void drain_events(struct peer_state *ps, bool release)
+{
+	struct ssemu_event ev[32];
+	int n, i;
+
+	while ((n = ssemu_ep_poll(ps->ep, ev, 32)) > 0) {
+		ps->last_event = wall_ms();
+		for (i = 0; i < n; i++) {
+			if (ev[i].type == SSEMU_EV_RECV) {
+				check_recv(ps, &ev[i]);
+				if (release)
+					ssemu_event_release(ps->ep, &ev[i]);
+			} else if (ev[i].type == SSEMU_EV_SEND_DONE) {
+				if (ev[i].status) {
+					ps->done_err++;
+					if (ev[i].cookie >> 32 !=
+					    (uint64_t)ps->victim)
+						CFAIL("rank %u: send %llx "
+						      "failed: %d", ps->rank,
+						      (unsigned long long)
+							      ev[i].cookie,
+						      ev[i].status);
+				}
+				ps->done++;
+			} else {
+				CFAIL("rank %u: event type %u", ps->rank,
+				      ev[i].type);
+			}
+		}
+	}
+}
+
+static void wait_events(struct peer_state *ps, uint64_t deadline,
+			const char *what)
+{
+	int ret = ssemu_ep_wait(ps->ep, 5);
+
+	if (ret < 0)
+		CFAIL("rank %u: ssemu_ep_wait: %d", ps->rank, ret);
+	drain_events(ps, true);
+	if (wall_ms() > deadline)
+		CFAIL("rank %u: timed out %s: %llu received, %llu of %llu "
+		      "sends done", ps->rank, what,
+		      (unsigned long long)ps->rx,
+		      (unsigned long long)ps->done,
+		      (unsigned long long)(ctl->nprocs - 1) * ctl->per_peer);
+	/*
+	 * Nothing in the model and nothing for us for a while: stuck.  The
+	 * fabric checks for dead processes every 4096 progress calls of a
+	 * handle, so first make sure it has looked, then give it another
+	 * stall period.
+	 */
+	if (ps->waiting_for_parent)
+		return;
+	if (wall_ms() - ps->last_event > STALL_MS &&
+	    ssemu_fabric_idle(ps->f) && !ps->looked_for_dead) {
+		for (int i = 0; i < 2 * 4096; i++)
+			ssemu_fabric_progress(ps->f, 16);
+		ps->looked_for_dead = true;
+		ps->last_event = wall_ms();
+	}
+	if (wall_ms() - ps->last_event > STALL_MS &&
+	    ssemu_fabric_idle(ps->f))
+		CFAIL("rank %u: stuck %s: the fabric is idle and nothing "
+		      "happened for 2 x %d ms; %llu received, %llu of %llu "
+		      "sends done", ps->rank, what, STALL_MS,
+		      (unsigned long long)ps->rx,
+		      (unsigned long long)ps->done,
+		      (unsigned long long)(ctl->nprocs - 1) * ctl->per_peer);
+}
+
+static void post(struct peer_state *ps, uint32_t dst, uint32_t k,
+		 uint64_t deadline)
+{
+	static uint8_t buf[20000];
+	size_t len = msg_size(ps->rank, dst, k), off;
+	struct iovec iov = { buf, len };
+	struct ssemu_send s = {
+		.dest = SSEMU_ADDR(dst, 0),
+		.tclass = 3,
+		.iov = &iov,
+		.iov_count = 1,
+		.cookie = (uint64_t)dst << 32 | k,
+	};
+	int ret;
+
+	for (off = 0; off < len; off++)
+		buf[off] = msg_byte(ps->rank, dst, k, off);
+	s.hdr[0] = ps->rank;
+	s.hdr[1] = k;
+	s.hdr[2] = dst;
+	s.hdr[3] = len;
+	while ((ret = ssemu_ep_send(ps->ep, &s)) == -EAGAIN)
+		wait_events(ps, deadline, "posting (-EAGAIN: no slot or "
+			    "large buffer came back)");
+	if (ret)
+		CFAIL("rank %u: send to %u: %d", ps->rank, dst, ret);
+	ps->last_event = wall_ms();
+}
+
+static void child_attach(struct peer_state *ps, uint32_t rank,
+			 const struct ssemu_config *c)
+{
+	struct ssemu_nic_opts no = { .port = rank, .rank = (int32_t)rank };
+	char err[160] = "";
+	int ret;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->rank = rank;
+	ps->last_event = wall_ms();
+	ps->victim = -1;
+	ret = shm_open_fabric(c, &ps->f, err, sizeof(err));
+	if (ret)
+		CFAIL("rank %u: open: %d %s", rank, ret, err);
+	ret = ssemu_nic_attach(ps->f, &no, &ps->nic);
+	if (ret)
+		CFAIL("rank %u: attach: %d", rank, ret);
+	ret = ssemu_ep_open(ps->nic, &ps->ep);
+	if (ret)
+		CFAIL("rank %u: ep_open: %d", rank, ret);
+}
+
+static void child_leave(struct peer_state *ps)
+{
+	ssemu_ep_close(ps->ep);
+	ssemu_nic_detach(ps->nic);
+	ssemu_fabric_close(ps->f);
+}
+
+/* Everyone sends per_peer messages to every other and checks all it gets. */
+static void child_exchange(uint32_t rank, const struct ssemu_config *c)
+{
+	uint64_t deadline = wall_ms() + CHILD_DEADLINE_S * 1000ULL;
+	uint32_t n = ctl->nprocs, k, d;
+	uint64_t want = (uint64_t)(n - 1) * ctl->per_peer;
+	struct peer_state ps;
+
+	child_attach(&ps, rank, c);
+	__atomic_add_fetch(&ctl->ready, 1, __ATOMIC_RELEASE);
+	ctl_wait_for(&ctl->ready, n, ps.f, deadline, "the others to attach");
+	for (k = 0; k < ctl->per_peer; k++) {
+		for (d = 1; d < n; d++) {
+			post(&ps, (rank + d) % n, k, deadline);
+			drain_events(&ps, true);
+		}
+	}
+	while (ps.rx < want || ps.done < want)
+		wait_events(&ps, deadline, "exchanging");
+	ctl->recv[rank] = ps.rx;
+	/* stay (and keep the engine going) until everyone has everything,
+	 * so that nobody's last acknowledgements depend on a closed NIC */
+	__atomic_add_fetch(&ctl->finished, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&ctl->finished, __ATOMIC_ACQUIRE) < n)
+		wait_events(&ps, deadline, "waiting for the others");
+	child_leave(&ps);
+	_exit(0);
+}
+
+static pid_t spawn(uint32_t rank, void (*fn)(uint32_t, const struct ssemu_config *),
+		   const struct ssemu_config *c)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* cmocka's handlers would run the remaining tests here */
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		signal(SIGILL, SIG_DFL);
+		signal(SIGFPE, SIG_DFL);
+		signal(SIGABRT, SIG_DFL);
+		child_rank = (int)rank;
+		alarm(CHILD_DEADLINE_S + 20);	/* last resort */
+		fn(rank, c);
+		_exit(2);
+	}
+	return pid;
+}
+
+/* Wait for @n children; kill what is left at the deadline.  Returns the
+ * number that did not exit 0 and fills @why. */
+static unsigned reap(pid_t *pids, unsigned n, unsigned timeout_s, char *why,
+		     size_t whylen)
+{
+	uint64_t deadline = wall_ms() + timeout_s * 1000ULL;
+	unsigned left = 0, bad = 0, i;
+	int status;
+
+	why[0] = 0;
+	for (i = 0; i < n; i++)
+		left += pids[i] > 0;
+	while (left) {
+		for (i = 0; i < n; i++) {
+			if (pids[i] <= 0)
+				continue;
+			if (waitpid(pids[i], &status, WNOHANG) != pids[i])
+				continue;
+			if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+				size_t used = strlen(why);
+
+				bad++;
+				snprintf(why + used, whylen - used,
+					 "%schild %u: %s%d: %s",
+					 used ? "; " : "", i,
+					 WIFEXITED(status) ? "exit " :
+							     "signal ",
+					 WIFEXITED(status) ?
+						 WEXITSTATUS(status) :
+						 WTERMSIG(status),
+					 ctl->msg[i]);
+			}
+			pids[i] = 0;
+			left--;
+		}
+		if (left && wall_ms() > deadline) {
+			for (i = 0; i < n; i++) {
+				if (pids[i] <= 0)
+					continue;
+				size_t used = strlen(why);
+
+				kill(pids[i], SIGKILL);
+				waitpid(pids[i], &status, 0);
+				pids[i] = 0;
+				bad++;
+				snprintf(why + used, whylen - used,
+					 "%schild %u killed at the deadline%s%s",
+					 used ? "; " : "", i,
+					 ctl->msg[i][0] ? ": " : "",
+					 ctl->msg[i]);
+			}
+			left = 0;
+		}
+		usleep(1000);
+	}
+	return bad;
+}
+
+static void ctl_reset(uint32_t nprocs, uint32_t per_peer)
+{
+	if (!ctl) {
+		ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		assert_true(ctl != MAP_FAILED);
+	}
+	memset(ctl, 0, sizeof(*ctl));
+	ctl->nprocs = nprocs;
+	ctl->per_peer = per_peer;
+}
+
+/* ------------------------------------------------------------------ */
+/* Multi-process exchange                                               */
+/* ------------------------------------------------------------------ */
+
+static void exchange(uint32_t nprocs, uint32_t per_peer, const char *tag)
+{
+	struct ssemu_config c;
+	struct ssemu_fabric *f;
+	struct ssemu_fabric_stats fs;
+	pid_t pids[MAX_PROCS];
+	char err[256] = "", why[1536];
+	unsigned i, bad;
+
+	name_for(tag);
+	shm_config(&c);
+	ctl_reset(nprocs, per_peer);
+	/* the parent creates the fabric and holds it while children come
+	 * and go */
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	assert_true(segment_exists());
+	for (i = 0; i < nprocs; i++)
+		pids[i] = spawn(i, child_exchange, &c);
+	bad = reap(pids, nprocs, CHILD_DEADLINE_S + 10, why, sizeof(why));
+	if (bad) {
+		ssemu_fabric_close(f);
+		fail_msg("%u of %u processes failed; %s", bad, nprocs, why);
+	}
+	for (i = 0; i < nprocs; i++)
+		assert_true(ctl->recv[i] == (uint64_t)(nprocs - 1) * per_peer);
+	/* every child detached on its way out; the model saw every packet */
+	assert_int_equal(ssemu_fabric_stats(f, &fs), 0);
+	assert_true(fs.nics_attached == 0);
+	assert_true(fs.pkts_delivered >= (uint64_t)nprocs * (nprocs - 1) *
+						 per_peer);
+	ssemu_fabric_close(f);
+	expect_no_segment();
+}
+
+static void test_shm_exchange_2_processes(void **state)
+{
+	exchange(2, 40, "x2");
+}
+
+static void test_shm_exchange_4_processes(void **state)
+{
+	exchange(4, 12, "x4");
+}
+
+static void test_shm_exchange_16_processes(void **state)
+{
+	exchange(16, 3, "x16");
+}
+
+/* ------------------------------------------------------------------ */
+/* A process killed mid-transfer                                        */
+/* ------------------------------------------------------------------ */
+
+#define KILL_A 0
+#define KILL_B 1
+#define KILL_V 2
+#define KILL_MSGS 30
+
+/* The victim: streams to A and B until it is killed. */
+static void child_victim(uint32_t rank, const struct ssemu_config *c)
+{
+	uint64_t deadline = wall_ms() + CHILD_DEADLINE_S * 1000ULL;
+	struct peer_state ps;
+	uint32_t k;
+
+	child_attach(&ps, rank, c);
+	__atomic_add_fetch(&ctl->ready, 1, __ATOMIC_RELEASE);
+	ctl_wait_for(&ctl->ready, 3, ps.f, deadline, "the others to attach");
+	for (k = 0;; k++) {
+		post(&ps, KILL_A, k % KILL_MSGS, deadline);
+		post(&ps, KILL_B, k % KILL_MSGS, deadline);
+		drain_events(&ps, true);
+		if (k == 4)
+			__atomic_store_n(&ctl->victim_busy, 1,
+					 __ATOMIC_RELEASE);
+		if (k + 1 == KILL_MSGS)
+			break;
+	}
+	/* keep driving the engine, half-way through everything */
+	for (;;) {
+		ssemu_fabric_progress(ps.f, 64);
+		if (wall_ms() > deadline)
+			CFAIL("victim: never killed");
+	}
+}
+
+/* A and B: exchange with each other and with the victim, which dies. */
+static void child_survivor(uint32_t rank, const struct ssemu_config *c)
+{
+	uint64_t deadline = wall_ms() + CHILD_DEADLINE_S * 1000ULL;
+	uint32_t other = rank == KILL_A ? KILL_B : KILL_A, k;
+	struct peer_state ps;
+	int got_reply = 0;
+
+	child_attach(&ps, rank, c);
+	ps.victim = KILL_V;
+	__atomic_add_fetch(&ctl->ready, 1, __ATOMIC_RELEASE);
+	ctl_wait_for(&ctl->ready, 3, ps.f, deadline, "the others to attach");
+	ctl_wait_for(&ctl->victim_busy, 1, ps.f, deadline, "the victim");
+	for (k = 0; k < KILL_MSGS; k++) {
+		post(&ps, other, k, deadline);
+		post(&ps, KILL_V, k, deadline);
+		drain_events(&ps, true);
+	}
+	/* every send completes (those to the victim may fail), all of the
+	 * other survivor's messages arrive intact */
+	while (ps.rx < KILL_MSGS || ps.done < 2 * KILL_MSGS)
+		wait_events(&ps, deadline, "after the kill");
+	ctl->recv[rank] = ps.rx;
+	ctl->bad_status[rank] = ps.done_err;
+	__atomic_add_fetch(&ctl->finished, 1, __ATOMIC_RELEASE);
+
+	/* phase 2: a newcomer takes the victim's port and says hello */
+	ps.waiting_for_parent = true;
+	while (!ps.newcomer_msgs)
+		wait_events(&ps, deadline, "for the newcomer");
+	ps.waiting_for_parent = false;
+	ps.last_event = wall_ms();
+	if (SSEMU_ADDR_PORT(ps.newcomer_src) != KILL_V)
+		CFAIL("rank %u: newcomer at port %u", rank,
+		      SSEMU_ADDR_PORT(ps.newcomer_src));
+	{
+		static uint8_t buf[3000];
+		struct iovec iov = { buf, sizeof(buf) };
+		struct ssemu_send s = {
+			.dest = ps.newcomer_src,
+			.tclass = 1,
+			.iov = &iov,
+			.iov_count = 1,
+			.cookie = 7,
+		};
+		size_t off;
+		int ret;
+
+		for (off = 0; off < sizeof(buf); off++)
+			buf[off] = (uint8_t)(off * 7 + rank);
+		s.hdr[0] = 200 + rank;
+		while ((ret = ssemu_ep_send(ps.ep, &s)) == -EAGAIN)
+			wait_events(&ps, deadline, "answering");
+		if (ret)
+			CFAIL("rank %u: reply: %d", rank, ret);
+		got_reply = 1;
+	}
+	while (ps.done < 2 * KILL_MSGS + 1)
+		wait_events(&ps, deadline, "for the reply to complete");
+	(void)got_reply;
+	__atomic_add_fetch(&ctl->all_done, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&ctl->all_done, __ATOMIC_ACQUIRE) < 3)
+		wait_events(&ps, deadline, "for the end");
+	child_leave(&ps);
+	_exit(0);
+}
+
+/* The newcomer: attaches at the dead victim's port, greets A and B. */
+static void child_newcomer(uint32_t rank, const struct ssemu_config *c)
+{
+	uint64_t deadline = wall_ms() + CHILD_DEADLINE_S * 1000ULL;
+	struct ssemu_nic_opts no = { .port = KILL_V, .rank = 3 };
+	struct ssemu_event ev[8];
+	struct ssemu_nic *nic;
+	struct ssemu_fabric *f;
+	struct ssemu_ep *ep;
+	static uint8_t buf[3000];
+	char err[160] = "";
+	unsigned replies = 0, done = 0, tries = 0;
+	int ret, n, i;
+	size_t off;
+
+	ret = shm_open_fabric(c, &f, err, sizeof(err));
+	if (ret)
+		CFAIL("newcomer: open: %d %s", ret, err);
+	/* the port is free once the fabric has noticed the death */
+	while ((ret = ssemu_nic_attach(f, &no, &nic)) == -EADDRINUSE) {
+		ssemu_fabric_progress(f, 64);
+		tries++;
+		if (wall_ms() > deadline)
+			CFAIL("newcomer: port %u still in use after %u tries",
+			      KILL_V, tries);
+	}
+	if (ret)
+		CFAIL("newcomer: attach: %d", ret);
+	if (ssemu_ep_open(nic, &ep))
+		CFAIL("newcomer: ep_open");
+	__atomic_store_n(&ctl->newcomer_in, 1, __ATOMIC_RELEASE);
+	for (off = 0; off < sizeof(buf); off++)
+		buf[off] = (uint8_t)(off * 7 + 1);
+	for (i = 0; i < 2; i++) {
+		struct iovec iov = { buf, sizeof(buf) };
+		struct ssemu_send s = {
+			.dest = SSEMU_ADDR(i == 0 ? KILL_A : KILL_B, 0),
+			.tclass = 1,
+			.iov = &iov,
+			.iov_count = 1,
+		};
+
+		s.hdr[0] = 100;
+		while ((ret = ssemu_ep_send(ep, &s)) == -EAGAIN)
+			ssemu_ep_wait(ep, 5);
+		if (ret)
+			CFAIL("newcomer: send: %d", ret);
+	}
+	while (replies < 2 || done < 2) {
+		ssemu_ep_wait(ep, 5);
+		while ((n = ssemu_ep_poll(ep, ev, 8)) > 0) {
+			for (i = 0; i < n; i++) {
+				if (ev[i].type == SSEMU_EV_SEND_DONE) {
+					if (ev[i].status)
+						CFAIL("newcomer: send "
+						      "failed: %d",
+						      ev[i].status);
+					done++;
+					continue;
+				}
+				const uint8_t *p = ssemu_event_data(ep, &ev[i]);
+				uint32_t from = (uint32_t)ev[i].hdr[0] - 200;
+
+				if (ev[i].hdr[0] < 200) {
+					/* a late message of the victim's
+					 * NIC's previous life: must not
+					 * arrive here */
+					CFAIL("newcomer: stale message hdr %llu"
+					      " from port %u",
+					      (unsigned long long)ev[i].hdr[0],
+					      SSEMU_ADDR_PORT(ev[i].src));
+				}
+				if (ev[i].len != 3000 || !p)
+					CFAIL("newcomer: reply of %llu bytes",
+					      (unsigned long long)ev[i].len);
+				for (off = 0; off < 3000; off++)
+					if (p[off] != (uint8_t)(off * 7 + from))
+						CFAIL("newcomer: reply byte "
+						      "%zu corrupt", off);
+				ssemu_event_release(ep, &ev[i]);
+				replies++;
+			}
+		}
+		if (wall_ms() > deadline)
+			CFAIL("newcomer: %u replies, %u sends done", replies,
+			      done);
+	}
+	__atomic_add_fetch(&ctl->all_done, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&ctl->all_done, __ATOMIC_ACQUIRE) < 3) {
+		ssemu_fabric_progress(f, 1024);
+		if (wall_ms() > deadline)
+			CFAIL("newcomer: waiting for the end");
+		usleep(200);
+	}
+	ssemu_ep_close(ep);
+	ssemu_nic_detach(nic);
+	ssemu_fabric_close(f);
+	_exit(0);
+}
+
+static void sigkill_run(bool small_to_victim)
+{
+	struct ssemu_config c;
+	struct ssemu_fabric *f;
+	pid_t pids[4], victim;
+	char err[256] = "", why[1536];
+	uint64_t deadline;
+	unsigned bad;
+	int status;
+
+	name_for(small_to_victim ? "kill-small" : "kill");
+	shm_config(&c);
+	ctl_reset(3, KILL_MSGS);
+	ctl->small_to_victim = small_to_victim;
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	pids[KILL_A] = spawn(KILL_A, child_survivor, &c);
+	pids[KILL_B] = spawn(KILL_B, child_survivor, &c);
+	victim = pids[KILL_V] = spawn(KILL_V, child_victim, &c);
+	pids[3] = 0;
+	/* kill the victim while it is streaming */
+	deadline = wall_ms() + 20000;
+	while (!__atomic_load_n(&ctl->victim_busy, __ATOMIC_ACQUIRE)) {
+		if (waitpid(victim, &status, WNOHANG) == victim) {
+			pids[KILL_V] = 0;
+			break;
+		}
+		if (wall_ms() > deadline)
+			break;
+		usleep(100);
+	}
+	usleep(2000);
+	kill(victim, SIGKILL);
+	if (pids[KILL_V])
+		assert_int_equal(waitpid(victim, &status, 0), victim);
+	pids[KILL_V] = 0;
+	if (!__atomic_load_n(&ctl->victim_busy, __ATOMIC_ACQUIRE)) {
+		reap(pids, 3, 1, why, sizeof(why));
+		ssemu_fabric_close(f);
+		fail_msg("the victim never got going: %s", ctl->msg[KILL_V]);
+	}
+	/* the survivors finish their transfers */
+	deadline = wall_ms() + CHILD_DEADLINE_S * 1000ULL;
+	while (__atomic_load_n(&ctl->finished, __ATOMIC_ACQUIRE) < 2 &&
+	       wall_ms() < deadline) {
+		if (ctl->msg[KILL_A][0] || ctl->msg[KILL_B][0])
+			break;	/* a survivor gave up: reap says why */
+		usleep(1000);
+	}
+	/* a newcomer takes the dead process's port */
+	if (__atomic_load_n(&ctl->finished, __ATOMIC_ACQUIRE) == 2)
+		pids[3] = spawn(3, child_newcomer, &c);
+	/* if a survivor gave up, the other one waits for a newcomer that
+	 * will not come: stop it after a moment */
+	bad = reap(pids, 4, pids[3] ? CHILD_DEADLINE_S + 10 : 3, why,
+		   sizeof(why));
+	ssemu_fabric_close(f);
+	if (bad)
+		fail_msg("after the SIGKILL: %s", why);
+	assert_true(ctl->recv[KILL_A] == KILL_MSGS);
+	assert_true(ctl->recv[KILL_B] == KILL_MSGS);
+	expect_no_segment();
+}
+
+/*
+ * The survivors stream messages of every size, large ones included, to the
+ * victim before and after its death.  Each needs one of a survivor's 8
+ * large buffers until the receiver gives it back.
+ */
+static void test_shm_sigkill_mid_transfer(void **state)
+{
+	sigkill_run(false);
+}
+
+/* The same with inline messages only toward the victim (no large buffers,
+ * and fewer than msgs_per_ep slots), then a newcomer on its port. */
+static void test_shm_sigkill_small_messages(void **state)
+{
+	sigkill_run(true);
+}
+
+/* ------------------------------------------------------------------ */
+/* Two handles in one process                                           */
+/* ------------------------------------------------------------------ */
+
+static void test_shm_two_handles_one_process(void **state)
+{
+	struct ssemu_nic_opts no0 = { .port = 0, .rank = -1 };
+	struct ssemu_nic_opts no1 = { .port = 1, .rank = -1 };
+	struct ssemu_config c;
+	struct ssemu_fabric *f1, *f2;
+	struct ssemu_nic *n0, *n1;
+	struct ssemu_ep *e0, *e1;
+	struct ssemu_event ev[4];
+	static uint8_t buf[10000];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct ssemu_send s = { .iov = &iov, .iov_count = 1, .tclass = 2 };
+	char err[256] = "";
+	size_t off;
+
+	name_for("two");
+	shm_config(&c);
+	if (shm_open_fabric(&c, &f1, err, sizeof(err)) ||
+	    shm_open_fabric(&c, &f2, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	assert_int_equal(ssemu_nic_attach(f1, &no0, &n0), 0);
+	assert_int_equal(ssemu_nic_attach(f2, &no1, &n1), 0);
+	/* one fabric: the port is taken through either handle */
+	{
+		struct ssemu_nic *x;
+
+		assert_int_equal(ssemu_nic_attach(f2, &no0, &x), -EADDRINUSE);
+	}
+	assert_int_equal(ssemu_ep_open(n0, &e0), 0);
+	assert_int_equal(ssemu_ep_open(n1, &e1), 0);
+	for (off = 0; off < sizeof(buf); off++)
+		buf[off] = (uint8_t)(off * 31);
+	s.dest = ssemu_ep_addr(e1);
+	assert_int_equal(ssemu_ep_send(e0, &s), 0);
+	assert_int_equal(ssemu_ep_wait(e1, 5000), 1);
+	assert_int_equal(ssemu_ep_poll(e1, ev, 4), 1);
+	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
+	assert_memory_equal(ssemu_event_data(e1, &ev[0]), buf, sizeof(buf));
+	ssemu_event_release(e1, &ev[0]);
+	assert_int_equal(ssemu_ep_wait(e0, 5000), 1);
+	assert_int_equal(ssemu_ep_poll(e0, ev, 4), 1);
+	assert_int_equal(ev[0].type, SSEMU_EV_SEND_DONE);
+	assert_int_equal(ev[0].status, 0);
+	/* the same model time through both */
+	assert_true(ssemu_fabric_now(f1) == ssemu_fabric_now(f2));
+	ssemu_ep_close(e0);
+	ssemu_ep_close(e1);
+	ssemu_nic_detach(n0);
+	ssemu_nic_detach(n1);
+	ssemu_fabric_close(f1);
+	assert_true(segment_exists());
+	ssemu_fabric_close(f2);
+	expect_no_segment();
+}
+
+/* ------------------------------------------------------------------ */
+/* Corrupt, mismatched and foreign segments                             */
+/* ------------------------------------------------------------------ */
+
+static struct ssemu_region *map_header(void)
+{
+	char path[80];
+	void *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "/%s", shm_name);
+	fd = shm_open(path, O_RDWR, 0);
+	assert_true(fd >= 0);
+	p = mmap(NULL, sizeof(struct ssemu_region), PROT_READ | PROT_WRITE,
+		 MAP_SHARED, fd, 0);
+	close(fd);
+	assert_true(p != MAP_FAILED);
+	return p;
+}
+
+static void expect_open_error(const struct ssemu_config *c, int want,
+			      const char *what)
+{
+	struct ssemu_fabric *g = NULL;
+	char err[256];
+	int ret;
+
+	memset(err, 0, sizeof(err));
+	ret = shm_open_fabric(c, &g, err, sizeof(err));
+	if (ret != want) {
+		if (!ret)
+			ssemu_fabric_close(g);
+		fail_msg("open returned %d (%s), want %d", ret, err, want);
+	}
+	if (what && !strstr(err, what))
+		fail_msg("message '%s' lacks '%s'", err, what);
+}
+
+static void test_shm_corrupt_header(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_fabric *f, *g;
+	struct ssemu_region *r, saved;
+	char err[256] = "";
+
+	name_for("corrupt");
+	shm_config(&c);
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	r = map_header();
+	memcpy(&saved, r, sizeof(saved));
+
+	r->magic = 0x6761726261676521ULL;	/* "garbage!" */
+	expect_open_error(&c, -EPROTO, "magic");
+	r->magic = saved.magic;
+
+	r->version = 0xdeadbeef;
+	expect_open_error(&c, -EPROTO, "version");
+	r->version = saved.version;
+
+	r->hdr_size = saved.hdr_size + 8;
+	expect_open_error(&c, -EPROTO, "version");
+	r->hdr_size = saved.hdr_size;
+
+	r->total_size = saved.total_size + 4096;
+	expect_open_error(&c, -EPROTO, "bytes");
+	r->total_size = saved.total_size;
+
+	r->config_hash ^= 1;
+	expect_open_error(&c, -EPROTO, "corrupt");
+	r->config_hash = saved.config_hash;
+
+	/* a bit flipped in the stored configuration shows in its hash */
+	r->config.mtu ^= 0x100;
+	expect_open_error(&c, -EPROTO, "corrupt");
+	r->config.mtu = saved.config.mtu;
+
+	/* repaired: opens again, and the fabric still works */
+	if (shm_open_fabric(&c, &g, err, sizeof(err)))
+		fail_msg("reopen after repair: %s", err);
+	ssemu_fabric_close(g);
+	munmap(r, sizeof(*r));
+	ssemu_fabric_close(f);
+	expect_no_segment();
+}
+
+/* A segment that never became a fabric (zero-filled, as a creator that
+ * died while building it leaves it) is refused, not waited on forever. */
+static void test_shm_never_initialised(void **state)
+{
+	struct ssemu_config c;
+	char path[80];
+	uint64_t t0;
+	int fd;
+
+	name_for("zero");
+	shm_config(&c);
+	snprintf(path, sizeof(path), "/%s", shm_name);
+	fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	t0 = wall_ms();
+	expect_open_error(&c, -EPROTO, NULL);
+	assert_true(wall_ms() - t0 < 10000);
+	/* too small for a header: the same */
+	fd = shm_open(path, O_RDWR, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 16), 0);
+	close(fd);
+	expect_open_error(&c, -EPROTO, NULL);
+	assert_int_equal(shm_unlink(path), 0);
+	expect_no_segment();
+}
+
+static void test_shm_config_mismatch(void **state)
+{
+	struct ssemu_config c, d;
+	struct ssemu_fabric *f, *g;
+	char err[256] = "";
+
+	name_for("mismatch");
+	shm_config(&c);
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	/* another preset */
+	assert_int_equal(ssemu_config_preset("2switch", &d), 0);
+	d.max_nics = c.max_nics;
+	d.max_switches = 2;
+	expect_open_error(&d, -EEXIST, "'switch'");
+	expect_open_error(&d, -EEXIST, "'2switch'");
+	/* same preset name, another topology */
+	d = c;
+	d.topo.endpoints_per_switch = 8;
+	expect_open_error(&d, -EEXIST, "topology");
+	/* another clock */
+	d = c;
+	d.clock = SSEMU_CLOCK_REALTIME;
+	expect_open_error(&d, -EEXIST, "clock");
+	expect_open_error(&d, -EEXIST, "realtime");
+	/* the same configuration attaches */
+	d = c;
+	if (shm_open_fabric(&d, &g, err, sizeof(err)))
+		fail_msg("same configuration refused: %s", err);
+	ssemu_fabric_close(g);
+	/* nothing was created or removed by the refusals */
+	assert_true(segment_exists());
+	ssemu_fabric_close(f);
+	expect_no_segment();
+}
+
+/*
+ * docs/fabric-config.md: a process asking for another configuration "gets
+ * an error naming the difference".  Fields other than preset, clock and
+ * topology must be named too.
+ */
+static void test_shm_config_mismatch_names_field(void **state)
+{
+	struct ssemu_config c, d;
+	struct ssemu_fabric *f;
+	char err[256] = "";
+
+	name_for("mismatch2");
+	shm_config(&c);
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	d = c;
+	d.mtu = 4096;
+	expect_open_error(&d, -EEXIST, NULL);
+	memset(err, 0, sizeof(err));
+	{
+		struct ssemu_fabric *g;
+		int ret = shm_open_fabric(&d, &g, err, sizeof(err));
+
+		assert_int_equal(ret, -EEXIST);
+	}
+	ssemu_fabric_close(f);
+	expect_no_segment();
+	if (!strstr(err, "mtu"))
+		fail_msg("a fabric with mtu 2048, asked for 4096: '%s' does "
+			 "not name the mtu", err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Lifetime                                                             */
+/* ------------------------------------------------------------------ */
+
+static void child_open_close(uint32_t rank, const struct ssemu_config *c)
+{
+	struct peer_state ps;
+
+	child_attach(&ps, rank, c);
+	child_leave(&ps);
+	_exit(0);
+}
+
+static void child_open_die(uint32_t rank, const struct ssemu_config *c)
+{
+	struct peer_state ps;
+
+	child_attach(&ps, rank, c);
+	_exit(0);	/* no close */
+}
+
+static void child_open_hold(uint32_t rank, const struct ssemu_config *c)
+{
+	uint64_t deadline = wall_ms() + CHILD_DEADLINE_S * 1000ULL;
+	struct peer_state ps;
+
+	child_attach(&ps, rank, c);
+	__atomic_store_n(&ctl->ready, 1, __ATOMIC_RELEASE);
+	ctl_wait_for(&ctl->finished, 1, NULL, deadline, "the parent");
+	child_leave(&ps);
+	_exit(0);
+}
+
+static void test_shm_last_close_removes_segment(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_fabric *f;
+	pid_t pids[3];
+	char err[256] = "", why[1536];
+	unsigned i;
+	int status;
+
+	name_for("last");
+	shm_config(&c);
+	ctl_reset(3, 0);
+	/* children come and go; the parent keeps it */
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	for (i = 0; i < 3; i++)
+		pids[i] = spawn(i, child_open_close, &c);
+	if (reap(pids, 3, 20, why, sizeof(why)))
+		fail_msg("%s", why);
+	assert_true(segment_exists());
+	ssemu_fabric_close(f);
+	expect_no_segment();
+
+	/* the parent leaves first; the child is the last one out */
+	ctl_reset(1, 0);
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	pids[0] = spawn(0, child_open_hold, &c);
+	while (!__atomic_load_n(&ctl->ready, __ATOMIC_ACQUIRE)) {
+		if (waitpid(pids[0], &status, WNOHANG) == pids[0])
+			fail_msg("child died: %s", ctl->msg[0]);
+		usleep(500);
+	}
+	ssemu_fabric_close(f);
+	assert_true(segment_exists());
+	__atomic_store_n(&ctl->finished, 1, __ATOMIC_RELEASE);
+	if (reap(pids, 1, 20, why, sizeof(why)))
+		fail_msg("%s", why);
+	expect_no_segment();
+
+	/* a process that exits without closing does not keep it alive */
+	ctl_reset(1, 0);
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	pids[0] = spawn(0, child_open_die, &c);
+	assert_int_equal(waitpid(pids[0], &status, 0), pids[0]);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ssemu_fabric_close(f);
+	expect_no_segment();
+}
+
+static void test_shm_foreign_owner_refused(void **state)
+{
+	struct ssemu_config c;
+	char path[80];
+	int fd;
+
+	if (geteuid() != 0)
+		skip();	/* cannot give a segment away without root */
+	name_for("foreign");
+	shm_config(&c);
+	snprintf(path, sizeof(path), "/%s", shm_name);
+	fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 1 << 20), 0);
+	if (fchown(fd, 65534, 65534)) {
+		close(fd);
+		shm_unlink(path);
+		print_message("fchown to uid 65534 failed (%s): skipped\n",
+			      strerror(errno));
+		skip();
+	}
+	close(fd);
+	expect_open_error(&c, -EACCES, "uid 65534");
+	/* refused before anything was touched or removed */
+	assert_true(segment_exists());
+	assert_int_equal(shm_unlink(path), 0);
+	expect_no_segment();
+}
+
+static void test_shm_mode_0644_refused(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_fabric *f;
+	char path[80], err[256] = "";
+	int fd;
+
+	name_for("mode");
+	shm_config(&c);
+	snprintf(path, sizeof(path), "/%s", shm_name);
+	/* a real fabric, made group/world readable behind its back */
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	fd = shm_open(path, O_RDWR, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(fchmod(fd, 0644), 0);
+	expect_open_error(&c, -EACCES, "644");
+	assert_int_equal(fchmod(fd, 0660), 0);
+	expect_open_error(&c, -EACCES, "660");
+	assert_int_equal(fchmod(fd, 0600), 0);
+	close(fd);
+	/* back to 0600: attaches again */
+	{
+		struct ssemu_fabric *g;
+
+		if (shm_open_fabric(&c, &g, err, sizeof(err)))
+			fail_msg("reopen at 0600: %s", err);
+		ssemu_fabric_close(g);
+	}
+	ssemu_fabric_close(f);
+	expect_no_segment();
+}
+
+#define SHM_TEST(f) cmocka_unit_test_teardown(f, teardown_segment)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SHM_TEST(test_shm_exchange_2_processes),
+		SHM_TEST(test_shm_exchange_4_processes),
+		SHM_TEST(test_shm_exchange_16_processes),
+		SHM_TEST(test_shm_sigkill_mid_transfer),
+		SHM_TEST(test_shm_sigkill_small_messages),
+		SHM_TEST(test_shm_two_handles_one_process),
+		SHM_TEST(test_shm_corrupt_header),
+		SHM_TEST(test_shm_never_initialised),
+		SHM_TEST(test_shm_config_mismatch),
+		SHM_TEST(test_shm_config_mismatch_names_field),
+		SHM_TEST(test_shm_last_close_removes_segment),
+		SHM_TEST(test_shm_foreign_owner_refused),
+		SHM_TEST(test_shm_mode_0644_refused),
+	};
+
+	return cmocka_run_group_tests_name("shm", tests, NULL, NULL);
+}
