@@ -210,7 +210,124 @@ uint64_t ssemu_config_nports(const struct ssemu_config *cfg)
 	       cfg->topo.endpoints_per_switch;
 }
 
-/* FNV-1a, field by field (never over padding). */
+/*
+ * Every field that shapes a fabric, once: the hash two processes compare
+ * and the message that names the first difference both come from here.
+ */
+#define FLD(name, field) \
+	{ name, offsetof(struct ssemu_config, field), \
+	  sizeof(((struct ssemu_config *)0)->field), false }
+#define STR(name, field) \
+	{ name, offsetof(struct ssemu_config, field), \
+	  sizeof(((struct ssemu_config *)0)->field), true }
+
+static const struct cfg_field {
+	const char *name;
+	size_t off, size;
+	bool str;
+} cfg_fields[] = {
+	FLD("topology.groups", topo.groups),
+	FLD("topology.switches_per_group", topo.switches_per_group),
+	FLD("topology.endpoints_per_switch", topo.endpoints_per_switch),
+	FLD("topology.globals_per_switch", topo.globals_per_switch),
+	FLD("links.edge.rate", edge.rate_bps),
+	FLD("links.edge.delay", edge.delay),
+	FLD("links.local.rate", local.rate_bps),
+	FLD("links.local.delay", local.delay),
+	FLD("links.global.rate", global.rate_bps),
+	FLD("links.global.delay", global.delay),
+	FLD("mtu", mtu),
+	FLD("packet_overhead", pkt_overhead),
+	FLD("port_buffer_packets", port_buf_pkts),
+	FLD("switch_latency.mean", sw_lat_mean),
+	FLD("switch_latency.sd", sw_lat_sd),
+	FLD("switch_latency.min", sw_lat_min),
+	FLD("switch_latency.max", sw_lat_max),
+	FLD("nic_window", nic_window),
+	FLD("traffic_classes (count)", ntclass),
+	FLD("default_tclass", default_tclass),
+	STR("routing", routing),
+	STR("congestion_control", cc),
+	STR("arbitration", arb),
+	FLD("seed", seed),
+	FLD("clock", clock),
+	FLD("dilation", dilation),
+	FLD("resources.max_nics", max_nics),
+	FLD("resources.max_switches", max_switches),
+	FLD("resources.eps_per_nic", eps_per_nic),
+	FLD("resources.msgs_per_ep", msgs_per_ep),
+	FLD("resources.bufs_per_ep", bufs_per_ep),
+	FLD("resources.buf_size", buf_size),
+	FLD("resources.max_pkts", max_pkts),
+	FLD("resources.max_events", max_events),
+};
+
+static size_t field_len(const struct cfg_field *f, const void *base)
+{
+	const char *p = (const char *)base + f->off;
+
+	return f->str ? strnlen(p, f->size) : f->size;
+}
+
+static bool tclass_equal(const struct ssemu_tclass_desc *a,
+			 const struct ssemu_tclass_desc *b)
+{
+	return !strncmp(a->name, b->name, sizeof(a->name)) &&
+	       a->priority == b->priority && a->min_pct == b->min_pct &&
+	       a->max_pct == b->max_pct && a->ordered == b->ordered &&
+	       a->lossy == b->lossy && a->route_bias == b->route_bias;
+}
+
+int ssemu_config_diff(const struct ssemu_config *a,
+		      const struct ssemu_config *b, char *buf, size_t len)
+{
+	const struct cfg_field *f;
+	uint32_t i;
+
+	for (f = cfg_fields; f < cfg_fields + ARRAY_SIZE(cfg_fields); f++) {
+		size_t la = field_len(f, a), lb = field_len(f, b);
+
+		if (la == lb && !memcmp((const char *)a + f->off,
+					(const char *)b + f->off, la))
+			continue;
+		if (f->str)
+			snprintf(buf, len, "%s is '%.*s', asked for '%.*s'",
+				 f->name, (int)la, (const char *)a + f->off,
+				 (int)lb, (const char *)b + f->off);
+		else if (f->off == offsetof(struct ssemu_config, dilation))
+			snprintf(buf, len, "dilation is %g, asked for %g",
+				 a->dilation, b->dilation);
+		else if (f->off == offsetof(struct ssemu_config, clock))
+			snprintf(buf, len, "clock is %s, asked for %s",
+				 a->clock ? "realtime" : "virtual",
+				 b->clock ? "realtime" : "virtual");
+		else {
+			uint64_t va = 0, vb = 0;
+
+			memcpy(&va, (const char *)a + f->off, f->size);
+			memcpy(&vb, (const char *)b + f->off, f->size);
+			snprintf(buf, len, "%s is %llu, asked for %llu",
+				 f->name, (unsigned long long)va,
+				 (unsigned long long)vb);
+		}
+		return 1;
+	}
+	for (i = 0; i < a->ntclass && i < SSEMU_MAX_TCLASS; i++) {
+		if (!tclass_equal(&a->tclass[i], &b->tclass[i])) {
+			snprintf(buf, len, "traffic class %u is %s (priority "
+				 "%u, min %u%%, max %u%%), asked for %s "
+				 "(priority %u, min %u%%, max %u%%)", i,
+				 a->tclass[i].name, a->tclass[i].priority,
+				 a->tclass[i].min_pct, a->tclass[i].max_pct,
+				 b->tclass[i].name, b->tclass[i].priority,
+				 b->tclass[i].min_pct, b->tclass[i].max_pct);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* FNV-1a over the fields above (never over padding). */
 static void h_bytes(uint64_t *h, const void *p, size_t n)
 {
 	const uint8_t *b = p;
@@ -226,27 +343,11 @@ static void h_bytes(uint64_t *h, const void *p, size_t n)
 uint64_t ssemu_config_hash(const struct ssemu_config *cfg)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
+	const struct cfg_field *f;
 	uint32_t i;
 
-	H(&h, cfg->topo.groups);
-	H(&h, cfg->topo.switches_per_group);
-	H(&h, cfg->topo.endpoints_per_switch);
-	H(&h, cfg->topo.globals_per_switch);
-	H(&h, cfg->edge.rate_bps);
-	H(&h, cfg->edge.delay);
-	H(&h, cfg->local.rate_bps);
-	H(&h, cfg->local.delay);
-	H(&h, cfg->global.rate_bps);
-	H(&h, cfg->global.delay);
-	H(&h, cfg->mtu);
-	H(&h, cfg->pkt_overhead);
-	H(&h, cfg->port_buf_pkts);
-	H(&h, cfg->sw_lat_mean);
-	H(&h, cfg->sw_lat_sd);
-	H(&h, cfg->sw_lat_min);
-	H(&h, cfg->sw_lat_max);
-	H(&h, cfg->nic_window);
-	H(&h, cfg->ntclass);
+	for (f = cfg_fields; f < cfg_fields + ARRAY_SIZE(cfg_fields); f++)
+		h_bytes(&h, (const char *)cfg + f->off, field_len(f, cfg));
 	for (i = 0; i < cfg->ntclass && i < SSEMU_MAX_TCLASS; i++) {
 		const struct ssemu_tclass_desc *tc = &cfg->tclass[i];
 
@@ -258,20 +359,5 @@ uint64_t ssemu_config_hash(const struct ssemu_config *cfg)
 		H(&h, tc->lossy);
 		H(&h, tc->route_bias);
 	}
-	H(&h, cfg->default_tclass);
-	h_bytes(&h, cfg->routing, strnlen(cfg->routing, sizeof(cfg->routing)));
-	h_bytes(&h, cfg->cc, strnlen(cfg->cc, sizeof(cfg->cc)));
-	h_bytes(&h, cfg->arb, strnlen(cfg->arb, sizeof(cfg->arb)));
-	H(&h, cfg->seed);
-	H(&h, cfg->clock);
-	H(&h, cfg->dilation);
-	H(&h, cfg->max_nics);
-	H(&h, cfg->max_switches);
-	H(&h, cfg->eps_per_nic);
-	H(&h, cfg->msgs_per_ep);
-	H(&h, cfg->bufs_per_ep);
-	H(&h, cfg->buf_size);
-	H(&h, cfg->max_pkts);
-	H(&h, cfg->max_events);
 	return h;
 }

@@ -87,7 +87,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 		       const struct ssemu_topo *t, const struct layout *l)
 {
 	pthread_mutexattr_t ma;
-	uint32_t i, neps = c->max_nics * c->eps_per_nic;
+	uint32_t i, k, neps = c->max_nics * c->eps_per_nic;
 	uint64_t roff;
 	int ret;
 
@@ -154,6 +154,8 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 			ssemu_ring_bytes(c->msgs_per_ep, sizeof(uint32_t)),
 			(uint64_t)SSEMU_CACHELINE);
 		ep->rx_head = ep->tx_head = SSEMU_NONE;
+		for (k = 0; k < SSEMU_MAX_BUFS; k++)
+			ep->buf_msg[k] = SSEMU_NONE;
 	}
 	return 0;
 }
@@ -258,27 +260,16 @@ static int check_header(struct ssemu_region *r, size_t size,
 		return -EPROTO;
 	}
 	if (want && r->config_hash != ssemu_config_hash(want)) {
-		const struct ssemu_config *h = &r->config;
+		char diff[200] = "another configuration";
 
-		if (strcmp(h->preset, want->preset))
-			snprintf(err, errlen, "fabric exists with preset '%s', "
-				 "asked for '%s'", h->preset, want->preset);
-		else if (h->clock != want->clock)
-			snprintf(err, errlen, "fabric exists with clock mode "
-				 "%s, asked for %s",
-				 h->clock ? "realtime" : "virtual",
-				 want->clock ? "realtime" : "virtual");
-		else if (memcmp(&h->topo, &want->topo, sizeof(h->topo)))
-			snprintf(err, errlen, "fabric exists with another "
-				 "topology (%ux%ux%u+%u)", h->topo.groups,
-				 h->topo.switches_per_group,
-				 h->topo.endpoints_per_switch,
-				 h->topo.globals_per_switch);
+		ssemu_config_diff(&r->config, want, diff, sizeof(diff));
+		if (strcmp(r->config.preset, want->preset))
+			snprintf(err, errlen, "fabric exists with a different "
+				 "configuration (preset '%s', asked for '%s'): "
+				 "%s", r->config.preset, want->preset, diff);
 		else
-			snprintf(err, errlen, "fabric exists with another "
-				 "configuration (hash %016llx, asked %016llx)",
-				 (unsigned long long)r->config_hash,
-				 (unsigned long long)ssemu_config_hash(want));
+			snprintf(err, errlen, "fabric exists with a different "
+				 "configuration: %s", diff);
 		return -EEXIST;
 	}
 	return 0;
@@ -624,11 +615,12 @@ static void nic_detach_locked(struct ssemu_region *r, uint32_t slot)
 
 	if (n->state != SSEMU_NIC_ATTACHED)
 		return;
-	ssemu_model_nic_reset(r, slot);
 	for (e = 0; e < r->config.eps_per_nic; e++) {
 		epi = slot * r->config.eps_per_nic + e;
-		ssemu_r_ep(r, epi)->open = 0;
+		if (ssemu_r_ep(r, epi)->open)
+			ssemu_model_ep_close(r, epi);
 	}
+	ssemu_model_nic_reset(r, slot);
 	if (n->port < r->topo.nendpoints)
 		ssemu_r_portmap(r)[n->port] = SSEMU_NONE;
 	n->state = SSEMU_NIC_FREE;
@@ -749,7 +741,7 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 	const struct ssemu_config *c = &r->config;
 	struct ssemu_ep_sh *sh;
 	struct ssemu_ep *ep;
-	uint32_t e, epi, i;
+	uint32_t e, epi;
 	int ret;
 
 	if (!epp)
@@ -778,18 +770,8 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 	ssemu_ring_init(ssemu_r_ring(r, sh->ev_ring_off), SSEMU_EV_RING,
 			sizeof(struct ssemu_event));
 	sh->rx_head = sh->rx_tail = sh->tx_head = sh->tx_tail = SSEMU_NONE;
-	sh->alloc_cursor = 0;
-	for (i = 0; i < SSEMU_MAX_BUFS; i++)
-		sh->buf_msg[i] = SSEMU_NONE;
-	/* Slots still referenced by packets of a previous owner are fenced
-	 * off by the generation check; mark them all free. */
-	for (i = 0; i < c->msgs_per_ep; i++) {
-		struct ssemu_msg *m = ssemu_r_msg(r, epi * c->msgs_per_ep + i);
-
-		m->gen++;
-		ssemu_store_release(&m->state, 0);
-	}
-	sh->gen++;
+	/* Message slots and buffers a previous owner left in flight stay
+	 * taken until their traffic is done (ssemu_model_ep_close). */
 	sh->open = 1;
 	unlock_region(r);
 	ep->nic = nic;
@@ -807,7 +789,8 @@ void ssemu_ep_close(struct ssemu_ep *ep)
 		return;
 	r = ep->nic->fab->r;
 	if (!lock_region(r, false)) {
-		ssemu_r_ep(r, ep->index)->open = 0;
+		if (ssemu_r_ep(r, ep->index)->open)
+			ssemu_model_ep_close(r, ep->index);
 		unlock_region(r);
 	}
 	free(ep);
@@ -906,6 +889,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	m->npkts = len ? (uint32_t)((len + c->mtu - 1) / c->mtu) : 1;
 	m->sent = m->arrived = m->acked = 0;
 	m->status = 0;
+	m->ep_gen = sh->gen;
 	dst = m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
 	for (v = 0; v < s->iov_count; v++) {
 		memcpy(dst, s->iov[v].iov_base, s->iov[v].iov_len);

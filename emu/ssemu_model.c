@@ -163,9 +163,19 @@ static uint32_t pkt_alloc(struct ssemu_region *r)
 
 static void pkt_free(struct ssemu_region *r, uint32_t i)
 {
+	uint32_t n;
+
 	ssemu_r_pkt(r, i)->next = r->pkt_free;
 	r->pkt_free = i;
 	r->pkts_used--;
+	/* NICs that found the pool empty get their turn now */
+	for (n = 0; r->pkt_waiters && n < r->config.max_nics; n++) {
+		if (ssemu_r_nic(r, n)->wait_pkt) {
+			ssemu_r_nic(r, n)->wait_pkt = 0;
+			r->pkt_waiters--;
+			schedule(r, now_of(r), SSEMU_MEV_NIC_KICK, n, 0, 0);
+		}
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -266,7 +276,8 @@ static void complete_tx(struct ssemu_region *r, uint32_t mi)
 	uint32_t epi = ssemu_msg_ep(r, mi);
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
 
-	if (!ep->open) {
+	/* the endpoint that sent it is gone (maybe reopened by someone else) */
+	if (!ep->open || ep->gen != m->ep_gen) {
 		ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
 		return;
 	}
@@ -300,6 +311,34 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
 	}
 	if (pushed)
 		ep_wake(ep);
+}
+
+/*
+ * A packet that cannot reach its destination (the NIC detached, a switch on
+ * the way cannot be modelled): a data packet goes straight back to its
+ * source as an error acknowledgement, standing in for the NIC's end-to-end
+ * retry giving up, so the window slot closes and the send completes with an
+ * error; anything else is dropped.
+ */
+static void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
+{
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	uint32_t src = ssemu_r_portmap(r)[pkt->type == SSEMU_PKT_DATA ?
+						  pkt->src_port :
+						  pkt->dst_port];
+	struct ssemu_msg *m = ssemu_r_msg(r, pkt->msg);
+
+	if (pkt->type != SSEMU_PKT_DATA || src == SSEMU_NONE ||
+	    ssemu_r_nic(r, src)->gen != pkt->src_gen) {
+		pkt_free(r, pi);
+		return;
+	}
+	if (m->gen == pkt->msg_gen)
+		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+	pkt->type = SSEMU_PKT_ACK;
+	pkt->status = status;
+	pkt->to_gen = pkt->src_gen;
+	schedule(r, now_of(r), SSEMU_MEV_NIC_ARRIVE, src, 1, pi);
 }
 
 /* ------------------------------------------------------------------ */
@@ -483,33 +522,21 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	if (peer.kind == SSEMU_PORT_ENDPOINT) {
 		nic = ssemu_r_portmap(r)[peer.ep];
 		if (nic != SSEMU_NONE) {
+			pkt->to_gen = ssemu_r_nic(r, nic)->gen;
 			schedule(r, now + ser + lp->delay,
 				 SSEMU_MEV_NIC_ARRIVE, nic, 0, pi);
 			return;
 		}
-		/*
-		 * Nobody there (the NIC detached): the port drops the packet and
-		 * credits itself; a data packet's loss goes straight back to the
-		 * source as an error acknowledgement standing in for the NIC's
-		 * end-to-end retry giving up.
-		 */
+		/* Nobody there (the NIC detached): the port drops it. */
 		s->port[out].credits[dvcl]++;
 		s->port[out].drops++;
-		nic = ssemu_r_portmap(r)[pkt->src_port];
-		if (pkt->type == SSEMU_PKT_DATA && nic != SSEMU_NONE &&
-		    ssemu_r_msg(r, pkt->msg)->gen == pkt->msg_gen) {
-			ssemu_fetch_or(&ssemu_r_msg(r, pkt->msg)->state,
-				       SSEMU_MSG_RXDONE);
-			pkt->type = SSEMU_PKT_ACK;
-			pkt->status = -EHOSTUNREACH;
-			schedule(r, now + ser, SSEMU_MEV_NIC_ARRIVE, nic, 1, pi);
-			return;
-		}
-		pkt_free(r, pi);
+		lose_pkt(r, pi, -EHOSTUNREACH);
 		return;
 	}
 	if (!sw_get(r, peer.sw, &pinst)) {
-		pkt_free(r, pi);
+		s->port[out].credits[dvcl]++;
+		s->port[out].drops++;
+		lose_pkt(r, pi, -ENOSPC);
 		return;
 	}
 	schedule(r, now + ser + lp->delay, SSEMU_MEV_SW_ARRIVE, pinst,
@@ -537,14 +564,33 @@ void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 	n->stats.tx_bytes += m->len;
 }
 
-/* Next packet the NIC may inject now, or NONE. */
+/* Fail a queued message that cannot be sent at all. */
+static void fail_queued(struct ssemu_region *r, uint32_t mi, int32_t status)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+
+	m->status = status;
+	ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+	complete_tx(r, mi);
+}
+
+#define SSEMU_INJ_LOOKAHEAD 64	/* queued messages scanned per injection */
+
+/*
+ * Next packet the NIC may inject now, or NONE.  Acknowledgements go first.
+ * Then the first queued message that may go: a destination whose window is
+ * full (or that congestion control holds back) or a class without credits
+ * does not hold back messages to other destinations, but messages to one
+ * destination always leave in the order they were posted.
+ */
 static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+	uint16_t *win = ssemu_r_window(r, nic);
+	uint32_t blocked[SSEMU_INJ_LOOKAHEAD];
+	uint32_t nblocked = 0, pi, mi, prev, next, dnic, dport, chunk, k, i;
 	struct ssemu_msg *m;
 	struct ssemu_pkt *pkt;
-	uint32_t pi, mi, dnic, dport, chunk;
-	uint16_t *win;
 
 	if (n->ack_head != SSEMU_NONE) {
 		pi = n->ack_head;
@@ -556,31 +602,54 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		n->ack_head = pkt->next;
 		return pi;
 	}
-	while ((mi = n->inj_head) != SSEMU_NONE) {
+	prev = SSEMU_NONE;
+	for (mi = n->inj_head, k = 0; mi != SSEMU_NONE &&
+				      k < SSEMU_INJ_LOOKAHEAD;
+	     prev = mi, mi = next, k++) {
 		m = ssemu_r_msg(r, mi);
+		next = m->next;
 		dport = SSEMU_ADDR_PORT(m->dst);
 		dnic = ssemu_r_portmap(r)[dport];
 		if (dnic == SSEMU_NONE) {
-			/* Nobody attached there: fail it without traffic. */
-			n->inj_head = m->next;
-			m->status = -EHOSTUNREACH;
-			ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
-			complete_tx(r, mi);
+			/* Nobody attached there (any more): send no more of
+			 * it.  It completes with an error now, or with the
+			 * last acknowledgement of what already left. */
+			if (prev == SSEMU_NONE)
+				n->inj_head = next;
+			else
+				ssemu_r_msg(r, prev)->next = next;
+			if (n->inj_tail == mi)
+				n->inj_tail = prev;
+			m->npkts = m->sent;
+			if (m->acked == m->sent)
+				fail_queued(r, mi, -EHOSTUNREACH);
+			else
+				m->status = -EHOSTUNREACH;
+			mi = prev;	/* prev stays prev */
 			continue;
 		}
-		win = ssemu_r_window(r, nic);
+		for (i = 0; i < nblocked; i++)
+			if (blocked[i] == dnic)
+				break;
+		if (i < nblocked)
+			continue;	/* an earlier message to it waits */
 		if (win[dnic] >= r->config.nic_window ||
 		    !cc_ops[r->cc_idx].may_inject(r, nic, dport)) {
 			n->stats.window_stalls++;
-			return SSEMU_NONE;
+			goto blocked;
 		}
 		if (n->credits[m->tclass] == 0) {
 			n->stats.credit_stalls++;
-			return SSEMU_NONE;
+			goto blocked;
 		}
 		pi = pkt_alloc(r);
-		if (pi == SSEMU_NONE)
+		if (pi == SSEMU_NONE) {
+			if (!n->wait_pkt) {
+				n->wait_pkt = 1;
+				r->pkt_waiters++;
+			}
 			return SSEMU_NONE;
+		}
 		pkt = ssemu_r_pkt(r, pi);
 		chunk = m->len > (uint64_t)m->sent * r->config.mtu ?
 				(uint32_t)SSEMU_MIN((uint64_t)r->config.mtu,
@@ -593,6 +662,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		pkt->msg = mi;
 		pkt->msg_gen = m->gen;
 		pkt->win = dnic;
+		pkt->src_gen = n->gen;
 		pkt->src_port = n->port;
 		pkt->dst_port = dport;
 		pkt->bytes = chunk + r->config.pkt_overhead;
@@ -600,9 +670,18 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		pkt->copy = (uint16_t)((n->port * 2654435761u + dport) >> 7);
 		pkt->inject_time = now_of(r);
 		win[dnic]++;
-		if (++m->sent == m->npkts)
-			n->inj_head = m->next;
+		if (++m->sent == m->npkts) {
+			if (prev == SSEMU_NONE)
+				n->inj_head = next;
+			else
+				ssemu_r_msg(r, prev)->next = next;
+			if (n->inj_tail == mi)
+				n->inj_tail = prev;
+		}
 		return pi;
+blocked:
+		if (nblocked < SSEMU_INJ_LOOKAHEAD)
+			blocked[nblocked++] = dnic;
 	}
 	return SSEMU_NONE;
 }
@@ -620,7 +699,7 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 	if (pi == SSEMU_NONE)
 		return;
 	if (!sw_get(r, ssemu_topo_ep_switch(&r->topo, n->port), &inst)) {
-		pkt_free(r, pi);
+		lose_pkt(r, pi, -ENOSPC);
 		return;
 	}
 	pkt = ssemu_r_pkt(r, pi);
@@ -639,10 +718,12 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	struct ssemu_msg *m = ssemu_r_msg(r, pkt->msg);
+	uint16_t *win = ssemu_r_window(r, nic);
 	uint32_t inst, tc = pkt->tclass;
+	bool live;
 
-	/* Give the edge switch its credit back (not for a dropped packet
-	 * reported straight to the source). */
+	/* The edge switch gets its credit back, whoever is (or is not) at
+	 * the port now; a packet reported straight back took no credit. */
 	if (!direct) {
 		inst = ssemu_r_swmap(r)[ssemu_topo_ep_switch(&r->topo,
 							      n->port)];
@@ -652,19 +733,22 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 				 (n->port % r->topo.p) | (tc * SSEMU_NVC) << 8,
 				 0);
 	}
-	if (n->state != SSEMU_NIC_ATTACHED || m->gen != pkt->msg_gen) {
-		pkt_free(r, pi);
+	if (n->state != SSEMU_NIC_ATTACHED || n->gen != pkt->to_gen) {
+		/* the NIC it was sent to has gone */
+		lose_pkt(r, pi, -EHOSTUNREACH);
 		return;
 	}
 	if (pkt->type == SSEMU_PKT_DATA) {
+		live = m->gen == pkt->msg_gen;
 		n->stats.rx_pkts++;
 		r->pkts_delivered++;
 		pkt->status = 0;
-		if (++m->arrived == m->npkts) {
+		if (live && ++m->arrived == m->npkts) {
 			deliver_recv(r, pkt->msg);
 			pkt->status = m->status;
 		}
-		/* The packet turns into its acknowledgement. */
+		/* The packet turns into its acknowledgement (a stale one too:
+		 * the source's window slot must close either way). */
 		pkt->type = SSEMU_PKT_ACK;
 		pkt->vc = 0;
 		pkt->bytes = r->config.pkt_overhead;
@@ -681,31 +765,106 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		ssemu_model_nic_kick(r, nic);
 		return;
 	}
-	/* An acknowledgement for one of our packets. */
+	/* An acknowledgement for one of our packets (or of this NIC slot's
+	 * previous owner: then neither window nor message is ours). */
 	n->stats.acks++;
-	if (pkt->win < r->config.max_nics && ssemu_r_window(r, nic)[pkt->win])
-		ssemu_r_window(r, nic)[pkt->win]--;
-	if (pkt->status && !m->status)
-		m->status = pkt->status;
-	if (++m->acked == m->npkts)
-		complete_tx(r, pkt->msg);
+	if (pkt->src_gen == n->gen) {
+		if (pkt->win < r->config.max_nics && win[pkt->win])
+			win[pkt->win]--;
+		if (m->gen == pkt->msg_gen) {
+			if (pkt->status && !m->status)
+				m->status = pkt->status;
+			if (++m->acked == m->npkts)
+				complete_tx(r, pkt->msg);
+		}
+	}
 	pkt_free(r, pi);
 	ssemu_model_nic_kick(r, nic);
 }
 
-/* Drop everything a detached NIC had queued (its peers see errors). */
+/*
+ * An endpoint closes (or its process died): its queued messages leave the
+ * NIC (packets already sent are fenced off by the slot generation, and
+ * their acknowledgements still close the window), and the events it will
+ * never read give their message slots back to the senders.
+ */
+void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
+{
+	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
+	ssemu_addr_t self = SSEMU_ADDR(n->port, epi % r->config.eps_per_nic);
+	uint32_t mi, prev = SSEMU_NONE, next;
+	struct ssemu_msg *m;
+
+	for (mi = n->inj_head; mi != SSEMU_NONE; mi = next) {
+		m = ssemu_r_msg(r, mi);
+		next = m->next;
+		if (ssemu_msg_ep(r, mi) != epi) {
+			prev = mi;
+			continue;
+		}
+		if (prev == SSEMU_NONE)
+			n->inj_head = next;
+		else
+			ssemu_r_msg(r, prev)->next = next;
+		if (n->inj_tail == mi)
+			n->inj_tail = prev;
+		m->gen++;
+		ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+	}
+	/*
+	 * Messages delivered to it and never released (in its event ring, on
+	 * its overflow list, or taken and kept): only a scan of every slot
+	 * finds the last kind, and closing is rare.
+	 */
+	for (mi = 0; mi < r->nmsgs; mi++) {
+		m = ssemu_r_msg(r, mi);
+		if (m->dst == self && m->npkts && m->arrived == m->npkts &&
+		    (ssemu_load_acquire(&m->state) &
+		     (SSEMU_MSG_BUSY | SSEMU_MSG_RXDONE)) == SSEMU_MSG_BUSY)
+			ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+	}
+	for (mi = ep->tx_head; mi != SSEMU_NONE; mi = ssemu_r_msg(r, mi)->tx_next)
+		ssemu_fetch_or(&ssemu_r_msg(r, mi)->state, SSEMU_MSG_TXDONE);
+	ep->rx_head = ep->rx_tail = ep->tx_head = ep->tx_tail = SSEMU_NONE;
+	ep->open = 0;
+	ep->gen++;
+}
+
+/*
+ * A NIC detaches (its endpoints are closed already): acknowledgements it
+ * still owed go straight back to their sources, so their windows close and
+ * their sends complete; then its state is reset.
+ */
 void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
-	uint32_t pi, tc;
+	struct ssemu_pkt *pkt;
+	uint32_t pi, src, tc;
 
 	while ((pi = n->ack_head) != SSEMU_NONE) {
-		n->ack_head = ssemu_r_pkt(r, pi)->next;
-		pkt_free(r, pi);
+		pkt = ssemu_r_pkt(r, pi);
+		n->ack_head = pkt->next;
+		src = ssemu_r_portmap(r)[pkt->dst_port];
+		if (src != SSEMU_NONE && ssemu_r_nic(r, src)->gen ==
+		    pkt->src_gen) {
+			pkt->to_gen = pkt->src_gen;
+			schedule(r, now_of(r), SSEMU_MEV_NIC_ARRIVE, src, 1, pi);
+		} else {
+			pkt_free(r, pi);
+		}
 	}
-	n->inj_head = n->inj_tail = SSEMU_NONE;
-	n->ack_tail = SSEMU_NONE;
+	while ((pi = n->inj_head) != SSEMU_NONE) {
+		n->inj_head = ssemu_r_msg(r, pi)->next;
+		ssemu_fetch_or(&ssemu_r_msg(r, pi)->state,
+			       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+	}
+	n->inj_tail = n->ack_tail = SSEMU_NONE;
 	n->link_busy = 0;
+	if (n->wait_pkt) {
+		n->wait_pkt = 0;
+		r->pkt_waiters--;
+	}
 	for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++)
 		n->credits[tc] = tc < r->config.ntclass ?
 					 r->config.port_buf_pkts : 0;
@@ -743,6 +902,9 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 	case SSEMU_MEV_SW_OUT_DONE:
 		ssemu_r_switch(r, f->a)->port[f->b].out_busy = 0;
 		sw_try_send(r, f->a, f->b);
+		break;
+	case SSEMU_MEV_NIC_KICK:
+		ssemu_model_nic_kick(r, f->a);
 		break;
 	case SSEMU_MEV_SW_CREDIT:
 		s = ssemu_r_switch(r, f->a);

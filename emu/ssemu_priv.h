@@ -75,7 +75,7 @@ struct ssemu_msg {
 	uint32_t rx_next;	/* receiver's event overflow list */
 	uint32_t tx_next;	/* sender's event overflow list */
 	int32_t status;
-	uint32_t win;		/* window slot (destination NIC) */
+	uint32_t ep_gen;	/* sending endpoint's generation at post */
 	ssemu_time_t post_time;
 	uint8_t data[SSEMU_INLINE_MAX];
 };
@@ -104,6 +104,7 @@ struct ssemu_nic_sh {
 	uint32_t inj_head, inj_tail;	/* messages to packetise */
 	uint32_t ack_head, ack_tail;	/* ack packets to send */
 	uint32_t link_busy;
+	uint32_t wait_pkt;	/* stalled on an empty packet pool */
 	uint32_t credits[SSEMU_MAX_TCLASS];
 	struct ssemu_nic_stats stats;
 };
@@ -121,6 +122,8 @@ struct ssemu_pkt {
 	uint32_t msg;		/* global message index */
 	uint32_t msg_gen;
 	uint32_t win;		/* source NIC's window slot */
+	uint32_t src_gen;	/* source NIC's attach generation */
+	uint32_t to_gen;	/* NIC_ARRIVE: the target NIC's generation */
 	uint32_t src_port, dst_port;	/* endpoint ports */
 	uint32_t bytes;		/* on the wire, with overhead */
 	uint32_t in_port;	/* input port at the current switch */
@@ -180,6 +183,7 @@ struct ssemu_region {
 	uint32_t pkts_used;
 	uint32_t sw_used;
 	uint32_t route_idx, arb_idx, cc_idx;	/* policy registries */
+	uint32_t pkt_waiters;	/* NICs with wait_pkt set */
 	uint64_t wall_t0_ns;	/* realtime: wall clock at model time 0 */
 	uint64_t lag_ps;	/* realtime: how far the model fell behind */
 	uint64_t pkts_delivered, pkt_hops, switch_lat_sum;
@@ -314,6 +318,7 @@ enum ssemu_model_ev {
 	SSEMU_MEV_SW_READY,		/* a: switch inst, b: in port, c: pkt */
 	SSEMU_MEV_SW_OUT_DONE,		/* a: switch inst, b: out port */
 	SSEMU_MEV_SW_CREDIT,		/* a: switch inst, b: port | vclass << 8 */
+	SSEMU_MEV_NIC_KICK,		/* a: nic slot: packets are free again */
 	SSEMU_MEV_MAX,
 };
 
@@ -352,6 +357,7 @@ void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic);
 void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t ep);
 void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic);
+void ssemu_model_ep_close(struct ssemu_region *r, uint32_t ep);
 
 /* ssemu_log.c */
 void ssemu_log(enum ssemu_log_level lvl, const char *fmt, ...)

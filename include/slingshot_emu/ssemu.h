@@ -159,6 +159,13 @@ int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 /** A hash of everything that shapes the fabric, clock mode included. */
 uint64_t ssemu_config_hash(const struct ssemu_config *cfg);
 
+/**
+ * Name the first difference between two configurations in @buf.
+ * @return 1 if they differ, 0 if they shape the same fabric.
+ */
+int ssemu_config_diff(const struct ssemu_config *a,
+		      const struct ssemu_config *b, char *buf, size_t len);
+
 /** Number of endpoint ports the topology has. */
 uint64_t ssemu_config_nports(const struct ssemu_config *cfg);
 
