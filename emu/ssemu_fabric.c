@@ -964,8 +964,10 @@ void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
 	struct ssemu_msg *m = event_msg(ep, ev);
 
 	/* pairs with the acquire in the sender's slot allocation */
-	if (m)
-		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+	if (m && !(ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE) &
+		   SSEMU_MSG_RXDONE))
+		ssemu_fetch_add(&ssemu_r_ep(ep->nic->fab->r, ep->index)->unreleased,
+				(uint32_t)-1);
 }
 
 /* ------------------------------------------------------------------ */

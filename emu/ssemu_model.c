@@ -255,6 +255,7 @@ static void deliver_recv(struct ssemu_region *r, uint32_t mi)
 	}
 	ssemu_r_nic(r, nic)->stats.rx_msgs++;
 	ssemu_r_nic(r, nic)->stats.rx_bytes += m->len;
+	ssemu_fetch_add(&ep->unreleased, 1);
 	m->rx_next = SSEMU_NONE;
 	if (ep->rx_head == SSEMU_NONE && push_recv(r, ep, mi)) {
 		ep_wake(ep);
@@ -422,6 +423,7 @@ static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		ssemu_r_pkt(r, q->tail)->next = pi;
 	q->tail = pi;
 	s->port[out].queued[vcl]++;
+	s->port[out].nqueued++;
 }
 
 static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
@@ -434,23 +436,29 @@ static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	if (q->head == SSEMU_NONE)
 		q->tail = SSEMU_NONE;
 	s->port[out].queued[vcl]--;
+	s->port[out].nqueued--;
 	return pi;
 }
 
-static void sw_arrive(struct ssemu_region *r, uint32_t inst, uint32_t in,
-		      uint32_t pi)
+/*
+ * A packet will arrive at input @in of switch model @inst at @t: it waits
+ * out the pipeline there and joins a VOQ.  The sender computes this when it
+ * puts the packet on the wire (one event per hop instead of two); the
+ * pipeline never lets a packet overtake an earlier one from the same input.
+ */
+static void arrive_at_switch(struct ssemu_region *r, uint32_t inst,
+			     uint32_t in, uint32_t pi, ssemu_time_t t)
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
-	ssemu_time_t t = now_of(r) + sw_pipeline(r, s);
+	ssemu_time_t ready = t + sw_pipeline(r, s);
 
-	pkt->sw_arrive = now_of(r);
+	pkt->sw_arrive = t;
 	pkt->in_port = in;
-	/* never overtake an earlier packet from the same input */
-	if (t < s->port[in].last_ready)
-		t = s->port[in].last_ready;
-	s->port[in].last_ready = t;
-	schedule(r, t, SSEMU_MEV_SW_READY, inst, in, pi);
+	if (ready < s->port[in].last_ready)
+		ready = s->port[in].last_ready;
+	s->port[in].last_ready = ready;
+	schedule(r, ready, SSEMU_MEV_SW_READY, inst, in, pi);
 }
 
 static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
@@ -498,15 +506,22 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	uint32_t in, tc, vcl, dvcl, pi, nic, pinst;
 	ssemu_time_t ser, now = now_of(r);
 
-	if (s->port[out].out_busy ||
-	    !arb_ops[r->arb_idx].pick(r, s, out, &in, &vcl))
+	if (s->port[out].busy_until > now) {
+		/* serialising: look again when the link is free */
+		if (!s->port[out].done_pending) {
+			s->port[out].done_pending = 1;
+			schedule(r, s->port[out].busy_until,
+				 SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
+		}
+		return;
+	}
+	if (!arb_ops[r->arb_idx].pick(r, s, out, &in, &vcl))
 		return;
 	pi = voq_pop(r, s, in, out, vcl);
 	pkt = ssemu_r_pkt(r, pi);
 	tc = pkt->tclass;
 	dvcl = next_vcl(r, out, vcl);
 	s->port[out].credits[dvcl]--;
-	s->port[out].out_busy = 1;
 	s->port[out].tx_pkts[tc]++;
 	s->port[out].tx_bytes[tc] += pkt->bytes;
 	r->pkt_hops++;
@@ -517,7 +532,13 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	pkt->vc = (uint8_t)(dvcl % SSEMU_NVC);
 
 	ser = ser_time(pkt->bytes, lp->rate_bps);
-	schedule(r, now + ser, SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
+	s->port[out].busy_until = now + ser;
+	/* only if something waits for this output; a later arrival looks
+	 * at busy_until itself */
+	if (s->port[out].nqueued && !s->port[out].done_pending) {
+		s->port[out].done_pending = 1;
+		schedule(r, now + ser, SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
+	}
 	ssemu_topo_peer(&r->topo, s->sw, out, &peer);
 	if (peer.kind == SSEMU_PORT_ENDPOINT) {
 		nic = ssemu_r_portmap(r)[peer.ep];
@@ -539,8 +560,7 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 		lose_pkt(r, pi, -ENOSPC);
 		return;
 	}
-	schedule(r, now + ser + lp->delay, SSEMU_MEV_SW_ARRIVE, pinst,
-		 peer.port, pi);
+	arrive_at_switch(r, pinst, peer.port, pi, now + ser + lp->delay);
 }
 
 /* ------------------------------------------------------------------ */
@@ -693,8 +713,16 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 	uint32_t pi, inst;
 	ssemu_time_t ser, now = now_of(r);
 
-	if (n->state != SSEMU_NIC_ATTACHED || n->link_busy)
+	if (n->state != SSEMU_NIC_ATTACHED)
 		return;
+	if (n->busy_until > now) {
+		if (!n->done_pending) {
+			n->done_pending = 1;
+			schedule(r, n->busy_until, SSEMU_MEV_NIC_TX_DONE, nic,
+				 0, 0);
+		}
+		return;
+	}
 	pi = nic_next_pkt(r, nic);
 	if (pi == SSEMU_NONE)
 		return;
@@ -704,12 +732,16 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 	}
 	pkt = ssemu_r_pkt(r, pi);
 	n->credits[pkt->tclass]--;
-	n->link_busy = 1;
 	n->stats.tx_pkts++;
 	ser = ser_time(pkt->bytes, r->config.edge.rate_bps);
-	schedule(r, now + ser, SSEMU_MEV_NIC_TX_DONE, nic, 0, 0);
-	schedule(r, now + ser + r->config.edge.delay, SSEMU_MEV_SW_ARRIVE,
-		 inst, n->port % r->topo.p, pi);
+	n->busy_until = now + ser;
+	if ((n->ack_head != SSEMU_NONE || n->inj_head != SSEMU_NONE) &&
+	    !n->done_pending) {
+		n->done_pending = 1;
+		schedule(r, now + ser, SSEMU_MEV_NIC_TX_DONE, nic, 0, 0);
+	}
+	arrive_at_switch(r, inst, n->port % r->topo.p, pi,
+			 now + ser + r->config.edge.delay);
 }
 
 static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
@@ -817,7 +849,8 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	 * its overflow list, or taken and kept): only a scan of every slot
 	 * finds the last kind, and closing is rare.
 	 */
-	for (mi = 0; mi < r->nmsgs; mi++) {
+	for (mi = 0; ssemu_load_acquire(&ep->unreleased) && mi < r->nmsgs;
+	     mi++) {
 		m = ssemu_r_msg(r, mi);
 		if (m->dst == self && m->npkts && m->arrived == m->npkts &&
 		    (ssemu_load_acquire(&m->state) &
@@ -860,7 +893,8 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 			       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 	}
 	n->inj_tail = n->ack_tail = SSEMU_NONE;
-	n->link_busy = 0;
+	n->busy_until = 0;
+	n->done_pending = 0;
 	if (n->wait_pkt) {
 		n->wait_pkt = 0;
 		r->pkt_waiters--;
@@ -883,7 +917,7 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 
 	switch (f->type) {
 	case SSEMU_MEV_NIC_TX_DONE:
-		ssemu_r_nic(r, f->a)->link_busy = 0;
+		ssemu_r_nic(r, f->a)->done_pending = 0;
 		ssemu_model_nic_kick(r, f->a);
 		break;
 	case SSEMU_MEV_NIC_CREDIT:
@@ -893,14 +927,11 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 	case SSEMU_MEV_NIC_ARRIVE:
 		nic_arrive(r, f->a, f->b, f->c);
 		break;
-	case SSEMU_MEV_SW_ARRIVE:
-		sw_arrive(r, f->a, f->b, f->c);
-		break;
 	case SSEMU_MEV_SW_READY:
 		sw_ready(r, f->a, f->b, f->c);
 		break;
 	case SSEMU_MEV_SW_OUT_DONE:
-		ssemu_r_switch(r, f->a)->port[f->b].out_busy = 0;
+		ssemu_r_switch(r, f->a)->port[f->b].done_pending = 0;
 		sw_try_send(r, f->a, f->b);
 		break;
 	case SSEMU_MEV_NIC_KICK:

@@ -86,6 +86,7 @@ struct ssemu_ep_sh {
 	uint32_t alloc_cursor;	/* owner only */
 	uint32_t ev_futex;	/* bumped after every event push */
 	uint32_t waiters;	/* processes sleeping on ev_futex */
+	uint32_t unreleased;	/* RECVs delivered and not released yet */
 	uint32_t rx_head, rx_tail;	/* RECV events waiting for ring space */
 	uint32_t tx_head, tx_tail;	/* SEND_DONE events waiting */
 	uint32_t buf_msg[64];	/* owner only: message using each buffer */
@@ -103,8 +104,9 @@ struct ssemu_nic_sh {
 	/* model: injection */
 	uint32_t inj_head, inj_tail;	/* messages to packetise */
 	uint32_t ack_head, ack_tail;	/* ack packets to send */
-	uint32_t link_busy;
+	uint32_t done_pending;	/* a TX_DONE event is scheduled */
 	uint32_t wait_pkt;	/* stalled on an empty packet pool */
+	ssemu_time_t busy_until;	/* the edge link serialises until then */
 	uint32_t credits[SSEMU_MAX_TCLASS];
 	struct ssemu_nic_stats stats;
 };
@@ -137,8 +139,11 @@ struct ssemu_voq {
 };
 
 struct ssemu_swport {
-	uint32_t out_busy;
+	uint32_t done_pending;	/* an OUT_DONE event is scheduled */
 	uint32_t rr;		/* round-robin pointer over inputs */
+	uint32_t nqueued;	/* VOQ packets for this output, all vclasses */
+	uint32_t pad;
+	ssemu_time_t busy_until;	/* the output serialises until then */
 	uint32_t credits[SSEMU_MAX_VCLASS];	/* downstream buffer per vclass */
 	uint32_t queued[SSEMU_MAX_VCLASS];	/* VOQ packets for this output */
 	ssemu_time_t last_ready;		/* keeps each input FIFO */
@@ -314,7 +319,6 @@ enum ssemu_model_ev {
 	SSEMU_MEV_NIC_TX_DONE = 1,	/* a: nic slot */
 	SSEMU_MEV_NIC_CREDIT,		/* a: nic slot, b: tclass */
 	SSEMU_MEV_NIC_ARRIVE,		/* a: nic slot, c: pkt */
-	SSEMU_MEV_SW_ARRIVE,		/* a: switch inst, b: in port, c: pkt */
 	SSEMU_MEV_SW_READY,		/* a: switch inst, b: in port, c: pkt */
 	SSEMU_MEV_SW_OUT_DONE,		/* a: switch inst, b: out port */
 	SSEMU_MEV_SW_CREDIT,		/* a: switch inst, b: port | vclass << 8 */
