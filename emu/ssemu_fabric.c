@@ -1142,12 +1142,32 @@ bool ssemu_fabric_idle(struct ssemu_fabric *f)
 	return true;
 }
 
-int ssemu_ep_wait(struct ssemu_ep *ep, int timeout_ms)
+/* Events waiting in the rings of endpoints [first, first + n). */
+static bool eps_ready(struct ssemu_region *r, uint32_t first, uint32_t n)
 {
-	struct ssemu_fabric *f = ep->nic->fab;
+	uint32_t i;
+
+	for (i = first; i < first + n; i++) {
+		struct ssemu_ep_sh *sh = ssemu_r_ep(r, i);
+
+		if (sh->open && ssemu_ring_count(ssemu_r_ring(r,
+							      sh->ev_ring_off)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Wait until one of the endpoints [first, first + n) has an event, driving
+ * the engine when nobody else does, and otherwise sleeping on @word (bumped
+ * with every event push) until woken, until the next model deadline
+ * (realtime), or for a short nap that lets us take the engine over if its
+ * runner stalls.
+ */
+static int wait_events(struct ssemu_fabric *f, uint32_t first, uint32_t n,
+		       uint32_t *word, uint32_t *waiters, int timeout_ms)
+{
 	struct ssemu_region *r = f->r;
-	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
-	struct ssemu_ring *ring = ssemu_r_ring(r, sh->ev_ring_off);
 	uint64_t start = wall_ns(), deadline, now, nap;
 	struct timespec ts;
 	uint32_t seq;
@@ -1156,12 +1176,12 @@ int ssemu_ep_wait(struct ssemu_ep *ep, int timeout_ms)
 	deadline = timeout_ms < 0 ? UINT64_MAX :
 				    start + (uint64_t)timeout_ms * 1000000ULL;
 	for (;;) {
-		/* pairs with the release in ep_wake */
-		seq = ssemu_load_acquire(&sh->ev_futex);
-		if (ssemu_ring_count(ring))
+		/* pairs with the release in futex_bump */
+		seq = ssemu_load_acquire(word);
+		if (eps_ready(r, first, n))
 			return 1;
 		ret = ssemu_fabric_progress(f, 4096);
-		if (ssemu_ring_count(ring))
+		if (eps_ready(r, first, n))
 			return 1;
 		if (ret < 0 && ret != -EBUSY)
 			return ret;
@@ -1170,16 +1190,18 @@ int ssemu_ep_wait(struct ssemu_ep *ep, int timeout_ms)
 			return 0;
 		if (ret > 0)
 			continue; /* the engine moved: look again */
-		/*
-		 * Nothing for us yet.  Sleep until woken by an event push,
-		 * the next model deadline (realtime), or a short nap that
-		 * lets us take over the engine if its runner stalls.
-		 */
 		nap = 1000000ULL; /* 1 ms */
 		if (ret == 0 && r->config.clock == SSEMU_CLOCK_REALTIME) {
-			ssemu_time_t next =
-				ssemu_engine_next_time(ssemu_r_engine(r));
+			ssemu_time_t next;
 
+			/* the engine is ours for a moment: peek at it */
+			if (!lock_region(r, true)) {
+				next = ssemu_engine_next_time(
+					ssemu_r_engine(r));
+				unlock_region(r);
+			} else {
+				next = UINT64_MAX;
+			}
 			if (next != UINT64_MAX) {
 				uint64_t due = r->wall_t0_ns +
 					       (uint64_t)((double)next / 1000.0 *
@@ -1195,10 +1217,60 @@ int ssemu_ep_wait(struct ssemu_ep *ep, int timeout_ms)
 			continue;
 		ts.tv_sec = (time_t)(nap / 1000000000ULL);
 		ts.tv_nsec = (long)(nap % 1000000000ULL);
-		ssemu_fetch_add(&sh->waiters, 1);
-		syscall(SYS_futex, &sh->ev_futex, FUTEX_WAIT, seq, &ts, NULL, 0);
-		ssemu_fetch_add(&sh->waiters, (uint32_t)-1);
+		ssemu_fetch_add(waiters, 1);
+		syscall(SYS_futex, word, FUTEX_WAIT, seq, &ts, NULL, 0);
+		ssemu_fetch_add(waiters, (uint32_t)-1);
 	}
+}
+
+int ssemu_ep_wait(struct ssemu_ep *ep, int timeout_ms)
+{
+	struct ssemu_region *r;
+	struct ssemu_ep_sh *sh;
+
+	if (!ep)
+		return -EINVAL;
+	r = ep->nic->fab->r;
+	sh = ssemu_r_ep(r, ep->index);
+	return wait_events(ep->nic->fab, ep->index, 1, &sh->ev_futex,
+			   &sh->waiters, timeout_ms);
+}
+
+int ssemu_nic_wait(struct ssemu_nic *nic, int timeout_ms)
+{
+	struct ssemu_region *r;
+	struct ssemu_nic_sh *n;
+
+	if (!nic)
+		return -EINVAL;
+	r = nic->fab->r;
+	n = ssemu_r_nic(r, nic->slot);
+	return wait_events(nic->fab, nic->slot * r->config.eps_per_nic,
+			   r->config.eps_per_nic, &n->ev_futex, &n->waiters,
+			   timeout_ms);
+}
+
+int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer)
+{
+	struct ssemu_region *r;
+	struct ssemu_nic_sh *n;
+	uint32_t port = SSEMU_ADDR_PORT(peer), pid = SSEMU_ADDR_PID(peer);
+	uint32_t slot;
+
+	if (!ep)
+		return 0;
+	r = ep->nic->fab->r;
+	if (port >= r->topo.nendpoints || pid >= r->config.eps_per_nic)
+		return 0;
+	slot = ssemu_load_relaxed(&ssemu_r_portmap(r)[port]);
+	if (slot >= r->config.max_nics)
+		return 0;
+	n = ssemu_r_nic(r, slot);
+	if (ssemu_load_relaxed(&n->state) != SSEMU_NIC_ATTACHED ||
+	    !ssemu_load_relaxed(&ssemu_r_ep(r, slot * r->config.eps_per_nic +
+						   pid)->open))
+		return 0;
+	return pid_alive(ssemu_load_relaxed(&n->owner_pid));
 }
 
 int ssemu_fabric_stats(struct ssemu_fabric *f, struct ssemu_fabric_stats *st)

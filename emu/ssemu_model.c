@@ -182,13 +182,22 @@ static void pkt_free(struct ssemu_region *r, uint32_t i)
 /* Events to endpoints                                                  */
 /* ------------------------------------------------------------------ */
 
-static void ep_wake(struct ssemu_ep_sh *ep)
+static void futex_bump(uint32_t *word, uint32_t *waiters)
 {
-	/* pairs with the acquire of ev_futex in ssemu_ep_wait */
-	ssemu_fetch_add(&ep->ev_futex, 1);
-	if (ssemu_load_acquire(&ep->waiters))
-		syscall(SYS_futex, &ep->ev_futex, FUTEX_WAKE, INT_MAX, NULL,
-			NULL, 0);
+	/* pairs with the acquire of the word in ssemu_ep_wait/nic_wait */
+	ssemu_fetch_add(word, 1);
+	if (ssemu_load_acquire(waiters))
+		syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void ep_wake(struct ssemu_region *r, struct ssemu_ep_sh *ep)
+{
+	struct ssemu_nic_sh *n;
+	uint32_t epi = (uint32_t)(ep - ssemu_r_ep(r, 0));
+
+	futex_bump(&ep->ev_futex, &ep->waiters);
+	n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
+	futex_bump(&n->ev_futex, &n->waiters);
 }
 
 static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
@@ -258,7 +267,7 @@ static void deliver_recv(struct ssemu_region *r, uint32_t mi)
 	ssemu_fetch_add(&ep->unreleased, 1);
 	m->rx_next = SSEMU_NONE;
 	if (ep->rx_head == SSEMU_NONE && push_recv(r, ep, mi)) {
-		ep_wake(ep);
+		ep_wake(r, ep);
 		return;
 	}
 	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), ssemu_r_portmap(r)[
@@ -284,7 +293,7 @@ static void complete_tx(struct ssemu_region *r, uint32_t mi)
 	}
 	m->tx_next = SSEMU_NONE;
 	if (ep->tx_head == SSEMU_NONE && push_send_done(r, ep, mi)) {
-		ep_wake(ep);
+		ep_wake(r, ep);
 		return;
 	}
 	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), epi);
@@ -311,7 +320,7 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
 		pushed = true;
 	}
 	if (pushed)
-		ep_wake(ep);
+		ep_wake(r, ep);
 }
 
 /*

@@ -101,6 +101,8 @@ struct ssemu_nic_sh {
 	uint32_t job;
 	int32_t rank;
 	uint32_t gen;
+	uint32_t ev_futex;	/* bumped after an event push to any of its eps */
+	uint32_t waiters;	/* processes sleeping on ev_futex */
 	/* model: injection */
 	uint32_t inj_head, inj_tail;	/* messages to packetise */
 	uint32_t ack_head, ack_tail;	/* ack packets to send */

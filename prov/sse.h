@@ -187,6 +187,7 @@ struct sse_domain {
 	uint32_t emu_tclass;	/* index into the fabric's class table */
 	uint64_t next_key;
 	struct sse_dlist mrs;
+	unsigned progress_calls;	/* paces the peer liveness check */
 	/* FI_PROGRESS_AUTO */
 	pthread_t thread;
 	bool thread_running;

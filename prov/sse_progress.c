@@ -720,12 +720,44 @@ void __sse_ep_progress(struct sse_ep *ep)
 	} while (n == SSE_POLL_BATCH && ++rounds < 8);
 }
 
+/*
+ * A rendezvous send waits for its receiver's CTS; if the receiver's process
+ * died meanwhile no CTS will ever come, so now and then look whether the
+ * peers of parked sends are still there and fail the sends whose peer is
+ * gone (as a failed RTS would).
+ */
+#define SSE_PEER_CHECK_PERIOD 1024
+
+static void __sse_ep_check_peers(struct sse_ep *ep)
+{
+	struct sse_tx *tx, *tmp;
+
+	sse_dlist_foreach_safe(&ep->tx_rndv, tx, tmp, struct sse_tx, entry) {
+		if (ssemu_ep_peer_alive(ep->emu, tx->dest))
+			continue;
+		SSE_EP_WARN(ep, "peer %u:%u is gone: failing a rendezvous "
+			    "send waiting for it\n", SSEMU_ADDR_PORT(tx->dest),
+			    SSEMU_ADDR_PID(tx->dest));
+		sse_dlist_remove(&tx->entry);
+		if (!tx->err)
+			tx->err = FI_EHOSTUNREACH;
+		tx->data_ready = true;
+		tx->send_len = 0;
+		if (tx->hdr_posted)
+			__sse_tx_check_done(ep, tx);
+	}
+}
+
 void __sse_domain_progress(struct sse_domain *dom)
 {
+	bool check = ++dom->progress_calls % SSE_PEER_CHECK_PERIOD == 0;
 	struct sse_ep *ep;
 
-	sse_dlist_foreach(&dom->eps, ep, struct sse_ep, entry)
+	sse_dlist_foreach(&dom->eps, ep, struct sse_ep, entry) {
 		__sse_ep_progress(ep);
+		if (check && !sse_dlist_empty(&ep->tx_rndv))
+			__sse_ep_check_peers(ep);
+	}
 }
 
 /* Run the fabric's engine (a no-op when another process runs it). */
@@ -745,8 +777,8 @@ void sse_domain_progress(struct sse_domain *dom)
 
 /*
  * Sleep until the domain may have something new, at most @timeout_ms.
- * With endpoints, sleep in the emulator on one of them (the others are
- * seen after at most 1 ms); with none, on the domain's condition variable.
+ * With endpoints, sleep in the emulator on the NIC they share (any event
+ * for any of them wakes us); with none, on the domain's condition variable.
  */
 int sse_domain_wait(struct sse_domain *dom, int timeout_ms)
 {
@@ -773,8 +805,8 @@ int sse_domain_wait(struct sse_domain *dom, int timeout_ms)
 	ep->waiters++;
 	pthread_mutex_unlock(&dom->lock);
 
-	ret = ssemu_ep_wait(ep->emu, neps > 1 ? SSEMU_MIN(timeout_ms, 1) :
-			    timeout_ms);
+	/* one sleep for all the domain's endpoints: they share the NIC */
+	ret = ssemu_nic_wait(dom->emu->nic, timeout_ms);
 
 	pthread_mutex_lock(&dom->lock);
 	if (--ep->waiters == 0)

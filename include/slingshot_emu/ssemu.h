@@ -332,6 +332,21 @@ void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev);
  */
 int ssemu_ep_wait(struct ssemu_ep *ep, int timeout_ms);
 
+/**
+ * Wait until any endpoint of the NIC has an event (a process with several
+ * endpoints sleeps once), driving the engine when nobody else is.
+ * @return 1 events ready, 0 timeout, negative error.
+ */
+int ssemu_nic_wait(struct ssemu_nic *nic, int timeout_ms);
+
+/**
+ * Is somebody at @peer: a NIC attached at its port, the endpoint open, its
+ * process alive?  For protocols that wait on a peer's answer (rendezvous):
+ * cheap, but not for every message.
+ * @return 1 yes, 0 no.
+ */
+int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer);
+
 /* ------------------------------------------------------------------ */
 /* Counters                                                             */
 /* ------------------------------------------------------------------ */

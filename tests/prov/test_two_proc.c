@@ -5,6 +5,7 @@
  * both directions, unexpected messages, and a rendezvous each way.  This
  * is the shape of an MPI job on the emulated fabric.
  */
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -176,6 +177,52 @@ static void auto_side(int rfd, int wfd, bool sender)
 	free(buf);
 }
 
+/*
+ * A rendezvous send to a process that dies before it asks for the data:
+ * no CTS will ever come, so the send must fail (an error completion), not
+ * hang.  The child never posts a receive; the parent kills it.
+ */
+static void test_two_proc_rndv_peer_killed(void **state)
+{
+	int to_c[2], to_p[2], status;
+	struct fi_cq_err_entry err;
+	size_t len = 1 << 20;
+	char *buf = malloc(len), c = 'x';
+	struct side s;
+	pid_t pid;
+	int ret;
+
+	assert_non_null(buf);
+	assert_int_equal(pipe(to_c), 0);
+	assert_int_equal(pipe(to_p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		side_open(&s, to_c[0], to_p[1], FI_PROGRESS_UNSPEC);
+		assert_int_equal(write(to_p[1], &c, 1), 1);
+		for (;;)
+			pause();	/* never receives; killed */
+	}
+	side_open(&s, to_p[0], to_c[1], FI_PROGRESS_UNSPEC);
+	assert_int_equal(read(to_p[0], &c, 1), 1);
+	sse_fill(buf, len, 7);
+	assert_fi_ok(fi_tsend(s.r.ep[0], buf, len, NULL, s.peer, 3, buf));
+	/* the RTS is delivered (and acknowledged by the child's NIC) */
+	usleep(50000);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	ret = sse_cq_wait_err(&s.r, s.r.cq[0], &err, TMO);
+	assert_int_equal(ret, 1);
+	assert_ptr_equal(err.op_context, buf);
+	assert_int_equal(err.err, FI_EHOSTUNREACH);
+	sse_res_close(&s.r);
+	close(to_c[0]);
+	close(to_c[1]);
+	close(to_p[0]);
+	close(to_p[1]);
+	free(buf);
+}
+
 static int to_child[2], to_parent[2];
 
 static void run_forked(void (*fn)(int rfd, int wfd, bool parent))
@@ -218,6 +265,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_proc_pingpong),
 		cmocka_unit_test(test_two_proc_auto_progress),
+		cmocka_unit_test(test_two_proc_rndv_peer_killed),
 	};
 
 	/* A failed assertion in the child ends it with a non-zero status,
