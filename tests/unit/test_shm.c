@@ -558,7 +558,10 @@ static void test_shm_exchange_16_processes(void **state)
 #define KILL_V 2
 #define KILL_MSGS 30
 
-/* The victim: streams to A and B until it is killed. */
+/*
+ * The victim: streams to A and B, then sleeps (not holding the fabric lock:
+ * dying inside the engine is test_shm_engine_runner_killed) until killed.
+ */
 static void child_victim(uint32_t rank, const struct ssemu_config *c)
 {
 	uint64_t deadline = wall_ms() + CHILD_DEADLINE_S * 1000ULL;
@@ -578,9 +581,8 @@ static void child_victim(uint32_t rank, const struct ssemu_config *c)
 		if (k + 1 == KILL_MSGS)
 			break;
 	}
-	/* keep driving the engine, half-way through everything */
 	for (;;) {
-		ssemu_fabric_progress(ps.f, 64);
+		usleep(1000);
 		if (wall_ms() > deadline)
 			CFAIL("victim: never killed");
 	}
@@ -832,6 +834,117 @@ static void test_shm_sigkill_mid_transfer(void **state)
 static void test_shm_sigkill_small_messages(void **state)
 {
 	sigkill_run(true);
+}
+
+/* ------------------------------------------------------------------ */
+/* A process killed while it runs the engine                            */
+/* ------------------------------------------------------------------ */
+
+#define RUNNER_MSGS 3000
+#define RUNNER_KILLS 100
+
+/* Runs the engine for everyone, nothing else, until killed. */
+static void child_runner(uint32_t rank, const struct ssemu_config *c)
+{
+	struct ssemu_fabric *f;
+	char err[160] = "";
+	int ret;
+
+	ret = shm_open_fabric(c, &f, err, sizeof(err));
+	if (ret)
+		CFAIL("runner: open: %d %s", ret, err);
+	for (;;)
+		ssemu_fabric_progress(f, 16);
+}
+
+/* A and B stream RUNNER_MSGS messages each way, checking order and data. */
+static void child_streamer(uint32_t rank, const struct ssemu_config *c)
+{
+	uint64_t deadline = wall_ms() + CHILD_DEADLINE_S * 1000ULL;
+	uint32_t other = 1 - rank, k = 0;
+	struct peer_state ps;
+	int ret;
+
+	child_attach(&ps, rank, c);
+	__atomic_add_fetch(&ctl->ready, 1, __ATOMIC_RELEASE);
+	ctl_wait_for(&ctl->ready, 2, ps.f, deadline, "the other one");
+	while (ps.rx < RUNNER_MSGS || ps.done < RUNNER_MSGS) {
+		if (k < RUNNER_MSGS) {
+			static uint8_t buf[20000];
+			size_t len = msg_size(rank, other, k), off;
+			struct iovec iov = { buf, len };
+			struct ssemu_send s = {
+				.dest = SSEMU_ADDR(other, 0),
+				.iov = &iov,
+				.iov_count = 1,
+				.cookie = k,
+			};
+
+			for (off = 0; off < len; off++)
+				buf[off] = msg_byte(rank, other, k, off);
+			s.hdr[0] = rank;
+			s.hdr[1] = k;
+			s.hdr[2] = other;
+			s.hdr[3] = len;
+			ret = ssemu_ep_send(ps.ep, &s);
+			if (!ret) {
+				k++;
+				ps.last_event = wall_ms();
+				continue;
+			}
+			if (ret != -EAGAIN)
+				CFAIL("rank %u: send: %d", rank, ret);
+		}
+		wait_events(&ps, deadline, "while runners die");
+	}
+	ctl->recv[rank] = ps.rx;
+	__atomic_add_fetch(&ctl->finished, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&ctl->finished, __ATOMIC_ACQUIRE) < 2)
+		wait_events(&ps, deadline, "waiting for the other one");
+	child_leave(&ps);
+	_exit(0);
+}
+
+/*
+ * Processes that do nothing but run the engine are SIGKILLed one after the
+ * other, each a few milliseconds after it started, so most die holding the
+ * fabric lock in the middle of an event.  The robust mutex hands the lock
+ * on; the two streams between A and B must still arrive complete, in
+ * order, intact, and every send must complete successfully.
+ */
+static void test_shm_engine_runner_killed(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_fabric *f;
+	pid_t pids[2], runner;
+	char err[256] = "", why[1536];
+	unsigned i, bad;
+	int status;
+
+	name_for("runner");
+	shm_config(&c);
+	ctl_reset(2, RUNNER_MSGS);
+	ctl->small_to_victim = 0;
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	pids[0] = spawn(0, child_streamer, &c);
+	pids[1] = spawn(1, child_streamer, &c);
+	srand(1);
+	for (i = 0; i < RUNNER_KILLS; i++) {
+		if (__atomic_load_n(&ctl->finished, __ATOMIC_ACQUIRE) == 2 ||
+		    ctl->msg[0][0] || ctl->msg[1][0])
+			break;
+		runner = spawn(2, child_runner, &c);
+		usleep(500 + (unsigned)(rand() % 2500));
+		kill(runner, SIGKILL);
+		assert_int_equal(waitpid(runner, &status, 0), runner);
+	}
+	bad = reap(pids, 2, CHILD_DEADLINE_S + 10, why, sizeof(why));
+	ssemu_fabric_close(f);
+	if (bad)
+		fail_msg("with %u engine runners killed: %s", i, why);
+	assert_true(ctl->recv[0] == RUNNER_MSGS && ctl->recv[1] == RUNNER_MSGS);
+	expect_no_segment();
 }
 
 /* ------------------------------------------------------------------ */
@@ -1232,6 +1345,7 @@ int main(void)
 		SHM_TEST(test_shm_exchange_16_processes),
 		SHM_TEST(test_shm_sigkill_mid_transfer),
 		SHM_TEST(test_shm_sigkill_small_messages),
+		SHM_TEST(test_shm_engine_runner_killed),
 		SHM_TEST(test_shm_two_handles_one_process),
 		SHM_TEST(test_shm_corrupt_header),
 		SHM_TEST(test_shm_never_initialised),
