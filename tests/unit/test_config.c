@@ -135,8 +135,8 @@ MUT(rate_global, c->global.rate_bps = 0)
 MUT(topo_radix, c->topo.endpoints_per_switch = 63)
 MUT(topo_zero, c->topo.groups = 0)
 MUT(topo_globals, c->topo.groups = 3; c->topo.globals_per_switch = 0)
-MUT(too_many_msgs, c->max_nics = 4096; c->eps_per_nic = 256;
-    c->msgs_per_ep = 65536)
+MUT(too_many_msgs,
+	c->max_nics = 4096; c->eps_per_nic = 256; c->msgs_per_ep = 65536)
 
 static const struct bad_field bad_fields[] = {
 	{ "min shares > 100%", mut_min_sum, "110%" },
@@ -593,13 +593,15 @@ static void test_config_file_bad_ranges(void **state)
 	expect_error(&f, 1, "delay_ns", "out of range");
 	load_text(&f, "switch_latency = { mean_ns = 2e12; };\n");
 	expect_error(&f, 1, "mean_ns", "out of range");
-	load_text(&f, "traffic_classes = ( { name = \"A\"; min_pct = 101; } );\n");
-	expect_error(&f, 1, "min_pct", "out of range");
+	load_text(&f, "traffic_classes = ( { name = \"A\";\n"
+		  "  min_pct = 101; } );\n");
+	expect_error(&f, 2, "min_pct", "out of range");
 	load_text(&f, "traffic_classes = ( { name = \"A\";\n"
 		  " route_bias = 300; } );\n");
 	expect_error(&f, 2, "route_bias", "[-128, 127]");
-	load_text(&f, "traffic_classes = ( { name = \"A\"; priority = 256; } );\n");
-	expect_error(&f, 1, "priority", "out of range");
+	load_text(&f, "traffic_classes = ( { name = \"A\";\n"
+		  "  priority = 256; } );\n");
+	expect_error(&f, 2, "priority", "out of range");
 	load_text(&f, "dilation = -1.0;\n");
 	expect_error(&f, 1, "dilation", "out of range");
 	load_text(&f, "seed = -5;\n");
@@ -703,7 +705,8 @@ static void test_config_file_traffic_classes(void **state)
 	assert_int_equal(f.cfg.tclass[3].name[0], 0);
 
 	/* default_tclass on the preset's classes, written before them */
-	load_text(&f, "default_tclass = \"LOW_LATENCY\";\npreset = \"2group\";\n");
+	load_text(&f, "default_tclass = \"LOW_LATENCY\";\n"
+		  "preset = \"2group\";\n");
 	if (f.ret)
 		fail_msg("default_tclass refused: %s", f.err);
 	assert_int_equal(f.cfg.default_tclass, 1);

@@ -136,7 +136,7 @@ struct ctl {
 	uint32_t newcomer_in;	/* the newcomer is attached */
 	uint32_t nprocs;
 	uint32_t per_peer;
-	uint32_t small_to_victim;	/* survivors send it inline sizes only */
+	uint32_t small_to_victim;	/* only inline sizes to the victim */
 	uint64_t recv[MAX_PROCS + 1];
 	uint64_t bad_status[MAX_PROCS + 1];	/* completions with errors */
 	char msg[MAX_PROCS + 1][320];		/* why a child failed */
@@ -402,8 +402,9 @@ static void child_exchange(uint32_t rank, const struct ssemu_config *c)
 	_exit(0);
 }
 
-static pid_t spawn(uint32_t rank, void (*fn)(uint32_t, const struct ssemu_config *),
-		   const struct ssemu_config *c)
+typedef void (*child_fn)(uint32_t rank, const struct ssemu_config *c);
+
+static pid_t spawn(uint32_t rank, child_fn fn, const struct ssemu_config *c)
 {
 	pid_t pid;
 
@@ -471,8 +472,8 @@ static unsigned reap(pid_t *pids, unsigned n, unsigned timeout_s, char *why,
 				pids[i] = 0;
 				bad++;
 				snprintf(why + used, whylen - used,
-					 "%schild %u killed at the deadline%s%s",
-					 used ? "; " : "", i,
+					 "%schild %u killed at the deadline"
+					 "%s%s", used ? "; " : "", i,
 					 ctl->msg[i][0] ? ": " : "",
 					 ctl->msg[i]);
 			}

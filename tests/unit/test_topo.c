@@ -82,7 +82,7 @@ static void test_topo_preset_counts(void **state)
 		struct ssemu_topo t;
 
 		if (!e)
-			fail_msg("preset %s has no expected counts here", *name);
+			fail_msg("preset %s: no expected counts", *name);
 		topo_of(*name, &t);
 		assert_int_equal(t.g, e->g);
 		assert_int_equal(t.a, e->a);
@@ -398,8 +398,8 @@ static uint32_t walk(const char *name, const struct ssemu_topo *t,
 static uint32_t expected_hops_max(const struct ssemu_topo *t, uint64_t src,
 				  uint64_t dst)
 {
-	uint32_t s = ssemu_topo_ep_switch(t, src), d = ssemu_topo_ep_switch(t,
-									    dst);
+	uint32_t s = ssemu_topo_ep_switch(t, src);
+	uint32_t d = ssemu_topo_ep_switch(t, dst);
 
 	if (s == d)
 		return 0;
