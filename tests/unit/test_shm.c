@@ -39,7 +39,7 @@
 
 #define MAX_PROCS 16
 #define CHILD_DEADLINE_S 40
-#define STALL_MS 2000		/* idle fabric and no event: stuck */
+#define STALL_MS 3000		/* idle fabric and no event: stuck */
 
 /* ------------------------------------------------------------------ */
 /* Names, configuration, cleanup                                        */
@@ -195,7 +195,7 @@ struct peer_state {
 	uint32_t newcomer_src;		/* address they came from */
 	uint64_t last_event;		/* wall ms of the last event or post */
 	bool looked_for_dead;		/* stalled once already */
-	bool waiting_for_parent;	/* idle is expected: no stall check */
+	bool waiting_for_parent;	/* waiting on others: no stall check */
 };
 
 static void check_recv(struct peer_state *ps, const struct ssemu_event *ev)
@@ -296,8 +296,14 @@ static void wait_events(struct peer_state *ps, uint64_t deadline,
 	 * handle, so first make sure it has looked, then give it another
 	 * stall period.
 	 */
-	if (ps->waiting_for_parent)
+	if (ps->waiting_for_parent) {
+		/* a process we wait for gave up: so do we */
+		for (unsigned i = 0; i <= MAX_PROCS; i++)
+			if (i != ps->rank && ctl->msg[i][0])
+				CFAIL("rank %u: gave up %s: process %u failed",
+				      ps->rank, what, i);
 		return;
+	}
 	if (wall_ms() - ps->last_event > STALL_MS &&
 	    ssemu_fabric_idle(ps->f) && !ps->looked_for_dead) {
 		for (int i = 0; i < 2 * 4096; i++)
@@ -396,6 +402,7 @@ static void child_exchange(uint32_t rank, const struct ssemu_config *c)
 	/* stay (and keep the engine going) until everyone has everything,
 	 * so that nobody's last acknowledgements depend on a closed NIC */
 	__atomic_add_fetch(&ctl->finished, 1, __ATOMIC_RELEASE);
+	ps.waiting_for_parent = true;	/* others may be slow */
 	while (__atomic_load_n(&ctl->finished, __ATOMIC_ACQUIRE) < n)
 		wait_events(&ps, deadline, "waiting for the others");
 	child_leave(&ps);
@@ -650,6 +657,7 @@ static void child_survivor(uint32_t rank, const struct ssemu_config *c)
 		wait_events(&ps, deadline, "for the reply to complete");
 	(void)got_reply;
 	__atomic_add_fetch(&ctl->all_done, 1, __ATOMIC_RELEASE);
+	ps.waiting_for_parent = true;	/* others may be slow */
 	while (__atomic_load_n(&ctl->all_done, __ATOMIC_ACQUIRE) < 3)
 		wait_events(&ps, deadline, "for the end");
 	child_leave(&ps);
@@ -841,8 +849,8 @@ static void test_shm_sigkill_small_messages(void **state)
 /* A process killed while it runs the engine                            */
 /* ------------------------------------------------------------------ */
 
-#define RUNNER_MSGS 3000
-#define RUNNER_KILLS 100
+#define RUNNER_MSGS 10000
+#define RUNNER_KILLS 400
 
 /* Runs the engine for everyone, nothing else, until killed. */
 static void child_runner(uint32_t rank, const struct ssemu_config *c)
@@ -900,6 +908,7 @@ static void child_streamer(uint32_t rank, const struct ssemu_config *c)
 	}
 	ctl->recv[rank] = ps.rx;
 	__atomic_add_fetch(&ctl->finished, 1, __ATOMIC_RELEASE);
+	ps.waiting_for_parent = true;	/* others may be slow */
 	while (__atomic_load_n(&ctl->finished, __ATOMIC_ACQUIRE) < 2)
 		wait_events(&ps, deadline, "waiting for the other one");
 	child_leave(&ps);
