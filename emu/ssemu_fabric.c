@@ -217,6 +217,9 @@ static int lock_region(struct ssemu_region *r, bool try)
 		ssemu_log(SSEMU_LOG_WARN, "a process died holding the fabric "
 			  "lock: recovering");
 		pthread_mutex_consistent(&r->lock);
+		if (ssemu_model_recover(r))
+			ssemu_log(SSEMU_LOG_WARN, "out of memory while "
+				  "recovering: traffic in flight may be lost");
 		reap_dead_locked(r);
 		return 0;
 	}
@@ -890,6 +893,8 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	m->sent = m->arrived = m->acked = 0;
 	m->status = 0;
 	m->ep_gen = sh->gen;
+	/* the engine is done with a free slot: its bookkeeping restarts */
+	m->mflags = 0;
 	dst = m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
 	for (v = 0; v < s->iov_count; v++) {
 		memcpy(dst, s->iov[v].iov_base, s->iov[v].iov_len);
@@ -1012,6 +1017,10 @@ static void drain_tx_locked(struct ssemu_region *r)
 		while (bits) {
 			epi = w * 64 + (uint32_t)__builtin_ctzll(bits);
 			bits &= bits - 1;
+			if (epi >= r->neps) {
+				ovf[w] &= ~(1ULL << (epi % 64));
+				continue;
+			}
 			sh = ssemu_r_ep(r, epi);
 			if (sh->open)
 				ssemu_model_flush_overflow(r, epi);
@@ -1027,6 +1036,8 @@ static void drain_tx_locked(struct ssemu_region *r)
 		while (bits) {
 			epi = w * 64 + (uint32_t)__builtin_ctzll(bits);
 			bits &= bits - 1;
+			if (epi >= r->neps)
+				continue;
 			sh = ssemu_r_ep(r, epi);
 			nic = ssemu_ep_nic(r, epi);
 			if (!sh->open ||
@@ -1034,15 +1045,17 @@ static void drain_tx_locked(struct ssemu_region *r)
 				continue;
 			ring = ssemu_r_ring(r, sh->tx_ring_off);
 			lo = epi * c->msgs_per_ep;
-			while (!ssemu_ring_pop(ring, &mi)) {
+			/* take the message into the NIC, then off the ring:
+			 * if we die in between, crash recovery finds it */
+			while (!ssemu_ring_peek(ring, &mi)) {
 				/* never trust an index from shared memory */
-				if (mi < lo || mi >= lo + c->msgs_per_ep) {
+				if (mi < lo || mi >= lo + c->msgs_per_ep)
 					ssemu_log(SSEMU_LOG_WARN, "endpoint %u "
 						  "posted a bad slot %u: "
 						  "ignored", epi, mi);
-					continue;
-				}
-				ssemu_model_enqueue_msg(r, nic, mi);
+				else
+					ssemu_model_enqueue_msg(r, nic, mi);
+				ssemu_ring_advance(ring);
 			}
 			ssemu_model_nic_kick(r, nic);
 		}

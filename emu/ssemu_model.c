@@ -24,6 +24,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <linux/futex.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -215,8 +216,19 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 		.gen = m->gen,
 	};
 
+	struct ssemu_ring *ring = ssemu_r_ring(r, ep->ev_ring_off);
+
 	memcpy(ev.hdr, m->hdr, sizeof(ev.hdr));
-	return !ssemu_ring_push(ssemu_r_ring(r, ep->ev_ring_off), &ev);
+	/* Where it lands, so crash recovery can tell whether it did.  Not a
+	 * word is written to the slot after the push: from then on the
+	 * receiver may release it and its owner reuse it. */
+	m->rx_pos = ssemu_load_relaxed(&ring->tail);
+	m->mflags |= SSEMU_MSGF_RXPUSH;
+	if (ssemu_ring_push(ring, &ev)) {
+		m->mflags &= ~SSEMU_MSGF_RXPUSH;
+		return false;
+	}
+	return true;
 }
 
 static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
@@ -235,49 +247,69 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 		.gen = m->gen,
 	};
 
-	if (ssemu_ring_push(ssemu_r_ring(r, ep->ev_ring_off), &ev))
+	struct ssemu_ring *ring = ssemu_r_ring(r, ep->ev_ring_off);
+
+	m->tx_pos = ssemu_load_relaxed(&ring->tail);
+	m->mflags |= SSEMU_MSGF_TXPUSH;
+	if (ssemu_ring_push(ring, &ev)) {
+		m->mflags &= ~SSEMU_MSGF_TXPUSH;
 		return false;
+	}
 	/* the slot may be reused once the receiver is done too */
 	ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
 	return true;
 }
 
-static void deliver_recv(struct ssemu_region *r, uint32_t mi)
+/* The receiving endpoint of @m (its index in @epi), or an error. */
+static int recv_ep(struct ssemu_region *r, struct ssemu_msg *m, uint32_t *epi)
 {
-	struct ssemu_msg *m = ssemu_r_msg(r, mi);
 	uint32_t nic = ssemu_r_portmap(r)[SSEMU_ADDR_PORT(m->dst)];
-	uint32_t epi;
-	struct ssemu_ep_sh *ep;
 
 	if (nic == SSEMU_NONE ||
-	    SSEMU_ADDR_PID(m->dst) >= r->config.eps_per_nic) {
-		m->status = -EHOSTUNREACH;
-		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
-		return;
-	}
-	epi = nic * r->config.eps_per_nic + SSEMU_ADDR_PID(m->dst);
-	ep = ssemu_r_ep(r, epi);
-	if (!ep->open) {
-		m->status = -ECONNREFUSED;
-		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
-		return;
-	}
-	ssemu_r_nic(r, nic)->stats.rx_msgs++;
-	ssemu_r_nic(r, nic)->stats.rx_bytes += m->len;
-	ssemu_fetch_add(&ep->unreleased, 1);
+	    SSEMU_ADDR_PID(m->dst) >= r->config.eps_per_nic)
+		return -EHOSTUNREACH;
+	*epi = nic * r->config.eps_per_nic + SSEMU_ADDR_PID(m->dst);
+	return ssemu_r_ep(r, *epi)->open ? 0 : -ECONNREFUSED;
+}
+
+/* Hand a RECV event to endpoint @epi now, or queue it for ring space. */
+static void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
+{
+	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+
 	m->rx_next = SSEMU_NONE;
 	if (ep->rx_head == SSEMU_NONE && push_recv(r, ep, mi)) {
 		ep_wake(r, ep);
 		return;
 	}
-	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), ssemu_r_portmap(r)[
-		SSEMU_ADDR_PORT(m->dst)] * r->config.eps_per_nic +
-		SSEMU_ADDR_PID(m->dst));
+	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), epi);
+	m->mflags |= SSEMU_MSGF_RXOVF;
 	if (ep->rx_head == SSEMU_NONE)
 		ep->rx_head = mi;
 	else
 		ssemu_r_msg(r, ep->rx_tail)->rx_next = mi;
 	ep->rx_tail = mi;
+}
+
+static void deliver_recv(struct ssemu_region *r, uint32_t mi)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	struct ssemu_nic_sh *n;
+	uint32_t epi;
+	int ret;
+
+	ret = recv_ep(r, m, &epi);
+	if (ret) {
+		m->status = ret;
+		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+		return;
+	}
+	n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
+	n->stats.rx_msgs++;
+	n->stats.rx_bytes += m->len;
+	ssemu_fetch_add(&ssemu_r_ep(r, epi)->unreleased, 1);
+	recv_event(r, epi, mi);
 }
 
 static void complete_tx(struct ssemu_region *r, uint32_t mi)
@@ -297,6 +329,7 @@ static void complete_tx(struct ssemu_region *r, uint32_t mi)
 		return;
 	}
 	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), epi);
+	m->mflags |= SSEMU_MSGF_TXOVF;
 	if (ep->tx_head == SSEMU_NONE)
 		ep->tx_head = mi;
 	else
@@ -308,15 +341,31 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
 {
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
 	bool pushed = false;
-	uint32_t mi;
+	struct ssemu_msg *m;
+	uint32_t mi, next;
 
-	while ((mi = ep->rx_head) != SSEMU_NONE && push_recv(r, ep, mi)) {
-		ep->rx_head = ssemu_r_msg(r, mi)->rx_next;
+	/* Read the links before pushing: once its event is out, a slot may
+	 * be released and reused by its owner at any moment. */
+	while ((mi = ep->rx_head) != SSEMU_NONE) {
+		m = ssemu_r_msg(r, mi);
+		next = m->rx_next;
+		m->mflags &= ~SSEMU_MSGF_RXOVF;
+		if (!push_recv(r, ep, mi)) {
+			m->mflags |= SSEMU_MSGF_RXOVF;
+			break;
+		}
+		ep->rx_head = next;
 		pushed = true;
 	}
-	while ((mi = ep->tx_head) != SSEMU_NONE &&
-	       push_send_done(r, ep, mi)) {
-		ep->tx_head = ssemu_r_msg(r, mi)->tx_next;
+	while ((mi = ep->tx_head) != SSEMU_NONE) {
+		m = ssemu_r_msg(r, mi);
+		next = m->tx_next;
+		m->mflags &= ~SSEMU_MSGF_TXOVF;
+		if (!push_send_done(r, ep, mi)) {
+			m->mflags |= SSEMU_MSGF_TXOVF;
+			break;
+		}
+		ep->tx_head = next;
 		pushed = true;
 	}
 	if (pushed)
@@ -584,6 +633,8 @@ void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 
 	m->next = SSEMU_NONE;
 	m->post_time = now_of(r);
+	m->seq = ++r->msg_seq;
+	m->mflags = SSEMU_MSGF_QUEUED;
 	if (n->inj_head == SSEMU_NONE)
 		n->inj_head = mi;
 	else
@@ -979,4 +1030,221 @@ int ssemu_arb_index(const char *name)
 int ssemu_cc_index(const char *name)
 {
 	FIND(cc_ops, name);
+}
+
+/* ------------------------------------------------------------------ */
+/* Recovery after an engine runner died                                 */
+/* ------------------------------------------------------------------ */
+
+struct rec {
+	uint64_t seq;
+	uint32_t mi;
+};
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * A process died holding the fabric lock, somewhere inside an engine step:
+ * the event heap, the packets, the switch queues and credits may be half
+ * updated and cannot be trusted.  Messages can: their slots and bookkeeping
+ * flags say where each one stands.  So the transient model is rebuilt from
+ * scratch, as after a fabric-wide link reset, and the NICs' end-to-end
+ * retry takes over: every message not yet delivered is sent again from its
+ * first packet, in the order the NICs took them (so ordered streams stay
+ * ordered and nothing is lost); messages already delivered complete; event
+ * overflow lists are rebuilt.  Model time goes on from where it was.
+ * @return 0, or -ENOMEM (then the fabric cannot be trusted any more).
+ */
+/* Did the event flagged @flag, headed for position @pos of endpoint
+ * @epi's event ring, get there? */
+static bool pushed(struct ssemu_region *r, struct ssemu_msg *m, uint32_t flag,
+		   uint32_t epi, uint32_t pos)
+{
+	struct ssemu_ring *ring;
+
+	if (!(m->mflags & flag) || epi >= r->neps)
+		return false;
+	ring = ssemu_r_ring(r, ssemu_r_ep(r, epi)->ev_ring_off);
+	return (int32_t)(ssemu_load_acquire(&ring->tail) - pos) > 0;
+}
+
+/* Has the receiver got (or finally failed) all of @m? */
+static bool delivered(struct ssemu_region *r, struct ssemu_msg *m,
+		      uint32_t state)
+{
+	uint32_t epi;
+
+	if (!m->npkts || m->arrived != m->npkts)
+		return false;
+	if (state & SSEMU_MSG_RXDONE || m->mflags & SSEMU_MSGF_RXOVF)
+		return true;
+	if (recv_ep(r, m, &epi))
+		return true;	/* nobody left to deliver to */
+	return pushed(r, m, SSEMU_MSGF_RXPUSH, epi, m->rx_pos);
+}
+
+int ssemu_model_recover(struct ssemu_region *r)
+{
+	const struct ssemu_config *c = &r->config;
+	struct ssemu_engine *e = ssemu_r_engine(r);
+	ssemu_time_t now = e->now;
+	uint64_t eseq = e->seq, executed = e->executed;
+	struct rec *requeue, *rxovf, *txovf, *done;
+	uint8_t *in_ring;
+	uint32_t nrq = 0, nrx = 0, ntx = 0, ndone = 0, i, k, mi, nic, epi;
+	uint32_t tc, nwords = (r->neps + 63) / 64;
+	struct ssemu_nic_sh *n;
+	struct ssemu_ep_sh *ep;
+	struct ssemu_msg *m;
+	uint32_t st;
+
+	requeue = calloc(r->nmsgs, sizeof(*requeue));
+	rxovf = calloc(r->nmsgs, sizeof(*rxovf));
+	txovf = calloc(r->nmsgs, sizeof(*txovf));
+	done = calloc(r->nmsgs, sizeof(*done));
+	in_ring = calloc(r->nmsgs, 1);
+	if (!requeue || !rxovf || !txovf || !done || !in_ring) {
+		free(in_ring);
+		free(requeue);
+		free(rxovf);
+		free(txovf);
+		free(done);
+		return -ENOMEM;
+	}
+
+	/* Messages still waiting in tx rings are not the model's yet. */
+	for (epi = 0; epi < r->neps; epi++) {
+		struct ssemu_ring *ring;
+		uint32_t idx, tail, v;
+
+		ep = ssemu_r_ep(r, epi);
+		if (!ep->open)
+			continue;
+		ring = ssemu_r_ring(r, ep->tx_ring_off);
+		tail = ssemu_load_acquire(&ring->tail);
+		for (idx = ssemu_load_acquire(&ring->head); idx != tail; idx++) {
+			memcpy(&v, ssemu_ring_slot(ring, idx), sizeof(v));
+			if (v < r->nmsgs)
+				in_ring[v] = 1;
+		}
+	}
+
+	/* The transient model goes: events, packets, switches, NIC links. */
+	ssemu_engine_init(e, c->max_events);
+	e->now = now;
+	e->seq = eseq;
+	e->executed = executed;
+	for (i = 0; i < c->max_pkts; i++)
+		ssemu_r_pkt(r, i)->next = i + 1 < c->max_pkts ? i + 1 :
+								SSEMU_NONE;
+	r->pkt_free = 0;
+	r->pkts_used = 0;
+	r->pkt_waiters = 0;
+	memset(ssemu_r_swmap(r), 0xff,
+	       (size_t)r->topo.nswitches * sizeof(uint32_t));
+	r->sw_used = 0;
+	for (nic = 0; nic < c->max_nics; nic++) {
+		n = ssemu_r_nic(r, nic);
+		n->inj_head = n->inj_tail = SSEMU_NONE;
+		n->ack_head = n->ack_tail = SSEMU_NONE;
+		n->busy_until = 0;
+		n->done_pending = 0;
+		n->wait_pkt = 0;
+		for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++)
+			n->credits[tc] = tc < c->ntclass ? c->port_buf_pkts : 0;
+		memset(ssemu_r_window(r, nic), 0,
+		       sizeof(uint16_t) * c->max_nics);
+	}
+	for (epi = 0; epi < r->neps; epi++) {
+		ep = ssemu_r_ep(r, epi);
+		ep->rx_head = ep->rx_tail = SSEMU_NONE;
+		ep->tx_head = ep->tx_tail = SSEMU_NONE;
+	}
+	memset(ssemu_r_bits(r, r->ovf_off), 0, nwords * sizeof(uint64_t));
+	/* a work bit taken by the dead runner must not strand a tx ring */
+	memset(ssemu_r_bits(r, r->work_off), 0xff, nwords * sizeof(uint64_t));
+
+	/* Where each message stands. */
+	for (mi = 0; mi < r->nmsgs; mi++) {
+		m = ssemu_r_msg(r, mi);
+		st = ssemu_load_acquire(&m->state);
+		if (!(st & SSEMU_MSG_BUSY))
+			continue;
+		if ((m->mflags & SSEMU_MSGF_RXOVF) && !(st & SSEMU_MSG_RXDONE))
+			rxovf[nrx++] = (struct rec){ m->seq, mi };
+		if (st & SSEMU_MSG_TXDONE || in_ring[mi] ||
+		    !(m->mflags & SSEMU_MSGF_QUEUED))
+			continue;	/* done, or still in its tx ring */
+		if (pushed(r, m, SSEMU_MSGF_TXPUSH, ssemu_msg_ep(r, mi),
+			   m->tx_pos)) {
+			/* its completion is out: the runner died just after */
+			ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+		} else if (m->mflags & SSEMU_MSGF_TXOVF) {
+			txovf[ntx++] = (struct rec){ m->seq, mi };
+		} else if (m->status || delivered(r, m, st)) {
+			done[ndone++] = (struct rec){ m->seq, mi };
+		} else {
+			m->sent = m->arrived = m->acked = 0;
+			requeue[nrq++] = (struct rec){ m->seq, mi };
+		}
+		m->mflags &= ~SSEMU_MSGF_TXOVF;
+	}
+	qsort(requeue, nrq, sizeof(*requeue), rec_cmp);
+	qsort(rxovf, nrx, sizeof(*rxovf), rec_cmp);
+	qsort(txovf, ntx, sizeof(*txovf), rec_cmp);
+	qsort(done, ndone, sizeof(*done), rec_cmp);
+
+	for (k = 0; k < nrq; k++) {
+		mi = requeue[k].mi;
+		m = ssemu_r_msg(r, mi);
+		epi = ssemu_msg_ep(r, mi);
+		nic = ssemu_ep_nic(r, epi);
+		n = ssemu_r_nic(r, nic);
+		if (n->state != SSEMU_NIC_ATTACHED || !ssemu_r_ep(r, epi)->open) {
+			ssemu_fetch_or(&m->state,
+				       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+			continue;
+		}
+		m->next = SSEMU_NONE;
+		if (n->inj_head == SSEMU_NONE)
+			n->inj_head = mi;
+		else
+			ssemu_r_msg(r, n->inj_tail)->next = mi;
+		n->inj_tail = mi;
+	}
+	for (k = 0; k < nrx; k++) {
+		m = ssemu_r_msg(r, rxovf[k].mi);
+		m->mflags &= ~SSEMU_MSGF_RXOVF;
+		if (recv_ep(r, m, &epi))
+			ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+		else
+			recv_event(r, epi, rxovf[k].mi);
+	}
+	for (k = 0; k < ntx; k++)
+		complete_tx(r, txovf[k].mi);
+	for (k = 0; k < ndone; k++) {
+		m = ssemu_r_msg(r, done[k].mi);
+		if (m->status)
+			ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+		complete_tx(r, done[k].mi);
+	}
+	for (nic = 0; nic < c->max_nics; nic++)
+		if (ssemu_r_nic(r, nic)->state == SSEMU_NIC_ATTACHED)
+			ssemu_model_nic_kick(r, nic);
+	r->recoveries++;
+	ssemu_log(SSEMU_LOG_WARN, "recovered the fabric after an engine "
+		  "runner died: %u messages sent again, %u completed, %u "
+		  "deliveries and %u completions re-queued", nrq, ndone, nrx,
+		  ntx);
+	free(in_ring);
+	free(requeue);
+	free(rxovf);
+	free(txovf);
+	free(done);
+	return 0;
 }

@@ -61,9 +61,21 @@ enum ssemu_nic_state {
 #define SSEMU_MSG_RXDONE 4u	/* receiver released it (or never will) */
 #define SSEMU_MSG_DONE (SSEMU_MSG_BUSY | SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE)
 
+/* Message bookkeeping flags (engine only), for crash recovery. */
+#define SSEMU_MSGF_QUEUED 1u	/* taken from the tx ring into the NIC */
+#define SSEMU_MSGF_RXOVF 2u	/* on the receiver's event overflow list */
+#define SSEMU_MSGF_TXOVF 4u	/* on the sender's event overflow list */
+#define SSEMU_MSGF_RXPUSH 8u	/* RECV pushed (or being) at rx_pos */
+#define SSEMU_MSGF_TXPUSH 16u	/* SEND_DONE pushed (or being) at tx_pos */
+
 struct ssemu_msg {
 	uint32_t state;		/* SSEMU_MSG_* (atomic) */
 	uint32_t gen;		/* bumped on every allocation */
+	uint64_t seq;		/* order in which the engine took it */
+	uint32_t mflags;	/* SSEMU_MSGF_* */
+	uint32_t rx_pos;	/* receiver's event ring index of its RECV */
+	uint32_t tx_pos;	/* sender's event ring index of its SEND_DONE */
+	uint32_t pad;
 	ssemu_addr_t src, dst;
 	uint32_t tclass, flags;
 	uint64_t len;
@@ -191,6 +203,9 @@ struct ssemu_region {
 	uint32_t sw_used;
 	uint32_t route_idx, arb_idx, cc_idx;	/* policy registries */
 	uint32_t pkt_waiters;	/* NICs with wait_pkt set */
+	uint64_t msg_seq;	/* messages taken from tx rings so far */
+	uint64_t recoveries;	/* engine runners that died mid-step */
+	uint64_t last_reap_ns;	/* wall clock of the last liveness check */
 	uint64_t wall_t0_ns;	/* realtime: wall clock at model time 0 */
 	uint64_t lag_ps;	/* realtime: how far the model fell behind */
 	uint64_t pkts_delivered, pkt_hops, switch_lat_sum;
@@ -364,6 +379,7 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic);
 void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t ep);
 void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic);
 void ssemu_model_ep_close(struct ssemu_region *r, uint32_t ep);
+int ssemu_model_recover(struct ssemu_region *r);
 
 /* ssemu_log.c */
 void ssemu_log(enum ssemu_log_level lvl, const char *fmt, ...)

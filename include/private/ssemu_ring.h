@@ -92,4 +92,28 @@ static inline int ssemu_ring_pop(struct ssemu_ring *r, void *e)
 	return 0;
 }
 
+/*
+ * Consumer side in two steps, for a consumer that may die in between:
+ * look at the oldest entry, act on it, and only then free it, so an entry
+ * is never both gone from the ring and not yet acted on.
+ * ssemu_ring_peek returns 0 or -1 when empty.
+ */
+static inline int ssemu_ring_peek(struct ssemu_ring *r, void *e)
+{
+	uint32_t head = ssemu_load_relaxed(&r->head);
+	/* pairs with the release of tail in ssemu_ring_push */
+	uint32_t tail = ssemu_load_acquire(&r->tail);
+
+	if (head == tail)
+		return -1;
+	memcpy(e, ssemu_ring_slot(r, head), r->esize);
+	return 0;
+}
+
+static inline void ssemu_ring_advance(struct ssemu_ring *r)
+{
+	/* pairs with the acquire of head in push */
+	ssemu_store_release(&r->head, ssemu_load_relaxed(&r->head) + 1);
+}
+
 #endif
