@@ -241,6 +241,11 @@ static int apply_tclasses(struct ctx *c, const config_setting_t *l,
 	if (n < 1 || n > SSEMU_MAX_TCLASS)
 		return fail(c, l, "traffic_classes",
 			    "need between 1 and 8 classes");
+	char old_default[SSEMU_NAME_MAX];
+
+	/* the default class keeps its name if the new list has it */
+	snprintf(old_default, sizeof(old_default), "%s",
+		 cfg->tclass[cfg->default_tclass % SSEMU_MAX_TCLASS].name);
 	memset(cfg->tclass, 0, sizeof(cfg->tclass));
 	for (i = 0; i < n; i++) {
 		const config_setting_t *g = config_setting_get_elem(l, i);
@@ -255,8 +260,10 @@ static int apply_tclasses(struct ctx *c, const config_setting_t *l,
 			return fail(c, g, "traffic_classes", "class needs a name");
 	}
 	cfg->ntclass = (uint32_t)n;
-	if (cfg->default_tclass >= cfg->ntclass)
-		cfg->default_tclass = 0;
+	cfg->default_tclass = 0;
+	for (i = 0; i < n; i++)
+		if (!strcasecmp(cfg->tclass[i].name, old_default))
+			cfg->default_tclass = (uint32_t)i;
 	return 0;
 }
 

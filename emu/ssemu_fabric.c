@@ -26,7 +26,7 @@
 
 #include "ssemu_priv.h"
 
-#define LIVENESS_PERIOD 4096	/* progress calls between pid checks */
+#define LIVENESS_PERIOD_NS 20000000ULL	/* between pid checks: 20 ms */
 
 /* ------------------------------------------------------------------ */
 /* Layout                                                               */
@@ -679,8 +679,12 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		}
 		port = (uint32_t)p;
 	} else if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
-		ret = -EADDRINUSE;
-		goto err_unlock;
+		/* taken: maybe by a process that died and was not reaped */
+		reap_dead_locked(r);
+		if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
+			ret = -EADDRINUSE;
+			goto err_unlock;
+		}
 	}
 	n = ssemu_r_nic(r, slot);
 	ssemu_model_nic_reset(r, slot);
@@ -1077,8 +1081,16 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget)
 	ssemu_time_t limit, next;
 	unsigned n = 0;
 
-	if (++f->progress_calls % LIVENESS_PERIOD == 0)
-		reap_dead_locked(r);
+	/* Look for dead processes now and then (by the wall clock, so a
+	 * busy fabric finds them as fast as an idle one). */
+	if (++f->progress_calls % 64 == 0) {
+		uint64_t w = wall_ns();
+
+		if (w - r->last_reap_ns > LIVENESS_PERIOD_NS) {
+			r->last_reap_ns = w;
+			reap_dead_locked(r);
+		}
+	}
 	if (!realtime)
 		drain_tx_locked(r);
 	limit = model_limit(r);

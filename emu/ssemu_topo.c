@@ -18,8 +18,10 @@ int ssemu_topo_init(struct ssemu_topo *t, const struct ssemu_topo_params *p,
 			 "and endpoints_per_switch must be at least 1");
 		return -EINVAL;
 	}
+	/* one group has no global links, whatever h says */
 	radix = (uint64_t)p->endpoints_per_switch +
-		(p->switches_per_group - 1) + p->globals_per_switch;
+		(p->switches_per_group - 1) +
+		(p->groups > 1 ? p->globals_per_switch : 0);
 	if (radix > SSEMU_RADIX) {
 		snprintf(err, errlen, "topology: %u endpoint + %u local + %u "
 			 "global ports = %llu exceeds the switch radix %d",
