@@ -894,7 +894,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	m->buf = buf == SSEMU_NONE ? SSEMU_NONE :
 				     ep->index * c->bufs_per_ep + buf;
 	m->npkts = len ? (uint32_t)((len + c->mtu - 1) / c->mtu) : 1;
-	m->sent = m->arrived = m->acked = 0;
+	m->sent = m->arrived = m->acked = m->rx_acked = 0;
 	m->status = 0;
 	m->ep_gen = sh->gen;
 	/* the engine is done with a free slot: its bookkeeping restarts */

@@ -396,6 +396,7 @@ static void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
 		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
 	pkt->type = SSEMU_PKT_ACK;
 	pkt->status = status;
+	pkt->count = 1;
 	pkt->to_gen = pkt->src_gen;
 	schedule(r, now_of(r), SSEMU_MEV_NIC_ARRIVE, src, 1, pi);
 }
@@ -835,9 +836,20 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		n->stats.rx_pkts++;
 		r->pkts_delivered++;
 		pkt->status = 0;
-		if (live && ++m->arrived == m->npkts) {
-			deliver_recv(r, pkt->msg);
-			pkt->status = m->status;
+		pkt->count = 1;	/* a stale packet is acknowledged alone */
+		if (live) {
+			if (++m->arrived == m->npkts) {
+				deliver_recv(r, pkt->msg);
+				pkt->status = m->status;
+			} else if (m->arrived - m->rx_acked <
+				   SSEMU_MIN(SSEMU_ACK_EVERY,
+					     r->config.nic_window)) {
+				/* a later acknowledgement covers it */
+				pkt_free(r, pi);
+				return;
+			}
+			pkt->count = (uint16_t)(m->arrived - m->rx_acked);
+			m->rx_acked = m->arrived;
 		}
 		/* The packet turns into its acknowledgement (a stale one too:
 		 * the source's window slot must close either way). */
@@ -859,14 +871,16 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	}
 	/* An acknowledgement for one of our packets (or of this NIC slot's
 	 * previous owner: then neither window nor message is ours). */
-	n->stats.acks++;
+	n->stats.ack_pkts++;
 	if (pkt->src_gen == n->gen) {
-		if (pkt->win < r->config.max_nics && win[pkt->win])
-			win[pkt->win]--;
-		if (m->gen == pkt->msg_gen) {
+		n->stats.acks += pkt->count;
+		if (pkt->win < r->config.max_nics)
+			win[pkt->win] -= SSEMU_MIN(win[pkt->win], pkt->count);
+		if (m->gen == pkt->msg_gen && m->acked < m->npkts) {
 			if (pkt->status && !m->status)
 				m->status = pkt->status;
-			if (++m->acked == m->npkts)
+			m->acked += pkt->count;
+			if (m->acked >= m->npkts)
 				complete_tx(r, pkt->msg);
 		}
 	}
@@ -933,7 +947,31 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	struct ssemu_pkt *pkt;
-	uint32_t pi, src, tc;
+	uint32_t pi, src, tc, mi, count;
+	struct ssemu_msg *m;
+	uint16_t *win;
+
+	/*
+	 * Packets that arrived here and wait for a coalesced acknowledgement
+	 * that will now never be sent: acknowledge them at their source
+	 * directly (a message slot belongs to its sender's NIC).
+	 */
+	for (mi = 0; n->state == SSEMU_NIC_ATTACHED && mi < r->nmsgs; mi++) {
+		m = ssemu_r_msg(r, mi);
+		if (SSEMU_ADDR_PORT(m->dst) != n->port ||
+		    m->arrived <= m->rx_acked || m->acked >= m->npkts ||
+		    !(ssemu_load_acquire(&m->state) & SSEMU_MSG_BUSY))
+			continue;
+		count = m->arrived - m->rx_acked;
+		m->rx_acked = m->arrived;
+		src = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
+		win = ssemu_r_window(r, src);
+		win[nic] -= SSEMU_MIN(win[nic], count);
+		m->acked += count;
+		if (m->acked >= m->npkts)
+			complete_tx(r, mi);
+		ssemu_model_nic_kick(r, src);
+	}
 
 	while ((pi = n->ack_head) != SSEMU_NONE) {
 		pkt = ssemu_r_pkt(r, pi);
@@ -1189,7 +1227,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		} else if (m->status || delivered(r, m, st)) {
 			done[ndone++] = (struct rec){ m->seq, mi };
 		} else {
-			m->sent = m->arrived = m->acked = 0;
+			m->sent = m->arrived = m->acked = m->rx_acked = 0;
 			requeue[nrq++] = (struct rec){ m->seq, mi };
 		}
 		m->mflags &= ~SSEMU_MSGF_TXOVF;

@@ -40,6 +40,10 @@
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
 #define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
 #define SSEMU_SWLAT_BINS 4096	/* switch latency histogram, 1 ns bins */
+/* A receiving NIC acknowledges every SSEMU_ACK_EVERY packets of a message
+ * (at most the window) and its last packet, each ack counting for all the
+ * packets since the previous one. */
+#define SSEMU_ACK_EVERY 16
 /*
  * Virtual channels: a packet's VC is the number of switch-to-switch hops it
  * has taken, so buffer dependencies only ever point to a higher VC and the
@@ -83,6 +87,7 @@ struct ssemu_msg {
 	uint64_t cookie;
 	uint32_t buf;		/* large buffer index in the ep, or NONE */
 	uint32_t npkts, sent, arrived, acked;
+	uint32_t rx_acked;	/* arrivals the receiver has acknowledged */
 	uint32_t next;		/* NIC injection queue */
 	uint32_t rx_next;	/* receiver's event overflow list */
 	uint32_t tx_next;	/* sender's event overflow list */
@@ -134,7 +139,7 @@ struct ssemu_pkt {
 	uint8_t vc;		/* switch-to-switch hops taken so far */
 	uint8_t pad0;
 	uint16_t copy;		/* global link copy for minimal routing */
-	uint16_t pad1;
+	uint16_t count;		/* ACK: data packets it acknowledges */
 	uint32_t msg;		/* global message index */
 	uint32_t msg_gen;
 	uint32_t win;		/* source NIC's window slot */

@@ -354,9 +354,11 @@ int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer);
 struct ssemu_nic_stats {
 	uint64_t tx_msgs, tx_bytes, tx_pkts;
 	uint64_t rx_msgs, rx_bytes, rx_pkts;
-	uint64_t acks;
+	uint64_t acks;		/* own packets acknowledged */
 	uint64_t window_stalls;	/* packets held back by the window */
 	uint64_t credit_stalls;
+	uint64_t ack_pkts;	/* acknowledgement packets received (one
+				 * covers up to 16 packets of a message) */
 };
 
 int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st);
