@@ -845,10 +845,13 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 				   SSEMU_MIN(SSEMU_ACK_EVERY,
 					     r->config.nic_window)) {
 				/* a later acknowledgement covers it */
+				n->rx_unacked++;
 				pkt_free(r, pi);
 				return;
 			}
 			pkt->count = (uint16_t)(m->arrived - m->rx_acked);
+			n->rx_unacked -= SSEMU_MIN(n->rx_unacked,
+						   pkt->count - 1u);
 			m->rx_acked = m->arrived;
 		}
 		/* The packet turns into its acknowledgement (a stale one too:
@@ -956,7 +959,8 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 	 * that will now never be sent: acknowledge them at their source
 	 * directly (a message slot belongs to its sender's NIC).
 	 */
-	for (mi = 0; n->state == SSEMU_NIC_ATTACHED && mi < r->nmsgs; mi++) {
+	for (mi = 0; n->state == SSEMU_NIC_ATTACHED && n->rx_unacked &&
+		     mi < r->nmsgs; mi++) {
 		m = ssemu_r_msg(r, mi);
 		if (SSEMU_ADDR_PORT(m->dst) != n->port ||
 		    m->arrived <= m->rx_acked || m->acked >= m->npkts ||
@@ -964,6 +968,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 			continue;
 		count = m->arrived - m->rx_acked;
 		m->rx_acked = m->arrived;
+		n->rx_unacked -= SSEMU_MIN(n->rx_unacked, count);
 		src = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
 		win = ssemu_r_window(r, src);
 		win[nic] -= SSEMU_MIN(win[nic], count);
@@ -993,6 +998,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 	n->inj_tail = n->ack_tail = SSEMU_NONE;
 	n->busy_until = 0;
 	n->done_pending = 0;
+	n->rx_unacked = 0;
 	if (n->wait_pkt) {
 		n->wait_pkt = 0;
 		r->pkt_waiters--;
@@ -1193,6 +1199,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		n->busy_until = 0;
 		n->done_pending = 0;
 		n->wait_pkt = 0;
+		n->rx_unacked = 0;
 		for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++)
 			n->credits[tc] = tc < c->ntclass ? c->port_buf_pkts : 0;
 		memset(ssemu_r_window(r, nic), 0,

@@ -120,6 +120,8 @@ struct ssemu_nic_sh {
 	uint32_t gen;
 	uint32_t ev_futex;	/* bumped after an event push to any of its eps */
 	uint32_t waiters;	/* processes sleeping on ev_futex */
+	uint32_t rx_unacked;	/* packets arrived, their ack still pending */
+	uint32_t pad;
 	/* model: injection */
 	uint32_t inj_head, inj_tail;	/* messages to packetise */
 	uint32_t ack_head, ack_tail;	/* ack packets to send */
