@@ -87,7 +87,7 @@ int ssemu_config_preset(const char *name, struct ssemu_config *cfg)
 	cfg->default_tclass = 3; /* BEST_EFFORT, as cxi defaults */
 	snprintf(cfg->routing, sizeof(cfg->routing), "minimal");
 	snprintf(cfg->cc, sizeof(cfg->cc), "none");
-	snprintf(cfg->arb, sizeof(cfg->arb), "priority-rr");
+	snprintf(cfg->arb, sizeof(cfg->arb), "shares");
 	cfg->seed = 1;
 	cfg->clock = SSEMU_CLOCK_VIRTUAL;
 	cfg->dilation = 1.0;

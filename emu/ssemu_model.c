@@ -32,6 +32,30 @@
 
 #include "ssemu_priv.h"
 
+static inline ssemu_time_t now_of(struct ssemu_region *r)
+{
+	return ssemu_r_engine(r)->now;
+}
+
+static inline ssemu_time_t ser_time(uint64_t bytes, uint64_t rate_bps)
+{
+	return (ssemu_time_t)((bytes * 8 * SSEMU_PS_PER_S + rate_bps - 1) /
+			      rate_bps);
+}
+
+static const struct ssemu_link_params *link_of(struct ssemu_region *r,
+					       uint32_t port)
+{
+	switch (ssemu_topo_port_kind(&r->topo, port)) {
+	case SSEMU_PORT_LOCAL:
+		return &r->config.local;
+	case SSEMU_PORT_GLOBAL:
+		return &r->config.global;
+	default:
+		return &r->config.edge;
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Policies                                                             */
 /* ------------------------------------------------------------------ */
@@ -65,7 +89,8 @@ static inline uint32_t next_vcl(struct ssemu_region *r, uint32_t out,
  * arbitration ("shares", a later addition).
  */
 static bool arb_priority_rr(struct ssemu_region *r, struct ssemu_switch_sh *s,
-			    uint32_t out, uint32_t *in_out, uint32_t *vcl_out)
+			    uint32_t out, uint32_t *in_out, uint32_t *vcl_out,
+			    ssemu_time_t *retry)
 {
 	struct ssemu_swport *op = &s->port[out];
 	uint32_t R = r->topo.radix, T = r->config.ntclass;
@@ -100,7 +125,127 @@ static bool arb_priority_rr(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	return false;
 }
 
+/* Can class @tc send on @out now: a packet queued with a credit ahead? */
+static bool class_ready(struct ssemu_region *r, struct ssemu_swport *op,
+			uint32_t out, uint32_t tc)
+{
+	uint32_t vc, vcl;
+
+	for (vc = 0; vc < SSEMU_NVC; vc++) {
+		vcl = tc * SSEMU_NVC + vc;
+		if (op->queued[vcl] && op->credits[next_vcl(r, out, vcl)])
+			return true;
+	}
+	return false;
+}
+
+/* Highest VC of class @tc with a credit, then round robin over inputs. */
+static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			  uint32_t out, uint32_t tc, uint32_t *in_out,
+			  uint32_t *vcl_out)
+{
+	struct ssemu_swport *op = &s->port[out];
+	uint32_t R = r->topo.radix, vc, vcl, k, in;
+
+	for (vc = SSEMU_NVC; vc-- > 0;) {
+		vcl = tc * SSEMU_NVC + vc;
+		if (!op->queued[vcl] || !op->credits[next_vcl(r, out, vcl)])
+			continue;
+		for (k = 1; k <= R; k++) {
+			in = (op->rr + k) % R;
+			if (ssemu_r_voq(r, s, in, out, vcl)->head != SSEMU_NONE) {
+				op->rr = in;
+				*in_out = in;
+				*vcl_out = vcl;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/*
+ * HPE's traffic-class semantics (anchors.md 2.2), as Rosetta arbitrates
+ * an output: every class has a guaranteed minimum share and a cap (a
+ * percentage of the link), kept as two token buckets in bytes per output.
+ * A class over its cap waits.  Among the classes that may go, those still
+ * within their guarantee go first; then (or among those) the highest
+ * priority; equal priorities take turns.  Guaranteed bandwidth a class
+ * does not use is lent to the others: nothing idles while a class could go.
+ */
+#define SSEMU_TOKEN_DEPTH_PKTS 4	/* bucket depth, in MTU packets */
+
+static bool arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s,
+		       uint32_t out, uint32_t *in_out, uint32_t *vcl_out,
+		       ssemu_time_t *retry)
+{
+	const struct ssemu_config *c = &r->config;
+	struct ssemu_swport *op = &s->port[out];
+	double bytes_per_ps = (double)link_of(r, out)->rate_bps / 8e12;
+	double depth = SSEMU_TOKEN_DEPTH_PKTS *
+		       (double)(c->mtu + c->pkt_overhead);
+	ssemu_time_t now = now_of(r), wait = UINT64_MAX;
+	uint32_t T = c->ntclass, tc, k, best = SSEMU_NONE;
+	bool any_g = false, ready[SSEMU_MAX_TCLASS];
+	struct ssemu_pkt *pkt;
+	double dt, need;
+
+	/* refill both buckets of every class up to now */
+	dt = (double)(now - op->tok_time);
+	op->tok_time = now;
+	for (tc = 0; tc < T; tc++) {
+		const struct ssemu_tclass_desc *d = &c->tclass[tc];
+
+		op->g_tokens[tc] = SSEMU_MIN(depth, op->g_tokens[tc] +
+						     dt * bytes_per_ps *
+							     d->min_pct / 100.0);
+		op->c_tokens[tc] = SSEMU_MIN(depth, op->c_tokens[tc] +
+						     dt * bytes_per_ps *
+							     d->max_pct / 100.0);
+	}
+	for (tc = 0; tc < T; tc++) {
+		ready[tc] = class_ready(r, op, out, tc);
+		if (!ready[tc])
+			continue;
+		if (c->tclass[tc].max_pct < 100 && op->c_tokens[tc] <= 0) {
+			/* capped: when will it have a token again? */
+			need = -op->c_tokens[tc] + 1.0;
+			dt = need / (bytes_per_ps * c->tclass[tc].max_pct /
+				     100.0);
+			wait = SSEMU_MIN(wait, now + (ssemu_time_t)dt + 1);
+			ready[tc] = false;
+			continue;
+		}
+		if (op->g_tokens[tc] > 0)
+			any_g = true;
+	}
+	/* guaranteed first, then priority, then take turns */
+	for (k = 1; k <= T; k++) {
+		tc = (op->tc_rr + k) % T;
+		if (!ready[tc] || (any_g && op->g_tokens[tc] <= 0))
+			continue;
+		if (best == SSEMU_NONE ||
+		    c->tclass[tc].priority > c->tclass[best].priority)
+			best = tc;
+	}
+	if (best == SSEMU_NONE) {
+		if (wait != UINT64_MAX)
+			*retry = wait;
+		return false;
+	}
+	if (!pick_in_class(r, s, out, best, in_out, vcl_out))
+		return false;
+	op->tc_rr = best;
+	pkt = ssemu_r_pkt(r, ssemu_r_voq(r, s, *in_out, out, *vcl_out)->head);
+	op->g_tokens[best] -= pkt->bytes;
+	op->c_tokens[best] -= pkt->bytes;
+	if (op->g_tokens[best] < -depth)
+		op->g_tokens[best] = -depth;
+	return true;
+}
+
 static const struct ssemu_arb_ops arb_ops[] = {
+	{ .name = "shares", .pick = arb_shares },
 	{ .name = "priority-rr", .pick = arb_priority_rr },
 };
 
@@ -114,29 +259,6 @@ static const struct ssemu_cc_ops cc_ops[] = {
 	{ .name = "none", .may_inject = cc_none_may_inject },
 };
 
-static inline ssemu_time_t now_of(struct ssemu_region *r)
-{
-	return ssemu_r_engine(r)->now;
-}
-
-static inline ssemu_time_t ser_time(uint64_t bytes, uint64_t rate_bps)
-{
-	return (ssemu_time_t)((bytes * 8 * SSEMU_PS_PER_S + rate_bps - 1) /
-			      rate_bps);
-}
-
-static const struct ssemu_link_params *link_of(struct ssemu_region *r,
-					       uint32_t port)
-{
-	switch (ssemu_topo_port_kind(&r->topo, port)) {
-	case SSEMU_PORT_LOCAL:
-		return &r->config.local;
-	case SSEMU_PORT_GLOBAL:
-		return &r->config.global;
-	default:
-		return &r->config.edge;
-	}
-}
 
 static void schedule(struct ssemu_region *r, ssemu_time_t t, uint32_t type,
 		     uint32_t a, uint32_t b, uint32_t c)
@@ -563,7 +685,7 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	struct ssemu_pkt *pkt;
 	struct ssemu_peer peer;
 	uint32_t in, tc, vcl, dvcl, pi, nic, pinst;
-	ssemu_time_t ser, now = now_of(r);
+	ssemu_time_t ser, now = now_of(r), retry = UINT64_MAX;
 
 	if (s->port[out].busy_until > now) {
 		/* serialising: look again when the link is free */
@@ -574,8 +696,14 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 		}
 		return;
 	}
-	if (!arb_ops[r->arb_idx].pick(r, s, out, &in, &vcl))
+	if (!arb_ops[r->arb_idx].pick(r, s, out, &in, &vcl, &retry)) {
+		/* held back by a cap: look again when it allows */
+		if (retry != UINT64_MAX && !s->port[out].done_pending) {
+			s->port[out].done_pending = 1;
+			schedule(r, retry, SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
+		}
 		return;
+	}
 	pi = voq_pop(r, s, in, out, vcl);
 	pkt = ssemu_r_pkt(r, pi);
 	tc = pkt->tclass;

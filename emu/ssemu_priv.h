@@ -168,6 +168,13 @@ struct ssemu_swport {
 	uint32_t credits[SSEMU_MAX_VCLASS];	/* downstream buffer per vclass */
 	uint32_t queued[SSEMU_MAX_VCLASS];	/* VOQ packets for this output */
 	ssemu_time_t last_ready;		/* keeps each input FIFO */
+	/* traffic-class shares ("shares" arbitration): token buckets in
+	 * bytes for each class's guaranteed minimum and its cap */
+	double g_tokens[SSEMU_MAX_TCLASS];
+	double c_tokens[SSEMU_MAX_TCLASS];
+	ssemu_time_t tok_time;
+	uint32_t tc_rr;				/* last class served */
+	uint32_t pad_tc;
 	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
 	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
 	uint64_t drops;
@@ -361,9 +368,12 @@ struct ssemu_route_ops {
 struct ssemu_arb_ops {
 	const char *name;
 	/* Pick the (input, vclass) to send next on @out, or false.  Only
-	 * vclasses with a downstream credit may be picked. */
+	 * vclasses with a downstream credit may be picked.  When something
+	 * waits but may not go before a later time (a bandwidth cap), set
+	 * *@retry to that time. */
 	bool (*pick)(struct ssemu_region *r, struct ssemu_switch_sh *s,
-		     uint32_t out, uint32_t *in, uint32_t *vcl);
+		     uint32_t out, uint32_t *in, uint32_t *vcl,
+		     ssemu_time_t *retry);
 };
 
 struct ssemu_cc_ops {

@@ -69,7 +69,7 @@ static void test_config_presets_valid(void **state)
 	assert_int_equal(cfg.tclass[1].max_pct, 30);
 	assert_string_equal(cfg.routing, "minimal");
 	assert_string_equal(cfg.cc, "none");
-	assert_string_equal(cfg.arb, "priority-rr");
+	assert_string_equal(cfg.arb, "shares");
 	assert_int_equal(cfg.clock, SSEMU_CLOCK_VIRTUAL);
 	assert_true(ssemu_config_nports(&cfg) == 16);
 	assert_int_equal(ssemu_config_preset("full", &cfg), 0);
