@@ -86,7 +86,7 @@ int ssemu_config_preset(const char *name, struct ssemu_config *cfg)
 	memcpy(cfg->tclass, hpe_hpc_profile, sizeof(hpe_hpc_profile));
 	cfg->default_tclass = 3; /* BEST_EFFORT, as cxi defaults */
 	snprintf(cfg->routing, sizeof(cfg->routing), "minimal");
-	snprintf(cfg->cc, sizeof(cfg->cc), "none");
+	snprintf(cfg->cc, sizeof(cfg->cc), "endpoint-pair");
 	snprintf(cfg->arb, sizeof(cfg->arb), "shares");
 	cfg->seed = 1;
 	cfg->clock = SSEMU_CLOCK_VIRTUAL;

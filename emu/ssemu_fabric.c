@@ -34,7 +34,7 @@
 
 struct layout {
 	uint64_t engine, nics, eps, msgs, bufs, rings, pkts, swmap, portmap,
-		switches, voqs, window, work, ovf, total;
+		switches, voqs, window, cwnd, cc_acked, work, ovf, total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
 };
@@ -70,6 +70,10 @@ static void compute_layout(const struct ssemu_config *c,
 	l->portmap = take(&off, t->nendpoints * sizeof(uint32_t));
 	l->window = take(&off, (uint64_t)c->max_nics * c->max_nics *
 				       sizeof(uint16_t));
+	l->cwnd = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				     sizeof(uint32_t));
+	l->cc_acked = take(&off, (uint64_t)c->max_nics * c->max_nics *
+					 sizeof(uint32_t));
 	l->work = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->ovf = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->switches = take(&off, (uint64_t)c->max_switches *
@@ -114,6 +118,8 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->switches_off = l->switches;
 	r->voqs_off = l->voqs;
 	r->window_off = l->window;
+	r->cwnd_off = l->cwnd;
+	r->cc_acked_off = l->cc_acked;
 	r->work_off = l->work;
 	r->ovf_off = l->ovf;
 	r->route_idx = (uint32_t)ssemu_route_index(c->routing);
@@ -136,6 +142,10 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 		ssemu_r_pkt(r, i)->next = i + 1 < c->max_pkts ? i + 1 :
 								SSEMU_NONE;
 	r->pkt_free = 0;
+	for (i = 0; i < c->max_nics * c->max_nics; i++) {
+		ssemu_r_cwnd(r, 0)[i] = c->nic_window << 8;
+		ssemu_r_cc_acked(r, 0)[i] = UINT32_MAX / 2; /* cut at once */
+	}
 	for (i = 0; i < c->max_nics; i++) {
 		struct ssemu_nic_sh *n = ssemu_r_nic(r, i);
 
@@ -689,8 +699,13 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	n = ssemu_r_nic(r, slot);
 	ssemu_model_nic_reset(r, slot);
 	/* no stale window entries toward the new NIC either */
-	for (i = 0; i < r->config.max_nics; i++)
+	for (i = 0; i < r->config.max_nics; i++) {
 		ssemu_r_window(r, i)[slot] = 0;
+		ssemu_r_cwnd(r, i)[slot] = r->config.nic_window << 8;
+		ssemu_r_cwnd(r, slot)[i] = r->config.nic_window << 8;
+		ssemu_r_cc_acked(r, i)[slot] = UINT32_MAX / 2;
+		ssemu_r_cc_acked(r, slot)[i] = UINT32_MAX / 2;
+	}
 	n->owner_pid = getpid();
 	n->port = port;
 	n->job = o->job;
@@ -895,6 +910,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 				     ep->index * c->bufs_per_ep + buf;
 	m->npkts = len ? (uint32_t)((len + c->mtu - 1) / c->mtu) : 1;
 	m->sent = m->arrived = m->acked = m->rx_acked = 0;
+	m->rx_marked = 0;
 	m->status = 0;
 	m->ep_gen = sh->gen;
 	/* the engine is done with a free slot: its bookkeeping restarts */

@@ -249,14 +249,83 @@ static const struct ssemu_arb_ops arb_ops[] = {
 	{ .name = "priority-rr", .pick = arb_priority_rr },
 };
 
-static bool cc_none_may_inject(struct ssemu_region *r, uint32_t nic,
-			       uint32_t dst_port)
+/* No end-to-end congestion control: only the window and the link-level
+ * credits hold a source back (the previous-generation behaviour: an incast
+ * backs up through the credits into the network). */
+static uint32_t cc_none_window(struct ssemu_region *r, uint32_t nic,
+			       uint32_t dnic)
 {
-	return true;
+	return r->config.nic_window;
+}
+
+static bool cc_none_mark(struct ssemu_region *r, const struct ssemu_swport *op,
+			 uint32_t tc)
+{
+	return false;
+}
+
+static void cc_none_on_ack(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
+			   uint32_t count, bool marked)
+{
+}
+
+/*
+ * Endpoint-pair congestion control, after Slingshot's: a switch output
+ * toward an endpoint where SSEMU_CC_MARK_QUEUE packets or more of a class
+ * wait is congested for that class, and marks the class's packets it sends;
+ * the destination NIC echoes the mark in its acknowledgement (at once); the
+ * source keeps a congestion window per destination NIC (as many packets in
+ * flight as it allows) that halves on a marked acknowledgement, at most
+ * once per window's worth of acknowledgements (about a round trip), and
+ * grows by one packet per window of unmarked ones, up to the NIC's window.
+ * Only the pairs that feed the congested port slow down: the same source's
+ * traffic to other destinations does not.
+ */
+#define SSEMU_CC_MARK_QUEUE 16
+
+static uint32_t cc_pair_window(struct ssemu_region *r, uint32_t nic,
+			       uint32_t dnic)
+{
+	return SSEMU_MAX(ssemu_r_cwnd(r, nic)[dnic] >> 8, 1u);
+}
+
+static bool cc_pair_mark(struct ssemu_region *r, const struct ssemu_swport *op,
+			 uint32_t tc)
+{
+	uint32_t vc, q = 0;
+
+	/* per class, so that throttling respects the classes' shares */
+	for (vc = 0; vc < SSEMU_NVC; vc++)
+		q += op->queued[tc * SSEMU_NVC + vc];
+	return q >= SSEMU_CC_MARK_QUEUE;
+}
+
+static void cc_pair_on_ack(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
+			   uint32_t count, bool marked)
+{
+	uint32_t *w = &ssemu_r_cwnd(r, nic)[dnic];
+	uint32_t *since = &ssemu_r_cc_acked(r, nic)[dnic];
+	uint32_t max = r->config.nic_window << 8;
+
+	if (*since < UINT32_MAX / 2)
+		*since += count;
+	if (marked) {
+		/* at most one cut per window's worth of acknowledgements
+		 * (about a round trip): the marks of one episode count once */
+		if (*since >= (*w >> 8)) {
+			*w = SSEMU_MAX(*w / 2, 256u);
+			*since = 0;
+		}
+	} else {
+		*w = SSEMU_MIN(max, *w + count * 65536u / SSEMU_MAX(*w, 256u));
+	}
 }
 
 static const struct ssemu_cc_ops cc_ops[] = {
-	{ .name = "none", .may_inject = cc_none_may_inject },
+	{ .name = "none", .window = cc_none_window,
+	  .mark = cc_none_mark, .on_ack = cc_none_on_ack },
+	{ .name = "endpoint-pair", .window = cc_pair_window,
+	  .mark = cc_pair_mark, .on_ack = cc_pair_on_ack },
 };
 
 
@@ -728,6 +797,9 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	}
 	ssemu_topo_peer(&r->topo, s->sw, out, &peer);
 	if (peer.kind == SSEMU_PORT_ENDPOINT) {
+		if (pkt->type == SSEMU_PKT_DATA &&
+		    cc_ops[r->cc_idx].mark(r, &s->port[out], tc))
+			pkt->marked = 1;
 		nic = ssemu_r_portmap(r)[peer.ep];
 		if (nic != SSEMU_NONE) {
 			pkt->to_gen = ssemu_r_nic(r, nic)->gen;
@@ -798,6 +870,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 	uint16_t *win = ssemu_r_window(r, nic);
 	uint32_t blocked[SSEMU_INJ_LOOKAHEAD];
 	uint32_t nblocked = 0, pi, mi, prev, next, dnic, dport, chunk, k, i;
+	uint32_t allowed;
 	struct ssemu_msg *m;
 	struct ssemu_pkt *pkt;
 
@@ -842,8 +915,9 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 				break;
 		if (i < nblocked)
 			continue;	/* an earlier message to it waits */
-		if (win[dnic] >= r->config.nic_window ||
-		    !cc_ops[r->cc_idx].may_inject(r, nic, dport)) {
+		allowed = SSEMU_MIN(r->config.nic_window,
+				    cc_ops[r->cc_idx].window(r, nic, dnic));
+		if (win[dnic] >= allowed) {
 			n->stats.window_stalls++;
 			goto blocked;
 		}
@@ -878,7 +952,9 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		/* one global-link copy per (src, dst) pair keeps it FIFO */
 		pkt->copy = (uint16_t)((n->port * 2654435761u + dport) >> 7);
 		pkt->inject_time = now_of(r);
-		win[dnic]++;
+		/* the window is full now: ask for an acknowledgement at once
+		 * rather than at the next coalescing point */
+		pkt->ack_req = ++win[dnic] >= allowed;
 		if (++m->sent == m->npkts) {
 			if (prev == SSEMU_NONE)
 				n->inj_head = next;
@@ -966,18 +1042,25 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		pkt->status = 0;
 		pkt->count = 1;	/* a stale packet is acknowledged alone */
 		if (live) {
+			m->rx_marked |= pkt->marked;
 			if (++m->arrived == m->npkts) {
 				deliver_recv(r, pkt->msg);
 				pkt->status = m->status;
-			} else if (m->arrived - m->rx_acked <
-				   SSEMU_MIN(SSEMU_ACK_EVERY,
-					     r->config.nic_window)) {
-				/* a later acknowledgement covers it */
+			} else if (!pkt->ack_req && !pkt->marked &&
+				   m->arrived - m->rx_acked < SSEMU_ACK_EVERY) {
+				/* a later acknowledgement covers it, the
+				 * timer's if nothing else comes */
+				if (m->arrived - m->rx_acked == 1)
+					schedule(r, now_of(r) + SSEMU_ACK_DELAY,
+						 SSEMU_MEV_ACK_TIMER, nic,
+						 pkt->msg, m->gen);
 				n->rx_unacked++;
 				pkt_free(r, pi);
 				return;
 			}
 			pkt->count = (uint16_t)(m->arrived - m->rx_acked);
+			pkt->marked = (uint8_t)m->rx_marked;
+			m->rx_marked = 0;
 			n->rx_unacked -= SSEMU_MIN(n->rx_unacked,
 						   pkt->count - 1u);
 			m->rx_acked = m->arrived;
@@ -1005,8 +1088,11 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	n->stats.ack_pkts++;
 	if (pkt->src_gen == n->gen) {
 		n->stats.acks += pkt->count;
-		if (pkt->win < r->config.max_nics)
+		if (pkt->win < r->config.max_nics) {
 			win[pkt->win] -= SSEMU_MIN(win[pkt->win], pkt->count);
+			cc_ops[r->cc_idx].on_ack(r, nic, pkt->win, pkt->count,
+						 pkt->marked);
+		}
 		if (m->gen == pkt->msg_gen && m->acked < m->npkts) {
 			if (pkt->status && !m->status)
 				m->status = pkt->status;
@@ -1016,6 +1102,54 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		}
 	}
 	pkt_free(r, pi);
+	ssemu_model_nic_kick(r, nic);
+}
+
+/* The delayed acknowledgement of packets no later one covered. */
+static void ack_timer(struct ssemu_region *r, uint32_t nic, uint32_t mi,
+		      uint32_t gen)
+{
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+	struct ssemu_msg *m;
+	struct ssemu_pkt *pkt;
+	uint32_t pi, src;
+
+	if (mi >= r->nmsgs || n->state != SSEMU_NIC_ATTACHED)
+		return;
+	m = ssemu_r_msg(r, mi);
+	if (m->gen != gen || m->arrived <= m->rx_acked ||
+	    SSEMU_ADDR_PORT(m->dst) != n->port)
+		return;
+	pi = pkt_alloc(r);
+	if (pi == SSEMU_NONE) {
+		schedule(r, now_of(r) + SSEMU_ACK_DELAY, SSEMU_MEV_ACK_TIMER,
+			 nic, mi, gen);
+		return;
+	}
+	src = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
+	pkt = ssemu_r_pkt(r, pi);
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->type = SSEMU_PKT_ACK;
+	pkt->tclass = (uint8_t)m->tclass;
+	pkt->msg = mi;
+	pkt->msg_gen = gen;
+	pkt->win = nic;
+	pkt->src_gen = ssemu_r_nic(r, src)->gen;
+	pkt->src_port = n->port;
+	pkt->dst_port = SSEMU_ADDR_PORT(m->src);
+	pkt->bytes = r->config.pkt_overhead;
+	pkt->copy = (uint16_t)((n->port * 2654435761u + pkt->dst_port) >> 7);
+	pkt->count = (uint16_t)(m->arrived - m->rx_acked);
+	pkt->marked = (uint8_t)m->rx_marked;
+	n->rx_unacked -= SSEMU_MIN(n->rx_unacked, pkt->count);
+	m->rx_acked = m->arrived;
+	m->rx_marked = 0;
+	pkt->next = SSEMU_NONE;
+	if (n->ack_head == SSEMU_NONE)
+		n->ack_head = pi;
+	else
+		ssemu_r_pkt(r, n->ack_tail)->next = pi;
+	n->ack_tail = pi;
 	ssemu_model_nic_kick(r, nic);
 }
 
@@ -1168,6 +1302,9 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 		break;
 	case SSEMU_MEV_NIC_KICK:
 		ssemu_model_nic_kick(r, f->a);
+		break;
+	case SSEMU_MEV_ACK_TIMER:
+		ack_timer(r, f->a, f->b, f->c);
 		break;
 	case SSEMU_MEV_SW_CREDIT:
 		s = ssemu_r_switch(r, f->a);
@@ -1332,6 +1469,10 @@ int ssemu_model_recover(struct ssemu_region *r)
 			n->credits[tc] = tc < c->ntclass ? c->port_buf_pkts : 0;
 		memset(ssemu_r_window(r, nic), 0,
 		       sizeof(uint16_t) * c->max_nics);
+		for (k = 0; k < c->max_nics; k++) {
+			ssemu_r_cwnd(r, nic)[k] = c->nic_window << 8;
+			ssemu_r_cc_acked(r, nic)[k] = UINT32_MAX / 2;
+		}
 	}
 	for (epi = 0; epi < r->neps; epi++) {
 		ep = ssemu_r_ep(r, epi);
@@ -1363,6 +1504,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 			done[ndone++] = (struct rec){ m->seq, mi };
 		} else {
 			m->sent = m->arrived = m->acked = m->rx_acked = 0;
+			m->rx_marked = 0;
 			requeue[nrq++] = (struct rec){ m->seq, mi };
 		}
 		m->mflags &= ~SSEMU_MSGF_TXOVF;

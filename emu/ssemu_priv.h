@@ -40,10 +40,14 @@
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
 #define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
 #define SSEMU_SWLAT_BINS 4096	/* switch latency histogram, 1 ns bins */
-/* A receiving NIC acknowledges every SSEMU_ACK_EVERY packets of a message
- * (at most the window) and its last packet, each ack counting for all the
- * packets since the previous one. */
+/* A receiving NIC acknowledges every SSEMU_ACK_EVERY packets of a message,
+ * its last packet, a packet that filled its source's window and a packet
+ * marked by congestion, each ack counting for all the packets since the
+ * previous one. */
 #define SSEMU_ACK_EVERY 16
+/* ... and in any case no later than this after a packet arrived (its
+ * source may be waiting for it: its window shrank meanwhile). */
+#define SSEMU_ACK_DELAY (1 * SSEMU_PS_PER_US)
 /*
  * Virtual channels: a packet's VC is the number of switch-to-switch hops it
  * has taken, so buffer dependencies only ever point to a higher VC and the
@@ -88,6 +92,7 @@ struct ssemu_msg {
 	uint32_t buf;		/* large buffer index in the ep, or NONE */
 	uint32_t npkts, sent, arrived, acked;
 	uint32_t rx_acked;	/* arrivals the receiver has acknowledged */
+	uint32_t rx_marked;	/* a marked packet since the last ack */
 	uint32_t next;		/* NIC injection queue */
 	uint32_t rx_next;	/* receiver's event overflow list */
 	uint32_t tx_next;	/* sender's event overflow list */
@@ -139,7 +144,9 @@ struct ssemu_pkt {
 	uint8_t type;
 	uint8_t tclass;
 	uint8_t vc;		/* switch-to-switch hops taken so far */
-	uint8_t pad0;
+	uint8_t marked;		/* congestion seen (DATA) or echoed (ACK) */
+	uint8_t ack_req;	/* DATA: the source's window is now full */
+	uint8_t pad2[3];
 	uint16_t copy;		/* global link copy for minimal routing */
 	uint16_t count;		/* ACK: data packets it acknowledges */
 	uint32_t msg;		/* global message index */
@@ -209,6 +216,8 @@ struct ssemu_region {
 	uint64_t engine_off, nics_off, eps_off, msgs_off, bufs_off, rings_off,
 		 pkts_off, swmap_off, portmap_off, switches_off, voqs_off,
 		 window_off,
+		 cwnd_off,	/* congestion windows per NIC pair, 1/256 pkt */
+		 cc_acked_off,	/* packets acknowledged since the last cut */
 		 work_off,	/* bitmap: endpoints with posted messages */
 		 ovf_off;	/* bitmap: endpoints with overflowed events */
 	/* model state */
@@ -307,6 +316,19 @@ static inline uint16_t *ssemu_r_window(struct ssemu_region *r, uint32_t nic)
 	       (size_t)nic * r->config.max_nics;
 }
 
+/* Congestion windows of @nic toward every NIC, in 1/256 packets. */
+static inline uint32_t *ssemu_r_cwnd(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint32_t *)SSEMU_AT(r, r->cwnd_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
+static inline uint32_t *ssemu_r_cc_acked(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint32_t *)SSEMU_AT(r, r->cc_acked_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
 static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
 					    struct ssemu_switch_sh *s,
 					    uint32_t in, uint32_t out,
@@ -354,6 +376,7 @@ enum ssemu_model_ev {
 	SSEMU_MEV_SW_OUT_DONE,		/* a: switch inst, b: out port */
 	SSEMU_MEV_SW_CREDIT,		/* a: switch inst, b: port | vclass << 8 */
 	SSEMU_MEV_NIC_KICK,		/* a: nic slot: packets are free again */
+	SSEMU_MEV_ACK_TIMER,		/* a: nic slot, b: msg, c: msg gen */
 	SSEMU_MEV_MAX,
 };
 
@@ -378,9 +401,16 @@ struct ssemu_arb_ops {
 
 struct ssemu_cc_ops {
 	const char *name;
-	/* May the NIC inject another packet to @dst_port now? */
-	bool (*may_inject)(struct ssemu_region *r, uint32_t nic,
-			   uint32_t dst_port);
+	/* Packets @nic may have in flight to NIC @dnic now (>= 1; the NIC's
+	 * window caps it too). */
+	uint32_t (*window)(struct ssemu_region *r, uint32_t nic, uint32_t dnic);
+	/* Is class @tc congested at edge output @op: mark its packet? */
+	bool (*mark)(struct ssemu_region *r, const struct ssemu_swport *op,
+		     uint32_t tc);
+	/* @count packets of @nic to @dnic acknowledged, @marked if any of
+	 * them was marked on the way. */
+	void (*on_ack)(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
+		       uint32_t count, bool marked);
 };
 
 /* Index of a policy by name in its registry, or -1. */

@@ -68,7 +68,7 @@ static void test_config_presets_valid(void **state)
 	assert_int_equal(cfg.tclass[1].priority, 2);
 	assert_int_equal(cfg.tclass[1].max_pct, 30);
 	assert_string_equal(cfg.routing, "minimal");
-	assert_string_equal(cfg.cc, "none");
+	assert_string_equal(cfg.cc, "endpoint-pair");
 	assert_string_equal(cfg.arb, "shares");
 	assert_int_equal(cfg.clock, SSEMU_CLOCK_VIRTUAL);
 	assert_true(ssemu_config_nports(&cfg) == 16);
@@ -489,7 +489,7 @@ static void test_config_file_overrides_preset(void **state)
 	assert_int_equal(f.cfg.ntclass, ref.ntclass);
 	assert_memory_equal(f.cfg.tclass, ref.tclass, sizeof(ref.tclass));
 	assert_int_equal(f.cfg.default_tclass, ref.default_tclass);
-	assert_string_equal(f.cfg.cc, "none");
+	assert_string_equal(f.cfg.cc, ref.cc);
 	assert_int_equal(f.cfg.max_events, ref.max_events);
 
 	/* an empty file is the "switch" preset under the name "file" */

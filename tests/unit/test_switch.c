@@ -377,6 +377,7 @@ static void two_flows(uint32_t tc_b, uint32_t tc_c, double *lat_b,
 	/* strict priority alone: HPE's profile would also cap LOW_LATENCY
 	 * at 30% (test_tclass covers the shares) */
 	snprintf(c.arb, sizeof(c.arb), "priority-rr");
+	snprintf(c.cc, sizeof(c.cc), "none");
 	c.msgs_per_ep = 512;
 	c.bufs_per_ep = 64;
 	t = tf_open(&c);

@@ -132,14 +132,15 @@ static void test_tclass_min_shares_80_20(void **state)
 
 static void test_tclass_same_class_fair(void **state)
 {
-	struct share sh = { .from = 50 * SSEMU_PS_PER_US,
-			    .to = 250 * SSEMU_PS_PER_US };
+	/* congestion control's windows take a while to even out */
+	struct share sh = { .from = 100 * SSEMU_PS_PER_US,
+			    .to = 600 * SSEMU_PS_PER_US };
 	struct ssemu_config c;
 	double a;
 
 	tf_config(&c, "switch");
 	two_classes(&c, 80, 100, 1, 20, 100, 1);
-	stream(&c, 0, 0, UINT64_MAX, 260 * SSEMU_PS_PER_US, &sh);
+	stream(&c, 0, 0, UINT64_MAX, 610 * SSEMU_PS_PER_US, &sh);
 	a = 100.0 * sh.bytes[1] / (double)(sh.bytes[1] + sh.bytes[2]);
 	print_message("one class: %.1f%% / %.1f%%\n", a, 100 - a);
 	assert_true(a > 47 && a < 53);
