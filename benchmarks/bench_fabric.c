@@ -331,7 +331,6 @@ static int fabric_side(const char *name, bool first, uint64_t iters,
 
 		if (first) {
 			val = i;
-			s.hdr[0] = ssemu_fabric_now(fab);
 			while ((ret = ssemu_ep_send(ep, &s)) == -EAGAIN)
 				ssemu_fabric_progress(fab, 256);
 			if (ret)
@@ -344,13 +343,12 @@ static int fabric_side(const char *name, bool first, uint64_t iters,
 					continue;
 				ssemu_event_copy(ep, &ev, 0, &val, sizeof(val));
 				if (first)
-					msum += ev.time - ev.hdr[0];
+					msum += ev.time - ev.posted;
 				ssemu_event_release(ep, &ev);
 				got = true;
 			}
 		}
 		if (!first) {
-			s.hdr[0] = ssemu_fabric_now(fab);
 			while ((ret = ssemu_ep_send(ep, &s)) == -EAGAIN)
 				ssemu_fabric_progress(fab, 256);
 			if (ret)

@@ -303,6 +303,8 @@ struct ssemu_event {
 	uint64_t hdr[SSEMU_HDR_WORDS];	/* RECV */
 	uint64_t cookie;	/* SEND_DONE */
 	ssemu_time_t time;	/* model time of the event */
+	ssemu_time_t posted;	/* model time the source NIC took the
+				 * message (time - posted: its latency) */
 	uint32_t slot;		/* private: message slot */
 	uint32_t gen;		/* private */
 };
