@@ -191,17 +191,17 @@ static bool arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	double dt, need;
 
 	/* refill both buckets of every class up to now */
-	dt = (double)(now - op->tok_time);
-	op->tok_time = now;
-	for (tc = 0; tc < T; tc++) {
-		const struct ssemu_tclass_desc *d = &c->tclass[tc];
+	if (now != op->tok_time) {
+		dt = (double)(now - op->tok_time) * bytes_per_ps / 100.0;
+		op->tok_time = now;
+		for (tc = 0; tc < T; tc++) {
+			const struct ssemu_tclass_desc *d = &c->tclass[tc];
 
-		op->g_tokens[tc] = SSEMU_MIN(depth, op->g_tokens[tc] +
-						     dt * bytes_per_ps *
-							     d->min_pct / 100.0);
-		op->c_tokens[tc] = SSEMU_MIN(depth, op->c_tokens[tc] +
-						     dt * bytes_per_ps *
-							     d->max_pct / 100.0);
+			op->g_tokens[tc] = SSEMU_MIN(depth, op->g_tokens[tc] +
+							     dt * d->min_pct);
+			op->c_tokens[tc] = SSEMU_MIN(depth, op->c_tokens[tc] +
+							     dt * d->max_pct);
+		}
 	}
 	for (tc = 0; tc < T; tc++) {
 		ready[tc] = class_ready(r, op, out, tc);

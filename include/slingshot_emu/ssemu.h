@@ -342,9 +342,10 @@ int ssemu_ep_wait(struct ssemu_ep *ep, int timeout_ms);
 int ssemu_nic_wait(struct ssemu_nic *nic, int timeout_ms);
 
 /**
- * Is somebody at @peer: a NIC attached at its port, the endpoint open, its
- * process alive?  For protocols that wait on a peer's answer (rendezvous):
- * cheap, but not for every message.
+ * Is somebody at @peer: a NIC attached at its port and the endpoint open?
+ * A process that died is detached within about 20 ms (the engine's
+ * liveness check).  For protocols that wait on a peer's answer
+ * (rendezvous); cheap.
  * @return 1 yes, 0 no.
  */
 int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer);
