@@ -34,7 +34,7 @@
 
 struct layout {
 	uint64_t engine, nics, eps, msgs, bufs, rings, pkts, swmap, portmap,
-		switches, voqs, window, cwnd, cc_acked, work, ovf, total;
+		switches, voqs, window, cwnd, cc_acked, path, work, ovf, total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
 };
@@ -74,6 +74,8 @@ static void compute_layout(const struct ssemu_config *c,
 				     sizeof(uint32_t));
 	l->cc_acked = take(&off, (uint64_t)c->max_nics * c->max_nics *
 					 sizeof(uint32_t));
+	l->path = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				     sizeof(uint16_t));
 	l->work = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->ovf = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->switches = take(&off, (uint64_t)c->max_switches *
@@ -120,6 +122,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->window_off = l->window;
 	r->cwnd_off = l->cwnd;
 	r->cc_acked_off = l->cc_acked;
+	r->path_off = l->path;
 	r->work_off = l->work;
 	r->ovf_off = l->ovf;
 	r->route_idx = (uint32_t)ssemu_route_index(c->routing);

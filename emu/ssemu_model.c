@@ -66,8 +66,46 @@ static uint32_t route_minimal(struct ssemu_region *r, uint32_t sw,
 	return ssemu_topo_min_port(&r->topo, sw, pkt->dst_port, pkt->copy);
 }
 
+/* First endpoint of group @g: minimal routing toward it leads into @g. */
+static inline uint64_t group_rep(const struct ssemu_topo *t, uint32_t g)
+{
+	return (uint64_t)g * t->a * t->p;
+}
+
+/*
+ * A packet on a non-minimal path goes minimally to its intermediate group
+ * first (phase 0), then minimally to its destination (phase 1): at most
+ * local, global, local, global, local, within the VCs.
+ */
+static uint32_t route_follow(struct ssemu_region *r, uint32_t sw,
+			     struct ssemu_pkt *pkt)
+{
+	const struct ssemu_topo *t = &r->topo;
+
+	if (pkt->via && !pkt->phase) {
+		if (ssemu_topo_group(t, sw) == pkt->via - 1u)
+			pkt->phase = 1;
+		else
+			return ssemu_topo_min_port(t, sw,
+						   group_rep(t, pkt->via - 1u),
+						   pkt->copy);
+	}
+	return ssemu_topo_min_port(t, sw, pkt->dst_port, pkt->copy);
+}
+
+/*
+ * "adaptive": at injection, the minimal path and up to three non-minimal
+ * ones through random intermediate groups are weighed by the queue depth
+ * (waiting packets and used credits) of their first output at the source
+ * switch, times their length in hops, the class's routing bias favouring
+ * minimal paths; the cheapest wins.  "ugal" weighs one non-minimal
+ * candidate.  Ordered traffic changes path only when the pair has nothing
+ * in flight.  Neighbouring switches' queues are not consulted.
+ */
 static const struct ssemu_route_ops route_ops[] = {
-	{ .name = "minimal", .select = route_minimal },
+	{ .name = "minimal", .ncand = 0, .select = route_minimal },
+	{ .name = "adaptive", .ncand = 3, .select = route_follow },
+	{ .name = "ugal", .ncand = 1, .select = route_follow },
 };
 
 /* The vclass a packet of vclass @vcl occupies downstream of @out. */
@@ -857,6 +895,79 @@ static void fail_queued(struct ssemu_region *r, uint32_t mi, int32_t status)
 	complete_tx(r, mi);
 }
 
+/* What an adaptive decision sees of output @port at switch @s: packets
+ * waiting for it, plus its downstream buffer in use for the class. */
+static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			  uint32_t port, uint32_t tc)
+{
+	const struct ssemu_swport *op = &s->port[port];
+	uint32_t load = op->nqueued, cr;
+
+	if (ssemu_topo_port_kind(&r->topo, port) != SSEMU_PORT_ENDPOINT) {
+		cr = op->credits[tc * SSEMU_NVC + 1];
+		if (cr < r->config.port_buf_pkts)
+			load += r->config.port_buf_pkts - cr;
+	}
+	return load;
+}
+
+/* The path of a packet about to be injected (see route_ops). */
+static void route_choose(struct ssemu_region *r, uint32_t nic,
+			 const struct ssemu_msg *m, struct ssemu_pkt *pkt,
+			 uint32_t dnic, uint32_t inflight)
+{
+	const struct ssemu_route_ops *ro = &route_ops[r->route_idx];
+	const struct ssemu_topo *t = &r->topo;
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+	uint16_t *path = &ssemu_r_path(r, nic)[dnic];
+	int bias = r->config.tclass[m->tclass].route_bias;
+	bool ordered = (m->flags & SSEMU_SEND_ORDERED) ||
+		       r->config.tclass[m->tclass].ordered;
+	uint32_t sg, dg, g, k, port, inst, hmin, best_via = 0;
+	struct ssemu_switch_sh *s;
+	uint64_t cost, best;
+
+	pkt->via = 0;
+	pkt->phase = 0;
+	if (!ro->ncand)
+		return;
+	if (ordered && inflight) {
+		/* an ordered flow keeps its path while anything is in flight */
+		pkt->via = *path;
+		return;
+	}
+	sg = ssemu_topo_group(t, ssemu_topo_ep_switch(t, n->port));
+	dg = ssemu_topo_group(t, ssemu_topo_ep_switch(t, pkt->dst_port));
+	s = sw_get(r, ssemu_topo_ep_switch(t, n->port), &inst);
+	if (sg == dg || t->g < 3 || !s) {
+		*path = 0;
+		return;
+	}
+	if (bias < -7)
+		bias = -7;
+	hmin = ssemu_topo_min_hops(t, n->port, pkt->dst_port, pkt->copy);
+	port = ssemu_topo_min_port(t, s->sw, pkt->dst_port, pkt->copy);
+	best = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) * (hmin + 1) *
+	       8;
+	for (k = 0; k < ro->ncand; k++) {
+		/* a random group other than the source's and the destination's */
+		g = (uint32_t)ssemu_rng_below(&s->rng, t->g - 2);
+		if (g >= SSEMU_MIN(sg, dg))
+			g++;
+		if (g >= SSEMU_MAX(sg, dg))
+			g++;
+		port = ssemu_topo_min_port(t, s->sw, group_rep(t, g), pkt->copy);
+		cost = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) *
+		       (hmin + 3) * (uint64_t)(8 + bias);
+		if (cost < best) {
+			best = cost;
+			best_via = g + 1;
+		}
+	}
+	pkt->via = (uint16_t)best_via;
+	*path = (uint16_t)best_via;
+}
+
 #define SSEMU_INJ_LOOKAHEAD 64	/* queued messages scanned per injection */
 
 /*
@@ -954,6 +1065,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		/* one global-link copy per (src, dst) pair keeps it FIFO */
 		pkt->copy = (uint16_t)((n->port * 2654435761u + dport) >> 7);
 		pkt->inject_time = now_of(r);
+		route_choose(r, nic, m, pkt, dnic, win[dnic]);
 		/* the window is full now: ask for an acknowledgement at once
 		 * rather than at the next coalescing point */
 		pkt->ack_req = ++win[dnic] >= allowed;
@@ -1071,6 +1183,8 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		 * the source's window slot must close either way). */
 		pkt->type = SSEMU_PKT_ACK;
 		pkt->vc = 0;
+		pkt->via = 0;	/* acknowledgements go back minimally */
+		pkt->phase = 0;
 		pkt->bytes = r->config.pkt_overhead;
 		pkt->dst_port = pkt->src_port;
 		pkt->src_port = n->port;
@@ -1474,6 +1588,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		for (k = 0; k < c->max_nics; k++) {
 			ssemu_r_cwnd(r, nic)[k] = c->nic_window << 8;
 			ssemu_r_cc_acked(r, nic)[k] = UINT32_MAX / 2;
+			ssemu_r_path(r, nic)[k] = 0;
 		}
 	}
 	for (epi = 0; epi < r->neps; epi++) {

@@ -146,7 +146,8 @@ struct ssemu_pkt {
 	uint8_t vc;		/* switch-to-switch hops taken so far */
 	uint8_t marked;		/* congestion seen (DATA) or echoed (ACK) */
 	uint8_t ack_req;	/* DATA: the source's window is now full */
-	uint8_t pad2[3];
+	uint8_t phase;		/* non-minimal: 0 toward via, 1 toward dst */
+	uint16_t via;		/* intermediate group + 1, 0: minimal path */
 	uint16_t copy;		/* global link copy for minimal routing */
 	uint16_t count;		/* ACK: data packets it acknowledges */
 	uint32_t msg;		/* global message index */
@@ -218,6 +219,7 @@ struct ssemu_region {
 		 window_off,
 		 cwnd_off,	/* congestion windows per NIC pair, 1/256 pkt */
 		 cc_acked_off,	/* packets acknowledged since the last cut */
+		 path_off,	/* ordered flows: each NIC pair's current via */
 		 work_off,	/* bitmap: endpoints with posted messages */
 		 ovf_off;	/* bitmap: endpoints with overflowed events */
 	/* model state */
@@ -329,6 +331,12 @@ static inline uint32_t *ssemu_r_cc_acked(struct ssemu_region *r, uint32_t nic)
 	       (size_t)nic * r->config.max_nics;
 }
 
+static inline uint16_t *ssemu_r_path(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint16_t *)SSEMU_AT(r, r->path_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
 static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
 					    struct ssemu_switch_sh *s,
 					    uint32_t in, uint32_t out,
@@ -383,6 +391,9 @@ enum ssemu_model_ev {
 /* Pluggable policies, chosen by name from the configuration. */
 struct ssemu_route_ops {
 	const char *name;
+	/* Non-minimal candidates weighed against the minimal path when a
+	 * packet is injected (0: always minimal). */
+	uint32_t ncand;
 	/* Output port for @pkt at switch @sw. */
 	uint32_t (*select)(struct ssemu_region *r, uint32_t sw,
 			   struct ssemu_pkt *pkt);

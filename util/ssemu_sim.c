@@ -21,13 +21,15 @@
 #include "ssemu_compiler.h"
 #include "ssemu_rng.h"
 
-enum pattern { PAT_UNIFORM, PAT_PERMUTATION, PAT_INCAST, PAT_PINGPONG };
+enum pattern { PAT_UNIFORM, PAT_PERMUTATION, PAT_INCAST, PAT_PINGPONG,
+	       PAT_GROUPS, PAT_COUNT };
 
 static const char *const pattern_names[] = {
 	[PAT_UNIFORM] = "uniform",
 	[PAT_PERMUTATION] = "permutation",
 	[PAT_INCAST] = "incast",
 	[PAT_PINGPONG] = "pingpong",
+	[PAT_GROUPS] = "groups",
 };
 
 struct sim_opts {
@@ -42,6 +44,8 @@ struct sim_opts {
 	uint64_t seed;
 	uint32_t tclass;
 	const char *csv;
+	const char *routing;
+	const char *cc;
 	bool seed_set;
 };
 
@@ -113,8 +117,12 @@ static void usage_sim(FILE *f)
 	fprintf(f,
 		"\n"
 		"  --config FILE        fabric configuration file instead of a preset\n"
-		"  --pattern P          uniform | permutation | incast | pingpong\n"
-		"                       (default uniform)\n"
+		"  --pattern P          uniform | permutation | incast | pingpong |\n"
+		"                       groups (each endpoint to its peer in the\n"
+		"                       next group: adversarial) (default uniform)\n"
+		"  --routing R          minimal | adaptive | ugal (default: the\n"
+		"                       fabric's)\n"
+		"  --cc C               endpoint-pair | none (default: the fabric's)\n"
 		"  --endpoints N        endpoints taking part (default: all)\n"
 		"  --size BYTES         message size (default 2048)\n"
 		"  --load F             offered load per source, 0 < F <= 1, as a\n"
@@ -141,6 +149,8 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 		{ "tclass", required_argument, NULL, 'T' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "csv", required_argument, NULL, 'o' },
+		{ "routing", required_argument, NULL, 'R' },
+		{ "cc", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -165,13 +175,13 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 			o->config_path = optarg;
 			break;
 		case 'P':
-			for (i = 0; i < 4; i++)
+			for (i = 0; i < PAT_COUNT; i++)
 				if (!strcmp(optarg, pattern_names[i]))
 					break;
-			if (i == 4) {
+			if (i == PAT_COUNT) {
 				fprintf(stderr, "sim: unknown pattern '%s' "
 					"(uniform, permutation, incast, "
-					"pingpong)\n", optarg);
+					"pingpong, groups)\n", optarg);
 				return -EINVAL;
 			}
 			o->pattern = (enum pattern)i;
@@ -216,6 +226,12 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 		case 'o':
 			o->csv = optarg;
 			break;
+		case 'R':
+			o->routing = optarg;
+			break;
+		case 'C':
+			o->cc = optarg;
+			break;
 		case 'h':
 			usage_sim(stdout);
 			return 1;
@@ -259,6 +275,10 @@ static uint64_t pick_dest(struct sim *s, uint64_t src)
 		return 0;
 	case PAT_PINGPONG:
 		return src ^ 1;
+	case PAT_GROUPS:
+		return (src + (uint64_t)s->cfg.topo.switches_per_group *
+				      s->cfg.topo.endpoints_per_switch) %
+		       s->n;
 	default:
 		d = ssemu_rng_below(&s->rng, s->n - 1);
 		return d >= src ? d + 1 : d;
@@ -271,7 +291,9 @@ static int post(struct sim *s, uint64_t src, uint64_t dst)
 	struct ssemu_send m = {
 		.dest = ssemu_ep_addr(s->eps[dst]),
 		.tclass = s->o.tclass,
-		.flags = SSEMU_SEND_ORDERED,
+		/* synthetic traffic needs no ordering: each packet may take
+		 * its own path (a class marked ordered still orders) */
+		.flags = 0,
 		.iov = &iov,
 		.iov_count = 1,
 		.cookie = src,
@@ -438,6 +460,8 @@ static void report(struct sim *s)
 	       "class %s, seed %" PRIu64 "\n",
 	       pattern_names[s->o.pattern], s->o.size, s->o.load,
 	       s->cfg.tclass[s->o.tclass].name, s->cfg.seed);
+	printf("policies: routing %s, congestion control %s, arbitration "
+	       "%s\n", s->cfg.routing, s->cfg.cc, s->cfg.arb);
 	printf("messages: sent %" PRIu64 ", received %" PRIu64
 	       ", failed %" PRIu64 "\n",
 	       s->sent, s->received, s->failed);
@@ -482,6 +506,11 @@ static int sim_setup(struct sim *s)
 	}
 	if (s->o.seed_set)
 		s->cfg.seed = s->o.seed;
+	if (s->o.routing)
+		snprintf(s->cfg.routing, sizeof(s->cfg.routing), "%s",
+			 s->o.routing);
+	if (s->o.cc)
+		snprintf(s->cfg.cc, sizeof(s->cfg.cc), "%s", s->o.cc);
 	if (s->o.tclass == UINT32_MAX)
 		s->o.tclass = s->cfg.default_tclass;
 	if (s->o.tclass >= s->cfg.ntclass) {
