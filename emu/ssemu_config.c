@@ -85,7 +85,7 @@ int ssemu_config_preset(const char *name, struct ssemu_config *cfg)
 	cfg->ntclass = ARRAY_SIZE(hpe_hpc_profile);
 	memcpy(cfg->tclass, hpe_hpc_profile, sizeof(hpe_hpc_profile));
 	cfg->default_tclass = 3; /* BEST_EFFORT, as cxi defaults */
-	snprintf(cfg->routing, sizeof(cfg->routing), "adaptive");
+	snprintf(cfg->routing, sizeof(cfg->routing), "minimal");
 	snprintf(cfg->cc, sizeof(cfg->cc), "endpoint-pair");
 	snprintf(cfg->arb, sizeof(cfg->arb), "shares");
 	cfg->seed = 1;

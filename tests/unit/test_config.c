@@ -67,7 +67,7 @@ static void test_config_presets_valid(void **state)
 	assert_string_equal(cfg.tclass[1].name, "LOW_LATENCY");
 	assert_int_equal(cfg.tclass[1].priority, 2);
 	assert_int_equal(cfg.tclass[1].max_pct, 30);
-	assert_string_equal(cfg.routing, "adaptive");
+	assert_string_equal(cfg.routing, "minimal");
 	assert_string_equal(cfg.cc, "endpoint-pair");
 	assert_string_equal(cfg.arb, "shares");
 	assert_int_equal(cfg.clock, SSEMU_CLOCK_VIRTUAL);
