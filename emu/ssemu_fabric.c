@@ -1168,7 +1168,6 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 bool ssemu_fabric_idle(struct ssemu_fabric *f)
 {
 	struct ssemu_region *r = f->r;
-	const struct ssemu_config *c = &r->config;
 	uint32_t epi;
 
 	if (ssemu_engine_pending(ssemu_r_engine(r)))
@@ -1182,7 +1181,6 @@ bool ssemu_fabric_idle(struct ssemu_fabric *f)
 		    sh->rx_head != SSEMU_NONE || sh->tx_head != SSEMU_NONE)
 			return false;
 	}
-	(void)c;
 	return true;
 }
 

@@ -94,7 +94,7 @@ struct sse_env {
 	char *tclass;		/* default traffic class name, or NULL */
 	int port;		/* explicit NIC port, -1: placement */
 	char *clock;		/* "virtual" | "realtime" */
-	double dilation;	/* 0: the configuration's, < 0: invalid */
+	char *dilation;		/* NULL: the configuration's */
 	size_t eager_max;	/* larger messages use rendezvous */
 	size_t tx_size;
 	size_t rx_size;

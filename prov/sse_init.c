@@ -21,7 +21,7 @@ struct sse_env sse_env = {
 	.tclass = NULL,
 	.port = -1,
 	.clock = NULL,
-	.dilation = 0,		/* unset: the configuration's */
+	.dilation = NULL,	/* unset: the configuration's */
 	.eager_max = 16384,
 	.tx_size = 16384,
 	.rx_size = 16384,
@@ -76,54 +76,16 @@ int sse_env_store(enum ssemu_store *store)
  */
 int sse_env_config(struct ssemu_config *cfg)
 {
-	const char *preset = sse_env.preset ? sse_env.preset : "switch";
-	const char *what = preset;
 	char err[256] = "";
-	int ret;
 
-	if (sse_env.config) {
-		what = sse_env.config;
-		ret = ssemu_config_load(sse_env.config, cfg, err, sizeof(err));
-		if (ret) {
-			SSE_WARN(FI_LOG_CORE,
-				 "FI_SLINGSHOT_EMU_CONFIG=%s: %s\n",
-				 sse_env.config, *err ? err : strerror(-ret));
-			return -FI_EINVAL;
-		}
-	} else {
-		ret = ssemu_config_preset(preset, cfg);
-		if (ret) {
-			SSE_WARN(FI_LOG_CORE,
-				 "FI_SLINGSHOT_EMU_PRESET=%s: unknown preset (see fi_info -g PRESET)\n",
-				 preset);
-			return -FI_EINVAL;
-		}
-	}
-
-	if (sse_env.clock) {
-		if (!strcasecmp(sse_env.clock, "virtual")) {
-			cfg->clock = SSEMU_CLOCK_VIRTUAL;
-		} else if (!strcasecmp(sse_env.clock, "realtime")) {
-			cfg->clock = SSEMU_CLOCK_REALTIME;
-		} else {
-			SSE_WARN(FI_LOG_CORE,
-				 "FI_SLINGSHOT_EMU_CLOCK=%s: expected virtual or realtime\n",
-				 sse_env.clock);
-			return -FI_EINVAL;
-		}
-	}
-	if (sse_env.dilation < 0) {
-		SSE_WARN(FI_LOG_CORE,
-			 "FI_SLINGSHOT_EMU_DILATION: expected a number > 0\n");
-		return -FI_EINVAL;
-	}
-	if (sse_env.dilation > 0)
-		cfg->dilation = sse_env.dilation;
-
-	ret = ssemu_config_validate(cfg, err, sizeof(err));
-	if (ret) {
-		SSE_WARN(FI_LOG_CORE, "fabric configuration %s: %s\n", what,
-			 err);
+	/* the same reading as the slingshot-emu tool's (ssemu.h) */
+	if (ssemu_config_select(sse_env.config, sse_env.preset, sse_env.clock,
+				sse_env.dilation, cfg, err, sizeof(err))) {
+		SSE_WARN(FI_LOG_CORE, "fabric configuration (%s%s): %s\n",
+			 sse_env.config ? "FI_SLINGSHOT_EMU_CONFIG=" :
+					  "FI_SLINGSHOT_EMU_PRESET=",
+			 sse_env.config ? sse_env.config :
+			 sse_env.preset ? sse_env.preset : "switch", err);
 		return -FI_EINVAL;
 	}
 	return 0;
@@ -165,7 +127,6 @@ static const char *sse_preset_help(void)
 
 static void sse_init_env(void)
 {
-	char *dil;
 	int ival;
 
 	fi_param_define(&sse_prov, "store", FI_PARAM_STRING,
@@ -201,17 +162,7 @@ static void sse_init_env(void)
 	sse_env.clock = sse_param_str("clock");
 	if (!fi_param_get_int(&sse_prov, "port", &ival))
 		sse_env.port = ival;
-	dil = sse_param_str("dilation");
-	if (dil) {
-		char *end;
-		double d = strtod(dil, &end);
-
-		if (end == dil || *end || d <= 0)
-			sse_env.dilation = -1.0; /* refused at fabric open */
-		else
-			sse_env.dilation = d;
-		free(dil);
-	}
+	sse_env.dilation = sse_param_str("dilation");
 	sse_param_size("eager_max", &sse_env.eager_max);
 	sse_param_size("tx_size", &sse_env.tx_size);
 	sse_param_size("rx_size", &sse_env.rx_size);
@@ -235,6 +186,7 @@ static void sse_cleanup(void)
 	free(sse_env.config);
 	free(sse_env.tclass);
 	free(sse_env.clock);
+	free(sse_env.dilation);
 	memset(&sse_env, 0, sizeof(sse_env));
 }
 

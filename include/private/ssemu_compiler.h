@@ -21,7 +21,6 @@
 #define SSEMU_CACHELINE 64
 #define SSEMU_CACHELINE_ALIGNED __attribute__((aligned(SSEMU_CACHELINE)))
 #define SSEMU_ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((__typeof__(x))(a) - 1))
-#define SSEMU_EXPORT __attribute__((visibility("default")))
 #define SSEMU_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define SSEMU_MAX(a, b) ((a) > (b) ? (a) : (b))
 
