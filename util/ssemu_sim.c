@@ -305,17 +305,13 @@ static int post(struct sim *s, uint64_t src, uint64_t dst)
 }
 
 /* Drain every endpoint's events; returns RECVs seen. */
-static uint64_t drain(struct sim *s, uint64_t only)
+static uint64_t drain(struct sim *s)
 {
 	struct ssemu_event ev[64];
-	uint64_t i, got = 0, from = 0, to = s->n;
+	uint64_t i, got = 0;
 	int k, n;
 
-	if (only != UINT64_MAX) {
-		from = only;
-		to = only + 1;
-	}
-	for (i = from; i < to; i++) {
+	for (i = 0; i < s->n; i++) {
 		while ((n = ssemu_ep_poll(s->eps[i], ev, 64)) > 0) {
 			for (k = 0; k < n; k++) {
 				if (ev[k].type == SSEMU_EV_SEND_DONE) {
@@ -348,6 +344,21 @@ static uint64_t drain(struct sim *s, uint64_t only)
 	return got;
 }
 
+/* Let everything in flight arrive, then take the last events. */
+static int finish(struct sim *s)
+{
+	int ret;
+
+	while (!ssemu_fabric_idle(s->fab)) {
+		ret = ssemu_fabric_progress(s->fab, 65536);
+		if (ret < 0)
+			return ret;
+		drain(s);
+	}
+	drain(s);
+	return 0;
+}
+
 static int run_open_loop(struct sim *s)
 {
 	ssemu_time_t end = (ssemu_time_t)(s->o.time_us * SSEMU_PS_PER_US);
@@ -370,7 +381,7 @@ static int run_open_loop(struct sim *s)
 		/* Event times are stamped by the model, so draining now and
 		 * then loses nothing (overflowing rings queue in the model). */
 		if (s->sent - s->drained_at >= 256) {
-			drain(s, UINT64_MAX);
+			drain(s);
 			s->drained_at = s->sent;
 		}
 		t = ssemu_fabric_now(s->fab);
@@ -381,7 +392,7 @@ static int run_open_loop(struct sim *s)
 			while ((ret = post(s, i, pick_dest(s, i))) == -EAGAIN) {
 				/* the source is out of slots: let it drain */
 				ssemu_fabric_progress(s->fab, 1024);
-				drain(s, UINT64_MAX);
+				drain(s);
 				if (++spin > 1000000)
 					return -EDEADLK;
 			}
@@ -391,15 +402,7 @@ static int run_open_loop(struct sim *s)
 			s->next[i] = t + gap(s);
 		}
 	}
-	/* Let everything in flight arrive. */
-	while (!ssemu_fabric_idle(s->fab)) {
-		ret = ssemu_fabric_progress(s->fab, 65536);
-		if (ret < 0)
-			return ret;
-		drain(s, UINT64_MAX);
-	}
-	drain(s, UINT64_MAX);
-	return 0;
+	return finish(s);
 }
 
 static int run_pingpong(struct sim *s)
@@ -420,20 +423,13 @@ static int run_pingpong(struct sim *s)
 			ret = ssemu_fabric_progress(s->fab, 65536);
 			if (ret < 0)
 				return ret;
-			drain(s, UINT64_MAX);
+			drain(s);
 			if (ret == 0 && s->received == before &&
 			    ssemu_fabric_idle(s->fab))
 				return -EIO;
 		}
 	}
-	while (!ssemu_fabric_idle(s->fab)) {
-		ret = ssemu_fabric_progress(s->fab, 65536);
-		if (ret < 0)
-			return ret;
-		drain(s, UINT64_MAX);
-	}
-	drain(s, UINT64_MAX);
-	return 0;
+	return finish(s);
 }
 
 static void report(struct sim *s)
