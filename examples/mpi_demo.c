@@ -38,20 +38,24 @@ int main(int argc, char **argv)
 		int sz = sizes[k], it = sz >= 65536 ? 20 : iters;
 		double t0;
 
+		/* round -1 warms up (buffers, first touches), untimed */
 		MPI_Barrier(MPI_COMM_WORLD);
-		t0 = MPI_Wtime();
-		for (i = 0; i < it && rank < 2; i++) {
+		t0 = 0;
+		for (i = -1; i < it && rank < 2; i++) {
+			if (i == 0)
+				t0 = MPI_Wtime();
 			if (rank == 0) {
 				memset(buf, i & 0xff, sz);
 				MPI_Send(buf, sz, MPI_CHAR, 1, k, MPI_COMM_WORLD);
 				MPI_Recv(buf, sz, MPI_CHAR, 1, k, MPI_COMM_WORLD,
 					 MPI_STATUS_IGNORE);
-				if ((unsigned char)buf[sz - 1] != ((i + 1) & 0xff))
+				if ((unsigned char)buf[sz - 1] !=
+				    ((unsigned)(i + 1) & 0xff))
 					fail("ping-pong data mismatch");
 			} else {
 				MPI_Recv(buf, sz, MPI_CHAR, 0, k, MPI_COMM_WORLD,
 					 MPI_STATUS_IGNORE);
-				memset(buf, (i + 1) & 0xff, sz);
+				memset(buf, (unsigned)(i + 1) & 0xff, sz);
 				MPI_Send(buf, sz, MPI_CHAR, 0, k, MPI_COMM_WORLD);
 			}
 		}

@@ -228,6 +228,9 @@ struct sse_cq_slot {
 	bool is_err;		/* placeholder for the next error */
 };
 
+/* Empty CQ reads in a row before the reader yields its core. */
+#define SSE_IDLE_YIELD 64
+
 struct sse_cq {
 	struct fid_cq cq_fid;
 	struct sse_domain *domain;
@@ -245,6 +248,7 @@ struct sse_cq {
 	int ref;		/* endpoints and counters bound */
 	struct fi_cq_err_entry last_err; /* for err_data returned by pointer */
 	uint8_t last_err_data[sizeof(struct fi_sse_addr)];
+	unsigned idle_reads;	/* empty reads in a row (see sse_cq_readfrom) */
 };
 
 struct sse_cntr {

@@ -9,6 +9,7 @@
  * fi_cq_readerr.  Every read drives progress; blocking reads sleep in the
  * emulator (ssemu_ep_wait), never spin.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -165,6 +166,19 @@ static ssize_t sse_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	pthread_mutex_lock(&dom->lock);
 	__sse_domain_progress(dom);
 	ret = __sse_cq_read(cq, buf, count, src_addr);
+	/*
+	 * A caller that polls an empty CQ in a loop (MPI does) waits for a
+	 * peer process, which on an oversubscribed host may need this core:
+	 * now and then give it up.
+	 */
+	if (ret == -FI_EAGAIN && ++cq->idle_reads >= SSE_IDLE_YIELD) {
+		cq->idle_reads = 0;
+		pthread_mutex_unlock(&dom->lock);
+		sched_yield();
+		return ret;
+	}
+	if (ret != -FI_EAGAIN)
+		cq->idle_reads = 0;
 	pthread_mutex_unlock(&dom->lock);
 	return ret;
 }
