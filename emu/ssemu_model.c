@@ -169,6 +169,8 @@ static bool class_ready(struct ssemu_region *r, struct ssemu_swport *op,
 {
 	uint32_t vc, vcl;
 
+	if (!op->queued_tc[tc])
+		return false;
 	for (vc = 0; vc < SSEMU_NVC; vc++) {
 		vcl = tc * SSEMU_NVC + vc;
 		if (op->queued[vcl] && op->credits[next_vcl(r, out, vcl)])
@@ -330,12 +332,8 @@ static uint32_t cc_pair_window(struct ssemu_region *r, uint32_t nic,
 static bool cc_pair_mark(struct ssemu_region *r, const struct ssemu_swport *op,
 			 uint32_t tc)
 {
-	uint32_t vc, q = 0;
-
 	/* per class, so that throttling respects the classes' shares */
-	for (vc = 0; vc < SSEMU_NVC; vc++)
-		q += op->queued[tc * SSEMU_NVC + vc];
-	return q >= SSEMU_CC_MARK_QUEUE;
+	return op->queued_tc[tc] >= SSEMU_CC_MARK_QUEUE;
 }
 
 static void cc_pair_on_ack(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
@@ -713,6 +711,7 @@ static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		ssemu_r_pkt(r, q->tail)->next = pi;
 	q->tail = pi;
 	s->port[out].queued[vcl]++;
+	s->port[out].queued_tc[vcl / SSEMU_NVC]++;
 	s->port[out].nqueued++;
 }
 
@@ -726,6 +725,7 @@ static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	if (q->head == SSEMU_NONE)
 		q->tail = SSEMU_NONE;
 	s->port[out].queued[vcl]--;
+	s->port[out].queued_tc[vcl / SSEMU_NVC]--;
 	s->port[out].nqueued--;
 	return pi;
 }

@@ -171,6 +171,7 @@ struct ssemu_swport {
 	uint32_t done_pending;	/* an OUT_DONE event is scheduled */
 	uint32_t rr;		/* round-robin pointer over inputs */
 	uint32_t nqueued;	/* VOQ packets for this output, all vclasses */
+	uint32_t queued_tc[SSEMU_MAX_TCLASS];	/* the same, per class */
 	uint32_t pad;
 	ssemu_time_t busy_until;	/* the output serialises until then */
 	uint32_t credits[SSEMU_MAX_VCLASS];	/* downstream buffer per vclass */
