@@ -11,7 +11,7 @@ PACKAGES=(
 	build-essential autoconf automake libtool pkg-config
 	libfabric-dev libfabric-bin
 	libopenmpi-dev openmpi-bin
-	libcmocka-dev rdma-core libconfig-dev gnuplot-nox
+	libcmocka-dev rdma-core libconfig-dev
 )
 
 say() { echo "install-deps: $*"; }
