@@ -195,8 +195,9 @@ int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 	      SSEMU_INLINE_MAX);
 	CHECK(cfg->max_pkts >= 16 && cfg->max_pkts < SSEMU_NONE,
 	      "max_pkts %u too small", cfg->max_pkts);
-	CHECK(cfg->max_events >= 64 && cfg->max_events < SSEMU_NONE - 2,
-	      "max_events %u too small", cfg->max_events);
+	CHECK(cfg->max_events >= 64 && cfg->max_events <= SSEMU_ENGINE_MAX_CAP,
+	      "max_events %u out of range [64, %u]", cfg->max_events,
+	      SSEMU_ENGINE_MAX_CAP);
 	CHECK((uint64_t)cfg->max_nics * cfg->eps_per_nic * cfg->msgs_per_ep <
 		      SSEMU_NONE,
 	      "max_nics x eps_per_nic x msgs_per_ep too large");

@@ -62,7 +62,7 @@ static const struct key res_keys[] = {
 	{ "bufs_per_ep", K_U32, F(bufs_per_ep), 0, SSEMU_MAX_BUFS },
 	{ "buf_size", K_U32, F(buf_size), SSEMU_INLINE_MAX, 1u << 24 },
 	{ "max_pkts", K_U32, F(max_pkts), 16, 1u << 30 },
-	{ "max_events", K_U32, F(max_events), 64, 1u << 30 },
+	{ "max_events", K_U32, F(max_events), 64, SSEMU_ENGINE_MAX_CAP },
 };
 
 #define L(field) offsetof(struct ssemu_link_params, field)

@@ -34,6 +34,7 @@ void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap)
 	struct ssemu_ev *p;
 	uint32_t i;
 
+	assert(cap <= SSEMU_ENGINE_MAX_CAP);
 	memset(e, 0, sizeof(*e));
 	e->cap = cap;
 	e->heap_off = SSEMU_ALIGN_UP(sizeof(struct ssemu_engine), 64);
@@ -49,7 +50,12 @@ void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap)
 static inline bool ent_less(const struct ssemu_heap_ent *x,
 			    const struct ssemu_heap_ent *y)
 {
-	return x->time < y->time || (x->time == y->time && x->seq < y->seq);
+	return x->time < y->time || (x->time == y->time && x->key < y->key);
+}
+
+static inline uint32_t ent_ev(const struct ssemu_heap_ent *x)
+{
+	return (uint32_t)(x->key & ((1u << SSEMU_ENGINE_IDX_BITS) - 1));
 }
 
 static void sift_up(struct ssemu_heap_ent *h, uint32_t i)
@@ -99,6 +105,8 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 		return -EINVAL;
 	if (e->free_head == SSEMU_EV_NONE || e->nheap >= e->cap)
 		return -ENOSPC;
+	if (e->seq >> (64 - SSEMU_ENGINE_IDX_BITS))
+		return -EOVERFLOW;
 	idx = e->free_head;
 	ev = &pool(e)[idx];
 	e->free_head = ev->next_free;
@@ -111,9 +119,7 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 	ev->c = c;
 
 	h[e->nheap].time = t;
-	h[e->nheap].seq = e->seq++;
-	h[e->nheap].ev = idx;
-	h[e->nheap].pad = 0;
+	h[e->nheap].key = (e->seq++ << SSEMU_ENGINE_IDX_BITS) | idx;
 	sift_up(h, e->nheap);
 	e->nheap++;
 	e->nlive++;
@@ -143,7 +149,7 @@ int ssemu_engine_cancel(struct ssemu_engine *e, ssemu_evid_t id)
 static uint32_t pop_top(struct ssemu_engine *e)
 {
 	struct ssemu_heap_ent *h = heap(e);
-	uint32_t idx = h[0].ev;
+	uint32_t idx = ent_ev(&h[0]);
 
 	e->nheap--;
 	if (e->nheap) {
@@ -165,7 +171,7 @@ static void reap_cancelled(struct ssemu_engine *e)
 {
 	struct ssemu_heap_ent *h = heap(e);
 
-	while (e->ncancelled && e->nheap && pool(e)[h[0].ev].cancelled) {
+	while (e->ncancelled && e->nheap && pool(e)[ent_ev(&h[0])].cancelled) {
 		release(e, pop_top(e));
 		e->ncancelled--;
 	}

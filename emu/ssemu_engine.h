@@ -23,11 +23,19 @@
 
 #define SSEMU_EV_NONE UINT32_MAX
 
+/*
+ * A heap entry is 16 bytes: the time, and the scheduling sequence number
+ * (high 40 bits) with the event's pool index (low 24 bits), so one integer
+ * compare breaks ties in scheduling order.  Hence at most 2^24 pending
+ * events and 2^40 events scheduled in the life of an engine (the latter
+ * is over a day at 10 M events/s; schedule fails with -EOVERFLOW after).
+ */
+#define SSEMU_ENGINE_MAX_CAP (1u << 24)
+#define SSEMU_ENGINE_IDX_BITS 24
+
 struct ssemu_heap_ent {
 	ssemu_time_t time;
-	uint64_t seq;
-	uint32_t ev;		/* index into the event pool */
-	uint32_t pad;
+	uint64_t key;		/* seq << 24 | pool index */
 };
 
 struct ssemu_ev {

@@ -537,7 +537,7 @@ static int sim_setup(struct sim *s)
 		s->cfg.buf_size = (uint32_t)s->o.size;
 	s->cfg.max_switches = s->cfg.topo.groups * s->cfg.topo.switches_per_group;
 	s->cfg.max_pkts = (uint32_t)SSEMU_MIN(s->n * 256 + 4096, 1u << 24);
-	s->cfg.max_events = s->cfg.max_pkts * 4;
+	s->cfg.max_events = SSEMU_MIN(s->cfg.max_pkts * 4, 1u << 24);
 
 	ret = ssemu_config_validate(&s->cfg, err, sizeof(err));
 	if (ret) {
