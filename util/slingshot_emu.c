@@ -87,6 +87,8 @@ static void usage(FILE *f)
 		"commands:\n"
 		"  sim       run synthetic traffic on an in-process fabric and\n"
 		"            report latency and throughput in model time\n"
+		"  impact    congestion impact (GPCNeT style): victim latency\n"
+		"            with aggressors / alone, in model time\n"
 		"  status    list shared fabrics: configuration, clock mode,\n"
 		"            lag, attached NICs (pid, job, rank, port)\n"
 		"  stat      live counters of a shared fabric per NIC, switch\n"
@@ -110,6 +112,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "sim"))
 		return ssemu_cmd_sim(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "impact"))
+		return ssemu_cmd_impact(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "status"))
 		return ssemu_cmd_status(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "stat"))

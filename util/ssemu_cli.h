@@ -13,6 +13,7 @@ int ssemu_cli_double(const char *opt, const char *s, double lo, double hi,
 		     double *out);
 
 int ssemu_cmd_sim(int argc, char **argv);
+int ssemu_cmd_impact(int argc, char **argv);
 int ssemu_cmd_status(int argc, char **argv);
 int ssemu_cmd_stat(int argc, char **argv);
 int ssemu_cmd_clean(int argc, char **argv);

@@ -1,0 +1,1226 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * `slingshot-emu impact`: GPCNeT-style congestion impact on an in-process
+ * fabric.  The endpoints are split into victims and aggressors; the victims
+ * run a closed-loop latency pattern (random ring, or an 8-byte recursive-
+ * doubling allreduce), first alone and then with the aggressors streaming
+ * at full rate (incast, all-to-all, bursty incast).  Congestion impact is
+ * the victim's latency with aggressors divided by its latency alone, on the
+ * mean and on the 99th percentile.  Everything is in model time: the same
+ * seed gives byte-identical output.
+ *
+ * `--scenario FILE` reads the options from the file's first line of the
+ * form `# impact: OPTIONS` and uses the file itself as the fabric
+ * configuration (the line is a libconfig comment); options given on the
+ * command line after it override the file's.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slingshot_emu/ssemu.h>
+
+#include "ssemu_cli.h"
+#include "ssemu_compiler.h"
+#include "ssemu_rng.h"
+
+enum victim_pat { VIC_RING, VIC_ALLREDUCE, VIC_COUNT };
+enum agg_pat { AGG_INCAST, AGG_ALLTOALL, AGG_BURSTY, AGG_NONE, AGG_COUNT };
+enum alloc { ALLOC_LINEAR, ALLOC_INTERLEAVED, ALLOC_RANDOM, ALLOC_COUNT };
+
+static const char *const victim_names[] = {
+	[VIC_RING] = "ring", [VIC_ALLREDUCE] = "allreduce",
+};
+static const char *const agg_names[] = {
+	[AGG_INCAST] = "incast", [AGG_ALLTOALL] = "alltoall",
+	[AGG_BURSTY] = "bursty", [AGG_NONE] = "none",
+};
+static const char *const alloc_names[] = {
+	[ALLOC_LINEAR] = "linear", [ALLOC_INTERLEAVED] = "interleaved",
+	[ALLOC_RANDOM] = "random",
+};
+
+struct imp_opts {
+	const char *preset;
+	const char *config_path;
+	const char *scenario;
+	const char *routing;
+	const char *cc;
+	uint64_t nendpoints;
+	enum victim_pat victim;
+	enum agg_pat aggressor;
+	double victim_frac;
+	enum alloc alloc;
+	uint64_t agg_size;
+	uint64_t incast_targets;
+	uint64_t burst_bytes;
+	double gap_us;
+	uint32_t tc_victim, tc_agg;
+	double time_us;
+	double warmup_us;
+	double drain_us;
+	uint64_t step_ns;
+	uint64_t seed;
+	bool seed_set;
+	bool json;
+};
+
+struct samples {
+	double *v;
+	size_t n, cap;
+};
+
+static int samples_add(struct samples *s, double x)
+{
+	double *nv;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 1024;
+		nv = realloc(s->v, s->cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		s->v = nv;
+	}
+	s->v[s->n++] = x;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct(const struct samples *s, double p)
+{
+	size_t i;
+
+	if (!s->n)
+		return 0;
+	i = (size_t)ceil(p / 100.0 * s->n);
+	if (i > 0)
+		i--;
+	return s->v[i < s->n ? i : s->n - 1];
+}
+
+/* What one run (alone or with aggressors) measured. */
+struct result {
+	struct samples lat;	/* ns per victim message / allreduce */
+	double mean, p50, p99, max;
+	uint64_t agg_bytes;	/* aggressor bytes delivered in the window */
+	uint64_t agg_msgs;
+	double agg_gbps;
+	ssemu_time_t end;	/* model time the run stopped */
+	double window_ns;	/* the measured window */
+	uint64_t unfinished;	/* victim operations cut off by --drain */
+};
+
+/* One run's state.  Endpoint indices are port numbers 0..n-1. */
+struct run {
+	const struct imp_opts *o;
+	struct ssemu_config cfg;
+	struct ssemu_fabric *fab;
+	struct ssemu_nic **nics;
+	struct ssemu_ep **eps;
+	uint64_t n;
+	bool aggressors_on;
+	/* roles */
+	uint64_t nv, na;
+	uint64_t *victims;	/* victim index -> port */
+	uint64_t *aggs;		/* aggressor index -> port */
+	int64_t *role;		/* port -> victim index, or -1 - aggressor idx */
+	/* ring */
+	uint64_t *succ;		/* victim index -> successor victim index */
+	bool *waiting;		/* ring: a message of this victim in flight */
+	bool *want;		/* ring: post the next one */
+	ssemu_time_t *posted;	/* ring: when the one in flight was posted */
+	/* allreduce over the first p (power of two) victims */
+	uint64_t p, stages;
+	uint64_t iter;
+	bool ar_active;
+	ssemu_time_t ar_start;
+	uint64_t *stage;	/* next stage to send, per rank */
+	bool *sent_stage;	/* the current stage's message was posted */
+	uint64_t *got[2];	/* received stage bitmask, per iteration parity */
+	uint64_t ar_done;	/* ranks finished the current iteration */
+	ssemu_time_t ar_last;
+	/* aggressors */
+	struct ssemu_rng rng;
+	uint64_t *agg_dest_fixed;	/* incast: target aggressor port */
+	uint64_t *outstanding;
+	uint64_t *burst_posted;
+	ssemu_time_t *resume;	/* bursty: idle until */
+	void *payload;
+	ssemu_time_t win_start, win_end;
+	struct result *res;
+	uint64_t failed;
+};
+
+static void usage_impact(FILE *f)
+{
+	fprintf(f,
+		"usage: slingshot-emu impact [options]\n"
+		"  --scenario FILE      read options from the file's `# impact:`\n"
+		"                       line and use the file as --config\n"
+		"  --preset NAME        fabric preset (default 2group):");
+	for (const char *const *p = ssemu_config_preset_names(); *p; p++)
+		fprintf(f, " %s", *p);
+	fprintf(f,
+		"\n"
+		"  --config FILE        fabric configuration file instead\n"
+		"  --routing R          minimal | adaptive | ugal (default: fabric's)\n"
+		"  --cc C               endpoint-pair | none (default: fabric's)\n"
+		"  --endpoints N        use the first N endpoint ports (default all)\n"
+		"  --victim P           ring | allreduce (default ring)\n"
+		"  --aggressor P        incast | alltoall | bursty | none\n"
+		"                       (default incast)\n"
+		"  --victim-frac F      fraction of endpoints that are victims\n"
+		"                       (default 0.1)\n"
+		"  --allocation A       linear | interleaved | random (default linear)\n"
+		"  --agg-size BYTES     aggressor message size (default 65536)\n"
+		"  --incast-targets K   incast/bursty targets (default 1)\n"
+		"  --burst-bytes B      bursty: bytes per burst per aggressor\n"
+		"                       (default 262144)\n"
+		"  --gap-us G           bursty: idle model us between bursts\n"
+		"                       (default 5)\n"
+		"  --tclass-victim N    victim traffic class index (default: fabric's)\n"
+		"  --tclass-aggressor N aggressor class index (default: fabric's)\n"
+		"  --time US            model microseconds measured (default 50)\n"
+		"  --warmup US          aggressors alone before victims start\n"
+		"                       (default 5)\n"
+		"  --drain US           after --time, wait at most this long for\n"
+		"                       victim operations in flight; the rest\n"
+		"                       count as cut off (default 100)\n"
+		"  --step NS            model step between event drains (default 100)\n"
+		"  --seed N             random seed (default: the fabric's)\n"
+		"  --json               one JSON object instead of text\n");
+}
+
+static int pick_name(const char *opt, const char *arg,
+		     const char *const *names, int count)
+{
+	int i;
+
+	for (i = 0; i < count; i++)
+		if (!strcmp(arg, names[i]))
+			return i;
+	fprintf(stderr, "impact: %s: unknown value '%s' (", opt, arg);
+	for (i = 0; i < count; i++)
+		fprintf(stderr, "%s%s", names[i], i + 1 < count ? ", " : ")\n");
+	return -1;
+}
+
+static int parse_impact(int argc, char **argv, struct imp_opts *o)
+{
+	static const struct option lo[] = {
+		{ "preset", required_argument, NULL, 'p' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "routing", required_argument, NULL, 'R' },
+		{ "cc", required_argument, NULL, 'C' },
+		{ "endpoints", required_argument, NULL, 'n' },
+		{ "victim", required_argument, NULL, 'v' },
+		{ "aggressor", required_argument, NULL, 'a' },
+		{ "victim-frac", required_argument, NULL, 'f' },
+		{ "allocation", required_argument, NULL, 'A' },
+		{ "agg-size", required_argument, NULL, 's' },
+		{ "incast-targets", required_argument, NULL, 'k' },
+		{ "burst-bytes", required_argument, NULL, 'b' },
+		{ "gap-us", required_argument, NULL, 'g' },
+		{ "tclass-victim", required_argument, NULL, 'V' },
+		{ "tclass-aggressor", required_argument, NULL, 'G' },
+		{ "time", required_argument, NULL, 't' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "step", required_argument, NULL, 'x' },
+		{ "drain", required_argument, NULL, 'D' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "scenario", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	uint64_t u;
+	int c, i;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->preset = optarg;
+			o->config_path = NULL;
+			break;
+		case 'c':
+			o->config_path = optarg;
+			break;
+		case 'R':
+			o->routing = optarg;
+			break;
+		case 'C':
+			o->cc = optarg;
+			break;
+		case 'n':
+			if (ssemu_cli_u64("--endpoints", optarg, 4, 65536,
+					  &o->nendpoints))
+				return -EINVAL;
+			break;
+		case 'v':
+			if ((i = pick_name("--victim", optarg, victim_names,
+					   VIC_COUNT)) < 0)
+				return -EINVAL;
+			o->victim = (enum victim_pat)i;
+			break;
+		case 'a':
+			if ((i = pick_name("--aggressor", optarg, agg_names,
+					   AGG_COUNT)) < 0)
+				return -EINVAL;
+			o->aggressor = (enum agg_pat)i;
+			break;
+		case 'f':
+			if (ssemu_cli_double("--victim-frac", optarg, 0.001,
+					     0.999, &o->victim_frac))
+				return -EINVAL;
+			break;
+		case 'A':
+			if ((i = pick_name("--allocation", optarg, alloc_names,
+					   ALLOC_COUNT)) < 0)
+				return -EINVAL;
+			o->alloc = (enum alloc)i;
+			break;
+		case 's':
+			if (ssemu_cli_u64("--agg-size", optarg, 1, 1u << 24,
+					  &o->agg_size))
+				return -EINVAL;
+			break;
+		case 'k':
+			if (ssemu_cli_u64("--incast-targets", optarg, 1, 65536,
+					  &o->incast_targets))
+				return -EINVAL;
+			break;
+		case 'b':
+			if (ssemu_cli_u64("--burst-bytes", optarg, 1,
+					  1ULL << 40, &o->burst_bytes))
+				return -EINVAL;
+			break;
+		case 'g':
+			if (ssemu_cli_double("--gap-us", optarg, 0, 1e6,
+					     &o->gap_us))
+				return -EINVAL;
+			break;
+		case 'V':
+			if (ssemu_cli_u64("--tclass-victim", optarg, 0,
+					  SSEMU_MAX_TCLASS - 1, &u))
+				return -EINVAL;
+			o->tc_victim = (uint32_t)u;
+			break;
+		case 'G':
+			if (ssemu_cli_u64("--tclass-aggressor", optarg, 0,
+					  SSEMU_MAX_TCLASS - 1, &u))
+				return -EINVAL;
+			o->tc_agg = (uint32_t)u;
+			break;
+		case 't':
+			if (ssemu_cli_double("--time", optarg, 0.1, 1e5,
+					     &o->time_us))
+				return -EINVAL;
+			break;
+		case 'w':
+			if (ssemu_cli_double("--warmup", optarg, 0, 1e5,
+					     &o->warmup_us))
+				return -EINVAL;
+			break;
+		case 'D':
+			if (ssemu_cli_double("--drain", optarg, 0, 1e6,
+					     &o->drain_us))
+				return -EINVAL;
+			break;
+		case 'x':
+			if (ssemu_cli_u64("--step", optarg, 1, 1000000,
+					  &o->step_ns))
+				return -EINVAL;
+			break;
+		case 'S':
+			if (ssemu_cli_u64("--seed", optarg, 0, UINT64_MAX,
+					  &o->seed))
+				return -EINVAL;
+			o->seed_set = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'F':
+			/* handled before parsing */
+			break;
+		case 'h':
+			usage_impact(stdout);
+			return 1;
+		default:
+			usage_impact(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "impact: unexpected argument '%s'\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void opts_default(struct imp_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->preset = "2group";
+	o->victim = VIC_RING;
+	o->aggressor = AGG_INCAST;
+	o->victim_frac = 0.1;
+	o->alloc = ALLOC_LINEAR;
+	o->agg_size = 65536;
+	o->incast_targets = 1;
+	o->burst_bytes = 262144;
+	o->gap_us = 5;
+	o->tc_victim = UINT32_MAX;
+	o->tc_agg = UINT32_MAX;
+	o->time_us = 50;
+	o->warmup_us = 5;
+	o->drain_us = 100;
+	o->step_ns = 100;
+}
+
+/* --- scenario files ---------------------------------------------------- */
+
+#define SCEN_MAX_ARGS 64
+
+/* Read the `# impact:` line of @path into @words (pointers into @buf). */
+static int scenario_read(const char *path, char *buf, size_t len,
+			 char **words, int *nwords)
+{
+	FILE *f = fopen(path, "r");
+	char *p, *tok, *save = NULL;
+	bool found = false;
+
+	if (!f) {
+		fprintf(stderr, "impact: --scenario %s: %s\n", path,
+			strerror(errno));
+		return -errno;
+	}
+	while (fgets(buf, (int)len, f)) {
+		p = buf;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!strncmp(p, "# impact:", 9)) {
+			memmove(buf, p + 9, strlen(p + 9) + 1);
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	if (!found) {
+		fprintf(stderr, "impact: --scenario %s: no '# impact:' line\n",
+			path);
+		return -EINVAL;
+	}
+	*nwords = 0;
+	for (tok = strtok_r(buf, " \t\r\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\r\n", &save)) {
+		if (*nwords >= SCEN_MAX_ARGS) {
+			fprintf(stderr, "impact: --scenario %s: too many "
+				"options\n", path);
+			return -E2BIG;
+		}
+		if (!strcmp(tok, "--scenario") || !strcmp(tok, "--config") ||
+		    !strcmp(tok, "--preset")) {
+			fprintf(stderr, "impact: --scenario %s: %s is not "
+				"allowed in a scenario line (the file is the "
+				"fabric)\n", path, tok);
+			return -EINVAL;
+		}
+		words[(*nwords)++] = tok;
+	}
+	return 0;
+}
+
+/* --- setup ------------------------------------------------------------- */
+
+static int load_config(const struct imp_opts *o, struct ssemu_config *cfg)
+{
+	char err[256];
+	int ret;
+
+	if (o->config_path) {
+		ret = ssemu_config_load(o->config_path, cfg, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "impact: %s\n", err);
+			return ret;
+		}
+	} else if (ssemu_config_preset(o->preset, cfg)) {
+		fprintf(stderr, "impact: unknown preset '%s' (try: ", o->preset);
+		for (const char *const *p = ssemu_config_preset_names(); *p; p++)
+			fprintf(stderr, "%s%s", *p, p[1] ? ", " : ")\n");
+		return -EINVAL;
+	}
+	if (o->seed_set)
+		cfg->seed = o->seed;
+	if (o->routing)
+		snprintf(cfg->routing, sizeof(cfg->routing), "%s", o->routing);
+	if (o->cc)
+		snprintf(cfg->cc, sizeof(cfg->cc), "%s", o->cc);
+	return 0;
+}
+
+static int split_roles(struct run *r)
+{
+	const struct imp_opts *o = r->o;
+	uint64_t *perm, i, j, tmp, k, iv = 0, ia = 0;
+	struct ssemu_rng rng;
+
+	r->nv = (uint64_t)llround(o->victim_frac * (double)r->n);
+	if (r->nv < 2)
+		r->nv = 2;
+	if (r->nv > r->n - 2)
+		r->nv = r->n - 2;
+	r->na = r->n - r->nv;
+	r->victims = calloc(r->nv, sizeof(*r->victims));
+	r->aggs = calloc(r->na, sizeof(*r->aggs));
+	r->role = calloc(r->n, sizeof(*r->role));
+	perm = calloc(r->n, sizeof(*perm));
+	if (!r->victims || !r->aggs || !r->role || !perm) {
+		free(perm);
+		return -ENOMEM;
+	}
+	for (i = 0; i < r->n; i++)
+		perm[i] = i;
+	ssemu_rng_seed(&rng, r->cfg.seed, 0x1a);
+	if (o->alloc == ALLOC_RANDOM) {
+		for (i = r->n - 1; i > 0; i--) {
+			j = ssemu_rng_below(&rng, i + 1);
+			tmp = perm[i];
+			perm[i] = perm[j];
+			perm[j] = tmp;
+		}
+	}
+	for (i = 0; i < r->n; i++)
+		r->role[i] = INT64_MIN;
+	if (o->alloc == ALLOC_INTERLEAVED) {
+		k = r->n / r->nv;
+		for (i = 0; i < r->nv; i++)
+			r->role[i * k] = (int64_t)i;
+		for (i = 0; i < r->n; i++) {
+			if (r->role[i] >= 0)
+				r->victims[iv++] = i;
+			else
+				r->aggs[ia++] = i;
+		}
+	} else {
+		for (i = 0; i < r->n; i++) {
+			if (i < r->nv)
+				r->victims[iv++] = perm[i];
+			else
+				r->aggs[ia++] = perm[i];
+		}
+	}
+	for (i = 0; i < r->nv; i++)
+		r->role[r->victims[i]] = (int64_t)i;
+	for (i = 0; i < r->na; i++)
+		r->role[r->aggs[i]] = -1 - (int64_t)i;
+
+	/* The victims' ring: a random single cycle (Sattolo). */
+	r->succ = calloc(r->nv, sizeof(*r->succ));
+	if (!r->succ) {
+		free(perm);
+		return -ENOMEM;
+	}
+	for (i = 0; i < r->nv; i++)
+		perm[i] = i;
+	for (i = r->nv - 1; i > 0; i--) {
+		j = ssemu_rng_below(&rng, i);
+		tmp = perm[i];
+		perm[i] = perm[j];
+		perm[j] = tmp;
+	}
+	/* perm is a cyclic permutation: successor of i is perm[i] */
+	for (i = 0; i < r->nv; i++)
+		r->succ[i] = perm[i];
+	free(perm);
+	return 0;
+}
+
+static int run_setup(struct run *r)
+{
+	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
+	const struct imp_opts *o = r->o;
+	char err[256];
+	uint64_t nports, i, pkts;
+	int ret;
+
+	ret = load_config(o, &r->cfg);
+	if (ret)
+		return ret;
+	nports = ssemu_config_nports(&r->cfg);
+	r->n = o->nendpoints ? o->nendpoints : nports;
+	if (r->n > nports) {
+		fprintf(stderr, "impact: --endpoints %" PRIu64 ": the fabric "
+			"has %" PRIu64 "\n", r->n, nports);
+		return -EINVAL;
+	}
+	if (r->n < 4) {
+		fprintf(stderr, "impact: the fabric has %" PRIu64 " endpoints; "
+			"at least 4 are needed\n", r->n);
+		return -EINVAL;
+	}
+	if (r->n > 65536) {
+		fprintf(stderr, "impact: %" PRIu64 " endpoints: this tool "
+			"models at most 65536 at once (use --endpoints)\n",
+			r->n);
+		return -EINVAL;
+	}
+	r->cfg.max_nics = (uint32_t)r->n;
+	r->cfg.eps_per_nic = 1;
+	r->cfg.msgs_per_ep = 64;
+	r->cfg.bufs_per_ep = o->agg_size > SSEMU_INLINE_MAX ? 16 : 0;
+	if (o->agg_size > r->cfg.buf_size)
+		r->cfg.buf_size = (uint32_t)o->agg_size;
+	r->cfg.max_switches = r->cfg.topo.groups *
+			      r->cfg.topo.switches_per_group;
+	pkts = (o->agg_size + r->cfg.mtu - 1) / r->cfg.mtu;
+	pkts = SSEMU_MIN(pkts * 16, 1024);
+	r->cfg.max_pkts = (uint32_t)SSEMU_MIN(r->n * (pkts + 64) + 4096,
+					      1u << 24);
+	r->cfg.max_events = r->cfg.max_pkts * 4;
+	ret = ssemu_config_validate(&r->cfg, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "impact: %s\n", err);
+		return ret;
+	}
+	fo.config = &r->cfg;
+	ret = ssemu_fabric_open(&fo, &r->fab, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "impact: cannot build the fabric: %s\n", err);
+		return ret;
+	}
+	r->nics = calloc(r->n, sizeof(*r->nics));
+	r->eps = calloc(r->n, sizeof(*r->eps));
+	r->payload = calloc(1, o->agg_size);
+	if (!r->nics || !r->eps || !r->payload)
+		return -ENOMEM;
+	for (i = 0; i < r->n; i++) {
+		struct ssemu_nic_opts no = { .port = (uint32_t)i, .rank = -1 };
+
+		ret = ssemu_nic_attach(r->fab, &no, &r->nics[i]);
+		if (!ret)
+			ret = ssemu_ep_open(r->nics[i], &r->eps[i]);
+		if (ret) {
+			fprintf(stderr, "impact: endpoint %" PRIu64 ": %s\n", i,
+				strerror(-ret));
+			return ret;
+		}
+	}
+	ret = split_roles(r);
+	if (ret)
+		return ret;
+	r->waiting = calloc(r->nv, sizeof(bool));
+	r->want = calloc(r->nv, sizeof(bool));
+	r->posted = calloc(r->nv, sizeof(ssemu_time_t));
+	r->stage = calloc(r->nv, sizeof(uint64_t));
+	r->sent_stage = calloc(r->nv, sizeof(bool));
+	r->got[0] = calloc(r->nv, sizeof(uint64_t));
+	r->got[1] = calloc(r->nv, sizeof(uint64_t));
+	r->agg_dest_fixed = calloc(r->na, sizeof(uint64_t));
+	r->outstanding = calloc(r->n, sizeof(uint64_t));
+	r->burst_posted = calloc(r->na, sizeof(uint64_t));
+	r->resume = calloc(r->na, sizeof(ssemu_time_t));
+	if (!r->waiting || !r->want || !r->posted || !r->stage || !r->sent_stage ||
+	    !r->got[0] || !r->got[1] || !r->agg_dest_fixed ||
+	    !r->outstanding || !r->burst_posted || !r->resume)
+		return -ENOMEM;
+	for (r->p = 1, r->stages = 0; r->p * 2 <= r->nv; r->p *= 2)
+		r->stages++;
+	/* Incast: the first K aggressors are the targets; they do not send. */
+	for (i = 0; i < r->na; i++)
+		r->agg_dest_fixed[i] = r->aggs[i % SSEMU_MIN(o->incast_targets,
+							     r->na)];
+	ssemu_rng_seed(&r->rng, r->cfg.seed, 0x1b);
+	return 0;
+}
+
+static void run_teardown(struct run *r)
+{
+	uint64_t i;
+
+	for (i = 0; r->eps && i < r->n; i++)
+		if (r->eps[i])
+			ssemu_ep_close(r->eps[i]);
+	for (i = 0; r->nics && i < r->n; i++)
+		if (r->nics[i])
+			ssemu_nic_detach(r->nics[i]);
+	if (r->fab)
+		ssemu_fabric_close(r->fab);
+	free(r->nics);
+	free(r->eps);
+	free(r->payload);
+	free(r->victims);
+	free(r->aggs);
+	free(r->role);
+	free(r->succ);
+	free(r->waiting);
+	free(r->want);
+	free(r->posted);
+	free(r->stage);
+	free(r->sent_stage);
+	free(r->got[0]);
+	free(r->got[1]);
+	free(r->agg_dest_fixed);
+	free(r->outstanding);
+	free(r->burst_posted);
+	free(r->resume);
+}
+
+/* --- traffic ----------------------------------------------------------- */
+
+enum { KIND_AGG = 1, KIND_RING, KIND_AR };
+
+static int post(struct run *r, uint64_t src, uint64_t dst, uint64_t len,
+		uint32_t tclass, uint64_t kind, uint64_t tag)
+{
+	struct iovec iov = { r->payload, len };
+	struct ssemu_send m = {
+		.dest = ssemu_ep_addr(r->eps[dst]),
+		.tclass = tclass,
+		.flags = 0,	/* unordered: each packet takes its own path */
+		.iov = &iov,
+		.iov_count = 1,
+		.cookie = src,
+	};
+
+	m.hdr[0] = ssemu_fabric_now(r->fab);
+	m.hdr[1] = src;
+	m.hdr[2] = kind;
+	m.hdr[3] = tag;
+	return ssemu_ep_send(r->eps[src], &m);
+}
+
+static void ar_finish_rank(struct run *r, uint64_t rank, ssemu_time_t t)
+{
+	r->got[r->iter & 1][rank] = 0;
+	r->ar_done++;
+	if (t > r->ar_last)
+		r->ar_last = t;
+}
+
+/* Allreduce rank @rank may have received what it waits for. */
+static void ar_advance(struct run *r, uint64_t rank, ssemu_time_t t)
+{
+	uint64_t *g = &r->got[r->iter & 1][rank];
+
+	while (r->stage[rank] < r->stages && r->sent_stage[rank] &&
+	       (*g & (1ULL << r->stage[rank]))) {
+		r->stage[rank]++;
+		r->sent_stage[rank] = false;
+		if (r->stage[rank] == r->stages)
+			ar_finish_rank(r, rank, t);
+	}
+}
+
+static void on_recv(struct run *r, uint64_t port, const struct ssemu_event *ev)
+{
+	uint64_t kind = ev->hdr[2], src = ev->hdr[1];
+	int64_t vi;
+
+	if (kind == KIND_AGG) {
+		if (ev->time >= r->win_start && ev->time < r->win_end)
+			r->res->agg_msgs++;
+		return;
+	}
+	if (kind == KIND_RING) {
+		vi = r->role[src];
+		samples_add(&r->res->lat,
+			    (double)(ev->time - ev->hdr[0]) / SSEMU_PS_PER_NS);
+		r->waiting[vi] = false;
+		r->want[vi] = true;
+		return;
+	}
+	if (kind == KIND_AR) {
+		uint64_t iter = ev->hdr[3] >> 8, st = ev->hdr[3] & 0xff;
+		uint64_t rank = (uint64_t)r->role[port];
+
+		r->got[iter & 1][rank] |= 1ULL << st;
+		if (iter == r->iter)
+			ar_advance(r, rank, ev->time);
+	}
+}
+
+static void drain(struct run *r)
+{
+	struct ssemu_event ev[64];
+	uint64_t i;
+	int k, n;
+
+	for (i = 0; i < r->n; i++) {
+		while ((n = ssemu_ep_poll(r->eps[i], ev, 64)) > 0) {
+			for (k = 0; k < n; k++) {
+				if (ev[k].type == SSEMU_EV_SEND_DONE) {
+					if (ev[k].status)
+						r->failed++;
+					if (r->outstanding[i])
+						r->outstanding[i]--;
+					continue;
+				}
+				on_recv(r, i, &ev[k]);
+				ssemu_event_release(r->eps[i], &ev[k]);
+			}
+		}
+	}
+}
+
+static uint64_t agg_dest(struct run *r, uint64_t ai)
+{
+	uint64_t d;
+
+	if (r->o->aggressor == AGG_ALLTOALL) {
+		d = ssemu_rng_below(&r->rng, r->na - 1);
+		if (d >= ai)
+			d++;
+		return r->aggs[d];
+	}
+	return r->agg_dest_fixed[ai];
+}
+
+static int aggressors_step(struct run *r, ssemu_time_t now)
+{
+	const struct imp_opts *o = r->o;
+	uint64_t ai, src, k = SSEMU_MIN(o->incast_targets, r->na);
+	int ret;
+
+	for (ai = 0; ai < r->na; ai++) {
+		if (o->aggressor != AGG_ALLTOALL && ai < k)
+			continue;	/* incast targets only receive */
+		src = r->aggs[ai];
+		if (o->aggressor == AGG_BURSTY) {
+			if (now < r->resume[ai])
+				continue;
+			if (r->burst_posted[ai] >= o->burst_bytes) {
+				/* burst posted: idle once it is delivered */
+				if (r->outstanding[src])
+					continue;
+				r->burst_posted[ai] = 0;
+				r->resume[ai] = now + (ssemu_time_t)(o->gap_us *
+						SSEMU_PS_PER_US);
+				continue;
+			}
+		}
+		for (;;) {
+			uint64_t len = o->agg_size;
+
+			if (o->aggressor == AGG_BURSTY) {
+				if (r->burst_posted[ai] >= o->burst_bytes)
+					break;
+				len = SSEMU_MIN(len, o->burst_bytes -
+						     r->burst_posted[ai]);
+			}
+			ret = post(r, src, agg_dest(r, ai), len, o->tc_agg,
+				   KIND_AGG, 0);
+			if (ret == -EAGAIN)
+				break;
+			if (ret)
+				return ret;
+			r->outstanding[src]++;
+			if (o->aggressor == AGG_BURSTY)
+				r->burst_posted[ai] += len;
+		}
+	}
+	return 0;
+}
+
+static int ar_post_rank(struct run *r, uint64_t rank)
+{
+	uint64_t st = r->stage[rank], peer = rank ^ (1ULL << st);
+	int ret;
+
+	ret = post(r, r->victims[rank], r->victims[peer], 8, r->o->tc_victim,
+		   KIND_AR, (r->iter << 8) | st);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret)
+		return ret;
+	r->sent_stage[rank] = true;
+	return 0;
+}
+
+static int victims_step(struct run *r, ssemu_time_t now, bool start_new)
+{
+	uint64_t i;
+	int ret;
+
+	if (r->o->victim == VIC_RING) {
+		for (i = 0; i < r->nv; i++) {
+			if (!r->want[i] || r->waiting[i] || !start_new)
+				continue;
+			ret = post(r, r->victims[i], r->victims[r->succ[i]], 8,
+				   r->o->tc_victim, KIND_RING, 0);
+			if (ret == -EAGAIN)
+				continue;
+			if (ret)
+				return ret;
+			r->want[i] = false;
+			r->waiting[i] = true;
+			r->posted[i] = now;
+		}
+		return 0;
+	}
+	/* allreduce */
+	if (r->ar_active && r->ar_done == r->p) {
+		samples_add(&r->res->lat,
+			    (double)(r->ar_last - r->ar_start) /
+			    SSEMU_PS_PER_NS);
+		r->ar_active = false;
+		r->iter++;
+		for (i = 0; i < r->p; i++) {
+			r->stage[i] = 0;
+			r->sent_stage[i] = false;
+			/* messages of the new iteration that came early */
+			ar_advance(r, i, now);
+		}
+	}
+	if (!r->ar_active) {
+		if (!start_new)
+			return 0;
+		r->ar_active = true;
+		r->ar_start = now;
+		r->ar_done = 0;
+		r->ar_last = 0;
+	}
+	for (i = 0; i < r->p; i++) {
+		if (r->stage[i] >= r->stages || r->sent_stage[i])
+			continue;
+		ret = ar_post_rank(r, i);
+		if (ret)
+			return ret;
+		ar_advance(r, i, now);
+	}
+	return 0;
+}
+
+static bool victims_busy(const struct run *r)
+{
+	uint64_t i;
+
+	if (r->o->victim == VIC_ALLREDUCE)
+		return r->ar_active;
+	for (i = 0; i < r->nv; i++)
+		if (r->waiting[i])
+			return true;
+	return false;
+}
+
+/* Payload bytes the aggressors' NICs have received so far, counted by
+ * packet (the NIC counts bytes only when a whole message is in, and under
+ * incast every message takes long): data packets x average payload per
+ * packet of an aggressor message. */
+static uint64_t agg_rx_bytes(struct run *r)
+{
+	struct ssemu_nic_stats st;
+	uint64_t i, pkts = 0, npkts;
+
+	for (i = 0; i < r->na; i++)
+		if (!ssemu_nic_stats(r->nics[r->aggs[i]], &st))
+			pkts += st.rx_pkts;
+	npkts = (r->o->agg_size + r->cfg.mtu - 1) / r->cfg.mtu;
+	return (uint64_t)((double)pkts * (double)r->o->agg_size /
+			  (double)npkts);
+}
+
+static int run_once(struct run *r)
+{
+	const struct imp_opts *o = r->o;
+	ssemu_time_t step = o->step_ns * SSEMU_PS_PER_NS, t = 0;
+	ssemu_time_t warm = (ssemu_time_t)(o->warmup_us * SSEMU_PS_PER_US);
+	ssemu_time_t end = warm + (ssemu_time_t)(o->time_us * SSEMU_PS_PER_US);
+	ssemu_time_t limit;
+	uint64_t i, rx0 = 0;
+	int ret;
+
+	warm = (warm + step - 1) / step * step;
+	end = (end + step - 1) / step * step;
+	r->res->window_ns = (double)(end - warm) / SSEMU_PS_PER_NS;
+	limit = end + (ssemu_time_t)(o->drain_us * SSEMU_PS_PER_US);
+	limit = (limit + step - 1) / step * step;
+	r->win_start = warm;
+	r->win_end = end;
+	for (i = 0; i < r->nv; i++)
+		r->want[i] = true;
+	for (;;) {
+		bool measuring = t >= warm && t < end;
+
+		if (r->aggressors_on && o->aggressor != AGG_NONE && t < end) {
+			ret = aggressors_step(r, t);
+			if (ret)
+				return ret;
+		}
+		if (t >= warm) {
+			ret = victims_step(r, t, measuring);
+			if (ret)
+				return ret;
+		}
+		if (t == warm)
+			rx0 = agg_rx_bytes(r);
+		if (t == end)
+			r->res->agg_bytes = agg_rx_bytes(r) - rx0;
+		if (t >= end && !victims_busy(r))
+			break;
+		if (t >= limit) {
+			/* Censor what is still in flight at the cut-off: its
+			 * latency is at least the time it has waited. */
+			if (o->victim == VIC_ALLREDUCE) {
+				samples_add(&r->res->lat,
+					    (double)(t - r->ar_start) /
+					    SSEMU_PS_PER_NS);
+				r->res->unfinished++;
+			} else {
+				for (i = 0; i < r->nv; i++) {
+					if (!r->waiting[i])
+						continue;
+					samples_add(&r->res->lat,
+						    (double)(t - r->posted[i]) /
+						    SSEMU_PS_PER_NS);
+					r->res->unfinished++;
+				}
+			}
+			break;
+		}
+		t += step;
+		ret = ssemu_fabric_run_until(r->fab, t);
+		if (ret)
+			return ret;
+		drain(r);
+	}
+	r->res->end = t;
+	return 0;
+}
+
+static void summarize(struct result *res)
+{
+	double window_ns = res->window_ns;
+	size_t i;
+
+	qsort(res->lat.v, res->lat.n, sizeof(double), cmp_double);
+	res->mean = 0;
+	for (i = 0; i < res->lat.n; i++)
+		res->mean += res->lat.v[i] / (double)res->lat.n;
+	res->p50 = pct(&res->lat, 50);
+	res->p99 = pct(&res->lat, 99);
+	res->max = res->lat.n ? res->lat.v[res->lat.n - 1] : 0;
+	res->agg_gbps = window_ns > 0 ? (double)res->agg_bytes * 8.0 /
+					window_ns : 0;
+}
+
+static int do_run(const struct imp_opts *o, bool aggressors,
+		  struct result *res, struct run *keep)
+{
+	struct run r;
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	r.res = res;
+	r.aggressors_on = aggressors;
+	ret = run_setup(&r);
+	if (!ret && (o->tc_victim != UINT32_MAX || o->tc_agg != UINT32_MAX)) {
+		uint32_t bad = o->tc_victim != UINT32_MAX &&
+			       o->tc_victim >= r.cfg.ntclass ? o->tc_victim :
+			       o->tc_agg != UINT32_MAX &&
+			       o->tc_agg >= r.cfg.ntclass ? o->tc_agg :
+			       UINT32_MAX;
+		if (bad != UINT32_MAX) {
+			fprintf(stderr, "impact: traffic class %u: the fabric "
+				"has %u classes\n", bad, r.cfg.ntclass);
+			ret = -EINVAL;
+		}
+	}
+	if (!ret) {
+		struct imp_opts oo = *o;
+
+		if (oo.tc_victim == UINT32_MAX)
+			oo.tc_victim = r.cfg.default_tclass;
+		if (oo.tc_agg == UINT32_MAX)
+			oo.tc_agg = r.cfg.default_tclass;
+		r.o = &oo;
+		ret = run_once(&r);
+		if (ret && ret != -ETIMEDOUT)
+			fprintf(stderr, "impact: the run failed: %s\n",
+				strerror(-ret));
+		r.o = o;
+	}
+	summarize(res);
+	if (keep) {
+		keep->cfg = r.cfg;
+		keep->n = r.n;
+		keep->nv = r.nv;
+		keep->na = r.na;
+		keep->p = r.p;
+	}
+	run_teardown(&r);
+	return ret;
+}
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+static void report(const struct imp_opts *o, const struct run *info,
+		   const struct result *alone, const struct result *with)
+{
+	const struct ssemu_config *c = &info->cfg;
+	uint32_t tv = o->tc_victim == UINT32_MAX ? c->default_tclass :
+						  o->tc_victim;
+	uint32_t ta = o->tc_agg == UINT32_MAX ? c->default_tclass : o->tc_agg;
+	const char *preset = c->preset[0] ? c->preset : "(file)";
+	uint64_t vn = o->victim == VIC_ALLREDUCE ? info->p : info->nv;
+	uint64_t senders = o->aggressor == AGG_ALLTOALL ? info->na :
+			   info->na - SSEMU_MIN(o->incast_targets, info->na);
+	const char *unit = o->victim == VIC_ALLREDUCE ? "allreduce" :
+							 "message";
+
+	if (o->json) {
+		printf("{\"fabric\": {\"preset\": \"%s\", \"groups\": %u, "
+		       "\"switches_per_group\": %u, \"endpoints_per_switch\": "
+		       "%u, \"endpoints\": %" PRIu64 ", \"routing\": \"%s\", "
+		       "\"cc\": \"%s\", \"arbitration\": \"%s\", \"seed\": %"
+		       PRIu64 "},\n",
+		       preset, c->topo.groups, c->topo.switches_per_group,
+		       c->topo.endpoints_per_switch, info->n, c->routing,
+		       c->cc, c->arb, c->seed);
+		printf(" \"victim\": {\"pattern\": \"%s\", \"endpoints\": %"
+		       PRIu64 ", \"tclass\": \"%s\"},\n",
+		       victim_names[o->victim], vn, c->tclass[tv].name);
+		printf(" \"aggressor\": {\"pattern\": \"%s\", \"endpoints\": %"
+		       PRIu64 ", \"senders\": %" PRIu64 ", \"tclass\": \"%s\", "
+		       "\"size\": %" PRIu64 "},\n",
+		       agg_names[o->aggressor], info->na,
+		       o->aggressor == AGG_NONE ? 0 : senders,
+		       c->tclass[ta].name, o->agg_size);
+		printf(" \"allocation\": \"%s\", \"time_us\": %.3f, "
+		       "\"warmup_us\": %.3f,\n",
+		       alloc_names[o->alloc], o->time_us, o->warmup_us);
+		printf(" \"alone\": {\"samples\": %zu, \"cut_off\": %" PRIu64
+		       ", \"mean_ns\": %.1f, \"p50_ns\": %.1f, \"p99_ns\": "
+		       "%.1f, \"max_ns\": %.1f},\n",
+		       alone->lat.n, alone->unfinished, alone->mean, alone->p50,
+		       alone->p99, alone->max);
+		printf(" \"congested\": {\"samples\": %zu, \"cut_off\": %" PRIu64
+		       ", \"mean_ns\": %.1f, \"p50_ns\": %.1f, \"p99_ns\": "
+		       "%.1f, \"max_ns\": %.1f},\n",
+		       with->lat.n, with->unfinished, with->mean, with->p50,
+		       with->p99, with->max);
+		printf(" \"aggressor_gbps\": %.3f,\n", with->agg_gbps);
+		printf(" \"impact\": {\"mean\": %.3f, \"p99\": %.3f}}\n",
+		       ratio(with->mean, alone->mean),
+		       ratio(with->p99, alone->p99));
+		return;
+	}
+	printf("fabric: preset %s, %u groups x %u switches x %u endpoints, "
+	       "%" PRIu64 " endpoints used\n",
+	       preset, c->topo.groups, c->topo.switches_per_group,
+	       c->topo.endpoints_per_switch, info->n);
+	printf("policies: routing %s, congestion control %s, arbitration %s, "
+	       "seed %" PRIu64 "\n", c->routing, c->cc, c->arb, c->seed);
+	printf("victim: %s on %" PRIu64 " endpoints, 8 B, class %s\n",
+	       victim_names[o->victim], vn, c->tclass[tv].name);
+	printf("aggressor: %s on %" PRIu64 " endpoints (%" PRIu64
+	       " sending), %" PRIu64 " B, class %s",
+	       agg_names[o->aggressor], info->na,
+	       o->aggressor == AGG_NONE ? 0 : senders, o->agg_size,
+	       c->tclass[ta].name);
+	if (o->aggressor == AGG_INCAST || o->aggressor == AGG_BURSTY)
+		printf(", %" PRIu64 " target%s", SSEMU_MIN(o->incast_targets,
+							   info->na),
+		       o->incast_targets > 1 ? "s" : "");
+	if (o->aggressor == AGG_BURSTY)
+		printf(", bursts of %" PRIu64 " B, gap %.3f us",
+		       o->burst_bytes, o->gap_us);
+	printf("\n");
+	printf("allocation: %s; time %.3f us after %.3f us warm-up, drain "
+	       "at most %.3f us\n", alloc_names[o->alloc], o->time_us,
+	       o->warmup_us, o->drain_us);
+	printf("alone:     %zu %ss (%" PRIu64 " cut off), latency_ns mean %.1f "
+	       "p50 %.1f p99 %.1f max %.1f\n", alone->lat.n, unit,
+	       alone->unfinished, alone->mean, alone->p50, alone->p99,
+	       alone->max);
+	printf("congested: %zu %ss (%" PRIu64 " cut off), latency_ns mean %.1f "
+	       "p50 %.1f p99 %.1f max %.1f\n", with->lat.n, unit,
+	       with->unfinished, with->mean, with->p50, with->p99, with->max);
+	printf("aggressor_bandwidth: %.3f Gb/s delivered (%" PRIu64
+	       " messages)\n", with->agg_gbps, with->agg_msgs);
+	printf("congestion_impact: mean %.3f p99 %.3f\n",
+	       ratio(with->mean, alone->mean), ratio(with->p99, alone->p99));
+}
+
+int ssemu_cmd_impact(int argc, char **argv)
+{
+	struct imp_opts o;
+	struct result alone, with;
+	struct run info;
+	char line[4096];
+	char *words[SCEN_MAX_ARGS];
+	char **nargv = NULL;
+	const char *scenario = NULL;
+	int nwords = 0, nargc, i, j, ret;
+
+	/* --scenario FILE: its options come first, the command line's
+	 * override them. */
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--scenario")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "impact: --scenario needs a "
+					"file\n");
+				return 2;
+			}
+			scenario = argv[i + 1];
+		} else if (!strncmp(argv[i], "--scenario=", 11)) {
+			scenario = argv[i] + 11;
+		}
+	}
+	opts_default(&o);
+	if (scenario) {
+		ret = scenario_read(scenario, line, sizeof(line), words,
+				    &nwords);
+		if (ret)
+			return 2;
+		nargv = calloc((size_t)(argc + nwords + 4), sizeof(char *));
+		if (!nargv)
+			return 1;
+		nargc = 0;
+		nargv[nargc++] = argv[0];
+		nargv[nargc++] = (char *)"--config";
+		nargv[nargc++] = (char *)scenario;
+		for (j = 0; j < nwords; j++)
+			nargv[nargc++] = words[j];
+		for (i = 1; i < argc; i++)
+			nargv[nargc++] = argv[i];
+		ret = parse_impact(nargc, nargv, &o);
+		free(nargv);
+	} else {
+		ret = parse_impact(argc, argv, &o);
+	}
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	if (o.victim == VIC_ALLREDUCE && o.victim_frac <= 0)
+		return 2;
+
+	memset(&alone, 0, sizeof(alone));
+	memset(&with, 0, sizeof(with));
+	memset(&info, 0, sizeof(info));
+	ret = do_run(&o, false, &alone, &info);
+	if (!ret)
+		ret = do_run(&o, o.aggressor != AGG_NONE, &with, NULL);
+	if (!ret)
+		report(&o, &info, &alone, &with);
+	free(alone.lat.v);
+	free(with.lat.v);
+	if (ret == -EINVAL)
+		return 2;
+	return ret ? 1 : 0;
+}
