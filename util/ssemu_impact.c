@@ -27,6 +27,7 @@
 #include "ssemu_cli.h"
 #include "ssemu_compiler.h"
 #include "ssemu_rng.h"
+#include "ssemu_samples.h"
 
 enum victim_pat { VIC_RING, VIC_ALLREDUCE, VIC_COUNT };
 enum agg_pat { AGG_INCAST, AGG_ALLTOALL, AGG_BURSTY, AGG_NONE, AGG_COUNT };
@@ -69,48 +70,9 @@ struct imp_opts {
 	bool json;
 };
 
-struct samples {
-	double *v;
-	size_t n, cap;
-};
-
-static int samples_add(struct samples *s, double x)
-{
-	double *nv;
-
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 1024;
-		nv = realloc(s->v, s->cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		s->v = nv;
-	}
-	s->v[s->n++] = x;
-	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double pct(const struct samples *s, double p)
-{
-	size_t i;
-
-	if (!s->n)
-		return 0;
-	i = (size_t)ceil(p / 100.0 * s->n);
-	if (i > 0)
-		i--;
-	return s->v[i < s->n ? i : s->n - 1];
-}
-
 /* What one run (alone or with aggressors) measured. */
 struct result {
-	struct samples lat;	/* ns per victim message / allreduce */
+	struct ssemu_samples lat;	/* ns per victim message / allreduce */
 	double mean, p50, p99, max;
 	uint64_t agg_bytes;	/* aggressor bytes delivered in the window */
 	uint64_t agg_msgs;
@@ -736,7 +698,7 @@ static void on_recv(struct run *r, uint64_t port, const struct ssemu_event *ev)
 	}
 	if (kind == KIND_RING) {
 		vi = r->role[src];
-		samples_add(&r->res->lat,
+		ssemu_samples_add(&r->res->lat,
 			    (double)(ev->time - ev->hdr[0]) / SSEMU_PS_PER_NS);
 		r->waiting[vi] = false;
 		r->want[vi] = true;
@@ -872,7 +834,7 @@ static int victims_step(struct run *r, ssemu_time_t now, bool start_new)
 	}
 	/* allreduce */
 	if (r->ar_active && r->ar_done == r->p) {
-		samples_add(&r->res->lat,
+		ssemu_samples_add(&r->res->lat,
 			    (double)(r->ar_last - r->ar_start) /
 			    SSEMU_PS_PER_NS);
 		r->ar_active = false;
@@ -974,7 +936,7 @@ static int run_once(struct run *r)
 			/* Censor what is still in flight at the cut-off: its
 			 * latency is at least the time it has waited. */
 			if (o->victim == VIC_ALLREDUCE) {
-				samples_add(&r->res->lat,
+				ssemu_samples_add(&r->res->lat,
 					    (double)(t - r->ar_start) /
 					    SSEMU_PS_PER_NS);
 				r->res->unfinished++;
@@ -982,7 +944,7 @@ static int run_once(struct run *r)
 				for (i = 0; i < r->nv; i++) {
 					if (!r->waiting[i])
 						continue;
-					samples_add(&r->res->lat,
+					ssemu_samples_add(&r->res->lat,
 						    (double)(t - r->posted[i]) /
 						    SSEMU_PS_PER_NS);
 					r->res->unfinished++;
@@ -1003,14 +965,11 @@ static int run_once(struct run *r)
 static void summarize(struct result *res)
 {
 	double window_ns = res->window_ns;
-	size_t i;
 
-	qsort(res->lat.v, res->lat.n, sizeof(double), cmp_double);
-	res->mean = 0;
-	for (i = 0; i < res->lat.n; i++)
-		res->mean += res->lat.v[i] / (double)res->lat.n;
-	res->p50 = pct(&res->lat, 50);
-	res->p99 = pct(&res->lat, 99);
+	ssemu_samples_sort(&res->lat);
+	res->mean = ssemu_samples_mean(&res->lat);
+	res->p50 = ssemu_samples_pct(&res->lat, 50);
+	res->p99 = ssemu_samples_pct(&res->lat, 99);
 	res->max = res->lat.n ? res->lat.v[res->lat.n - 1] : 0;
 	res->agg_gbps = window_ns > 0 ? (double)res->agg_bytes * 8.0 /
 					window_ns : 0;
@@ -1218,8 +1177,8 @@ int ssemu_cmd_impact(int argc, char **argv)
 		ret = do_run(&o, o.aggressor != AGG_NONE, &with, NULL);
 	if (!ret)
 		report(&o, &info, &alone, &with);
-	free(alone.lat.v);
-	free(with.lat.v);
+	ssemu_samples_free(&alone.lat);
+	ssemu_samples_free(&with.lat);
 	if (ret == -EINVAL)
 		return 2;
 	return ret ? 1 : 0;

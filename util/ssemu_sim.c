@@ -20,6 +20,7 @@
 #include "ssemu_cli.h"
 #include "ssemu_compiler.h"
 #include "ssemu_rng.h"
+#include "ssemu_samples.h"
 
 enum pattern { PAT_UNIFORM, PAT_PERMUTATION, PAT_INCAST, PAT_PINGPONG,
 	       PAT_GROUPS, PAT_COUNT };
@@ -49,45 +50,6 @@ struct sim_opts {
 	bool seed_set;
 };
 
-struct sample_set {
-	double *v;
-	size_t n, cap;
-};
-
-static int samples_add(struct sample_set *s, double x)
-{
-	double *nv;
-
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 4096;
-		nv = realloc(s->v, s->cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		s->v = nv;
-	}
-	s->v[s->n++] = x;
-	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double pct(const struct sample_set *s, double p)
-{
-	size_t i;
-
-	if (!s->n)
-		return 0;
-	i = (size_t)ceil(p / 100.0 * s->n);
-	if (i > 0)
-		i--;
-	return s->v[i < s->n ? i : s->n - 1];
-}
-
 struct sim {
 	struct sim_opts o;
 	struct ssemu_config cfg;
@@ -102,7 +64,7 @@ struct sim {
 	ssemu_time_t first_rx, last_rx;
 	uint64_t first_bytes;	/* the first arrival opens the window */
 	uint64_t drained_at;
-	struct sample_set lat;
+	struct ssemu_samples lat;
 	FILE *csv;
 	void *payload;
 };
@@ -322,7 +284,7 @@ static uint64_t drain(struct sim *s)
 				double l = (double)(ev[k].time - ev[k].hdr[0]) /
 					   SSEMU_PS_PER_NS;
 
-				samples_add(&s->lat, l);
+				ssemu_samples_add(&s->lat, l);
 				if (!s->received) {
 					s->first_rx = ev[k].time;
 					s->first_bytes = ev[k].len;
@@ -436,12 +398,11 @@ static void report(struct sim *s)
 {
 	struct ssemu_fabric_stats st;
 	struct ssemu_latency sl;
-	double span, gbps, mean = 0;
-	size_t i;
+	double span, gbps, mean;
 
 	ssemu_fabric_stats(s->fab, &st);
 	ssemu_fabric_switch_latency(s->fab, &sl);
-	qsort(s->lat.v, s->lat.n, sizeof(double), cmp_double);
+	ssemu_samples_sort(&s->lat);
 	span = (double)(s->last_rx - s->first_rx) / SSEMU_PS_PER_NS;
 	gbps = span > 0 ? (double)(s->rx_bytes - s->first_bytes) * 8.0 / span :
 			  0;
@@ -461,10 +422,9 @@ static void report(struct sim *s)
 	printf("messages: sent %" PRIu64 ", received %" PRIu64
 	       ", failed %" PRIu64 "\n",
 	       s->sent, s->received, s->failed);
-	for (i = 0; i < s->lat.n; i++)
-		mean += s->lat.v[i] / (double)s->lat.n;
+	mean = ssemu_samples_mean(&s->lat);
 	printf("latency_ns: mean %.1f p50 %.1f p99 %.1f max %.1f\n", mean,
-	       pct(&s->lat, 50), pct(&s->lat, 99),
+	       ssemu_samples_pct(&s->lat, 50), ssemu_samples_pct(&s->lat, 99),
 	       s->lat.n ? s->lat.v[s->lat.n - 1] : 0.0);
 	printf("throughput: %.3f Gb/s delivered over %.3f us "
 	       "(%.3f Gb/s per receiving endpoint)\n",
@@ -607,7 +567,7 @@ static void sim_teardown(struct sim *s)
 	free(s->next);
 	free(s->dest);
 	free(s->payload);
-	free(s->lat.v);
+	ssemu_samples_free(&s->lat);
 }
 
 int ssemu_cmd_sim(int argc, char **argv)
