@@ -249,6 +249,8 @@ struct sse_cq {
 	struct fi_cq_err_entry last_err; /* for err_data returned by pointer */
 	uint8_t last_err_data[sizeof(struct fi_sse_addr)];
 	unsigned idle_reads;	/* empty reads in a row (see sse_cq_readfrom) */
+	int fd;			/* FI_WAIT_FD: eventfd readable while count > 0,
+				 * else -1 */
 };
 
 struct sse_cntr {
@@ -575,7 +577,6 @@ int sse_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		      struct fid_pep **pep, void *context);
 int sse_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		     struct fid_wait **waitset);
-int sse_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
 int sse_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 		       struct fid_ep **sep, void *context);
 int sse_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,

@@ -7,11 +7,17 @@
  * for.  An error takes a placeholder slot in the ring, so normal entries
  * queued before it are read first, and its details wait on a list for
  * fi_cq_readerr.  Every read drives progress; blocking reads sleep in the
- * emulator (ssemu_ep_wait), never spin.
+ * emulator (ssemu_ep_wait), never spin.  With FI_WAIT_FD the CQ has an
+ * eventfd that is readable exactly while entries wait, and the domain
+ * runs a progress thread, so that completions arrive (and the descriptor
+ * wakes a poll()) while the application sleeps.
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "sse.h"
 
@@ -52,14 +58,28 @@ static struct sse_cq_slot *__sse_cq_push(struct sse_cq *cq)
 		cq->head = 0;
 	}
 	slot = &cq->ring[(cq->head + cq->count) % cq->cap];
-	cq->count++;
+	/* the descriptor becomes readable with the first entry */
+	if (!cq->count++ && cq->fd >= 0) {
+		uint64_t one = 1;
+
+		if (write(cq->fd, &one, sizeof(one)) < 0)
+			SSE_WARN(FI_LOG_CQ, "eventfd write: %s\n",
+				 strerror(errno));
+	}
 	return slot;
 }
 
 static void __sse_cq_pop(struct sse_cq *cq)
 {
 	cq->head = (cq->head + 1) % cq->cap;
-	cq->count--;
+	/* ... and stops being readable with the last */
+	if (!--cq->count && cq->fd >= 0) {
+		uint64_t val;
+
+		if (read(cq->fd, &val, sizeof(val)) < 0 && errno != EAGAIN)
+			SSE_WARN(FI_LOG_CQ, "eventfd read: %s\n",
+				 strerror(errno));
+	}
 }
 
 /* Caller holds the domain lock. */
@@ -346,6 +366,8 @@ static int sse_cq_close(struct fid *fid)
 	sse_dlist_foreach_safe(&cq->errs, e, tmp, struct sse_cq_err, entry)
 		free(e);
 	sse_domain_ref(cq->domain, -1);
+	if (cq->fd >= 0)
+		close(cq->fd);
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -360,6 +382,13 @@ static int sse_cq_control(struct fid *fid, int command, void *arg)
 		if (!arg)
 			return -FI_EINVAL;
 		*(enum fi_wait_obj *)arg = cq->wait_obj;
+		return 0;
+	case FI_GETWAIT:
+		if (cq->fd < 0)
+			return -FI_ENODATA;
+		if (!arg)
+			return -FI_EINVAL;
+		*(int *)arg = cq->fd;
 		return 0;
 	default:
 		return -FI_ENOSYS;
@@ -394,9 +423,10 @@ int sse_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_YIELD:
+	case FI_WAIT_FD:
 		break;
 	default:
-		/* No file descriptor or wait set can be offered. */
+		/* No wait set or mutex/condition pair can be offered. */
 		return -FI_ENOSYS;
 	}
 	if (attr->wait_cond != FI_CQ_COND_NONE &&
@@ -413,6 +443,22 @@ int sse_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	if (!cq->ring) {
 		free(cq);
 		return -FI_ENOMEM;
+	}
+	cq->fd = -1;
+	if (attr->wait_obj == FI_WAIT_FD) {
+		cq->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (cq->fd < 0) {
+			free(cq->ring);
+			free(cq);
+			return -FI_ENOMEM;
+		}
+		/* completions must arrive while the application sleeps */
+		if (!dom->thread_running && sse_progress_thread_start(dom)) {
+			close(cq->fd);
+			free(cq->ring);
+			free(cq);
+			return -FI_ENOMEM;
+		}
 	}
 	cq->domain = dom;
 	cq->format = format;

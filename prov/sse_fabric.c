@@ -265,13 +265,59 @@ static int sse_domain2(struct fid_fabric *fabric, struct fi_info *info,
 	return sse_domain_open(fabric, info, dom, context);
 }
 
+/*
+ * fi_trywait: may the caller sleep on these objects' descriptors?  Not
+ * while something is already there (-FI_EAGAIN: read it first).  A CQ is
+ * progressed once before the answer; an EQ is looked at.  Only objects
+ * opened with FI_WAIT_FD have a descriptor to sleep on.
+ */
+static int sse_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
+			      int count)
+{
+	struct sse_cq *cq;
+	struct sse_eq *eq;
+	bool busy;
+	int i;
+
+	if (count < 0 || (count && !fids))
+		return -FI_EINVAL;
+	for (i = 0; i < count; i++) {
+		if (!fids[i])
+			return -FI_EINVAL;
+		switch (fids[i]->fclass) {
+		case FI_CLASS_CQ:
+			cq = container_of(fids[i], struct sse_cq, cq_fid.fid);
+			if (cq->fd < 0)
+				return -FI_EINVAL;
+			sse_domain_progress(cq->domain);
+			pthread_mutex_lock(&cq->domain->lock);
+			busy = cq->count > 0;
+			pthread_mutex_unlock(&cq->domain->lock);
+			break;
+		case FI_CLASS_EQ:
+			eq = container_of(fids[i], struct sse_eq, eq_fid.fid);
+			if (eq->fd < 0)
+				return -FI_EINVAL;
+			pthread_mutex_lock(&eq->lock);
+			busy = !sse_dlist_empty(&eq->events);
+			pthread_mutex_unlock(&eq->lock);
+			break;
+		default:
+			return -FI_EINVAL;
+		}
+		if (busy)
+			return -FI_EAGAIN;
+	}
+	return 0;
+}
+
 static struct fi_ops_fabric sse_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = sse_domain_open,
 	.passive_ep = sse_no_passive_ep,
 	.eq_open = sse_eq_open,
 	.wait_open = sse_no_wait_open,
-	.trywait = sse_no_trywait,
+	.trywait = sse_fabric_trywait,
 	.domain2 = sse_domain2,
 };
 

@@ -103,6 +103,7 @@ void sse_res_open(struct sse_res *r, int nep, const struct sse_res_opts *o)
 	assert_fi_ok(fi_av_open(r->domain, &av_attr, &r->av, NULL));
 
 	cq_attr.format = o->format ? o->format : FI_CQ_FORMAT_TAGGED;
+	cq_attr.wait_obj = o->cq_wait;
 	for (i = 0; i < nep; i++) {
 		size_t len = sizeof(name);
 

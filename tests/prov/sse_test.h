@@ -79,6 +79,7 @@ struct sse_res_opts {
 	uint64_t cq_flags;		/* extra bind flags */
 	enum fi_av_type av_type;	/* 0: FI_AV_TABLE */
 	enum fi_progress progress;	/* 0: unspecified */
+	enum fi_wait_obj cq_wait;	/* 0: FI_WAIT_NONE */
 	bool counters;
 	struct fi_info *hints;		/* overrides caps when set */
 };
