@@ -63,6 +63,24 @@ bad:
 	return -1;
 }
 
+void ssemu_cli_size_fabric(struct ssemu_config *cfg, uint64_t n,
+			   uint64_t msg_bytes, uint64_t pkts_per_nic)
+{
+	uint64_t pkts = n * pkts_per_nic + 4096;
+
+	cfg->max_nics = (uint32_t)n;
+	cfg->eps_per_nic = 1;
+	cfg->msgs_per_ep = 64;
+	cfg->bufs_per_ep = msg_bytes > SSEMU_INLINE_MAX ? 16 : 0;
+	if (msg_bytes > cfg->buf_size)
+		cfg->buf_size = (uint32_t)msg_bytes;
+	cfg->max_switches = cfg->topo.groups * cfg->topo.switches_per_group;
+	cfg->max_pkts = (uint32_t)(pkts < (1u << 24) ? pkts : 1u << 24);
+	/* the engine holds at most 2^24 pending events */
+	cfg->max_events = cfg->max_pkts < (1u << 22) ? cfg->max_pkts * 4 :
+						      1u << 24;
+}
+
 static int cmd_presets(int argc, char **argv)
 {
 	const char *const *p;

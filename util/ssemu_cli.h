@@ -12,6 +12,15 @@ int ssemu_cli_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi,
 int ssemu_cli_double(const char *opt, const char *s, double lo, double hi,
 		     double *out);
 
+/*
+ * Size an in-process fabric for @n endpoints, one NIC and one endpoint
+ * each, messages of up to @msg_bytes and about @pkts_per_nic packets in
+ * flight per NIC (within the store's limits).
+ */
+struct ssemu_config;
+void ssemu_cli_size_fabric(struct ssemu_config *cfg, uint64_t n,
+			   uint64_t msg_bytes, uint64_t pkts_per_nic);
+
 int ssemu_cmd_sim(int argc, char **argv);
 int ssemu_cmd_impact(int argc, char **argv);
 int ssemu_cmd_status(int argc, char **argv);

@@ -539,19 +539,9 @@ static int run_setup(struct run *r)
 			r->n);
 		return -EINVAL;
 	}
-	r->cfg.max_nics = (uint32_t)r->n;
-	r->cfg.eps_per_nic = 1;
-	r->cfg.msgs_per_ep = 64;
-	r->cfg.bufs_per_ep = o->agg_size > SSEMU_INLINE_MAX ? 16 : 0;
-	if (o->agg_size > r->cfg.buf_size)
-		r->cfg.buf_size = (uint32_t)o->agg_size;
-	r->cfg.max_switches = r->cfg.topo.groups *
-			      r->cfg.topo.switches_per_group;
 	pkts = (o->agg_size + r->cfg.mtu - 1) / r->cfg.mtu;
 	pkts = SSEMU_MIN(pkts * 16, 1024);
-	r->cfg.max_pkts = (uint32_t)SSEMU_MIN(r->n * (pkts + 64) + 4096,
-					      1u << 24);
-	r->cfg.max_events = r->cfg.max_pkts * 4;
+	ssemu_cli_size_fabric(&r->cfg, r->n, o->agg_size, pkts + 64);
 	ret = ssemu_config_validate(&r->cfg, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "impact: %s\n", err);

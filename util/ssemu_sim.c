@@ -489,15 +489,7 @@ static int sim_setup(struct sim *s)
 		return -EINVAL;
 	}
 	/* One endpoint per NIC, sized for this run. */
-	s->cfg.max_nics = (uint32_t)s->n;
-	s->cfg.eps_per_nic = 1;
-	s->cfg.msgs_per_ep = 64;
-	s->cfg.bufs_per_ep = s->o.size > SSEMU_INLINE_MAX ? 16 : 0;
-	if (s->o.size > s->cfg.buf_size)
-		s->cfg.buf_size = (uint32_t)s->o.size;
-	s->cfg.max_switches = s->cfg.topo.groups * s->cfg.topo.switches_per_group;
-	s->cfg.max_pkts = (uint32_t)SSEMU_MIN(s->n * 256 + 4096, 1u << 24);
-	s->cfg.max_events = SSEMU_MIN(s->cfg.max_pkts * 4, 1u << 24);
+	ssemu_cli_size_fabric(&s->cfg, s->n, s->o.size, 256);
 
 	ret = ssemu_config_validate(&s->cfg, err, sizeof(err));
 	if (ret) {
