@@ -29,18 +29,6 @@
 /* Harness: an in-process fabric with NICs, one endpoint each           */
 /* ------------------------------------------------------------------ */
 
-/* Small deterministic PRNG (xorshift64*). */
-static uint64_t test_rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
 static uint8_t pattern_byte(uint64_t a, uint64_t b, size_t off)
 {
 	return (uint8_t)(a * 131 + b * 7 + off * 13 + (off >> 8) + (off >> 16));
@@ -190,17 +178,17 @@ static struct tf_rec *det_run(uint64_t seed, size_t *n,
 	for (i = 0; i < 8; i++)
 		tf_add(t, ports[i]);
 	for (k = 0; k < 600; k++) {
-		unsigned s = (unsigned)(test_rng_next(&rng) % 8);
-		unsigned d = (unsigned)(test_rng_next(&rng) % 7);
+		unsigned s = (unsigned)(tf_rng_next(&rng) % 8);
+		unsigned d = (unsigned)(tf_rng_next(&rng) % 7);
 
 		if (d >= s)
 			d++;
 		if (k % 5 == 0)
 			assert_int_equal(ssemu_fabric_run_until(t->fab,
 				ssemu_fabric_now(t->fab) +
-				test_rng_next(&rng) % 3000000), 0);
-		tf_send(t, s, d, buf, test_rng_next(&rng) % sizeof(buf),
-			(uint32_t)(test_rng_next(&rng) % 4), k, k);
+				tf_rng_next(&rng) % 3000000), 0);
+		tf_send(t, s, d, buf, tf_rng_next(&rng) % sizeof(buf),
+			(uint32_t)(tf_rng_next(&rng) % 4), k, k);
 	}
 	tf_run_idle(t, 1000000);
 	assert_int_equal(tf_count(t, UINT32_MAX, SSEMU_EV_RECV), 600);

@@ -29,18 +29,6 @@
 /* Harness: an in-process fabric with NICs, one endpoint each           */
 /* ------------------------------------------------------------------ */
 
-/* Small deterministic PRNG (xorshift64*). */
-static uint64_t test_rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
 static uint8_t pattern_byte(uint64_t a, uint64_t b, size_t off)
 {
 	return (uint8_t)(a * 131 + b * 7 + off * 13 + (off >> 8) + (off >> 16));
@@ -178,15 +166,15 @@ static void check_order(struct tf *t, unsigned ep, const struct ssemu_event *ev)
 
 static size_t mixed_size(uint64_t *rng, uint32_t mtu)
 {
-	switch (test_rng_next(rng) % 4) {
+	switch (tf_rng_next(rng) % 4) {
 	case 0:
 		return 0;
 	case 1:
-		return test_rng_next(rng) % (SSEMU_INLINE_MAX + 1);
+		return tf_rng_next(rng) % (SSEMU_INLINE_MAX + 1);
 	case 2:
-		return SSEMU_INLINE_MAX + 1 + test_rng_next(rng) % mtu;
+		return SSEMU_INLINE_MAX + 1 + tf_rng_next(rng) % mtu;
 	default:
-		return test_rng_next(rng) % (3 * mtu + 6);
+		return tf_rng_next(rng) % (3 * mtu + 6);
 	}
 }
 

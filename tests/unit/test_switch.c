@@ -28,18 +28,6 @@
 /* Harness: an in-process fabric with NICs, one endpoint each           */
 /* ------------------------------------------------------------------ */
 
-/* Small deterministic PRNG for traffic (xorshift64*). */
-static uint64_t test_rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
 /* Running latency sums per (sender, receiver), from hdr[0] = post time. */
 struct lat_acc {
 	double sum[TF_MAX][TF_MAX];
@@ -91,11 +79,11 @@ static void light_traffic(struct tf *t, unsigned nmsg, ssemu_time_t gap_ps,
 		assert_int_equal(ssemu_fabric_run_until(t->fab,
 			ssemu_fabric_now(t->fab) + gap_ps), 0);
 		tf_pump(t);
-		s = (unsigned)(test_rng_next(&rng) % t->n);
-		d = (unsigned)(test_rng_next(&rng) % (t->n - 1));
+		s = (unsigned)(tf_rng_next(&rng) % t->n);
+		d = (unsigned)(tf_rng_next(&rng) % (t->n - 1));
 		if (d >= s)
 			d++;
-		tf_send(t, s, d, buf, test_rng_next(&rng) % sizeof(buf),
+		tf_send(t, s, d, buf, tf_rng_next(&rng) % sizeof(buf),
 			t->cfg.default_tclass, k, k);
 	}
 	tf_run_idle(t, 100000);

@@ -169,3 +169,14 @@ size_t tf_count(const struct tf *t, unsigned ep, uint32_t type)
 			n++;
 	return n;
 }
+
+uint64_t tf_rng_next(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}

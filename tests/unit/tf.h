@@ -53,4 +53,7 @@ void tf_send(struct tf *t, unsigned from, unsigned to, const void *buf,
 /* Logged events of @type at endpoint @ep (UINT32_MAX: every endpoint). */
 size_t tf_count(const struct tf *t, unsigned ep, uint32_t type);
 
+/* Small deterministic PRNG (xorshift64*) for test traffic. */
+uint64_t tf_rng_next(uint64_t *s);
+
 #endif
