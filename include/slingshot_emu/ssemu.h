@@ -292,6 +292,11 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *send);
 enum ssemu_event_type {
 	SSEMU_EV_RECV = 1,	/* a message arrived (release it after use) */
 	SSEMU_EV_SEND_DONE,	/* a message was acknowledged (or failed) */
+	SSEMU_EV_RMA_DONE,	/* an RMA operation completed (or failed) at
+				 * its target; release it after use */
+	SSEMU_EV_RMA_REMOTE,	/* target side: an RMA operation that asked
+				 * for it (SSEMU_RMA_REMOTE_EVENT) was done
+				 * to this endpoint's memory */
 };
 
 struct ssemu_event {
@@ -305,6 +310,9 @@ struct ssemu_event {
 	ssemu_time_t time;	/* model time of the event */
 	ssemu_time_t posted;	/* model time the source NIC took the
 				 * message (time - posted: its latency) */
+	uint32_t op;		/* RMA_DONE, RMA_REMOTE: enum ssemu_rma_op */
+	uint32_t pad;
+	uint64_t addr;		/* RMA_REMOTE: target address, as sent */
 	uint32_t slot;		/* private: message slot */
 	uint32_t gen;		/* private */
 };
@@ -316,15 +324,17 @@ struct ssemu_event {
  */
 int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max);
 
-/** Copy payload bytes [off, off+len) of a RECV event into @buf.
+/** Copy payload bytes [off, off+len) of a RECV event (or the result of an
+ * RMA_DONE event) into @buf.
  * @return bytes copied. */
 size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			size_t off, void *buf, size_t len);
 
-/** Pointer to the payload of a RECV event (valid until release). */
+/** Pointer to the payload of a RECV event or the result of an RMA_DONE
+ * event (valid until release). */
 const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev);
 
-/** Give a RECV event's message slot back to its sender. */
+/** Give a RECV or RMA_DONE event's message slot back to its owner. */
 void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev);
 
 /**
@@ -349,6 +359,151 @@ int ssemu_nic_wait(struct ssemu_nic *nic, int timeout_ms);
  * @return 1 yes, 0 no.
  */
 int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer);
+
+/* ------------------------------------------------------------------ */
+/* Remote memory access: the target NIC does the work                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Each NIC keeps a table of memory regions that other NICs may access by
+ * key, as a Cassini NIC does.  The target's side of a write, read or
+ * atomic is done by the emulated target NIC (by the engine, in whichever
+ * process runs it), which reads and writes the owning process's memory
+ * itself: directly when that is its own process, by cross-memory attach
+ * (process_vm_readv/writev) when it is another.  A target process that
+ * computes and never calls in still serves puts, gets and atomics.  The
+ * engine executes one operation at a time, so atomics from any number of
+ * processes on the same target are atomic with respect to each other (not
+ * to the target CPU's own plain accesses, as on real hardware).
+ *
+ * Requests travel as modelled packets (their class, routing and congestion
+ * control apply); read, fetch and compare results travel back as response
+ * packets of the same class.  The initiator's SSEMU_EV_RMA_DONE comes when
+ * the operation has been done at the target (delivery complete) and, for
+ * results, when they have arrived.
+ */
+
+#define SSEMU_MR_READ (1u << 0)		/* remote reads and fetches */
+#define SSEMU_MR_WRITE (1u << 1)	/* remote writes and atomics */
+
+/* Memory regions per NIC. */
+#define SSEMU_MRS_PER_NIC 1024
+
+struct ssemu_mr_desc {
+	uint64_t key;		/* unique on the NIC */
+	void *addr;		/* start, in the registering process */
+	uint64_t len;
+	/* The address remote peers name addr[0] by: (uintptr_t)addr for
+	 * virtual addressing, 0 for offsets into the region. */
+	uint64_t base;
+	uint32_t access;	/* SSEMU_MR_* */
+};
+
+/**
+ * Make a memory region of this process remotely accessible through @nic.
+ * @return 0; -EEXIST key in use; -ENOSPC table full; -EINVAL bad
+ * arguments (NULL address with a length, unknown access bits, a range
+ * that wraps).
+ */
+int ssemu_mr_reg(struct ssemu_nic *nic, const struct ssemu_mr_desc *mr);
+
+/**
+ * Withdraw a region.  Operations the engine takes after this returns are
+ * refused with -ENOKEY; none touches the memory any more.
+ * @return 0; -ENOENT no such key.
+ */
+int ssemu_mr_dereg(struct ssemu_nic *nic, uint64_t key);
+
+enum ssemu_rma_op {
+	SSEMU_RMA_WRITE = 1,	/* iov -> target */
+	SSEMU_RMA_READ,		/* target -> result (len bytes) */
+	SSEMU_RMA_ATOMIC,	/* target = target aop operand */
+	SSEMU_RMA_FETCH,	/* the same, result: the previous values */
+	SSEMU_RMA_COMPARE,	/* CSWAP*, MSWAP: operand and compare (cmp),
+				 * result: the previous values */
+};
+
+/* Atomic operations and datatypes, numbered as libfabric's enum fi_op and
+ * enum fi_datatype (the provider checks this at compile time). */
+enum ssemu_atomic_op {
+	SSEMU_AOP_MIN = 0, SSEMU_AOP_MAX, SSEMU_AOP_SUM, SSEMU_AOP_PROD,
+	SSEMU_AOP_LOR, SSEMU_AOP_LAND, SSEMU_AOP_BOR, SSEMU_AOP_BAND,
+	SSEMU_AOP_LXOR, SSEMU_AOP_BXOR, SSEMU_AOP_READ, SSEMU_AOP_WRITE,
+	SSEMU_AOP_CSWAP, SSEMU_AOP_CSWAP_NE, SSEMU_AOP_CSWAP_LE,
+	SSEMU_AOP_CSWAP_LT, SSEMU_AOP_CSWAP_GE, SSEMU_AOP_CSWAP_GT,
+	SSEMU_AOP_MSWAP,
+	SSEMU_AOP_COUNT
+};
+
+enum ssemu_datatype {
+	SSEMU_INT8 = 0, SSEMU_UINT8, SSEMU_INT16, SSEMU_UINT16,
+	SSEMU_INT32, SSEMU_UINT32, SSEMU_INT64, SSEMU_UINT64,
+	SSEMU_FLOAT, SSEMU_DOUBLE, SSEMU_FLOAT_COMPLEX, SSEMU_DOUBLE_COMPLEX,
+	SSEMU_LONG_DOUBLE, SSEMU_LONG_DOUBLE_COMPLEX,
+	SSEMU_INT128, SSEMU_UINT128,
+	SSEMU_DATATYPE_COUNT
+};
+
+/** Bytes of one element of @dtype, 0 if unknown. */
+size_t ssemu_datatype_size(uint32_t dtype);
+
+/**
+ * Is @aop defined on @dtype, and for which kind of call?  (The operation
+ * table libfabric documents: no bitwise operations on floating point, no
+ * ordering on complex types, and so on.)
+ * @return true if @op (SSEMU_RMA_ATOMIC, _FETCH or _COMPARE) may carry it.
+ */
+bool ssemu_atomic_valid(uint32_t op, uint32_t aop, uint32_t dtype);
+
+/**
+ * Apply @aop element-wise: for each of @count elements, res[i] = dst[i]
+ * (if @res), then dst[i] = dst[i] aop src[i] (with cmp[i] for compares).
+ * The one definition of every atomic, used by the target NIC and by tests
+ * as the reference.
+ * @return 0; -EINVAL if the pair is not valid.
+ */
+int ssemu_atomic_apply(uint32_t aop, uint32_t dtype, void *dst,
+		       const void *src, const void *cmp, void *res,
+		       size_t count);
+
+/* RMA flags (with SSEMU_SEND_ORDERED) */
+#define SSEMU_RMA_REMOTE_EVENT (1u << 1)	/* RMA_REMOTE at the target ep */
+
+struct ssemu_rma {
+	ssemu_addr_t dest;	/* target endpoint (its events) */
+	uint32_t tclass;
+	uint32_t flags;		/* SSEMU_SEND_ORDERED | SSEMU_RMA_* */
+	uint32_t op;		/* enum ssemu_rma_op */
+	uint32_t aop, dtype;	/* atomics */
+	uint64_t key;		/* the target NIC's region */
+	uint64_t addr;		/* target address, in the region's base */
+	uint64_t len;		/* bytes at the target */
+	/* WRITE, ATOMIC, FETCH, COMPARE: len bytes of data or operands
+	 * (ATOMIC_READ: none) */
+	const struct iovec *iov;
+	size_t iov_count;
+	/* COMPARE: len bytes of compare values */
+	const struct iovec *cmp;
+	size_t cmp_count;
+	uint64_t hdr[SSEMU_HDR_WORDS];	/* for the RMA_REMOTE event */
+	uint64_t cookie;	/* returned in RMA_DONE */
+};
+
+/**
+ * Post an RMA operation.  Data and operands are copied before return.
+ * Completion is an SSEMU_EV_RMA_DONE event with the cookie and a status:
+ * 0; -ENOKEY no region with that key at the target; -ERANGE outside the
+ * region; -EACCES the region does not allow it; -EHOSTUNREACH,
+ * -ECONNREFUSED nobody at @dest; -ESRCH the region's process is gone.  A
+ * refused operation never touches target memory.  READ, FETCH and COMPARE
+ * results (len bytes) are read with ssemu_event_data/ssemu_event_copy until
+ * ssemu_event_release, which every RMA_DONE event needs.
+ * @return 0; -EAGAIN no resources (progress and retry); -EMSGSIZE len over
+ * ssemu_ep_max_msg (COMPARE: half of it); -EINVAL bad arguments (unknown
+ * op, an atomic not valid on its type, len not a multiple of the element
+ * size, iov bytes not len).
+ */
+int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma);
 
 /* ------------------------------------------------------------------ */
 /* Counters                                                             */
