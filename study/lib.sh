@@ -71,6 +71,13 @@ study_check() {
 	done
 	STUDY_OUT=${STUDY_OUT:-$TOP_BUILDDIR/study-out/$study_name}
 	mkdir -p "$STUDY_OUT" || fail "cannot create $STUDY_OUT"
+	# One study at a time on this host ("make -j2 check" would start two):
+	# each needs what CPU there is to keep its realtime fabric on time.
+	if command -v flock >/dev/null 2>&1; then
+		mkdir -p "$TOP_BUILDDIR/study-out" &&
+			exec 9>"$TOP_BUILDDIR/study-out/.lock" && flock -w 900 9 ||
+			fail "cannot lock $TOP_BUILDDIR/study-out/.lock"
+	fi
 	study_tmp=$(mktemp -d "${TMPDIR:-/tmp}/ssemu-$study_name.XXXXXX") ||
 		fail "mktemp failed"
 	study_pids=
