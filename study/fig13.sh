@@ -24,6 +24,7 @@
 # Exit status: 0 the check passed, 1 it failed, 77 Open MPI or the
 # provider is missing.
 
+# shellcheck source=study/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 quick=0

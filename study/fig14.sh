@@ -25,6 +25,7 @@
 # Exit status: 0 all checks passed, 1 a check failed, 77 Open MPI or the
 # provider is missing.
 
+# shellcheck source=study/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 quick=0
@@ -158,24 +159,28 @@ analyse() {
 			print v["epoch"] - v["dt"] / 2 - t0, v["gbps"] * d
 		}' "$STUDY_OUT/$c.$j.out" >"$STUDY_OUT/$c.job.$j"
 	done
+	la="'$STUDY_OUT/$c.link.A' using 1:2 with lines lw 2"
+	lb="'$STUDY_OUT/$c.link.B' using 1:2 with lines lw 2"
 	if [ "$ca" = "$cb" ]; then
-		lt="link, class $ca (both jobs)"
-		lines="'$STUDY_OUT/$c.link.A' using 1:2 with lines lw 2 title '$lt'"
+		lines="$la title 'link, class $ca (both jobs)'"
 	else
-		lines="'$STUDY_OUT/$c.link.A' using 1:2 with lines lw 2 title 'link, class $ca', '$STUDY_OUT/$c.link.B' using 1:2 with lines lw 2 title 'link, class $cb'"
+		lines="$la title 'link, class $ca', $lb title 'link, class $cb'"
 	fi
 	gnuplot <<-EOF || fail "gnuplot failed on $c"
 	set terminal pngcairo size 900,500 noenhanced
 	set output '$STUDY_OUT/fig14-$c.png'
-	set title 'Two bisection jobs on one link: $c ($ca / $cb), dilation $DILATION'
+	set title 'Two bisection jobs on one link: $c ($ca / $cb), \
+dilation $DILATION'
 	set xlabel 'wall seconds since job A started'
 	set ylabel 'Gb/s (model time)'
 	set yrange [0:*]
 	set key outside bottom center horizontal
 	set grid
 	plot $lines, \
-	     '$STUDY_OUT/$c.job.A' using 1:2 with points pt 7 title 'job A (its MPI_Wtime)', \
-	     '$STUDY_OUT/$c.job.B' using 1:2 with points pt 5 title 'job B (its MPI_Wtime)'
+	     '$STUDY_OUT/$c.job.A' using 1:2 with points pt 7 \
+		title 'job A (its MPI_Wtime)', \
+	     '$STUDY_OUT/$c.job.B' using 1:2 with points pt 5 \
+		title 'job B (its MPI_Wtime)'
 	EOF
 }
 
@@ -198,6 +203,7 @@ printf '%-9s %-6s %-6s %-5s | %8s %8s %8s %8s | %7s %7s\n' \
 cat "$STUDY_OUT/table.txt"
 echo "paper: separate classes 80% / 20% while both run, the survivor gets"
 echo "all of it; same class 50% / 50%"
+# shellcheck disable=SC2154 # lag_* are set by eval in run_case
 echo "max lag: separate ${lag_separate} us, same ${lag_same} us (model time)"
 echo "plots: $STUDY_OUT/fig14-separate.png $STUDY_OUT/fig14-same.png"
 echo "time: $(($(date +%s) - start)) s"
@@ -221,6 +227,7 @@ assert() {
 		bad=1
 	fi
 }
+# shellcheck disable=SC2154 # x, y are set by eval
 for src in job link nic; do
 	eval "x=\$share_separate_$src y=\$surv_separate_$src"
 	assert "separate classes ($src): A's share $x% is 80 +- 5" \

@@ -20,6 +20,7 @@
 # Exit status: 0 the check passed, 1 it failed, 77 Open MPI or the
 # provider is missing.
 
+# shellcheck source=study/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 quick=0
@@ -97,9 +98,10 @@ sd_on50=$(calc "$(m incast-cc p50) / $(m alone-cc p50)")
 sd_off50=$(calc "$(m incast-nocc p50) / $(m alone-nocc p50)")
 
 {
-	echo "Incast: ${vsize}-byte ping-pong victim (2 ranks) next to an incast"
-	echo "($((na - 1)) senders -> 1 target, 1 MiB messages); one-way times from the"
-	echo "victim's own MPI_Wtime, in wall ms (dilation $DILATION: 1 model us"
+	echo "Incast: ${vsize}-byte ping-pong victim (2 ranks) next to an"
+	echo "incast ($((na - 1)) senders -> 1 target, 1 MiB messages); one-way"
+	echo "times from the victim's own MPI_Wtime, in wall ms (dilation"
+	echo "$DILATION: 1 model us"
 	echo "= $(calc "$DILATION / 1000") wall ms)"
 	printf '%-12s %-4s %9s %9s %9s %6s %9s %9s %12s\n' run CC "mean ms" \
 		"p50 ms" "p99 ms" n slowdown "(p50)" "target Gb/s"
@@ -124,6 +126,7 @@ sd_off50=$(calc "$(m incast-nocc p50) / $(m alone-nocc p50)")
 	echo "target received, in model Gb/s (its link carries 100)"
 	echo "paper: Slingshot (CC on) at most 1.3x, previous generation (no"
 	echo "such CC) up to 93x"
+	# shellcheck disable=SC2154 # lag_* are set by eval above
 	echo "max lag: CC on $lag_cc, CC off $lag_nocc model us"
 } | tee "$STUDY_OUT/table.txt"
 

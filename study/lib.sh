@@ -224,7 +224,9 @@ study_nic_bw() {
 			next
 		t = substr($0, RSTART + 16, RLENGTH - 16) + 0
 		rest = $0
-		while (match(rest, /\{"port":[0-9]+,"pid":[0-9-]+,"job":[0-9]+,[^}]*"rx_bytes":[0-9]+/)) {
+		nic = "\\{\"port\":[0-9]+,\"pid\":[0-9-]+,\"job\":[0-9]+," \
+			"[^}]*\"rx_bytes\":[0-9]+"
+		while (match(rest, nic)) {
 			m = substr(rest, RSTART, RLENGTH)
 			rest = substr(rest, RSTART + RLENGTH)
 			match(m, /"port":[0-9]+/)
