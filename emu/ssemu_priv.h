@@ -16,7 +16,8 @@
  * Layout (offsets in struct ssemu_region):
  *   header | engine | nics[max_nics] | eps[max_nics*eps_per_nic] |
  *   msgs[... * msgs_per_ep] | bufs | rings | pkts[max_pkts] |
- *   swmap[nswitches] | portmap[nendpoints] | switches[max_switches]
+ *   swmap[nswitches] | portmap[nendpoints] | switches[max_switches] |
+ *   mrs[max_nics * SSEMU_MRS_PER_NIC]
  */
 #ifndef SSEMU_PRIV_H
 #define SSEMU_PRIV_H
@@ -34,7 +35,7 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 1
+#define SSEMU_LAYOUT_VERSION 2	/* 2: RMA (msg, event, nic, mrs) */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
@@ -75,6 +76,18 @@ enum ssemu_nic_state {
 #define SSEMU_MSGF_TXOVF 4u	/* on the sender's event overflow list */
 #define SSEMU_MSGF_RXPUSH 8u	/* RECV pushed (or being) at rx_pos */
 #define SSEMU_MSGF_TXPUSH 16u	/* SEND_DONE pushed (or being) at tx_pos */
+#define SSEMU_MSGF_RMABEGIN 32u	/* RMA: the target started on memory */
+#define SSEMU_MSGF_RMAEXEC 64u	/* RMA: done (or refused) at the target */
+#define SSEMU_MSGF_RESPQ 128u	/* RMA: on the target NIC's response queue */
+
+/*
+ * RMA operations use the message slot state bits differently from sends:
+ * TXDONE says the initiator is done with the slot (it released the
+ * RMA_DONE event, or never will), RXDONE that the target side is (the
+ * operation done or refused, its RMA_REMOTE event pushed).  Results are
+ * written into the slot's buffer by the engine when the target does the
+ * operation; the response packets only model their way back.
+ */
 
 struct ssemu_msg {
 	uint32_t state;		/* SSEMU_MSG_* (atomic) */
@@ -99,7 +112,31 @@ struct ssemu_msg {
 	int32_t status;
 	uint32_t ep_gen;	/* sending endpoint's generation at post */
 	ssemu_time_t post_time;
+	/* RMA (rma_op 0: a send); len above is the request's payload */
+	uint8_t rma_op;		/* enum ssemu_rma_op */
+	uint8_t aop, dtype;
+	uint8_t pad8;
+	uint32_t resp_npkts;	/* response packets the target sends */
+	uint32_t resp_sent;	/* ... of which it injected */
+	uint32_t resp_arrived;	/* ... of which reached the initiator */
+	uint32_t resp_next;	/* target NIC's response queue */
+	uint32_t pad32;
+	uint64_t rma_len;	/* bytes at the target (and of results) */
+	uint64_t key;
+	uint64_t raddr;
 	uint8_t data[SSEMU_INLINE_MAX];
+};
+
+/* A memory region in a NIC's table (ssemu_mr_reg). */
+struct ssemu_mr_sh {
+	uint64_t key;
+	uint64_t addr;		/* start, in the owner's address space */
+	uint64_t len;
+	uint64_t base;		/* the address peers name addr[0] by */
+	int32_t pid;		/* owner process */
+	uint32_t access;	/* SSEMU_MR_* */
+	uint32_t in_use;
+	uint32_t pad;
 };
 
 struct ssemu_ep_sh {
@@ -132,12 +169,19 @@ struct ssemu_nic_sh {
 	uint32_t ack_head, ack_tail;	/* ack packets to send */
 	uint32_t done_pending;	/* a TX_DONE event is scheduled */
 	uint32_t wait_pkt;	/* stalled on an empty packet pool */
+	uint32_t resp_head, resp_tail;	/* RMA results to send back */
+	uint32_t mr_hwm;	/* table entries [0, mr_hwm) may be in use */
+	uint32_t pad2;
 	ssemu_time_t busy_until;	/* the edge link serialises until then */
 	uint32_t credits[SSEMU_MAX_TCLASS];
 	struct ssemu_nic_stats stats;
 };
 
-enum ssemu_pkt_type { SSEMU_PKT_DATA = 1, SSEMU_PKT_ACK };
+enum ssemu_pkt_type {
+	SSEMU_PKT_DATA = 1,
+	SSEMU_PKT_ACK,
+	SSEMU_PKT_RESP,		/* RMA results, target to initiator */
+};
 
 struct ssemu_pkt {
 	uint32_t next;		/* free list, VOQ and ack queue link */
@@ -222,7 +266,8 @@ struct ssemu_region {
 		 cc_acked_off,	/* packets acknowledged since the last cut */
 		 path_off,	/* ordered flows: each NIC pair's current via */
 		 work_off,	/* bitmap: endpoints with posted messages */
-		 ovf_off;	/* bitmap: endpoints with overflowed events */
+		 ovf_off,	/* bitmap: endpoints with overflowed events */
+		 mrs_off;	/* memory region tables, one per NIC */
 	/* model state */
 	uint32_t pkt_free;
 	uint32_t pkts_used;
@@ -346,6 +391,14 @@ static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
 	/* [out][vclass][in]: an output's arbitration scans contiguous memory */
 	return (struct ssemu_voq *)SSEMU_AT(r, s->voq_off) +
 	       ((size_t)out * T + vcl) * R + in;
+}
+
+/* Memory region table of NIC @nic (SSEMU_MRS_PER_NIC entries). */
+static inline struct ssemu_mr_sh *ssemu_r_mrs(struct ssemu_region *r,
+					      uint32_t nic)
+{
+	return (struct ssemu_mr_sh *)SSEMU_AT(r, r->mrs_off) +
+	       (size_t)nic * SSEMU_MRS_PER_NIC;
 }
 
 static inline uint64_t *ssemu_r_bits(struct ssemu_region *r, uint64_t off)
