@@ -1623,9 +1623,17 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
 	ssemu_addr_t self = SSEMU_ADDR(n->port, epi % r->config.eps_per_nic);
+	struct ssemu_ring *ring = ssemu_r_ring(r, ep->tx_ring_off);
 	uint32_t mi, prev = SSEMU_NONE, next;
 	struct ssemu_msg *m;
 
+	/* posted and never taken by the engine: they never will be */
+	while (!ssemu_ring_peek(ring, &mi)) {
+		if (mi / r->config.msgs_per_ep == epi)
+			ssemu_fetch_or(&ssemu_r_msg(r, mi)->state,
+				       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+		ssemu_ring_advance(ring);
+	}
 	for (mi = n->inj_head; mi != SSEMU_NONE; mi = next) {
 		m = ssemu_r_msg(r, mi);
 		next = m->next;
