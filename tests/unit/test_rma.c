@@ -10,7 +10,8 @@
  * with operations in flight, bad arguments; and across processes on a
  * shared fabric: a target process that never calls in served by the
  * engine in another (cross-memory attach), and fetch-adds from four
- * processes on one counter.
+ * processes on one counter.  Crash recovery at any point of a run of
+ * atomics neither loses nor repeats one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 
 #include <slingshot_emu/ssemu.h>
 
+#include "ssemu_priv.h"	/* ssemu_model_recover */
 #include "tf.h"
 
 /* ------------------------------------------------------------------ */
@@ -943,6 +945,102 @@ static void test_rma_close_in_flight(void **state)
 	free(mem);
 }
 
+/*
+ * Crash recovery (as after an engine runner died between two events) cut
+ * in at many points of a run of fetch-adds and large reads: every
+ * operation completes exactly once, none is done twice at the target (the
+ * counters and the values fetched say so), no RMA_REMOTE event is lost or
+ * doubled, and every slot comes back.
+ */
+static void test_rma_recover_no_repeat(void **state)
+{
+	const unsigned nops = 40;
+	unsigned a, b, c, k, j, per[8], nfetch, nflag, cut;
+	uint64_t ctr[8], one = 1, prev;
+	struct iovec iov = { &one, 8 };
+	uint8_t seen[8][64], *mem;
+	size_t big, d;
+	struct ssemu_rma r;
+	struct tf *t;
+
+	/* from before anything arrives to the last few completing */
+	for (c = 0; c < 64; c++) {
+		cut = c ? 80 + 23 * c : 1;
+		t = open2("2switch", &a, &b);
+		big = 4 * t->cfg.mtu;
+		mem = malloc(big);
+		assert_non_null(mem);
+		for (k = 0; k < big; k++)
+			mem[k] = pat(c, k);
+		memset(ctr, 0, sizeof(ctr));
+		memset(per, 0, sizeof(per));
+		memset(seen, 0, sizeof(seen));
+		reg(t, b, 1, ctr, sizeof(ctr), 0,
+		    SSEMU_MR_READ | SSEMU_MR_WRITE);
+		reg(t, b, 2, mem, big, 0, SSEMU_MR_READ);
+		nfetch = nflag = 0;
+		for (k = 0; k < nops; k++) {
+			if (k % 4 == 3) {
+				r = mk(t, b, SSEMU_RMA_READ, 2, 0, big, NULL,
+				       k);
+			} else {
+				r = mk(t, b, SSEMU_RMA_FETCH, 1, 8 * (k % 8),
+				       8, &iov, k);
+				r.aop = SSEMU_AOP_SUM;
+				r.dtype = SSEMU_UINT64;
+				nfetch++;
+			}
+			if (k % 2) {
+				r.flags = SSEMU_RMA_REMOTE_EVENT;
+				nflag++;
+			}
+			r.hdr[1] = k;
+			assert_int_equal(ssemu_ep_rma(t->ep[a], &r), 0);
+		}
+		assert_true(ssemu_fabric_progress(t->fab, cut) >= 0);
+		pump(t, 0);
+		assert_int_equal(ssemu_model_recover(t->fab->r), 0);
+		run_idle(t, 0);
+		assert_int_equal(rl->ndone, nops);
+		for (k = 0; k < nops; k++) {
+			d = done_of(k);
+			if (rl->done[d].status)
+				fail_msg("cut %u: op %u status %d", cut, k,
+					 rl->done[d].status);
+			for (j = 0; j < rl->ndone; j++)
+				assert_true(j == d || rl->done[j].cookie != k);
+			if (k % 4 == 3) {
+				assert_memory_equal(rl->data[d], mem, big);
+				continue;
+			}
+			memcpy(&prev, rl->data[d], 8);
+			assert_true(prev < 64);
+			assert_false(seen[k % 8][prev]);
+			seen[k % 8][prev] = 1;
+			per[k % 8]++;
+		}
+		/* each counter counted each of its operations once */
+		for (j = 0; j < 8; j++)
+			assert_int_equal(ctr[j], per[j]);
+		assert_int_equal(rl->nremote, nflag);
+		for (k = 0; k < rl->nremote; k++)
+			for (j = 0; j < k; j++)
+				assert_true(rl->remote[j].hdr[1] !=
+					    rl->remote[k].hdr[1]);
+		/* and every slot is free */
+		r = mk(t, b, SSEMU_RMA_FETCH, 1, 0, 8, &iov, 1000);
+		r.aop = SSEMU_AOP_SUM;
+		r.dtype = SSEMU_UINT64;
+		for (k = 0; k < t->cfg.msgs_per_ep; k++)
+			assert_int_equal(ssemu_ep_rma(t->ep[a], &r), 0);
+		run_idle(t, 0);
+		assert_int_equal(ctr[0], per[0] + t->cfg.msgs_per_ep);
+		tf_close(t);
+		free(mem);
+	}
+	(void)nfetch;
+}
+
 /* ------------------------------------------------------------------ */
 /* Across processes                                                     */
 /* ------------------------------------------------------------------ */
@@ -1246,6 +1344,7 @@ int main(void)
 		cmocka_unit_test(test_rma_response_modelled),
 		cmocka_unit_test(test_rma_release_returns_slots),
 		cmocka_unit_test(test_rma_close_in_flight),
+		cmocka_unit_test(test_rma_recover_no_repeat),
 		cmocka_unit_test_teardown(test_rma_cross_process_passive_target,
 					  teardown_segment),
 		cmocka_unit_test_teardown(test_rma_cross_process_fetch_add,
