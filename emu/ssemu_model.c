@@ -625,8 +625,9 @@ static uint32_t rma_access(const struct ssemu_msg *m)
 	case SSEMU_RMA_READ:
 		return SSEMU_MR_READ;
 	case SSEMU_RMA_FETCH:
-		return m->aop == SSEMU_AOP_READ ? SSEMU_MR_READ :
-						  SSEMU_MR_READ | SSEMU_MR_WRITE;
+		if (m->aop == SSEMU_AOP_READ)
+			return SSEMU_MR_READ;
+		return SSEMU_MR_READ | SSEMU_MR_WRITE;
 	default:
 		return SSEMU_MR_READ | SSEMU_MR_WRITE;
 	}

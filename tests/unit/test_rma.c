@@ -723,6 +723,94 @@ static void test_rma_ordered(void **state)
 	free(src);
 }
 
+/*
+ * The same under adaptive routing with congestion (paths would change if
+ * order allowed it): sixteen sources in one group each write then read
+ * their own area at four targets in another, ordered; every read sees the
+ * write posted before it.
+ */
+static void test_rma_ordered_adaptive(void **state)
+{
+	const unsigned nsrc = 16, ntgt = 4, rounds = 40;
+	struct ssemu_config c;
+	struct tf *t;
+	unsigned i, k, per_group, sent[16] = { 0 };
+	size_t len, area, d, n = 0;
+	uint8_t *mem[4], *src;
+	struct iovec iov;
+	struct ssemu_rma w, rd;
+	ssemu_time_t now = 0;
+
+	tf_config(&c, "malbec");
+	snprintf(c.routing, sizeof(c.routing), "adaptive");
+	c.max_nics = 32;
+	c.max_switches = 32;
+	c.eps_per_nic = 1;
+	c.max_pkts = 65536;
+	c.max_events = 262144;
+	t = tf_open(&c);
+	rlog_reset();
+	per_group = c.topo.switches_per_group * c.topo.endpoints_per_switch;
+	len = 3 * c.mtu + 100;
+	area = len + 64;
+	src = malloc(len);
+	assert_non_null(src);
+	for (i = 0; i < nsrc; i++)
+		tf_add(t, i * (per_group / nsrc));
+	for (i = 0; i < ntgt; i++) {
+		tf_add(t, per_group + i * 7);
+		mem[i] = calloc(nsrc, area);
+		assert_non_null(mem[i]);
+		reg(t, nsrc + i, 1, mem[i], nsrc * area, 0,
+		    SSEMU_MR_READ | SSEMU_MR_WRITE);
+	}
+	iov = (struct iovec){ src, len };
+	for (k = 0; k < rounds; k++, now += SSEMU_PS_PER_US) {
+		assert_int_equal(ssemu_fabric_run_until(t->fab, now), 0);
+		pump(t, 0);
+		for (i = 0; i < nsrc; i++) {
+			unsigned v = sent[i];
+
+			/* everyone's round v writes v + 1 everywhere in its
+			 * area; the read right behind it takes the last bytes */
+			memset(src, (int)(v + 1), len);
+			w = mk(t, nsrc + (i % ntgt), SSEMU_RMA_WRITE, 1,
+			       i * area, len, &iov, (uint64_t)i << 32 | 2 * v);
+			w.flags = SSEMU_SEND_ORDERED;
+			rd = mk(t, nsrc + (i % ntgt), SSEMU_RMA_READ, 1,
+				i * area + len - 8, 8, NULL,
+				(uint64_t)i << 32 | (2 * v + 1));
+			rd.flags = SSEMU_SEND_ORDERED;
+			if (ssemu_ep_rma(t->ep[i], &w))
+				continue;
+			post(t, i, &rd, 0);
+			sent[i]++;
+		}
+	}
+	run_idle(t, 0);
+	for (d = 0; d < rl->ndone; d++) {
+		uint64_t ck = rl->done[d].cookie;
+
+		assert_int_equal(rl->done[d].status, 0);
+		if (!(ck & 1))
+			continue;
+		i = (unsigned)(ck >> 32);
+		k = (unsigned)(ck & 0xffffffff) / 2;
+		assert_true(i < nsrc && k < sent[i]);
+		assert_int_equal(rl->data[d][0], (uint8_t)(k + 1));
+		assert_int_equal(rl->data[d][7], (uint8_t)(k + 1));
+		n++;
+	}
+	for (i = 0, d = 0; i < nsrc; i++)
+		d += sent[i];
+	assert_int_equal(n, d);
+	assert_true(n > nsrc * rounds / 2);
+	tf_close(t);
+	for (i = 0; i < ntgt; i++)
+		free(mem[i]);
+	free(src);
+}
+
 /* Results travel back as packets: they take time and show in counters. */
 static void test_rma_response_modelled(void **state)
 {
@@ -1243,6 +1331,89 @@ static void test_rma_cross_process_passive_target(void **state)
 	teardown_segment(NULL);
 }
 
+/*
+ * The region's process dies without detaching: until its NIC is found
+ * dead, operations on its memory fail with -ESRCH; after, nobody is there.
+ */
+static void test_rma_cross_process_target_gone(void **state)
+{
+	struct ssemu_fabric *f;
+	struct ssemu_nic *nic;
+	struct ssemu_ep *ep;
+	int pfd[2], gfd[2], status;
+	ssemu_addr_t child_addr;
+	uint64_t v = 5, back;
+	struct iovec iov = { &v, 8 };
+	struct ssemu_rma r;
+	pid_t pid;
+	char go;
+
+	snprintf(shm_name, sizeof(shm_name), "ssemu-ut-rmagone-%d",
+		 (int)getpid());
+	assert_int_equal(shm_join(&f, &nic, &ep), 0);
+	assert_int_equal(pipe(pfd), 0);
+	assert_int_equal(pipe(gfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		static uint64_t word;
+		struct ssemu_fabric *cf;
+		struct ssemu_nic *cn;
+		struct ssemu_ep *ce;
+		struct ssemu_mr_desc d = {
+			.key = 3, .addr = &word, .len = 8,
+			.access = SSEMU_MR_READ | SSEMU_MR_WRITE,
+		};
+
+		alarm(30);
+		if (shm_join(&cf, &cn, &ce) || ssemu_mr_reg(cn, &d))
+			_exit(2);
+		child_addr = ssemu_ep_addr(ce);
+		if (write(pfd[1], &child_addr, sizeof(child_addr)) !=
+		    sizeof(child_addr) || read(gfd[0], &go, 1) != 1)
+			_exit(3);
+		_exit(0);	/* dies attached */
+	}
+	assert_int_equal(read(pfd[0], &child_addr, sizeof(child_addr)),
+			 sizeof(child_addr));
+	/* it is alive: served */
+	r = (struct ssemu_rma){ .dest = child_addr, .op = SSEMU_RMA_WRITE,
+				.key = 3, .len = 8, .iov = &iov,
+				.iov_count = 1, .cookie = 1 };
+	assert_int_equal(shm_rma(ep, &r, NULL, 0), 0);
+	r = (struct ssemu_rma){ .dest = child_addr, .op = SSEMU_RMA_READ,
+				.key = 3, .len = 8, .cookie = 2 };
+	assert_int_equal(shm_rma(ep, &r, &back, 8), 0);
+	assert_int_equal(back, 5);
+	assert_int_equal(write(gfd[1], "x", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* gone, its NIC not reaped yet (the liveness check runs every 64
+	 * engine turns of a handle, at most every 20 ms) */
+	r.cookie = 3;
+	assert_int_equal(shm_rma(ep, &r, &back, 8), -ESRCH);
+	iov.iov_base = &v;
+	r = (struct ssemu_rma){ .dest = child_addr, .op = SSEMU_RMA_FETCH,
+				.aop = SSEMU_AOP_SUM, .dtype = SSEMU_UINT64,
+				.key = 3, .len = 8, .iov = &iov,
+				.iov_count = 1, .cookie = 4 };
+	assert_int_equal(shm_rma(ep, &r, &back, 8), -ESRCH);
+	/* once the liveness check has run, nobody is there any more */
+	usleep(25000);
+	for (status = 0; status < 200; status++)
+		ssemu_fabric_progress(f, 16);
+	r.cookie = 5;
+	assert_int_equal(shm_rma(ep, &r, &back, 8), -EHOSTUNREACH);
+	close(pfd[0]);
+	close(pfd[1]);
+	close(gfd[0]);
+	close(gfd[1]);
+	ssemu_ep_close(ep);
+	ssemu_nic_detach(nic);
+	ssemu_fabric_close(f);
+	teardown_segment(NULL);
+}
+
 #define CF_PROCS 4
 #define CF_ADDS 1000
 
@@ -1341,11 +1512,14 @@ int main(void)
 		cmocka_unit_test(test_rma_bad_args),
 		cmocka_unit_test(test_rma_remote_events),
 		cmocka_unit_test(test_rma_ordered),
+		cmocka_unit_test(test_rma_ordered_adaptive),
 		cmocka_unit_test(test_rma_response_modelled),
 		cmocka_unit_test(test_rma_release_returns_slots),
 		cmocka_unit_test(test_rma_close_in_flight),
 		cmocka_unit_test(test_rma_recover_no_repeat),
 		cmocka_unit_test_teardown(test_rma_cross_process_passive_target,
+					  teardown_segment),
+		cmocka_unit_test_teardown(test_rma_cross_process_target_gone,
 					  teardown_segment),
 		cmocka_unit_test_teardown(test_rma_cross_process_fetch_add,
 					  teardown_segment),
