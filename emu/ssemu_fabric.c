@@ -35,8 +35,8 @@
 
 struct layout {
 	uint64_t engine, nics, eps, msgs, bufs, rings, pkts, swmap, portmap,
-		switches, voqs, window, cwnd, cc_acked, path, work, ovf, mrs,
-		total;
+		switches, voqs, window, cwnd, pause, gap, slow, egq, cc_acked,
+		path, work, ovf, mrs, total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
 };
@@ -74,6 +74,14 @@ static void compute_layout(const struct ssemu_config *c,
 				       sizeof(uint16_t));
 	l->cwnd = take(&off, (uint64_t)c->max_nics * c->max_nics *
 				     sizeof(uint32_t));
+	l->pause = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				      sizeof(uint64_t));
+	l->gap = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				    sizeof(uint32_t));
+	l->slow = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				     sizeof(uint64_t));
+	l->egq = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				    sizeof(uint16_t));
 	l->cc_acked = take(&off, (uint64_t)c->max_nics * c->max_nics *
 					 sizeof(uint32_t));
 	l->path = take(&off, (uint64_t)c->max_nics * c->max_nics *
@@ -128,6 +136,10 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->voqs_off = l->voqs;
 	r->window_off = l->window;
 	r->cwnd_off = l->cwnd;
+	r->pause_off = l->pause;
+	r->gap_off = l->gap;
+	r->slow_off = l->slow;
+	r->egq_off = l->egq;
 	r->cc_acked_off = l->cc_acked;
 	r->path_off = l->path;
 	r->work_off = l->work;
@@ -155,6 +167,10 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->pkt_free = 0;
 	for (i = 0; i < c->max_nics * c->max_nics; i++) {
 		ssemu_r_cwnd(r, 0)[i] = c->nic_window << 8;
+		ssemu_r_pause(r, 0)[i] = 0;
+		ssemu_r_gap(r, 0)[i] = 0;
+		ssemu_r_slow(r, 0)[i] = 0;
+		ssemu_r_egq(r, 0)[i] = 0;
 		ssemu_r_cc_acked(r, 0)[i] = UINT32_MAX / 2; /* cut at once */
 	}
 	for (i = 0; i < c->max_nics; i++) {
@@ -728,6 +744,12 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		ssemu_r_window(r, i)[slot] = 0;
 		ssemu_r_cwnd(r, i)[slot] = r->config.nic_window << 8;
 		ssemu_r_cwnd(r, slot)[i] = r->config.nic_window << 8;
+		ssemu_r_pause(r, i)[slot] = 0;
+		ssemu_r_pause(r, slot)[i] = 0;
+		ssemu_r_gap(r, i)[slot] = 0;
+		ssemu_r_gap(r, slot)[i] = 0;
+		ssemu_r_slow(r, i)[slot] = 0;
+		ssemu_r_slow(r, slot)[i] = 0;
 		ssemu_r_cc_acked(r, i)[slot] = UINT32_MAX / 2;
 		ssemu_r_cc_acked(r, slot)[i] = UINT32_MAX / 2;
 	}
@@ -1732,7 +1754,7 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 			uint64_t any = sp->drops;
 
 			for (tc = 0; tc < r->config.ntclass; tc++)
-				any += sp->tx_pkts[tc] + sp->queued[tc];
+				any += sp->tx_pkts[tc] + sp->queued_tc[tc];
 			if (!any)
 				continue;
 			memset(o, 0, sizeof(*o));
@@ -1742,7 +1764,7 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 			for (tc = 0; tc < r->config.ntclass; tc++) {
 				o->tx_pkts[tc] = sp->tx_pkts[tc];
 				o->tx_bytes[tc] = sp->tx_bytes[tc];
-				o->queued[tc] = sp->queued[tc];
+				o->queued[tc] = sp->queued_tc[tc];
 			}
 			o->drops = sp->drops;
 			n++;

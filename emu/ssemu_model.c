@@ -125,18 +125,19 @@ static inline uint32_t next_vcl(struct ssemu_region *r, uint32_t out,
 }
 
 /*
- * Strict priority between classes; inside a class the packets furthest
- * along their path (highest VC) first, then round robin among inputs.
- * Bandwidth guarantees and caps per class come with the traffic-class
+ * Strict priority between classes; inside a class, pick_in_class (round
+ * robin among inputs).  Bandwidth guarantees and caps per class come with the traffic-class
  * arbitration ("shares", a later addition).
  */
+static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			  uint32_t out, uint32_t tc, uint32_t *in_out,
+			  uint32_t *vcl_out);
+
 static bool arb_priority_rr(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			    uint32_t out, uint32_t *in_out, uint32_t *vcl_out,
 			    ssemu_time_t *retry)
 {
-	struct ssemu_swport *op = &s->port[out];
-	uint32_t R = r->topo.radix, T = r->config.ntclass;
-	uint32_t order[SSEMU_MAX_TCLASS], tc, i, j, vc, vcl, k, in;
+	uint32_t T = r->config.ntclass, order[SSEMU_MAX_TCLASS], i, j;
 
 	/* classes by descending priority (stable: lower index first) */
 	for (i = 0; i < T; i++) {
@@ -145,25 +146,9 @@ static bool arb_priority_rr(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			order[j] = order[j - 1];
 		order[j] = i;
 	}
-	for (i = 0; i < T; i++) {
-		tc = order[i];
-		for (vc = SSEMU_NVC; vc-- > 0;) {
-			vcl = tc * SSEMU_NVC + vc;
-			if (!op->queued[vcl] ||
-			    !op->credits[next_vcl(r, out, vcl)])
-				continue;
-			for (k = 1; k <= R; k++) {
-				in = (op->rr + k) % R;
-				if (ssemu_r_voq(r, s, in, out, vcl)->head !=
-				    SSEMU_NONE) {
-					op->rr = in;
-					*in_out = in;
-					*vcl_out = vcl;
-					return true;
-				}
-			}
-		}
-	}
+	for (i = 0; i < T; i++)
+		if (pick_in_class(r, s, out, order[i], in_out, vcl_out))
+			return true;
 	return false;
 }
 
@@ -183,26 +168,39 @@ static bool class_ready(struct ssemu_region *r, struct ssemu_swport *op,
 	return false;
 }
 
-/* Highest VC of class @tc with a credit, then round robin over inputs. */
+/*
+ * Round robin over inputs, and over the VCs (with a credit) of an input.
+ * Taking turns matters under saturation: a strict preference for higher
+ * VCs (packets further along) starves every source whose packets are on
+ * VC 0 -- the target's own group, under an incast -- for as long as remote
+ * traffic keeps arriving.
+ */
 static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t out, uint32_t tc, uint32_t *in_out,
 			  uint32_t *vcl_out)
 {
 	struct ssemu_swport *op = &s->port[out];
-	uint32_t R = r->topo.radix, vc, vcl, k, in;
+	uint32_t R = r->topo.radix, vcls[SSEMU_NVC], nv = 0, vc, vcl, k, j, in;
 
 	for (vc = SSEMU_NVC; vc-- > 0;) {
 		vcl = tc * SSEMU_NVC + vc;
-		if (!op->queued[vcl] || !op->credits[next_vcl(r, out, vcl)])
-			continue;
-		for (k = 1; k <= R; k++) {
-			in = (op->rr + k) % R;
-			if (ssemu_r_voq(r, s, in, out, vcl)->head != SSEMU_NONE) {
-				op->rr = in;
-				*in_out = in;
-				*vcl_out = vcl;
-				return true;
-			}
+		if (op->queued[vcl] && op->credits[next_vcl(r, out, vcl)])
+			vcls[nv++] = vcl;
+	}
+	if (!nv)
+		return false;
+	for (k = 1; k <= R; k++) {
+		in = (op->rr + k) % R;
+		for (j = 0; j < nv; j++) {
+			vcl = vcls[(op->vc_rr + j) % nv];
+			if (ssemu_r_voq(r, s, in, out, vcl)->head ==
+			    SSEMU_NONE)
+				continue;
+			op->rr = in;
+			op->vc_rr++;
+			*in_out = in;
+			*vcl_out = vcl;
+			return true;
 		}
 	}
 	return false;
@@ -327,10 +325,103 @@ static void cc_none_on_ack(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
  */
 #define SSEMU_CC_MARK_QUEUE 16
 
+/*
+ * Fine-grained flow control (FGFC), after HPE's patents (anchors.md 6).
+ * An edge output knows the flows feeding it (Rosetta keeps per-flow state:
+ * here, the source NICs with data packets queued for it, nflows).  When a
+ * data packet joins the output's queue and SSEMU_CC_MARK_QUEUE or more
+ * packets of its class wait there, the switch sends the packet's source a
+ * flow-control frame for the pair: send one packet per gap, gap = nflows
+ * packet times (the fair share) stretched by how far the class's queue is
+ * over the threshold, for the next SSEMU_CC_PACE_GAPS gaps.  The frame
+ * travels back over the hops the packet came (control frames go first),
+ * so the source hears within a round trip of the egress port -- not of the
+ * destination, whose acknowledgements (marks and the window, above) come
+ * only once the queue has drained, which under a deep incast takes long.
+ * Every packet that joins a congested queue renews its pair's pacing; once
+ * the queue is short, the pacing runs out.  The queue settles near the
+ * threshold however many sources there are; a window of one packet per
+ * pair would still leave one packet per source queued, filling the
+ * switch buffers that bystanders' packets need.
+ */
+#define SSEMU_CC_PACE_GAPS 8
+
+static void schedule(struct ssemu_region *r, ssemu_time_t t, uint32_t type,
+		     uint32_t a, uint32_t b, uint32_t c);
+
 static uint32_t cc_pair_window(struct ssemu_region *r, uint32_t nic,
 			       uint32_t dnic)
 {
+	if (ssemu_r_pause(r, nic)[dnic] > now_of(r))
+		return 0;
 	return SSEMU_MAX(ssemu_r_cwnd(r, nic)[dnic] >> 8, 1u);
+}
+
+static void cc_pair_on_queue(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			     const struct ssemu_swport *op,
+			     const struct ssemu_pkt *pkt)
+{
+	const struct ssemu_config *c = &r->config;
+	uint32_t q = op->queued_tc[pkt->tclass];
+	ssemu_time_t back, gap;
+
+	(void)s;
+	if (q < SSEMU_CC_MARK_QUEUE || pkt->src_nic >= c->max_nics ||
+	    ssemu_r_nic(r, pkt->src_nic)->gen != pkt->src_gen)
+		return;
+	/* back over the switch-to-switch hops taken and the source's link */
+	back = (ssemu_time_t)(pkt->vc + 1) * (c->sw_lat_mean + c->local.delay) +
+	       c->edge.delay;
+	gap = ser_time(c->mtu + c->pkt_overhead, c->edge.rate_bps) *
+	      SSEMU_MAX(op->nflows, 1u) * q / SSEMU_CC_MARK_QUEUE;
+	schedule(r, now_of(r) + back, SSEMU_MEV_FGFC, pkt->src_nic, pkt->win,
+		 (uint32_t)SSEMU_MIN(gap / SSEMU_PS_PER_NS, UINT32_MAX));
+}
+
+/* An FGFC frame reached @nic: pace its traffic to @dnic. */
+static void fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
+			uint32_t gap_ns)
+{
+	const struct ssemu_config *c = &r->config;
+	ssemu_time_t gap = (ssemu_time_t)gap_ns * SSEMU_PS_PER_NS;
+
+	if (nic >= c->max_nics || dnic >= c->max_nics ||
+	    ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED)
+		return;
+	ssemu_r_gap(r, nic)[dnic] = (uint32_t)SSEMU_MIN(gap, UINT32_MAX);
+	ssemu_r_slow(r, nic)[dnic] = now_of(r) + SSEMU_CC_PACE_GAPS * gap;
+}
+
+/* @nic put a data packet for @dnic on the wire: while paced, the next one
+ * waits a gap. */
+static void cc_pair_on_send(struct ssemu_region *r, uint32_t nic,
+			    uint32_t dnic)
+{
+	ssemu_time_t now = now_of(r), t;
+
+	if (ssemu_r_slow(r, nic)[dnic] <= now)
+		return;
+	t = now + ssemu_r_gap(r, nic)[dnic];
+	ssemu_r_pause(r, nic)[dnic] = t;
+	schedule(r, t, SSEMU_MEV_NIC_KICK, nic, 0, 0);
+}
+
+/* Data packets queued per flow at edge outputs (the flows a port sees). */
+static void egq_count(struct ssemu_region *r, struct ssemu_swport *op,
+		      const struct ssemu_pkt *pkt, int d)
+{
+	uint16_t *e;
+
+	if (pkt->src_nic >= r->config.max_nics ||
+	    pkt->win >= r->config.max_nics)
+		return;
+	e = &ssemu_r_egq(r, pkt->src_nic)[pkt->win];
+	if (d > 0) {
+		if ((*e)++ == 0)
+			op->nflows++;
+	} else if (*e && --(*e) == 0 && op->nflows) {
+		op->nflows--;
+	}
 }
 
 static bool cc_pair_mark(struct ssemu_region *r, const struct ssemu_swport *op,
@@ -365,7 +456,8 @@ static const struct ssemu_cc_ops cc_ops[] = {
 	{ .name = "none", .window = cc_none_window,
 	  .mark = cc_none_mark, .on_ack = cc_none_on_ack },
 	{ .name = "endpoint-pair", .window = cc_pair_window,
-	  .mark = cc_pair_mark, .on_ack = cc_pair_on_ack },
+	  .mark = cc_pair_mark, .on_ack = cc_pair_on_ack,
+	  .on_queue = cc_pair_on_queue, .on_send = cc_pair_on_send },
 };
 
 
@@ -972,6 +1064,10 @@ static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	else
 		ssemu_r_pkt(r, q->tail)->next = pi;
 	q->tail = pi;
+	if (ssemu_r_pkt(r, pi)->type == SSEMU_PKT_DATA &&
+	    cc_ops[r->cc_idx].on_queue &&
+	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
+		egq_count(r, &s->port[out], ssemu_r_pkt(r, pi), 1);
 	s->port[out].queued[vcl]++;
 	s->port[out].queued_tc[vcl / SSEMU_NVC]++;
 	s->port[out].nqueued++;
@@ -986,6 +1082,10 @@ static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	q->head = ssemu_r_pkt(r, pi)->next;
 	if (q->head == SSEMU_NONE)
 		q->tail = SSEMU_NONE;
+	if (ssemu_r_pkt(r, pi)->type == SSEMU_PKT_DATA &&
+	    cc_ops[r->cc_idx].on_queue &&
+	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
+		egq_count(r, &s->port[out], ssemu_r_pkt(r, pi), -1);
 	s->port[out].queued[vcl]--;
 	s->port[out].queued_tc[vcl / SSEMU_NVC]--;
 	s->port[out].nqueued--;
@@ -1021,6 +1121,9 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	uint32_t out = route_ops[r->route_idx].select(r, s->sw, pkt);
 
 	voq_push(r, s, in, out, pkt->tclass * SSEMU_NVC + pkt->vc, pi);
+	if (cc_ops[r->cc_idx].on_queue && pkt->type == SSEMU_PKT_DATA &&
+	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
+		cc_ops[r->cc_idx].on_queue(r, s, &s->port[out], pkt);
 	sw_try_send(r, inst, out);
 }
 
@@ -1382,6 +1485,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		pkt->msg = mi;
 		pkt->msg_gen = m->gen;
 		pkt->win = dnic;
+		pkt->src_nic = nic;
 		pkt->src_gen = n->gen;
 		pkt->src_port = n->port;
 		pkt->dst_port = dport;
@@ -1393,6 +1497,8 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		/* the window is full now: ask for an acknowledgement at once
 		 * rather than at the next coalescing point */
 		pkt->ack_req = ++win[dnic] >= allowed;
+		if (cc_ops[r->cc_idx].on_send)
+			cc_ops[r->cc_idx].on_send(r, nic, dnic);
 		if (++m->sent == m->npkts) {
 			if (prev == SSEMU_NONE)
 				n->inj_head = next;
@@ -1819,6 +1925,9 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 	case SSEMU_MEV_ACK_TIMER:
 		ack_timer(r, f->a, f->b, f->c);
 		break;
+	case SSEMU_MEV_FGFC:
+		fgfc_arrive(r, f->a, f->b, f->c);
+		break;
 	case SSEMU_MEV_SW_CREDIT:
 		s = ssemu_r_switch(r, f->a);
 		s->port[f->b & 0xff].credits[f->b >> 8]++;
@@ -2014,6 +2123,10 @@ int ssemu_model_recover(struct ssemu_region *r)
 		       sizeof(uint16_t) * c->max_nics);
 		for (k = 0; k < c->max_nics; k++) {
 			ssemu_r_cwnd(r, nic)[k] = c->nic_window << 8;
+			ssemu_r_pause(r, nic)[k] = 0;
+			ssemu_r_gap(r, nic)[k] = 0;
+			ssemu_r_slow(r, nic)[k] = 0;
+			ssemu_r_egq(r, nic)[k] = 0;
 			ssemu_r_cc_acked(r, nic)[k] = UINT32_MAX / 2;
 			ssemu_r_path(r, nic)[k] = 0;
 		}

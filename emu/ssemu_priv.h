@@ -35,7 +35,7 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 2	/* 2: RMA (msg, event, nic, mrs) */
+#define SSEMU_LAYOUT_VERSION 3	/* 2: RMA (msg, event, nic, mrs); 3: FGFC */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
@@ -197,6 +197,8 @@ struct ssemu_pkt {
 	uint32_t msg;		/* global message index */
 	uint32_t msg_gen;
 	uint32_t win;		/* source NIC's window slot */
+	uint32_t src_nic;	/* source NIC (DATA) */
+	uint32_t pad;
 	uint32_t src_gen;	/* source NIC's attach generation */
 	uint32_t to_gen;	/* NIC_ARRIVE: the target NIC's generation */
 	uint32_t src_port, dst_port;	/* endpoint ports */
@@ -216,7 +218,7 @@ struct ssemu_swport {
 	uint32_t rr;		/* round-robin pointer over inputs */
 	uint32_t nqueued;	/* VOQ packets for this output, all vclasses */
 	uint32_t queued_tc[SSEMU_MAX_TCLASS];	/* the same, per class */
-	uint32_t pad;
+	uint32_t vc_rr;		/* turns among the VCs of an input */
 	ssemu_time_t busy_until;	/* the output serialises until then */
 	uint32_t credits[SSEMU_MAX_VCLASS];	/* downstream buffer per vclass */
 	uint32_t queued[SSEMU_MAX_VCLASS];	/* VOQ packets for this output */
@@ -227,7 +229,8 @@ struct ssemu_swport {
 	double c_tokens[SSEMU_MAX_TCLASS];
 	ssemu_time_t tok_time;
 	uint32_t tc_rr;				/* last class served */
-	uint32_t pad_tc;
+	uint32_t nflows;	/* edge output: source NICs with data packets
+				 * queued for it (congestion control) */
 	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
 	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
 	uint64_t drops;
@@ -263,6 +266,11 @@ struct ssemu_region {
 		 pkts_off, swmap_off, portmap_off, switches_off, voqs_off,
 		 window_off,
 		 cwnd_off,	/* congestion windows per NIC pair, 1/256 pkt */
+		 pause_off,	/* per NIC pair: next injection not before */
+		 gap_off,	/* per NIC pair: FGFC gap between packets */
+		 slow_off,	/* per NIC pair: FGFC pacing ends (ps) */
+		 egq_off,	/* per NIC pair: data packets queued at the
+				 * destination's edge output */
 		 cc_acked_off,	/* packets acknowledged since the last cut */
 		 path_off,	/* ordered flows: each NIC pair's current via */
 		 work_off,	/* bitmap: endpoints with posted messages */
@@ -369,6 +377,32 @@ static inline uint32_t *ssemu_r_cwnd(struct ssemu_region *r, uint32_t nic)
 	       (size_t)nic * r->config.max_nics;
 }
 
+/* Until when the switch paused @nic's traffic to every NIC (FGFC). */
+static inline uint64_t *ssemu_r_pause(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint64_t *)SSEMU_AT(r, r->pause_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
+/* Gap (ps) FGFC imposes between @nic's packets to every NIC. */
+static inline uint32_t *ssemu_r_gap(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint32_t *)SSEMU_AT(r, r->gap_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
+static inline uint64_t *ssemu_r_slow(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint64_t *)SSEMU_AT(r, r->slow_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
+static inline uint16_t *ssemu_r_egq(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint16_t *)SSEMU_AT(r, r->egq_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
 static inline uint32_t *ssemu_r_cc_acked(struct ssemu_region *r, uint32_t nic)
 {
 	return (uint32_t *)SSEMU_AT(r, r->cc_acked_off) +
@@ -437,6 +471,7 @@ enum ssemu_model_ev {
 	SSEMU_MEV_SW_CREDIT,		/* a: switch inst, b: port | vclass << 8 */
 	SSEMU_MEV_NIC_KICK,		/* a: nic slot: packets are free again */
 	SSEMU_MEV_ACK_TIMER,		/* a: nic slot, b: msg, c: msg gen */
+	SSEMU_MEV_FGFC,			/* a: nic slot, b: dest nic, c: pause ns */
 	SSEMU_MEV_MAX,
 };
 
@@ -464,8 +499,9 @@ struct ssemu_arb_ops {
 
 struct ssemu_cc_ops {
 	const char *name;
-	/* Packets @nic may have in flight to NIC @dnic now (>= 1; the NIC's
-	 * window caps it too). */
+	/* Packets @nic may have in flight to NIC @dnic now (the NIC's window
+	 * caps it too; 0 while the pair is paused, and the NIC is kicked
+	 * again when the pause ends). */
 	uint32_t (*window)(struct ssemu_region *r, uint32_t nic, uint32_t dnic);
 	/* Is class @tc congested at edge output @op: mark its packet? */
 	bool (*mark)(struct ssemu_region *r, const struct ssemu_swport *op,
@@ -474,6 +510,13 @@ struct ssemu_cc_ops {
 	 * them was marked on the way. */
 	void (*on_ack)(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 		       uint32_t count, bool marked);
+	/* Data packet @pkt joined the queues of edge output @op (toward its
+	 * destination endpoint) at switch @s; NULL: nothing to do. */
+	void (*on_queue)(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			 const struct ssemu_swport *op,
+			 const struct ssemu_pkt *pkt);
+	/* @nic put a data packet for @dnic on the wire; NULL: nothing. */
+	void (*on_send)(struct ssemu_region *r, uint32_t nic, uint32_t dnic);
 };
 
 /* Index of a policy by name in its registry, or -1. */
