@@ -79,14 +79,25 @@ static inline uint64_t group_rep(const struct ssemu_topo *t, uint32_t g)
 /*
  * A packet on a non-minimal path goes minimally to its intermediate group
  * first (phase 0), then minimally to its destination (phase 1): at most
- * local, global, local, global, local, within the VCs.
+ * local, global, local, global, local, within the VCs.  Inside a group the
+ * intermediate is a switch (via has SSEMU_VIA_SWITCH set): local, local.
  */
+#define SSEMU_VIA_SWITCH 0x8000u
+
 static uint32_t route_follow(struct ssemu_region *r, uint32_t sw,
 			     struct ssemu_pkt *pkt)
 {
 	const struct ssemu_topo *t = &r->topo;
 
-	if (pkt->via && !pkt->phase) {
+	if ((pkt->via & SSEMU_VIA_SWITCH) && !pkt->phase) {
+		uint32_t isw = pkt->via & ~SSEMU_VIA_SWITCH;
+
+		if (sw == isw || isw >= t->nswitches)
+			pkt->phase = 1;
+		else
+			return ssemu_topo_min_port(t, sw, (uint64_t)isw * t->p,
+						   pkt->copy);
+	} else if (pkt->via && !pkt->phase) {
 		if (ssemu_topo_group(t, sw) == pkt->via - 1u)
 			pkt->phase = 1;
 		else
@@ -99,7 +110,8 @@ static uint32_t route_follow(struct ssemu_region *r, uint32_t sw,
 
 /*
  * "adaptive": at injection, the minimal path and up to three non-minimal
- * ones through random intermediate groups are weighed by the queue depth
+ * ones through random intermediate groups (inside a group: through a
+ * random third switch) are weighed by the queue depth
  * (waiting packets and used credits) of their first output at the source
  * switch, times their length in hops, the class's routing bias favouring
  * minimal paths; the cheapest wins.  "ugal" weighs one non-minimal
@@ -1276,6 +1288,50 @@ static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	return load;
 }
 
+/*
+ * Inside a group: the direct local link, or two local hops through another
+ * switch of the group (the group is all-to-all, one link per pair, so
+ * traffic from one switch to another -- an all-to-all's shift -- has one
+ * link minimally and a-2 more through the others).
+ */
+static void route_choose_local(struct ssemu_region *r,
+			       struct ssemu_switch_sh *s, struct ssemu_pkt *pkt,
+			       uint16_t *path, int bias)
+{
+	const struct ssemu_topo *t = &r->topo;
+	const struct ssemu_route_ops *ro = &route_ops[r->route_idx];
+	uint32_t dsw = ssemu_topo_ep_switch(t, pkt->dst_port);
+	uint32_t base = ssemu_topo_group(t, s->sw) * t->a, k, li, isw, port;
+	uint64_t cost, best;
+	uint16_t best_via = 0;
+
+	if (dsw == s->sw || t->a < 3 || t->nswitches > SSEMU_VIA_SWITCH) {
+		*path = 0;
+		return;
+	}
+	port = ssemu_topo_min_port(t, s->sw, pkt->dst_port, pkt->copy);
+	best = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) * 2 * 8;
+	for (k = 0; k < ro->ncand; k++) {
+		/* a random switch of the group other than both ends */
+		li = (uint32_t)ssemu_rng_below(&s->rng, t->a - 2);
+		if (li >= SSEMU_MIN(s->sw, dsw) - base)
+			li++;
+		if (li >= SSEMU_MAX(s->sw, dsw) - base)
+			li++;
+		isw = base + li;
+		port = ssemu_topo_min_port(t, s->sw, (uint64_t)isw * t->p,
+					   pkt->copy);
+		cost = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) * 3 *
+		       (uint64_t)(8 + bias);
+		if (cost < best) {
+			best = cost;
+			best_via = (uint16_t)(SSEMU_VIA_SWITCH | isw);
+		}
+	}
+	pkt->via = best_via;
+	*path = best_via;
+}
+
 /* The path of a packet about to be injected (see route_ops). */
 static void route_choose(struct ssemu_region *r, uint32_t nic,
 			 const struct ssemu_msg *m, struct ssemu_pkt *pkt,
@@ -1289,6 +1345,7 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 	bool ordered = (m->flags & SSEMU_SEND_ORDERED) ||
 		       r->config.tclass[m->tclass].ordered;
 	uint32_t sg, dg, g, k, port, inst, hmin, best_via = 0;
+	uint16_t copy, best_copy = pkt->copy;
 	struct ssemu_switch_sh *s;
 	uint64_t cost, best;
 
@@ -1304,12 +1361,16 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 	sg = ssemu_topo_group(t, ssemu_topo_ep_switch(t, n->port));
 	dg = ssemu_topo_group(t, ssemu_topo_ep_switch(t, pkt->dst_port));
 	s = sw_get(r, ssemu_topo_ep_switch(t, n->port), &inst);
-	if (sg == dg || t->g < 3 || !s) {
+	if (bias < -7)
+		bias = -7;
+	if (sg == dg && s) {
+		route_choose_local(r, s, pkt, path, bias);
+		return;
+	}
+	if (t->g < 3 || !s) {
 		*path = 0;
 		return;
 	}
-	if (bias < -7)
-		bias = -7;
 	hmin = ssemu_topo_min_hops(t, n->port, pkt->dst_port, pkt->copy);
 	port = ssemu_topo_min_port(t, s->sw, pkt->dst_port, pkt->copy);
 	best = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) * (hmin + 1) *
@@ -1321,15 +1382,22 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 			g++;
 		if (g >= SSEMU_MAX(sg, dg))
 			g++;
-		port = ssemu_topo_min_port(t, s->sw, group_rep(t, g), pkt->copy);
+		/* unordered traffic may spread over every global link
+		 * toward the intermediate group, not just its pair's copy */
+		copy = ordered ? pkt->copy :
+				 (uint16_t)ssemu_rng_below(&s->rng, 65536);
+		port = ssemu_topo_min_port(t, s->sw, group_rep(t, g), copy);
 		cost = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) *
 		       (hmin + 3) * (uint64_t)(8 + bias);
 		if (cost < best) {
 			best = cost;
 			best_via = g + 1;
+			best_copy = copy;
 		}
 	}
 	pkt->via = (uint16_t)best_via;
+	if (best_via)
+		pkt->copy = best_copy;
 	*path = (uint16_t)best_via;
 }
 

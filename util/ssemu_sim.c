@@ -23,7 +23,7 @@
 #include "ssemu_samples.h"
 
 enum pattern { PAT_UNIFORM, PAT_PERMUTATION, PAT_INCAST, PAT_PINGPONG,
-	       PAT_GROUPS, PAT_COUNT };
+	       PAT_GROUPS, PAT_ALLTOALL, PAT_COUNT };
 
 static const char *const pattern_names[] = {
 	[PAT_UNIFORM] = "uniform",
@@ -31,6 +31,7 @@ static const char *const pattern_names[] = {
 	[PAT_INCAST] = "incast",
 	[PAT_PINGPONG] = "pingpong",
 	[PAT_GROUPS] = "groups",
+	[PAT_ALLTOALL] = "alltoall",
 };
 
 struct sim_opts {
@@ -58,7 +59,7 @@ struct sim {
 	struct ssemu_ep **eps;
 	uint64_t n;
 	struct ssemu_rng rng;
-	uint64_t *dest;		/* permutation */
+	uint64_t *dest;		/* permutation; alltoall: next shift */
 	ssemu_time_t *next;	/* next injection per source */
 	uint64_t sent, received, rx_bytes, failed;
 	ssemu_time_t first_rx, last_rx;
@@ -81,7 +82,9 @@ static void usage_sim(FILE *f)
 		"  --config FILE        fabric configuration file instead of a preset\n"
 		"  --pattern P          uniform | permutation | incast | pingpong |\n"
 		"                       groups (each endpoint to its peer in the\n"
-		"                       next group: adversarial) (default uniform)\n"
+		"                       next group: adversarial) | alltoall\n"
+		"                       (each endpoint to every other in turn,\n"
+		"                       MPI's pairwise shifts) (default uniform)\n"
 		"  --routing R          minimal | adaptive | ugal (default: the\n"
 		"                       fabric's)\n"
 		"  --cc C               endpoint-pair | none (default: the fabric's)\n"
@@ -241,6 +244,11 @@ static uint64_t pick_dest(struct sim *s, uint64_t src)
 		return (src + (uint64_t)s->cfg.topo.switches_per_group *
 				      s->cfg.topo.endpoints_per_switch) %
 		       s->n;
+	case PAT_ALLTOALL:
+		/* MPI's pairwise exchange: shifts 1, 2, ..., n-1, again */
+		d = (src + 1 + s->dest[src]) % s->n;
+		s->dest[src] = (s->dest[src] + 1) % (s->n - 1);
+		return d;
 	default:
 		d = ssemu_rng_below(&s->rng, s->n - 1);
 		return d >= src ? d + 1 : d;
@@ -531,6 +539,8 @@ static int sim_setup(struct sim *s)
 		s->dest[i] = s->dest[j];
 		s->dest[j] = tmp;
 	}
+	if (s->o.pattern == PAT_ALLTOALL)
+		memset(s->dest, 0, s->n * sizeof(*s->dest));
 	if (s->o.csv) {
 		s->csv = fopen(s->o.csv, "w");
 		if (!s->csv) {
