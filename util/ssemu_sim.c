@@ -72,7 +72,6 @@ struct sim {
 	FILE *csv;
 	void *payload;
 	double prog_last;	/* wall clock of the last progress line */
-	bool prog_shown;
 };
 
 static void usage_sim(FILE *f)
@@ -359,27 +358,23 @@ static int finish(struct sim *s)
 }
 
 /* A progress line on stderr at most twice a second (model time, share of
- * the run); @done ends it. */
+ * the run), rewritten in place; @done writes the final one. */
 static void progress(struct sim *s, double frac, bool done)
 {
 	double w;
 
 	if (!s->o.progress)
 		return;
-	if (done) {
-		if (s->prog_shown)
-			fprintf(stderr, "\n");
-		return;
-	}
 	w = wall_s();
-	if (w - s->prog_last < 0.5)
+	if (!done && w - s->prog_last < 0.5)
 		return;
 	s->prog_last = w;
-	s->prog_shown = true;
 	fprintf(stderr, "\rsim: model time %.3f us, %5.1f%% of the run, "
 		"%" PRIu64 " messages sent ",
 		(double)ssemu_fabric_now(s->fab) / SSEMU_PS_PER_US,
 		100.0 * (frac < 0 ? 0 : frac > 1 ? 1 : frac), s->sent);
+	if (done)	/* the last line stays */
+		fprintf(stderr, "\n");
 	fflush(stderr);
 }
 
