@@ -364,7 +364,9 @@ static void print_text(const struct rep *p)
 		printf("class %u: %s (priority %u, min %u%%, max %u%%)\n", tc,
 		       c->tclass[tc].name, c->tclass[tc].priority,
 		       c->tclass[tc].min_pct, c->tclass[tc].max_pct);
-	if (p->ov_first >= 0)
+	if (!p->nser)
+		printf("traffic: none counted\n");
+	else if (p->ov_first >= 0)
 		printf("all %u series active: %.3f - %.3f us (%.3f us)\n",
 		       p->nser, p->t0_us[p->ov_first],
 		       p->t0_us[p->ov_last] + p->dur_us[p->ov_last], p->ov_us);
