@@ -55,7 +55,8 @@ struct rep {
 	uint32_t ns;			/* samples in view */
 	const struct ssemu_tel_sample **s;
 	double *t0_us, *dur_us;		/* per sample */
-	int64_t ov_first, ov_last;	/* overlap window, -1: none */
+	int64_t ov_first, ov_last;	/* overlap window, -1: none (its
+					 * edge samples left out) */
 	double ov_us;
 };
 
@@ -268,16 +269,18 @@ static int analyse(struct rep *p)
 	p->ov_first = p->ov_last = -1;
 	if (p->nser < 1 || lo < 0 || lo > hi)
 		return 0;
-	p->ov_first = lo;
-	p->ov_last = hi;
-	for (k = (uint32_t)lo; k <= (uint32_t)hi; k++)
+	/* a series starts or stops inside the window's first and last
+	 * samples: with three or more, the shares leave those two out */
+	p->ov_first = hi - lo >= 2 ? lo + 1 : lo;
+	p->ov_last = hi - lo >= 2 ? hi - 1 : hi;
+	for (k = (uint32_t)p->ov_first; k <= (uint32_t)p->ov_last; k++)
 		p->ov_us += p->dur_us[k];
 	for (i = 0; i < p->nser; i++) {
 		struct series *s = &p->ser[i];
 		uint64_t out = 0;
 		double out_us = 0;
 
-		for (k = (uint32_t)lo; k <= (uint32_t)hi; k++)
+		for (k = (uint32_t)p->ov_first; k <= (uint32_t)p->ov_last; k++)
 			s->both_bytes += rx_of(p, k, s);
 		tot += s->both_bytes;
 		s->gbps_both = p->ov_us > 0 ?

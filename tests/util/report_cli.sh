@@ -80,6 +80,32 @@ gbps=$(awk -F, 'NR == 2 { print $9 }' "$tmp/csv/summary.csv")
 check "summary.csv bandwidth = the text's ($gbps)" \
 	awk -v g="$gbps" '$1 == "0" && $2 == "BEST_EFFORT" { ok = ($7 == g) } END { exit !ok }' "$tmp/rep.txt"
 
+# Figure 14 in miniature (tests/util/tel_fig14.c): job 1 in an 80% class
+# from 0 to 200 us, job 2 in a 20% class from 50 to 400 us, one bottleneck.
+share() {	# share REPORT JOB: "share% alone_gbps" of that job's row
+	awk -v j="$2" '$1 == j { print $9, $10 }' "$1"
+}
+fig14="${TOP_BUILDDIR:-.}/tests/util/tel_fig14"
+if "$fig14" "$tmp/f14.trace" && "$fig14" --same-class "$tmp/f14s.trace"; then
+	"$tool" report "$tmp/f14.trace" > "$tmp/f14.txt"
+	"$tool" report "$tmp/f14s.trace" > "$tmp/f14s.txt"
+	set -- $(share "$tmp/f14.txt" 1) $(share "$tmp/f14.txt" 2)
+	echo "figure 14, separate classes: shares $1% / $3% while both run, survivor $4 Gb/s"
+	check "80/20 classes: job 1 gets 80 +- 5% while both run ($1)" \
+		awk -v s="$1" 'BEGIN { exit !(s >= 75 && s <= 85) }'
+	check "80/20 classes: job 2 gets 20 +- 5% ($3)" \
+		awk -v s="$3" 'BEGIN { exit !(s >= 15 && s <= 25) }'
+	check "the survivor gets >= 90% of the 200 Gb/s link ($4)" \
+		awk -v g="$4" 'BEGIN { exit !(g >= 180) }'
+	set -- $(share "$tmp/f14s.txt" 1) $(share "$tmp/f14s.txt" 2)
+	echo "figure 14, one class: shares $1% / $3% while both run"
+	check "one class: 50 +- 5% each ($1, $3)" \
+		awk -v a="$1" -v b="$3" 'BEGIN { exit !(a >= 45 && a <= 55 && b >= 45 && b <= 55) }'
+else
+	echo "FAIL: tel_fig14"
+	fail=1
+fi
+
 # Bad arguments: exit 2 and a clear message; bad traces: exit 1.
 bad() {	# bad STATUS EXPECTED_TEXT ARGS...
 	want_st=$1
@@ -153,6 +179,9 @@ for f in bandwidth latency; do
 	check "$f.png is a PNG" png "$tmp/plot/$f.png"
 	check "$f.gp and $f.dat kept" test -s "$tmp/plot/$f.gp" -a -s "$tmp/plot/$f.dat"
 done
+"$tool" report --plot "$tmp/f14plot" "$tmp/f14.trace" > /dev/null &&
+	check "figure 14 plot is a PNG" png "$tmp/f14plot/bandwidth.png"
+check "figure 14 plot has both series" grep -q 'job 2, TC20' "$tmp/f14plot/bandwidth.gp"
 
 [ $fail -eq 0 ] && echo "PASS: report reads traces and fabrics, writes CSV and plots, refuses bad input"
 exit $fail
