@@ -273,7 +273,7 @@ static const struct cfg_field {
 	FLD("resources.buf_size", buf_size),
 	FLD("resources.max_pkts", max_pkts),
 	FLD("resources.max_events", max_events),
-	FLD("telemetry.interval", tel_interval),
+	FLD("telemetry.interval (ps)", tel_interval),
 	FLD("telemetry.samples", tel_samples),
 };
 
