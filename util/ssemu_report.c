@@ -558,10 +558,19 @@ static int write_csv(const struct rep *p, const char *dir)
 	const struct ssemu_config *c = &t->config;
 	const struct ssemu_tel_pair **pv;
 	uint32_t i, k, b, tc;
-	char jn[24], sj[24], dj[24];
+	char jn[24], sj[24], dj[24], nm[SSEMU_MAX_TCLASS][SSEMU_NAME_MAX];
 	FILE *f;
 	int ret = 0;
 
+	/* class names as CSV fields: no separators or quotes in them */
+	for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++) {
+		char *q;
+
+		snprintf(nm[tc], sizeof(nm[tc]), "%s", c->tclass[tc].name);
+		for (q = nm[tc]; *q; q++)
+			if (*q == ',' || *q == '"' || (unsigned char)*q < 0x20)
+				*q = '_';
+	}
 	if (make_dir(dir))
 		return -1;
 	f = open_in(dir, "summary.csv");
@@ -576,7 +585,7 @@ static int write_csv(const struct rep *p, const char *dir)
 		job_name(t, s->slot, jn, sizeof(jn));
 		fprintf(f, "%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.2f,%.3f,%.1f,%.1f,"
-			"%.1f\n", jn, c->tclass[s->tc].name, s->c->tx_msgs,
+			"%.1f\n", jn, nm[s->tc], s->c->tx_msgs,
 			s->c->tx_pkts, s->c->tx_bytes, s->c->rx_pkts,
 			s->c->rx_bytes, s->c->rx_msgs, s->gbps, s->gbps_both,
 			s->share, s->gbps_alone, s->lat.mean_ns, s->lat.p50_ns,
@@ -596,7 +605,7 @@ static int write_csv(const struct rep *p, const char *dir)
 			job_name(t, s->slot, jn, sizeof(jn));
 			fprintf(f, "%.3f,%.3f,%s,%s,%" PRIu64 ",%.3f\n",
 				p->t0_us[k], p->dur_us[k], jn,
-				c->tclass[s->tc].name, by,
+				nm[s->tc], by,
 				(double)by * 8 / p->dur_us[k] / 1000);
 		}
 	}
@@ -613,7 +622,7 @@ static int write_csv(const struct rep *p, const char *dir)
 			continue;
 		job_name(t, s->slot, jn, sizeof(jn));
 		for (b = 0; b < SSEMU_TEL_LAT_BINS; b++) {
-			fprintf(f, "%s,%s,%u,%.3f,", jn, c->tclass[s->tc].name,
+			fprintf(f, "%s,%s,%u,%.3f,", jn, nm[s->tc],
 				b, (double)ssemu_tel_bin_lo(b) /
 					   SSEMU_PS_PER_NS);
 			if (b + 1 < SSEMU_TEL_LAT_BINS)
@@ -634,7 +643,7 @@ static int write_csv(const struct rep *p, const char *dir)
 		const struct ssemu_tel_class *q = &t->tc[tc];
 
 		fprintf(f, "%u,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%.3f\n", tc, c->tclass[tc].name, q->drops,
+			",%" PRIu64 ",%.3f\n", tc, nm[tc], q->drops,
 			q->retries, q->throttles, q->marks, q->q_max,
 			q_mean(q->q_sum, q->q_n));
 	}
@@ -651,7 +660,7 @@ static int write_csv(const struct rep *p, const char *dir)
 		for (tc = 0; tc < c->ntclass; tc++)
 			fprintf(f, "%.3f,%.3f,%s,%" PRIu64 ",%" PRIu64 ",%"
 				PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f\n",
-				p->t0_us[k], p->dur_us[k], c->tclass[tc].name,
+				p->t0_us[k], p->dur_us[k], nm[tc],
 				s->tx_bytes[tc], s->drops[tc],
 				s->throttles[tc], s->marks[tc], s->q_max[tc],
 				q_mean(s->q_sum[tc], s->q_n[tc]));
