@@ -1167,7 +1167,8 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		pkt->status = 0;
 		pkt->count = 1;	/* a stale packet is acknowledged alone */
 		if (live) {
-			ssemu_tel_rx(r, ssemu_ep_nic(r, ssemu_msg_ep(r, pkt->msg)),
+			ssemu_tel_rx(r,
+				     ssemu_ep_nic(r, ssemu_msg_ep(r, pkt->msg)),
 				     tc, pkt->bytes - r->config.pkt_overhead);
 			m->rx_marked |= pkt->marked;
 			if (++m->arrived == m->npkts) {

@@ -302,8 +302,8 @@ static int analyse(struct rep *p)
 
 static int pair_cmp(const void *a, const void *b)
 {
-	const struct ssemu_tel_pair *x = *(const struct ssemu_tel_pair *const *)a;
-	const struct ssemu_tel_pair *y = *(const struct ssemu_tel_pair *const *)b;
+	typedef const struct ssemu_tel_pair *pp;
+	const struct ssemu_tel_pair *x = *(const pp *)a, *y = *(const pp *)b;
 
 	if (x->msgs != y->msgs)
 		return x->msgs < y->msgs ? 1 : -1;
@@ -313,7 +313,8 @@ static int pair_cmp(const void *a, const void *b)
 }
 
 /* Pairs by message count, most first. */
-static const struct ssemu_tel_pair **sorted_pairs(const struct ssemu_telemetry *t)
+static const struct ssemu_tel_pair **
+sorted_pairs(const struct ssemu_telemetry *t)
 {
 	const struct ssemu_tel_pair **v = calloc(t->npairs + 1, sizeof(*v));
 	uint32_t i;
