@@ -263,6 +263,7 @@ struct ssemu_tel_sh {
 	struct ssemu_tel_class tc[SSEMU_MAX_TCLASS];
 	struct ssemu_tel_pair pair[SSEMU_TEL_PAIRS];
 	struct ssemu_tel_pair other;
+	struct ssemu_tel_jpair jpair[SSEMU_TEL_JOB_SLOTS][SSEMU_TEL_JOB_SLOTS];
 	uint16_t pair_hash[SSEMU_TEL_HASH];	/* pair index + 1 */
 	struct ssemu_tel_sample cur;	/* the open sample */
 };

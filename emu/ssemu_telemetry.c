@@ -232,17 +232,24 @@ void ssemu_tel_deliver(struct ssemu_region *r, uint32_t mi)
 	ssemu_time_t now = ssemu_r_engine(r)->now;
 	ssemu_time_t lat = now > m->post_time ? now - m->post_time : 0;
 	struct ssemu_tel_counters *jc;
+	struct ssemu_tel_jpair *jp;
 	struct ssemu_tel_pair *p;
+	uint32_t sj;
 
 	if (m->tclass >= SSEMU_MAX_TCLASS)
 		return;
 	bin = lat_bin(lat);
-	jc = &tl->jc[tel_job(r, tl, snic)][m->tclass];
+	sj = tel_job(r, tl, snic);
+	jc = &tl->jc[sj][m->tclass];
 	jc->rx_msgs++;
 	jc->lat_sum += lat;
 	jc->lat[bin]++;
 	if (dport < r->topo.nendpoints)
 		dnic = ssemu_r_portmap(r)[dport];
+	jp = &tl->jpair[sj][tel_job(r, tl, dnic)];
+	jp->msgs++;
+	jp->lat_sum += lat;
+	jp->lat[bin]++;
 	p = tel_pair(r, tl, SSEMU_ADDR_PORT(m->src), dport,
 		     ssemu_r_nic(r, snic)->job,
 		     dnic < r->config.max_nics ? ssemu_r_nic(r, dnic)->job :
@@ -391,6 +398,7 @@ int ssemu_telemetry_read(struct ssemu_fabric *f, struct ssemu_telemetry **out)
 	t->npairs = SSEMU_MIN(tl->npairs, (uint32_t)SSEMU_TEL_PAIRS);
 	memcpy(t->pair, tl->pair, sizeof(t->pair));
 	t->other_pairs = tl->other;
+	memcpy(t->jpair, tl->jpair, sizeof(t->jpair));
 	t->samples_closed = tl->closed;
 	t->samples_lost = tl->closed - n;
 	t->open = tl->cur;

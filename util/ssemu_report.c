@@ -335,6 +335,64 @@ static void pair_job(uint32_t job, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu32, job);
 }
 
+/* Job slot pairs with messages, in slot order: calls @fn for each. */
+static void each_jpair(const struct ssemu_telemetry *t,
+		       void (*fn)(const struct ssemu_telemetry *t, uint32_t a,
+				  uint32_t b, const struct ssemu_latency *l,
+				  void *arg),
+		       void *arg)
+{
+	struct ssemu_latency l;
+	uint32_t a, b;
+
+	for (a = 0; a < SSEMU_TEL_JOB_SLOTS; a++) {
+		for (b = 0; b < SSEMU_TEL_JOB_SLOTS; b++) {
+			const struct ssemu_tel_jpair *jp = &t->jpair[a][b];
+
+			if (!jp->msgs)
+				continue;
+			ssemu_tel_latency(jp->lat, jp->lat_sum, &l);
+			fn(t, a, b, &l, arg);
+		}
+	}
+}
+
+static void jpair_text(const struct ssemu_telemetry *t, uint32_t a,
+		       uint32_t b, const struct ssemu_latency *l, void *arg)
+{
+	char ja[24], jb[24];
+
+	job_name(t, a, ja, sizeof(ja));
+	job_name(t, b, jb, sizeof(jb));
+	printf("%-8s %-8s %9" PRIu64 " %11.1f %11.1f %11.1f\n", ja, jb,
+	       l->count, l->mean_ns, l->p50_ns, l->p99_ns);
+}
+
+static void jpair_csv(const struct ssemu_telemetry *t, uint32_t a,
+		      uint32_t b, const struct ssemu_latency *l, void *arg)
+{
+	char ja[24], jb[24];
+
+	job_name(t, a, ja, sizeof(ja));
+	job_name(t, b, jb, sizeof(jb));
+	fprintf(arg, "%s,%s,%" PRIu64 ",%.1f,%.1f,%.1f\n", ja, jb, l->count,
+		l->mean_ns, l->p50_ns, l->p99_ns);
+}
+
+static void jpair_json(const struct ssemu_telemetry *t, uint32_t a,
+		       uint32_t b, const struct ssemu_latency *l, void *arg)
+{
+	char ja[24], jb[24];
+	int *n = arg;
+
+	job_name(t, a, ja, sizeof(ja));
+	job_name(t, b, jb, sizeof(jb));
+	printf("%s{\"src_job\":\"%s\",\"dst_job\":\"%s\",\"msgs\":%"
+	       PRIu64 ",\"lat_mean_ns\":%.1f,\"lat_p50_ns\":%.1f"
+	       ",\"lat_p99_ns\":%.1f}", (*n)++ ? "," : "", ja, jb, l->count,
+	       l->mean_ns, l->p50_ns, l->p99_ns);
+}
+
 static double q_mean(uint64_t sum, uint64_t n)
 {
 	return n ? (double)sum / (double)n : 0;
@@ -401,6 +459,10 @@ static void print_text(const struct rep *p)
 		       k->drops, k->retries, k->throttles, k->marks, k->q_max,
 		       q_mean(k->q_sum, k->q_n));
 	}
+	printf("\nmessages by job pair (sending job, receiving job)\n");
+	printf("%-8s %-8s %9s %11s %11s %11s\n", "src_job", "dst_job",
+	       "msgs", "lat_mean_ns", "lat_p50_ns", "lat_p99_ns");
+	each_jpair(t, jpair_text, NULL);
 	pv = sorted_pairs(t);
 	if (!pv || !t->npairs)
 		goto out;
@@ -453,6 +515,7 @@ static void print_json(const struct rep *p)
 	const struct ssemu_config *c = &t->config;
 	const struct ssemu_tel_pair **pv;
 	uint32_t i, tc;
+	int njp = 0;
 	char jn[24];
 
 	printf("{\"source\":");
@@ -512,7 +575,10 @@ static void print_json(const struct rep *p)
 		       l.p99_ns);
 	}
 	free(pv);
-	printf("],\"other_pairs_msgs\":%" PRIu64 "}\n", t->other_pairs.msgs);
+	printf("],\"other_pairs_msgs\":%" PRIu64 ",\"job_pairs\":[",
+	       t->other_pairs.msgs);
+	each_jpair(t, jpair_json, &njp);
+	printf("]}\n");
 }
 
 /* ------------------------------------------------------------------ */
@@ -694,6 +760,13 @@ static int write_csv(const struct rep *p, const char *dir)
 	}
 	free(pv);
 	ret |= close_file(f, dir, "pairs.csv");
+
+	f = open_in(dir, "jobpairs.csv");
+	if (!f)
+		return -1;
+	fprintf(f, "src_job,dst_job,msgs,lat_mean_ns,lat_p50_ns,lat_p99_ns\n");
+	each_jpair(t, jpair_csv, f);
+	ret |= close_file(f, dir, "jobpairs.csv");
 	return ret ? -1 : 0;
 }
 

@@ -643,6 +643,13 @@ struct ssemu_tel_pair {
 	uint64_t lat[SSEMU_TEL_LAT_BINS];
 };
 
+/* Messages from one job to another (by job slot). */
+struct ssemu_tel_jpair {
+	uint64_t msgs;
+	uint64_t lat_sum;	/* ps */
+	uint64_t lat[SSEMU_TEL_LAT_BINS];
+};
+
 /* One interval of model time: [index, index + 1) * interval. */
 struct ssemu_tel_sample {
 	uint64_t index;
@@ -668,6 +675,8 @@ struct ssemu_telemetry {
 	struct ssemu_tel_pair pair[SSEMU_TEL_PAIRS];
 	struct ssemu_tel_pair other_pairs;	/* pairs the table had no room
 						 * for, together */
+	/* every message by (source job slot, destination job slot) */
+	struct ssemu_tel_jpair jpair[SSEMU_TEL_JOB_SLOTS][SSEMU_TEL_JOB_SLOTS];
 	uint64_t samples_closed;	/* since model time 0 */
 	uint64_t samples_lost;		/* overwritten before this snapshot */
 	uint32_t nsamples;		/* in samples[], oldest first */

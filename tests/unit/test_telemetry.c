@@ -77,6 +77,7 @@ static void test_tel_counts_add_up(void **state)
 	struct ssemu_telemetry *tel;
 	uint64_t want_bytes[2][2] = { { 0 } }, want_msgs[2][2] = { { 0 } };
 	uint64_t want_pkts[2][2] = { { 0 } }, lat[2][2] = { { 0 } };
+	uint64_t jp_msgs[2][2] = { { 0 } }, jp_lat[2][2] = { { 0 } };
 	uint64_t rng = 42, pair_msgs = 0, hist;
 	uint32_t jobs[2] = { 7, 9 }, tc, j, b, i;
 	struct tf *t;
@@ -113,6 +114,8 @@ static void test_tel_counts_add_up(void **state)
 		if (ev->type != SSEMU_EV_RECV)
 			continue;
 		lat[src / 2][ev->tclass] += ev->time - ev->posted;
+		jp_msgs[src / 2][t->log[k].ep / 2]++;
+		jp_lat[src / 2][t->log[k].ep / 2] += ev->time - ev->posted;
 	}
 	tel = read_tel(t);
 	assert_int_equal(tel->njobs, 2);
@@ -137,6 +140,17 @@ static void test_tel_counts_add_up(void **state)
 			assert_int_equal(tel->samples_lost, 0);
 			assert_int_equal(sampled_rx(tel, s, tc),
 					 want_bytes[j][tc]);
+		}
+	}
+	/* job to job: every message once, latency as the receivers saw it */
+	for (j = 0; j < 2; j++) {
+		for (i = 0; i < 2; i++) {
+			const struct ssemu_tel_jpair *jp =
+				&tel->jpair[slot_of(tel, jobs[j])]
+					   [slot_of(tel, jobs[i])];
+
+			assert_int_equal(jp->msgs, jp_msgs[j][i]);
+			assert_int_equal(jp->lat_sum, jp_lat[j][i]);
 		}
 	}
 	/* 4 NICs, 12 pairs at most, all in the table */
@@ -353,6 +367,11 @@ static void test_tel_jobs_overflow(void **state)
 		assert_int_equal(tel->jc[i][0].rx_msgs, 1);
 	assert_int_equal(tel->jc[SSEMU_TEL_OTHER][0].rx_msgs, 2);
 	assert_int_equal(tel->jc[SSEMU_TEL_OTHER][0].rx_bytes, 128);
+	/* the receiver's job came too late for a slot of its own */
+	for (i = 0; i < SSEMU_TEL_JOBS; i++)
+		assert_int_equal(tel->jpair[i][SSEMU_TEL_OTHER].msgs, 1);
+	assert_int_equal(tel->jpair[SSEMU_TEL_OTHER][SSEMU_TEL_OTHER].msgs,
+			 2);
 	ssemu_telemetry_free(tel);
 	tf_close(t);
 }

@@ -66,6 +66,7 @@ header latency.csv "job,class,bin,lo_ns,hi_ns,count"
 header classes.csv "class,name,drops,retries,throttles,marks,q_max,q_mean"
 header queues.csv "time_us,duration_us,class,tx_bytes,drops,throttles,marks,q_max,q_mean"
 header pairs.csv "src_port,dst_port,src_job,dst_job,msgs,lat_mean_ns,lat_p50_ns,lat_p99_ns"
+header jobpairs.csv "src_job,dst_job,msgs,lat_mean_ns,lat_p50_ns,lat_p99_ns"
 sum=$(awk -F, 'NR > 1 && $3 == "0" && $4 == "BEST_EFFORT" { s += $5 } END { print s }' "$tmp/csv/bandwidth.csv")
 check "bandwidth.csv adds up to rx_bytes ($sum vs $rx_bytes)" test "$sum" = "$rx_bytes"
 rows=$(awk -F, 'NR > 1' "$tmp/csv/bandwidth.csv" | wc -l)
@@ -76,6 +77,8 @@ sum=$(awk -F, 'NR > 1 { s += $6 } END { print s }' "$tmp/csv/latency.csv")
 check "latency.csv counts every message ($sum vs $received)" test "$sum" = "$received"
 sum=$(awk -F, 'NR > 1 { s += $5 } END { print s }' "$tmp/csv/pairs.csv")
 check "pairs.csv counts every message ($sum vs $received)" test "$sum" = "$received"
+sum=$(awk -F, 'NR > 1 { s += $3 } END { print s }' "$tmp/csv/jobpairs.csv")
+check "jobpairs.csv counts every message ($sum vs $received)" test "$sum" = "$received"
 gbps=$(awk -F, 'NR == 2 { print $9 }' "$tmp/csv/summary.csv")
 check "summary.csv bandwidth = the text's ($gbps)" \
 	awk -v g="$gbps" '$1 == "0" && $2 == "BEST_EFFORT" { ok = ($7 == g) } END { exit !ok }' "$tmp/rep.txt"
