@@ -585,10 +585,21 @@ static void print_json(const struct rep *p)
 /* Files                                                                */
 /* ------------------------------------------------------------------ */
 
+/* mkdir -p */
 static int make_dir(const char *dir)
 {
+	char path[4096], *p;
 	struct stat st;
 
+	snprintf(path, sizeof(path), "%s", dir);
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, 0777) && errno != EEXIST)
+			break;
+		*p = '/';
+	}
 	if (!mkdir(dir, 0777) || (errno == EEXIST && !stat(dir, &st) &&
 				  S_ISDIR(st.st_mode)))
 		return 0;
