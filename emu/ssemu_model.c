@@ -892,6 +892,7 @@ static void deliver_recv(struct ssemu_region *r, uint32_t mi)
 	n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
 	n->stats.rx_msgs++;
 	n->stats.rx_bytes += m->len;
+	ssemu_tel_deliver(r, mi);
 	ssemu_fetch_add(&ssemu_r_ep(r, epi)->unreleased, 1);
 	recv_event(r, epi, mi);
 }
@@ -973,6 +974,7 @@ static void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
 						  pkt->dst_port];
 	struct ssemu_msg *m = ssemu_r_msg(r, pkt->msg);
 
+	ssemu_tel_drop(r, pkt->tclass);
 	if (pkt->type == SSEMU_PKT_RESP && src != SSEMU_NONE &&
 	    ssemu_r_nic(r, src)->gen == pkt->src_gen) {
 		/* results that cannot get through: the initiator counts them
@@ -1136,6 +1138,9 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	if (cc_ops[r->cc_idx].on_queue && pkt->type == SSEMU_PKT_DATA &&
 	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
 		cc_ops[r->cc_idx].on_queue(r, s, &s->port[out], pkt);
+	if (out < r->topo.p)	/* an edge output */
+		ssemu_tel_queue(r, pkt->tclass,
+				s->port[out].queued_tc[pkt->tclass]);
 	sw_try_send(r, inst, out);
 }
 
@@ -1215,8 +1220,10 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	ssemu_topo_peer(&r->topo, s->sw, out, &peer);
 	if (peer.kind == SSEMU_PORT_ENDPOINT) {
 		if (pkt->type == SSEMU_PKT_DATA &&
-		    cc_ops[r->cc_idx].mark(r, &s->port[out], tc))
+		    cc_ops[r->cc_idx].mark(r, &s->port[out], tc)) {
 			pkt->marked = 1;
+			ssemu_tel_mark(r, tc);
+		}
 		nic = ssemu_r_portmap(r)[peer.ep];
 		if (nic != SSEMU_NONE) {
 			pkt->to_gen = ssemu_r_nic(r, nic)->gen;
@@ -1260,6 +1267,7 @@ void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 	n->inj_tail = mi;
 	n->stats.tx_msgs++;
 	n->stats.tx_bytes += m->len;
+	ssemu_tel_post(r, nic, m->tclass);
 }
 
 /* Fail a queued message that cannot be sent at all. */
@@ -1610,6 +1618,9 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 	pkt = ssemu_r_pkt(r, pi);
 	n->credits[pkt->tclass]--;
 	n->stats.tx_pkts++;
+	if (pkt->type == SSEMU_PKT_DATA || pkt->type == SSEMU_PKT_RESP)
+		ssemu_tel_tx(r, nic, pkt->tclass,
+			     pkt->bytes - r->config.pkt_overhead);
 	ser = ser_time(pkt->bytes, r->config.edge.rate_bps);
 	n->busy_until = now + ser;
 	if ((n->ack_head != SSEMU_NONE || n->inj_head != SSEMU_NONE ||
@@ -1654,6 +1665,9 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		pkt->status = 0;
 		pkt->count = 1;	/* a stale packet is acknowledged alone */
 		if (live) {
+			ssemu_tel_rx(r,
+				     ssemu_ep_nic(r, ssemu_msg_ep(r, pkt->msg)),
+				     tc, pkt->bytes - r->config.pkt_overhead);
 			m->rx_marked |= pkt->marked;
 			if (++m->arrived == m->npkts) {
 				deliver_recv(r, pkt->msg);
@@ -1706,6 +1720,9 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		r->pkts_delivered++;
 		if (pkt->src_gen == n->gen && m->gen == pkt->msg_gen &&
 		    m->rma_op && m->resp_arrived < m->resp_npkts) {
+			ssemu_tel_rx(r, nic, tc, pkt->bytes -
+				     SSEMU_MIN(pkt->bytes,
+					       r->config.pkt_overhead));
 			if (pkt->status && !m->status)
 				m->status = pkt->status;
 			if (++m->resp_arrived >= m->resp_npkts &&
@@ -1721,9 +1738,13 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	if (pkt->src_gen == n->gen) {
 		n->stats.acks += pkt->count;
 		if (pkt->win < r->config.max_nics) {
+			uint32_t cw = ssemu_r_cwnd(r, nic)[pkt->win];
+
 			win[pkt->win] -= SSEMU_MIN(win[pkt->win], pkt->count);
 			cc_ops[r->cc_idx].on_ack(r, nic, pkt->win, pkt->count,
 						 pkt->marked);
+			if (ssemu_r_cwnd(r, nic)[pkt->win] < cw)
+				ssemu_tel_throttle(r, tc);
 		}
 		if (m->gen == pkt->msg_gen && m->acked < m->npkts) {
 			if (pkt->status && !m->status)
@@ -2240,6 +2261,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 			m->sent = m->arrived = m->acked = m->rx_acked = 0;
 			m->rx_marked = 0;
 			m->resp_npkts = m->resp_sent = m->resp_arrived = 0;
+			ssemu_tel_retry(r, m->tclass);
 			requeue[nrq++] = (struct rec){ m->seq, mi };
 		}
 		m->mflags &= ~SSEMU_MSGF_TXOVF;
