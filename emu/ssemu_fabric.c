@@ -34,7 +34,8 @@
 
 struct layout {
 	uint64_t engine, nics, eps, msgs, bufs, rings, pkts, swmap, portmap,
-		switches, voqs, window, cwnd, cc_acked, path, work, ovf, total;
+		switches, voqs, window, cwnd, cc_acked, path, work, ovf, resv,
+		total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
 };
@@ -78,6 +79,7 @@ static void compute_layout(const struct ssemu_config *c,
 				     sizeof(uint16_t));
 	l->work = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->ovf = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
+	l->resv = take(&off, t->nendpoints * sizeof(uint32_t));
 	l->switches = take(&off, (uint64_t)c->max_switches *
 					 sizeof(struct ssemu_switch_sh));
 	l->voqs = take(&off, (uint64_t)c->max_switches * l->voq_per_switch *
@@ -125,6 +127,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->path_off = l->path;
 	r->work_off = l->work;
 	r->ovf_off = l->ovf;
+	r->resv_off = l->resv;
 	r->route_idx = (uint32_t)ssemu_route_index(c->routing);
 	r->arb_idx = (uint32_t)ssemu_arb_index(c->arb);
 	r->cc_idx = (uint32_t)ssemu_cc_index(c->cc);
@@ -154,10 +157,12 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 
 		n->inj_head = n->inj_tail = SSEMU_NONE;
 		n->ack_head = n->ack_tail = SSEMU_NONE;
+		n->jobslot = SSEMU_NONE;
 	}
 	memset(ssemu_r_swmap(r), 0xff, (size_t)t->nswitches * sizeof(uint32_t));
 	memset(ssemu_r_portmap(r), 0xff,
 	       (size_t)t->nendpoints * sizeof(uint32_t));
+	memset(ssemu_r_resv(r), 0xff, (size_t)t->nendpoints * sizeof(uint32_t));
 	for (i = 0; i < neps; i++) {
 		struct ssemu_ep_sh *ep = ssemu_r_ep(r, i);
 
@@ -621,6 +626,173 @@ ssemu_time_t ssemu_fabric_now(struct ssemu_fabric *f)
 }
 
 /* ------------------------------------------------------------------ */
+/* Placement: jobs and their port reservations                          */
+/* ------------------------------------------------------------------ */
+
+/* End the reservation of job @slot. */
+static void job_release_locked(struct ssemu_region *r, uint32_t slot)
+{
+	uint32_t *resv = ssemu_r_resv(r);
+	uint64_t p;
+
+	for (p = 0; p < r->topo.nendpoints; p++)
+		if (resv[p] != SSEMU_NONE && SSEMU_RESV_SLOT(resv[p]) == slot)
+			resv[p] = SSEMU_NONE;
+	ssemu_log(SSEMU_LOG_INFO, "job %u: last NIC detached, its ports "
+		  "are free again", r->jobs[slot].id);
+	memset(&r->jobs[slot], 0, sizeof(r->jobs[slot]));
+}
+
+/* A NIC of job @slot detached (or its process died). */
+static void job_nic_gone_locked(struct ssemu_region *r, uint32_t slot)
+{
+	struct ssemu_job_sh *j;
+
+	if (slot >= SSEMU_MAX_JOBS)
+		return;
+	j = &r->jobs[slot];
+	if (j->active && j->nics && --j->nics == 0)
+		job_release_locked(r, slot);
+}
+
+/* Neither taken by a NIC nor reserved for a job. */
+static bool port_usable(void *arg, uint32_t port)
+{
+	struct ssemu_region *r = arg;
+
+	return ssemu_r_portmap(r)[port] == SSEMU_NONE &&
+	       ssemu_r_resv(r)[port] == SSEMU_NONE;
+}
+
+/* Reserve ports for every rank of job @o->job in free job slot @slot. */
+static int job_reserve_locked(struct ssemu_region *r, uint32_t slot,
+			      const struct ssemu_nic_opts *o)
+{
+	struct ssemu_place_req q = {
+		.topo = &r->topo, .policy = o->policy, .nranks = o->nranks,
+		.seed = o->seed, .map = o->map, .usable = port_usable, .arg = r,
+	};
+	struct ssemu_job_sh *j = &r->jobs[slot];
+	uint32_t *ports, i;
+	char err[200];
+	int ret;
+
+	ports = malloc((size_t)o->nranks * sizeof(*ports));
+	if (!ports)
+		return -ENOMEM;
+	ret = ssemu_place_choose(&q, ports, err, sizeof(err));
+	if (ret < 0) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u (%u ranks, placement %s): "
+			  "%s", o->job, o->nranks,
+			  ssemu_place_policy_name(o->policy),
+			  err[0] ? err : strerror(-ret));
+		free(ports);
+		return ret;
+	}
+	if (ret == 1)
+		ssemu_log(SSEMU_LOG_WARN, "job %u: no block of %u "
+			  "consecutive free ports is left: linear placement "
+			  "takes the lowest free ports instead", o->job,
+			  o->nranks);
+	for (i = 0; i < o->nranks; i++)
+		ssemu_r_resv(r)[ports[i]] = SSEMU_RESV(slot, i);
+	j->id = o->job;
+	j->active = 1;
+	j->nranks = o->nranks;
+	j->policy = o->policy;
+	j->nics = 0;
+	ssemu_log(SSEMU_LOG_INFO, "job %u: %u ports reserved by %s placement "
+		  "(rank 0 at port %u)", o->job, o->nranks,
+		  ssemu_place_policy_name(o->policy), ports[0]);
+	free(ports);
+	return 0;
+}
+
+/*
+ * The port of rank @o->rank of job @o->job, reserving ports for the whole
+ * job when it is the job's first rank here.  @return 0 with the port and
+ * the job slot, or a negative errno (explained in the log).
+ */
+static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
+			uint32_t *portp, uint32_t *slotp)
+{
+	uint32_t slot, free_slot = SSEMU_NONE, want, *resv = ssemu_r_resv(r);
+	struct ssemu_job_sh *j;
+	uint64_t p;
+	int ret;
+
+	if (o->policy >= SSEMU_PLACE_COUNT) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: unknown placement policy "
+			  "%u", o->job, o->policy);
+		return -EINVAL;
+	}
+	if ((uint32_t)o->rank >= o->nranks) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d is not below the "
+			  "job size %u", o->job, o->rank, o->nranks);
+		return -EINVAL;
+	}
+	if (o->nranks > r->config.max_nics ||
+	    o->nranks > SSEMU_RESV_MAX_RANKS) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: %u ranks, but the fabric "
+			  "attaches at most %u NICs (resources.max_nics)",
+			  o->job, o->nranks, r->config.max_nics);
+		return -ENOSPC;
+	}
+	/* ports and reservations of dead processes are free for this */
+	reap_dead_locked(r);
+	for (slot = 0; slot < SSEMU_MAX_JOBS; slot++) {
+		if (!r->jobs[slot].active) {
+			if (free_slot == SSEMU_NONE)
+				free_slot = slot;
+		} else if (r->jobs[slot].id == o->job) {
+			break;
+		}
+	}
+	if (slot < SSEMU_MAX_JOBS) {
+		j = &r->jobs[slot];
+		if (j->nranks != o->nranks || j->policy != o->policy) {
+			ssemu_log(SSEMU_LOG_WARN, "job %u rank %d asks for %u "
+				  "ranks placed %s; the job was placed as %u "
+				  "ranks %s", o->job, o->rank, o->nranks,
+				  ssemu_place_policy_name(o->policy),
+				  j->nranks, ssemu_place_policy_name(j->policy));
+			return -EINVAL;
+		}
+	} else if (free_slot == SSEMU_NONE) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: %d jobs are placed on the "
+			  "fabric already, no more", o->job, SSEMU_MAX_JOBS);
+		return -ENOSPC;
+	} else {
+		slot = free_slot;
+		ret = job_reserve_locked(r, slot, o);
+		if (ret)
+			return ret;
+	}
+	want = SSEMU_RESV(slot, o->rank);
+	for (p = 0; p < r->topo.nendpoints; p++)
+		if (resv[p] == want)
+			break;
+	if (p == r->topo.nendpoints) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d has no reserved "
+			  "port (corrupt reservation table)", o->job, o->rank);
+		return -EPROTO;
+	}
+	if (ssemu_r_portmap(r)[p] != SSEMU_NONE) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d is attached already "
+			  "(port %llu, pid %d)", o->job, o->rank,
+			  (unsigned long long)p,
+			  ssemu_r_nic(r, ssemu_r_portmap(r)[p] %
+					 r->config.max_nics)->owner_pid);
+		if (!r->jobs[slot].nics)
+			job_release_locked(r, slot);
+		return -EADDRINUSE;
+	}
+	*portp = (uint32_t)p;
+	*slotp = slot;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* NICs                                                                 */
 /* ------------------------------------------------------------------ */
 
@@ -639,6 +811,8 @@ static void nic_detach_locked(struct ssemu_region *r, uint32_t slot)
 	ssemu_model_nic_reset(r, slot);
 	if (n->port < r->topo.nendpoints)
 		ssemu_r_portmap(r)[n->port] = SSEMU_NONE;
+	job_nic_gone_locked(r, n->jobslot);
+	n->jobslot = SSEMU_NONE;
 	n->state = SSEMU_NIC_FREE;
 	n->owner_pid = 0;
 	r->nnics--;
@@ -651,7 +825,7 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	struct ssemu_nic_opts defo = { .port = SSEMU_PORT_ANY, .rank = -1 };
 	struct ssemu_nic_sh *n;
 	struct ssemu_nic *nic;
-	uint32_t slot = SSEMU_NONE, port, i;
+	uint32_t slot = SSEMU_NONE, port, i, jobslot = SSEMU_NONE, rv;
 	uint64_t p;
 	int ret;
 
@@ -660,6 +834,9 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	if (!o)
 		o = &defo;
 	if (o->port != SSEMU_PORT_ANY && o->port >= r->topo.nendpoints)
+		return -EINVAL;
+	if (o->policy >= SSEMU_PLACE_COUNT ||
+	    (o->policy == SSEMU_PLACE_MAP && !o->map && o->nranks))
 		return -EINVAL;
 	nic = calloc(1, sizeof(*nic));
 	if (!nic)
@@ -682,21 +859,46 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		goto err_unlock;
 	}
 	port = o->port;
-	if (port == SSEMU_PORT_ANY) {
+	if (port == SSEMU_PORT_ANY && o->policy != SSEMU_PLACE_FIRST_FREE &&
+	    o->rank >= 0 && o->nranks) {
+		ret = place_locked(r, o, &port, &jobslot);
+		if (ret)
+			goto err_unlock;
+	} else if (port == SSEMU_PORT_ANY) {
+		/* first free: neither taken nor reserved for a job */
 		for (p = 0; p < r->topo.nendpoints; p++)
-			if (ssemu_r_portmap(r)[p] == SSEMU_NONE)
+			if (port_usable(r, (uint32_t)p))
 				break;
 		if (p == r->topo.nendpoints) {
 			ret = -ENOSPC;
 			goto err_unlock;
 		}
 		port = (uint32_t)p;
-	} else if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
-		/* taken: maybe by a process that died and was not reaped */
-		reap_dead_locked(r);
+	} else {
+		if (ssemu_r_portmap(r)[port] != SSEMU_NONE ||
+		    ssemu_r_resv(r)[port] != SSEMU_NONE) {
+			/* maybe a process that died and was not reaped */
+			reap_dead_locked(r);
+		}
 		if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
 			ret = -EADDRINUSE;
 			goto err_unlock;
+		}
+		/* reserved: only for that job's rank */
+		rv = ssemu_r_resv(r)[port];
+		if (rv != SSEMU_NONE) {
+			if (SSEMU_RESV_SLOT(rv) >= SSEMU_MAX_JOBS ||
+			    r->jobs[SSEMU_RESV_SLOT(rv)].id != o->job ||
+			    rv != SSEMU_RESV(SSEMU_RESV_SLOT(rv), o->rank)) {
+				ssemu_log(SSEMU_LOG_WARN, "port %u is reserved "
+					  "for rank %u of job %u", port,
+					  rv & 0xffff,
+					  SSEMU_RESV_SLOT(rv) < SSEMU_MAX_JOBS ?
+					  r->jobs[SSEMU_RESV_SLOT(rv)].id : 0);
+				ret = -EADDRINUSE;
+				goto err_unlock;
+			}
+			jobslot = SSEMU_RESV_SLOT(rv);
 		}
 	}
 	n = ssemu_r_nic(r, slot);
@@ -713,6 +915,9 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	n->port = port;
 	n->job = o->job;
 	n->rank = o->rank;
+	n->jobslot = jobslot;
+	if (jobslot != SSEMU_NONE)
+		r->jobs[jobslot].nics++;
 	n->gen++;
 	n->state = SSEMU_NIC_ATTACHED;
 	ssemu_r_portmap(r)[port] = slot;
