@@ -205,6 +205,7 @@ static bool pid_alive(int32_t pid)
 }
 
 static void nic_detach_locked(struct ssemu_region *r, uint32_t slot);
+static void jobs_sweep_locked(struct ssemu_region *r);
 
 /* Detach every NIC and process slot of processes that are gone. */
 static void reap_dead_locked(struct ssemu_region *r)
@@ -239,6 +240,7 @@ static int lock_region(struct ssemu_region *r, bool try)
 			ssemu_log(SSEMU_LOG_WARN, "out of memory while "
 				  "recovering: traffic in flight may be lost");
 		reap_dead_locked(r);
+		jobs_sweep_locked(r);
 		return 0;
 	}
 	return -ret;
@@ -653,6 +655,37 @@ static void job_nic_gone_locked(struct ssemu_region *r, uint32_t slot)
 	j = &r->jobs[slot];
 	if (j->active && j->nics && --j->nics == 0)
 		job_release_locked(r, slot);
+}
+
+/*
+ * After a process died holding the lock: a job it was placing may be left
+ * active with no NIC, or ports reserved for a slot that never became
+ * active.  Outside the lock neither state exists, so both are garbage.
+ */
+static void jobs_sweep_locked(struct ssemu_region *r)
+{
+	uint32_t *resv = ssemu_r_resv(r), slot, nics[SSEMU_MAX_JOBS] = { 0 };
+	uint32_t i;
+	uint64_t p;
+
+	for (i = 0; i < r->config.max_nics; i++) {
+		struct ssemu_nic_sh *n = ssemu_r_nic(r, i);
+
+		if (n->state == SSEMU_NIC_ATTACHED &&
+		    n->jobslot < SSEMU_MAX_JOBS)
+			nics[n->jobslot]++;
+	}
+	for (slot = 0; slot < SSEMU_MAX_JOBS; slot++) {
+		r->jobs[slot].nics = nics[slot];
+		if (r->jobs[slot].active && !nics[slot])
+			job_release_locked(r, slot);
+	}
+	for (p = 0; p < r->topo.nendpoints; p++) {
+		slot = resv[p] == SSEMU_NONE ? 0 : SSEMU_RESV_SLOT(resv[p]);
+		if (resv[p] != SSEMU_NONE &&
+		    (slot >= SSEMU_MAX_JOBS || !r->jobs[slot].active))
+			resv[p] = SSEMU_NONE;
+	}
 }
 
 /* Neither taken by a NIC nor reserved for a job. */

@@ -536,6 +536,61 @@ static void test_jobs_dead_job_released(void **state)
 	assert_int_equal(shm_unlink(path), -1);	/* the last user removed it */
 }
 
+/* A process that dies holding the fabric lock in the middle of placing a
+ * job leaves no port reserved for good. */
+static void test_jobs_died_while_placing(void **state)
+{
+	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM };
+	struct ssemu_nic_opts no = { .job = 1, .rank = -1 };
+	struct ssemu_fabric *f, *cf;
+	struct ssemu_nic *a, *b, *c, *keep;
+	char name[64], err[256];
+	int status;
+	pid_t pid;
+
+	snprintf(name, sizeof(name), "ssemu-ut-%d-place2", (int)getpid());
+	o.name = name;
+	if (ssemu_fabric_open(&o, &f, err, sizeof(err)))
+		fail_msg("fabric: %s", err);
+	/* a job of ours that must survive the sweep */
+	assert_int_equal(attach(f, 9, 0, 2, SSEMU_PLACE_LINEAR, &keep), 0);
+	assert_int_equal(ssemu_nic_port(keep), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct ssemu_region *r;
+
+		if (ssemu_fabric_open(&o, &cf, err, sizeof(err)))
+			_exit(2);
+		r = cf->r;
+		pthread_mutex_lock(&r->lock);
+		/* half-placed: a reservation for a slot not active yet, and
+		 * an active job with no NIC */
+		ssemu_r_resv(r)[5] = SSEMU_RESV(7, 0);
+		r->jobs[8].id = 1234;
+		r->jobs[8].active = 1;
+		r->jobs[8].nranks = 1;
+		ssemu_r_resv(r)[6] = SSEMU_RESV(8, 0);
+		_exit(0);	/* dies holding the lock */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	no.port = 5;
+	assert_int_equal(ssemu_nic_attach(f, &no, &a), 0);
+	no.port = 6;
+	assert_int_equal(ssemu_nic_attach(f, &no, &b), 0);
+	/* job 9's rank 1 still has its port */
+	no.port = 1;
+	assert_int_equal(ssemu_nic_attach(f, &no, &c), -EADDRINUSE);
+	ssemu_nic_detach(a);
+	ssemu_nic_detach(b);
+	assert_int_equal(attach(f, 9, 1, 2, SSEMU_PLACE_LINEAR, &a), 0);
+	assert_int_equal(ssemu_nic_port(a), 1);
+	ssemu_nic_detach(a);
+	ssemu_nic_detach(keep);
+	ssemu_fabric_close(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -549,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_jobs_no_collision),
 		cmocka_unit_test(test_jobs_bad_input),
 		cmocka_unit_test(test_jobs_dead_job_released),
+		cmocka_unit_test(test_jobs_died_while_placing),
 	};
 
 	return cmocka_run_group_tests_name("place", tests, NULL, NULL);
