@@ -1664,6 +1664,44 @@ int ssemu_fabric_nics(struct ssemu_fabric *f, struct ssemu_nic_info *out,
 	return n;
 }
 
+int ssemu_fabric_jobs(struct ssemu_fabric *f, struct ssemu_job_info *out,
+		      int max)
+{
+	struct ssemu_region *r;
+	uint32_t slot, v, *resv;
+	uint64_t p;
+	int n = 0;
+
+	if (!f || (!out && max))
+		return -EINVAL;
+	r = f->r;
+	resv = ssemu_r_resv(r);
+	/* read without the lock, as the NIC list is: a snapshot for tools */
+	for (slot = 0; slot < SSEMU_MAX_JOBS && n < max; slot++) {
+		const struct ssemu_job_sh *j = &r->jobs[slot];
+		struct ssemu_job_info *o = &out[n];
+
+		if (!ssemu_load_relaxed(&j->active))
+			continue;
+		memset(o, 0, sizeof(*o));
+		o->job = j->id;
+		o->nranks = j->nranks;
+		o->policy = j->policy;
+		o->nics = j->nics;
+		o->rank0_port = SSEMU_NONE;
+		for (p = 0; p < r->topo.nendpoints; p++) {
+			v = ssemu_load_relaxed(&resv[p]);
+			if (v == SSEMU_NONE || SSEMU_RESV_SLOT(v) != slot)
+				continue;
+			o->ports++;
+			if (v == SSEMU_RESV(slot, 0))
+				o->rank0_port = (uint32_t)p;
+		}
+		n++;
+	}
+	return n;
+}
+
 int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 		       int max)
 {

@@ -620,6 +620,21 @@ struct ssemu_nic_info {
 int ssemu_fabric_nics(struct ssemu_fabric *fabric, struct ssemu_nic_info *out,
 		      int max);
 
+/* A job placed by policy: its ports stay reserved while it has a NIC. */
+struct ssemu_job_info {
+	uint32_t job;
+	uint32_t nranks;
+	uint32_t policy;	/* enum ssemu_place_policy */
+	uint32_t nics;		/* NICs of the job attached now */
+	uint32_t ports;		/* ports reserved for it */
+	uint32_t rank0_port;	/* where rank 0 is (to be) */
+};
+
+/** Jobs holding placement reservations, up to @max.
+ * @return how many were written. */
+int ssemu_fabric_jobs(struct ssemu_fabric *fabric, struct ssemu_job_info *out,
+		      int max);
+
 struct ssemu_port_info {
 	uint32_t sw;		/* topology switch id */
 	uint32_t port;

@@ -85,6 +85,10 @@ for j in $jobs; do
 	[ $((p1 - p0)) -eq 1 ] ||
 		fail "job $j: linear placement put ranks 0 and 1 on ports $p0 and $p1"
 done
+# the jobs' reservations: two linear jobs of 2 ranks, 2 ports each
+njobs=$(grep -o '"job":[0-9]*,"ranks":2,"placement":"linear","nics":2,"ports_reserved":2' \
+	"$status" | wc -l)
+[ "$njobs" -eq 2 ] || fail "status does not list two linear jobs of 2 ranks: $(cat "$status")"
 grep -h 'PASS' "$log1" "$log2"
 if [ -e "/dev/shm/$fabric" ]; then
 	fail "fabric segment $fabric left behind by the last process"

@@ -319,6 +319,7 @@ static void test_jobs_two_linear(void **state)
 	struct ssemu_nic *a[3], *b[2], *x, *y;
 	struct ssemu_nic_opts o = { .port = 0, .job = 9, .rank = 0 };
 	struct ssemu_nic_info info[16];
+	struct ssemu_job_info jobs[8];
 	int n, i;
 
 	assert_int_equal(attach(f, 100, 1, 3, SSEMU_PLACE_LINEAR, &a[1]), 0);
@@ -339,6 +340,15 @@ static void test_jobs_two_linear(void **state)
 	assert_int_equal(attach(f, 100, 2, 3, SSEMU_PLACE_LINEAR, &a[2]), 0);
 	assert_int_equal(ssemu_nic_port(a[2]), 2);
 
+	n = ssemu_fabric_jobs(f, jobs, 8);
+	assert_int_equal(n, 2);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(jobs[i].policy, SSEMU_PLACE_LINEAR);
+		assert_int_equal(jobs[i].ports, jobs[i].nranks);
+		assert_int_equal(jobs[i].nics, jobs[i].nranks);
+		assert_int_equal(jobs[i].rank0_port,
+				 jobs[i].job == 100 ? 0 : 3);
+	}
 	n = ssemu_fabric_nics(f, info, 16);
 	assert_int_equal(n, 6);
 	for (i = 0; i < n; i++) {
@@ -373,6 +383,7 @@ static void test_jobs_two_linear(void **state)
 		ssemu_nic_detach(a[i]);
 	ssemu_nic_detach(x);
 	assert_int_equal(ssemu_fabric_nics(f, info, 16), 0);
+	assert_int_equal(ssemu_fabric_jobs(f, jobs, 8), 0);
 	/* everything released: a 16-rank job fits */
 	for (i = 0; i < 3; i++)
 		assert_int_equal(attach(f, 300, i, 16, SSEMU_PLACE_LINEAR,
