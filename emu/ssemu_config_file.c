@@ -148,7 +148,8 @@ static int set_value(struct ctx *c, const config_setting_t *s,
 	case K_NBOOL:
 		if (config_setting_type(s) != CONFIG_TYPE_BOOL)
 			return fail(c, s, k->name, "expected true or false");
-		*(bool *)p = !!config_setting_get_bool(s) ^ (k->kind == K_NBOOL);
+		*(bool *)p = !!config_setting_get_bool(s) ^
+			     (k->kind == K_NBOOL);
 		return 0;
 	case K_NS:
 	case K_GBPS:

@@ -788,7 +788,8 @@ static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
 				  "ranks placed %s; the job was placed as %u "
 				  "ranks %s", o->job, o->rank, o->nranks,
 				  ssemu_place_policy_name(o->policy),
-				  j->nranks, ssemu_place_policy_name(j->policy));
+				  j->nranks,
+				  ssemu_place_policy_name(j->policy));
 			return -EINVAL;
 		}
 	} else if (free_slot == SSEMU_NONE) {

@@ -118,7 +118,7 @@ static int place_interleaved(const struct ssemu_place_req *q,
 			}
 		}
 		if (!found)
-			return -ENOSPC;	/* counted beforehand: not reached */
+			return -ENOSPC;	/* counted beforehand */
 	}
 	return 0;
 }
@@ -212,9 +212,9 @@ int ssemu_place_choose(const struct ssemu_place_req *q, uint32_t *out,
 			navail += q->usable(q->arg, (uint32_t)p);
 		if (navail < q->nranks) {
 			snprintf(err, errlen, "placement %s: a job of %u ranks "
-				 "needs %u free ports, the fabric has %llu free",
-				 policy_names[q->policy], q->nranks, q->nranks,
-				 (unsigned long long)navail);
+				 "needs %u free ports, the fabric has %llu "
+				 "free", policy_names[q->policy], q->nranks,
+				 q->nranks, (unsigned long long)navail);
 			return -ENOSPC;
 		}
 		if (q->policy == SSEMU_PLACE_RANDOM) {

@@ -275,7 +275,7 @@ const char *ssemu_place_policy_name(uint32_t policy);
 
 struct ssemu_nic_opts {
 	uint32_t port;		/* SSEMU_PORT_ANY: placed by policy */
-	uint32_t job;		/* job id for counters, reports, placement */
+	uint32_t job;		/* job id: counters, reports, placement */
 	int32_t rank;		/* launcher rank, -1 unknown */
 	uint32_t nranks;	/* job size, 0 unknown */
 	uint32_t policy;	/* enum ssemu_place_policy */

@@ -544,7 +544,8 @@ static void test_jobs_dead_job_released(void **state)
 	}
 	ssemu_fabric_close(f);
 	snprintf(path, sizeof(path), "/%s", name);
-	assert_int_equal(shm_unlink(path), -1);	/* the last user removed it */
+	/* the last user removed it */
+	assert_int_equal(shm_unlink(path), -1);
 }
 
 /* A process that dies holding the fabric lock in the middle of placing a
