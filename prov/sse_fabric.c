@@ -329,6 +329,7 @@ static int sse_place_opts(struct sse_emu *emu, struct ssemu_nic_opts *opts,
 			  uint32_t **map)
 {
 	const char *pl = sse_env.placement ? sse_env.placement : "first-free";
+	uint64_t nports = ssemu_config_nports(emu->cfg);
 	struct sse_launch l;
 	int policy;
 
@@ -368,14 +369,12 @@ static int sse_place_opts(struct sse_emu *emu, struct ssemu_nic_opts *opts,
 		return -FI_EINVAL;
 	}
 	if (policy == SSEMU_PLACE_MAP) {
-		if (l.nranks > ssemu_config_nports(emu->cfg)) {
+		if (l.nranks > nports) {
 			SSE_WARN(FI_LOG_DOMAIN, "job of %u ranks: the fabric has %llu ports\n",
-				 l.nranks,
-				 (unsigned long long)ssemu_config_nports(emu->cfg));
+				 l.nranks, (unsigned long long)nports);
 			return -FI_ENOSPC;
 		}
-		*map = sse_map_load(pl + 4, l.nranks,
-				    ssemu_config_nports(emu->cfg));
+		*map = sse_map_load(pl + 4, l.nranks, nports);
 		if (!*map)
 			return -FI_EINVAL;
 		opts->map = *map;
