@@ -532,8 +532,14 @@ static void test_place_interleaved_slurm(void **state)
 {
 	char rank[4][32];
 	const char *env[4][7];
-	struct child c[4];
-	int i;
+	const char *step1[] = { "FI_SLINGSHOT_EMU_PLACEMENT=interleaved",
+				"FI_SLINGSHOT_EMU_PRESET=2group",
+				"SLURM_JOB_ID=4242", "SLURM_STEP_ID=1",
+				"SLURM_NTASKS=1", "SLURM_PROCID=0", NULL };
+	struct ssemu_nic_info info[8];
+	struct child c[4], step;
+	uint32_t job = 0, step_job = 0;
+	int i, n;
 
 	for (i = 0; i < 4; i++) {
 		snprintf(rank[i], sizeof(rank[i]), "SLURM_PROCID=%d", i);
@@ -554,6 +560,21 @@ static void test_place_interleaved_slurm(void **state)
 	assert_int_equal(c[1].port / 16, 2);
 	assert_int_equal(c[2].port / 16, 1);
 	assert_int_equal(c[3].port / 16, 3);
+	/* another step of the same Slurm job is another job */
+	spawn(&step, step1, NULL, NULL);
+	expect_ok(&step);
+	n = fabric_nics(info, 8);
+	assert_int_equal(n, 5);
+	for (i = 0; i < n; i++) {
+		if ((int)info[i].port == step.port)
+			step_job = info[i].job;
+		else
+			job = info[i].job;
+	}
+	assert_int_not_equal(step_job, 0);
+	assert_int_not_equal(job, 0);
+	assert_int_not_equal(step_job, job);
+	finish(&step);
 	for (i = 0; i < 4; i++)
 		finish(&c[i]);
 	expect_no_fabric();
