@@ -17,7 +17,7 @@
 #include "ssemu_priv.h"
 
 enum kind { K_U32, K_U64, K_NS, K_GBPS, K_DOUBLE, K_STR, K_BOOL, K_PCT,
-	    K_I8, K_U8, K_US };
+	    K_I8, K_U8, K_US, K_NBOOL /* stored negated */ };
 
 struct key {
 	const char *name;
@@ -85,6 +85,7 @@ static const struct key tc_keys[] = {
 	{ "ordered", K_BOOL, T(ordered), 0, 0 },
 	{ "lossy", K_BOOL, T(lossy), 0, 0 },
 	{ "route_bias", K_I8, T(route_bias), 0, 0 },
+	{ "allowed", K_NBOOL, T(denied), 0, 0 },
 };
 
 struct ctx {
@@ -149,9 +150,11 @@ static int set_value(struct ctx *c, const config_setting_t *s,
 		snprintf(p, strsize, "%s", str);
 		return 0;
 	case K_BOOL:
+	case K_NBOOL:
 		if (config_setting_type(s) != CONFIG_TYPE_BOOL)
 			return fail(c, s, k->name, "expected true or false");
-		*(bool *)p = config_setting_get_bool(s);
+		*(bool *)p = !!config_setting_get_bool(s) ^
+			     (k->kind == K_NBOOL);
 		return 0;
 	case K_NS:
 	case K_US:
@@ -367,7 +370,8 @@ int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 		} else if (!strcmp(name, "traffic_classes")) {
 			ret = apply_tclasses(&c, s, &cfg);
 		} else if (!strcmp(name, "default_tclass") ||
-			   !strcmp(name, "clock")) {
+			   !strcmp(name, "clock") ||
+			   !strcmp(name, "tclass_denied")) {
 			/* resolved after the classes are known */
 		} else if ((k = find_key(top_keys, ARRAY_SIZE(top_keys),
 					 name))) {
@@ -399,6 +403,35 @@ int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 		else {
 			ret = fail(&c, s, "clock", "expected \"virtual\" or "
 				   "\"realtime\"");
+			goto out;
+		}
+	}
+	if (cfg.tclass[cfg.default_tclass % SSEMU_MAX_TCLASS].denied) {
+		/* point at the class's "allowed" line, or the default's */
+		const config_setting_t *l, *g = NULL;
+
+		l = config_setting_get_member(root, "traffic_classes");
+		if (l && config_setting_is_list(l))
+			g = config_setting_get_elem(l, cfg.default_tclass);
+		s = config_setting_get_member(root, "default_tclass");
+		if (!s && g)
+			s = config_setting_get_member(g, "allowed");
+		ret = fail(&c, s ? s : root, s ? config_setting_name(s) :
+						 "default_tclass",
+			   "the default traffic class must be allowed (denied "
+			   "classes fall back to it)");
+		goto out;
+	}
+	s = config_setting_get_member(root, "tclass_denied");
+	if (s) {
+		str = config_setting_get_string(s);
+		if (str && !strcmp(str, "error"))
+			cfg.tclass_denied = SSEMU_TCLASS_DENIED_ERROR;
+		else if (str && !strcmp(str, "warn"))
+			cfg.tclass_denied = SSEMU_TCLASS_DENIED_WARN;
+		else {
+			ret = fail(&c, s, "tclass_denied", "expected \"error\" "
+				   "or \"warn\"");
 			goto out;
 		}
 	}

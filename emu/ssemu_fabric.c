@@ -36,7 +36,7 @@
 struct layout {
 	uint64_t engine, nics, eps, msgs, bufs, rings, pkts, swmap, portmap,
 		switches, voqs, window, cwnd, pause, gap, slow, egq, cc_acked,
-		path, work, ovf, mrs, total;
+		path, work, ovf, mrs, resv, total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
 	uint64_t tel;		/* telemetry section */
@@ -89,6 +89,7 @@ static void compute_layout(const struct ssemu_config *c,
 				     sizeof(uint16_t));
 	l->work = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->ovf = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
+	l->resv = take(&off, t->nendpoints * sizeof(uint32_t));
 	l->switches = take(&off, (uint64_t)c->max_switches *
 					 sizeof(struct ssemu_switch_sh));
 	l->voqs = take(&off, (uint64_t)c->max_switches * l->voq_per_switch *
@@ -147,6 +148,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->work_off = l->work;
 	r->ovf_off = l->ovf;
 	r->mrs_off = l->mrs;
+	r->resv_off = l->resv;
 	r->route_idx = (uint32_t)ssemu_route_index(c->routing);
 	r->arb_idx = (uint32_t)ssemu_arb_index(c->arb);
 	r->cc_idx = (uint32_t)ssemu_cc_index(c->cc);
@@ -182,10 +184,12 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 		n->inj_head = n->inj_tail = SSEMU_NONE;
 		n->ack_head = n->ack_tail = SSEMU_NONE;
 		n->resp_head = n->resp_tail = SSEMU_NONE;
+		n->jobslot = SSEMU_NONE;
 	}
 	memset(ssemu_r_swmap(r), 0xff, (size_t)t->nswitches * sizeof(uint32_t));
 	memset(ssemu_r_portmap(r), 0xff,
 	       (size_t)t->nendpoints * sizeof(uint32_t));
+	memset(ssemu_r_resv(r), 0xff, (size_t)t->nendpoints * sizeof(uint32_t));
 	for (i = 0; i < neps; i++) {
 		struct ssemu_ep_sh *ep = ssemu_r_ep(r, i);
 
@@ -228,6 +232,7 @@ static bool pid_alive(int32_t pid)
 }
 
 static void nic_detach_locked(struct ssemu_region *r, uint32_t slot);
+static void jobs_sweep_locked(struct ssemu_region *r);
 
 /* Detach every NIC and process slot of processes that are gone. */
 static void reap_dead_locked(struct ssemu_region *r)
@@ -262,6 +267,7 @@ static int lock_region(struct ssemu_region *r, bool try)
 			ssemu_log(SSEMU_LOG_WARN, "out of memory while "
 				  "recovering: traffic in flight may be lost");
 		reap_dead_locked(r);
+		jobs_sweep_locked(r);
 		return 0;
 	}
 	return -ret;
@@ -662,6 +668,205 @@ ssemu_time_t ssemu_fabric_now(struct ssemu_fabric *f)
 }
 
 /* ------------------------------------------------------------------ */
+/* Placement: jobs and their port reservations                          */
+/* ------------------------------------------------------------------ */
+
+/* End the reservation of job @slot. */
+static void job_release_locked(struct ssemu_region *r, uint32_t slot)
+{
+	uint32_t *resv = ssemu_r_resv(r);
+	uint64_t p;
+
+	for (p = 0; p < r->topo.nendpoints; p++)
+		if (resv[p] != SSEMU_NONE && SSEMU_RESV_SLOT(resv[p]) == slot)
+			resv[p] = SSEMU_NONE;
+	ssemu_log(SSEMU_LOG_INFO, "job %u: last NIC detached, its ports "
+		  "are free again", r->jobs[slot].id);
+	memset(&r->jobs[slot], 0, sizeof(r->jobs[slot]));
+}
+
+/* A NIC of job @slot detached (or its process died). */
+static void job_nic_gone_locked(struct ssemu_region *r, uint32_t slot)
+{
+	struct ssemu_job_sh *j;
+
+	if (slot >= SSEMU_MAX_JOBS)
+		return;
+	j = &r->jobs[slot];
+	if (j->active && j->nics && --j->nics == 0)
+		job_release_locked(r, slot);
+}
+
+/*
+ * After a process died holding the lock: a job it was placing may be left
+ * active with no NIC, or ports reserved for a slot that never became
+ * active.  Outside the lock neither state exists, so both are garbage.
+ */
+static void jobs_sweep_locked(struct ssemu_region *r)
+{
+	uint32_t *resv = ssemu_r_resv(r), slot, nics[SSEMU_MAX_JOBS] = { 0 };
+	uint32_t i;
+	uint64_t p;
+
+	for (i = 0; i < r->config.max_nics; i++) {
+		struct ssemu_nic_sh *n = ssemu_r_nic(r, i);
+
+		if (n->state == SSEMU_NIC_ATTACHED &&
+		    n->jobslot < SSEMU_MAX_JOBS)
+			nics[n->jobslot]++;
+	}
+	for (slot = 0; slot < SSEMU_MAX_JOBS; slot++) {
+		r->jobs[slot].nics = nics[slot];
+		if (r->jobs[slot].active && !nics[slot])
+			job_release_locked(r, slot);
+	}
+	for (p = 0; p < r->topo.nendpoints; p++) {
+		slot = resv[p] == SSEMU_NONE ? 0 : SSEMU_RESV_SLOT(resv[p]);
+		if (resv[p] != SSEMU_NONE &&
+		    (slot >= SSEMU_MAX_JOBS || !r->jobs[slot].active))
+			resv[p] = SSEMU_NONE;
+	}
+}
+
+/* Neither taken by a NIC nor reserved for a job. */
+static bool port_usable(void *arg, uint32_t port)
+{
+	struct ssemu_region *r = arg;
+
+	return ssemu_r_portmap(r)[port] == SSEMU_NONE &&
+	       ssemu_r_resv(r)[port] == SSEMU_NONE;
+}
+
+/* Reserve ports for every rank of job @o->job in free job slot @slot. */
+static int job_reserve_locked(struct ssemu_region *r, uint32_t slot,
+			      const struct ssemu_nic_opts *o)
+{
+	struct ssemu_place_req q = {
+		.topo = &r->topo, .policy = o->policy, .nranks = o->nranks,
+		.seed = o->seed, .map = o->map, .usable = port_usable, .arg = r,
+	};
+	struct ssemu_job_sh *j = &r->jobs[slot];
+	uint32_t *ports, i;
+	char err[200];
+	int ret;
+
+	ports = malloc((size_t)o->nranks * sizeof(*ports));
+	if (!ports)
+		return -ENOMEM;
+	ret = ssemu_place_choose(&q, ports, err, sizeof(err));
+	if (ret < 0) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u (%u ranks, placement %s): "
+			  "%s", o->job, o->nranks,
+			  ssemu_place_policy_name(o->policy),
+			  err[0] ? err : strerror(-ret));
+		free(ports);
+		return ret;
+	}
+	if (ret == 1)
+		ssemu_log(SSEMU_LOG_WARN, "job %u: no block of %u "
+			  "consecutive free ports is left: linear placement "
+			  "takes the lowest free ports instead", o->job,
+			  o->nranks);
+	for (i = 0; i < o->nranks; i++)
+		ssemu_r_resv(r)[ports[i]] = SSEMU_RESV(slot, i);
+	j->id = o->job;
+	j->active = 1;
+	j->nranks = o->nranks;
+	j->policy = o->policy;
+	j->nics = 0;
+	ssemu_log(SSEMU_LOG_INFO, "job %u: %u ports reserved by %s placement "
+		  "(rank 0 at port %u)", o->job, o->nranks,
+		  ssemu_place_policy_name(o->policy), ports[0]);
+	free(ports);
+	return 0;
+}
+
+/*
+ * The port of rank @o->rank of job @o->job, reserving ports for the whole
+ * job when it is the job's first rank here.  @return 0 with the port and
+ * the job slot, or a negative errno (explained in the log).
+ */
+static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
+			uint32_t *portp, uint32_t *slotp)
+{
+	uint32_t slot, free_slot = SSEMU_NONE, want, *resv = ssemu_r_resv(r);
+	struct ssemu_job_sh *j;
+	uint64_t p;
+	int ret;
+
+	if (o->policy >= SSEMU_PLACE_COUNT) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: unknown placement policy "
+			  "%u", o->job, o->policy);
+		return -EINVAL;
+	}
+	if ((uint32_t)o->rank >= o->nranks) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d is not below the "
+			  "job size %u", o->job, o->rank, o->nranks);
+		return -EINVAL;
+	}
+	if (o->nranks > r->config.max_nics ||
+	    o->nranks > SSEMU_RESV_MAX_RANKS) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: %u ranks, but the fabric "
+			  "attaches at most %u NICs (resources.max_nics)",
+			  o->job, o->nranks, r->config.max_nics);
+		return -ENOSPC;
+	}
+	/* ports and reservations of dead processes are free for this */
+	reap_dead_locked(r);
+	for (slot = 0; slot < SSEMU_MAX_JOBS; slot++) {
+		if (!r->jobs[slot].active) {
+			if (free_slot == SSEMU_NONE)
+				free_slot = slot;
+		} else if (r->jobs[slot].id == o->job) {
+			break;
+		}
+	}
+	if (slot < SSEMU_MAX_JOBS) {
+		j = &r->jobs[slot];
+		if (j->nranks != o->nranks || j->policy != o->policy) {
+			ssemu_log(SSEMU_LOG_WARN, "job %u rank %d asks for %u "
+				  "ranks placed %s; the job was placed as %u "
+				  "ranks %s", o->job, o->rank, o->nranks,
+				  ssemu_place_policy_name(o->policy),
+				  j->nranks,
+				  ssemu_place_policy_name(j->policy));
+			return -EINVAL;
+		}
+	} else if (free_slot == SSEMU_NONE) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: %d jobs are placed on the "
+			  "fabric already, no more", o->job, SSEMU_MAX_JOBS);
+		return -ENOSPC;
+	} else {
+		slot = free_slot;
+		ret = job_reserve_locked(r, slot, o);
+		if (ret)
+			return ret;
+	}
+	want = SSEMU_RESV(slot, o->rank);
+	for (p = 0; p < r->topo.nendpoints; p++)
+		if (resv[p] == want)
+			break;
+	if (p == r->topo.nendpoints) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d has no reserved "
+			  "port (corrupt reservation table)", o->job, o->rank);
+		return -EPROTO;
+	}
+	if (ssemu_r_portmap(r)[p] != SSEMU_NONE) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d is attached already "
+			  "(port %llu, pid %d)", o->job, o->rank,
+			  (unsigned long long)p,
+			  ssemu_r_nic(r, ssemu_r_portmap(r)[p] %
+					 r->config.max_nics)->owner_pid);
+		if (!r->jobs[slot].nics)
+			job_release_locked(r, slot);
+		return -EADDRINUSE;
+	}
+	*portp = (uint32_t)p;
+	*slotp = slot;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* NICs                                                                 */
 /* ------------------------------------------------------------------ */
 
@@ -680,6 +885,8 @@ static void nic_detach_locked(struct ssemu_region *r, uint32_t slot)
 	ssemu_model_nic_reset(r, slot);
 	if (n->port < r->topo.nendpoints)
 		ssemu_r_portmap(r)[n->port] = SSEMU_NONE;
+	job_nic_gone_locked(r, n->jobslot);
+	n->jobslot = SSEMU_NONE;
 	n->state = SSEMU_NIC_FREE;
 	n->owner_pid = 0;
 	r->nnics--;
@@ -692,7 +899,7 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	struct ssemu_nic_opts defo = { .port = SSEMU_PORT_ANY, .rank = -1 };
 	struct ssemu_nic_sh *n;
 	struct ssemu_nic *nic;
-	uint32_t slot = SSEMU_NONE, port, i;
+	uint32_t slot = SSEMU_NONE, port, i, jobslot = SSEMU_NONE, rv;
 	uint64_t p;
 	int ret;
 
@@ -701,6 +908,9 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	if (!o)
 		o = &defo;
 	if (o->port != SSEMU_PORT_ANY && o->port >= r->topo.nendpoints)
+		return -EINVAL;
+	if (o->policy >= SSEMU_PLACE_COUNT ||
+	    (o->policy == SSEMU_PLACE_MAP && !o->map && o->nranks))
 		return -EINVAL;
 	nic = calloc(1, sizeof(*nic));
 	if (!nic)
@@ -723,21 +933,46 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		goto err_unlock;
 	}
 	port = o->port;
-	if (port == SSEMU_PORT_ANY) {
+	if (port == SSEMU_PORT_ANY && o->policy != SSEMU_PLACE_FIRST_FREE &&
+	    o->rank >= 0 && o->nranks) {
+		ret = place_locked(r, o, &port, &jobslot);
+		if (ret)
+			goto err_unlock;
+	} else if (port == SSEMU_PORT_ANY) {
+		/* first free: neither taken nor reserved for a job */
 		for (p = 0; p < r->topo.nendpoints; p++)
-			if (ssemu_r_portmap(r)[p] == SSEMU_NONE)
+			if (port_usable(r, (uint32_t)p))
 				break;
 		if (p == r->topo.nendpoints) {
 			ret = -ENOSPC;
 			goto err_unlock;
 		}
 		port = (uint32_t)p;
-	} else if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
-		/* taken: maybe by a process that died and was not reaped */
-		reap_dead_locked(r);
+	} else {
+		if (ssemu_r_portmap(r)[port] != SSEMU_NONE ||
+		    ssemu_r_resv(r)[port] != SSEMU_NONE) {
+			/* maybe a process that died and was not reaped */
+			reap_dead_locked(r);
+		}
 		if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
 			ret = -EADDRINUSE;
 			goto err_unlock;
+		}
+		/* reserved: only for that job's rank */
+		rv = ssemu_r_resv(r)[port];
+		if (rv != SSEMU_NONE) {
+			if (SSEMU_RESV_SLOT(rv) >= SSEMU_MAX_JOBS ||
+			    r->jobs[SSEMU_RESV_SLOT(rv)].id != o->job ||
+			    rv != SSEMU_RESV(SSEMU_RESV_SLOT(rv), o->rank)) {
+				ssemu_log(SSEMU_LOG_WARN, "port %u is reserved "
+					  "for rank %u of job %u", port,
+					  rv & 0xffff,
+					  SSEMU_RESV_SLOT(rv) < SSEMU_MAX_JOBS ?
+					  r->jobs[SSEMU_RESV_SLOT(rv)].id : 0);
+				ret = -EADDRINUSE;
+				goto err_unlock;
+			}
+			jobslot = SSEMU_RESV_SLOT(rv);
 		}
 	}
 	n = ssemu_r_nic(r, slot);
@@ -760,6 +995,9 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	n->port = port;
 	n->job = o->job;
 	n->rank = o->rank;
+	n->jobslot = jobslot;
+	if (jobslot != SSEMU_NONE)
+		r->jobs[jobslot].nics++;
 	n->gen++;
 	n->state = SSEMU_NIC_ATTACHED;
 	ssemu_r_portmap(r)[port] = slot;
@@ -1731,6 +1969,44 @@ int ssemu_fabric_nics(struct ssemu_fabric *f, struct ssemu_nic_info *out,
 			o->eps_open += !!ssemu_r_ep(r, i * r->config.eps_per_nic +
 							      e)->open;
 		o->stats = nic->stats;
+		n++;
+	}
+	return n;
+}
+
+int ssemu_fabric_jobs(struct ssemu_fabric *f, struct ssemu_job_info *out,
+		      int max)
+{
+	struct ssemu_region *r;
+	uint32_t slot, v, *resv;
+	uint64_t p;
+	int n = 0;
+
+	if (!f || (!out && max))
+		return -EINVAL;
+	r = f->r;
+	resv = ssemu_r_resv(r);
+	/* read without the lock, as the NIC list is: a snapshot for tools */
+	for (slot = 0; slot < SSEMU_MAX_JOBS && n < max; slot++) {
+		const struct ssemu_job_sh *j = &r->jobs[slot];
+		struct ssemu_job_info *o = &out[n];
+
+		if (!ssemu_load_relaxed(&j->active))
+			continue;
+		memset(o, 0, sizeof(*o));
+		o->job = j->id;
+		o->nranks = j->nranks;
+		o->policy = j->policy;
+		o->nics = j->nics;
+		o->rank0_port = SSEMU_NONE;
+		for (p = 0; p < r->topo.nendpoints; p++) {
+			v = ssemu_load_relaxed(&resv[p]);
+			if (v == SSEMU_NONE || SSEMU_RESV_SLOT(v) != slot)
+				continue;
+			o->ports++;
+			if (v == SSEMU_RESV(slot, 0))
+				o->rank0_port = (uint32_t)p;
+		}
 		n++;
 	}
 	return n;

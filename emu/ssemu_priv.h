@@ -35,10 +35,11 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 4	/* 2: RMA; 3: FGFC; 4: telemetry */
+#define SSEMU_LAYOUT_VERSION 5	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
+#define SSEMU_MAX_JOBS 64	/* jobs with placement reservations at once */
 #define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
 #define SSEMU_SWLAT_BINS 4096	/* switch latency histogram, 1 ns bins */
 /* A receiving NIC acknowledges every SSEMU_ACK_EVERY packets of a message,
@@ -163,7 +164,7 @@ struct ssemu_nic_sh {
 	uint32_t ev_futex;	/* bumped after an event push to any of its eps */
 	uint32_t waiters;	/* processes sleeping on ev_futex */
 	uint32_t rx_unacked;	/* packets arrived, their ack still pending */
-	uint32_t pad;
+	uint32_t jobslot;	/* its job's reservation, or SSEMU_NONE */
 	/* model: injection */
 	uint32_t inj_head, inj_tail;	/* messages to packetise */
 	uint32_t ack_head, ack_tail;	/* ack packets to send */
@@ -244,6 +245,24 @@ struct ssemu_switch_sh {
 	uint64_t voq_off;	/* region offset: voq[out][vclass][in] */
 };
 
+/*
+ * A job placed by policy: its first rank reserved a port for each of its
+ * ranks (resv[port] = slot << 16 | rank); the reservation lasts while any
+ * NIC of the job is attached.
+ */
+struct ssemu_job_sh {
+	uint32_t id;		/* launcher job id */
+	uint32_t active;
+	uint32_t nranks;
+	uint32_t policy;	/* enum ssemu_place_policy */
+	uint32_t nics;		/* NICs of the job attached now */
+	uint32_t pad;
+};
+
+#define SSEMU_RESV(slot, rank) ((uint32_t)(slot) << 16 | (uint32_t)(rank))
+#define SSEMU_RESV_SLOT(v) ((v) >> 16)
+#define SSEMU_RESV_MAX_RANKS 65536
+
 struct ssemu_region {
 	uint64_t magic;
 	uint32_t version;
@@ -257,6 +276,7 @@ struct ssemu_region {
 	uint32_t dead;		/* being removed: attachers must retry */
 	uint32_t nnics;		/* NICs attached */
 	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
+	struct ssemu_job_sh jobs[SSEMU_MAX_JOBS];	/* placement */
 	/* derived */
 	struct ssemu_topo topo;
 	uint32_t neps, nmsgs, nbufs;
@@ -275,7 +295,8 @@ struct ssemu_region {
 		 path_off,	/* ordered flows: each NIC pair's current via */
 		 work_off,	/* bitmap: endpoints with posted messages */
 		 ovf_off,	/* bitmap: endpoints with overflowed events */
-		 mrs_off;	/* memory region tables, one per NIC */
+		 mrs_off,	/* memory region tables, one per NIC */
+		 resv_off;	/* placement reservation per endpoint port */
 	/* model state */
 	uint32_t pkt_free;
 	uint32_t pkts_used;
@@ -391,6 +412,13 @@ static inline uint32_t *ssemu_r_swmap(struct ssemu_region *r)
 static inline uint32_t *ssemu_r_portmap(struct ssemu_region *r)
 {
 	return SSEMU_AT(r, r->portmap_off);
+}
+
+/* Reservation of each endpoint port: SSEMU_RESV(job slot, rank) or
+ * SSEMU_NONE. */
+static inline uint32_t *ssemu_r_resv(struct ssemu_region *r)
+{
+	return SSEMU_AT(r, r->resv_off);
 }
 
 static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
@@ -588,6 +616,27 @@ void ssemu_tel_queue(struct ssemu_region *r, uint32_t tc, uint32_t depth);
 /* ssemu_fabric.c: the fabric lock, for readers outside the engine. */
 int ssemu_region_lock(struct ssemu_region *r);
 void ssemu_region_unlock(struct ssemu_region *r);
+/* ssemu_place.c: the policies, pure functions (tests/unit/test_place.c) */
+struct ssemu_place_req {
+	const struct ssemu_topo *topo;
+	uint32_t policy;	/* enum ssemu_place_policy */
+	uint32_t nranks;	/* ports to choose, > 0 */
+	uint64_t seed;		/* SSEMU_PLACE_RANDOM */
+	const uint32_t *map;	/* SSEMU_PLACE_MAP: nranks ports */
+	/* May @port be given to this job (neither taken nor reserved)? */
+	bool (*usable)(void *arg, uint32_t port);
+	void *arg;
+};
+
+/*
+ * Choose a port for each rank of a job, into @out[nranks]: distinct,
+ * usable ports.  @return 0; 1 (linear only) no block of consecutive
+ * usable ports was left and the lowest usable ports were taken instead;
+ * -ENOSPC fewer usable ports than ranks; -EADDRINUSE a map port that is
+ * not usable; -EINVAL a bad request or map (message in @err); -ENOMEM.
+ */
+int ssemu_place_choose(const struct ssemu_place_req *req, uint32_t *out,
+		       char *err, size_t errlen);
 
 /* ssemu_log.c */
 void ssemu_log(enum ssemu_log_level lvl, const char *fmt, ...)

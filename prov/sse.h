@@ -99,6 +99,9 @@ struct sse_env {
 	size_t tx_size;
 	size_t rx_size;
 	int progress_budget;	/* engine events per progress call */
+	char *placement;	/* policy name or "map:<file>", or NULL */
+	uint64_t placement_seed;
+	bool placement_seed_set;	/* else the fabric's seed */
 };
 
 extern struct sse_env sse_env;
@@ -463,6 +466,8 @@ struct fi_info *sse_info_alloc(const char *fabric_name);
 int sse_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info);
+int sse_tclass_lookup(const struct ssemu_config *cfg, uint32_t tclass,
+		      uint32_t *emu_tclass);
 int sse_tclass_resolve(const struct ssemu_config *cfg, uint32_t tclass,
 		       uint32_t *emu_tclass);
 int sse_addr_parse(const char *node, const char *service,

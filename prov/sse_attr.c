@@ -144,9 +144,10 @@ static int sse_tclass_by_name(const struct ssemu_config *cfg,
  * FI_TC_UNSPEC selects FI_SLINGSHOT_EMU_TCLASS when set, else the fabric's
  * default class.  @return 0, or -FI_EINVAL for a class the fabric lacks
  * (DSCP values, FI_TC_SCAVENGER, FI_TC_NETWORK_CTRL, or a table without it).
+ * Whether the class is allowed is not looked at (sse_tclass_resolve).
  */
-int sse_tclass_resolve(const struct ssemu_config *cfg, uint32_t tclass,
-		       uint32_t *emu_tclass)
+int sse_tclass_lookup(const struct ssemu_config *cfg, uint32_t tclass,
+		      uint32_t *emu_tclass)
 {
 	size_t i;
 
@@ -172,6 +173,56 @@ int sse_tclass_resolve(const struct ssemu_config *cfg, uint32_t tclass,
 			return sse_tclass_by_name(cfg, sse_tc_names[i].name,
 						  emu_tclass);
 	}
+	return -FI_EINVAL;
+}
+
+/*
+ * The class the fabric's configuration lets an object use: as
+ * sse_tclass_lookup, then a class marked "allowed = false" is refused
+ * (tclass_denied = "error": -FI_EINVAL) or replaced by the default class
+ * (tclass_denied = "warn"), with a warning naming the class and the
+ * fabric configuration either way (once per class when it only warns).
+ */
+int sse_tclass_resolve(const struct ssemu_config *cfg, uint32_t tclass,
+		       uint32_t *emu_tclass)
+{
+	static uint32_t warned;
+	char asked[64], conf[320];
+	uint32_t tc;
+	int ret;
+
+	ret = sse_tclass_lookup(cfg, tclass, &tc);
+	if (ret)
+		return ret;
+	if (tc >= SSEMU_MAX_TCLASS || !cfg->tclass[tc].denied) {
+		*emu_tclass = tc;
+		return 0;
+	}
+	if (tclass == FI_TC_UNSPEC)
+		snprintf(asked, sizeof(asked), "FI_SLINGSHOT_EMU_TCLASS=%s",
+			 sse_env.tclass ? sse_env.tclass : "");
+	else
+		snprintf(asked, sizeof(asked), "tclass 0x%x", tclass);
+	if (sse_env.config)
+		snprintf(conf, sizeof(conf), "fabric configuration %s",
+			 sse_env.config);
+	else
+		snprintf(conf, sizeof(conf), "fabric configuration preset %s",
+			 cfg->preset);
+	if (cfg->tclass_denied == SSEMU_TCLASS_DENIED_WARN) {
+		if (!(__atomic_fetch_or(&warned, 1u << tc, __ATOMIC_RELAXED) &
+		      1u << tc))
+			SSE_WARN(FI_LOG_CORE,
+				 "traffic class %s (%s) is not allowed by the %s: using the default class %s instead (tclass_denied = \"warn\")\n",
+				 cfg->tclass[tc].name, asked, conf,
+				 cfg->tclass[cfg->default_tclass %
+					     SSEMU_MAX_TCLASS].name);
+		*emu_tclass = cfg->default_tclass;
+		return 0;
+	}
+	SSE_WARN(FI_LOG_CORE,
+		 "traffic class %s (%s) is not allowed by the %s (tclass_denied = \"error\")\n",
+		 cfg->tclass[tc].name, asked, conf);
 	return -FI_EINVAL;
 }
 

@@ -216,8 +216,8 @@ static int sse_check_domain(const struct fi_info *prov,
 		SSE_NOMATCH("domain auth_key (not supported)\n");
 		return -FI_ENODATA;
 	}
-	if (ua->tclass != FI_TC_UNSPEC && sse_tclass_resolve(cfg, ua->tclass,
-							     &tc)) {
+	if (ua->tclass != FI_TC_UNSPEC && sse_tclass_lookup(cfg, ua->tclass,
+							    &tc)) {
 		SSE_NOMATCH("domain tclass 0x%x (not in the fabric's class table)\n",
 			    ua->tclass);
 		return -FI_ENODATA;
@@ -337,8 +337,8 @@ static int sse_check_tx(const struct fi_info *prov,
 	    (ret = sse_check_size(ua->rma_iov_limit, pa->rma_iov_limit,
 				  "rma_iov_limit")))
 		return ret;
-	if (ua->tclass != FI_TC_UNSPEC && sse_tclass_resolve(cfg, ua->tclass,
-							     &tc)) {
+	if (ua->tclass != FI_TC_UNSPEC && sse_tclass_lookup(cfg, ua->tclass,
+							    &tc)) {
 		SSE_NOMATCH("tx tclass 0x%x (not in the fabric's class table)\n",
 			    ua->tclass);
 		return -FI_ENODATA;
@@ -596,7 +596,7 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 	if (sse_env_store(&store) || sse_env_config(&cfg))
 		return -FI_ENODATA;
 	/* A bad FI_SLINGSHOT_EMU_TCLASS is reported here, not at fi_domain. */
-	if (sse_tclass_resolve(&cfg, FI_TC_UNSPEC, &tc))
+	if (sse_tclass_lookup(&cfg, FI_TC_UNSPEC, &tc))
 		return -FI_ENODATA;
 
 	if (hints && hints->fabric_attr && hints->fabric_attr->name) {

@@ -75,6 +75,15 @@ struct ssemu_tclass_desc {
 	bool ordered;		/* in-order delivery per (src, dst) */
 	bool lossy;		/* drop when buffers are full (NIC retries) */
 	int8_t route_bias;	/* adaptive routing: + favours minimal paths */
+	/* Jobs may not use it (configuration "allowed = false"): kept
+	 * negated so that a zeroed description is allowed. */
+	bool denied;
+};
+
+/* What the provider does when a job asks for a class that is denied. */
+enum ssemu_tclass_denied {
+	SSEMU_TCLASS_DENIED_ERROR = 0,	/* the open fails (-FI_EINVAL) */
+	SSEMU_TCLASS_DENIED_WARN = 1,	/* warn, use the default class */
 };
 
 enum ssemu_clock_mode {
@@ -99,6 +108,7 @@ struct ssemu_config {
 	uint32_t ntclass;
 	struct ssemu_tclass_desc tclass[SSEMU_MAX_TCLASS];
 	uint32_t default_tclass;
+	uint32_t tclass_denied;		 /* enum ssemu_tclass_denied */
 	char routing[SSEMU_NAME_MAX];	 /* routing ops by name: "minimal" */
 	char cc[SSEMU_NAME_MAX];	 /* congestion control ops: "none" */
 	char arb[SSEMU_NAME_MAX];	 /* output arbitration ops: "priority-rr" */
@@ -241,16 +251,51 @@ bool ssemu_fabric_idle(struct ssemu_fabric *fabric);
 
 #define SSEMU_PORT_ANY UINT32_MAX
 
+/*
+ * Placement: where a NIC attached with port SSEMU_PORT_ANY goes.  With a
+ * job id, a rank and a job size, the first rank of the job to attach
+ * reserves a port for every rank of the job at once (under the fabric
+ * lock, among ports neither taken nor reserved by another job), and each
+ * rank then attaches at its own port; the reservation ends when the job's
+ * last NIC detaches (or its processes die).  Without them, or with
+ * SSEMU_PLACE_FIRST_FREE, the NIC takes the first port that is neither
+ * taken nor reserved.
+ */
+enum ssemu_place_policy {
+	SSEMU_PLACE_FIRST_FREE = 0,
+	SSEMU_PLACE_LINEAR,	 /* the lowest block of consecutive ports */
+	SSEMU_PLACE_INTERLEAVED, /* round robin over switches and groups */
+	SSEMU_PLACE_RANDOM,	 /* seeded random choice */
+	SSEMU_PLACE_MAP,	 /* explicit: ssemu_nic_opts::map */
+	SSEMU_PLACE_COUNT
+};
+
+/** Policy by name ("first-free", "linear", "interleaved", "random",
+ * "map"), or -1. */
+int ssemu_place_policy_index(const char *name);
+/** Name of a policy, "?" if unknown. */
+const char *ssemu_place_policy_name(uint32_t policy);
+
 struct ssemu_nic_opts {
-	uint32_t port;		/* SSEMU_PORT_ANY: first free port */
-	uint32_t job;		/* job id for counters and reports */
+	uint32_t port;		/* SSEMU_PORT_ANY: placed by policy */
+	uint32_t job;		/* job id: counters, reports, placement */
 	int32_t rank;		/* launcher rank, -1 unknown */
+	uint32_t nranks;	/* job size, 0 unknown */
+	uint32_t policy;	/* enum ssemu_place_policy */
+	uint32_t pad;
+	uint64_t seed;		/* SSEMU_PLACE_RANDOM */
+	const uint32_t *map;	/* SSEMU_PLACE_MAP: port of each rank,
+				 * nranks entries */
 };
 
 /**
- * Attach a NIC to a free endpoint port.
- * @return 0; -EADDRINUSE port taken; -ENOSPC no free port or NIC slot;
- * -EINVAL port out of range.
+ * Attach a NIC to a free endpoint port (@opts NULL: first free port).
+ * @return 0; -EADDRINUSE port taken, or reserved by another job, or the
+ * job's rank already attached, or a map port taken; -ENOSPC no free port,
+ * NIC slot or job slot, or a job larger than the free ports; -EINVAL port
+ * out of range, rank >= nranks, unknown policy, a map without ports, or a
+ * rank whose job was placed with another size or policy.  Failures are
+ * explained through the log sink.
  */
 int ssemu_nic_attach(struct ssemu_fabric *fabric,
 		     const struct ssemu_nic_opts *opts, struct ssemu_nic **nic);
@@ -586,6 +631,21 @@ struct ssemu_nic_info {
 
 /** Attached NICs, up to @max. @return how many were written. */
 int ssemu_fabric_nics(struct ssemu_fabric *fabric, struct ssemu_nic_info *out,
+		      int max);
+
+/* A job placed by policy: its ports stay reserved while it has a NIC. */
+struct ssemu_job_info {
+	uint32_t job;
+	uint32_t nranks;
+	uint32_t policy;	/* enum ssemu_place_policy */
+	uint32_t nics;		/* NICs of the job attached now */
+	uint32_t ports;		/* ports reserved for it */
+	uint32_t rank0_port;	/* where rank 0 is (to be) */
+};
+
+/** Jobs holding placement reservations, up to @max.
+ * @return how many were written. */
+int ssemu_fabric_jobs(struct ssemu_fabric *fabric, struct ssemu_job_info *out,
 		      int max);
 
 struct ssemu_port_info {

@@ -21,6 +21,9 @@
 #                      the test programs themselves without the provider
 #   SSEMU_MPI_REQUIRE_PROVIDER=1  a missing or unloadable provider is a
 #                      failure, not a skip
+#   SSEMU_MPI_FABRIC   run on this fabric instead of one of its own, to share
+#                      it with another job (two-jobs.sh); the caller then
+#                      owns the segment and removes it
 
 if [ $# -lt 2 ]; then
 	echo "usage: $0 NP PROGRAM [ARGS...]" >&2
@@ -66,7 +69,7 @@ if [ ! -x "$bin" ]; then
 fi
 
 # --- transport -----------------------------------------------------------
-fabric="ssemu-test-$name-$$"
+fabric=${SSEMU_MPI_FABRIC:-ssemu-test-$name-$$}
 if [ "${SSEMU_MPI_SELFTEST:-0}" = 1 ]; then
 	echo "NOTE: $name: SSEMU_MPI_SELFTEST=1: ob1/vader, not slingshot_emu"
 	transport="--mca pml ob1 --mca btl self,vader -x SSEMU_MPI_SELFTEST=1"
@@ -127,8 +130,11 @@ if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 fi
 
 # A job that failed or was killed leaves its shared fabric segment behind;
-# the name is unique to this run and its processes are gone, so drop it.
-rm -f "/dev/shm/$fabric"
+# the name is unique to this run and its processes are gone, so drop it
+# (a shared one is its owner's to drop: another job may be on it).
+if [ -z "${SSEMU_MPI_FABRIC:-}" ]; then
+	rm -f "/dev/shm/$fabric"
+fi
 
 # On success the MTL's per-rank verbose lines are summarised, not shown.
 mtl_lines='mtl_ofi_component.c:[0-9]*: '

@@ -134,6 +134,9 @@ static void test_domain_errors(void **state)
 	bad->domain_attr->name = NULL;
 	bad->domain_attr->tclass = FI_TC_SCAVENGER;
 	assert_int_equal(fi_domain(fab, bad, &dom, NULL), -FI_EINVAL);
+	/* DSCP values are refused as cxi refuses them */
+	bad->domain_attr->tclass = fi_tc_dscp_set(10);
+	assert_int_equal(fi_domain(fab, bad, &dom, NULL), -FI_EINVAL);
 	bad->domain_attr->tclass = FI_TC_LOW_LATENCY;
 	assert_fi_ok(fi_domain(fab, bad, &dom, NULL));
 	assert_fi_ok(fi_close(&dom->fid));
@@ -188,6 +191,8 @@ static void test_ep_lifecycle(void **state)
 	assert_int_equal(fi_endpoint(dom, bad, &ep, NULL), -FI_EINVAL);
 	bad->ep_attr->type = FI_EP_RDM;
 	bad->tx_attr->tclass = FI_TC_NETWORK_CTRL;
+	assert_int_equal(fi_endpoint(dom, bad, &ep, NULL), -FI_EINVAL);
+	bad->tx_attr->tclass = fi_tc_dscp_set(0);
 	assert_int_equal(fi_endpoint(dom, bad, &ep, NULL), -FI_EINVAL);
 	fi_freeinfo(bad);
 	assert_int_equal(fi_endpoint(dom, NULL, &ep, NULL), -FI_EINVAL);
@@ -266,6 +271,10 @@ static void test_ep_lifecycle(void **state)
 				       FI_OPT_SSE_TCLASS, &tc, &vl));
 		assert_int_equal(tc, FI_TC_BULK_DATA);
 		tc = FI_TC_SCAVENGER;
+		assert_int_equal(fi_setopt(&ep->fid, FI_OPT_ENDPOINT,
+					   FI_OPT_SSE_TCLASS, &tc, sizeof(tc)),
+				 -FI_EINVAL);
+		tc = fi_tc_dscp_set(46);
 		assert_int_equal(fi_setopt(&ep->fid, FI_OPT_ENDPOINT,
 					   FI_OPT_SSE_TCLASS, &tc, sizeof(tc)),
 				 -FI_EINVAL);
