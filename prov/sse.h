@@ -94,7 +94,8 @@
 #define SSE_MSG_ORDER (FI_ORDER_SAS | SSE_RMA_ORDER)
 /* MR modes the provider honours when the application accepts them, and
  * does without otherwise (user keys, offset addressing). */
-#define SSE_MR_MODE_OPTIONAL (FI_MR_PROV_KEY | FI_MR_VIRT_ADDR)
+#define SSE_MR_MODE_OPTIONAL (FI_MR_PROV_KEY | FI_MR_VIRT_ADDR | \
+			      FI_MR_RMA_EVENT)
 #define SSE_COMP_ORDER FI_ORDER_NONE
 
 /* ------------------------------------------------------------------ */

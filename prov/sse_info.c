@@ -428,6 +428,10 @@ static void sse_alter_info(struct fi_info *info, const struct fi_info *hints,
 	if (hints) {
 		info->caps = sse_get_caps(info->caps, hints->caps, info->caps);
 		info->handle = hints->handle;
+	} else {
+		/* util: opt-in capabilities only when asked for */
+		info->caps &= ~SSE_OPT_IN_CAPS;
+		info->rx_attr->caps &= ~SSE_OPT_IN_CAPS;
 	}
 
 	if (hmr & (FI_MR_BASIC | FI_MR_SCALABLE)) {
