@@ -507,6 +507,8 @@ struct sse_ep {
 	struct sse_dlist rma_all;	/* every sse_rma_op alive */
 	struct sse_dlist rma_pieces;	/* pieces posted, not done */
 	size_t rma_active;		/* ops with pieces posted */
+	/* initiated here, logged at close (FI_LOG_LEVEL=info) */
+	uint64_t rma_reads, rma_writes, rma_atomics, rma_bytes;
 };
 
 /* ------------------------------------------------------------------ */

@@ -143,6 +143,12 @@ static int sse_ep_close(struct fid *fid)
 	};
 	size_t i;
 
+	if (ep->rma_reads || ep->rma_writes || ep->rma_atomics)
+		SSE_EP_INFO(ep, "RMA initiated: %llu reads, %llu writes, %llu atomics, %llu bytes\n",
+			    (unsigned long long)ep->rma_reads,
+			    (unsigned long long)ep->rma_writes,
+			    (unsigned long long)ep->rma_atomics,
+			    (unsigned long long)ep->rma_bytes);
 	pthread_mutex_lock(&dom->lock);
 	sse_dlist_remove(&ep->entry);
 	/* Nobody may sleep on the ssemu endpoint we are about to close. */

@@ -504,6 +504,13 @@ ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req)
 		}
 	}
 	ep->tx_count++;
+	if (is_atomic)
+		ep->rma_atomics++;
+	else if (req->op == SSEMU_RMA_READ)
+		ep->rma_reads++;
+	else
+		ep->rma_writes++;
+	ep->rma_bytes += len;
 	sse_dlist_insert_tail(&op->all, &ep->rma_all);
 	/* Zero bytes: no piece, the target is not involved (no key is
 	 * checked); it still keeps its place in the queue and its fence. */
