@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -34,7 +35,8 @@
 
 struct layout {
 	uint64_t engine, nics, eps, msgs, bufs, rings, pkts, swmap, portmap,
-		switches, voqs, window, cwnd, cc_acked, path, work, ovf, total;
+		switches, voqs, window, cwnd, pause, gap, slow, egq, cc_acked,
+		path, work, ovf, mrs, total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
 };
@@ -72,6 +74,14 @@ static void compute_layout(const struct ssemu_config *c,
 				       sizeof(uint16_t));
 	l->cwnd = take(&off, (uint64_t)c->max_nics * c->max_nics *
 				     sizeof(uint32_t));
+	l->pause = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				      sizeof(uint64_t));
+	l->gap = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				    sizeof(uint32_t));
+	l->slow = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				     sizeof(uint64_t));
+	l->egq = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				    sizeof(uint16_t));
 	l->cc_acked = take(&off, (uint64_t)c->max_nics * c->max_nics *
 					 sizeof(uint32_t));
 	l->path = take(&off, (uint64_t)c->max_nics * c->max_nics *
@@ -82,6 +92,11 @@ static void compute_layout(const struct ssemu_config *c,
 					 sizeof(struct ssemu_switch_sh));
 	l->voqs = take(&off, (uint64_t)c->max_switches * l->voq_per_switch *
 				     sizeof(struct ssemu_voq));
+	/* memory region tables: zero (free) until used, page aligned so
+	 * tables nobody registers in cost nothing */
+	off = SSEMU_ALIGN_UP(off, (uint64_t)4096);
+	l->mrs = take(&off, (uint64_t)c->max_nics * SSEMU_MRS_PER_NIC *
+				    sizeof(struct ssemu_mr_sh));
 	/* large buffers last, page aligned: untouched pages cost nothing */
 	off = SSEMU_ALIGN_UP(off, (uint64_t)4096);
 	l->bufs = take(&off, neps * c->bufs_per_ep * (uint64_t)c->buf_size);
@@ -121,10 +136,15 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->voqs_off = l->voqs;
 	r->window_off = l->window;
 	r->cwnd_off = l->cwnd;
+	r->pause_off = l->pause;
+	r->gap_off = l->gap;
+	r->slow_off = l->slow;
+	r->egq_off = l->egq;
 	r->cc_acked_off = l->cc_acked;
 	r->path_off = l->path;
 	r->work_off = l->work;
 	r->ovf_off = l->ovf;
+	r->mrs_off = l->mrs;
 	r->route_idx = (uint32_t)ssemu_route_index(c->routing);
 	r->arb_idx = (uint32_t)ssemu_arb_index(c->arb);
 	r->cc_idx = (uint32_t)ssemu_cc_index(c->cc);
@@ -147,6 +167,10 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->pkt_free = 0;
 	for (i = 0; i < c->max_nics * c->max_nics; i++) {
 		ssemu_r_cwnd(r, 0)[i] = c->nic_window << 8;
+		ssemu_r_pause(r, 0)[i] = 0;
+		ssemu_r_gap(r, 0)[i] = 0;
+		ssemu_r_slow(r, 0)[i] = 0;
+		ssemu_r_egq(r, 0)[i] = 0;
 		ssemu_r_cc_acked(r, 0)[i] = UINT32_MAX / 2; /* cut at once */
 	}
 	for (i = 0; i < c->max_nics; i++) {
@@ -154,6 +178,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 
 		n->inj_head = n->inj_tail = SSEMU_NONE;
 		n->ack_head = n->ack_tail = SSEMU_NONE;
+		n->resp_head = n->resp_tail = SSEMU_NONE;
 	}
 	memset(ssemu_r_swmap(r), 0xff, (size_t)t->nswitches * sizeof(uint32_t));
 	memset(ssemu_r_portmap(r), 0xff,
@@ -566,6 +591,19 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 		ret = open_shm(f, c, &t, opts->flags, err, errlen);
 		if (ret)
 			goto err_free;
+		/*
+		 * The emulated NIC serving an RMA to our memory may be the
+		 * engine running in another process of ours: let it use
+		 * cross-memory attach (process_vm_readv/writev) on us even
+		 * under Yama's ptrace_scope 1.  EINVAL: no Yama, nothing to
+		 * do.
+		 */
+		if (!(opts->flags & SSEMU_OPEN_OBSERVER) &&
+		    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) &&
+		    errno != EINVAL)
+			ssemu_log(SSEMU_LOG_WARN, "prctl(PR_SET_PTRACER): %s: "
+				  "other processes' RMA to this one may be "
+				  "refused", strerror(errno));
 	} else {
 		snprintf(err, errlen, "unknown store %d", (int)opts->store);
 		ret = -EINVAL;
@@ -706,6 +744,12 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		ssemu_r_window(r, i)[slot] = 0;
 		ssemu_r_cwnd(r, i)[slot] = r->config.nic_window << 8;
 		ssemu_r_cwnd(r, slot)[i] = r->config.nic_window << 8;
+		ssemu_r_pause(r, i)[slot] = 0;
+		ssemu_r_pause(r, slot)[i] = 0;
+		ssemu_r_gap(r, i)[slot] = 0;
+		ssemu_r_gap(r, slot)[i] = 0;
+		ssemu_r_slow(r, i)[slot] = 0;
+		ssemu_r_slow(r, slot)[i] = 0;
 		ssemu_r_cc_acked(r, i)[slot] = UINT32_MAX / 2;
 		ssemu_r_cc_acked(r, slot)[i] = UINT32_MAX / 2;
 	}
@@ -843,35 +887,22 @@ static inline bool slot_free(uint32_t state)
 	return state == 0 || state == SSEMU_MSG_DONE;
 }
 
-int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
+/*
+ * A free message slot of @ep and, if @bytes do not fit inline, one of its
+ * large buffers; the slot's bookkeeping is reset for a new message (the
+ * caller fills in the rest and posts it with msg_post).  The owner is the
+ * only allocator of its slots and buffers.
+ * @return the slot, or NULL (-EAGAIN: none free).
+ */
+static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
+				   uint32_t *mip)
 {
-	struct ssemu_region *r;
-	const struct ssemu_config *c;
-	struct ssemu_ep_sh *sh;
+	struct ssemu_region *r = ep->nic->fab->r;
+	const struct ssemu_config *c = &r->config;
+	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
+	uint32_t i, k, mi = SSEMU_NONE, buf = SSEMU_NONE, local = 0;
 	struct ssemu_msg *m;
-	uint32_t i, k, mi = SSEMU_NONE, buf = SSEMU_NONE, local;
-	uint64_t len = 0;
-	uint8_t *dst;
-	size_t v;
 
-	if (!ep || !s || (s->iov_count && !s->iov))
-		return -EINVAL;
-	r = ep->nic->fab->r;
-	c = &r->config;
-	sh = ssemu_r_ep(r, ep->index);
-	if (SSEMU_ADDR_PORT(s->dest) >= r->topo.nendpoints ||
-	    SSEMU_ADDR_PID(s->dest) >= c->eps_per_nic ||
-	    s->tclass >= c->ntclass)
-		return -EINVAL;
-	for (v = 0; v < s->iov_count; v++) {
-		if (s->iov[v].iov_len && !s->iov[v].iov_base)
-			return -EINVAL;
-		len += s->iov[v].iov_len;
-	}
-	if (len > ssemu_ep_max_msg(ep))
-		return -EMSGSIZE;
-
-	/* A free message slot (the owner is the only allocator). */
 	for (k = 0; k < c->msgs_per_ep; k++) {
 		local = (sh->alloc_cursor + k) & (c->msgs_per_ep - 1);
 		i = ep->index * c->msgs_per_ep + local;
@@ -882,8 +913,8 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 		}
 	}
 	if (mi == SSEMU_NONE)
-		return -EAGAIN;
-	if (len > SSEMU_INLINE_MAX) {
+		return NULL;
+	if (bytes > SSEMU_INLINE_MAX) {
 		for (k = 0; k < c->bufs_per_ep; k++) {
 			uint32_t owner = sh->buf_msg[k];
 
@@ -895,7 +926,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 			}
 		}
 		if (buf == SSEMU_NONE)
-			return -EAGAIN;
+			return NULL;
 		sh->buf_msg[buf] = mi;
 	}
 	sh->alloc_cursor = (local + 1) & (c->msgs_per_ep - 1);
@@ -903,26 +934,61 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	m = ssemu_r_msg(r, mi);
 	m->gen++;
 	m->src = ssemu_ep_addr(ep);
-	m->dst = s->dest;
-	m->tclass = s->tclass;
-	m->flags = s->flags;
-	m->len = len;
-	memcpy(m->hdr, s->hdr, sizeof(m->hdr));
-	m->cookie = s->cookie;
 	m->buf = buf == SSEMU_NONE ? SSEMU_NONE :
 				     ep->index * c->bufs_per_ep + buf;
-	m->npkts = len ? (uint32_t)((len + c->mtu - 1) / c->mtu) : 1;
 	m->sent = m->arrived = m->acked = m->rx_acked = 0;
 	m->rx_marked = 0;
 	m->status = 0;
 	m->ep_gen = sh->gen;
 	/* the engine is done with a free slot: its bookkeeping restarts */
 	m->mflags = 0;
-	dst = m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
-	for (v = 0; v < s->iov_count; v++) {
-		memcpy(dst, s->iov[v].iov_base, s->iov[v].iov_len);
-		dst += s->iov[v].iov_len;
+	m->rma_op = 0;
+	m->resp_npkts = m->resp_sent = m->resp_arrived = 0;
+	m->rma_len = 0;
+	*mip = mi;
+	return m;
+}
+
+static uint8_t *msg_data(struct ssemu_region *r, struct ssemu_msg *m)
+{
+	return m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
+}
+
+static uint8_t *copy_iov(uint8_t *dst, const struct iovec *iov, size_t n)
+{
+	size_t v;
+
+	for (v = 0; v < n; v++) {
+		memcpy(dst, iov[v].iov_base, iov[v].iov_len);
+		dst += iov[v].iov_len;
 	}
+	return dst;
+}
+
+/* Bytes in @iov; -1 if an entry with a length has no base. */
+static int64_t iov_bytes(const struct iovec *iov, size_t n)
+{
+	uint64_t len = 0;
+	size_t v;
+
+	if (n && !iov)
+		return -1;
+	for (v = 0; v < n; v++) {
+		if (iov[v].iov_len && !iov[v].iov_base)
+			return -1;
+		len += iov[v].iov_len;
+		if (len > INT64_MAX)
+			return -1;
+	}
+	return (int64_t)len;
+}
+
+/* Hand a filled slot to the engine. */
+static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi)
+{
+	struct ssemu_region *r = ep->nic->fab->r;
+	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
+
 	ssemu_store_release(&m->state, SSEMU_MSG_BUSY);
 	/* The tx ring has a slot per message slot, so it cannot be full. */
 	if (ssemu_ring_push(ssemu_r_ring(r, sh->tx_ring_off), &mi)) {
@@ -933,6 +999,225 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	 * drain_tx_locked */
 	ssemu_bit_set(ssemu_r_bits(r, r->work_off), ep->index);
 	return 0;
+}
+
+int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
+{
+	struct ssemu_region *r;
+	const struct ssemu_config *c;
+	struct ssemu_msg *m;
+	uint32_t mi;
+	int64_t len;
+
+	if (!ep || !s || (s->iov_count && !s->iov))
+		return -EINVAL;
+	r = ep->nic->fab->r;
+	c = &r->config;
+	if (SSEMU_ADDR_PORT(s->dest) >= r->topo.nendpoints ||
+	    SSEMU_ADDR_PID(s->dest) >= c->eps_per_nic ||
+	    s->tclass >= c->ntclass)
+		return -EINVAL;
+	len = iov_bytes(s->iov, s->iov_count);
+	if (len < 0)
+		return -EINVAL;
+	if ((uint64_t)len > ssemu_ep_max_msg(ep))
+		return -EMSGSIZE;
+
+	m = msg_alloc(ep, (uint64_t)len, &mi);
+	if (!m)
+		return -EAGAIN;
+	m->dst = s->dest;
+	m->tclass = s->tclass;
+	m->flags = s->flags;
+	m->len = (uint64_t)len;
+	memcpy(m->hdr, s->hdr, sizeof(m->hdr));
+	m->cookie = s->cookie;
+	m->npkts = len ? (uint32_t)((len + c->mtu - 1) / c->mtu) : 1;
+	copy_iov(msg_data(r, m), s->iov, s->iov_count);
+	return msg_post(ep, m, mi);
+}
+
+/* ------------------------------------------------------------------ */
+/* Remote memory access: the initiator's side and the region table     */
+/* ------------------------------------------------------------------ */
+
+int ssemu_mr_reg(struct ssemu_nic *nic, const struct ssemu_mr_desc *mr)
+{
+	struct ssemu_region *r;
+	struct ssemu_nic_sh *n;
+	struct ssemu_mr_sh *t, *e;
+	uint32_t i, hwm, slot = SSEMU_NONE;
+	int ret;
+
+	if (!nic || !mr || (mr->len && !mr->addr) ||
+	    (mr->access & ~(SSEMU_MR_READ | SSEMU_MR_WRITE)) ||
+	    (uintptr_t)mr->addr + mr->len < (uintptr_t)mr->addr ||
+	    mr->base + mr->len < mr->base)
+		return -EINVAL;
+	r = nic->fab->r;
+	ret = lock_region(r, false);
+	if (ret)
+		return ret;
+	n = ssemu_r_nic(r, nic->slot);
+	t = ssemu_r_mrs(r, nic->slot);
+	hwm = SSEMU_MIN(n->mr_hwm, (uint32_t)SSEMU_MRS_PER_NIC);
+	for (i = 0; i < hwm; i++) {
+		if (!t[i].in_use) {
+			if (slot == SSEMU_NONE)
+				slot = i;
+		} else if (t[i].key == mr->key) {
+			ret = -EEXIST;
+			goto out;
+		}
+	}
+	if (slot == SSEMU_NONE) {
+		if (hwm == SSEMU_MRS_PER_NIC) {
+			ret = -ENOSPC;
+			goto out;
+		}
+		slot = hwm;
+		n->mr_hwm = hwm + 1;
+	}
+	e = &t[slot];
+	e->key = mr->key;
+	e->addr = (uint64_t)(uintptr_t)mr->addr;
+	e->len = mr->len;
+	e->base = mr->base;
+	e->pid = getpid();
+	e->access = mr->access;
+	e->in_use = 1;
+out:
+	unlock_region(r);
+	return ret;
+}
+
+int ssemu_mr_dereg(struct ssemu_nic *nic, uint64_t key)
+{
+	struct ssemu_region *r;
+	struct ssemu_mr_sh *t;
+	uint32_t i, hwm;
+	int ret;
+
+	if (!nic)
+		return -EINVAL;
+	r = nic->fab->r;
+	ret = lock_region(r, false);
+	if (ret)
+		return ret;
+	t = ssemu_r_mrs(r, nic->slot);
+	hwm = SSEMU_MIN(ssemu_r_nic(r, nic->slot)->mr_hwm,
+			(uint32_t)SSEMU_MRS_PER_NIC);
+	ret = -ENOENT;
+	for (i = 0; i < hwm; i++) {
+		if (t[i].in_use && t[i].key == key) {
+			/* the engine holds the lock while it works: no
+			 * operation is using the entry now, none will */
+			memset(&t[i], 0, sizeof(t[i]));
+			ret = 0;
+			break;
+		}
+	}
+	unlock_region(r);
+	return ret;
+}
+
+int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
+{
+	struct ssemu_region *r;
+	const struct ssemu_config *c;
+	struct ssemu_msg *m;
+	uint64_t payload, need, max;
+	int64_t ilen, clen;
+	uint32_t mi;
+	size_t esize;
+	uint8_t *p;
+
+	if (!ep || !rma)
+		return -EINVAL;
+	r = ep->nic->fab->r;
+	c = &r->config;
+	if (SSEMU_ADDR_PORT(rma->dest) >= r->topo.nendpoints ||
+	    SSEMU_ADDR_PID(rma->dest) >= c->eps_per_nic ||
+	    rma->tclass >= c->ntclass ||
+	    (rma->flags & ~(SSEMU_SEND_ORDERED | SSEMU_RMA_REMOTE_EVENT)))
+		return -EINVAL;
+	ilen = iov_bytes(rma->iov, rma->iov_count);
+	clen = iov_bytes(rma->cmp, rma->cmp_count);
+	if (ilen < 0 || clen < 0)
+		return -EINVAL;
+	max = ssemu_ep_max_msg(ep);
+	switch (rma->op) {
+	case SSEMU_RMA_WRITE:
+		if ((uint64_t)ilen != rma->len || clen)
+			return -EINVAL;
+		payload = rma->len;
+		break;
+	case SSEMU_RMA_READ:
+		if (ilen || clen)
+			return -EINVAL;
+		payload = 0;
+		break;
+	case SSEMU_RMA_ATOMIC:
+	case SSEMU_RMA_FETCH:
+	case SSEMU_RMA_COMPARE:
+		if (!ssemu_atomic_valid(rma->op, rma->aop, rma->dtype))
+			return -EINVAL;
+		esize = ssemu_datatype_size(rma->dtype);
+		if (rma->len % esize)
+			return -EINVAL;
+		if (rma->op == SSEMU_RMA_COMPARE) {
+			if ((uint64_t)ilen != rma->len ||
+			    (uint64_t)clen != rma->len)
+				return -EINVAL;
+			if (rma->len > max / 2)
+				return -EMSGSIZE;
+			payload = 2 * rma->len;
+			break;
+		}
+		if (clen)
+			return -EINVAL;
+		if (rma->aop == SSEMU_AOP_READ) {
+			/* no operands travel; a provider may hand us its
+			 * (ignored) operand buffer all the same */
+			if (ilen && (uint64_t)ilen != rma->len)
+				return -EINVAL;
+			payload = 0;
+		} else {
+			if ((uint64_t)ilen != rma->len)
+				return -EINVAL;
+			payload = rma->len;
+		}
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (rma->len > max)
+		return -EMSGSIZE;
+	/* the buffer carries the request out and the results back */
+	need = SSEMU_MAX(payload, rma->len);
+
+	m = msg_alloc(ep, need, &mi);
+	if (!m)
+		return -EAGAIN;
+	m->dst = rma->dest;
+	m->tclass = rma->tclass;
+	m->flags = rma->flags;
+	m->len = payload;
+	memcpy(m->hdr, rma->hdr, sizeof(m->hdr));
+	m->cookie = rma->cookie;
+	m->npkts = payload ? (uint32_t)((payload + c->mtu - 1) / c->mtu) : 1;
+	m->rma_op = (uint8_t)rma->op;
+	m->aop = (uint8_t)rma->aop;
+	m->dtype = (uint8_t)rma->dtype;
+	m->rma_len = rma->len;
+	m->key = rma->key;
+	m->raddr = rma->addr;
+	p = msg_data(r, m);
+	if (payload)
+		p = copy_iov(p, rma->iov, rma->iov_count);
+	if (rma->op == SSEMU_RMA_COMPARE)
+		copy_iov(p, rma->cmp, rma->cmp_count);
+	return msg_post(ep, m, mi);
 }
 
 int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
@@ -947,18 +1232,30 @@ int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 	return n;
 }
 
-/* The message behind a RECV event, after checking what the ring said. */
+/* The message behind a RECV or RMA_DONE event, after checking what the
+ * ring said. */
 static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
 				   const struct ssemu_event *ev)
 {
 	struct ssemu_region *r = ep->nic->fab->r;
 	struct ssemu_msg *m;
 
-	if (!ev || ev->type != SSEMU_EV_RECV || ev->slot >= r->nmsgs)
+	if (!ev || ev->slot >= r->nmsgs)
 		return NULL;
 	m = ssemu_r_msg(r, ev->slot);
-	if (m->gen != ev->gen || m->len != ev->len)
+	if (m->gen != ev->gen)
 		return NULL;
+	if (ev->type == SSEMU_EV_RECV) {
+		if (m->rma_op || m->len != ev->len)
+			return NULL;
+	} else if (ev->type == SSEMU_EV_RMA_DONE) {
+		/* only the initiator's own slots */
+		if (!m->rma_op || m->rma_len != ev->len ||
+		    ssemu_msg_ep(r, ev->slot) != ep->index)
+			return NULL;
+	} else {
+		return NULL;
+	}
 	if (m->buf != SSEMU_NONE && m->buf >= r->nbufs)
 		return NULL;
 	return m;
@@ -970,8 +1267,12 @@ const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
 
 	if (!m)
 		return NULL;
-	return m->buf == SSEMU_NONE ? (const void *)m->data :
-				      ssemu_r_buf(ep->nic->fab->r, m->buf);
+	/* an RMA has data only if it brought results back */
+	if (ev->type == SSEMU_EV_RMA_DONE &&
+	    (ev->status || m->rma_op == SSEMU_RMA_WRITE ||
+	     m->rma_op == SSEMU_RMA_ATOMIC))
+		return NULL;
+	return msg_data(ep->nic->fab->r, m);
 }
 
 size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
@@ -991,6 +1292,12 @@ void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
 {
 	struct ssemu_msg *m = event_msg(ep, ev);
 
+	/* an RMA's initiator is done with its slot (the target side sets
+	 * RXDONE); pairs with the acquire in msg_alloc */
+	if (m && ev->type == SSEMU_EV_RMA_DONE) {
+		ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+		return;
+	}
 	/* pairs with the acquire in the sender's slot allocation */
 	if (m && !(ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE) &
 		   SSEMU_MSG_RXDONE))
@@ -1447,7 +1754,7 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 			uint64_t any = sp->drops;
 
 			for (tc = 0; tc < r->config.ntclass; tc++)
-				any += sp->tx_pkts[tc] + sp->queued[tc];
+				any += sp->tx_pkts[tc] + sp->queued_tc[tc];
 			if (!any)
 				continue;
 			memset(o, 0, sizeof(*o));
@@ -1457,7 +1764,7 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 			for (tc = 0; tc < r->config.ntclass; tc++) {
 				o->tx_pkts[tc] = sp->tx_pkts[tc];
 				o->tx_bytes[tc] = sp->tx_bytes[tc];
-				o->queued[tc] = sp->queued[tc];
+				o->queued[tc] = sp->queued_tc[tc];
 			}
 			o->drops = sp->drops;
 			n++;

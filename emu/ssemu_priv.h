@@ -16,7 +16,8 @@
  * Layout (offsets in struct ssemu_region):
  *   header | engine | nics[max_nics] | eps[max_nics*eps_per_nic] |
  *   msgs[... * msgs_per_ep] | bufs | rings | pkts[max_pkts] |
- *   swmap[nswitches] | portmap[nendpoints] | switches[max_switches]
+ *   swmap[nswitches] | portmap[nendpoints] | switches[max_switches] |
+ *   mrs[max_nics * SSEMU_MRS_PER_NIC]
  */
 #ifndef SSEMU_PRIV_H
 #define SSEMU_PRIV_H
@@ -34,7 +35,7 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 1
+#define SSEMU_LAYOUT_VERSION 3	/* 2: RMA (msg, event, nic, mrs); 3: FGFC */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
@@ -75,6 +76,18 @@ enum ssemu_nic_state {
 #define SSEMU_MSGF_TXOVF 4u	/* on the sender's event overflow list */
 #define SSEMU_MSGF_RXPUSH 8u	/* RECV pushed (or being) at rx_pos */
 #define SSEMU_MSGF_TXPUSH 16u	/* SEND_DONE pushed (or being) at tx_pos */
+#define SSEMU_MSGF_RMABEGIN 32u	/* RMA: the target started on memory */
+#define SSEMU_MSGF_RMAEXEC 64u	/* RMA: done (or refused) at the target */
+#define SSEMU_MSGF_RESPQ 128u	/* RMA: on the target NIC's response queue */
+
+/*
+ * RMA operations use the message slot state bits differently from sends:
+ * TXDONE says the initiator is done with the slot (it released the
+ * RMA_DONE event, or never will), RXDONE that the target side is (the
+ * operation done or refused, its RMA_REMOTE event pushed).  Results are
+ * written into the slot's buffer by the engine when the target does the
+ * operation; the response packets only model their way back.
+ */
 
 struct ssemu_msg {
 	uint32_t state;		/* SSEMU_MSG_* (atomic) */
@@ -99,7 +112,31 @@ struct ssemu_msg {
 	int32_t status;
 	uint32_t ep_gen;	/* sending endpoint's generation at post */
 	ssemu_time_t post_time;
+	/* RMA (rma_op 0: a send); len above is the request's payload */
+	uint8_t rma_op;		/* enum ssemu_rma_op */
+	uint8_t aop, dtype;
+	uint8_t pad8;
+	uint32_t resp_npkts;	/* response packets the target sends */
+	uint32_t resp_sent;	/* ... of which it injected */
+	uint32_t resp_arrived;	/* ... of which reached the initiator */
+	uint32_t resp_next;	/* target NIC's response queue */
+	uint32_t pad32;
+	uint64_t rma_len;	/* bytes at the target (and of results) */
+	uint64_t key;
+	uint64_t raddr;
 	uint8_t data[SSEMU_INLINE_MAX];
+};
+
+/* A memory region in a NIC's table (ssemu_mr_reg). */
+struct ssemu_mr_sh {
+	uint64_t key;
+	uint64_t addr;		/* start, in the owner's address space */
+	uint64_t len;
+	uint64_t base;		/* the address peers name addr[0] by */
+	int32_t pid;		/* owner process */
+	uint32_t access;	/* SSEMU_MR_* */
+	uint32_t in_use;
+	uint32_t pad;
 };
 
 struct ssemu_ep_sh {
@@ -132,12 +169,19 @@ struct ssemu_nic_sh {
 	uint32_t ack_head, ack_tail;	/* ack packets to send */
 	uint32_t done_pending;	/* a TX_DONE event is scheduled */
 	uint32_t wait_pkt;	/* stalled on an empty packet pool */
+	uint32_t resp_head, resp_tail;	/* RMA results to send back */
+	uint32_t mr_hwm;	/* table entries [0, mr_hwm) may be in use */
+	uint32_t pad2;
 	ssemu_time_t busy_until;	/* the edge link serialises until then */
 	uint32_t credits[SSEMU_MAX_TCLASS];
 	struct ssemu_nic_stats stats;
 };
 
-enum ssemu_pkt_type { SSEMU_PKT_DATA = 1, SSEMU_PKT_ACK };
+enum ssemu_pkt_type {
+	SSEMU_PKT_DATA = 1,
+	SSEMU_PKT_ACK,
+	SSEMU_PKT_RESP,		/* RMA results, target to initiator */
+};
 
 struct ssemu_pkt {
 	uint32_t next;		/* free list, VOQ and ack queue link */
@@ -153,6 +197,8 @@ struct ssemu_pkt {
 	uint32_t msg;		/* global message index */
 	uint32_t msg_gen;
 	uint32_t win;		/* source NIC's window slot */
+	uint32_t src_nic;	/* source NIC (DATA) */
+	uint32_t pad;
 	uint32_t src_gen;	/* source NIC's attach generation */
 	uint32_t to_gen;	/* NIC_ARRIVE: the target NIC's generation */
 	uint32_t src_port, dst_port;	/* endpoint ports */
@@ -172,7 +218,7 @@ struct ssemu_swport {
 	uint32_t rr;		/* round-robin pointer over inputs */
 	uint32_t nqueued;	/* VOQ packets for this output, all vclasses */
 	uint32_t queued_tc[SSEMU_MAX_TCLASS];	/* the same, per class */
-	uint32_t pad;
+	uint32_t vc_rr;		/* turns among the VCs of an input */
 	ssemu_time_t busy_until;	/* the output serialises until then */
 	uint32_t credits[SSEMU_MAX_VCLASS];	/* downstream buffer per vclass */
 	uint32_t queued[SSEMU_MAX_VCLASS];	/* VOQ packets for this output */
@@ -183,7 +229,8 @@ struct ssemu_swport {
 	double c_tokens[SSEMU_MAX_TCLASS];
 	ssemu_time_t tok_time;
 	uint32_t tc_rr;				/* last class served */
-	uint32_t pad_tc;
+	uint32_t nflows;	/* edge output: source NICs with data packets
+				 * queued for it (congestion control) */
 	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
 	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
 	uint64_t drops;
@@ -219,10 +266,16 @@ struct ssemu_region {
 		 pkts_off, swmap_off, portmap_off, switches_off, voqs_off,
 		 window_off,
 		 cwnd_off,	/* congestion windows per NIC pair, 1/256 pkt */
+		 pause_off,	/* per NIC pair: next injection not before */
+		 gap_off,	/* per NIC pair: FGFC gap between packets */
+		 slow_off,	/* per NIC pair: FGFC pacing ends (ps) */
+		 egq_off,	/* per NIC pair: data packets queued at the
+				 * destination's edge output */
 		 cc_acked_off,	/* packets acknowledged since the last cut */
 		 path_off,	/* ordered flows: each NIC pair's current via */
 		 work_off,	/* bitmap: endpoints with posted messages */
-		 ovf_off;	/* bitmap: endpoints with overflowed events */
+		 ovf_off,	/* bitmap: endpoints with overflowed events */
+		 mrs_off;	/* memory region tables, one per NIC */
 	/* model state */
 	uint32_t pkt_free;
 	uint32_t pkts_used;
@@ -324,6 +377,32 @@ static inline uint32_t *ssemu_r_cwnd(struct ssemu_region *r, uint32_t nic)
 	       (size_t)nic * r->config.max_nics;
 }
 
+/* Until when the switch paused @nic's traffic to every NIC (FGFC). */
+static inline uint64_t *ssemu_r_pause(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint64_t *)SSEMU_AT(r, r->pause_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
+/* Gap (ps) FGFC imposes between @nic's packets to every NIC. */
+static inline uint32_t *ssemu_r_gap(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint32_t *)SSEMU_AT(r, r->gap_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
+static inline uint64_t *ssemu_r_slow(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint64_t *)SSEMU_AT(r, r->slow_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
+static inline uint16_t *ssemu_r_egq(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint16_t *)SSEMU_AT(r, r->egq_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
 static inline uint32_t *ssemu_r_cc_acked(struct ssemu_region *r, uint32_t nic)
 {
 	return (uint32_t *)SSEMU_AT(r, r->cc_acked_off) +
@@ -346,6 +425,14 @@ static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
 	/* [out][vclass][in]: an output's arbitration scans contiguous memory */
 	return (struct ssemu_voq *)SSEMU_AT(r, s->voq_off) +
 	       ((size_t)out * T + vcl) * R + in;
+}
+
+/* Memory region table of NIC @nic (SSEMU_MRS_PER_NIC entries). */
+static inline struct ssemu_mr_sh *ssemu_r_mrs(struct ssemu_region *r,
+					      uint32_t nic)
+{
+	return (struct ssemu_mr_sh *)SSEMU_AT(r, r->mrs_off) +
+	       (size_t)nic * SSEMU_MRS_PER_NIC;
 }
 
 static inline uint64_t *ssemu_r_bits(struct ssemu_region *r, uint64_t off)
@@ -384,6 +471,7 @@ enum ssemu_model_ev {
 	SSEMU_MEV_SW_CREDIT,		/* a: switch inst, b: port | vclass << 8 */
 	SSEMU_MEV_NIC_KICK,		/* a: nic slot: packets are free again */
 	SSEMU_MEV_ACK_TIMER,		/* a: nic slot, b: msg, c: msg gen */
+	SSEMU_MEV_FGFC,			/* a: nic slot, b: dest nic, c: pause ns */
 	SSEMU_MEV_MAX,
 };
 
@@ -411,8 +499,9 @@ struct ssemu_arb_ops {
 
 struct ssemu_cc_ops {
 	const char *name;
-	/* Packets @nic may have in flight to NIC @dnic now (>= 1; the NIC's
-	 * window caps it too). */
+	/* Packets @nic may have in flight to NIC @dnic now (the NIC's window
+	 * caps it too; 0 while the pair is paused, and the NIC is kicked
+	 * again when the pause ends). */
 	uint32_t (*window)(struct ssemu_region *r, uint32_t nic, uint32_t dnic);
 	/* Is class @tc congested at edge output @op: mark its packet? */
 	bool (*mark)(struct ssemu_region *r, const struct ssemu_swport *op,
@@ -421,6 +510,13 @@ struct ssemu_cc_ops {
 	 * them was marked on the way. */
 	void (*on_ack)(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 		       uint32_t count, bool marked);
+	/* Data packet @pkt joined the queues of edge output @op (toward its
+	 * destination endpoint) at switch @s; NULL: nothing to do. */
+	void (*on_queue)(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			 const struct ssemu_swport *op,
+			 const struct ssemu_pkt *pkt);
+	/* @nic put a data packet for @dnic on the wire; NULL: nothing. */
+	void (*on_send)(struct ssemu_region *r, uint32_t nic, uint32_t dnic);
 };
 
 /* Index of a policy by name in its registry, or -1. */

@@ -331,10 +331,13 @@ size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			size_t off, void *buf, size_t len);
 
 /** Pointer to the payload of a RECV event or the result of an RMA_DONE
- * event (valid until release). */
+ * event (valid until release); NULL for an RMA_DONE without results (a
+ * WRITE or ATOMIC, or one that failed). */
 const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev);
 
-/** Give a RECV or RMA_DONE event's message slot back to its owner. */
+/** Give a RECV or RMA_DONE event's message slot back to its owner (an
+ * RMA_DONE only by the endpoint that posted it).  RMA_REMOTE events hold
+ * nothing: releasing one does nothing. */
 void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev);
 
 /**
@@ -493,15 +496,22 @@ struct ssemu_rma {
  * Post an RMA operation.  Data and operands are copied before return.
  * Completion is an SSEMU_EV_RMA_DONE event with the cookie and a status:
  * 0; -ENOKEY no region with that key at the target; -ERANGE outside the
- * region; -EACCES the region does not allow it; -EHOSTUNREACH,
- * -ECONNREFUSED nobody at @dest; -ESRCH the region's process is gone.  A
- * refused operation never touches target memory.  READ, FETCH and COMPARE
- * results (len bytes) are read with ssemu_event_data/ssemu_event_copy until
+ * region; -EACCES the region does not allow it (or the kernel refused the
+ * engine cross-memory attach to the region's process: a warning is
+ * logged); -EHOSTUNREACH, -ECONNREFUSED nobody at @dest (or the target
+ * went away before all results were sent back); -ESRCH the region's
+ * process is gone; -EFAULT its memory there is not mapped any more; -EIO
+ * the engine's runner died in the middle of the operation (the target
+ * memory may be partly changed; it is never done twice).  A refused
+ * operation never touches target memory.  READ, FETCH and COMPARE results
+ * (len bytes) are read with ssemu_event_data/ssemu_event_copy until
  * ssemu_event_release, which every RMA_DONE event needs.
  * @return 0; -EAGAIN no resources (progress and retry); -EMSGSIZE len over
  * ssemu_ep_max_msg (COMPARE: half of it); -EINVAL bad arguments (unknown
- * op, an atomic not valid on its type, len not a multiple of the element
- * size, iov bytes not len).
+ * op or flag, an atomic not valid on its type, len not a multiple of the
+ * element size, iov bytes not len, any iov on a READ, cmp bytes not len on
+ * a COMPARE or any on another op; a FETCH of SSEMU_AOP_READ may pass no
+ * iov or len ignored bytes).
  */
 int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma);
 
