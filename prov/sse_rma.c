@@ -158,17 +158,26 @@ static int __sse_rma_post(struct sse_ep *ep, struct sse_rma_op *op)
 		if (op->fence && !op->posted && ep->rma_active)
 			return -FI_EAGAIN;
 
-		while (op->rma_idx < op->rma_count &&
-		       op->rma_off == op->rma[op->rma_idx].len) {
-			op->rma_idx++;
-			op->rma_off = 0;
+		/*
+		 * Zero bytes: no piece at all, unless the target must hear of
+		 * it (CQ data, a remote event): then one empty piece, whose
+		 * key and address the target NIC checks like any other.
+		 */
+		if (!op->len && op->rflags && op->rma_count) {
+			seg = &op->rma[0];
+		} else {
+			while (op->rma_idx < op->rma_count &&
+			       op->rma_off == op->rma[op->rma_idx].len) {
+				op->rma_idx++;
+				op->rma_off = 0;
+			}
+			if (op->rma_idx == op->rma_count) {
+				/* validated: local and remote lengths agree */
+				op->posting_done = true;
+				break;
+			}
+			seg = &op->rma[op->rma_idx];
 		}
-		if (op->rma_idx == op->rma_count) {
-			/* validated: local and remote lengths agree */
-			op->posting_done = true;
-			break;
-		}
-		seg = &op->rma[op->rma_idx];
 		n = SSEMU_MIN(op->len - op->next_off,
 			      SSEMU_MIN(seg->len - op->rma_off,
 					op->piece_max));
@@ -229,7 +238,7 @@ static int __sse_rma_post(struct sse_ep *ep, struct sse_rma_op *op)
 		op->next_off += n;
 		op->rma_off += n;
 		if (op->next_off == op->len)
-			op->posting_done = true;
+			op->posting_done = true;	/* (also the empty piece) */
 	}
 	return 0;
 }
@@ -512,8 +521,7 @@ ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req)
 		ep->rma_writes++;
 	ep->rma_bytes += len;
 	sse_dlist_insert_tail(&op->all, &ep->rma_all);
-	/* Zero bytes: no piece, the target is not involved (no key is
-	 * checked); it still keeps its place in the queue and its fence. */
+	/* Zero bytes keep their place in the queue and their fence. */
 	if (sse_dlist_empty(&ep->rma_queue) &&
 		   __sse_rma_post(ep, op) != -FI_EAGAIN) {
 		if (op->err && !op->posted) {

@@ -464,6 +464,13 @@ static void test_rma_cq_data(void **state)
 	assert_int_equal(sse_cq_wait(&t.r, t.r.cq[1], &e, NULL, TMO), 1);
 	assert_int_equal(e.data, 99);
 	assert_int_equal(e.len, 100);
+	/* zero bytes with CQ data still reach the target */
+	POST(&t, fi_writedata(t.r.ep[0], src, 0, NULL, 0xfeed, t.r.addr[1],
+			      raddr(&t, tgt, tgt), fi_mr_key(mr), &ctx));
+	wait_comp(&t, &ctx, FI_RMA | FI_WRITE);
+	assert_int_equal(sse_cq_wait(&t.r, t.r.cq[1], &e, NULL, TMO), 1);
+	assert_int_equal(e.data, 0xfeed);
+	assert_int_equal(e.len, 0);
 	/* a plain write leaves no entry at the target */
 	POST(&t, fi_write(t.r.ep[0], src, 8, NULL, t.r.addr[1],
 			  raddr(&t, tgt, tgt), fi_mr_key(mr), &ctx));
