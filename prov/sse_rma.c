@@ -237,8 +237,9 @@ static int __sse_rma_post(struct sse_ep *ep, struct sse_rma_op *op)
 		op->posted++;
 		op->next_off += n;
 		op->rma_off += n;
+		/* (an empty piece is all there is) */
 		if (op->next_off == op->len)
-			op->posting_done = true;	/* (also the empty piece) */
+			op->posting_done = true;
 	}
 	return 0;
 }
