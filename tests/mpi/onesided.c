@@ -2,9 +2,11 @@
 /*
  * MPI one-sided test: MPI_Put, MPI_Get, MPI_Accumulate (SUM, MAX,
  * REPLACE), MPI_Get_accumulate (SUM, NO_OP), MPI_Fetch_and_op and
- * MPI_Compare_and_swap, in every synchronisation mode: fence, PSCW
- * (post/start/complete/wait), lock/unlock (exclusive and shared) and
- * lock_all/flush.  The window is made by MPI_Win_create, by
+ * MPI_Compare_and_swap, in every synchronisation mode: fence (put, get,
+ * accumulate, get_accumulate), PSCW (post/start/complete/wait: put, get,
+ * accumulate), lock/unlock (exclusive and shared: put, get, fetch_and_op,
+ * compare_and_swap) and lock_all/flush (put, get, fetch_and_op,
+ * accumulate).  The window is made by MPI_Win_create, by
  * MPI_Win_create_dynamic + MPI_Win_attach, or by MPI_Win_allocate (-w).
  * Every value read or left in a window is compared with what the formula
  * of its writer predicts; the atomics must account for every update
@@ -244,7 +246,7 @@ static void t_pscw(void)
 {
 	int right = (me + 1) % np, left = (me + np - 1) % np;
 	MPI_Group world, gl, gr;
-	int64_t src[K], one = 1;
+	int64_t src[K], got[K], one = 1;
 
 	for (size_t i = 0; i < K; i++)
 		src[i] = v_put(me, 2, i);
@@ -259,9 +261,13 @@ static void t_pscw(void)
 	MPIT_MPI(MPI_Accumulate(&one, 1, MPI_INT64_T, right,
 				disp(right, OFF_ACC), 1, MPI_INT64_T, MPI_SUM,
 				win));
+	/* what this rank put there in the fence epoch */
+	MPIT_MPI(MPI_Get(got, K, MPI_INT64_T, right, disp(right, OFF_PUT), K,
+			 MPI_INT64_T, win));
 	MPIT_MPI(MPI_Win_complete(win));
 	MPIT_MPI(MPI_Win_wait(win));
 	check_block(base + OFF_PSCW, K, left, 2, "PSCW put");
+	check_block(got, K, me, 1, "PSCW get");
 	{
 		int64_t want = v_init(me, OFF_ACC) +
 			       (int64_t)np * (np + 1) / 2 + 1;
@@ -362,11 +368,23 @@ static void t_lock(void)
 /* lock_all + flush: a slot in every window, read back after the flush. */
 static void t_lock_all(void)
 {
-	int64_t v = v_put(me, 5, 0), got;
+	int64_t v = v_put(me, 5, 0), got, one = 1, old, before;
 	int t;
 
+	win_sync_local();
+	before = base[OFF_GACC];
+	MPIT_MPI(MPI_Barrier(MPI_COMM_WORLD));
 	MPIT_MPI(MPI_Win_lock_all(0, win));
 	for (t = 0; t < np; t++) {
+		old = -1;
+		MPIT_MPI(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, t,
+					  disp(t, OFF_GACC), MPI_SUM, win));
+		MPIT_MPI(MPI_Accumulate(&one, 1, MPI_INT64_T, t,
+					disp(t, OFF_GACC), 1, MPI_INT64_T,
+					MPI_SUM, win));
+		MPIT_MPI(MPI_Win_flush(t, win));
+		MPIT_CHECK(old >= 0, "lock_all fetch_and_op on rank %d: %lld",
+			   t, (long long)old);
 		MPIT_MPI(MPI_Put(&v, 1, MPI_INT64_T, t, disp(t, OFF_ALL + me),
 				 1, MPI_INT64_T, win));
 		MPIT_MPI(MPI_Win_flush(t, win));
@@ -386,6 +404,9 @@ static void t_lock_all(void)
 		MPIT_CHECK(base[OFF_ALL + t] == v_put(t, 5, 0),
 			   "lock_all slot of rank %d: %lld", t,
 			   (long long)base[OFF_ALL + t]);
+	MPIT_CHECK(base[OFF_GACC] == before + 2 * np,
+		   "lock_all fetch_and_op + accumulate: %lld, expected %lld",
+		   (long long)base[OFF_GACC], (long long)(before + 2 * np));
 }
 
 int main(int argc, char **argv)
