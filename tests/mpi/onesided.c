@@ -199,7 +199,9 @@ static void t_fence(void)
 			   (long long)base[OFF_MAX + i], (long long)m);
 	}
 
-	/* gets, in a read-only epoch */
+	/* gets, in a read-only epoch, into poisoned buffers */
+	memset(got, 0xa5, sizeof(got));
+	memset(lgot, 0xa5, large * sizeof(int64_t));
 	MPIT_MPI(MPI_Get(got, K, MPI_INT64_T, far, disp(far, OFF_PUT), K,
 			 MPI_INT64_T, win));
 	MPIT_MPI(MPI_Get(lgot, (int)large, MPI_INT64_T, far,
@@ -262,6 +264,7 @@ static void t_pscw(void)
 				disp(right, OFF_ACC), 1, MPI_INT64_T, MPI_SUM,
 				win));
 	/* what this rank put there in the fence epoch */
+	memset(got, 0xa5, sizeof(got));
 	MPIT_MPI(MPI_Get(got, K, MPI_INT64_T, right, disp(right, OFF_PUT), K,
 			 MPI_INT64_T, win));
 	MPIT_MPI(MPI_Win_complete(win));
@@ -297,6 +300,7 @@ static void t_lock(void)
 			 K, MPI_INT64_T, win));
 	MPIT_MPI(MPI_Win_unlock(right, win));
 	/* read back what we put: unlock completed it at the target */
+	memset(got, 0xa5, sizeof(got));
 	MPIT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
 	MPIT_MPI(MPI_Get(got, K, MPI_INT64_T, right, disp(right, OFF_EXCL),
 			 K, MPI_INT64_T, win));

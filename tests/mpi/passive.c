@@ -96,6 +96,7 @@ int main(int argc, char **argv)
 			MPIT_MPI(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0,
 						  0, MPI_SUM, win));
 			MPIT_MPI(MPI_Win_flush(0, win));
+			memset(got, 0xa5, BLK * sizeof(int64_t));
 			MPIT_MPI(MPI_Get(got, BLK, MPI_INT64_T, 0,
 					 (MPI_Aint)(1 + (size_t)me * BLK),
 					 BLK, MPI_INT64_T, win));
@@ -111,6 +112,7 @@ int main(int argc, char **argv)
 					   (long long)v_put(me, r, i));
 		}
 		/* rank 0's untouched block is still its initial data */
+		memset(got, 0xa5, BLK * sizeof(int64_t));
 		MPIT_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
 		MPIT_MPI(MPI_Get(got, BLK, MPI_INT64_T, 0, 1, BLK,
 				 MPI_INT64_T, win));
