@@ -99,6 +99,8 @@ int ssemu_config_preset(const char *name, struct ssemu_config *cfg)
 	cfg->buf_size = 65536;
 	cfg->max_pkts = 65536;
 	cfg->max_events = 262144;
+	cfg->tel_interval = 10 * SSEMU_PS_PER_US;
+	cfg->tel_samples = 2048;
 	return 0;
 }
 
@@ -201,6 +203,16 @@ int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 	CHECK((uint64_t)cfg->max_nics * cfg->eps_per_nic * cfg->msgs_per_ep <
 		      SSEMU_NONE,
 	      "max_nics x eps_per_nic x msgs_per_ep too large");
+	CHECK(!cfg->tel_interval ||
+		      (cfg->tel_interval >= 100 * SSEMU_PS_PER_NS &&
+		       cfg->tel_interval <= SSEMU_PS_PER_S),
+	      "telemetry interval %.3f us out of range [0.1 us, 1 s] "
+	      "(0: no time series)",
+	      (double)cfg->tel_interval / SSEMU_PS_PER_US);
+	CHECK(!cfg->tel_interval || (cfg->tel_samples >= 16 &&
+				     cfg->tel_samples <= SSEMU_TEL_MAX_SAMPLES),
+	      "telemetry samples %u out of range [16, %u]", cfg->tel_samples,
+	      SSEMU_TEL_MAX_SAMPLES);
 #undef CHECK
 	return 0;
 }
@@ -261,6 +273,8 @@ static const struct cfg_field {
 	FLD("resources.buf_size", buf_size),
 	FLD("resources.max_pkts", max_pkts),
 	FLD("resources.max_events", max_events),
+	FLD("telemetry.interval (ps)", tel_interval),
+	FLD("telemetry.samples", tel_samples),
 };
 
 static size_t field_len(const struct cfg_field *f, const void *base)

@@ -17,7 +17,7 @@
 #include "ssemu_priv.h"
 
 enum kind { K_U32, K_U64, K_NS, K_GBPS, K_DOUBLE, K_STR, K_BOOL, K_PCT,
-	    K_I8, K_U8 };
+	    K_I8, K_U8, K_US };
 
 struct key {
 	const char *name;
@@ -63,6 +63,11 @@ static const struct key res_keys[] = {
 	{ "buf_size", K_U32, F(buf_size), SSEMU_INLINE_MAX, 1u << 24 },
 	{ "max_pkts", K_U32, F(max_pkts), 16, 1u << 30 },
 	{ "max_events", K_U32, F(max_events), 64, SSEMU_ENGINE_MAX_CAP },
+};
+
+static const struct key tel_keys[] = {
+	{ "interval_us", K_US, F(tel_interval), 0, 0 },
+	{ "samples", K_U32, F(tel_samples), 16, SSEMU_TEL_MAX_SAMPLES },
 };
 
 #define L(field) offsetof(struct ssemu_link_params, field)
@@ -149,6 +154,7 @@ static int set_value(struct ctx *c, const config_setting_t *s,
 		*(bool *)p = config_setting_get_bool(s);
 		return 0;
 	case K_NS:
+	case K_US:
 	case K_GBPS:
 	case K_DOUBLE:
 		ret = get_number(c, s, k->name, &d);
@@ -161,6 +167,8 @@ static int set_value(struct ctx *c, const config_setting_t *s,
 				    "out of range");
 		if (k->kind == K_NS)
 			*(ssemu_time_t *)p = (ssemu_time_t)llround(d * 1000.0);
+		else if (k->kind == K_US)
+			*(ssemu_time_t *)p = (ssemu_time_t)llround(d * 1e6);
 		else if (k->kind == K_GBPS)
 			*(uint64_t *)p = (uint64_t)llround(d * 1e9);
 		else
@@ -325,6 +333,9 @@ int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 		} else if (!strcmp(name, "switch_latency")) {
 			ret = apply_group(&c, s, name, lat_keys,
 					  ARRAY_SIZE(lat_keys), &cfg, 0);
+		} else if (!strcmp(name, "telemetry")) {
+			ret = apply_group(&c, s, name, tel_keys,
+					  ARRAY_SIZE(tel_keys), &cfg, 0);
 		} else if (!strcmp(name, "resources")) {
 			ret = apply_group(&c, s, name, res_keys,
 					  ARRAY_SIZE(res_keys), &cfg, 0);

@@ -39,6 +39,7 @@ struct layout {
 		path, work, ovf, mrs, total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
+	uint64_t tel;		/* telemetry section */
 };
 
 static uint64_t take(uint64_t *off, uint64_t bytes)
@@ -97,6 +98,7 @@ static void compute_layout(const struct ssemu_config *c,
 	off = SSEMU_ALIGN_UP(off, (uint64_t)4096);
 	l->mrs = take(&off, (uint64_t)c->max_nics * SSEMU_MRS_PER_NIC *
 				    sizeof(struct ssemu_mr_sh));
+	l->tel = take(&off, ssemu_tel_bytes(c));
 	/* large buffers last, page aligned: untouched pages cost nothing */
 	off = SSEMU_ALIGN_UP(off, (uint64_t)4096);
 	l->bufs = take(&off, neps * c->bufs_per_ep * (uint64_t)c->buf_size);
@@ -148,6 +150,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->route_idx = (uint32_t)ssemu_route_index(c->routing);
 	r->arb_idx = (uint32_t)ssemu_arb_index(c->arb);
 	r->cc_idx = (uint32_t)ssemu_cc_index(c->cc);
+	ssemu_tel_init(r, l->tel);
 
 	ret = pthread_mutexattr_init(&ma);
 	if (!ret)
@@ -1771,4 +1774,14 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 		}
 	}
 	return n;
+}
+
+int ssemu_region_lock(struct ssemu_region *r)
+{
+	return lock_region(r, false);
+}
+
+void ssemu_region_unlock(struct ssemu_region *r)
+{
+	unlock_region(r);
 }

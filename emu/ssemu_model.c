@@ -79,14 +79,25 @@ static inline uint64_t group_rep(const struct ssemu_topo *t, uint32_t g)
 /*
  * A packet on a non-minimal path goes minimally to its intermediate group
  * first (phase 0), then minimally to its destination (phase 1): at most
- * local, global, local, global, local, within the VCs.
+ * local, global, local, global, local, within the VCs.  Inside a group the
+ * intermediate is a switch (via has SSEMU_VIA_SWITCH set): local, local.
  */
+#define SSEMU_VIA_SWITCH 0x8000u
+
 static uint32_t route_follow(struct ssemu_region *r, uint32_t sw,
 			     struct ssemu_pkt *pkt)
 {
 	const struct ssemu_topo *t = &r->topo;
 
-	if (pkt->via && !pkt->phase) {
+	if ((pkt->via & SSEMU_VIA_SWITCH) && !pkt->phase) {
+		uint32_t isw = pkt->via & ~SSEMU_VIA_SWITCH;
+
+		if (sw == isw || isw >= t->nswitches)
+			pkt->phase = 1;
+		else
+			return ssemu_topo_min_port(t, sw, (uint64_t)isw * t->p,
+						   pkt->copy);
+	} else if (pkt->via && !pkt->phase) {
 		if (ssemu_topo_group(t, sw) == pkt->via - 1u)
 			pkt->phase = 1;
 		else
@@ -99,7 +110,8 @@ static uint32_t route_follow(struct ssemu_region *r, uint32_t sw,
 
 /*
  * "adaptive": at injection, the minimal path and up to three non-minimal
- * ones through random intermediate groups are weighed by the queue depth
+ * ones through random intermediate groups (inside a group: through a
+ * random third switch) are weighed by the queue depth
  * (waiting packets and used credits) of their first output at the source
  * switch, times their length in hops, the class's routing bias favouring
  * minimal paths; the cheapest wins.  "ugal" weighs one non-minimal
@@ -880,6 +892,7 @@ static void deliver_recv(struct ssemu_region *r, uint32_t mi)
 	n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
 	n->stats.rx_msgs++;
 	n->stats.rx_bytes += m->len;
+	ssemu_tel_deliver(r, mi);
 	ssemu_fetch_add(&ssemu_r_ep(r, epi)->unreleased, 1);
 	recv_event(r, epi, mi);
 }
@@ -961,6 +974,7 @@ static void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
 						  pkt->dst_port];
 	struct ssemu_msg *m = ssemu_r_msg(r, pkt->msg);
 
+	ssemu_tel_drop(r, pkt->tclass);
 	if (pkt->type == SSEMU_PKT_RESP && src != SSEMU_NONE &&
 	    ssemu_r_nic(r, src)->gen == pkt->src_gen) {
 		/* results that cannot get through: the initiator counts them
@@ -1124,6 +1138,9 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	if (cc_ops[r->cc_idx].on_queue && pkt->type == SSEMU_PKT_DATA &&
 	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
 		cc_ops[r->cc_idx].on_queue(r, s, &s->port[out], pkt);
+	if (out < r->topo.p)	/* an edge output */
+		ssemu_tel_queue(r, pkt->tclass,
+				s->port[out].queued_tc[pkt->tclass]);
 	sw_try_send(r, inst, out);
 }
 
@@ -1203,8 +1220,10 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	ssemu_topo_peer(&r->topo, s->sw, out, &peer);
 	if (peer.kind == SSEMU_PORT_ENDPOINT) {
 		if (pkt->type == SSEMU_PKT_DATA &&
-		    cc_ops[r->cc_idx].mark(r, &s->port[out], tc))
+		    cc_ops[r->cc_idx].mark(r, &s->port[out], tc)) {
 			pkt->marked = 1;
+			ssemu_tel_mark(r, tc);
+		}
 		nic = ssemu_r_portmap(r)[peer.ep];
 		if (nic != SSEMU_NONE) {
 			pkt->to_gen = ssemu_r_nic(r, nic)->gen;
@@ -1248,6 +1267,7 @@ void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 	n->inj_tail = mi;
 	n->stats.tx_msgs++;
 	n->stats.tx_bytes += m->len;
+	ssemu_tel_post(r, nic, m->tclass);
 }
 
 /* Fail a queued message that cannot be sent at all. */
@@ -1276,6 +1296,50 @@ static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	return load;
 }
 
+/*
+ * Inside a group: the direct local link, or two local hops through another
+ * switch of the group (the group is all-to-all, one link per pair, so
+ * traffic from one switch to another -- an all-to-all's shift -- has one
+ * link minimally and a-2 more through the others).
+ */
+static void route_choose_local(struct ssemu_region *r,
+			       struct ssemu_switch_sh *s, struct ssemu_pkt *pkt,
+			       uint16_t *path, int bias)
+{
+	const struct ssemu_topo *t = &r->topo;
+	const struct ssemu_route_ops *ro = &route_ops[r->route_idx];
+	uint32_t dsw = ssemu_topo_ep_switch(t, pkt->dst_port);
+	uint32_t base = ssemu_topo_group(t, s->sw) * t->a, k, li, isw, port;
+	uint64_t cost, best;
+	uint16_t best_via = 0;
+
+	if (dsw == s->sw || t->a < 3 || t->nswitches > SSEMU_VIA_SWITCH) {
+		*path = 0;
+		return;
+	}
+	port = ssemu_topo_min_port(t, s->sw, pkt->dst_port, pkt->copy);
+	best = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) * 2 * 8;
+	for (k = 0; k < ro->ncand; k++) {
+		/* a random switch of the group other than both ends */
+		li = (uint32_t)ssemu_rng_below(&s->rng, t->a - 2);
+		if (li >= SSEMU_MIN(s->sw, dsw) - base)
+			li++;
+		if (li >= SSEMU_MAX(s->sw, dsw) - base)
+			li++;
+		isw = base + li;
+		port = ssemu_topo_min_port(t, s->sw, (uint64_t)isw * t->p,
+					   pkt->copy);
+		cost = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) * 3 *
+		       (uint64_t)(8 + bias);
+		if (cost < best) {
+			best = cost;
+			best_via = (uint16_t)(SSEMU_VIA_SWITCH | isw);
+		}
+	}
+	pkt->via = best_via;
+	*path = best_via;
+}
+
 /* The path of a packet about to be injected (see route_ops). */
 static void route_choose(struct ssemu_region *r, uint32_t nic,
 			 const struct ssemu_msg *m, struct ssemu_pkt *pkt,
@@ -1289,6 +1353,7 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 	bool ordered = (m->flags & SSEMU_SEND_ORDERED) ||
 		       r->config.tclass[m->tclass].ordered;
 	uint32_t sg, dg, g, k, port, inst, hmin, best_via = 0;
+	uint16_t copy, best_copy = pkt->copy;
 	struct ssemu_switch_sh *s;
 	uint64_t cost, best;
 
@@ -1304,12 +1369,16 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 	sg = ssemu_topo_group(t, ssemu_topo_ep_switch(t, n->port));
 	dg = ssemu_topo_group(t, ssemu_topo_ep_switch(t, pkt->dst_port));
 	s = sw_get(r, ssemu_topo_ep_switch(t, n->port), &inst);
-	if (sg == dg || t->g < 3 || !s) {
+	if (bias < -7)
+		bias = -7;
+	if (sg == dg && s) {
+		route_choose_local(r, s, pkt, path, bias);
+		return;
+	}
+	if (t->g < 3 || !s) {
 		*path = 0;
 		return;
 	}
-	if (bias < -7)
-		bias = -7;
 	hmin = ssemu_topo_min_hops(t, n->port, pkt->dst_port, pkt->copy);
 	port = ssemu_topo_min_port(t, s->sw, pkt->dst_port, pkt->copy);
 	best = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) * (hmin + 1) *
@@ -1321,15 +1390,22 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 			g++;
 		if (g >= SSEMU_MAX(sg, dg))
 			g++;
-		port = ssemu_topo_min_port(t, s->sw, group_rep(t, g), pkt->copy);
+		/* unordered traffic may spread over every global link
+		 * toward the intermediate group, not just its pair's copy */
+		copy = ordered ? pkt->copy :
+				 (uint16_t)ssemu_rng_below(&s->rng, 65536);
+		port = ssemu_topo_min_port(t, s->sw, group_rep(t, g), copy);
 		cost = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) *
 		       (hmin + 3) * (uint64_t)(8 + bias);
 		if (cost < best) {
 			best = cost;
 			best_via = g + 1;
+			best_copy = copy;
 		}
 	}
 	pkt->via = (uint16_t)best_via;
+	if (best_via)
+		pkt->copy = best_copy;
 	*path = (uint16_t)best_via;
 }
 
@@ -1542,6 +1618,9 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 	pkt = ssemu_r_pkt(r, pi);
 	n->credits[pkt->tclass]--;
 	n->stats.tx_pkts++;
+	if (pkt->type == SSEMU_PKT_DATA || pkt->type == SSEMU_PKT_RESP)
+		ssemu_tel_tx(r, nic, pkt->tclass,
+			     pkt->bytes - r->config.pkt_overhead);
 	ser = ser_time(pkt->bytes, r->config.edge.rate_bps);
 	n->busy_until = now + ser;
 	if ((n->ack_head != SSEMU_NONE || n->inj_head != SSEMU_NONE ||
@@ -1586,6 +1665,9 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		pkt->status = 0;
 		pkt->count = 1;	/* a stale packet is acknowledged alone */
 		if (live) {
+			ssemu_tel_rx(r,
+				     ssemu_ep_nic(r, ssemu_msg_ep(r, pkt->msg)),
+				     tc, pkt->bytes - r->config.pkt_overhead);
 			m->rx_marked |= pkt->marked;
 			if (++m->arrived == m->npkts) {
 				deliver_recv(r, pkt->msg);
@@ -1638,6 +1720,9 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		r->pkts_delivered++;
 		if (pkt->src_gen == n->gen && m->gen == pkt->msg_gen &&
 		    m->rma_op && m->resp_arrived < m->resp_npkts) {
+			ssemu_tel_rx(r, nic, tc, pkt->bytes -
+				     SSEMU_MIN(pkt->bytes,
+					       r->config.pkt_overhead));
 			if (pkt->status && !m->status)
 				m->status = pkt->status;
 			if (++m->resp_arrived >= m->resp_npkts &&
@@ -1653,9 +1738,13 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	if (pkt->src_gen == n->gen) {
 		n->stats.acks += pkt->count;
 		if (pkt->win < r->config.max_nics) {
+			uint32_t cw = ssemu_r_cwnd(r, nic)[pkt->win];
+
 			win[pkt->win] -= SSEMU_MIN(win[pkt->win], pkt->count);
 			cc_ops[r->cc_idx].on_ack(r, nic, pkt->win, pkt->count,
 						 pkt->marked);
+			if (ssemu_r_cwnd(r, nic)[pkt->win] < cw)
+				ssemu_tel_throttle(r, tc);
 		}
 		if (m->gen == pkt->msg_gen && m->acked < m->npkts) {
 			if (pkt->status && !m->status)
@@ -2172,6 +2261,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 			m->sent = m->arrived = m->acked = m->rx_acked = 0;
 			m->rx_marked = 0;
 			m->resp_npkts = m->resp_sent = m->resp_arrived = 0;
+			ssemu_tel_retry(r, m->tclass);
 			requeue[nrq++] = (struct rec){ m->seq, mi };
 		}
 		m->mflags &= ~SSEMU_MSGF_TXOVF;

@@ -35,7 +35,7 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 3	/* 2: RMA (msg, event, nic, mrs); 3: FGFC */
+#define SSEMU_LAYOUT_VERSION 4	/* 2: RMA; 3: FGFC; 4: telemetry */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
@@ -290,6 +290,41 @@ struct ssemu_region {
 	uint64_t pkts_delivered, pkt_hops, switch_lat_sum;
 	/* per-hop switch latency (arrival to departure), 1 ns bins */
 	uint64_t swlat_hist[SSEMU_SWLAT_BINS];
+	/* telemetry (ssemu_telemetry.c) */
+	uint64_t tel_off;
+	ssemu_time_t tel_next;	/* model time the open sample ends */
+};
+
+/*
+ * Telemetry, counted by the model under the fabric lock (public types in
+ * ssemu.h).  The section is this header, then the sample ring (ring
+ * samples, sample i in slot i % ring), then a job-slot cache per NIC.
+ */
+#define SSEMU_TEL_HASH 512	/* pair index: open addressing, 0 = empty */
+
+struct ssemu_tel_sh {
+	ssemu_time_t interval;	/* 0: no time series */
+	uint32_t ring;		/* samples the ring holds */
+	uint32_t njobs;
+	uint32_t npairs;
+	uint32_t pad;
+	uint32_t job[SSEMU_TEL_JOBS];
+	uint64_t closed;	/* samples closed since model time 0 */
+	uint64_t ring_off;	/* region offsets */
+	uint64_t nicjob_off;
+	struct ssemu_tel_counters jc[SSEMU_TEL_JOB_SLOTS][SSEMU_MAX_TCLASS];
+	struct ssemu_tel_class tc[SSEMU_MAX_TCLASS];
+	struct ssemu_tel_pair pair[SSEMU_TEL_PAIRS];
+	struct ssemu_tel_pair other;
+	struct ssemu_tel_jpair jpair[SSEMU_TEL_JOB_SLOTS][SSEMU_TEL_JOB_SLOTS];
+	uint16_t pair_hash[SSEMU_TEL_HASH];	/* pair index + 1 */
+	struct ssemu_tel_sample cur;	/* the open sample */
+};
+
+/* A NIC's job slot, valid while gen is the NIC's attach generation. */
+struct ssemu_tel_nic {
+	uint32_t gen;
+	uint32_t slot;
 };
 
 /* Per-process handles. */
@@ -533,6 +568,26 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t ep);
 void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic);
 void ssemu_model_ep_close(struct ssemu_region *r, uint32_t ep);
 int ssemu_model_recover(struct ssemu_region *r);
+
+/* ssemu_telemetry.c: the section's size and set-up, and the model's
+ * counting hooks (each brings the samples up to the current time first). */
+uint64_t ssemu_tel_bytes(const struct ssemu_config *c);
+void ssemu_tel_init(struct ssemu_region *r, uint64_t off);
+void ssemu_tel_post(struct ssemu_region *r, uint32_t nic, uint32_t tc);
+void ssemu_tel_tx(struct ssemu_region *r, uint32_t nic, uint32_t tc,
+		  uint32_t bytes);
+void ssemu_tel_rx(struct ssemu_region *r, uint32_t src_nic, uint32_t tc,
+		  uint32_t bytes);
+void ssemu_tel_deliver(struct ssemu_region *r, uint32_t msg);
+void ssemu_tel_drop(struct ssemu_region *r, uint32_t tc);
+void ssemu_tel_retry(struct ssemu_region *r, uint32_t tc);
+void ssemu_tel_throttle(struct ssemu_region *r, uint32_t tc);
+void ssemu_tel_mark(struct ssemu_region *r, uint32_t tc);
+void ssemu_tel_queue(struct ssemu_region *r, uint32_t tc, uint32_t depth);
+
+/* ssemu_fabric.c: the fabric lock, for readers outside the engine. */
+int ssemu_region_lock(struct ssemu_region *r);
+void ssemu_region_unlock(struct ssemu_region *r);
 
 /* ssemu_log.c */
 void ssemu_log(enum ssemu_log_level lvl, const char *fmt, ...)

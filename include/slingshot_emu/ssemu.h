@@ -114,6 +114,9 @@ struct ssemu_config {
 	uint32_t buf_size;		 /* bytes per large data buffer */
 	uint32_t max_pkts;		 /* packets in the model at once */
 	uint32_t max_events;		 /* pending engine events */
+	/* Telemetry time series (docs/telemetry.md). */
+	ssemu_time_t tel_interval;	 /* sample period, ps; 0: none */
+	uint32_t tel_samples;		 /* samples the ring keeps */
 };
 
 /* Bytes a message may carry inline in its slot (no large buffer). */
@@ -599,6 +602,131 @@ struct ssemu_port_info {
  * @return how many were written (up to @max). */
 int ssemu_fabric_ports(struct ssemu_fabric *fabric, struct ssemu_port_info *out,
 		       int max);
+
+/* ------------------------------------------------------------------ */
+/* Telemetry (docs/telemetry.md)                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The model counts, in model time and inside the fabric (so any process,
+ * an observer included, can read it): per (job, class) traffic and message
+ * latency histograms, per class drops, congestion marks and window cuts and
+ * edge queue depths, per NIC pair latency histograms, and a time series of
+ * samples closed every tel_interval of model time, of which the fabric keeps
+ * the last tel_samples.  Traffic counts for the job of the NIC that sent it.
+ */
+#define SSEMU_TEL_JOBS 16	/* job ids counted apart; slot 16: the rest */
+#define SSEMU_TEL_JOB_SLOTS (SSEMU_TEL_JOBS + 1)
+#define SSEMU_TEL_OTHER SSEMU_TEL_JOBS
+/* Latency bins: [0] under 100 ns, then 4 per octave from 100 ns
+ * (bin 1 + 4k + j starts at 100 ns * 2^k * (1 + j/4)), the last one from
+ * 100 ns * 2^20 (104.9 ms) up. */
+#define SSEMU_TEL_LAT_BINS 82
+#define SSEMU_TEL_PAIRS 256	/* NIC pairs with their own histogram */
+#define SSEMU_TEL_MAX_SAMPLES 65536
+
+/* Per (job, class).  Bytes are payload bytes. */
+struct ssemu_tel_counters {
+	uint64_t tx_msgs;	/* messages the NICs took */
+	uint64_t tx_pkts, tx_bytes;	/* data packets injected */
+	uint64_t rx_pkts, rx_bytes;	/* data packets arrived */
+	uint64_t rx_msgs;	/* messages delivered */
+	uint64_t lat_sum;	/* ps: delivery time - post time, summed */
+	uint64_t lat[SSEMU_TEL_LAT_BINS];	/* messages per latency bin */
+};
+
+/* Per class. */
+struct ssemu_tel_class {
+	uint64_t drops;		/* packets lost in the fabric */
+	uint64_t retries;	/* messages sent again from the start */
+	uint64_t throttles;	/* congestion window cuts */
+	uint64_t marks;		/* packets marked congested */
+	uint64_t q_max;		/* edge VOQ depth seen by arriving packets */
+	uint64_t q_sum, q_n;	/* mean: q_sum / q_n */
+};
+
+struct ssemu_tel_pair {
+	uint32_t src_port, dst_port;
+	uint32_t src_job, dst_job;	/* job ids (not slots) */
+	uint64_t msgs;
+	uint64_t lat_sum;	/* ps */
+	uint64_t lat[SSEMU_TEL_LAT_BINS];
+};
+
+/* Messages from one job to another (by job slot). */
+struct ssemu_tel_jpair {
+	uint64_t msgs;
+	uint64_t lat_sum;	/* ps */
+	uint64_t lat[SSEMU_TEL_LAT_BINS];
+};
+
+/* One interval of model time: [index, index + 1) * interval. */
+struct ssemu_tel_sample {
+	uint64_t index;
+	uint64_t rx_bytes[SSEMU_TEL_JOB_SLOTS][SSEMU_MAX_TCLASS];
+	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
+	uint64_t drops[SSEMU_MAX_TCLASS];
+	uint64_t throttles[SSEMU_MAX_TCLASS];
+	uint64_t marks[SSEMU_MAX_TCLASS];
+	uint64_t q_max[SSEMU_MAX_TCLASS];
+	uint64_t q_sum[SSEMU_MAX_TCLASS];
+	uint64_t q_n[SSEMU_MAX_TCLASS];
+};
+
+struct ssemu_telemetry {
+	struct ssemu_config config;	/* of the fabric: class names, rates */
+	ssemu_time_t now;		/* model time of the snapshot */
+	ssemu_time_t interval;		/* as config.tel_interval */
+	uint32_t njobs;			/* job ids in job[] */
+	uint32_t npairs;		/* entries in pair[] */
+	uint32_t job[SSEMU_TEL_JOBS];	/* the job id of each slot */
+	struct ssemu_tel_counters jc[SSEMU_TEL_JOB_SLOTS][SSEMU_MAX_TCLASS];
+	struct ssemu_tel_class tc[SSEMU_MAX_TCLASS];
+	struct ssemu_tel_pair pair[SSEMU_TEL_PAIRS];
+	struct ssemu_tel_pair other_pairs;	/* pairs the table had no room
+						 * for, together */
+	/* every message by (source job slot, destination job slot) */
+	struct ssemu_tel_jpair jpair[SSEMU_TEL_JOB_SLOTS][SSEMU_TEL_JOB_SLOTS];
+	uint64_t samples_closed;	/* since model time 0 */
+	uint64_t samples_lost;		/* overwritten before this snapshot */
+	uint32_t nsamples;		/* in samples[], oldest first */
+	uint32_t pad;
+	/* the sample still open: [open.index * interval, now) */
+	struct ssemu_tel_sample open;
+	struct ssemu_tel_sample *samples;
+};
+
+/**
+ * Snapshot the fabric's telemetry (closing the samples model time has
+ * passed).  Free it with ssemu_telemetry_free.
+ * @return 0; -EINVAL; -ENOMEM.
+ */
+int ssemu_telemetry_read(struct ssemu_fabric *fabric,
+			 struct ssemu_telemetry **tel);
+void ssemu_telemetry_free(struct ssemu_telemetry *tel);
+
+/**
+ * Save a snapshot as a trace file (format in docs/telemetry.md).
+ * @return 0; a negative errno with the problem in @err.
+ */
+int ssemu_telemetry_save(const struct ssemu_telemetry *tel, const char *path,
+			 char *err, size_t errlen);
+
+/**
+ * Read a trace file back.  A file that is not a trace, another version,
+ * truncated or corrupt is refused with -EPROTO (-errno if unreadable) and
+ * the reason in @err.
+ */
+int ssemu_telemetry_load(const char *path, struct ssemu_telemetry **tel,
+			 char *err, size_t errlen);
+
+/** Lower edge of latency bin @i in ps (bin 0: 0). */
+ssemu_time_t ssemu_tel_bin_lo(uint32_t i);
+
+/** Count, mean, p50, p99 and max (upper bin edge) of a latency histogram
+ * (percentiles interpolated inside their bin); @sum in ps. */
+void ssemu_tel_latency(const uint64_t *lat, uint64_t sum,
+		       struct ssemu_latency *out);
 
 /* Logging sink: the provider routes emulator warnings into fi_log. */
 enum ssemu_log_level { SSEMU_LOG_WARN, SSEMU_LOG_INFO, SSEMU_LOG_DEBUG };
