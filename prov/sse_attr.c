@@ -11,7 +11,8 @@
 #include "sse.h"
 
 /*
- * The fi_info offered: FI_EP_RDM, two-sided messages and tagged messages.
+ * The fi_info offered: FI_EP_RDM, two-sided messages, tagged messages, RMA
+ * and atomics.
  * Values that the hints may lower or choose among (threading, progress,
  * av_type) are the defaults returned when the hints leave them unset; the
  * ranking checks in sse_info.c know what the provider can really do.
@@ -35,7 +36,7 @@ struct fi_info *sse_info_alloc(const char *fabric_name)
 	info->tx_attr->inject_size = SSE_INJECT_SIZE;
 	info->tx_attr->size = sse_env.tx_size;
 	info->tx_attr->iov_limit = SSE_IOV_LIMIT;
-	info->tx_attr->rma_iov_limit = 0;
+	info->tx_attr->rma_iov_limit = SSE_IOV_LIMIT;
 	info->tx_attr->tclass = FI_TC_UNSPEC;
 
 	info->rx_attr->caps = SSE_RX_CAPS;
@@ -52,9 +53,10 @@ struct fi_info *sse_info_alloc(const char *fabric_name)
 	info->ep_attr->protocol_version = 1;
 	info->ep_attr->max_msg_size = SSE_MAX_MSG_SIZE;
 	info->ep_attr->msg_prefix_size = 0;
-	info->ep_attr->max_order_raw_size = 0;
-	info->ep_attr->max_order_war_size = 0;
-	info->ep_attr->max_order_waw_size = 0;
+	/* RMA and atomic order holds at any size (see SSE_RMA_ORDER). */
+	info->ep_attr->max_order_raw_size = SSE_MAX_MSG_SIZE;
+	info->ep_attr->max_order_war_size = SSE_MAX_MSG_SIZE;
+	info->ep_attr->max_order_waw_size = SSE_MAX_MSG_SIZE;
 	info->ep_attr->mem_tag_format = SSE_MEM_TAG_FORMAT;
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
@@ -66,7 +68,9 @@ struct fi_info *sse_info_alloc(const char *fabric_name)
 	info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	info->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	info->domain_attr->av_type = FI_AV_UNSPEC;
-	info->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_BASIC |
+	/* Nothing is required: provider keys and virtual addresses are used
+	 * when the application accepts them (see sse_info.c). */
+	info->domain_attr->mr_mode = SSE_MR_MODE_OPTIONAL | FI_MR_BASIC |
 				     FI_MR_SCALABLE;
 	info->domain_attr->mr_key_size = sizeof(uint64_t);
 	info->domain_attr->cq_data_size = SSE_CQ_DATA_SIZE;

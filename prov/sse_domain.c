@@ -60,7 +60,7 @@ static struct fi_ops_domain sse_domain_ops = {
 	.poll_open = sse_no_poll_open,
 	.stx_ctx = sse_no_stx_ctx,
 	.srx_ctx = sse_no_srx_ctx,
-	.query_atomic = sse_no_query_atomic,
+	.query_atomic = sse_query_atomic,
 	.query_collective = sse_no_query_collective,
 	.endpoint2 = sse_endpoint2,
 };

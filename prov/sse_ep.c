@@ -143,6 +143,12 @@ static int sse_ep_close(struct fid *fid)
 	};
 	size_t i;
 
+	if (ep->rma_reads || ep->rma_writes || ep->rma_atomics)
+		SSE_EP_INFO(ep, "RMA initiated: %llu reads, %llu writes, %llu atomics, %llu bytes\n",
+			    (unsigned long long)ep->rma_reads,
+			    (unsigned long long)ep->rma_writes,
+			    (unsigned long long)ep->rma_atomics,
+			    (unsigned long long)ep->rma_bytes);
 	pthread_mutex_lock(&dom->lock);
 	sse_dlist_remove(&ep->entry);
 	/* Nobody may sleep on the ssemu endpoint we are about to close. */
@@ -181,7 +187,8 @@ static int sse_ep_control(struct fid *fid, int command, void *arg)
 		if (!ep->av) {
 			ret = -FI_ENOAV;
 		} else if (!ep->tx_cq && !ep->rx_cq && !ep->send_cntr &&
-			   !ep->recv_cntr) {
+			   !ep->recv_cntr && !ep->read_cntr &&
+			   !ep->write_cntr) {
 			ret = -FI_ENOCQ;
 		} else {
 			ep->enabled = true;
@@ -481,7 +488,8 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (!ep)
 		return -FI_ENOMEM;
 	ep->domain = dom;
-	ep->caps = info->caps ? info->caps : SSE_CAPS;
+	/* FI_RMA_EVENT is opt-in: it costs every RMA a remote event. */
+	ep->caps = info->caps ? info->caps : SSE_CAPS & ~FI_RMA_EVENT;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	ep->tx_size = info->tx_attr && info->tx_attr->size ?
@@ -514,6 +522,9 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	}
 	sse_dlist_init(&ep->rx_claimed);
 	sse_dlist_init(&ep->rx_active);
+	sse_dlist_init(&ep->rma_queue);
+	sse_dlist_init(&ep->rma_all);
+	sse_dlist_init(&ep->rma_pieces);
 
 	pthread_mutex_lock(&dom->lock);
 	ret = ssemu_ep_open(dom->emu->nic, &ep->emu);
@@ -535,9 +546,9 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.ops = &sse_ep_ops;
 	ep->ep_fid.cm = &sse_cm_ops;
 	ep->ep_fid.msg = &sse_msg_ops;
-	ep->ep_fid.rma = &sse_no_rma_ops;
+	ep->ep_fid.rma = &sse_rma_ops;
 	ep->ep_fid.tagged = &sse_tagged_ops;
-	ep->ep_fid.atomic = &sse_no_atomic_ops;
+	ep->ep_fid.atomic = &sse_atomic_ops;
 	ep->ep_fid.collective = &sse_no_coll_ops;
 	sse_domain_ref(dom, 1);
 	*epp = &ep->ep_fid;

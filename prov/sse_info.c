@@ -21,8 +21,10 @@
 #define SSE_SECONDARY_CAPS						\
 	(FI_TRIGGER | FI_FENCE | FI_RMA_PMEM | FI_MULTI_RECV |		\
 	 FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR | FI_SHARED_AV)
-/* Secondary caps that change behaviour: returned only when asked for. */
-#define SSE_OPT_IN_CAPS FI_SOURCE_ERR
+/* Secondary caps that change behaviour: returned only when asked for.
+ * FI_RMA_EVENT makes every RMA ask for a remote event at its target, which
+ * a passive target (Open MPI's btl ofi) has no use for. */
+#define SSE_OPT_IN_CAPS (FI_SOURCE_ERR | FI_RMA_EVENT)
 #define SSE_MSG_DIR_CAPS (FI_SEND | FI_RECV)
 #define SSE_RMA_DIR_CAPS (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define SSE_IGNORED_TX_CAPS						\
@@ -154,7 +156,9 @@ static int sse_check_mr_mode(uint32_t version, int prov_mode,
 		    !(prov_mode & FI_MR_SCALABLE))
 			goto nomatch;
 	} else {
-		prov_mode = sse_cap_mr_mode(hints->caps, prov_mode);
+		/* Optional bits are never required of the application. */
+		prov_mode = sse_cap_mr_mode(hints->caps, prov_mode) &
+			    ~SSE_MR_MODE_OPTIONAL;
 		if (user_mode != FI_MR_UNSPEC &&
 		    (user_mode & prov_mode) != prov_mode)
 			goto nomatch;
@@ -409,6 +413,8 @@ static uint64_t sse_get_caps(uint64_t info_caps, uint64_t hint_caps,
 			(~SSE_OPT_IN_CAPS | hint_caps));
 	if ((caps & (FI_MSG | FI_TAGGED)) && !(caps & SSE_MSG_DIR_CAPS))
 		caps |= attr_caps & SSE_MSG_DIR_CAPS;
+	if ((caps & (FI_RMA | FI_ATOMIC)) && !(caps & SSE_RMA_DIR_CAPS))
+		caps |= attr_caps & SSE_RMA_DIR_CAPS;
 	return caps;
 }
 
@@ -422,6 +428,10 @@ static void sse_alter_info(struct fi_info *info, const struct fi_info *hints,
 	if (hints) {
 		info->caps = sse_get_caps(info->caps, hints->caps, info->caps);
 		info->handle = hints->handle;
+	} else {
+		/* util: opt-in capabilities only when asked for */
+		info->caps &= ~SSE_OPT_IN_CAPS;
+		info->rx_attr->caps &= ~SSE_OPT_IN_CAPS;
 	}
 
 	if (hmr & (FI_MR_BASIC | FI_MR_SCALABLE)) {
@@ -429,10 +439,11 @@ static void sse_alter_info(struct fi_info *info, const struct fi_info *hints,
 	} else if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
 		da->mr_mode = FI_MR_BASIC;
 	} else {
+		/* The optional modes the application accepts are the ones
+		 * the domain uses; without hints, all of them. */
 		da->mr_mode &= ~(FI_MR_BASIC | FI_MR_SCALABLE);
-		if (hda && (hmr & da->mr_mode) != da->mr_mode)
-			da->mr_mode = sse_cap_mr_mode(info->caps,
-						      da->mr_mode & hmr);
+		if (hda)
+			da->mr_mode &= hmr;
 	}
 
 	da->caps = sse_get_caps(info->caps, hda ? hda->caps : 0, da->caps) &
