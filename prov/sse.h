@@ -66,6 +66,10 @@
 #define SSE_MAX_CNTR_CNT 1024
 #define SSE_MAX_MR_CNT SSEMU_MRS_PER_NIC
 #define SSE_POLL_BATCH 32
+/* libfabric's internal fi_getinfo flag (include/ofi.h) with which a
+ * utility provider asks the core providers to layer over; stable since
+ * 1.5, and fabtests rely on it too. */
+#define SSE_OFI_CORE_PROV_ONLY (1ULL << 59)
 
 /* Capabilities: only what is implemented. */
 #define SSE_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | \
@@ -76,6 +80,11 @@
 		     FI_RMA_EVENT)
 #define SSE_DOM_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define SSE_CAPS (SSE_TX_CAPS | SSE_RX_CAPS | SSE_DOM_CAPS)
+/* FI_EP_DGRAM: untagged messages of at most eager_max bytes (a datagram
+ * is never split into a rendezvous). */
+#define SSE_DGRAM_CAPS (FI_MSG | FI_SEND | FI_RECV | FI_DIRECTED_RECV | \
+			FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV | \
+			SSE_DOM_CAPS)
 #define SSE_TX_OP_FLAGS (FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | \
 			 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 #define SSE_RX_OP_FLAGS (FI_COMPLETION | FI_MULTI_RECV)
@@ -480,6 +489,8 @@ struct sse_ep {
 	size_t tx_size, rx_size, inject_size;
 	size_t tx_iov_limit, rx_iov_limit;
 	size_t eager_max;
+	size_t max_msg_size;	/* FI_EP_RDM: 4 GiB; FI_EP_DGRAM: eager_max */
+	enum fi_ep_type type;
 	uint32_t tclass;	/* FI_TC_* label */
 	uint32_t emu_tclass;
 	bool enabled;
@@ -533,7 +544,8 @@ static inline struct sse_ep *sse_ep_of(struct fid_ep *e)
 /* ------------------------------------------------------------------ */
 
 /* sse_attr.c / sse_info.c */
-struct fi_info *sse_info_alloc(const char *fabric_name);
+struct fi_info *sse_info_alloc(const char *fabric_name,
+			       enum fi_ep_type type);
 int sse_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info);

@@ -11,13 +11,16 @@
 #include "sse.h"
 
 /*
- * The fi_info offered: FI_EP_RDM, two-sided messages, tagged messages, RMA
- * and atomics.
+ * The fi_info offered for @type: FI_EP_RDM (everything the provider does:
+ * two-sided messages, tagged messages, RMA and atomics) or FI_EP_DGRAM
+ * (untagged messages up to the eager limit, the same delivery underneath:
+ * datagrams are not lost, but nothing promises it).
  * Values that the hints may lower or choose among (threading, progress,
  * av_type) are the defaults returned when the hints leave them unset; the
  * ranking checks in sse_info.c know what the provider can really do.
  */
-struct fi_info *sse_info_alloc(const char *fabric_name)
+struct fi_info *sse_info_alloc(const char *fabric_name,
+			       enum fi_ep_type type)
 {
 	struct fi_info *info = fi_allocinfo();
 
@@ -94,6 +97,22 @@ struct fi_info *sse_info_alloc(const char *fabric_name)
 	info->fabric_attr->prov_name = NULL;	/* the core fills it in */
 	info->fabric_attr->prov_version = SSE_PROV_VERSION;
 	info->fabric_attr->api_version = SSE_FI_VERSION;
+
+	if (type == FI_EP_DGRAM) {
+		info->caps &= SSE_DGRAM_CAPS;
+		info->tx_attr->caps &= SSE_DGRAM_CAPS;
+		info->rx_attr->caps &= SSE_DGRAM_CAPS;
+		info->ep_attr->type = FI_EP_DGRAM;
+		info->ep_attr->max_msg_size = sse_env.eager_max;
+		info->ep_attr->mem_tag_format = 0;
+		info->tx_attr->rma_iov_limit = 0;
+		/* no RMA on datagrams: message order only */
+		info->tx_attr->msg_order = FI_ORDER_SAS;
+		info->rx_attr->msg_order = FI_ORDER_SAS;
+		info->ep_attr->max_order_raw_size = 0;
+		info->ep_attr->max_order_war_size = 0;
+		info->ep_attr->max_order_waw_size = 0;
+	}
 
 	if (!info->domain_attr->name || !info->fabric_attr->name) {
 		fi_freeinfo(info);

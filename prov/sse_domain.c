@@ -84,7 +84,8 @@ static int sse_domain_check(struct sse_fabric *fab, const struct fi_info *info,
 		return -FI_EINVAL;
 	}
 	if (info->ep_attr && info->ep_attr->type != FI_EP_UNSPEC &&
-	    info->ep_attr->type != FI_EP_RDM)
+	    info->ep_attr->type != FI_EP_RDM &&
+	    info->ep_attr->type != FI_EP_DGRAM)
 		return -FI_EINVAL;
 	if (da->auth_key_size)
 		return -FI_EINVAL;

@@ -457,19 +457,26 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 {
 	struct sse_domain *dom = sse_dom(domain);
 	struct sse_ep *ep;
+	enum fi_ep_type type;
+	uint64_t caps;
 	uint32_t tc;
 	int ret, q;
 
 	if (!info || !epp)
 		return -FI_EINVAL;
-	if (info->ep_attr && info->ep_attr->type != FI_EP_UNSPEC &&
-	    info->ep_attr->type != FI_EP_RDM)
+	type = info->ep_attr && info->ep_attr->type != FI_EP_UNSPEC ?
+	       info->ep_attr->type : FI_EP_RDM;
+	if (type != FI_EP_RDM && type != FI_EP_DGRAM)
 		return -FI_EINVAL;
-	if (info->caps & ~SSE_CAPS) {
+	caps = type == FI_EP_DGRAM ? SSE_DGRAM_CAPS : SSE_CAPS;
+	if (info->caps & ~caps) {
 		SSE_DOM_WARN(dom, "fi_endpoint: unsupported caps 0x%llx\n",
-			     (unsigned long long)(info->caps & ~SSE_CAPS));
+			     (unsigned long long)(info->caps & ~caps));
 		return -FI_EINVAL;
 	}
+	if (type == FI_EP_DGRAM && info->ep_attr &&
+	    info->ep_attr->max_msg_size > sse_env.eager_max)
+		return -FI_EINVAL;
 	if (info->tx_attr && ((info->tx_attr->op_flags & ~SSE_TX_OP_FLAGS) ||
 			      info->tx_attr->iov_limit > SSE_IOV_LIMIT ||
 			      info->tx_attr->inject_size > SSE_INJECT_SIZE))
@@ -488,8 +495,11 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (!ep)
 		return -FI_ENOMEM;
 	ep->domain = dom;
+	ep->type = type;
 	/* FI_RMA_EVENT is opt-in: it costs every RMA a remote event. */
-	ep->caps = info->caps ? info->caps : SSE_CAPS & ~FI_RMA_EVENT;
+	ep->caps = info->caps ? info->caps : caps & ~FI_RMA_EVENT;
+	ep->max_msg_size = type == FI_EP_DGRAM ? sse_env.eager_max :
+						 SSE_MAX_MSG_SIZE;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	ep->tx_size = info->tx_attr && info->tx_attr->size ?

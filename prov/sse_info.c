@@ -358,7 +358,7 @@ static int sse_check_info(const struct fi_info *prov,
 
 	if (hints->ep_attr && hints->ep_attr->type != FI_EP_UNSPEC &&
 	    hints->ep_attr->type != prov->ep_attr->type) {
-		SSE_NOMATCH("endpoint type %s (FI_EP_RDM only)\n",
+		SSE_NOMATCH("endpoint type %s (FI_EP_RDM and FI_EP_DGRAM only)\n",
 			    fi_tostr(&hints->ep_attr->type, FI_TYPE_EP_TYPE));
 		return -FI_ENODATA;
 	}
@@ -597,13 +597,23 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 {
 	struct ssemu_config cfg;
 	enum ssemu_store store;
+	static const enum fi_ep_type types[] = { FI_EP_RDM, FI_EP_DGRAM };
 	const char *fname = sse_default_fabric_name();
-	struct fi_info *fi;
+	struct fi_info *fi, **tail = info;
+	size_t t;
 	uint32_t fabric_id, tc;
 	uint64_t nports;
 	int ret;
 
 	*info = NULL;
+	/* A utility provider (ofi_rxd over FI_EP_DGRAM) asking to layer over
+	 * us: no, as the core says no for cxi and shm -- the native RDM
+	 * endpoint is the one to use, and an RxD entry listed ahead of it
+	 * would be what FI_PROVIDER=slingshot_emu applications pick. */
+	if (flags & SSE_OFI_CORE_PROV_ONLY) {
+		SSE_NOMATCH("a utility provider layering over slingshot_emu\n");
+		return -FI_ENODATA;
+	}
 	if (sse_env_store(&store) || sse_env_config(&cfg))
 		return -FI_ENODATA;
 	/* A bad FI_SLINGSHOT_EMU_TCLASS is reported here, not at fi_domain. */
@@ -620,28 +630,53 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 	fabric_id = sse_fabric_id(store, fname);
 	nports = ssemu_config_nports(&cfg);
 
-	fi = sse_info_alloc(fname);
-	if (!fi)
-		return -FI_ENOMEM;
-	/* Endpoints are pids on the process's one NIC. */
-	fi->domain_attr->ep_cnt = cfg.eps_per_nic;
-	fi->domain_attr->tx_ctx_cnt = cfg.eps_per_nic;
-	fi->domain_attr->rx_ctx_cnt = cfg.eps_per_nic;
-
-	if (hints) {
-		ret = sse_check_info(fi, hints, version, &cfg);
-		if (ret)
+	/* One entry per endpoint type, RDM first; the hints' type picks. */
+	ret = -FI_ENODATA;
+	for (t = 0; t < ARRAY_SIZE(types); t++) {
+		if (hints && hints->ep_attr &&
+		    hints->ep_attr->type != FI_EP_UNSPEC &&
+		    hints->ep_attr->type != types[t])
+			continue;
+		fi = sse_info_alloc(fname, types[t]);
+		if (!fi) {
+			ret = -FI_ENOMEM;
 			goto err;
-	}
-	sse_alter_info(fi, hints, version);
-	ret = sse_info_addrs(fi, node, service, flags, hints, fabric_id,
-			     nports);
-	if (ret)
-		goto err;
+		}
+		/* Endpoints are pids on the process's one NIC. */
+		fi->domain_attr->ep_cnt = cfg.eps_per_nic;
+		fi->domain_attr->tx_ctx_cnt = cfg.eps_per_nic;
+		fi->domain_attr->rx_ctx_cnt = cfg.eps_per_nic;
 
-	*info = fi;
+		if (hints) {
+			ret = sse_check_info(fi, hints, version, &cfg);
+			if (ret) {
+				fi_freeinfo(fi);
+				continue;
+			}
+		}
+		sse_alter_info(fi, hints, version);
+		ret = sse_info_addrs(fi, node, service, flags, hints,
+				     fabric_id, nports);
+		if (ret) {
+			fi_freeinfo(fi);
+			goto err;
+		}
+		*tail = fi;
+		tail = &fi->next;
+	}
+	if (!*info) {
+		if (hints && hints->ep_attr &&
+		    hints->ep_attr->type != FI_EP_UNSPEC &&
+		    hints->ep_attr->type != FI_EP_RDM &&
+		    hints->ep_attr->type != FI_EP_DGRAM)
+			SSE_NOMATCH("endpoint type %s (FI_EP_RDM and FI_EP_DGRAM only)\n",
+				    fi_tostr(&hints->ep_attr->type,
+					     FI_TYPE_EP_TYPE));
+		return ret ? ret : -FI_ENODATA;
+	}
 	return 0;
 err:
-	fi_freeinfo(fi);
+	fi_freeinfo(*info);
+	*info = NULL;
 	return ret;
 }
