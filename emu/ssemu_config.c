@@ -99,6 +99,8 @@ int ssemu_config_preset(const char *name, struct ssemu_config *cfg)
 	cfg->buf_size = 65536;
 	cfg->max_pkts = 65536;
 	cfg->max_events = 262144;
+	cfg->tel_interval = 10 * SSEMU_PS_PER_US;
+	cfg->tel_samples = 2048;
 	return 0;
 }
 
@@ -153,6 +155,13 @@ int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 	      SSEMU_MAX_TCLASS);
 	CHECK(cfg->default_tclass < cfg->ntclass,
 	      "default traffic class %u does not exist", cfg->default_tclass);
+	/* denied classes fall back to the default one: it must be usable */
+	CHECK(!cfg->tclass[cfg->default_tclass].denied,
+	      "default traffic class %s is not allowed",
+	      cfg->tclass[cfg->default_tclass].name);
+	CHECK(cfg->tclass_denied == SSEMU_TCLASS_DENIED_ERROR ||
+		      cfg->tclass_denied == SSEMU_TCLASS_DENIED_WARN,
+	      "unknown tclass_denied policy %u", cfg->tclass_denied);
 	for (i = 0; i < cfg->ntclass; i++) {
 		const struct ssemu_tclass_desc *tc = &cfg->tclass[i];
 
@@ -201,6 +210,16 @@ int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 	CHECK((uint64_t)cfg->max_nics * cfg->eps_per_nic * cfg->msgs_per_ep <
 		      SSEMU_NONE,
 	      "max_nics x eps_per_nic x msgs_per_ep too large");
+	CHECK(!cfg->tel_interval ||
+		      (cfg->tel_interval >= 100 * SSEMU_PS_PER_NS &&
+		       cfg->tel_interval <= SSEMU_PS_PER_S),
+	      "telemetry interval %.3f us out of range [0.1 us, 1 s] "
+	      "(0: no time series)",
+	      (double)cfg->tel_interval / SSEMU_PS_PER_US);
+	CHECK(!cfg->tel_interval || (cfg->tel_samples >= 16 &&
+				     cfg->tel_samples <= SSEMU_TEL_MAX_SAMPLES),
+	      "telemetry samples %u out of range [16, %u]", cfg->tel_samples,
+	      SSEMU_TEL_MAX_SAMPLES);
 #undef CHECK
 	return 0;
 }
@@ -247,6 +266,7 @@ static const struct cfg_field {
 	FLD("nic_window", nic_window),
 	FLD("traffic_classes (count)", ntclass),
 	FLD("default_tclass", default_tclass),
+	FLD("tclass_denied", tclass_denied),
 	STR("routing", routing),
 	STR("congestion_control", cc),
 	STR("arbitration", arb),
@@ -261,6 +281,8 @@ static const struct cfg_field {
 	FLD("resources.buf_size", buf_size),
 	FLD("resources.max_pkts", max_pkts),
 	FLD("resources.max_events", max_events),
+	FLD("telemetry.interval (ps)", tel_interval),
+	FLD("telemetry.samples", tel_samples),
 };
 
 static size_t field_len(const struct cfg_field *f, const void *base)
@@ -276,7 +298,8 @@ static bool tclass_equal(const struct ssemu_tclass_desc *a,
 	return !strncmp(a->name, b->name, sizeof(a->name)) &&
 	       a->priority == b->priority && a->min_pct == b->min_pct &&
 	       a->max_pct == b->max_pct && a->ordered == b->ordered &&
-	       a->lossy == b->lossy && a->route_bias == b->route_bias;
+	       a->lossy == b->lossy && a->route_bias == b->route_bias &&
+	       a->denied == b->denied;
 }
 
 int ssemu_config_diff(const struct ssemu_config *a,
@@ -316,12 +339,14 @@ int ssemu_config_diff(const struct ssemu_config *a,
 	for (i = 0; i < a->ntclass && i < SSEMU_MAX_TCLASS; i++) {
 		if (!tclass_equal(&a->tclass[i], &b->tclass[i])) {
 			snprintf(buf, len, "traffic class %u is %s (priority "
-				 "%u, min %u%%, max %u%%), asked for %s "
-				 "(priority %u, min %u%%, max %u%%)", i,
+				 "%u, min %u%%, max %u%%%s), asked for %s "
+				 "(priority %u, min %u%%, max %u%%%s)", i,
 				 a->tclass[i].name, a->tclass[i].priority,
 				 a->tclass[i].min_pct, a->tclass[i].max_pct,
+				 a->tclass[i].denied ? ", not allowed" : "",
 				 b->tclass[i].name, b->tclass[i].priority,
-				 b->tclass[i].min_pct, b->tclass[i].max_pct);
+				 b->tclass[i].min_pct, b->tclass[i].max_pct,
+				 b->tclass[i].denied ? ", not allowed" : "");
 			return 1;
 		}
 	}
@@ -359,6 +384,7 @@ uint64_t ssemu_config_hash(const struct ssemu_config *cfg)
 		H(&h, tc->ordered);
 		H(&h, tc->lossy);
 		H(&h, tc->route_bias);
+		H(&h, tc->denied);
 	}
 	return h;
 }

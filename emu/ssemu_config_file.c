@@ -17,7 +17,7 @@
 #include "ssemu_priv.h"
 
 enum kind { K_U32, K_U64, K_NS, K_GBPS, K_DOUBLE, K_STR, K_BOOL, K_PCT,
-	    K_I8, K_U8 };
+	    K_I8, K_U8, K_US, K_NBOOL /* stored negated */ };
 
 struct key {
 	const char *name;
@@ -65,6 +65,11 @@ static const struct key res_keys[] = {
 	{ "max_events", K_U32, F(max_events), 64, SSEMU_ENGINE_MAX_CAP },
 };
 
+static const struct key tel_keys[] = {
+	{ "interval_us", K_US, F(tel_interval), 0, 0 },
+	{ "samples", K_U32, F(tel_samples), 16, SSEMU_TEL_MAX_SAMPLES },
+};
+
 #define L(field) offsetof(struct ssemu_link_params, field)
 static const struct key link_keys[] = {
 	{ "rate_gbps", K_GBPS, L(rate_bps), 0, 0 },
@@ -80,6 +85,7 @@ static const struct key tc_keys[] = {
 	{ "ordered", K_BOOL, T(ordered), 0, 0 },
 	{ "lossy", K_BOOL, T(lossy), 0, 0 },
 	{ "route_bias", K_I8, T(route_bias), 0, 0 },
+	{ "allowed", K_NBOOL, T(denied), 0, 0 },
 };
 
 struct ctx {
@@ -144,11 +150,14 @@ static int set_value(struct ctx *c, const config_setting_t *s,
 		snprintf(p, strsize, "%s", str);
 		return 0;
 	case K_BOOL:
+	case K_NBOOL:
 		if (config_setting_type(s) != CONFIG_TYPE_BOOL)
 			return fail(c, s, k->name, "expected true or false");
-		*(bool *)p = config_setting_get_bool(s);
+		*(bool *)p = !!config_setting_get_bool(s) ^
+			     (k->kind == K_NBOOL);
 		return 0;
 	case K_NS:
+	case K_US:
 	case K_GBPS:
 	case K_DOUBLE:
 		ret = get_number(c, s, k->name, &d);
@@ -161,6 +170,8 @@ static int set_value(struct ctx *c, const config_setting_t *s,
 				    "out of range");
 		if (k->kind == K_NS)
 			*(ssemu_time_t *)p = (ssemu_time_t)llround(d * 1000.0);
+		else if (k->kind == K_US)
+			*(ssemu_time_t *)p = (ssemu_time_t)llround(d * 1e6);
 		else if (k->kind == K_GBPS)
 			*(uint64_t *)p = (uint64_t)llround(d * 1e9);
 		else
@@ -325,6 +336,9 @@ int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 		} else if (!strcmp(name, "switch_latency")) {
 			ret = apply_group(&c, s, name, lat_keys,
 					  ARRAY_SIZE(lat_keys), &cfg, 0);
+		} else if (!strcmp(name, "telemetry")) {
+			ret = apply_group(&c, s, name, tel_keys,
+					  ARRAY_SIZE(tel_keys), &cfg, 0);
 		} else if (!strcmp(name, "resources")) {
 			ret = apply_group(&c, s, name, res_keys,
 					  ARRAY_SIZE(res_keys), &cfg, 0);
@@ -356,7 +370,8 @@ int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 		} else if (!strcmp(name, "traffic_classes")) {
 			ret = apply_tclasses(&c, s, &cfg);
 		} else if (!strcmp(name, "default_tclass") ||
-			   !strcmp(name, "clock")) {
+			   !strcmp(name, "clock") ||
+			   !strcmp(name, "tclass_denied")) {
 			/* resolved after the classes are known */
 		} else if ((k = find_key(top_keys, ARRAY_SIZE(top_keys),
 					 name))) {
@@ -388,6 +403,35 @@ int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 		else {
 			ret = fail(&c, s, "clock", "expected \"virtual\" or "
 				   "\"realtime\"");
+			goto out;
+		}
+	}
+	if (cfg.tclass[cfg.default_tclass % SSEMU_MAX_TCLASS].denied) {
+		/* point at the class's "allowed" line, or the default's */
+		const config_setting_t *l, *g = NULL;
+
+		l = config_setting_get_member(root, "traffic_classes");
+		if (l && config_setting_is_list(l))
+			g = config_setting_get_elem(l, cfg.default_tclass);
+		s = config_setting_get_member(root, "default_tclass");
+		if (!s && g)
+			s = config_setting_get_member(g, "allowed");
+		ret = fail(&c, s ? s : root, s ? config_setting_name(s) :
+						 "default_tclass",
+			   "the default traffic class must be allowed (denied "
+			   "classes fall back to it)");
+		goto out;
+	}
+	s = config_setting_get_member(root, "tclass_denied");
+	if (s) {
+		str = config_setting_get_string(s);
+		if (str && !strcmp(str, "error"))
+			cfg.tclass_denied = SSEMU_TCLASS_DENIED_ERROR;
+		else if (str && !strcmp(str, "warn"))
+			cfg.tclass_denied = SSEMU_TCLASS_DENIED_WARN;
+		else {
+			ret = fail(&c, s, "tclass_denied", "expected \"error\" "
+				   "or \"warn\"");
 			goto out;
 		}
 	}

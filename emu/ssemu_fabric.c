@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -34,9 +35,11 @@
 
 struct layout {
 	uint64_t engine, nics, eps, msgs, bufs, rings, pkts, swmap, portmap,
-		switches, voqs, window, cwnd, cc_acked, path, work, ovf, total;
+		switches, voqs, window, cwnd, pause, gap, slow, egq, cc_acked,
+		path, work, ovf, mrs, resv, total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
+	uint64_t tel;		/* telemetry section */
 };
 
 static uint64_t take(uint64_t *off, uint64_t bytes)
@@ -72,16 +75,31 @@ static void compute_layout(const struct ssemu_config *c,
 				       sizeof(uint16_t));
 	l->cwnd = take(&off, (uint64_t)c->max_nics * c->max_nics *
 				     sizeof(uint32_t));
+	l->pause = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				      sizeof(uint64_t));
+	l->gap = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				    sizeof(uint32_t));
+	l->slow = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				     sizeof(uint64_t));
+	l->egq = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				    sizeof(uint16_t));
 	l->cc_acked = take(&off, (uint64_t)c->max_nics * c->max_nics *
 					 sizeof(uint32_t));
 	l->path = take(&off, (uint64_t)c->max_nics * c->max_nics *
 				     sizeof(uint16_t));
 	l->work = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->ovf = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
+	l->resv = take(&off, t->nendpoints * sizeof(uint32_t));
 	l->switches = take(&off, (uint64_t)c->max_switches *
 					 sizeof(struct ssemu_switch_sh));
 	l->voqs = take(&off, (uint64_t)c->max_switches * l->voq_per_switch *
 				     sizeof(struct ssemu_voq));
+	/* memory region tables: zero (free) until used, page aligned so
+	 * tables nobody registers in cost nothing */
+	off = SSEMU_ALIGN_UP(off, (uint64_t)4096);
+	l->mrs = take(&off, (uint64_t)c->max_nics * SSEMU_MRS_PER_NIC *
+				    sizeof(struct ssemu_mr_sh));
+	l->tel = take(&off, ssemu_tel_bytes(c));
 	/* large buffers last, page aligned: untouched pages cost nothing */
 	off = SSEMU_ALIGN_UP(off, (uint64_t)4096);
 	l->bufs = take(&off, neps * c->bufs_per_ep * (uint64_t)c->buf_size);
@@ -121,13 +139,20 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->voqs_off = l->voqs;
 	r->window_off = l->window;
 	r->cwnd_off = l->cwnd;
+	r->pause_off = l->pause;
+	r->gap_off = l->gap;
+	r->slow_off = l->slow;
+	r->egq_off = l->egq;
 	r->cc_acked_off = l->cc_acked;
 	r->path_off = l->path;
 	r->work_off = l->work;
 	r->ovf_off = l->ovf;
+	r->mrs_off = l->mrs;
+	r->resv_off = l->resv;
 	r->route_idx = (uint32_t)ssemu_route_index(c->routing);
 	r->arb_idx = (uint32_t)ssemu_arb_index(c->arb);
 	r->cc_idx = (uint32_t)ssemu_cc_index(c->cc);
+	ssemu_tel_init(r, l->tel);
 
 	ret = pthread_mutexattr_init(&ma);
 	if (!ret)
@@ -147,6 +172,10 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->pkt_free = 0;
 	for (i = 0; i < c->max_nics * c->max_nics; i++) {
 		ssemu_r_cwnd(r, 0)[i] = c->nic_window << 8;
+		ssemu_r_pause(r, 0)[i] = 0;
+		ssemu_r_gap(r, 0)[i] = 0;
+		ssemu_r_slow(r, 0)[i] = 0;
+		ssemu_r_egq(r, 0)[i] = 0;
 		ssemu_r_cc_acked(r, 0)[i] = UINT32_MAX / 2; /* cut at once */
 	}
 	for (i = 0; i < c->max_nics; i++) {
@@ -154,10 +183,13 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 
 		n->inj_head = n->inj_tail = SSEMU_NONE;
 		n->ack_head = n->ack_tail = SSEMU_NONE;
+		n->resp_head = n->resp_tail = SSEMU_NONE;
+		n->jobslot = SSEMU_NONE;
 	}
 	memset(ssemu_r_swmap(r), 0xff, (size_t)t->nswitches * sizeof(uint32_t));
 	memset(ssemu_r_portmap(r), 0xff,
 	       (size_t)t->nendpoints * sizeof(uint32_t));
+	memset(ssemu_r_resv(r), 0xff, (size_t)t->nendpoints * sizeof(uint32_t));
 	for (i = 0; i < neps; i++) {
 		struct ssemu_ep_sh *ep = ssemu_r_ep(r, i);
 
@@ -200,6 +232,7 @@ static bool pid_alive(int32_t pid)
 }
 
 static void nic_detach_locked(struct ssemu_region *r, uint32_t slot);
+static void jobs_sweep_locked(struct ssemu_region *r);
 
 /* Detach every NIC and process slot of processes that are gone. */
 static void reap_dead_locked(struct ssemu_region *r)
@@ -234,6 +267,7 @@ static int lock_region(struct ssemu_region *r, bool try)
 			ssemu_log(SSEMU_LOG_WARN, "out of memory while "
 				  "recovering: traffic in flight may be lost");
 		reap_dead_locked(r);
+		jobs_sweep_locked(r);
 		return 0;
 	}
 	return -ret;
@@ -566,6 +600,19 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 		ret = open_shm(f, c, &t, opts->flags, err, errlen);
 		if (ret)
 			goto err_free;
+		/*
+		 * The emulated NIC serving an RMA to our memory may be the
+		 * engine running in another process of ours: let it use
+		 * cross-memory attach (process_vm_readv/writev) on us even
+		 * under Yama's ptrace_scope 1.  EINVAL: no Yama, nothing to
+		 * do.
+		 */
+		if (!(opts->flags & SSEMU_OPEN_OBSERVER) &&
+		    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) &&
+		    errno != EINVAL)
+			ssemu_log(SSEMU_LOG_WARN, "prctl(PR_SET_PTRACER): %s: "
+				  "other processes' RMA to this one may be "
+				  "refused", strerror(errno));
 	} else {
 		snprintf(err, errlen, "unknown store %d", (int)opts->store);
 		ret = -EINVAL;
@@ -621,6 +668,205 @@ ssemu_time_t ssemu_fabric_now(struct ssemu_fabric *f)
 }
 
 /* ------------------------------------------------------------------ */
+/* Placement: jobs and their port reservations                          */
+/* ------------------------------------------------------------------ */
+
+/* End the reservation of job @slot. */
+static void job_release_locked(struct ssemu_region *r, uint32_t slot)
+{
+	uint32_t *resv = ssemu_r_resv(r);
+	uint64_t p;
+
+	for (p = 0; p < r->topo.nendpoints; p++)
+		if (resv[p] != SSEMU_NONE && SSEMU_RESV_SLOT(resv[p]) == slot)
+			resv[p] = SSEMU_NONE;
+	ssemu_log(SSEMU_LOG_INFO, "job %u: last NIC detached, its ports "
+		  "are free again", r->jobs[slot].id);
+	memset(&r->jobs[slot], 0, sizeof(r->jobs[slot]));
+}
+
+/* A NIC of job @slot detached (or its process died). */
+static void job_nic_gone_locked(struct ssemu_region *r, uint32_t slot)
+{
+	struct ssemu_job_sh *j;
+
+	if (slot >= SSEMU_MAX_JOBS)
+		return;
+	j = &r->jobs[slot];
+	if (j->active && j->nics && --j->nics == 0)
+		job_release_locked(r, slot);
+}
+
+/*
+ * After a process died holding the lock: a job it was placing may be left
+ * active with no NIC, or ports reserved for a slot that never became
+ * active.  Outside the lock neither state exists, so both are garbage.
+ */
+static void jobs_sweep_locked(struct ssemu_region *r)
+{
+	uint32_t *resv = ssemu_r_resv(r), slot, nics[SSEMU_MAX_JOBS] = { 0 };
+	uint32_t i;
+	uint64_t p;
+
+	for (i = 0; i < r->config.max_nics; i++) {
+		struct ssemu_nic_sh *n = ssemu_r_nic(r, i);
+
+		if (n->state == SSEMU_NIC_ATTACHED &&
+		    n->jobslot < SSEMU_MAX_JOBS)
+			nics[n->jobslot]++;
+	}
+	for (slot = 0; slot < SSEMU_MAX_JOBS; slot++) {
+		r->jobs[slot].nics = nics[slot];
+		if (r->jobs[slot].active && !nics[slot])
+			job_release_locked(r, slot);
+	}
+	for (p = 0; p < r->topo.nendpoints; p++) {
+		slot = resv[p] == SSEMU_NONE ? 0 : SSEMU_RESV_SLOT(resv[p]);
+		if (resv[p] != SSEMU_NONE &&
+		    (slot >= SSEMU_MAX_JOBS || !r->jobs[slot].active))
+			resv[p] = SSEMU_NONE;
+	}
+}
+
+/* Neither taken by a NIC nor reserved for a job. */
+static bool port_usable(void *arg, uint32_t port)
+{
+	struct ssemu_region *r = arg;
+
+	return ssemu_r_portmap(r)[port] == SSEMU_NONE &&
+	       ssemu_r_resv(r)[port] == SSEMU_NONE;
+}
+
+/* Reserve ports for every rank of job @o->job in free job slot @slot. */
+static int job_reserve_locked(struct ssemu_region *r, uint32_t slot,
+			      const struct ssemu_nic_opts *o)
+{
+	struct ssemu_place_req q = {
+		.topo = &r->topo, .policy = o->policy, .nranks = o->nranks,
+		.seed = o->seed, .map = o->map, .usable = port_usable, .arg = r,
+	};
+	struct ssemu_job_sh *j = &r->jobs[slot];
+	uint32_t *ports, i;
+	char err[200];
+	int ret;
+
+	ports = malloc((size_t)o->nranks * sizeof(*ports));
+	if (!ports)
+		return -ENOMEM;
+	ret = ssemu_place_choose(&q, ports, err, sizeof(err));
+	if (ret < 0) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u (%u ranks, placement %s): "
+			  "%s", o->job, o->nranks,
+			  ssemu_place_policy_name(o->policy),
+			  err[0] ? err : strerror(-ret));
+		free(ports);
+		return ret;
+	}
+	if (ret == 1)
+		ssemu_log(SSEMU_LOG_WARN, "job %u: no block of %u "
+			  "consecutive free ports is left: linear placement "
+			  "takes the lowest free ports instead", o->job,
+			  o->nranks);
+	for (i = 0; i < o->nranks; i++)
+		ssemu_r_resv(r)[ports[i]] = SSEMU_RESV(slot, i);
+	j->id = o->job;
+	j->active = 1;
+	j->nranks = o->nranks;
+	j->policy = o->policy;
+	j->nics = 0;
+	ssemu_log(SSEMU_LOG_INFO, "job %u: %u ports reserved by %s placement "
+		  "(rank 0 at port %u)", o->job, o->nranks,
+		  ssemu_place_policy_name(o->policy), ports[0]);
+	free(ports);
+	return 0;
+}
+
+/*
+ * The port of rank @o->rank of job @o->job, reserving ports for the whole
+ * job when it is the job's first rank here.  @return 0 with the port and
+ * the job slot, or a negative errno (explained in the log).
+ */
+static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
+			uint32_t *portp, uint32_t *slotp)
+{
+	uint32_t slot, free_slot = SSEMU_NONE, want, *resv = ssemu_r_resv(r);
+	struct ssemu_job_sh *j;
+	uint64_t p;
+	int ret;
+
+	if (o->policy >= SSEMU_PLACE_COUNT) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: unknown placement policy "
+			  "%u", o->job, o->policy);
+		return -EINVAL;
+	}
+	if ((uint32_t)o->rank >= o->nranks) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d is not below the "
+			  "job size %u", o->job, o->rank, o->nranks);
+		return -EINVAL;
+	}
+	if (o->nranks > r->config.max_nics ||
+	    o->nranks > SSEMU_RESV_MAX_RANKS) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: %u ranks, but the fabric "
+			  "attaches at most %u NICs (resources.max_nics)",
+			  o->job, o->nranks, r->config.max_nics);
+		return -ENOSPC;
+	}
+	/* ports and reservations of dead processes are free for this */
+	reap_dead_locked(r);
+	for (slot = 0; slot < SSEMU_MAX_JOBS; slot++) {
+		if (!r->jobs[slot].active) {
+			if (free_slot == SSEMU_NONE)
+				free_slot = slot;
+		} else if (r->jobs[slot].id == o->job) {
+			break;
+		}
+	}
+	if (slot < SSEMU_MAX_JOBS) {
+		j = &r->jobs[slot];
+		if (j->nranks != o->nranks || j->policy != o->policy) {
+			ssemu_log(SSEMU_LOG_WARN, "job %u rank %d asks for %u "
+				  "ranks placed %s; the job was placed as %u "
+				  "ranks %s", o->job, o->rank, o->nranks,
+				  ssemu_place_policy_name(o->policy),
+				  j->nranks,
+				  ssemu_place_policy_name(j->policy));
+			return -EINVAL;
+		}
+	} else if (free_slot == SSEMU_NONE) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: %d jobs are placed on the "
+			  "fabric already, no more", o->job, SSEMU_MAX_JOBS);
+		return -ENOSPC;
+	} else {
+		slot = free_slot;
+		ret = job_reserve_locked(r, slot, o);
+		if (ret)
+			return ret;
+	}
+	want = SSEMU_RESV(slot, o->rank);
+	for (p = 0; p < r->topo.nendpoints; p++)
+		if (resv[p] == want)
+			break;
+	if (p == r->topo.nendpoints) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d has no reserved "
+			  "port (corrupt reservation table)", o->job, o->rank);
+		return -EPROTO;
+	}
+	if (ssemu_r_portmap(r)[p] != SSEMU_NONE) {
+		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d is attached already "
+			  "(port %llu, pid %d)", o->job, o->rank,
+			  (unsigned long long)p,
+			  ssemu_r_nic(r, ssemu_r_portmap(r)[p] %
+					 r->config.max_nics)->owner_pid);
+		if (!r->jobs[slot].nics)
+			job_release_locked(r, slot);
+		return -EADDRINUSE;
+	}
+	*portp = (uint32_t)p;
+	*slotp = slot;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* NICs                                                                 */
 /* ------------------------------------------------------------------ */
 
@@ -639,6 +885,8 @@ static void nic_detach_locked(struct ssemu_region *r, uint32_t slot)
 	ssemu_model_nic_reset(r, slot);
 	if (n->port < r->topo.nendpoints)
 		ssemu_r_portmap(r)[n->port] = SSEMU_NONE;
+	job_nic_gone_locked(r, n->jobslot);
+	n->jobslot = SSEMU_NONE;
 	n->state = SSEMU_NIC_FREE;
 	n->owner_pid = 0;
 	r->nnics--;
@@ -651,7 +899,7 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	struct ssemu_nic_opts defo = { .port = SSEMU_PORT_ANY, .rank = -1 };
 	struct ssemu_nic_sh *n;
 	struct ssemu_nic *nic;
-	uint32_t slot = SSEMU_NONE, port, i;
+	uint32_t slot = SSEMU_NONE, port, i, jobslot = SSEMU_NONE, rv;
 	uint64_t p;
 	int ret;
 
@@ -660,6 +908,9 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	if (!o)
 		o = &defo;
 	if (o->port != SSEMU_PORT_ANY && o->port >= r->topo.nendpoints)
+		return -EINVAL;
+	if (o->policy >= SSEMU_PLACE_COUNT ||
+	    (o->policy == SSEMU_PLACE_MAP && !o->map && o->nranks))
 		return -EINVAL;
 	nic = calloc(1, sizeof(*nic));
 	if (!nic)
@@ -682,21 +933,46 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		goto err_unlock;
 	}
 	port = o->port;
-	if (port == SSEMU_PORT_ANY) {
+	if (port == SSEMU_PORT_ANY && o->policy != SSEMU_PLACE_FIRST_FREE &&
+	    o->rank >= 0 && o->nranks) {
+		ret = place_locked(r, o, &port, &jobslot);
+		if (ret)
+			goto err_unlock;
+	} else if (port == SSEMU_PORT_ANY) {
+		/* first free: neither taken nor reserved for a job */
 		for (p = 0; p < r->topo.nendpoints; p++)
-			if (ssemu_r_portmap(r)[p] == SSEMU_NONE)
+			if (port_usable(r, (uint32_t)p))
 				break;
 		if (p == r->topo.nendpoints) {
 			ret = -ENOSPC;
 			goto err_unlock;
 		}
 		port = (uint32_t)p;
-	} else if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
-		/* taken: maybe by a process that died and was not reaped */
-		reap_dead_locked(r);
+	} else {
+		if (ssemu_r_portmap(r)[port] != SSEMU_NONE ||
+		    ssemu_r_resv(r)[port] != SSEMU_NONE) {
+			/* maybe a process that died and was not reaped */
+			reap_dead_locked(r);
+		}
 		if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
 			ret = -EADDRINUSE;
 			goto err_unlock;
+		}
+		/* reserved: only for that job's rank */
+		rv = ssemu_r_resv(r)[port];
+		if (rv != SSEMU_NONE) {
+			if (SSEMU_RESV_SLOT(rv) >= SSEMU_MAX_JOBS ||
+			    r->jobs[SSEMU_RESV_SLOT(rv)].id != o->job ||
+			    rv != SSEMU_RESV(SSEMU_RESV_SLOT(rv), o->rank)) {
+				ssemu_log(SSEMU_LOG_WARN, "port %u is reserved "
+					  "for rank %u of job %u", port,
+					  rv & 0xffff,
+					  SSEMU_RESV_SLOT(rv) < SSEMU_MAX_JOBS ?
+					  r->jobs[SSEMU_RESV_SLOT(rv)].id : 0);
+				ret = -EADDRINUSE;
+				goto err_unlock;
+			}
+			jobslot = SSEMU_RESV_SLOT(rv);
 		}
 	}
 	n = ssemu_r_nic(r, slot);
@@ -706,6 +982,12 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		ssemu_r_window(r, i)[slot] = 0;
 		ssemu_r_cwnd(r, i)[slot] = r->config.nic_window << 8;
 		ssemu_r_cwnd(r, slot)[i] = r->config.nic_window << 8;
+		ssemu_r_pause(r, i)[slot] = 0;
+		ssemu_r_pause(r, slot)[i] = 0;
+		ssemu_r_gap(r, i)[slot] = 0;
+		ssemu_r_gap(r, slot)[i] = 0;
+		ssemu_r_slow(r, i)[slot] = 0;
+		ssemu_r_slow(r, slot)[i] = 0;
 		ssemu_r_cc_acked(r, i)[slot] = UINT32_MAX / 2;
 		ssemu_r_cc_acked(r, slot)[i] = UINT32_MAX / 2;
 	}
@@ -713,6 +995,9 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	n->port = port;
 	n->job = o->job;
 	n->rank = o->rank;
+	n->jobslot = jobslot;
+	if (jobslot != SSEMU_NONE)
+		r->jobs[jobslot].nics++;
 	n->gen++;
 	n->state = SSEMU_NIC_ATTACHED;
 	ssemu_r_portmap(r)[port] = slot;
@@ -843,35 +1128,22 @@ static inline bool slot_free(uint32_t state)
 	return state == 0 || state == SSEMU_MSG_DONE;
 }
 
-int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
+/*
+ * A free message slot of @ep and, if @bytes do not fit inline, one of its
+ * large buffers; the slot's bookkeeping is reset for a new message (the
+ * caller fills in the rest and posts it with msg_post).  The owner is the
+ * only allocator of its slots and buffers.
+ * @return the slot, or NULL (-EAGAIN: none free).
+ */
+static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
+				   uint32_t *mip)
 {
-	struct ssemu_region *r;
-	const struct ssemu_config *c;
-	struct ssemu_ep_sh *sh;
+	struct ssemu_region *r = ep->nic->fab->r;
+	const struct ssemu_config *c = &r->config;
+	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
+	uint32_t i, k, mi = SSEMU_NONE, buf = SSEMU_NONE, local = 0;
 	struct ssemu_msg *m;
-	uint32_t i, k, mi = SSEMU_NONE, buf = SSEMU_NONE, local;
-	uint64_t len = 0;
-	uint8_t *dst;
-	size_t v;
 
-	if (!ep || !s || (s->iov_count && !s->iov))
-		return -EINVAL;
-	r = ep->nic->fab->r;
-	c = &r->config;
-	sh = ssemu_r_ep(r, ep->index);
-	if (SSEMU_ADDR_PORT(s->dest) >= r->topo.nendpoints ||
-	    SSEMU_ADDR_PID(s->dest) >= c->eps_per_nic ||
-	    s->tclass >= c->ntclass)
-		return -EINVAL;
-	for (v = 0; v < s->iov_count; v++) {
-		if (s->iov[v].iov_len && !s->iov[v].iov_base)
-			return -EINVAL;
-		len += s->iov[v].iov_len;
-	}
-	if (len > ssemu_ep_max_msg(ep))
-		return -EMSGSIZE;
-
-	/* A free message slot (the owner is the only allocator). */
 	for (k = 0; k < c->msgs_per_ep; k++) {
 		local = (sh->alloc_cursor + k) & (c->msgs_per_ep - 1);
 		i = ep->index * c->msgs_per_ep + local;
@@ -882,8 +1154,8 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 		}
 	}
 	if (mi == SSEMU_NONE)
-		return -EAGAIN;
-	if (len > SSEMU_INLINE_MAX) {
+		return NULL;
+	if (bytes > SSEMU_INLINE_MAX) {
 		for (k = 0; k < c->bufs_per_ep; k++) {
 			uint32_t owner = sh->buf_msg[k];
 
@@ -895,7 +1167,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 			}
 		}
 		if (buf == SSEMU_NONE)
-			return -EAGAIN;
+			return NULL;
 		sh->buf_msg[buf] = mi;
 	}
 	sh->alloc_cursor = (local + 1) & (c->msgs_per_ep - 1);
@@ -903,26 +1175,61 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	m = ssemu_r_msg(r, mi);
 	m->gen++;
 	m->src = ssemu_ep_addr(ep);
-	m->dst = s->dest;
-	m->tclass = s->tclass;
-	m->flags = s->flags;
-	m->len = len;
-	memcpy(m->hdr, s->hdr, sizeof(m->hdr));
-	m->cookie = s->cookie;
 	m->buf = buf == SSEMU_NONE ? SSEMU_NONE :
 				     ep->index * c->bufs_per_ep + buf;
-	m->npkts = len ? (uint32_t)((len + c->mtu - 1) / c->mtu) : 1;
 	m->sent = m->arrived = m->acked = m->rx_acked = 0;
 	m->rx_marked = 0;
 	m->status = 0;
 	m->ep_gen = sh->gen;
 	/* the engine is done with a free slot: its bookkeeping restarts */
 	m->mflags = 0;
-	dst = m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
-	for (v = 0; v < s->iov_count; v++) {
-		memcpy(dst, s->iov[v].iov_base, s->iov[v].iov_len);
-		dst += s->iov[v].iov_len;
+	m->rma_op = 0;
+	m->resp_npkts = m->resp_sent = m->resp_arrived = 0;
+	m->rma_len = 0;
+	*mip = mi;
+	return m;
+}
+
+static uint8_t *msg_data(struct ssemu_region *r, struct ssemu_msg *m)
+{
+	return m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
+}
+
+static uint8_t *copy_iov(uint8_t *dst, const struct iovec *iov, size_t n)
+{
+	size_t v;
+
+	for (v = 0; v < n; v++) {
+		memcpy(dst, iov[v].iov_base, iov[v].iov_len);
+		dst += iov[v].iov_len;
 	}
+	return dst;
+}
+
+/* Bytes in @iov; -1 if an entry with a length has no base. */
+static int64_t iov_bytes(const struct iovec *iov, size_t n)
+{
+	uint64_t len = 0;
+	size_t v;
+
+	if (n && !iov)
+		return -1;
+	for (v = 0; v < n; v++) {
+		if (iov[v].iov_len && !iov[v].iov_base)
+			return -1;
+		len += iov[v].iov_len;
+		if (len > INT64_MAX)
+			return -1;
+	}
+	return (int64_t)len;
+}
+
+/* Hand a filled slot to the engine. */
+static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi)
+{
+	struct ssemu_region *r = ep->nic->fab->r;
+	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
+
 	ssemu_store_release(&m->state, SSEMU_MSG_BUSY);
 	/* The tx ring has a slot per message slot, so it cannot be full. */
 	if (ssemu_ring_push(ssemu_r_ring(r, sh->tx_ring_off), &mi)) {
@@ -933,6 +1240,225 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	 * drain_tx_locked */
 	ssemu_bit_set(ssemu_r_bits(r, r->work_off), ep->index);
 	return 0;
+}
+
+int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
+{
+	struct ssemu_region *r;
+	const struct ssemu_config *c;
+	struct ssemu_msg *m;
+	uint32_t mi;
+	int64_t len;
+
+	if (!ep || !s || (s->iov_count && !s->iov))
+		return -EINVAL;
+	r = ep->nic->fab->r;
+	c = &r->config;
+	if (SSEMU_ADDR_PORT(s->dest) >= r->topo.nendpoints ||
+	    SSEMU_ADDR_PID(s->dest) >= c->eps_per_nic ||
+	    s->tclass >= c->ntclass)
+		return -EINVAL;
+	len = iov_bytes(s->iov, s->iov_count);
+	if (len < 0)
+		return -EINVAL;
+	if ((uint64_t)len > ssemu_ep_max_msg(ep))
+		return -EMSGSIZE;
+
+	m = msg_alloc(ep, (uint64_t)len, &mi);
+	if (!m)
+		return -EAGAIN;
+	m->dst = s->dest;
+	m->tclass = s->tclass;
+	m->flags = s->flags;
+	m->len = (uint64_t)len;
+	memcpy(m->hdr, s->hdr, sizeof(m->hdr));
+	m->cookie = s->cookie;
+	m->npkts = len ? (uint32_t)((len + c->mtu - 1) / c->mtu) : 1;
+	copy_iov(msg_data(r, m), s->iov, s->iov_count);
+	return msg_post(ep, m, mi);
+}
+
+/* ------------------------------------------------------------------ */
+/* Remote memory access: the initiator's side and the region table     */
+/* ------------------------------------------------------------------ */
+
+int ssemu_mr_reg(struct ssemu_nic *nic, const struct ssemu_mr_desc *mr)
+{
+	struct ssemu_region *r;
+	struct ssemu_nic_sh *n;
+	struct ssemu_mr_sh *t, *e;
+	uint32_t i, hwm, slot = SSEMU_NONE;
+	int ret;
+
+	if (!nic || !mr || (mr->len && !mr->addr) ||
+	    (mr->access & ~(SSEMU_MR_READ | SSEMU_MR_WRITE)) ||
+	    (uintptr_t)mr->addr + mr->len < (uintptr_t)mr->addr ||
+	    mr->base + mr->len < mr->base)
+		return -EINVAL;
+	r = nic->fab->r;
+	ret = lock_region(r, false);
+	if (ret)
+		return ret;
+	n = ssemu_r_nic(r, nic->slot);
+	t = ssemu_r_mrs(r, nic->slot);
+	hwm = SSEMU_MIN(n->mr_hwm, (uint32_t)SSEMU_MRS_PER_NIC);
+	for (i = 0; i < hwm; i++) {
+		if (!t[i].in_use) {
+			if (slot == SSEMU_NONE)
+				slot = i;
+		} else if (t[i].key == mr->key) {
+			ret = -EEXIST;
+			goto out;
+		}
+	}
+	if (slot == SSEMU_NONE) {
+		if (hwm == SSEMU_MRS_PER_NIC) {
+			ret = -ENOSPC;
+			goto out;
+		}
+		slot = hwm;
+		n->mr_hwm = hwm + 1;
+	}
+	e = &t[slot];
+	e->key = mr->key;
+	e->addr = (uint64_t)(uintptr_t)mr->addr;
+	e->len = mr->len;
+	e->base = mr->base;
+	e->pid = getpid();
+	e->access = mr->access;
+	e->in_use = 1;
+out:
+	unlock_region(r);
+	return ret;
+}
+
+int ssemu_mr_dereg(struct ssemu_nic *nic, uint64_t key)
+{
+	struct ssemu_region *r;
+	struct ssemu_mr_sh *t;
+	uint32_t i, hwm;
+	int ret;
+
+	if (!nic)
+		return -EINVAL;
+	r = nic->fab->r;
+	ret = lock_region(r, false);
+	if (ret)
+		return ret;
+	t = ssemu_r_mrs(r, nic->slot);
+	hwm = SSEMU_MIN(ssemu_r_nic(r, nic->slot)->mr_hwm,
+			(uint32_t)SSEMU_MRS_PER_NIC);
+	ret = -ENOENT;
+	for (i = 0; i < hwm; i++) {
+		if (t[i].in_use && t[i].key == key) {
+			/* the engine holds the lock while it works: no
+			 * operation is using the entry now, none will */
+			memset(&t[i], 0, sizeof(t[i]));
+			ret = 0;
+			break;
+		}
+	}
+	unlock_region(r);
+	return ret;
+}
+
+int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
+{
+	struct ssemu_region *r;
+	const struct ssemu_config *c;
+	struct ssemu_msg *m;
+	uint64_t payload, need, max;
+	int64_t ilen, clen;
+	uint32_t mi;
+	size_t esize;
+	uint8_t *p;
+
+	if (!ep || !rma)
+		return -EINVAL;
+	r = ep->nic->fab->r;
+	c = &r->config;
+	if (SSEMU_ADDR_PORT(rma->dest) >= r->topo.nendpoints ||
+	    SSEMU_ADDR_PID(rma->dest) >= c->eps_per_nic ||
+	    rma->tclass >= c->ntclass ||
+	    (rma->flags & ~(SSEMU_SEND_ORDERED | SSEMU_RMA_REMOTE_EVENT)))
+		return -EINVAL;
+	ilen = iov_bytes(rma->iov, rma->iov_count);
+	clen = iov_bytes(rma->cmp, rma->cmp_count);
+	if (ilen < 0 || clen < 0)
+		return -EINVAL;
+	max = ssemu_ep_max_msg(ep);
+	switch (rma->op) {
+	case SSEMU_RMA_WRITE:
+		if ((uint64_t)ilen != rma->len || clen)
+			return -EINVAL;
+		payload = rma->len;
+		break;
+	case SSEMU_RMA_READ:
+		if (ilen || clen)
+			return -EINVAL;
+		payload = 0;
+		break;
+	case SSEMU_RMA_ATOMIC:
+	case SSEMU_RMA_FETCH:
+	case SSEMU_RMA_COMPARE:
+		if (!ssemu_atomic_valid(rma->op, rma->aop, rma->dtype))
+			return -EINVAL;
+		esize = ssemu_datatype_size(rma->dtype);
+		if (rma->len % esize)
+			return -EINVAL;
+		if (rma->op == SSEMU_RMA_COMPARE) {
+			if ((uint64_t)ilen != rma->len ||
+			    (uint64_t)clen != rma->len)
+				return -EINVAL;
+			if (rma->len > max / 2)
+				return -EMSGSIZE;
+			payload = 2 * rma->len;
+			break;
+		}
+		if (clen)
+			return -EINVAL;
+		if (rma->aop == SSEMU_AOP_READ) {
+			/* no operands travel; a provider may hand us its
+			 * (ignored) operand buffer all the same */
+			if (ilen && (uint64_t)ilen != rma->len)
+				return -EINVAL;
+			payload = 0;
+		} else {
+			if ((uint64_t)ilen != rma->len)
+				return -EINVAL;
+			payload = rma->len;
+		}
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (rma->len > max)
+		return -EMSGSIZE;
+	/* the buffer carries the request out and the results back */
+	need = SSEMU_MAX(payload, rma->len);
+
+	m = msg_alloc(ep, need, &mi);
+	if (!m)
+		return -EAGAIN;
+	m->dst = rma->dest;
+	m->tclass = rma->tclass;
+	m->flags = rma->flags;
+	m->len = payload;
+	memcpy(m->hdr, rma->hdr, sizeof(m->hdr));
+	m->cookie = rma->cookie;
+	m->npkts = payload ? (uint32_t)((payload + c->mtu - 1) / c->mtu) : 1;
+	m->rma_op = (uint8_t)rma->op;
+	m->aop = (uint8_t)rma->aop;
+	m->dtype = (uint8_t)rma->dtype;
+	m->rma_len = rma->len;
+	m->key = rma->key;
+	m->raddr = rma->addr;
+	p = msg_data(r, m);
+	if (payload)
+		p = copy_iov(p, rma->iov, rma->iov_count);
+	if (rma->op == SSEMU_RMA_COMPARE)
+		copy_iov(p, rma->cmp, rma->cmp_count);
+	return msg_post(ep, m, mi);
 }
 
 int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
@@ -947,18 +1473,30 @@ int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 	return n;
 }
 
-/* The message behind a RECV event, after checking what the ring said. */
+/* The message behind a RECV or RMA_DONE event, after checking what the
+ * ring said. */
 static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
 				   const struct ssemu_event *ev)
 {
 	struct ssemu_region *r = ep->nic->fab->r;
 	struct ssemu_msg *m;
 
-	if (!ev || ev->type != SSEMU_EV_RECV || ev->slot >= r->nmsgs)
+	if (!ev || ev->slot >= r->nmsgs)
 		return NULL;
 	m = ssemu_r_msg(r, ev->slot);
-	if (m->gen != ev->gen || m->len != ev->len)
+	if (m->gen != ev->gen)
 		return NULL;
+	if (ev->type == SSEMU_EV_RECV) {
+		if (m->rma_op || m->len != ev->len)
+			return NULL;
+	} else if (ev->type == SSEMU_EV_RMA_DONE) {
+		/* only the initiator's own slots */
+		if (!m->rma_op || m->rma_len != ev->len ||
+		    ssemu_msg_ep(r, ev->slot) != ep->index)
+			return NULL;
+	} else {
+		return NULL;
+	}
 	if (m->buf != SSEMU_NONE && m->buf >= r->nbufs)
 		return NULL;
 	return m;
@@ -970,8 +1508,12 @@ const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
 
 	if (!m)
 		return NULL;
-	return m->buf == SSEMU_NONE ? (const void *)m->data :
-				      ssemu_r_buf(ep->nic->fab->r, m->buf);
+	/* an RMA has data only if it brought results back */
+	if (ev->type == SSEMU_EV_RMA_DONE &&
+	    (ev->status || m->rma_op == SSEMU_RMA_WRITE ||
+	     m->rma_op == SSEMU_RMA_ATOMIC))
+		return NULL;
+	return msg_data(ep->nic->fab->r, m);
 }
 
 size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
@@ -991,6 +1533,12 @@ void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
 {
 	struct ssemu_msg *m = event_msg(ep, ev);
 
+	/* an RMA's initiator is done with its slot (the target side sets
+	 * RXDONE); pairs with the acquire in msg_alloc */
+	if (m && ev->type == SSEMU_EV_RMA_DONE) {
+		ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+		return;
+	}
 	/* pairs with the acquire in the sender's slot allocation */
 	if (m && !(ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE) &
 		   SSEMU_MSG_RXDONE))
@@ -1426,6 +1974,44 @@ int ssemu_fabric_nics(struct ssemu_fabric *f, struct ssemu_nic_info *out,
 	return n;
 }
 
+int ssemu_fabric_jobs(struct ssemu_fabric *f, struct ssemu_job_info *out,
+		      int max)
+{
+	struct ssemu_region *r;
+	uint32_t slot, v, *resv;
+	uint64_t p;
+	int n = 0;
+
+	if (!f || (!out && max))
+		return -EINVAL;
+	r = f->r;
+	resv = ssemu_r_resv(r);
+	/* read without the lock, as the NIC list is: a snapshot for tools */
+	for (slot = 0; slot < SSEMU_MAX_JOBS && n < max; slot++) {
+		const struct ssemu_job_sh *j = &r->jobs[slot];
+		struct ssemu_job_info *o = &out[n];
+
+		if (!ssemu_load_relaxed(&j->active))
+			continue;
+		memset(o, 0, sizeof(*o));
+		o->job = j->id;
+		o->nranks = j->nranks;
+		o->policy = j->policy;
+		o->nics = j->nics;
+		o->rank0_port = SSEMU_NONE;
+		for (p = 0; p < r->topo.nendpoints; p++) {
+			v = ssemu_load_relaxed(&resv[p]);
+			if (v == SSEMU_NONE || SSEMU_RESV_SLOT(v) != slot)
+				continue;
+			o->ports++;
+			if (v == SSEMU_RESV(slot, 0))
+				o->rank0_port = (uint32_t)p;
+		}
+		n++;
+	}
+	return n;
+}
+
 int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 		       int max)
 {
@@ -1447,7 +2033,7 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 			uint64_t any = sp->drops;
 
 			for (tc = 0; tc < r->config.ntclass; tc++)
-				any += sp->tx_pkts[tc] + sp->queued[tc];
+				any += sp->tx_pkts[tc] + sp->queued_tc[tc];
 			if (!any)
 				continue;
 			memset(o, 0, sizeof(*o));
@@ -1457,11 +2043,21 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 			for (tc = 0; tc < r->config.ntclass; tc++) {
 				o->tx_pkts[tc] = sp->tx_pkts[tc];
 				o->tx_bytes[tc] = sp->tx_bytes[tc];
-				o->queued[tc] = sp->queued[tc];
+				o->queued[tc] = sp->queued_tc[tc];
 			}
 			o->drops = sp->drops;
 			n++;
 		}
 	}
 	return n;
+}
+
+int ssemu_region_lock(struct ssemu_region *r)
+{
+	return lock_region(r, false);
+}
+
+void ssemu_region_unlock(struct ssemu_region *r)
+{
+	unlock_region(r);
 }

@@ -21,6 +21,9 @@
  * routing messages between two NICs in one class arrive in the order they
  * were posted.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* process_vm_readv */
+#endif
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
@@ -28,6 +31,7 @@
 #include <linux/futex.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ssemu_priv.h"
@@ -75,14 +79,25 @@ static inline uint64_t group_rep(const struct ssemu_topo *t, uint32_t g)
 /*
  * A packet on a non-minimal path goes minimally to its intermediate group
  * first (phase 0), then minimally to its destination (phase 1): at most
- * local, global, local, global, local, within the VCs.
+ * local, global, local, global, local, within the VCs.  Inside a group the
+ * intermediate is a switch (via has SSEMU_VIA_SWITCH set): local, local.
  */
+#define SSEMU_VIA_SWITCH 0x8000u
+
 static uint32_t route_follow(struct ssemu_region *r, uint32_t sw,
 			     struct ssemu_pkt *pkt)
 {
 	const struct ssemu_topo *t = &r->topo;
 
-	if (pkt->via && !pkt->phase) {
+	if ((pkt->via & SSEMU_VIA_SWITCH) && !pkt->phase) {
+		uint32_t isw = pkt->via & ~SSEMU_VIA_SWITCH;
+
+		if (sw == isw || isw >= t->nswitches)
+			pkt->phase = 1;
+		else
+			return ssemu_topo_min_port(t, sw, (uint64_t)isw * t->p,
+						   pkt->copy);
+	} else if (pkt->via && !pkt->phase) {
 		if (ssemu_topo_group(t, sw) == pkt->via - 1u)
 			pkt->phase = 1;
 		else
@@ -95,7 +110,8 @@ static uint32_t route_follow(struct ssemu_region *r, uint32_t sw,
 
 /*
  * "adaptive": at injection, the minimal path and up to three non-minimal
- * ones through random intermediate groups are weighed by the queue depth
+ * ones through random intermediate groups (inside a group: through a
+ * random third switch) are weighed by the queue depth
  * (waiting packets and used credits) of their first output at the source
  * switch, times their length in hops, the class's routing bias favouring
  * minimal paths; the cheapest wins.  "ugal" weighs one non-minimal
@@ -121,18 +137,19 @@ static inline uint32_t next_vcl(struct ssemu_region *r, uint32_t out,
 }
 
 /*
- * Strict priority between classes; inside a class the packets furthest
- * along their path (highest VC) first, then round robin among inputs.
- * Bandwidth guarantees and caps per class come with the traffic-class
+ * Strict priority between classes; inside a class, pick_in_class (round
+ * robin among inputs).  Bandwidth guarantees and caps per class come with the traffic-class
  * arbitration ("shares", a later addition).
  */
+static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			  uint32_t out, uint32_t tc, uint32_t *in_out,
+			  uint32_t *vcl_out);
+
 static bool arb_priority_rr(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			    uint32_t out, uint32_t *in_out, uint32_t *vcl_out,
 			    ssemu_time_t *retry)
 {
-	struct ssemu_swport *op = &s->port[out];
-	uint32_t R = r->topo.radix, T = r->config.ntclass;
-	uint32_t order[SSEMU_MAX_TCLASS], tc, i, j, vc, vcl, k, in;
+	uint32_t T = r->config.ntclass, order[SSEMU_MAX_TCLASS], i, j;
 
 	/* classes by descending priority (stable: lower index first) */
 	for (i = 0; i < T; i++) {
@@ -141,25 +158,9 @@ static bool arb_priority_rr(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			order[j] = order[j - 1];
 		order[j] = i;
 	}
-	for (i = 0; i < T; i++) {
-		tc = order[i];
-		for (vc = SSEMU_NVC; vc-- > 0;) {
-			vcl = tc * SSEMU_NVC + vc;
-			if (!op->queued[vcl] ||
-			    !op->credits[next_vcl(r, out, vcl)])
-				continue;
-			for (k = 1; k <= R; k++) {
-				in = (op->rr + k) % R;
-				if (ssemu_r_voq(r, s, in, out, vcl)->head !=
-				    SSEMU_NONE) {
-					op->rr = in;
-					*in_out = in;
-					*vcl_out = vcl;
-					return true;
-				}
-			}
-		}
-	}
+	for (i = 0; i < T; i++)
+		if (pick_in_class(r, s, out, order[i], in_out, vcl_out))
+			return true;
 	return false;
 }
 
@@ -179,26 +180,39 @@ static bool class_ready(struct ssemu_region *r, struct ssemu_swport *op,
 	return false;
 }
 
-/* Highest VC of class @tc with a credit, then round robin over inputs. */
+/*
+ * Round robin over inputs, and over the VCs (with a credit) of an input.
+ * Taking turns matters under saturation: a strict preference for higher
+ * VCs (packets further along) starves every source whose packets are on
+ * VC 0 -- the target's own group, under an incast -- for as long as remote
+ * traffic keeps arriving.
+ */
 static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t out, uint32_t tc, uint32_t *in_out,
 			  uint32_t *vcl_out)
 {
 	struct ssemu_swport *op = &s->port[out];
-	uint32_t R = r->topo.radix, vc, vcl, k, in;
+	uint32_t R = r->topo.radix, vcls[SSEMU_NVC], nv = 0, vc, vcl, k, j, in;
 
 	for (vc = SSEMU_NVC; vc-- > 0;) {
 		vcl = tc * SSEMU_NVC + vc;
-		if (!op->queued[vcl] || !op->credits[next_vcl(r, out, vcl)])
-			continue;
-		for (k = 1; k <= R; k++) {
-			in = (op->rr + k) % R;
-			if (ssemu_r_voq(r, s, in, out, vcl)->head != SSEMU_NONE) {
-				op->rr = in;
-				*in_out = in;
-				*vcl_out = vcl;
-				return true;
-			}
+		if (op->queued[vcl] && op->credits[next_vcl(r, out, vcl)])
+			vcls[nv++] = vcl;
+	}
+	if (!nv)
+		return false;
+	for (k = 1; k <= R; k++) {
+		in = (op->rr + k) % R;
+		for (j = 0; j < nv; j++) {
+			vcl = vcls[(op->vc_rr + j) % nv];
+			if (ssemu_r_voq(r, s, in, out, vcl)->head ==
+			    SSEMU_NONE)
+				continue;
+			op->rr = in;
+			op->vc_rr++;
+			*in_out = in;
+			*vcl_out = vcl;
+			return true;
 		}
 	}
 	return false;
@@ -323,10 +337,103 @@ static void cc_none_on_ack(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
  */
 #define SSEMU_CC_MARK_QUEUE 16
 
+/*
+ * Fine-grained flow control (FGFC), after HPE's patents (anchors.md 6).
+ * An edge output knows the flows feeding it (Rosetta keeps per-flow state:
+ * here, the source NICs with data packets queued for it, nflows).  When a
+ * data packet joins the output's queue and SSEMU_CC_MARK_QUEUE or more
+ * packets of its class wait there, the switch sends the packet's source a
+ * flow-control frame for the pair: send one packet per gap, gap = nflows
+ * packet times (the fair share) stretched by how far the class's queue is
+ * over the threshold, for the next SSEMU_CC_PACE_GAPS gaps.  The frame
+ * travels back over the hops the packet came (control frames go first),
+ * so the source hears within a round trip of the egress port -- not of the
+ * destination, whose acknowledgements (marks and the window, above) come
+ * only once the queue has drained, which under a deep incast takes long.
+ * Every packet that joins a congested queue renews its pair's pacing; once
+ * the queue is short, the pacing runs out.  The queue settles near the
+ * threshold however many sources there are; a window of one packet per
+ * pair would still leave one packet per source queued, filling the
+ * switch buffers that bystanders' packets need.
+ */
+#define SSEMU_CC_PACE_GAPS 8
+
+static void schedule(struct ssemu_region *r, ssemu_time_t t, uint32_t type,
+		     uint32_t a, uint32_t b, uint32_t c);
+
 static uint32_t cc_pair_window(struct ssemu_region *r, uint32_t nic,
 			       uint32_t dnic)
 {
+	if (ssemu_r_pause(r, nic)[dnic] > now_of(r))
+		return 0;
 	return SSEMU_MAX(ssemu_r_cwnd(r, nic)[dnic] >> 8, 1u);
+}
+
+static void cc_pair_on_queue(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			     const struct ssemu_swport *op,
+			     const struct ssemu_pkt *pkt)
+{
+	const struct ssemu_config *c = &r->config;
+	uint32_t q = op->queued_tc[pkt->tclass];
+	ssemu_time_t back, gap;
+
+	(void)s;
+	if (q < SSEMU_CC_MARK_QUEUE || pkt->src_nic >= c->max_nics ||
+	    ssemu_r_nic(r, pkt->src_nic)->gen != pkt->src_gen)
+		return;
+	/* back over the switch-to-switch hops taken and the source's link */
+	back = (ssemu_time_t)(pkt->vc + 1) * (c->sw_lat_mean + c->local.delay) +
+	       c->edge.delay;
+	gap = ser_time(c->mtu + c->pkt_overhead, c->edge.rate_bps) *
+	      SSEMU_MAX(op->nflows, 1u) * q / SSEMU_CC_MARK_QUEUE;
+	schedule(r, now_of(r) + back, SSEMU_MEV_FGFC, pkt->src_nic, pkt->win,
+		 (uint32_t)SSEMU_MIN(gap / SSEMU_PS_PER_NS, UINT32_MAX));
+}
+
+/* An FGFC frame reached @nic: pace its traffic to @dnic. */
+static void fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
+			uint32_t gap_ns)
+{
+	const struct ssemu_config *c = &r->config;
+	ssemu_time_t gap = (ssemu_time_t)gap_ns * SSEMU_PS_PER_NS;
+
+	if (nic >= c->max_nics || dnic >= c->max_nics ||
+	    ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED)
+		return;
+	ssemu_r_gap(r, nic)[dnic] = (uint32_t)SSEMU_MIN(gap, UINT32_MAX);
+	ssemu_r_slow(r, nic)[dnic] = now_of(r) + SSEMU_CC_PACE_GAPS * gap;
+}
+
+/* @nic put a data packet for @dnic on the wire: while paced, the next one
+ * waits a gap. */
+static void cc_pair_on_send(struct ssemu_region *r, uint32_t nic,
+			    uint32_t dnic)
+{
+	ssemu_time_t now = now_of(r), t;
+
+	if (ssemu_r_slow(r, nic)[dnic] <= now)
+		return;
+	t = now + ssemu_r_gap(r, nic)[dnic];
+	ssemu_r_pause(r, nic)[dnic] = t;
+	schedule(r, t, SSEMU_MEV_NIC_KICK, nic, 0, 0);
+}
+
+/* Data packets queued per flow at edge outputs (the flows a port sees). */
+static void egq_count(struct ssemu_region *r, struct ssemu_swport *op,
+		      const struct ssemu_pkt *pkt, int d)
+{
+	uint16_t *e;
+
+	if (pkt->src_nic >= r->config.max_nics ||
+	    pkt->win >= r->config.max_nics)
+		return;
+	e = &ssemu_r_egq(r, pkt->src_nic)[pkt->win];
+	if (d > 0) {
+		if ((*e)++ == 0)
+			op->nflows++;
+	} else if (*e && --(*e) == 0 && op->nflows) {
+		op->nflows--;
+	}
 }
 
 static bool cc_pair_mark(struct ssemu_region *r, const struct ssemu_swport *op,
@@ -361,7 +468,8 @@ static const struct ssemu_cc_ops cc_ops[] = {
 	{ .name = "none", .window = cc_none_window,
 	  .mark = cc_none_mark, .on_ack = cc_none_on_ack },
 	{ .name = "endpoint-pair", .window = cc_pair_window,
-	  .mark = cc_pair_mark, .on_ack = cc_pair_on_ack },
+	  .mark = cc_pair_mark, .on_ack = cc_pair_on_ack,
+	  .on_queue = cc_pair_on_queue, .on_send = cc_pair_on_send },
 };
 
 
@@ -443,6 +551,15 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 		.slot = mi,
 		.gen = m->gen,
 	};
+	if (m->rma_op) {
+		/* an RMA done to this endpoint's memory: no slot to hold */
+		ev.type = SSEMU_EV_RMA_REMOTE;
+		ev.len = m->rma_len;
+		ev.op = m->rma_op;
+		ev.addr = m->raddr;
+		ev.slot = SSEMU_NONE;
+		ev.gen = 0;
+	}
 
 	struct ssemu_ring *ring = ssemu_r_ring(r, ep->ev_ring_off);
 
@@ -478,12 +595,22 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 
 	struct ssemu_ring *ring = ssemu_r_ring(r, ep->ev_ring_off);
 
+	if (m->rma_op) {
+		ev.type = SSEMU_EV_RMA_DONE;
+		ev.len = m->rma_len;
+		ev.op = m->rma_op;
+		ev.addr = m->raddr;
+	}
 	m->tx_pos = ssemu_load_relaxed(&ring->tail);
 	m->mflags |= SSEMU_MSGF_TXPUSH;
 	if (ssemu_ring_push(ring, &ev)) {
 		m->mflags &= ~SSEMU_MSGF_TXPUSH;
 		return false;
 	}
+	/* an RMA's slot stays the initiator's until it releases the event
+	 * (its results live there) */
+	if (m->rma_op)
+		return true;
 	/* the slot may be reused once the receiver is done too */
 	ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
 	return true;
@@ -501,7 +628,20 @@ static int recv_ep(struct ssemu_region *r, struct ssemu_msg *m, uint32_t *epi)
 	return ssemu_r_ep(r, *epi)->open ? 0 : -ECONNREFUSED;
 }
 
-/* Hand a RECV event to endpoint @epi now, or queue it for ring space. */
+/*
+ * The target side of an RMA is done with its slot once its RMA_REMOTE
+ * event (if any) is out and its response packets are all injected: the
+ * last of the two sets RXDONE, the slot's last write at the target.
+ */
+static void rma_rx_done(struct ssemu_msg *m)
+{
+	if (m->rma_op &&
+	    !(m->mflags & (SSEMU_MSGF_RXOVF | SSEMU_MSGF_RESPQ)))
+		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+}
+
+/* Hand a RECV (or RMA_REMOTE) event to endpoint @epi now, or queue it for
+ * ring space. */
 static void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
 {
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
@@ -510,6 +650,7 @@ static void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
 	m->rx_next = SSEMU_NONE;
 	if (ep->rx_head == SSEMU_NONE && push_recv(r, ep, mi)) {
 		ep_wake(r, ep);
+		rma_rx_done(m);
 		return;
 	}
 	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), epi);
@@ -519,6 +660,216 @@ static void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
 	else
 		ssemu_r_msg(r, ep->rx_tail)->rx_next = mi;
 	ep->rx_tail = mi;
+}
+
+/* ------------------------------------------------------------------ */
+/* Remote memory access: the target NIC's side                          */
+/* ------------------------------------------------------------------ */
+
+static struct ssemu_mr_sh *mr_find(struct ssemu_region *r, uint32_t nic,
+				   uint64_t key)
+{
+	struct ssemu_mr_sh *t = ssemu_r_mrs(r, nic);
+	uint32_t i, hwm = SSEMU_MIN(ssemu_r_nic(r, nic)->mr_hwm,
+				    (uint32_t)SSEMU_MRS_PER_NIC);
+
+	for (i = 0; i < hwm; i++)
+		if (t[i].in_use && t[i].key == key)
+			return &t[i];
+	return NULL;
+}
+
+/* Move @len bytes between another process's memory at @raddr and ours at
+ * @local by cross-memory attach. */
+static int cma(int32_t pid, bool write, uint64_t raddr, uint8_t *local,
+	       size_t len)
+{
+	static bool warned;
+	struct iovec l, rv;
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		l.iov_base = local + done;
+		l.iov_len = len - done;
+		rv.iov_base = (void *)(uintptr_t)(raddr + done);
+		rv.iov_len = len - done;
+		n = write ? process_vm_writev(pid, &l, 1, &rv, 1, 0) :
+			    process_vm_readv(pid, &l, 1, &rv, 1, 0);
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			return -EFAULT;
+		if (errno == EPERM) {
+			if (!warned) {
+				warned = true;
+				ssemu_log(SSEMU_LOG_WARN, "cross-memory attach "
+					  "to process %d was refused (EPERM: "
+					  "ptrace restrictions?): its RMA "
+					  "operations fail with -EACCES", pid);
+			}
+			return -EACCES;
+		}
+		return -errno;
+	}
+	return 0;
+}
+
+/* The access an operation needs from the region. */
+static uint32_t rma_access(const struct ssemu_msg *m)
+{
+	switch (m->rma_op) {
+	case SSEMU_RMA_WRITE:
+	case SSEMU_RMA_ATOMIC:
+		return SSEMU_MR_WRITE;
+	case SSEMU_RMA_READ:
+		return SSEMU_MR_READ;
+	case SSEMU_RMA_FETCH:
+		if (m->aop == SSEMU_AOP_READ)
+			return SSEMU_MR_READ;
+		return SSEMU_MR_READ | SSEMU_MR_WRITE;
+	default:
+		return SSEMU_MR_READ | SSEMU_MR_WRITE;
+	}
+}
+
+static bool rma_has_result(const struct ssemu_msg *m)
+{
+	return m->rma_op == SSEMU_RMA_READ || m->rma_op == SSEMU_RMA_FETCH ||
+	       m->rma_op == SSEMU_RMA_COMPARE;
+}
+
+/*
+ * Do @m's operation on the memory of the region it names in NIC @nic's
+ * table: plainly if the region is this process's, else by cross-memory
+ * attach (atomics read the target, apply into a copy and write it back;
+ * the engine does one operation at a time, so that is atomic with respect
+ * to every other fabric operation).  Results go into the message's
+ * buffer, over its operands.  A refused operation touches nothing.
+ * @return the operation's status.
+ */
+static int rma_execute(struct ssemu_region *r, uint32_t nic,
+		       struct ssemu_msg *m)
+{
+	const struct ssemu_config *c = &r->config;
+	uint64_t off, len = m->rma_len, cap;
+	struct ssemu_mr_sh *mr;
+	uint8_t *buf, *tmp;
+	const void *src, *cmp;
+	size_t esize;
+	bool local;
+	int ret;
+
+	mr = mr_find(r, nic, m->key);
+	if (!mr)
+		return -ENOKEY;
+	if (m->raddr < mr->base || m->raddr - mr->base > mr->len ||
+	    len > mr->len - (m->raddr - mr->base))
+		return -ERANGE;
+	if ((mr->access & rma_access(m)) != rma_access(m))
+		return -EACCES;
+	/* never trust the shared slot: the buffer must hold it all */
+	if (m->buf != SSEMU_NONE && m->buf >= r->nbufs)
+		return -EPROTO;
+	cap = m->buf == SSEMU_NONE ? SSEMU_INLINE_MAX : c->buf_size;
+	if (len > cap || m->len > cap)
+		return -EPROTO;
+	buf = m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
+	off = mr->addr + (m->raddr - mr->base);
+	local = mr->pid == getpid();
+	if (!len)
+		return 0;
+	switch (m->rma_op) {
+	case SSEMU_RMA_WRITE:
+		if (local) {
+			memcpy((void *)(uintptr_t)off, buf, len);
+			return 0;
+		}
+		return cma(mr->pid, true, off, buf, len);
+	case SSEMU_RMA_READ:
+		if (local) {
+			memcpy(buf, (void *)(uintptr_t)off, len);
+			return 0;
+		}
+		return cma(mr->pid, false, off, buf, len);
+	case SSEMU_RMA_ATOMIC:
+	case SSEMU_RMA_FETCH:
+	case SSEMU_RMA_COMPARE:
+		break;
+	default:
+		return -EPROTO;
+	}
+	if (!ssemu_atomic_valid(m->rma_op, m->aop, m->dtype))
+		return -EPROTO;
+	esize = ssemu_datatype_size(m->dtype);
+	if (len % esize ||
+	    (m->rma_op == SSEMU_RMA_COMPARE && 2 * len > cap))
+		return -EPROTO;
+	src = m->aop == SSEMU_AOP_READ ? NULL : buf;
+	cmp = m->rma_op == SSEMU_RMA_COMPARE ? buf + len : NULL;
+	if (local)
+		return ssemu_atomic_apply(m->aop, m->dtype,
+					  (void *)(uintptr_t)off, src, cmp,
+					  m->rma_op == SSEMU_RMA_ATOMIC ? NULL :
+									   buf,
+					  len / esize);
+	tmp = malloc(len);
+	if (!tmp)
+		return -ENOMEM;
+	ret = cma(mr->pid, false, off, tmp, len);
+	if (!ret)
+		ret = ssemu_atomic_apply(m->aop, m->dtype, tmp, src, cmp,
+					 m->rma_op == SSEMU_RMA_ATOMIC ? NULL :
+									  buf,
+					 len / esize);
+	if (!ret && m->aop != SSEMU_AOP_READ)
+		ret = cma(mr->pid, true, off, tmp, len);
+	free(tmp);
+	return ret;
+}
+
+/*
+ * The last packet of an RMA request reached the target endpoint @epi's
+ * NIC: do the operation (once: recovery may send a request again), queue
+ * its results for the way back, and tell the target endpoint if asked.
+ * The status travels back in the acknowledgement.
+ */
+static void rma_deliver(struct ssemu_region *r, uint32_t mi, uint32_t epi)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	uint32_t nic = ssemu_ep_nic(r, epi), mtu = r->config.mtu;
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+
+	n->stats.rx_msgs++;
+	n->stats.rx_bytes += m->len;
+	if (!(m->mflags & SSEMU_MSGF_RMAEXEC)) {
+		/* a runner dying between the two flags leaves the memory in
+		 * doubt: recovery fails the operation, never repeats it */
+		m->mflags |= SSEMU_MSGF_RMABEGIN;
+		m->status = rma_execute(r, nic, m);
+		m->mflags |= SSEMU_MSGF_RMAEXEC;
+	}
+	if (!m->status && rma_has_result(m)) {
+		m->resp_npkts = m->rma_len ?
+			(uint32_t)((m->rma_len + mtu - 1) / mtu) : 1;
+		m->resp_sent = m->resp_arrived = 0;
+		m->resp_next = SSEMU_NONE;
+		m->mflags |= SSEMU_MSGF_RESPQ;
+		if (n->resp_head == SSEMU_NONE)
+			n->resp_head = mi;
+		else
+			ssemu_r_msg(r, n->resp_tail)->resp_next = mi;
+		n->resp_tail = mi;
+		n->stats.tx_bytes += m->rma_len;
+	}
+	if (!m->status && (m->flags & SSEMU_RMA_REMOTE_EVENT))
+		recv_event(r, epi, mi);	/* sets RXDONE when it may */
+	else
+		rma_rx_done(m);
 }
 
 static void deliver_recv(struct ssemu_region *r, uint32_t mi)
@@ -534,9 +885,14 @@ static void deliver_recv(struct ssemu_region *r, uint32_t mi)
 		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
 		return;
 	}
+	if (m->rma_op) {
+		rma_deliver(r, mi, epi);
+		return;
+	}
 	n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
 	n->stats.rx_msgs++;
 	n->stats.rx_bytes += m->len;
+	ssemu_tel_deliver(r, mi);
 	ssemu_fetch_add(&ssemu_r_ep(r, epi)->unreleased, 1);
 	recv_event(r, epi, mi);
 }
@@ -585,6 +941,7 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
 		}
 		ep->rx_head = next;
 		pushed = true;
+		rma_rx_done(m);
 	}
 	while ((mi = ep->tx_head) != SSEMU_NONE) {
 		m = ssemu_r_msg(r, mi);
@@ -606,7 +963,8 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
  * the way cannot be modelled): a data packet goes straight back to its
  * source as an error acknowledgement, standing in for the NIC's end-to-end
  * retry giving up, so the window slot closes and the send completes with an
- * error; anything else is dropped.
+ * error; RMA results go straight to their initiator as failed; anything
+ * else is dropped.
  */
 static void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
 {
@@ -616,6 +974,16 @@ static void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
 						  pkt->dst_port];
 	struct ssemu_msg *m = ssemu_r_msg(r, pkt->msg);
 
+	ssemu_tel_drop(r, pkt->tclass);
+	if (pkt->type == SSEMU_PKT_RESP && src != SSEMU_NONE &&
+	    ssemu_r_nic(r, src)->gen == pkt->src_gen) {
+		/* results that cannot get through: the initiator counts them
+		 * as arrived in error rather than wait for them forever */
+		pkt->status = status;
+		pkt->to_gen = pkt->src_gen;
+		schedule(r, now_of(r), SSEMU_MEV_NIC_ARRIVE, src, 1, pi);
+		return;
+	}
 	if (pkt->type != SSEMU_PKT_DATA || src == SSEMU_NONE ||
 	    ssemu_r_nic(r, src)->gen != pkt->src_gen) {
 		pkt_free(r, pi);
@@ -710,6 +1078,10 @@ static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	else
 		ssemu_r_pkt(r, q->tail)->next = pi;
 	q->tail = pi;
+	if (ssemu_r_pkt(r, pi)->type == SSEMU_PKT_DATA &&
+	    cc_ops[r->cc_idx].on_queue &&
+	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
+		egq_count(r, &s->port[out], ssemu_r_pkt(r, pi), 1);
 	s->port[out].queued[vcl]++;
 	s->port[out].queued_tc[vcl / SSEMU_NVC]++;
 	s->port[out].nqueued++;
@@ -724,6 +1096,10 @@ static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	q->head = ssemu_r_pkt(r, pi)->next;
 	if (q->head == SSEMU_NONE)
 		q->tail = SSEMU_NONE;
+	if (ssemu_r_pkt(r, pi)->type == SSEMU_PKT_DATA &&
+	    cc_ops[r->cc_idx].on_queue &&
+	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
+		egq_count(r, &s->port[out], ssemu_r_pkt(r, pi), -1);
 	s->port[out].queued[vcl]--;
 	s->port[out].queued_tc[vcl / SSEMU_NVC]--;
 	s->port[out].nqueued--;
@@ -759,6 +1135,12 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	uint32_t out = route_ops[r->route_idx].select(r, s->sw, pkt);
 
 	voq_push(r, s, in, out, pkt->tclass * SSEMU_NVC + pkt->vc, pi);
+	if (cc_ops[r->cc_idx].on_queue && pkt->type == SSEMU_PKT_DATA &&
+	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
+		cc_ops[r->cc_idx].on_queue(r, s, &s->port[out], pkt);
+	if (out < r->topo.p)	/* an edge output */
+		ssemu_tel_queue(r, pkt->tclass,
+				s->port[out].queued_tc[pkt->tclass]);
 	sw_try_send(r, inst, out);
 }
 
@@ -838,8 +1220,10 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	ssemu_topo_peer(&r->topo, s->sw, out, &peer);
 	if (peer.kind == SSEMU_PORT_ENDPOINT) {
 		if (pkt->type == SSEMU_PKT_DATA &&
-		    cc_ops[r->cc_idx].mark(r, &s->port[out], tc))
+		    cc_ops[r->cc_idx].mark(r, &s->port[out], tc)) {
 			pkt->marked = 1;
+			ssemu_tel_mark(r, tc);
+		}
 		nic = ssemu_r_portmap(r)[peer.ep];
 		if (nic != SSEMU_NONE) {
 			pkt->to_gen = ssemu_r_nic(r, nic)->gen;
@@ -883,6 +1267,7 @@ void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 	n->inj_tail = mi;
 	n->stats.tx_msgs++;
 	n->stats.tx_bytes += m->len;
+	ssemu_tel_post(r, nic, m->tclass);
 }
 
 /* Fail a queued message that cannot be sent at all. */
@@ -911,6 +1296,50 @@ static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	return load;
 }
 
+/*
+ * Inside a group: the direct local link, or two local hops through another
+ * switch of the group (the group is all-to-all, one link per pair, so
+ * traffic from one switch to another -- an all-to-all's shift -- has one
+ * link minimally and a-2 more through the others).
+ */
+static void route_choose_local(struct ssemu_region *r,
+			       struct ssemu_switch_sh *s, struct ssemu_pkt *pkt,
+			       uint16_t *path, int bias)
+{
+	const struct ssemu_topo *t = &r->topo;
+	const struct ssemu_route_ops *ro = &route_ops[r->route_idx];
+	uint32_t dsw = ssemu_topo_ep_switch(t, pkt->dst_port);
+	uint32_t base = ssemu_topo_group(t, s->sw) * t->a, k, li, isw, port;
+	uint64_t cost, best;
+	uint16_t best_via = 0;
+
+	if (dsw == s->sw || t->a < 3 || t->nswitches > SSEMU_VIA_SWITCH) {
+		*path = 0;
+		return;
+	}
+	port = ssemu_topo_min_port(t, s->sw, pkt->dst_port, pkt->copy);
+	best = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) * 2 * 8;
+	for (k = 0; k < ro->ncand; k++) {
+		/* a random switch of the group other than both ends */
+		li = (uint32_t)ssemu_rng_below(&s->rng, t->a - 2);
+		if (li >= SSEMU_MIN(s->sw, dsw) - base)
+			li++;
+		if (li >= SSEMU_MAX(s->sw, dsw) - base)
+			li++;
+		isw = base + li;
+		port = ssemu_topo_min_port(t, s->sw, (uint64_t)isw * t->p,
+					   pkt->copy);
+		cost = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) * 3 *
+		       (uint64_t)(8 + bias);
+		if (cost < best) {
+			best = cost;
+			best_via = (uint16_t)(SSEMU_VIA_SWITCH | isw);
+		}
+	}
+	pkt->via = best_via;
+	*path = best_via;
+}
+
 /* The path of a packet about to be injected (see route_ops). */
 static void route_choose(struct ssemu_region *r, uint32_t nic,
 			 const struct ssemu_msg *m, struct ssemu_pkt *pkt,
@@ -924,6 +1353,7 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 	bool ordered = (m->flags & SSEMU_SEND_ORDERED) ||
 		       r->config.tclass[m->tclass].ordered;
 	uint32_t sg, dg, g, k, port, inst, hmin, best_via = 0;
+	uint16_t copy, best_copy = pkt->copy;
 	struct ssemu_switch_sh *s;
 	uint64_t cost, best;
 
@@ -939,12 +1369,16 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 	sg = ssemu_topo_group(t, ssemu_topo_ep_switch(t, n->port));
 	dg = ssemu_topo_group(t, ssemu_topo_ep_switch(t, pkt->dst_port));
 	s = sw_get(r, ssemu_topo_ep_switch(t, n->port), &inst);
-	if (sg == dg || t->g < 3 || !s) {
+	if (bias < -7)
+		bias = -7;
+	if (sg == dg && s) {
+		route_choose_local(r, s, pkt, path, bias);
+		return;
+	}
+	if (t->g < 3 || !s) {
 		*path = 0;
 		return;
 	}
-	if (bias < -7)
-		bias = -7;
 	hmin = ssemu_topo_min_hops(t, n->port, pkt->dst_port, pkt->copy);
 	port = ssemu_topo_min_port(t, s->sw, pkt->dst_port, pkt->copy);
 	best = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) * (hmin + 1) *
@@ -956,19 +1390,86 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 			g++;
 		if (g >= SSEMU_MAX(sg, dg))
 			g++;
-		port = ssemu_topo_min_port(t, s->sw, group_rep(t, g), pkt->copy);
+		/* unordered traffic may spread over every global link
+		 * toward the intermediate group, not just its pair's copy */
+		copy = ordered ? pkt->copy :
+				 (uint16_t)ssemu_rng_below(&s->rng, 65536);
+		port = ssemu_topo_min_port(t, s->sw, group_rep(t, g), copy);
 		cost = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) *
 		       (hmin + 3) * (uint64_t)(8 + bias);
 		if (cost < best) {
 			best = cost;
 			best_via = g + 1;
+			best_copy = copy;
 		}
 	}
 	pkt->via = (uint16_t)best_via;
+	if (best_via)
+		pkt->copy = best_copy;
 	*path = (uint16_t)best_via;
 }
 
 #define SSEMU_INJ_LOOKAHEAD 64	/* queued messages scanned per injection */
+
+/*
+ * The next packet of RMA results the NIC sends back, or NONE.  Like
+ * acknowledgements they are neither windowed nor acknowledged; they do take
+ * the edge link, credits and packets like any other.
+ */
+static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
+{
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+	uint32_t mi = n->resp_head, pi, chunk, inic, mtu = r->config.mtu;
+	struct ssemu_msg *m;
+	struct ssemu_pkt *pkt;
+	uint64_t done;
+
+	if (mi >= r->nmsgs) {
+		ssemu_log(SSEMU_LOG_WARN, "NIC %u: bad response queue entry "
+			  "%u: queue dropped", nic, mi);
+		n->resp_head = n->resp_tail = SSEMU_NONE;
+		return SSEMU_NONE;
+	}
+	m = ssemu_r_msg(r, mi);
+	if (m->tclass >= r->config.ntclass || n->credits[m->tclass] == 0) {
+		n->stats.credit_stalls++;
+		return SSEMU_NONE;
+	}
+	pi = pkt_alloc(r);
+	if (pi == SSEMU_NONE) {
+		if (!n->wait_pkt) {
+			n->wait_pkt = 1;
+			r->pkt_waiters++;
+		}
+		return SSEMU_NONE;
+	}
+	done = (uint64_t)m->resp_sent * mtu;
+	chunk = m->rma_len > done ?
+			(uint32_t)SSEMU_MIN((uint64_t)mtu, m->rma_len - done) :
+			0;
+	inic = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
+	pkt = ssemu_r_pkt(r, pi);
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->type = SSEMU_PKT_RESP;
+	pkt->tclass = (uint8_t)m->tclass;
+	pkt->msg = mi;
+	pkt->msg_gen = m->gen;
+	pkt->win = nic;
+	pkt->src_gen = ssemu_r_nic(r, inic)->gen;
+	pkt->src_port = n->port;
+	pkt->dst_port = SSEMU_ADDR_PORT(m->src);
+	pkt->bytes = chunk + r->config.pkt_overhead;
+	pkt->copy = (uint16_t)((n->port * 2654435761u + pkt->dst_port) >> 7);
+	pkt->inject_time = now_of(r);
+	if (++m->resp_sent >= m->resp_npkts) {
+		n->resp_head = m->resp_next;
+		if (n->resp_head == SSEMU_NONE)
+			n->resp_tail = SSEMU_NONE;
+		m->mflags &= ~SSEMU_MSGF_RESPQ;
+		rma_rx_done(m);	/* the slot's last write here */
+	}
+	return pi;
+}
 
 /*
  * Next packet the NIC may inject now, or NONE.  Acknowledgements go first.
@@ -997,6 +1498,8 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		n->ack_head = pkt->next;
 		return pi;
 	}
+	if (n->resp_head != SSEMU_NONE)
+		return nic_next_resp(r, nic);
 	prev = SSEMU_NONE;
 	for (mi = n->inj_head, k = 0; mi != SSEMU_NONE &&
 				      k < SSEMU_INJ_LOOKAHEAD;
@@ -1058,6 +1561,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		pkt->msg = mi;
 		pkt->msg_gen = m->gen;
 		pkt->win = dnic;
+		pkt->src_nic = nic;
 		pkt->src_gen = n->gen;
 		pkt->src_port = n->port;
 		pkt->dst_port = dport;
@@ -1069,6 +1573,8 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		/* the window is full now: ask for an acknowledgement at once
 		 * rather than at the next coalescing point */
 		pkt->ack_req = ++win[dnic] >= allowed;
+		if (cc_ops[r->cc_idx].on_send)
+			cc_ops[r->cc_idx].on_send(r, nic, dnic);
 		if (++m->sent == m->npkts) {
 			if (prev == SSEMU_NONE)
 				n->inj_head = next;
@@ -1112,10 +1618,13 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 	pkt = ssemu_r_pkt(r, pi);
 	n->credits[pkt->tclass]--;
 	n->stats.tx_pkts++;
+	if (pkt->type == SSEMU_PKT_DATA || pkt->type == SSEMU_PKT_RESP)
+		ssemu_tel_tx(r, nic, pkt->tclass,
+			     pkt->bytes - r->config.pkt_overhead);
 	ser = ser_time(pkt->bytes, r->config.edge.rate_bps);
 	n->busy_until = now + ser;
-	if ((n->ack_head != SSEMU_NONE || n->inj_head != SSEMU_NONE) &&
-	    !n->done_pending) {
+	if ((n->ack_head != SSEMU_NONE || n->inj_head != SSEMU_NONE ||
+	     n->resp_head != SSEMU_NONE) && !n->done_pending) {
 		n->done_pending = 1;
 		schedule(r, now + ser, SSEMU_MEV_NIC_TX_DONE, nic, 0, 0);
 	}
@@ -1156,6 +1665,9 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		pkt->status = 0;
 		pkt->count = 1;	/* a stale packet is acknowledged alone */
 		if (live) {
+			ssemu_tel_rx(r,
+				     ssemu_ep_nic(r, ssemu_msg_ep(r, pkt->msg)),
+				     tc, pkt->bytes - r->config.pkt_overhead);
 			m->rx_marked |= pkt->marked;
 			if (++m->arrived == m->npkts) {
 				deliver_recv(r, pkt->msg);
@@ -1199,21 +1711,48 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		ssemu_model_nic_kick(r, nic);
 		return;
 	}
+	if (pkt->type == SSEMU_PKT_RESP) {
+		/* results of one of our RMA operations */
+		n->stats.rx_pkts++;
+		n->stats.rx_bytes += pkt->bytes -
+				     SSEMU_MIN(pkt->bytes,
+					       r->config.pkt_overhead);
+		r->pkts_delivered++;
+		if (pkt->src_gen == n->gen && m->gen == pkt->msg_gen &&
+		    m->rma_op && m->resp_arrived < m->resp_npkts) {
+			ssemu_tel_rx(r, nic, tc, pkt->bytes -
+				     SSEMU_MIN(pkt->bytes,
+					       r->config.pkt_overhead));
+			if (pkt->status && !m->status)
+				m->status = pkt->status;
+			if (++m->resp_arrived >= m->resp_npkts &&
+			    m->acked >= m->npkts)
+				complete_tx(r, pkt->msg);
+		}
+		pkt_free(r, pi);
+		return;
+	}
 	/* An acknowledgement for one of our packets (or of this NIC slot's
 	 * previous owner: then neither window nor message is ours). */
 	n->stats.ack_pkts++;
 	if (pkt->src_gen == n->gen) {
 		n->stats.acks += pkt->count;
 		if (pkt->win < r->config.max_nics) {
+			uint32_t cw = ssemu_r_cwnd(r, nic)[pkt->win];
+
 			win[pkt->win] -= SSEMU_MIN(win[pkt->win], pkt->count);
 			cc_ops[r->cc_idx].on_ack(r, nic, pkt->win, pkt->count,
 						 pkt->marked);
+			if (ssemu_r_cwnd(r, nic)[pkt->win] < cw)
+				ssemu_tel_throttle(r, tc);
 		}
 		if (m->gen == pkt->msg_gen && m->acked < m->npkts) {
 			if (pkt->status && !m->status)
 				m->status = pkt->status;
 			m->acked += pkt->count;
-			if (m->acked >= m->npkts)
+			/* an RMA waits for its results as well */
+			if (m->acked >= m->npkts &&
+			    m->resp_arrived >= m->resp_npkts)
 				complete_tx(r, pkt->msg);
 		}
 	}
@@ -1280,9 +1819,17 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
 	ssemu_addr_t self = SSEMU_ADDR(n->port, epi % r->config.eps_per_nic);
+	struct ssemu_ring *ring = ssemu_r_ring(r, ep->tx_ring_off);
 	uint32_t mi, prev = SSEMU_NONE, next;
 	struct ssemu_msg *m;
 
+	/* posted and never taken by the engine: they never will be */
+	while (!ssemu_ring_peek(ring, &mi)) {
+		if (mi / r->config.msgs_per_ep == epi)
+			ssemu_fetch_or(&ssemu_r_msg(r, mi)->state,
+				       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+		ssemu_ring_advance(ring);
+	}
 	for (mi = n->inj_head; mi != SSEMU_NONE; mi = next) {
 		m = ssemu_r_msg(r, mi);
 		next = m->next;
@@ -1307,10 +1854,30 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	for (mi = 0; ssemu_load_acquire(&ep->unreleased) && mi < r->nmsgs;
 	     mi++) {
 		m = ssemu_r_msg(r, mi);
-		if (m->dst == self && m->npkts && m->arrived == m->npkts &&
+		if (!m->rma_op && m->dst == self && m->npkts &&
+		    m->arrived == m->npkts &&
 		    (ssemu_load_acquire(&m->state) &
 		     (SSEMU_MSG_BUSY | SSEMU_MSG_RXDONE)) == SSEMU_MSG_BUSY)
 			ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+	}
+	/* RMA_REMOTE events it will never read: the target side of those
+	 * operations is done (but for results still to send) */
+	for (mi = ep->rx_head; mi < r->nmsgs; mi = next) {
+		m = ssemu_r_msg(r, mi);
+		next = m->rx_next;
+		if (m->rma_op) {
+			m->mflags &= ~SSEMU_MSGF_RXOVF;
+			rma_rx_done(m);
+		}
+	}
+	/* its own RMA operations: it will release no RMA_DONE event (the
+	 * target side still holds those in flight until it is done) */
+	for (mi = epi * r->config.msgs_per_ep;
+	     mi < (epi + 1) * r->config.msgs_per_ep; mi++) {
+		m = ssemu_r_msg(r, mi);
+		if (m->rma_op &&
+		    (ssemu_load_acquire(&m->state) & SSEMU_MSG_BUSY))
+			ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
 	}
 	for (mi = ep->tx_head; mi != SSEMU_NONE; mi = ssemu_r_msg(r, mi)->tx_next)
 		ssemu_fetch_or(&ssemu_r_msg(r, mi)->state, SSEMU_MSG_TXDONE);
@@ -1373,6 +1940,31 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 		ssemu_fetch_or(&ssemu_r_msg(r, pi)->state,
 			       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 	}
+	/*
+	 * RMA results it had still to send: the operations were done, but
+	 * their initiators will not get all of the results; they complete
+	 * with an error once what did leave has arrived.
+	 */
+	while ((mi = n->resp_head) < r->nmsgs) {
+		m = ssemu_r_msg(r, mi);
+		n->resp_head = m->resp_next;
+		m->mflags &= ~SSEMU_MSGF_RESPQ;
+		if (m->resp_sent < m->resp_npkts) {
+			m->resp_npkts = m->resp_sent;
+			if (!m->status)
+				m->status = -EHOSTUNREACH;
+			if (m->acked >= m->npkts &&
+			    m->resp_arrived >= m->resp_npkts)
+				complete_tx(r, mi);
+		}
+		rma_rx_done(m);
+	}
+	n->resp_head = n->resp_tail = SSEMU_NONE;
+	/* its memory regions go with it */
+	memset(ssemu_r_mrs(r, nic), 0,
+	       SSEMU_MIN(n->mr_hwm, (uint32_t)SSEMU_MRS_PER_NIC) *
+		       sizeof(struct ssemu_mr_sh));
+	n->mr_hwm = 0;
 	n->inj_tail = n->ack_tail = SSEMU_NONE;
 	n->busy_until = 0;
 	n->done_pending = 0;
@@ -1421,6 +2013,9 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 		break;
 	case SSEMU_MEV_ACK_TIMER:
 		ack_timer(r, f->a, f->b, f->c);
+		break;
+	case SSEMU_MEV_FGFC:
+		fgfc_arrive(r, f->a, f->b, f->c);
 		break;
 	case SSEMU_MEV_SW_CREDIT:
 		s = ssemu_r_switch(r, f->a);
@@ -1513,6 +2108,35 @@ static bool delivered(struct ssemu_region *r, struct ssemu_msg *m,
 	return pushed(r, m, SSEMU_MSGF_RXPUSH, epi, m->rx_pos);
 }
 
+/*
+ * The target side of an RMA operation whose slot the target has not let go
+ * of.  Its results cannot be sent again (the response queues are gone);
+ * they are in the initiator's buffer already, so it stops waiting for
+ * them.  An operation the dead runner was in the middle of may have half
+ * changed the memory: it fails (-EIO) rather than run twice.  One done but
+ * whose RMA_REMOTE event never got out has it queued again.
+ */
+static void rma_recover_target(struct ssemu_region *r, struct ssemu_msg *m)
+{
+	uint32_t epi;
+
+	if ((m->mflags & SSEMU_MSGF_RMABEGIN) &&
+	    !(m->mflags & SSEMU_MSGF_RMAEXEC)) {
+		m->status = -EIO;
+		m->mflags |= SSEMU_MSGF_RMAEXEC;
+		m->mflags &= ~(SSEMU_MSGF_RESPQ | SSEMU_MSGF_RXOVF);
+	}
+	if (!(m->mflags & SSEMU_MSGF_RMAEXEC))
+		return;		/* not done: sent again, if at all */
+	m->mflags &= ~SSEMU_MSGF_RESPQ;
+	m->resp_npkts = SSEMU_MIN(m->resp_npkts, m->resp_arrived);
+	if (!m->status && (m->flags & SSEMU_RMA_REMOTE_EVENT) &&
+	    !(m->mflags & SSEMU_MSGF_RXOVF) && !recv_ep(r, m, &epi) &&
+	    !pushed(r, m, SSEMU_MSGF_RXPUSH, epi, m->rx_pos))
+		m->mflags |= SSEMU_MSGF_RXOVF;	/* queued again below */
+	rma_rx_done(m);
+}
+
 int ssemu_model_recover(struct ssemu_region *r)
 {
 	const struct ssemu_config *c = &r->config;
@@ -1577,6 +2201,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		n = ssemu_r_nic(r, nic);
 		n->inj_head = n->inj_tail = SSEMU_NONE;
 		n->ack_head = n->ack_tail = SSEMU_NONE;
+		n->resp_head = n->resp_tail = SSEMU_NONE;
 		n->busy_until = 0;
 		n->done_pending = 0;
 		n->wait_pkt = 0;
@@ -1587,6 +2212,10 @@ int ssemu_model_recover(struct ssemu_region *r)
 		       sizeof(uint16_t) * c->max_nics);
 		for (k = 0; k < c->max_nics; k++) {
 			ssemu_r_cwnd(r, nic)[k] = c->nic_window << 8;
+			ssemu_r_pause(r, nic)[k] = 0;
+			ssemu_r_gap(r, nic)[k] = 0;
+			ssemu_r_slow(r, nic)[k] = 0;
+			ssemu_r_egq(r, nic)[k] = 0;
 			ssemu_r_cc_acked(r, nic)[k] = UINT32_MAX / 2;
 			ssemu_r_path(r, nic)[k] = 0;
 		}
@@ -1606,12 +2235,21 @@ int ssemu_model_recover(struct ssemu_region *r)
 		st = ssemu_load_acquire(&m->state);
 		if (!(st & SSEMU_MSG_BUSY))
 			continue;
+		if (m->rma_op && !(st & SSEMU_MSG_RXDONE))
+			rma_recover_target(r, m);
 		if ((m->mflags & SSEMU_MSGF_RXOVF) && !(st & SSEMU_MSG_RXDONE))
 			rxovf[nrx++] = (struct rec){ m->seq, mi };
 		if (st & SSEMU_MSG_TXDONE || in_ring[mi] ||
 		    !(m->mflags & SSEMU_MSGF_QUEUED))
 			continue;	/* done, or still in its tx ring */
-		if (pushed(r, m, SSEMU_MSGF_TXPUSH, ssemu_msg_ep(r, mi),
+		if (m->rma_op && pushed(r, m, SSEMU_MSGF_TXPUSH,
+					ssemu_msg_ep(r, mi), m->tx_pos)) {
+			/* RMA_DONE is out: the initiator releases it */
+		} else if (m->rma_op && (m->mflags & SSEMU_MSGF_RMAEXEC) &&
+			   !(m->mflags & SSEMU_MSGF_TXOVF)) {
+			/* done at the target, never again: complete it */
+			done[ndone++] = (struct rec){ m->seq, mi };
+		} else if (pushed(r, m, SSEMU_MSGF_TXPUSH, ssemu_msg_ep(r, mi),
 			   m->tx_pos)) {
 			/* its completion is out: the runner died just after */
 			ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
@@ -1622,6 +2260,8 @@ int ssemu_model_recover(struct ssemu_region *r)
 		} else {
 			m->sent = m->arrived = m->acked = m->rx_acked = 0;
 			m->rx_marked = 0;
+			m->resp_npkts = m->resp_sent = m->resp_arrived = 0;
+			ssemu_tel_retry(r, m->tclass);
 			requeue[nrq++] = (struct rec){ m->seq, mi };
 		}
 		m->mflags &= ~SSEMU_MSGF_TXOVF;
@@ -1661,7 +2301,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		complete_tx(r, txovf[k].mi);
 	for (k = 0; k < ndone; k++) {
 		m = ssemu_r_msg(r, done[k].mi);
-		if (m->status)
+		if (m->status && !m->rma_op)
 			ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
 		complete_tx(r, done[k].mi);
 	}

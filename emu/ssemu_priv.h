@@ -16,7 +16,8 @@
  * Layout (offsets in struct ssemu_region):
  *   header | engine | nics[max_nics] | eps[max_nics*eps_per_nic] |
  *   msgs[... * msgs_per_ep] | bufs | rings | pkts[max_pkts] |
- *   swmap[nswitches] | portmap[nendpoints] | switches[max_switches]
+ *   swmap[nswitches] | portmap[nendpoints] | switches[max_switches] |
+ *   mrs[max_nics * SSEMU_MRS_PER_NIC]
  */
 #ifndef SSEMU_PRIV_H
 #define SSEMU_PRIV_H
@@ -34,10 +35,11 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 1
+#define SSEMU_LAYOUT_VERSION 5	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
+#define SSEMU_MAX_JOBS 64	/* jobs with placement reservations at once */
 #define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
 #define SSEMU_SWLAT_BINS 4096	/* switch latency histogram, 1 ns bins */
 /* A receiving NIC acknowledges every SSEMU_ACK_EVERY packets of a message,
@@ -75,6 +77,18 @@ enum ssemu_nic_state {
 #define SSEMU_MSGF_TXOVF 4u	/* on the sender's event overflow list */
 #define SSEMU_MSGF_RXPUSH 8u	/* RECV pushed (or being) at rx_pos */
 #define SSEMU_MSGF_TXPUSH 16u	/* SEND_DONE pushed (or being) at tx_pos */
+#define SSEMU_MSGF_RMABEGIN 32u	/* RMA: the target started on memory */
+#define SSEMU_MSGF_RMAEXEC 64u	/* RMA: done (or refused) at the target */
+#define SSEMU_MSGF_RESPQ 128u	/* RMA: on the target NIC's response queue */
+
+/*
+ * RMA operations use the message slot state bits differently from sends:
+ * TXDONE says the initiator is done with the slot (it released the
+ * RMA_DONE event, or never will), RXDONE that the target side is (the
+ * operation done or refused, its RMA_REMOTE event pushed).  Results are
+ * written into the slot's buffer by the engine when the target does the
+ * operation; the response packets only model their way back.
+ */
 
 struct ssemu_msg {
 	uint32_t state;		/* SSEMU_MSG_* (atomic) */
@@ -99,7 +113,31 @@ struct ssemu_msg {
 	int32_t status;
 	uint32_t ep_gen;	/* sending endpoint's generation at post */
 	ssemu_time_t post_time;
+	/* RMA (rma_op 0: a send); len above is the request's payload */
+	uint8_t rma_op;		/* enum ssemu_rma_op */
+	uint8_t aop, dtype;
+	uint8_t pad8;
+	uint32_t resp_npkts;	/* response packets the target sends */
+	uint32_t resp_sent;	/* ... of which it injected */
+	uint32_t resp_arrived;	/* ... of which reached the initiator */
+	uint32_t resp_next;	/* target NIC's response queue */
+	uint32_t pad32;
+	uint64_t rma_len;	/* bytes at the target (and of results) */
+	uint64_t key;
+	uint64_t raddr;
 	uint8_t data[SSEMU_INLINE_MAX];
+};
+
+/* A memory region in a NIC's table (ssemu_mr_reg). */
+struct ssemu_mr_sh {
+	uint64_t key;
+	uint64_t addr;		/* start, in the owner's address space */
+	uint64_t len;
+	uint64_t base;		/* the address peers name addr[0] by */
+	int32_t pid;		/* owner process */
+	uint32_t access;	/* SSEMU_MR_* */
+	uint32_t in_use;
+	uint32_t pad;
 };
 
 struct ssemu_ep_sh {
@@ -126,18 +164,25 @@ struct ssemu_nic_sh {
 	uint32_t ev_futex;	/* bumped after an event push to any of its eps */
 	uint32_t waiters;	/* processes sleeping on ev_futex */
 	uint32_t rx_unacked;	/* packets arrived, their ack still pending */
-	uint32_t pad;
+	uint32_t jobslot;	/* its job's reservation, or SSEMU_NONE */
 	/* model: injection */
 	uint32_t inj_head, inj_tail;	/* messages to packetise */
 	uint32_t ack_head, ack_tail;	/* ack packets to send */
 	uint32_t done_pending;	/* a TX_DONE event is scheduled */
 	uint32_t wait_pkt;	/* stalled on an empty packet pool */
+	uint32_t resp_head, resp_tail;	/* RMA results to send back */
+	uint32_t mr_hwm;	/* table entries [0, mr_hwm) may be in use */
+	uint32_t pad2;
 	ssemu_time_t busy_until;	/* the edge link serialises until then */
 	uint32_t credits[SSEMU_MAX_TCLASS];
 	struct ssemu_nic_stats stats;
 };
 
-enum ssemu_pkt_type { SSEMU_PKT_DATA = 1, SSEMU_PKT_ACK };
+enum ssemu_pkt_type {
+	SSEMU_PKT_DATA = 1,
+	SSEMU_PKT_ACK,
+	SSEMU_PKT_RESP,		/* RMA results, target to initiator */
+};
 
 struct ssemu_pkt {
 	uint32_t next;		/* free list, VOQ and ack queue link */
@@ -153,6 +198,8 @@ struct ssemu_pkt {
 	uint32_t msg;		/* global message index */
 	uint32_t msg_gen;
 	uint32_t win;		/* source NIC's window slot */
+	uint32_t src_nic;	/* source NIC (DATA) */
+	uint32_t pad;
 	uint32_t src_gen;	/* source NIC's attach generation */
 	uint32_t to_gen;	/* NIC_ARRIVE: the target NIC's generation */
 	uint32_t src_port, dst_port;	/* endpoint ports */
@@ -172,7 +219,7 @@ struct ssemu_swport {
 	uint32_t rr;		/* round-robin pointer over inputs */
 	uint32_t nqueued;	/* VOQ packets for this output, all vclasses */
 	uint32_t queued_tc[SSEMU_MAX_TCLASS];	/* the same, per class */
-	uint32_t pad;
+	uint32_t vc_rr;		/* turns among the VCs of an input */
 	ssemu_time_t busy_until;	/* the output serialises until then */
 	uint32_t credits[SSEMU_MAX_VCLASS];	/* downstream buffer per vclass */
 	uint32_t queued[SSEMU_MAX_VCLASS];	/* VOQ packets for this output */
@@ -183,7 +230,8 @@ struct ssemu_swport {
 	double c_tokens[SSEMU_MAX_TCLASS];
 	ssemu_time_t tok_time;
 	uint32_t tc_rr;				/* last class served */
-	uint32_t pad_tc;
+	uint32_t nflows;	/* edge output: source NICs with data packets
+				 * queued for it (congestion control) */
 	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
 	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
 	uint64_t drops;
@@ -196,6 +244,24 @@ struct ssemu_switch_sh {
 	struct ssemu_swport port[SSEMU_RADIX];
 	uint64_t voq_off;	/* region offset: voq[out][vclass][in] */
 };
+
+/*
+ * A job placed by policy: its first rank reserved a port for each of its
+ * ranks (resv[port] = slot << 16 | rank); the reservation lasts while any
+ * NIC of the job is attached.
+ */
+struct ssemu_job_sh {
+	uint32_t id;		/* launcher job id */
+	uint32_t active;
+	uint32_t nranks;
+	uint32_t policy;	/* enum ssemu_place_policy */
+	uint32_t nics;		/* NICs of the job attached now */
+	uint32_t pad;
+};
+
+#define SSEMU_RESV(slot, rank) ((uint32_t)(slot) << 16 | (uint32_t)(rank))
+#define SSEMU_RESV_SLOT(v) ((v) >> 16)
+#define SSEMU_RESV_MAX_RANKS 65536
 
 struct ssemu_region {
 	uint64_t magic;
@@ -210,6 +276,7 @@ struct ssemu_region {
 	uint32_t dead;		/* being removed: attachers must retry */
 	uint32_t nnics;		/* NICs attached */
 	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
+	struct ssemu_job_sh jobs[SSEMU_MAX_JOBS];	/* placement */
 	/* derived */
 	struct ssemu_topo topo;
 	uint32_t neps, nmsgs, nbufs;
@@ -219,10 +286,17 @@ struct ssemu_region {
 		 pkts_off, swmap_off, portmap_off, switches_off, voqs_off,
 		 window_off,
 		 cwnd_off,	/* congestion windows per NIC pair, 1/256 pkt */
+		 pause_off,	/* per NIC pair: next injection not before */
+		 gap_off,	/* per NIC pair: FGFC gap between packets */
+		 slow_off,	/* per NIC pair: FGFC pacing ends (ps) */
+		 egq_off,	/* per NIC pair: data packets queued at the
+				 * destination's edge output */
 		 cc_acked_off,	/* packets acknowledged since the last cut */
 		 path_off,	/* ordered flows: each NIC pair's current via */
 		 work_off,	/* bitmap: endpoints with posted messages */
-		 ovf_off;	/* bitmap: endpoints with overflowed events */
+		 ovf_off,	/* bitmap: endpoints with overflowed events */
+		 mrs_off,	/* memory region tables, one per NIC */
+		 resv_off;	/* placement reservation per endpoint port */
 	/* model state */
 	uint32_t pkt_free;
 	uint32_t pkts_used;
@@ -237,6 +311,41 @@ struct ssemu_region {
 	uint64_t pkts_delivered, pkt_hops, switch_lat_sum;
 	/* per-hop switch latency (arrival to departure), 1 ns bins */
 	uint64_t swlat_hist[SSEMU_SWLAT_BINS];
+	/* telemetry (ssemu_telemetry.c) */
+	uint64_t tel_off;
+	ssemu_time_t tel_next;	/* model time the open sample ends */
+};
+
+/*
+ * Telemetry, counted by the model under the fabric lock (public types in
+ * ssemu.h).  The section is this header, then the sample ring (ring
+ * samples, sample i in slot i % ring), then a job-slot cache per NIC.
+ */
+#define SSEMU_TEL_HASH 512	/* pair index: open addressing, 0 = empty */
+
+struct ssemu_tel_sh {
+	ssemu_time_t interval;	/* 0: no time series */
+	uint32_t ring;		/* samples the ring holds */
+	uint32_t njobs;
+	uint32_t npairs;
+	uint32_t pad;
+	uint32_t job[SSEMU_TEL_JOBS];
+	uint64_t closed;	/* samples closed since model time 0 */
+	uint64_t ring_off;	/* region offsets */
+	uint64_t nicjob_off;
+	struct ssemu_tel_counters jc[SSEMU_TEL_JOB_SLOTS][SSEMU_MAX_TCLASS];
+	struct ssemu_tel_class tc[SSEMU_MAX_TCLASS];
+	struct ssemu_tel_pair pair[SSEMU_TEL_PAIRS];
+	struct ssemu_tel_pair other;
+	struct ssemu_tel_jpair jpair[SSEMU_TEL_JOB_SLOTS][SSEMU_TEL_JOB_SLOTS];
+	uint16_t pair_hash[SSEMU_TEL_HASH];	/* pair index + 1 */
+	struct ssemu_tel_sample cur;	/* the open sample */
+};
+
+/* A NIC's job slot, valid while gen is the NIC's attach generation. */
+struct ssemu_tel_nic {
+	uint32_t gen;
+	uint32_t slot;
 };
 
 /* Per-process handles. */
@@ -305,6 +414,13 @@ static inline uint32_t *ssemu_r_portmap(struct ssemu_region *r)
 	return SSEMU_AT(r, r->portmap_off);
 }
 
+/* Reservation of each endpoint port: SSEMU_RESV(job slot, rank) or
+ * SSEMU_NONE. */
+static inline uint32_t *ssemu_r_resv(struct ssemu_region *r)
+{
+	return SSEMU_AT(r, r->resv_off);
+}
+
 static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
 						     uint32_t i)
 {
@@ -321,6 +437,32 @@ static inline uint16_t *ssemu_r_window(struct ssemu_region *r, uint32_t nic)
 static inline uint32_t *ssemu_r_cwnd(struct ssemu_region *r, uint32_t nic)
 {
 	return (uint32_t *)SSEMU_AT(r, r->cwnd_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
+/* Until when the switch paused @nic's traffic to every NIC (FGFC). */
+static inline uint64_t *ssemu_r_pause(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint64_t *)SSEMU_AT(r, r->pause_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
+/* Gap (ps) FGFC imposes between @nic's packets to every NIC. */
+static inline uint32_t *ssemu_r_gap(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint32_t *)SSEMU_AT(r, r->gap_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
+static inline uint64_t *ssemu_r_slow(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint64_t *)SSEMU_AT(r, r->slow_off) +
+	       (size_t)nic * r->config.max_nics;
+}
+
+static inline uint16_t *ssemu_r_egq(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint16_t *)SSEMU_AT(r, r->egq_off) +
 	       (size_t)nic * r->config.max_nics;
 }
 
@@ -346,6 +488,14 @@ static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
 	/* [out][vclass][in]: an output's arbitration scans contiguous memory */
 	return (struct ssemu_voq *)SSEMU_AT(r, s->voq_off) +
 	       ((size_t)out * T + vcl) * R + in;
+}
+
+/* Memory region table of NIC @nic (SSEMU_MRS_PER_NIC entries). */
+static inline struct ssemu_mr_sh *ssemu_r_mrs(struct ssemu_region *r,
+					      uint32_t nic)
+{
+	return (struct ssemu_mr_sh *)SSEMU_AT(r, r->mrs_off) +
+	       (size_t)nic * SSEMU_MRS_PER_NIC;
 }
 
 static inline uint64_t *ssemu_r_bits(struct ssemu_region *r, uint64_t off)
@@ -384,6 +534,7 @@ enum ssemu_model_ev {
 	SSEMU_MEV_SW_CREDIT,		/* a: switch inst, b: port | vclass << 8 */
 	SSEMU_MEV_NIC_KICK,		/* a: nic slot: packets are free again */
 	SSEMU_MEV_ACK_TIMER,		/* a: nic slot, b: msg, c: msg gen */
+	SSEMU_MEV_FGFC,			/* a: nic slot, b: dest nic, c: pause ns */
 	SSEMU_MEV_MAX,
 };
 
@@ -411,8 +562,9 @@ struct ssemu_arb_ops {
 
 struct ssemu_cc_ops {
 	const char *name;
-	/* Packets @nic may have in flight to NIC @dnic now (>= 1; the NIC's
-	 * window caps it too). */
+	/* Packets @nic may have in flight to NIC @dnic now (the NIC's window
+	 * caps it too; 0 while the pair is paused, and the NIC is kicked
+	 * again when the pause ends). */
 	uint32_t (*window)(struct ssemu_region *r, uint32_t nic, uint32_t dnic);
 	/* Is class @tc congested at edge output @op: mark its packet? */
 	bool (*mark)(struct ssemu_region *r, const struct ssemu_swport *op,
@@ -421,6 +573,13 @@ struct ssemu_cc_ops {
 	 * them was marked on the way. */
 	void (*on_ack)(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 		       uint32_t count, bool marked);
+	/* Data packet @pkt joined the queues of edge output @op (toward its
+	 * destination endpoint) at switch @s; NULL: nothing to do. */
+	void (*on_queue)(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			 const struct ssemu_swport *op,
+			 const struct ssemu_pkt *pkt);
+	/* @nic put a data packet for @dnic on the wire; NULL: nothing. */
+	void (*on_send)(struct ssemu_region *r, uint32_t nic, uint32_t dnic);
 };
 
 /* Index of a policy by name in its registry, or -1. */
@@ -437,6 +596,47 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t ep);
 void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic);
 void ssemu_model_ep_close(struct ssemu_region *r, uint32_t ep);
 int ssemu_model_recover(struct ssemu_region *r);
+
+/* ssemu_telemetry.c: the section's size and set-up, and the model's
+ * counting hooks (each brings the samples up to the current time first). */
+uint64_t ssemu_tel_bytes(const struct ssemu_config *c);
+void ssemu_tel_init(struct ssemu_region *r, uint64_t off);
+void ssemu_tel_post(struct ssemu_region *r, uint32_t nic, uint32_t tc);
+void ssemu_tel_tx(struct ssemu_region *r, uint32_t nic, uint32_t tc,
+		  uint32_t bytes);
+void ssemu_tel_rx(struct ssemu_region *r, uint32_t src_nic, uint32_t tc,
+		  uint32_t bytes);
+void ssemu_tel_deliver(struct ssemu_region *r, uint32_t msg);
+void ssemu_tel_drop(struct ssemu_region *r, uint32_t tc);
+void ssemu_tel_retry(struct ssemu_region *r, uint32_t tc);
+void ssemu_tel_throttle(struct ssemu_region *r, uint32_t tc);
+void ssemu_tel_mark(struct ssemu_region *r, uint32_t tc);
+void ssemu_tel_queue(struct ssemu_region *r, uint32_t tc, uint32_t depth);
+
+/* ssemu_fabric.c: the fabric lock, for readers outside the engine. */
+int ssemu_region_lock(struct ssemu_region *r);
+void ssemu_region_unlock(struct ssemu_region *r);
+/* ssemu_place.c: the policies, pure functions (tests/unit/test_place.c) */
+struct ssemu_place_req {
+	const struct ssemu_topo *topo;
+	uint32_t policy;	/* enum ssemu_place_policy */
+	uint32_t nranks;	/* ports to choose, > 0 */
+	uint64_t seed;		/* SSEMU_PLACE_RANDOM */
+	const uint32_t *map;	/* SSEMU_PLACE_MAP: nranks ports */
+	/* May @port be given to this job (neither taken nor reserved)? */
+	bool (*usable)(void *arg, uint32_t port);
+	void *arg;
+};
+
+/*
+ * Choose a port for each rank of a job, into @out[nranks]: distinct,
+ * usable ports.  @return 0; 1 (linear only) no block of consecutive
+ * usable ports was left and the lowest usable ports were taken instead;
+ * -ENOSPC fewer usable ports than ranks; -EADDRINUSE a map port that is
+ * not usable; -EINVAL a bad request or map (message in @err); -ENOMEM.
+ */
+int ssemu_place_choose(const struct ssemu_place_req *req, uint32_t *out,
+		       char *err, size_t errlen);
 
 /* ssemu_log.c */
 void ssemu_log(enum ssemu_log_level lvl, const char *fmt, ...)

@@ -64,19 +64,47 @@
 #define SSE_MAX_EP_CNT 256
 #define SSE_MAX_CQ_CNT 1024
 #define SSE_MAX_CNTR_CNT 1024
-#define SSE_MAX_MR_CNT 65536
+#define SSE_MAX_MR_CNT SSEMU_MRS_PER_NIC
 #define SSE_POLL_BATCH 32
+/* libfabric's internal fi_getinfo flag (include/ofi.h) with which a
+ * utility provider asks the core providers to layer over; stable since
+ * 1.5, and fabtests rely on it too. */
+#define SSE_OFI_CORE_PROV_ONLY (1ULL << 59)
 
-/* Capabilities: only what is implemented.  RMA and atomics come later. */
-#define SSE_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND)
+/* Capabilities: only what is implemented. */
+#define SSE_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | \
+		     FI_READ | FI_WRITE | FI_FENCE)
 #define SSE_RX_CAPS (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
-		     FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV)
+		     FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV | FI_RMA | \
+		     FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE | \
+		     FI_RMA_EVENT)
 #define SSE_DOM_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define SSE_CAPS (SSE_TX_CAPS | SSE_RX_CAPS | SSE_DOM_CAPS)
+/* FI_EP_DGRAM: untagged messages of at most eager_max bytes (a datagram
+ * is never split into a rendezvous). */
+#define SSE_DGRAM_CAPS (FI_MSG | FI_SEND | FI_RECV | FI_DIRECTED_RECV | \
+			FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV | \
+			SSE_DOM_CAPS)
 #define SSE_TX_OP_FLAGS (FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | \
 			 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 #define SSE_RX_OP_FLAGS (FI_COMPLETION | FI_MULTI_RECV)
-#define SSE_MSG_ORDER FI_ORDER_SAS
+/*
+ * Every RMA and atomic piece is posted ordered (SSEMU_SEND_ORDERED) from one
+ * FIFO per endpoint, and the target NIC executes in arrival order, so
+ * reads, writes and atomics to one target keep their posting order among
+ * themselves, whatever their size.  Sends and RMA are queued apart: no
+ * order between them is promised.
+ */
+#define SSE_RMA_ORDER (FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAR | \
+		       FI_ORDER_WAW | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW | \
+		       FI_ORDER_RMA_WAR | FI_ORDER_RMA_WAW | \
+		       FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | \
+		       FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW)
+#define SSE_MSG_ORDER (FI_ORDER_SAS | SSE_RMA_ORDER)
+/* MR modes the provider honours when the application accepts them, and
+ * does without otherwise (user keys, offset addressing). */
+#define SSE_MR_MODE_OPTIONAL (FI_MR_PROV_KEY | FI_MR_VIRT_ADDR | \
+			      FI_MR_RMA_EVENT)
 #define SSE_COMP_ORDER FI_ORDER_NONE
 
 /* ------------------------------------------------------------------ */
@@ -99,6 +127,9 @@ struct sse_env {
 	size_t tx_size;
 	size_t rx_size;
 	int progress_budget;	/* engine events per progress call */
+	char *placement;	/* policy name or "map:<file>", or NULL */
+	uint64_t placement_seed;
+	bool placement_seed_set;	/* else the fabric's seed */
 };
 
 extern struct sse_env sse_env;
@@ -291,6 +322,11 @@ struct sse_mr {
 	uint64_t offset;
 	size_t iov_count;
 	struct iovec iov[SSE_IOV_LIMIT];
+	/* remote access: in the NIC's region table while nic_reg */
+	bool remote;
+	bool nic_reg;
+	uint64_t base;		/* address peers name iov[0] by */
+	struct sse_cntr *rread_cntr, *rwrite_cntr;	/* fi_mr_bind */
 };
 
 /* ------------------------------------------------------------------ */
@@ -313,10 +349,13 @@ enum sse_op {
 	SSE_OP_RTS,
 	SSE_OP_FRAG,
 	SSE_OP_CTS,
+	SSE_OP_RMA,	/* header of an RMA_REMOTE event, see sse_rma.c */
 };
 
 #define SSE_HF_TAGGED 0x01	/* tagged (else untagged message) */
 #define SSE_HF_DATA 0x02	/* hdr[2] is remote CQ data */
+#define SSE_HF_RREAD 0x04	/* RMA: a remote read (else a remote write) */
+#define SSE_HF_ATOMIC 0x08	/* RMA: an atomic (else a read or write) */
 
 #define SSE_HDR0(op, fl, id) \
 	(((uint64_t)(op) << 56) | ((uint64_t)(fl) << 48) | \
@@ -378,6 +417,43 @@ struct sse_rx {
 	bool mr_released;
 };
 
+/*
+ * An RMA or atomic operation in progress (sse_rma.c): cut into pieces of at
+ * most one ssemu_ep_rma each, posted in FIFO order from ep->rma_queue.
+ */
+struct sse_rma_op {
+	struct sse_dlist entry;	/* ep->rma_queue while pieces remain */
+	struct sse_dlist all;	/* ep->rma_all, until freed */
+	void *context;
+	uint64_t cq_flags;	/* FI_RMA|FI_ATOMIC, FI_READ|FI_WRITE */
+	uint64_t data;		/* remote CQ data (SSE_HF_DATA) */
+	ssemu_addr_t dest;
+	uint32_t tclass;
+	uint32_t op;		/* SSEMU_RMA_* */
+	uint32_t aop, dtype;
+	uint32_t rflags;	/* SSEMU_RMA_REMOTE_EVENT on the last piece */
+	uint8_t hflags;		/* SSE_HF_DATA, SSE_HF_RREAD */
+	bool completion;	/* CQ entry on success */
+	bool no_comp;		/* fi_inject_*: no CQ entry, not even errors */
+	bool fence;		/* wait for every earlier operation */
+	bool active;		/* counted in ep->rma_active */
+	bool posting_done;	/* nothing more to post (all, or failed) */
+	int err;		/* first error, positive FI_E* */
+	int prov_errno;		/* the emulator's errno */
+	size_t len;		/* bytes at the target */
+	size_t piece_max;	/* multiple of elem */
+	size_t next_off;	/* next local byte to post */
+	size_t rma_idx;		/* cursor in rma[] */
+	uint64_t rma_off;
+	uint32_t posted, done;	/* pieces */
+	size_t iov_count, cmp_count, res_count, rma_count;
+	struct iovec iov[SSE_IOV_LIMIT];	/* source, or read target */
+	struct iovec cmp[SSE_IOV_LIMIT];	/* compare values */
+	struct iovec res[SSE_IOV_LIMIT];	/* fetch/compare results */
+	struct fi_rma_iov rma[SSE_IOV_LIMIT];	/* len in bytes */
+	void *bounce;		/* FI_INJECT copy */
+};
+
 /* An inbound message: unexpected, claimed, and/or being reassembled. */
 struct sse_msg {
 	struct sse_dlist entry;	/* rx_unexp[q] or rx_claimed */
@@ -413,6 +489,8 @@ struct sse_ep {
 	size_t tx_size, rx_size, inject_size;
 	size_t tx_iov_limit, rx_iov_limit;
 	size_t eager_max;
+	size_t max_msg_size;	/* FI_EP_RDM: 4 GiB; FI_EP_DGRAM: eager_max */
+	enum fi_ep_type type;
 	uint32_t tclass;	/* FI_TC_* label */
 	uint32_t emu_tclass;
 	bool enabled;
@@ -438,6 +516,13 @@ struct sse_ep {
 	struct sse_dlist rx_claimed;
 	struct sse_dlist rx_active;
 	size_t rx_count;		/* receives posted */
+	/* RMA and atomics (sse_rma.c) */
+	struct sse_dlist rma_queue;	/* not fully posted, FIFO */
+	struct sse_dlist rma_all;	/* every sse_rma_op alive */
+	struct sse_dlist rma_pieces;	/* pieces posted, not done */
+	size_t rma_active;		/* ops with pieces posted */
+	/* initiated here, logged at close (FI_LOG_LEVEL=info) */
+	uint64_t rma_reads, rma_writes, rma_atomics, rma_bytes;
 };
 
 /* ------------------------------------------------------------------ */
@@ -459,10 +544,13 @@ static inline struct sse_ep *sse_ep_of(struct fid_ep *e)
 /* ------------------------------------------------------------------ */
 
 /* sse_attr.c / sse_info.c */
-struct fi_info *sse_info_alloc(const char *fabric_name);
+struct fi_info *sse_info_alloc(const char *fabric_name,
+			       enum fi_ep_type type);
 int sse_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info);
+int sse_tclass_lookup(const struct ssemu_config *cfg, uint32_t tclass,
+		      uint32_t *emu_tclass);
 int sse_tclass_resolve(const struct ssemu_config *cfg, uint32_t tclass,
 		       uint32_t *emu_tclass);
 int sse_addr_parse(const char *node, const char *service,
@@ -514,6 +602,37 @@ int sse_eq_report_err(struct sse_eq *eq, fid_t fid, void *context,
 
 /* sse_mr.c */
 extern struct fi_ops_mr sse_mr_ops;
+struct sse_mr *__sse_mr_find(struct sse_domain *dom, uint64_t key);
+
+/* sse_rma.c, sse_atomic.c */
+extern struct fi_ops_rma sse_rma_ops;
+extern struct fi_ops_atomic sse_atomic_ops;
+struct sse_rma_req {
+	uint32_t op, aop, dtype;
+	uint64_t flags;		/* FI_* operation flags */
+	void *context;
+	uint64_t data;
+	fi_addr_t dest;
+	size_t elem;		/* element size (1 for RMA) */
+	const struct iovec *iov;
+	size_t iov_count;
+	const struct iovec *cmp;
+	size_t cmp_count;
+	const struct iovec *res;
+	size_t res_count;
+	const struct fi_rma_iov *rma;	/* len in bytes */
+	size_t rma_count;
+	bool no_comp;		/* fi_inject_* */
+};
+ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req);
+size_t sse_rma_piece_max(struct sse_ep *ep, uint32_t op, size_t elem);
+void __sse_rma_progress(struct sse_ep *ep);
+void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev);
+void __sse_rma_handle_remote(struct sse_ep *ep, const struct ssemu_event *ev);
+void __sse_rma_flush(struct sse_ep *ep);
+int sse_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+		     enum fi_op op, struct fi_atomic_attr *attr,
+		     uint64_t flags);
 
 /* sse_ep.c */
 int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -570,8 +689,6 @@ int sse_no_tostr(const struct fid *fid, char *buf, size_t len);
 int sse_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		   void *ops, void *context);
 extern struct fi_ops_cm sse_cm_ops;
-extern struct fi_ops_rma sse_no_rma_ops;
-extern struct fi_ops_atomic sse_no_atomic_ops;
 extern struct fi_ops_collective sse_no_coll_ops;
 int sse_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		      struct fid_pep **pep, void *context);
@@ -585,9 +702,6 @@ int sse_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 		   struct fid_stx **stx, void *context);
 int sse_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 		   struct fid_ep **rx_ep, void *context);
-int sse_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
-			enum fi_op op, struct fi_atomic_attr *attr,
-			uint64_t flags);
 int sse_no_query_collective(struct fid_domain *domain,
 			    enum fi_collective_op coll,
 			    struct fi_collective_attr *attr, uint64_t flags);

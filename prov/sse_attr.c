@@ -11,12 +11,16 @@
 #include "sse.h"
 
 /*
- * The fi_info offered: FI_EP_RDM, two-sided messages and tagged messages.
+ * The fi_info offered for @type: FI_EP_RDM (everything the provider does:
+ * two-sided messages, tagged messages, RMA and atomics) or FI_EP_DGRAM
+ * (untagged messages up to the eager limit, the same delivery underneath:
+ * datagrams are not lost, but nothing promises it).
  * Values that the hints may lower or choose among (threading, progress,
  * av_type) are the defaults returned when the hints leave them unset; the
  * ranking checks in sse_info.c know what the provider can really do.
  */
-struct fi_info *sse_info_alloc(const char *fabric_name)
+struct fi_info *sse_info_alloc(const char *fabric_name,
+			       enum fi_ep_type type)
 {
 	struct fi_info *info = fi_allocinfo();
 
@@ -35,7 +39,7 @@ struct fi_info *sse_info_alloc(const char *fabric_name)
 	info->tx_attr->inject_size = SSE_INJECT_SIZE;
 	info->tx_attr->size = sse_env.tx_size;
 	info->tx_attr->iov_limit = SSE_IOV_LIMIT;
-	info->tx_attr->rma_iov_limit = 0;
+	info->tx_attr->rma_iov_limit = SSE_IOV_LIMIT;
 	info->tx_attr->tclass = FI_TC_UNSPEC;
 
 	info->rx_attr->caps = SSE_RX_CAPS;
@@ -52,9 +56,10 @@ struct fi_info *sse_info_alloc(const char *fabric_name)
 	info->ep_attr->protocol_version = 1;
 	info->ep_attr->max_msg_size = SSE_MAX_MSG_SIZE;
 	info->ep_attr->msg_prefix_size = 0;
-	info->ep_attr->max_order_raw_size = 0;
-	info->ep_attr->max_order_war_size = 0;
-	info->ep_attr->max_order_waw_size = 0;
+	/* RMA and atomic order holds at any size (see SSE_RMA_ORDER). */
+	info->ep_attr->max_order_raw_size = SSE_MAX_MSG_SIZE;
+	info->ep_attr->max_order_war_size = SSE_MAX_MSG_SIZE;
+	info->ep_attr->max_order_waw_size = SSE_MAX_MSG_SIZE;
 	info->ep_attr->mem_tag_format = SSE_MEM_TAG_FORMAT;
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
@@ -66,7 +71,9 @@ struct fi_info *sse_info_alloc(const char *fabric_name)
 	info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	info->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	info->domain_attr->av_type = FI_AV_UNSPEC;
-	info->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_BASIC |
+	/* Nothing is required: provider keys and virtual addresses are used
+	 * when the application accepts them (see sse_info.c). */
+	info->domain_attr->mr_mode = SSE_MR_MODE_OPTIONAL | FI_MR_BASIC |
 				     FI_MR_SCALABLE;
 	info->domain_attr->mr_key_size = sizeof(uint64_t);
 	info->domain_attr->cq_data_size = SSE_CQ_DATA_SIZE;
@@ -90,6 +97,22 @@ struct fi_info *sse_info_alloc(const char *fabric_name)
 	info->fabric_attr->prov_name = NULL;	/* the core fills it in */
 	info->fabric_attr->prov_version = SSE_PROV_VERSION;
 	info->fabric_attr->api_version = SSE_FI_VERSION;
+
+	if (type == FI_EP_DGRAM) {
+		info->caps &= SSE_DGRAM_CAPS;
+		info->tx_attr->caps &= SSE_DGRAM_CAPS;
+		info->rx_attr->caps &= SSE_DGRAM_CAPS;
+		info->ep_attr->type = FI_EP_DGRAM;
+		info->ep_attr->max_msg_size = sse_env.eager_max;
+		info->ep_attr->mem_tag_format = 0;
+		info->tx_attr->rma_iov_limit = 0;
+		/* no RMA on datagrams: message order only */
+		info->tx_attr->msg_order = FI_ORDER_SAS;
+		info->rx_attr->msg_order = FI_ORDER_SAS;
+		info->ep_attr->max_order_raw_size = 0;
+		info->ep_attr->max_order_war_size = 0;
+		info->ep_attr->max_order_waw_size = 0;
+	}
 
 	if (!info->domain_attr->name || !info->fabric_attr->name) {
 		fi_freeinfo(info);
@@ -144,9 +167,10 @@ static int sse_tclass_by_name(const struct ssemu_config *cfg,
  * FI_TC_UNSPEC selects FI_SLINGSHOT_EMU_TCLASS when set, else the fabric's
  * default class.  @return 0, or -FI_EINVAL for a class the fabric lacks
  * (DSCP values, FI_TC_SCAVENGER, FI_TC_NETWORK_CTRL, or a table without it).
+ * Whether the class is allowed is not looked at (sse_tclass_resolve).
  */
-int sse_tclass_resolve(const struct ssemu_config *cfg, uint32_t tclass,
-		       uint32_t *emu_tclass)
+int sse_tclass_lookup(const struct ssemu_config *cfg, uint32_t tclass,
+		      uint32_t *emu_tclass)
 {
 	size_t i;
 
@@ -172,6 +196,56 @@ int sse_tclass_resolve(const struct ssemu_config *cfg, uint32_t tclass,
 			return sse_tclass_by_name(cfg, sse_tc_names[i].name,
 						  emu_tclass);
 	}
+	return -FI_EINVAL;
+}
+
+/*
+ * The class the fabric's configuration lets an object use: as
+ * sse_tclass_lookup, then a class marked "allowed = false" is refused
+ * (tclass_denied = "error": -FI_EINVAL) or replaced by the default class
+ * (tclass_denied = "warn"), with a warning naming the class and the
+ * fabric configuration either way (once per class when it only warns).
+ */
+int sse_tclass_resolve(const struct ssemu_config *cfg, uint32_t tclass,
+		       uint32_t *emu_tclass)
+{
+	static uint32_t warned;
+	char asked[64], conf[320];
+	uint32_t tc;
+	int ret;
+
+	ret = sse_tclass_lookup(cfg, tclass, &tc);
+	if (ret)
+		return ret;
+	if (tc >= SSEMU_MAX_TCLASS || !cfg->tclass[tc].denied) {
+		*emu_tclass = tc;
+		return 0;
+	}
+	if (tclass == FI_TC_UNSPEC)
+		snprintf(asked, sizeof(asked), "FI_SLINGSHOT_EMU_TCLASS=%s",
+			 sse_env.tclass ? sse_env.tclass : "");
+	else
+		snprintf(asked, sizeof(asked), "tclass 0x%x", tclass);
+	if (sse_env.config)
+		snprintf(conf, sizeof(conf), "fabric configuration %s",
+			 sse_env.config);
+	else
+		snprintf(conf, sizeof(conf), "fabric configuration preset %s",
+			 cfg->preset);
+	if (cfg->tclass_denied == SSEMU_TCLASS_DENIED_WARN) {
+		if (!(__atomic_fetch_or(&warned, 1u << tc, __ATOMIC_RELAXED) &
+		      1u << tc))
+			SSE_WARN(FI_LOG_CORE,
+				 "traffic class %s (%s) is not allowed by the %s: using the default class %s instead (tclass_denied = \"warn\")\n",
+				 cfg->tclass[tc].name, asked, conf,
+				 cfg->tclass[cfg->default_tclass %
+					     SSEMU_MAX_TCLASS].name);
+		*emu_tclass = cfg->default_tclass;
+		return 0;
+	}
+	SSE_WARN(FI_LOG_CORE,
+		 "traffic class %s (%s) is not allowed by the %s (tclass_denied = \"error\")\n",
+		 cfg->tclass[tc].name, asked, conf);
 	return -FI_EINVAL;
 }
 

@@ -60,7 +60,7 @@ static struct fi_ops_domain sse_domain_ops = {
 	.poll_open = sse_no_poll_open,
 	.stx_ctx = sse_no_stx_ctx,
 	.srx_ctx = sse_no_srx_ctx,
-	.query_atomic = sse_no_query_atomic,
+	.query_atomic = sse_query_atomic,
 	.query_collective = sse_no_query_collective,
 	.endpoint2 = sse_endpoint2,
 };
@@ -84,7 +84,8 @@ static int sse_domain_check(struct sse_fabric *fab, const struct fi_info *info,
 		return -FI_EINVAL;
 	}
 	if (info->ep_attr && info->ep_attr->type != FI_EP_UNSPEC &&
-	    info->ep_attr->type != FI_EP_RDM)
+	    info->ep_attr->type != FI_EP_RDM &&
+	    info->ep_attr->type != FI_EP_DGRAM)
 		return -FI_EINVAL;
 	if (da->auth_key_size)
 		return -FI_EINVAL;

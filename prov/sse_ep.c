@@ -143,6 +143,12 @@ static int sse_ep_close(struct fid *fid)
 	};
 	size_t i;
 
+	if (ep->rma_reads || ep->rma_writes || ep->rma_atomics)
+		SSE_EP_INFO(ep, "RMA initiated: %llu reads, %llu writes, %llu atomics, %llu bytes\n",
+			    (unsigned long long)ep->rma_reads,
+			    (unsigned long long)ep->rma_writes,
+			    (unsigned long long)ep->rma_atomics,
+			    (unsigned long long)ep->rma_bytes);
 	pthread_mutex_lock(&dom->lock);
 	sse_dlist_remove(&ep->entry);
 	/* Nobody may sleep on the ssemu endpoint we are about to close. */
@@ -181,7 +187,8 @@ static int sse_ep_control(struct fid *fid, int command, void *arg)
 		if (!ep->av) {
 			ret = -FI_ENOAV;
 		} else if (!ep->tx_cq && !ep->rx_cq && !ep->send_cntr &&
-			   !ep->recv_cntr) {
+			   !ep->recv_cntr && !ep->read_cntr &&
+			   !ep->write_cntr) {
 			ret = -FI_ENOCQ;
 		} else {
 			ep->enabled = true;
@@ -450,19 +457,26 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 {
 	struct sse_domain *dom = sse_dom(domain);
 	struct sse_ep *ep;
+	enum fi_ep_type type;
+	uint64_t caps;
 	uint32_t tc;
 	int ret, q;
 
 	if (!info || !epp)
 		return -FI_EINVAL;
-	if (info->ep_attr && info->ep_attr->type != FI_EP_UNSPEC &&
-	    info->ep_attr->type != FI_EP_RDM)
+	type = info->ep_attr && info->ep_attr->type != FI_EP_UNSPEC ?
+	       info->ep_attr->type : FI_EP_RDM;
+	if (type != FI_EP_RDM && type != FI_EP_DGRAM)
 		return -FI_EINVAL;
-	if (info->caps & ~SSE_CAPS) {
+	caps = type == FI_EP_DGRAM ? SSE_DGRAM_CAPS : SSE_CAPS;
+	if (info->caps & ~caps) {
 		SSE_DOM_WARN(dom, "fi_endpoint: unsupported caps 0x%llx\n",
-			     (unsigned long long)(info->caps & ~SSE_CAPS));
+			     (unsigned long long)(info->caps & ~caps));
 		return -FI_EINVAL;
 	}
+	if (type == FI_EP_DGRAM && info->ep_attr &&
+	    info->ep_attr->max_msg_size > sse_env.eager_max)
+		return -FI_EINVAL;
 	if (info->tx_attr && ((info->tx_attr->op_flags & ~SSE_TX_OP_FLAGS) ||
 			      info->tx_attr->iov_limit > SSE_IOV_LIMIT ||
 			      info->tx_attr->inject_size > SSE_INJECT_SIZE))
@@ -481,7 +495,11 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (!ep)
 		return -FI_ENOMEM;
 	ep->domain = dom;
-	ep->caps = info->caps ? info->caps : SSE_CAPS;
+	ep->type = type;
+	/* FI_RMA_EVENT is opt-in: it costs every RMA a remote event. */
+	ep->caps = info->caps ? info->caps : caps & ~FI_RMA_EVENT;
+	ep->max_msg_size = type == FI_EP_DGRAM ? sse_env.eager_max :
+						 SSE_MAX_MSG_SIZE;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	ep->tx_size = info->tx_attr && info->tx_attr->size ?
@@ -514,6 +532,9 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	}
 	sse_dlist_init(&ep->rx_claimed);
 	sse_dlist_init(&ep->rx_active);
+	sse_dlist_init(&ep->rma_queue);
+	sse_dlist_init(&ep->rma_all);
+	sse_dlist_init(&ep->rma_pieces);
 
 	pthread_mutex_lock(&dom->lock);
 	ret = ssemu_ep_open(dom->emu->nic, &ep->emu);
@@ -535,9 +556,9 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.ops = &sse_ep_ops;
 	ep->ep_fid.cm = &sse_cm_ops;
 	ep->ep_fid.msg = &sse_msg_ops;
-	ep->ep_fid.rma = &sse_no_rma_ops;
+	ep->ep_fid.rma = &sse_rma_ops;
 	ep->ep_fid.tagged = &sse_tagged_ops;
-	ep->ep_fid.atomic = &sse_no_atomic_ops;
+	ep->ep_fid.atomic = &sse_atomic_ops;
 	ep->ep_fid.collective = &sse_no_coll_ops;
 	sse_domain_ref(dom, 1);
 	*epp = &ep->ep_fid;

@@ -115,27 +115,45 @@ void sse_emu_put(struct sse_emu *emu)
 	pthread_mutex_unlock(&sse_emu_lock);
 }
 
-/* Launcher rank and job, for placement and per-job counters. */
-static int32_t sse_env_rank(void)
+/*
+ * What the launcher says about this process: rank, local rank and job size
+ * from the first launcher whose rank variable is set (Open MPI, PMIx, PMI,
+ * Slurm), the size from another one if that launcher has none; the job id
+ * from Open MPI, PMIx or Slurm (job and step: two sruns in one allocation
+ * are two jobs).  PMI alone names no job.
+ */
+struct sse_launch {
+	const char *launcher;	/* NULL: none */
+	int32_t rank;		/* -1 unknown */
+	int32_t local_rank;
+	uint32_t nranks;	/* 0 unknown */
+	uint32_t job;		/* 0 unknown */
+};
+
+static const struct {
+	const char *launcher, *rank, *size, *local_rank;
+} sse_launchers[] = {
+	{ "Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+	  "OMPI_COMM_WORLD_LOCAL_RANK" },
+	{ "PMIx", "PMIX_RANK", NULL, "PMIX_LOCAL_RANK" },
+	{ "PMI", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID" },
+	{ "Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID" },
+};
+
+/* A decimal in [0, INT32_MAX], or -1. */
+static int32_t sse_env_int(const char *name)
 {
-	static const char *const vars[] = {
-		"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-		"SLURM_PROCID",
-	};
-	size_t i;
+	const char *v = name ? getenv(name) : NULL;
+	char *end;
+	long r;
 
-	for (i = 0; i < ARRAY_SIZE(vars); i++) {
-		const char *v = getenv(vars[i]);
-		char *end;
-		long r;
-
-		if (!v || !*v)
-			continue;
-		r = strtol(v, &end, 10);
-		if (!*end && r >= 0 && r <= INT32_MAX)
-			return (int32_t)r;
-	}
-	return -1;
+	if (!v || !*v)
+		return -1;
+	errno = 0;
+	r = strtol(v, &end, 10);
+	if (errno || *end || r < 0 || r > INT32_MAX)
+		return -1;
+	return (int32_t)r;
 }
 
 static uint32_t sse_hash_str(const char *s)
@@ -147,26 +165,224 @@ static uint32_t sse_hash_str(const char *s)
 	return h;
 }
 
+/* A numeric id as it is, anything else hashed; never 0 ("unknown"). */
+static uint32_t sse_job_id(const char *v)
+{
+	unsigned long j;
+	char *end;
+	uint32_t id;
+
+	errno = 0;
+	j = strtoul(v, &end, 10);
+	id = (*end || errno || j > UINT32_MAX) ? sse_hash_str(v) : (uint32_t)j;
+	return id ? id : 1;
+}
+
 static uint32_t sse_env_job(void)
 {
-	const char *v;
-	char *end;
+	const char *v, *step;
+	char buf[128];
 
 	v = getenv("OMPI_MCA_ess_base_jobid");
-	if (v && *v) {
-		unsigned long j = strtoul(v, &end, 10);
-
-		return *end ? sse_hash_str(v) : (uint32_t)j;
-	}
+	if (v && *v)
+		return sse_job_id(v);
 	v = getenv("PMIX_NAMESPACE");
 	if (v && *v)
-		return sse_hash_str(v);
+		return sse_job_id(v);
 	v = getenv("SLURM_JOB_ID");
 	if (v && *v) {
-		unsigned long j = strtoul(v, &end, 10);
-
-		return *end ? sse_hash_str(v) : (uint32_t)j;
+		step = getenv("SLURM_STEP_ID");
+		if (!step || !*step)
+			return sse_job_id(v);
+		snprintf(buf, sizeof(buf), "%s.%s", v, step);
+		return sse_job_id(buf);
 	}
+	return 0;
+}
+
+static void sse_env_launch(struct sse_launch *l)
+{
+	size_t i, k;
+	int32_t n;
+
+	memset(l, 0, sizeof(*l));
+	l->rank = l->local_rank = -1;
+	for (i = 0; i < ARRAY_SIZE(sse_launchers); i++) {
+		l->rank = sse_env_int(sse_launchers[i].rank);
+		if (l->rank < 0)
+			continue;
+		l->launcher = sse_launchers[i].launcher;
+		l->local_rank = sse_env_int(sse_launchers[i].local_rank);
+		n = sse_env_int(sse_launchers[i].size);
+		for (k = 0; n < 0 && k < ARRAY_SIZE(sse_launchers); k++)
+			n = sse_env_int(sse_launchers[k].size);
+		l->nranks = n > 0 ? (uint32_t)n : 0;
+		break;
+	}
+	l->job = sse_env_job();
+}
+
+/*
+ * Read a placement map: "rank port" lines, '#' comments, every rank of
+ * the job exactly once, each port at most once, ports the fabric has.
+ * @return a malloc'ed array of @nranks ports, or NULL (warning logged
+ * with file and line).
+ */
+static uint32_t *sse_map_load(const char *path, uint32_t nranks,
+			      uint64_t nports)
+{
+	uint32_t *map, *line_of, r;
+	unsigned long rank, port;
+	char buf[256], *p, *end;
+	FILE *f;
+	int line = 0;
+	bool ok = false;
+
+	map = malloc(nranks * sizeof(*map));
+	line_of = calloc(nranks, sizeof(*line_of));
+	f = fopen(path, "r");
+	if (!map || !line_of || !f) {
+		SSE_WARN(FI_LOG_DOMAIN, "FI_SLINGSHOT_EMU_PLACEMENT=map:%s: cannot read it: %s\n",
+			 path, strerror(f ? ENOMEM : errno));
+		goto out;
+	}
+	while (fgets(buf, sizeof(buf), f)) {
+		line++;
+		if (!strchr(buf, '\n') && !feof(f)) {
+			SSE_WARN(FI_LOG_DOMAIN, "%s:%d: line too long\n", path,
+				 line);
+			goto out;
+		}
+		p = buf + strspn(buf, " \t");
+		if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
+			continue;
+		errno = 0;
+		rank = strtoul(p, &end, 10);
+		if (end == p || !strchr(" \t", *end) || errno) {
+			SSE_WARN(FI_LOG_DOMAIN, "%s:%d: expected \"rank port\"\n",
+				 path, line);
+			goto out;
+		}
+		p = end + strspn(end, " \t");
+		port = strtoul(p, &end, 10);
+		if (end == p || errno || (*(end += strspn(end, " \t\r")) &&
+					  *end != '\n' && *end != '#')) {
+			SSE_WARN(FI_LOG_DOMAIN, "%s:%d: expected \"rank port\"\n",
+				 path, line);
+			goto out;
+		}
+		if (rank >= nranks) {
+			SSE_WARN(FI_LOG_DOMAIN, "%s:%d: rank %lu: the job has %u ranks\n",
+				 path, line, rank, nranks);
+			goto out;
+		}
+		if (port >= nports) {
+			SSE_WARN(FI_LOG_DOMAIN, "%s:%d: port %lu out of range (the fabric has %llu ports)\n",
+				 path, line, port, (unsigned long long)nports);
+			goto out;
+		}
+		if (line_of[rank]) {
+			SSE_WARN(FI_LOG_DOMAIN, "%s:%d: rank %lu is placed on line %u already\n",
+				 path, line, rank, line_of[rank]);
+			goto out;
+		}
+		for (r = 0; r < nranks; r++) {
+			if (line_of[r] && map[r] == port) {
+				SSE_WARN(FI_LOG_DOMAIN, "%s:%d: port %lu is rank %u's already (line %u)\n",
+					 path, line, port, r, line_of[r]);
+				goto out;
+			}
+		}
+		map[rank] = (uint32_t)port;
+		line_of[rank] = (uint32_t)line;
+	}
+	if (ferror(f)) {
+		SSE_WARN(FI_LOG_DOMAIN, "%s: read error\n", path);
+		goto out;
+	}
+	for (r = 0; r < nranks; r++) {
+		if (!line_of[r]) {
+			SSE_WARN(FI_LOG_DOMAIN, "%s: no port for rank %u (the job has %u ranks)\n",
+				 path, r, nranks);
+			goto out;
+		}
+	}
+	ok = true;
+out:
+	if (f)
+		fclose(f);
+	free(line_of);
+	if (!ok) {
+		free(map);
+		return NULL;
+	}
+	return map;
+}
+
+/*
+ * The placement request of this process (@opts->port is SSEMU_PORT_ANY):
+ * the policy of FI_SLINGSHOT_EMU_PLACEMENT, given rank, size and job by
+ * the launcher; first free without them.  @map: the map to free later.
+ * @return 0, or -FI_EINVAL for a bad setting or map file (logged).
+ */
+static int sse_place_opts(struct sse_emu *emu, struct ssemu_nic_opts *opts,
+			  uint32_t **map)
+{
+	const char *pl = sse_env.placement ? sse_env.placement : "first-free";
+	uint64_t nports = ssemu_config_nports(emu->cfg);
+	struct sse_launch l;
+	int policy;
+
+	sse_env_launch(&l);
+	opts->rank = l.rank;
+	opts->job = l.job;
+	opts->nranks = l.nranks;
+	opts->seed = sse_env.placement_seed_set ? sse_env.placement_seed :
+						  emu->cfg->seed;
+	if (!strncmp(pl, "map:", 4)) {
+		policy = SSEMU_PLACE_MAP;
+		if (!pl[4]) {
+			SSE_WARN(FI_LOG_DOMAIN, "FI_SLINGSHOT_EMU_PLACEMENT=%s: map: needs a file name\n",
+				 pl);
+			return -FI_EINVAL;
+		}
+	} else {
+		policy = ssemu_place_policy_index(pl);
+		if (policy < 0 || policy == SSEMU_PLACE_MAP) {
+			SSE_WARN(FI_LOG_DOMAIN, "FI_SLINGSHOT_EMU_PLACEMENT=%s: expected first-free, linear, interleaved, random or map:<file>\n",
+				 pl);
+			return -FI_EINVAL;
+		}
+	}
+	if (policy != SSEMU_PLACE_FIRST_FREE &&
+	    (l.rank < 0 || !l.nranks || !l.job)) {
+		SSE_WARN(FI_LOG_DOMAIN, "FI_SLINGSHOT_EMU_PLACEMENT=%s: the launcher (%s) gives no %s: the NIC takes the first free port\n",
+			 pl, l.launcher ? l.launcher : "none found",
+			 l.rank < 0 ? "rank" : !l.nranks ? "job size" :
+			 "job id");
+		policy = SSEMU_PLACE_FIRST_FREE;
+	}
+	if (policy != SSEMU_PLACE_FIRST_FREE &&
+	    (uint32_t)l.rank >= l.nranks) {
+		SSE_WARN(FI_LOG_DOMAIN, "launcher %s: rank %d is not below the job size %u\n",
+			 l.launcher, l.rank, l.nranks);
+		return -FI_EINVAL;
+	}
+	if (policy == SSEMU_PLACE_MAP) {
+		if (l.nranks > nports) {
+			SSE_WARN(FI_LOG_DOMAIN, "job of %u ranks: the fabric has %llu ports\n",
+				 l.nranks, (unsigned long long)nports);
+			return -FI_ENOSPC;
+		}
+		*map = sse_map_load(pl + 4, l.nranks, nports);
+		if (!*map)
+			return -FI_EINVAL;
+		opts->map = *map;
+	}
+	opts->policy = (uint32_t)policy;
+	SSE_INFO(FI_LOG_DOMAIN, "launcher %s: rank %d of %u (local rank %d), job %u; placement %s\n",
+		 l.launcher ? l.launcher : "none", l.rank, l.nranks,
+		 l.local_rank, l.job, ssemu_place_policy_name(opts->policy));
 	return 0;
 }
 
@@ -177,6 +393,7 @@ static uint32_t sse_env_job(void)
 int sse_emu_nic_get(struct sse_emu *emu, uint32_t port)
 {
 	struct ssemu_nic_opts opts = { 0 };
+	uint32_t *map = NULL;
 	int ret = 0;
 
 	pthread_mutex_lock(&sse_emu_lock);
@@ -195,14 +412,25 @@ int sse_emu_nic_get(struct sse_emu *emu, uint32_t port)
 	if (port == SSEMU_PORT_ANY && sse_env.port >= 0)
 		port = (uint32_t)sse_env.port;
 	opts.port = port;
-	opts.rank = sse_env_rank();
-	opts.job = sse_env_job();
+	if (port == SSEMU_PORT_ANY) {
+		ret = sse_place_opts(emu, &opts, &map);
+		if (ret)
+			goto unlock;
+	} else {
+		struct sse_launch l;
+
+		sse_env_launch(&l);
+		opts.rank = l.rank;
+		opts.job = l.job;
+	}
 	ret = ssemu_nic_attach(emu->fabric, &opts, &emu->nic);
+	free(map);
 	if (ret) {
 		SSE_WARN(FI_LOG_DOMAIN,
-			 "cannot attach a NIC to fabric %s (port %d, rank %d): %s\n",
+			 "cannot attach a NIC to fabric %s (port %d, job %u, rank %d of %u, placement %s): %s\n",
 			 emu->name, port == SSEMU_PORT_ANY ? -1 : (int)port,
-			 opts.rank, strerror(-ret));
+			 opts.job, opts.rank, opts.nranks,
+			 ssemu_place_policy_name(opts.policy), strerror(-ret));
 		ret = (ret == -EADDRINUSE) ? -FI_EADDRINUSE :
 		      (ret == -ENOSPC) ? -FI_ENOSPC :
 		      (ret == -ENOMEM) ? -FI_ENOMEM : -FI_EINVAL;
@@ -210,8 +438,8 @@ int sse_emu_nic_get(struct sse_emu *emu, uint32_t port)
 		goto unlock;
 	}
 	emu->nic_ref = 1;
-	SSE_INFO(FI_LOG_DOMAIN, "NIC attached at port %u (rank %d, job %u)\n",
-		 ssemu_nic_port(emu->nic), opts.rank, opts.job);
+	SSE_INFO(FI_LOG_DOMAIN, "NIC attached at port %u (job %u, rank %d)\n",
+		 ssemu_nic_port(emu->nic), opts.job, opts.rank);
 unlock:
 	pthread_mutex_unlock(&sse_emu_lock);
 	return ret;

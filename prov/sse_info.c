@@ -21,8 +21,10 @@
 #define SSE_SECONDARY_CAPS						\
 	(FI_TRIGGER | FI_FENCE | FI_RMA_PMEM | FI_MULTI_RECV |		\
 	 FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR | FI_SHARED_AV)
-/* Secondary caps that change behaviour: returned only when asked for. */
-#define SSE_OPT_IN_CAPS FI_SOURCE_ERR
+/* Secondary caps that change behaviour: returned only when asked for.
+ * FI_RMA_EVENT makes every RMA ask for a remote event at its target, which
+ * a passive target (Open MPI's btl ofi) has no use for. */
+#define SSE_OPT_IN_CAPS (FI_SOURCE_ERR | FI_RMA_EVENT)
 #define SSE_MSG_DIR_CAPS (FI_SEND | FI_RECV)
 #define SSE_RMA_DIR_CAPS (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define SSE_IGNORED_TX_CAPS						\
@@ -154,7 +156,9 @@ static int sse_check_mr_mode(uint32_t version, int prov_mode,
 		    !(prov_mode & FI_MR_SCALABLE))
 			goto nomatch;
 	} else {
-		prov_mode = sse_cap_mr_mode(hints->caps, prov_mode);
+		/* Optional bits are never required of the application. */
+		prov_mode = sse_cap_mr_mode(hints->caps, prov_mode) &
+			    ~SSE_MR_MODE_OPTIONAL;
 		if (user_mode != FI_MR_UNSPEC &&
 		    (user_mode & prov_mode) != prov_mode)
 			goto nomatch;
@@ -216,8 +220,8 @@ static int sse_check_domain(const struct fi_info *prov,
 		SSE_NOMATCH("domain auth_key (not supported)\n");
 		return -FI_ENODATA;
 	}
-	if (ua->tclass != FI_TC_UNSPEC && sse_tclass_resolve(cfg, ua->tclass,
-							     &tc)) {
+	if (ua->tclass != FI_TC_UNSPEC && sse_tclass_lookup(cfg, ua->tclass,
+							    &tc)) {
 		SSE_NOMATCH("domain tclass 0x%x (not in the fabric's class table)\n",
 			    ua->tclass);
 		return -FI_ENODATA;
@@ -337,8 +341,8 @@ static int sse_check_tx(const struct fi_info *prov,
 	    (ret = sse_check_size(ua->rma_iov_limit, pa->rma_iov_limit,
 				  "rma_iov_limit")))
 		return ret;
-	if (ua->tclass != FI_TC_UNSPEC && sse_tclass_resolve(cfg, ua->tclass,
-							     &tc)) {
+	if (ua->tclass != FI_TC_UNSPEC && sse_tclass_lookup(cfg, ua->tclass,
+							    &tc)) {
 		SSE_NOMATCH("tx tclass 0x%x (not in the fabric's class table)\n",
 			    ua->tclass);
 		return -FI_ENODATA;
@@ -354,7 +358,7 @@ static int sse_check_info(const struct fi_info *prov,
 
 	if (hints->ep_attr && hints->ep_attr->type != FI_EP_UNSPEC &&
 	    hints->ep_attr->type != prov->ep_attr->type) {
-		SSE_NOMATCH("endpoint type %s (FI_EP_RDM only)\n",
+		SSE_NOMATCH("endpoint type %s (FI_EP_RDM and FI_EP_DGRAM only)\n",
 			    fi_tostr(&hints->ep_attr->type, FI_TYPE_EP_TYPE));
 		return -FI_ENODATA;
 	}
@@ -409,6 +413,8 @@ static uint64_t sse_get_caps(uint64_t info_caps, uint64_t hint_caps,
 			(~SSE_OPT_IN_CAPS | hint_caps));
 	if ((caps & (FI_MSG | FI_TAGGED)) && !(caps & SSE_MSG_DIR_CAPS))
 		caps |= attr_caps & SSE_MSG_DIR_CAPS;
+	if ((caps & (FI_RMA | FI_ATOMIC)) && !(caps & SSE_RMA_DIR_CAPS))
+		caps |= attr_caps & SSE_RMA_DIR_CAPS;
 	return caps;
 }
 
@@ -422,6 +428,10 @@ static void sse_alter_info(struct fi_info *info, const struct fi_info *hints,
 	if (hints) {
 		info->caps = sse_get_caps(info->caps, hints->caps, info->caps);
 		info->handle = hints->handle;
+	} else {
+		/* util: opt-in capabilities only when asked for */
+		info->caps &= ~SSE_OPT_IN_CAPS;
+		info->rx_attr->caps &= ~SSE_OPT_IN_CAPS;
 	}
 
 	if (hmr & (FI_MR_BASIC | FI_MR_SCALABLE)) {
@@ -429,10 +439,11 @@ static void sse_alter_info(struct fi_info *info, const struct fi_info *hints,
 	} else if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
 		da->mr_mode = FI_MR_BASIC;
 	} else {
+		/* The optional modes the application accepts are the ones
+		 * the domain uses; without hints, all of them. */
 		da->mr_mode &= ~(FI_MR_BASIC | FI_MR_SCALABLE);
-		if (hda && (hmr & da->mr_mode) != da->mr_mode)
-			da->mr_mode = sse_cap_mr_mode(info->caps,
-						      da->mr_mode & hmr);
+		if (hda)
+			da->mr_mode &= hmr;
 	}
 
 	da->caps = sse_get_caps(info->caps, hda ? hda->caps : 0, da->caps) &
@@ -586,17 +597,27 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 {
 	struct ssemu_config cfg;
 	enum ssemu_store store;
+	static const enum fi_ep_type types[] = { FI_EP_RDM, FI_EP_DGRAM };
 	const char *fname = sse_default_fabric_name();
-	struct fi_info *fi;
+	struct fi_info *fi, **tail = info;
+	size_t t;
 	uint32_t fabric_id, tc;
 	uint64_t nports;
 	int ret;
 
 	*info = NULL;
+	/* A utility provider (ofi_rxd over FI_EP_DGRAM) asking to layer over
+	 * us: no, as the core says no for cxi and shm -- the native RDM
+	 * endpoint is the one to use, and an RxD entry listed ahead of it
+	 * would be what FI_PROVIDER=slingshot_emu applications pick. */
+	if (flags & SSE_OFI_CORE_PROV_ONLY) {
+		SSE_NOMATCH("a utility provider layering over slingshot_emu\n");
+		return -FI_ENODATA;
+	}
 	if (sse_env_store(&store) || sse_env_config(&cfg))
 		return -FI_ENODATA;
 	/* A bad FI_SLINGSHOT_EMU_TCLASS is reported here, not at fi_domain. */
-	if (sse_tclass_resolve(&cfg, FI_TC_UNSPEC, &tc))
+	if (sse_tclass_lookup(&cfg, FI_TC_UNSPEC, &tc))
 		return -FI_ENODATA;
 
 	if (hints && hints->fabric_attr && hints->fabric_attr->name) {
@@ -609,28 +630,53 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 	fabric_id = sse_fabric_id(store, fname);
 	nports = ssemu_config_nports(&cfg);
 
-	fi = sse_info_alloc(fname);
-	if (!fi)
-		return -FI_ENOMEM;
-	/* Endpoints are pids on the process's one NIC. */
-	fi->domain_attr->ep_cnt = cfg.eps_per_nic;
-	fi->domain_attr->tx_ctx_cnt = cfg.eps_per_nic;
-	fi->domain_attr->rx_ctx_cnt = cfg.eps_per_nic;
-
-	if (hints) {
-		ret = sse_check_info(fi, hints, version, &cfg);
-		if (ret)
+	/* One entry per endpoint type, RDM first; the hints' type picks. */
+	ret = -FI_ENODATA;
+	for (t = 0; t < ARRAY_SIZE(types); t++) {
+		if (hints && hints->ep_attr &&
+		    hints->ep_attr->type != FI_EP_UNSPEC &&
+		    hints->ep_attr->type != types[t])
+			continue;
+		fi = sse_info_alloc(fname, types[t]);
+		if (!fi) {
+			ret = -FI_ENOMEM;
 			goto err;
-	}
-	sse_alter_info(fi, hints, version);
-	ret = sse_info_addrs(fi, node, service, flags, hints, fabric_id,
-			     nports);
-	if (ret)
-		goto err;
+		}
+		/* Endpoints are pids on the process's one NIC. */
+		fi->domain_attr->ep_cnt = cfg.eps_per_nic;
+		fi->domain_attr->tx_ctx_cnt = cfg.eps_per_nic;
+		fi->domain_attr->rx_ctx_cnt = cfg.eps_per_nic;
 
-	*info = fi;
+		if (hints) {
+			ret = sse_check_info(fi, hints, version, &cfg);
+			if (ret) {
+				fi_freeinfo(fi);
+				continue;
+			}
+		}
+		sse_alter_info(fi, hints, version);
+		ret = sse_info_addrs(fi, node, service, flags, hints,
+				     fabric_id, nports);
+		if (ret) {
+			fi_freeinfo(fi);
+			goto err;
+		}
+		*tail = fi;
+		tail = &fi->next;
+	}
+	if (!*info) {
+		if (hints && hints->ep_attr &&
+		    hints->ep_attr->type != FI_EP_UNSPEC &&
+		    hints->ep_attr->type != FI_EP_RDM &&
+		    hints->ep_attr->type != FI_EP_DGRAM)
+			SSE_NOMATCH("endpoint type %s (FI_EP_RDM and FI_EP_DGRAM only)\n",
+				    fi_tostr(&hints->ep_attr->type,
+					     FI_TYPE_EP_TYPE));
+		return ret ? ret : -FI_ENODATA;
+	}
 	return 0;
 err:
-	fi_freeinfo(fi);
+	fi_freeinfo(*info);
+	*info = NULL;
 	return ret;
 }

@@ -127,6 +127,7 @@ static const char *sse_preset_help(void)
 
 static void sse_init_env(void)
 {
+	size_t seed;
 	int ival;
 
 	fi_param_define(&sse_prov, "store", FI_PARAM_STRING,
@@ -140,7 +141,11 @@ static void sse_init_env(void)
 	fi_param_define(&sse_prov, "tclass", FI_PARAM_STRING,
 			"Traffic class (name in the fabric's class table, e.g. LOW_LATENCY) of endpoints that ask for FI_TC_UNSPEC. Default: the fabric's default class");
 	fi_param_define(&sse_prov, "port", FI_PARAM_INT,
-			"Fabric port (endpoint index of the topology) the process's NIC attaches to; -1 lets the emulator place it. Default: -1");
+			"Fabric port (endpoint index of the topology) the process's NIC attaches to; -1 lets the emulator place it (FI_SLINGSHOT_EMU_PLACEMENT). Default: -1");
+	fi_param_define(&sse_prov, "placement", FI_PARAM_STRING,
+			"Port placement of the NICs of a job whose launcher gives rank, job size and job id (Open MPI, PMIx, PMI, Slurm): first-free, linear (a block of consecutive ports), interleaved (consecutive ranks on different switches and groups), random (seeded) or map:<file> (lines \"rank port\"). The job's first rank reserves ports for all its ranks. Default: first-free");
+	fi_param_define(&sse_prov, "placement_seed", FI_PARAM_SIZE_T,
+			"Seed of random placement. Default: the fabric's seed");
 	fi_param_define(&sse_prov, "clock", FI_PARAM_STRING,
 			"Clock mode of a fabric this process creates: virtual (as fast as possible) or realtime (model time tied to wall time). Default: the preset's (virtual)");
 	fi_param_define(&sse_prov, "dilation", FI_PARAM_STRING,
@@ -163,6 +168,11 @@ static void sse_init_env(void)
 	if (!fi_param_get_int(&sse_prov, "port", &ival))
 		sse_env.port = ival;
 	sse_env.dilation = sse_param_str("dilation");
+	sse_env.placement = sse_param_str("placement");
+	if (!fi_param_get_size_t(&sse_prov, "placement_seed", &seed)) {
+		sse_env.placement_seed = seed;
+		sse_env.placement_seed_set = true;
+	}
 	sse_param_size("eager_max", &sse_env.eager_max);
 	sse_param_size("tx_size", &sse_env.tx_size);
 	sse_param_size("rx_size", &sse_env.rx_size);
@@ -187,6 +197,7 @@ static void sse_cleanup(void)
 	free(sse_env.tclass);
 	free(sse_env.clock);
 	free(sse_env.dilation);
+	free(sse_env.placement);
 	memset(&sse_env, 0, sizeof(sse_env));
 }
 

@@ -1,27 +1,77 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * sse_mr.c: memory registration.  Local only for now: the provider copies
- * through the emulator and needs no registration, but applications that
- * register (FI_MR_LOCAL users, fabtests, the future RMA path) get real
- * regions with unique keys, chosen by the provider under FI_MR_PROV_KEY or
- * taken from the request (duplicates fail with -FI_ENOKEY).  Remote access
- * comes with FI_RMA.
+ * sse_mr.c: memory registration.  Local access needs none (the provider
+ * copies through the emulator), but applications that register get real
+ * regions with unique keys, chosen by the provider under FI_MR_PROV_KEY (or
+ * FI_MR_BASIC) or taken from the request (duplicates fail with
+ * -FI_ENOKEY).  A region with FI_REMOTE_READ or FI_REMOTE_WRITE goes into
+ * the NIC's region table (ssemu_mr_reg), where the target NIC checks key,
+ * range and access of every remote operation; peers name it by virtual
+ * address under FI_MR_VIRT_ADDR (or FI_MR_BASIC), else by offset.  The
+ * table belongs to the NIC, which every domain of the process shares, so
+ * provider keys skip keys another domain registered there.
+ *
+ * FI_RMA_EVENT regions count remote accesses on counters bound with
+ * fi_mr_bind; when the domain's mr_mode has FI_MR_RMA_EVENT they become
+ * accessible only at fi_mr_enable, after the counters are bound.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "sse.h"
 
 #define SSE_MR_ACCESS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
 		       FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define SSE_MR_REMOTE (FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+static bool sse_mr_prov_key(const struct sse_domain *dom)
+{
+	return dom->mr_mode & (FI_MR_PROV_KEY | FI_MR_BASIC);
+}
+
+static bool sse_mr_virt_addr(const struct sse_domain *dom)
+{
+	return dom->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC);
+}
+
+/* The region behind @key, if this domain registered it (lock held). */
+struct sse_mr *__sse_mr_find(struct sse_domain *dom, uint64_t key)
+{
+	struct sse_mr *mr;
+
+	sse_dlist_foreach(&dom->mrs, mr, struct sse_mr, entry) {
+		if (mr->mr_fid.key == key)
+			return mr;
+	}
+	return NULL;
+}
+
+static void sse_mr_unref_cntr(struct sse_cntr *cntr)
+{
+	if (cntr)
+		__atomic_sub_fetch(&cntr->ref, 1, __ATOMIC_ACQ_REL);
+}
 
 static int sse_mr_close(struct fid *fid)
 {
 	struct sse_mr *mr = container_of(fid, struct sse_mr, mr_fid.fid);
 	struct sse_domain *dom = mr->domain;
+	int ret;
 
 	pthread_mutex_lock(&dom->lock);
+	if (mr->nic_reg) {
+		/* After this no operation touches the memory any more. */
+		ret = ssemu_mr_dereg(dom->emu->nic, mr->mr_fid.key);
+		if (ret)
+			SSE_DOM_WARN(dom, "fi_close(mr): key 0x%llx was not in the NIC's table: %s\n",
+				     (unsigned long long)mr->mr_fid.key,
+				     strerror(-ret));
+		mr->nic_reg = false;
+	}
 	sse_dlist_remove(&mr->entry);
 	pthread_mutex_unlock(&dom->lock);
+	sse_mr_unref_cntr(mr->rread_cntr);
+	sse_mr_unref_cntr(mr->rwrite_cntr);
 	sse_domain_ref(dom, -1);
 	free(mr);
 	return 0;
@@ -29,16 +79,98 @@ static int sse_mr_close(struct fid *fid)
 
 static int sse_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
+	struct sse_mr *mr = container_of(fid, struct sse_mr, mr_fid.fid);
+	struct sse_domain *dom = mr->domain;
+	struct sse_cntr *cntr;
+	int ret = 0;
+
+	if (!bfid)
+		return -FI_EINVAL;
 	/* FI_MR_ENDPOINT is never required; binding is accepted for
 	 * applications that always bind. */
-	if (!bfid || bfid->fclass != FI_CLASS_EP)
+	if (bfid->fclass == FI_CLASS_EP)
+		return 0;
+	if (bfid->fclass != FI_CLASS_CNTR)
 		return -FI_EINVAL;
-	return 0;
+
+	/* A counter of remote accesses to this region (FI_RMA_EVENT). */
+	cntr = container_of(bfid, struct sse_cntr, cntr_fid.fid);
+	if (!(mr->flags & FI_RMA_EVENT) || cntr->domain != dom)
+		return -FI_EINVAL;
+	if (!flags || (flags & ~SSE_MR_REMOTE))
+		return -FI_EBADFLAGS;
+	pthread_mutex_lock(&dom->lock);
+	if (((flags & FI_REMOTE_READ) && mr->rread_cntr) ||
+	    ((flags & FI_REMOTE_WRITE) && mr->rwrite_cntr)) {
+		ret = -FI_EINVAL;
+	} else {
+		if (flags & FI_REMOTE_READ) {
+			mr->rread_cntr = cntr;
+			__atomic_add_fetch(&cntr->ref, 1, __ATOMIC_ACQ_REL);
+		}
+		if (flags & FI_REMOTE_WRITE) {
+			mr->rwrite_cntr = cntr;
+			__atomic_add_fetch(&cntr->ref, 1, __ATOMIC_ACQ_REL);
+		}
+	}
+	pthread_mutex_unlock(&dom->lock);
+	return ret;
+}
+
+/*
+ * Enter a remotely accessible region in the NIC's table.  Provider keys
+ * that another domain of the process took there are skipped.
+ */
+static int __sse_mr_nic_reg(struct sse_domain *dom, struct sse_mr *mr)
+{
+	struct ssemu_mr_desc d = {
+		.addr = mr->iov_count ? mr->iov[0].iov_base : NULL,
+		.len = mr->iov_count ? mr->iov[0].iov_len : 0,
+		.base = mr->base,
+		.access = ((mr->access & FI_REMOTE_READ) ? SSEMU_MR_READ : 0) |
+			  ((mr->access & FI_REMOTE_WRITE) ?
+			   SSEMU_MR_WRITE : 0),
+	};
+	int ret, tries = 0;
+
+	for (;;) {
+		d.key = mr->mr_fid.key;
+		ret = ssemu_mr_reg(dom->emu->nic, &d);
+		if (ret != -EEXIST || !sse_mr_prov_key(dom) ||
+		    ++tries > SSEMU_MRS_PER_NIC)
+			break;
+		do {
+			mr->mr_fid.key = dom->next_key++;
+		} while (__sse_mr_find(dom, mr->mr_fid.key));
+	}
+	switch (ret) {
+	case 0:
+		mr->nic_reg = true;
+		return 0;
+	case -EEXIST:
+		return -FI_ENOKEY;
+	case -ENOSPC:
+		SSE_DOM_WARN(dom, "fi_mr_reg: the NIC's table of %d remotely accessible regions is full\n",
+			     SSEMU_MRS_PER_NIC);
+		return -FI_ENOSPC;
+	default:
+		return -FI_EINVAL;
+	}
 }
 
 static int sse_mr_control(struct fid *fid, int command, void *arg)
 {
-	return command == FI_ENABLE ? 0 : -FI_ENOSYS;
+	struct sse_mr *mr = container_of(fid, struct sse_mr, mr_fid.fid);
+	struct sse_domain *dom = mr->domain;
+	int ret = 0;
+
+	if (command != FI_ENABLE)
+		return -FI_ENOSYS;
+	pthread_mutex_lock(&dom->lock);
+	if (mr->remote && !mr->nic_reg)
+		ret = __sse_mr_nic_reg(dom, mr);
+	pthread_mutex_unlock(&dom->lock);
+	return ret;
 }
 
 static struct fi_ops sse_mr_fi_ops = {
@@ -50,17 +182,6 @@ static struct fi_ops sse_mr_fi_ops = {
 	.tostr = sse_no_tostr,
 	.ops_set = sse_no_ops_set,
 };
-
-static bool __sse_mr_key_used(struct sse_domain *dom, uint64_t key)
-{
-	struct sse_mr *mr;
-
-	sse_dlist_foreach(&dom->mrs, mr, struct sse_mr, entry) {
-		if (mr->mr_fid.key == key)
-			return true;
-	}
-	return false;
-}
 
 static int sse_mr_reg_iov(struct fid *fid, const struct iovec *iov,
 			  size_t count, uint64_t access, uint64_t offset,
@@ -79,8 +200,11 @@ static int sse_mr_reg_iov(struct fid *fid, const struct iovec *iov,
 		return -FI_EINVAL;
 	if (access & ~SSE_MR_ACCESS)
 		return -FI_EINVAL;
-	if (flags)
+	if (flags & ~FI_RMA_EVENT)
 		return -FI_EBADFLAGS;
+	/* The NIC's table holds one contiguous range per key. */
+	if ((access & SSE_MR_REMOTE) && count > 1)
+		return -FI_EINVAL;
 	for (i = 0; i < count; i++) {
 		if (!iov[i].iov_base && iov[i].iov_len)
 			return -FI_EINVAL;
@@ -96,17 +220,27 @@ static int sse_mr_reg_iov(struct fid *fid, const struct iovec *iov,
 	mr->iov_count = count;
 	if (count)
 		memcpy(mr->iov, iov, count * sizeof(*iov));
+	mr->remote = access & SSE_MR_REMOTE;
+	/* fi_mr_reg's offset is reserved (0); offset addressing starts at
+	 * it all the same, as other providers do. */
+	mr->base = sse_mr_virt_addr(dom) ?
+		   (uint64_t)(uintptr_t)(count ? iov[0].iov_base : NULL) :
+		   offset;
 
 	pthread_mutex_lock(&dom->lock);
-	if (dom->mr_mode & FI_MR_PROV_KEY) {
+	if (sse_mr_prov_key(dom)) {
 		do {
 			mr->mr_fid.key = dom->next_key++;
-		} while (__sse_mr_key_used(dom, mr->mr_fid.key));
-	} else if (__sse_mr_key_used(dom, requested_key)) {
+		} while (__sse_mr_find(dom, mr->mr_fid.key));
+	} else if (__sse_mr_find(dom, requested_key)) {
 		ret = -FI_ENOKEY;
 	} else {
 		mr->mr_fid.key = requested_key;
 	}
+	/* Under FI_MR_RMA_EVENT, counters are bound before fi_mr_enable. */
+	if (!ret && mr->remote &&
+	    !((dom->mr_mode & FI_MR_RMA_EVENT) && (flags & FI_RMA_EVENT)))
+		ret = __sse_mr_nic_reg(dom, mr);
 	if (!ret)
 		sse_dlist_insert_tail(&mr->entry, &dom->mrs);
 	pthread_mutex_unlock(&dom->lock);

@@ -45,7 +45,7 @@ ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
 	if (ret)
 		return ret;
 	len = sse_iov_len(iov, count);
-	if (len > SSE_MAX_MSG_SIZE)
+	if (len > ep->max_msg_size)
 		return -FI_EMSGSIZE;
 	if ((flags & FI_INJECT) && len > ep->inject_size)
 		return -FI_EINVAL;

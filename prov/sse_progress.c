@@ -707,16 +707,29 @@ void __sse_ep_progress(struct sse_ep *ep)
 	int i, n, rounds = 0;
 
 	__sse_ep_tx_progress(ep);
+	__sse_rma_progress(ep);
 	do {
 		n = ssemu_ep_poll(ep->emu, ev, SSE_POLL_BATCH);
 		for (i = 0; i < n; i++) {
-			if (ev[i].type == SSEMU_EV_RECV)
+			switch (ev[i].type) {
+			case SSEMU_EV_RECV:
 				__sse_handle_recv(ep, &ev[i]);
-			else if (ev[i].type == SSEMU_EV_SEND_DONE)
+				break;
+			case SSEMU_EV_SEND_DONE:
 				__sse_handle_send_done(ep, &ev[i]);
+				break;
+			case SSEMU_EV_RMA_DONE:
+				__sse_rma_handle_done(ep, &ev[i]);
+				break;
+			case SSEMU_EV_RMA_REMOTE:
+				__sse_rma_handle_remote(ep, &ev[i]);
+				break;
+			}
 		}
-		if (n > 0)
+		if (n > 0) {
 			__sse_ep_tx_progress(ep);
+			__sse_rma_progress(ep);
+		}
 	} while (n == SSE_POLL_BATCH && ++rounds < 8);
 }
 
@@ -894,4 +907,5 @@ void __sse_ep_flush(struct sse_ep *ep)
 		__sse_msg_free(msg);
 	sse_dlist_foreach_safe(&ep->tx_all, tx, ttmp, struct sse_tx, all)
 		__sse_tx_free(tx);
+	__sse_rma_flush(ep);
 }

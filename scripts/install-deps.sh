@@ -12,6 +12,7 @@ PACKAGES=(
 	libfabric-dev libfabric-bin
 	libopenmpi-dev openmpi-bin
 	libcmocka-dev rdma-core libconfig-dev
+	gnuplot-nox
 )
 
 say() { echo "install-deps: $*"; }

@@ -3,7 +3,7 @@
  * slingshot-emu: the command-line tool of the emulated Slingshot fabric.
  * Subcommands: sim (synthetic traffic on an in-process fabric), status,
  * stat and clean (shared fabrics), run and mpirun (jobs on a held fabric),
- * presets.
+ * report (telemetry), presets.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -116,6 +116,9 @@ static void usage(FILE *f)
 		"            then print what the fabric saw\n"
 		"  mpirun    run an MPI program over the slingshot_emu provider\n"
 		"            (adds and prints the Open MPI options it needs)\n"
+		"  report    telemetry of a shared fabric or a saved trace:\n"
+		"            bandwidth and latency per job and class, CSV,\n"
+		"            gnuplot plots\n"
 		"  presets   list the built-in fabric presets\n"
 		"  help      this text\n"
 		"\n"
@@ -142,6 +145,8 @@ int main(int argc, char **argv)
 		return ssemu_cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "mpirun"))
 		return ssemu_cmd_mpirun(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return ssemu_cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "presets"))
 		return cmd_presets(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||

@@ -28,5 +28,6 @@ int ssemu_cmd_stat(int argc, char **argv);
 int ssemu_cmd_clean(int argc, char **argv);
 int ssemu_cmd_run(int argc, char **argv);
 int ssemu_cmd_mpirun(int argc, char **argv);
+int ssemu_cmd_report(int argc, char **argv);
 
 #endif

@@ -96,11 +96,19 @@ struct run {
 	uint64_t *victims;	/* victim index -> port */
 	uint64_t *aggs;		/* aggressor index -> port */
 	int64_t *role;		/* port -> victim index, or -1 - aggressor idx */
-	/* ring */
-	uint64_t *succ;		/* victim index -> successor victim index */
-	bool *waiting;		/* ring: a message of this victim in flight */
-	bool *want;		/* ring: post the next one */
-	ssemu_time_t *posted;	/* ring: when the one in flight was posted */
+	/* ring (GPCNeT's random-ring latency: each iteration a victim sends
+	 * 8 B to both neighbours and waits for both of theirs) */
+	uint64_t *succ;		/* victim index -> right neighbour */
+	uint64_t *pred;		/* victim index -> left neighbour */
+	bool *waiting;		/* ring: an iteration in progress */
+	bool *want;		/* ring: start the next iteration */
+	ssemu_time_t *posted;	/* ring: when the current one started */
+	uint64_t *ring_iter;	/* ring: current iteration */
+	uint8_t *ring_sent;	/* ring: bit 0 sent right, bit 1 sent left */
+	uint8_t *ring_got[2];	/* ring: bit 0 from left, bit 1 from right,
+				 * per iteration parity (a neighbour is at
+				 * most one iteration ahead) */
+	uint64_t ring_final;	/* ring: last iteration once time is up */
 	/* allreduce over the first p (power of two) victims */
 	uint64_t p, stages;
 	uint64_t iter;
@@ -504,8 +512,15 @@ static int split_roles(struct run *r)
 		perm[j] = tmp;
 	}
 	/* perm is a cyclic permutation: successor of i is perm[i] */
-	for (i = 0; i < r->nv; i++)
+	r->pred = calloc(r->nv, sizeof(*r->pred));
+	if (!r->pred) {
+		free(perm);
+		return -ENOMEM;
+	}
+	for (i = 0; i < r->nv; i++) {
 		r->succ[i] = perm[i];
+		r->pred[perm[i]] = i;
+	}
 	free(perm);
 	return 0;
 }
@@ -576,6 +591,11 @@ static int run_setup(struct run *r)
 	r->waiting = calloc(r->nv, sizeof(bool));
 	r->want = calloc(r->nv, sizeof(bool));
 	r->posted = calloc(r->nv, sizeof(ssemu_time_t));
+	r->ring_iter = calloc(r->nv, sizeof(uint64_t));
+	r->ring_sent = calloc(r->nv, 1);
+	r->ring_got[0] = calloc(r->nv, 1);
+	r->ring_got[1] = calloc(r->nv, 1);
+	r->ring_final = UINT64_MAX;
 	r->stage = calloc(r->nv, sizeof(uint64_t));
 	r->sent_stage = calloc(r->nv, sizeof(bool));
 	r->got[0] = calloc(r->nv, sizeof(uint64_t));
@@ -584,7 +604,9 @@ static int run_setup(struct run *r)
 	r->outstanding = calloc(r->n, sizeof(uint64_t));
 	r->burst_posted = calloc(r->na, sizeof(uint64_t));
 	r->resume = calloc(r->na, sizeof(ssemu_time_t));
-	if (!r->waiting || !r->want || !r->posted || !r->stage || !r->sent_stage ||
+	if (!r->waiting || !r->want || !r->posted || !r->ring_iter ||
+	    !r->ring_sent || !r->ring_got[0] || !r->ring_got[1] ||
+	    !r->stage || !r->sent_stage ||
 	    !r->got[0] || !r->got[1] || !r->agg_dest_fixed ||
 	    !r->outstanding || !r->burst_posted || !r->resume)
 		return -ENOMEM;
@@ -617,6 +639,11 @@ static void run_teardown(struct run *r)
 	free(r->aggs);
 	free(r->role);
 	free(r->succ);
+	free(r->pred);
+	free(r->ring_iter);
+	free(r->ring_sent);
+	free(r->ring_got[0]);
+	free(r->ring_got[1]);
 	free(r->waiting);
 	free(r->want);
 	free(r->posted);
@@ -676,6 +703,26 @@ static void ar_advance(struct run *r, uint64_t rank, ssemu_time_t t)
 	}
 }
 
+/*
+ * Ring victim @vi finishes its iteration once both its sends are posted and
+ * both neighbours' messages of the same iteration arrived.  One sample per
+ * iteration: half its duration, as GPCNeT counts (two messages each way).
+ */
+static void ring_try_finish(struct run *r, uint64_t vi, ssemu_time_t t)
+{
+	uint8_t *got = &r->ring_got[r->ring_iter[vi] & 1][vi];
+
+	if (!r->waiting[vi] || r->ring_sent[vi] != 3 || *got != 3)
+		return;
+	ssemu_samples_add(&r->res->lat,
+			  (double)(t - r->posted[vi]) / 2.0 / SSEMU_PS_PER_NS);
+	*got = 0;
+	r->ring_iter[vi]++;
+	r->ring_sent[vi] = 0;
+	r->waiting[vi] = false;
+	r->want[vi] = true;
+}
+
 static void on_recv(struct run *r, uint64_t port, const struct ssemu_event *ev)
 {
 	uint64_t kind = ev->hdr[2], src = ev->hdr[1];
@@ -687,11 +734,12 @@ static void on_recv(struct run *r, uint64_t port, const struct ssemu_event *ev)
 		return;
 	}
 	if (kind == KIND_RING) {
-		vi = r->role[src];
-		ssemu_samples_add(&r->res->lat,
-			    (double)(ev->time - ev->hdr[0]) / SSEMU_PS_PER_NS);
-		r->waiting[vi] = false;
-		r->want[vi] = true;
+		uint64_t it = ev->hdr[3] >> 1;
+
+		(void)src;
+		vi = r->role[port];
+		r->ring_got[it & 1][vi] |= (uint8_t)(1u << (ev->hdr[3] & 1));
+		ring_try_finish(r, (uint64_t)vi, ev->time);
 		return;
 	}
 	if (kind == KIND_AR) {
@@ -807,18 +855,49 @@ static int victims_step(struct run *r, ssemu_time_t now, bool start_new)
 	int ret;
 
 	if (r->o->victim == VIC_RING) {
+		/* Once time is up, every victim still completes the last
+		 * iteration any of them started (its neighbours wait for it):
+		 * a neighbour is never more than one iteration ahead. */
+		if (!start_new && r->ring_final == UINT64_MAX) {
+			/* iterations the furthest victim has started */
+			r->ring_final = 0;
+			for (i = 0; i < r->nv; i++)
+				r->ring_final = SSEMU_MAX(r->ring_final,
+					r->ring_iter[i] + r->waiting[i]);
+		}
 		for (i = 0; i < r->nv; i++) {
-			if (!r->want[i] || r->waiting[i] || !start_new)
+			uint64_t it = r->ring_iter[i];
+
+			if (r->want[i] && !r->waiting[i]) {
+				if (!start_new && it >= r->ring_final)
+					continue;
+				r->want[i] = false;
+				r->waiting[i] = true;
+				r->posted[i] = now;
+			}
+			if (!r->waiting[i])
 				continue;
-			ret = post(r, r->victims[i], r->victims[r->succ[i]], 8,
-				   r->o->tc_victim, KIND_RING, 0);
-			if (ret == -EAGAIN)
-				continue;
-			if (ret)
-				return ret;
-			r->want[i] = false;
-			r->waiting[i] = true;
-			r->posted[i] = now;
+			if (!(r->ring_sent[i] & 1)) {
+				ret = post(r, r->victims[i],
+					   r->victims[r->succ[i]], 8,
+					   r->o->tc_victim, KIND_RING,
+					   it << 1 | 0);
+				if (ret && ret != -EAGAIN)
+					return ret;
+				if (!ret)
+					r->ring_sent[i] |= 1;
+			}
+			if (!(r->ring_sent[i] & 2)) {
+				ret = post(r, r->victims[i],
+					   r->victims[r->pred[i]], 8,
+					   r->o->tc_victim, KIND_RING,
+					   it << 1 | 1);
+				if (ret && ret != -EAGAIN)
+					return ret;
+				if (!ret)
+					r->ring_sent[i] |= 2;
+			}
+			ring_try_finish(r, i, now);
 		}
 		return 0;
 	}
@@ -936,7 +1015,7 @@ static int run_once(struct run *r)
 						continue;
 					ssemu_samples_add(&r->res->lat,
 						    (double)(t - r->posted[i]) /
-						    SSEMU_PS_PER_NS);
+						    2.0 / SSEMU_PS_PER_NS);
 					r->res->unfinished++;
 				}
 			}

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <slingshot_emu/ssemu.h>
 
@@ -23,7 +24,7 @@
 #include "ssemu_samples.h"
 
 enum pattern { PAT_UNIFORM, PAT_PERMUTATION, PAT_INCAST, PAT_PINGPONG,
-	       PAT_GROUPS, PAT_COUNT };
+	       PAT_GROUPS, PAT_ALLTOALL, PAT_COUNT };
 
 static const char *const pattern_names[] = {
 	[PAT_UNIFORM] = "uniform",
@@ -31,6 +32,7 @@ static const char *const pattern_names[] = {
 	[PAT_INCAST] = "incast",
 	[PAT_PINGPONG] = "pingpong",
 	[PAT_GROUPS] = "groups",
+	[PAT_ALLTOALL] = "alltoall",
 };
 
 struct sim_opts {
@@ -48,6 +50,9 @@ struct sim_opts {
 	const char *routing;
 	const char *cc;
 	bool seed_set;
+	const char *telemetry;	/* trace file to save */
+	double tel_interval_us;	/* < 0: the fabric's */
+	bool progress;
 };
 
 struct sim {
@@ -58,7 +63,7 @@ struct sim {
 	struct ssemu_ep **eps;
 	uint64_t n;
 	struct ssemu_rng rng;
-	uint64_t *dest;		/* permutation */
+	uint64_t *dest;		/* permutation; alltoall: next shift */
 	ssemu_time_t *next;	/* next injection per source */
 	uint64_t sent, received, rx_bytes, failed;
 	ssemu_time_t first_rx, last_rx;
@@ -67,6 +72,7 @@ struct sim {
 	struct ssemu_samples lat;
 	FILE *csv;
 	void *payload;
+	double prog_last;	/* wall clock of the last progress line */
 };
 
 static void usage_sim(FILE *f)
@@ -81,7 +87,9 @@ static void usage_sim(FILE *f)
 		"  --config FILE        fabric configuration file instead of a preset\n"
 		"  --pattern P          uniform | permutation | incast | pingpong |\n"
 		"                       groups (each endpoint to its peer in the\n"
-		"                       next group: adversarial) (default uniform)\n"
+		"                       next group: adversarial) | alltoall\n"
+		"                       (each endpoint to every other in turn,\n"
+		"                       MPI's pairwise shifts) (default uniform)\n"
 		"  --routing R          minimal | adaptive | ugal (default: the\n"
 		"                       fabric's)\n"
 		"  --cc C               endpoint-pair | none (default: the fabric's)\n"
@@ -94,7 +102,14 @@ static void usage_sim(FILE *f)
 		"  --tclass N           traffic class index (default: the fabric's)\n"
 		"  --seed N             random seed (default: the fabric's)\n"
 		"  --csv FILE           per-message records: src,dst,bytes,post_ps,\n"
-		"                       recv_ps,latency_ns\n");
+		"                       recv_ps,latency_ns\n"
+		"  --telemetry FILE     save the run's telemetry as a trace for\n"
+		"                       `slingshot-emu report FILE`\n"
+		"  --telemetry-interval US\n"
+		"                       sample period of the time series (default:\n"
+		"                       the fabric's, 10 us in the presets; 0: none)\n"
+		"  --progress           model time reached on stderr as it runs\n"
+		"                       (the default when stderr is a terminal)\n");
 }
 
 static int parse_sim(int argc, char **argv, struct sim_opts *o)
@@ -113,6 +128,9 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 		{ "csv", required_argument, NULL, 'o' },
 		{ "routing", required_argument, NULL, 'R' },
 		{ "cc", required_argument, NULL, 'C' },
+		{ "telemetry", required_argument, NULL, 'L' },
+		{ "telemetry-interval", required_argument, NULL, 'I' },
+		{ "progress", no_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -127,6 +145,8 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 	o->load = 0.5;
 	o->time_us = 100;
 	o->tclass = UINT32_MAX;
+	o->tel_interval_us = -1;
+	o->progress = isatty(STDERR_FILENO);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
@@ -194,6 +214,17 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 		case 'C':
 			o->cc = optarg;
 			break;
+		case 'L':
+			o->telemetry = optarg;
+			break;
+		case 'I':
+			if (ssemu_cli_double("--telemetry-interval", optarg, 0,
+					     1e6, &o->tel_interval_us))
+				return -EINVAL;
+			break;
+		case 'G':
+			o->progress = true;
+			break;
 		case 'h':
 			usage_sim(stdout);
 			return 1;
@@ -216,6 +247,14 @@ static double msg_wire_ps(const struct sim *s)
 	double bytes = (double)s->o.size + (double)pkts * s->cfg.pkt_overhead;
 
 	return bytes * 8.0 * 1e12 / (double)s->cfg.edge.rate_bps;
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static ssemu_time_t gap(struct sim *s)
@@ -241,6 +280,11 @@ static uint64_t pick_dest(struct sim *s, uint64_t src)
 		return (src + (uint64_t)s->cfg.topo.switches_per_group *
 				      s->cfg.topo.endpoints_per_switch) %
 		       s->n;
+	case PAT_ALLTOALL:
+		/* MPI's pairwise exchange: shifts 1, 2, ..., n-1, again */
+		d = (src + 1 + s->dest[src]) % s->n;
+		s->dest[src] = (s->dest[src] + 1) % (s->n - 1);
+		return d;
 	default:
 		d = ssemu_rng_below(&s->rng, s->n - 1);
 		return d >= src ? d + 1 : d;
@@ -321,6 +365,27 @@ static int finish(struct sim *s)
 	return 0;
 }
 
+/* A progress line on stderr at most twice a second (model time, share of
+ * the run), rewritten in place; @done writes the final one. */
+static void progress(struct sim *s, double frac, bool done)
+{
+	double w;
+
+	if (!s->o.progress)
+		return;
+	w = wall_s();
+	if (!done && w - s->prog_last < 0.5)
+		return;
+	s->prog_last = w;
+	fprintf(stderr, "\rsim: model time %.3f us, %5.1f%% of the run, "
+		"%" PRIu64 " messages sent ",
+		(double)ssemu_fabric_now(s->fab) / SSEMU_PS_PER_US,
+		100.0 * (frac < 0 ? 0 : frac > 1 ? 1 : frac), s->sent);
+	if (done)	/* the last line stays */
+		fprintf(stderr, "\n");
+	fflush(stderr);
+}
+
 static int run_open_loop(struct sim *s)
 {
 	ssemu_time_t end = (ssemu_time_t)(s->o.time_us * SSEMU_PS_PER_US);
@@ -340,6 +405,8 @@ static int run_open_loop(struct sim *s)
 		ret = ssemu_fabric_run_until(s->fab, tmin);
 		if (ret)
 			return ret;
+		progress(s, s->o.messages ? (double)s->sent / s->o.messages :
+					    (double)tmin / (double)end, false);
 		/* Event times are stamped by the model, so draining now and
 		 * then loses nothing (overflowing rings queue in the model). */
 		if (s->sent - s->drained_at >= 256) {
@@ -376,6 +443,8 @@ static int run_pingpong(struct sim *s)
 	for (k = 0; k < iters; k++) {
 		uint64_t src = k & 1;
 
+		if (!(k & 255))
+			progress(s, (double)k / (double)iters, false);
 		ret = post(s, src, src ^ 1);
 		if (ret)
 			return ret;
@@ -462,6 +531,9 @@ static int sim_setup(struct sim *s)
 	}
 	if (s->o.seed_set)
 		s->cfg.seed = s->o.seed;
+	if (s->o.tel_interval_us >= 0)
+		s->cfg.tel_interval = (ssemu_time_t)(s->o.tel_interval_us *
+						     SSEMU_PS_PER_US + 0.5);
 	if (s->o.routing)
 		snprintf(s->cfg.routing, sizeof(s->cfg.routing), "%s",
 			 s->o.routing);
@@ -522,6 +594,7 @@ static int sim_setup(struct sim *s)
 		}
 	}
 	ssemu_rng_seed(&s->rng, s->cfg.seed, 0x51);
+	s->prog_last = wall_s();	/* the first line after half a second */
 	/* A random derangement for the permutation pattern. */
 	for (i = 0; i < s->n; i++)
 		s->dest[i] = i;
@@ -531,6 +604,8 @@ static int sim_setup(struct sim *s)
 		s->dest[i] = s->dest[j];
 		s->dest[j] = tmp;
 	}
+	if (s->o.pattern == PAT_ALLTOALL)
+		memset(s->dest, 0, s->n * sizeof(*s->dest));
 	if (s->o.csv) {
 		s->csv = fopen(s->o.csv, "w");
 		if (!s->csv) {
@@ -562,6 +637,23 @@ static void sim_teardown(struct sim *s)
 	ssemu_samples_free(&s->lat);
 }
 
+/* The run's telemetry as a trace file for `slingshot-emu report`. */
+static int save_telemetry(struct sim *s)
+{
+	struct ssemu_telemetry *t;
+	char err[512];
+	int ret;
+
+	ret = ssemu_telemetry_read(s->fab, &t);
+	if (ret)
+		return ret;
+	ret = ssemu_telemetry_save(t, s->o.telemetry, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "sim: %s\n", err);
+	ssemu_telemetry_free(t);
+	return ret;
+}
+
 int ssemu_cmd_sim(int argc, char **argv)
 {
 	struct sim s;
@@ -575,6 +667,9 @@ int ssemu_cmd_sim(int argc, char **argv)
 	if (!ret) {
 		ret = s.o.pattern == PAT_PINGPONG ? run_pingpong(&s) :
 						    run_open_loop(&s);
+		progress(&s, 1, true);
+		if (!ret && s.o.telemetry)
+			ret = save_telemetry(&s);
 		if (ret)
 			fprintf(stderr, "sim: the run failed: %s\n",
 				strerror(-ret));

@@ -104,6 +104,38 @@ static const char *clock_name(enum ssemu_clock_mode c)
 	return c == SSEMU_CLOCK_REALTIME ? "realtime" : "virtual";
 }
 
+/* Jobs placed by policy and the ports reserved for them. */
+static void print_jobs(struct ssemu_fabric *f, bool json)
+{
+	struct ssemu_job_info jobs[64];
+	int n, i;
+
+	n = ssemu_fabric_jobs(f, jobs, 64);
+	if (json)
+		printf(",\"jobs\":[");
+	else if (n > 0)
+		printf("  %-10s %-6s %-12s %-6s %-8s %s\n", "job", "ranks",
+		       "placement", "nics", "reserved", "rank 0 at");
+	for (i = 0; i < n; i++) {
+		if (json)
+			printf("%s{\"job\":%u,\"ranks\":%u,\"placement\":"
+			       "\"%s\",\"nics\":%u,\"ports_reserved\":%u,"
+			       "\"rank0_port\":%d}", i ? "," : "", jobs[i].job,
+			       jobs[i].nranks,
+			       ssemu_place_policy_name(jobs[i].policy),
+			       jobs[i].nics, jobs[i].ports,
+			       (int)jobs[i].rank0_port);
+		else
+			printf("  %-10u %-6u %-12s %-6u %-8u %d\n",
+			       jobs[i].job, jobs[i].nranks,
+			       ssemu_place_policy_name(jobs[i].policy),
+			       jobs[i].nics, jobs[i].ports,
+			       (int)jobs[i].rank0_port);
+	}
+	if (json)
+		printf("]");
+}
+
 static void print_status_text(struct ssemu_fabric *f)
 {
 	const struct ssemu_config *c = ssemu_fabric_config(f);
@@ -135,6 +167,7 @@ static void print_status_text(struct ssemu_fabric *f)
 		       nics[i].pid, nics[i].job, nics[i].rank,
 		       nics[i].eps_open, nics[i].alive ? "alive" : "dead");
 	free(nics);
+	print_jobs(f, false);
 }
 
 static void print_status_json(struct ssemu_fabric *f, bool comma)
@@ -165,8 +198,10 @@ static void print_status_json(struct ssemu_fabric *f, bool comma)
 		       "\"endpoints\":%u,\"alive\":%s}", i ? "," : "",
 		       nics[i].port, nics[i].pid, nics[i].job, nics[i].rank,
 		       nics[i].eps_open, nics[i].alive ? "true" : "false");
-	printf("]}");
+	printf("]");
 	free(nics);
+	print_jobs(f, true);
+	printf("}");
 }
 
 static int parse_common(const char *cmd, int argc, char **argv,

@@ -75,6 +75,15 @@ struct ssemu_tclass_desc {
 	bool ordered;		/* in-order delivery per (src, dst) */
 	bool lossy;		/* drop when buffers are full (NIC retries) */
 	int8_t route_bias;	/* adaptive routing: + favours minimal paths */
+	/* Jobs may not use it (configuration "allowed = false"): kept
+	 * negated so that a zeroed description is allowed. */
+	bool denied;
+};
+
+/* What the provider does when a job asks for a class that is denied. */
+enum ssemu_tclass_denied {
+	SSEMU_TCLASS_DENIED_ERROR = 0,	/* the open fails (-FI_EINVAL) */
+	SSEMU_TCLASS_DENIED_WARN = 1,	/* warn, use the default class */
 };
 
 enum ssemu_clock_mode {
@@ -99,6 +108,7 @@ struct ssemu_config {
 	uint32_t ntclass;
 	struct ssemu_tclass_desc tclass[SSEMU_MAX_TCLASS];
 	uint32_t default_tclass;
+	uint32_t tclass_denied;		 /* enum ssemu_tclass_denied */
 	char routing[SSEMU_NAME_MAX];	 /* routing ops by name: "minimal" */
 	char cc[SSEMU_NAME_MAX];	 /* congestion control ops: "none" */
 	char arb[SSEMU_NAME_MAX];	 /* output arbitration ops: "priority-rr" */
@@ -114,6 +124,9 @@ struct ssemu_config {
 	uint32_t buf_size;		 /* bytes per large data buffer */
 	uint32_t max_pkts;		 /* packets in the model at once */
 	uint32_t max_events;		 /* pending engine events */
+	/* Telemetry time series (docs/telemetry.md). */
+	ssemu_time_t tel_interval;	 /* sample period, ps; 0: none */
+	uint32_t tel_samples;		 /* samples the ring keeps */
 };
 
 /* Bytes a message may carry inline in its slot (no large buffer). */
@@ -238,16 +251,51 @@ bool ssemu_fabric_idle(struct ssemu_fabric *fabric);
 
 #define SSEMU_PORT_ANY UINT32_MAX
 
+/*
+ * Placement: where a NIC attached with port SSEMU_PORT_ANY goes.  With a
+ * job id, a rank and a job size, the first rank of the job to attach
+ * reserves a port for every rank of the job at once (under the fabric
+ * lock, among ports neither taken nor reserved by another job), and each
+ * rank then attaches at its own port; the reservation ends when the job's
+ * last NIC detaches (or its processes die).  Without them, or with
+ * SSEMU_PLACE_FIRST_FREE, the NIC takes the first port that is neither
+ * taken nor reserved.
+ */
+enum ssemu_place_policy {
+	SSEMU_PLACE_FIRST_FREE = 0,
+	SSEMU_PLACE_LINEAR,	 /* the lowest block of consecutive ports */
+	SSEMU_PLACE_INTERLEAVED, /* round robin over switches and groups */
+	SSEMU_PLACE_RANDOM,	 /* seeded random choice */
+	SSEMU_PLACE_MAP,	 /* explicit: ssemu_nic_opts::map */
+	SSEMU_PLACE_COUNT
+};
+
+/** Policy by name ("first-free", "linear", "interleaved", "random",
+ * "map"), or -1. */
+int ssemu_place_policy_index(const char *name);
+/** Name of a policy, "?" if unknown. */
+const char *ssemu_place_policy_name(uint32_t policy);
+
 struct ssemu_nic_opts {
-	uint32_t port;		/* SSEMU_PORT_ANY: first free port */
-	uint32_t job;		/* job id for counters and reports */
+	uint32_t port;		/* SSEMU_PORT_ANY: placed by policy */
+	uint32_t job;		/* job id: counters, reports, placement */
 	int32_t rank;		/* launcher rank, -1 unknown */
+	uint32_t nranks;	/* job size, 0 unknown */
+	uint32_t policy;	/* enum ssemu_place_policy */
+	uint32_t pad;
+	uint64_t seed;		/* SSEMU_PLACE_RANDOM */
+	const uint32_t *map;	/* SSEMU_PLACE_MAP: port of each rank,
+				 * nranks entries */
 };
 
 /**
- * Attach a NIC to a free endpoint port.
- * @return 0; -EADDRINUSE port taken; -ENOSPC no free port or NIC slot;
- * -EINVAL port out of range.
+ * Attach a NIC to a free endpoint port (@opts NULL: first free port).
+ * @return 0; -EADDRINUSE port taken, or reserved by another job, or the
+ * job's rank already attached, or a map port taken; -ENOSPC no free port,
+ * NIC slot or job slot, or a job larger than the free ports; -EINVAL port
+ * out of range, rank >= nranks, unknown policy, a map without ports, or a
+ * rank whose job was placed with another size or policy.  Failures are
+ * explained through the log sink.
  */
 int ssemu_nic_attach(struct ssemu_fabric *fabric,
 		     const struct ssemu_nic_opts *opts, struct ssemu_nic **nic);
@@ -331,10 +379,13 @@ size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			size_t off, void *buf, size_t len);
 
 /** Pointer to the payload of a RECV event or the result of an RMA_DONE
- * event (valid until release). */
+ * event (valid until release); NULL for an RMA_DONE without results (a
+ * WRITE or ATOMIC, or one that failed). */
 const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev);
 
-/** Give a RECV or RMA_DONE event's message slot back to its owner. */
+/** Give a RECV or RMA_DONE event's message slot back to its owner (an
+ * RMA_DONE only by the endpoint that posted it).  RMA_REMOTE events hold
+ * nothing: releasing one does nothing. */
 void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev);
 
 /**
@@ -493,15 +544,22 @@ struct ssemu_rma {
  * Post an RMA operation.  Data and operands are copied before return.
  * Completion is an SSEMU_EV_RMA_DONE event with the cookie and a status:
  * 0; -ENOKEY no region with that key at the target; -ERANGE outside the
- * region; -EACCES the region does not allow it; -EHOSTUNREACH,
- * -ECONNREFUSED nobody at @dest; -ESRCH the region's process is gone.  A
- * refused operation never touches target memory.  READ, FETCH and COMPARE
- * results (len bytes) are read with ssemu_event_data/ssemu_event_copy until
+ * region; -EACCES the region does not allow it (or the kernel refused the
+ * engine cross-memory attach to the region's process: a warning is
+ * logged); -EHOSTUNREACH, -ECONNREFUSED nobody at @dest (or the target
+ * went away before all results were sent back); -ESRCH the region's
+ * process is gone; -EFAULT its memory there is not mapped any more; -EIO
+ * the engine's runner died in the middle of the operation (the target
+ * memory may be partly changed; it is never done twice).  A refused
+ * operation never touches target memory.  READ, FETCH and COMPARE results
+ * (len bytes) are read with ssemu_event_data/ssemu_event_copy until
  * ssemu_event_release, which every RMA_DONE event needs.
  * @return 0; -EAGAIN no resources (progress and retry); -EMSGSIZE len over
  * ssemu_ep_max_msg (COMPARE: half of it); -EINVAL bad arguments (unknown
- * op, an atomic not valid on its type, len not a multiple of the element
- * size, iov bytes not len).
+ * op or flag, an atomic not valid on its type, len not a multiple of the
+ * element size, iov bytes not len, any iov on a READ, cmp bytes not len on
+ * a COMPARE or any on another op; a FETCH of SSEMU_AOP_READ may pass no
+ * iov or len ignored bytes).
  */
 int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma);
 
@@ -575,6 +633,21 @@ struct ssemu_nic_info {
 int ssemu_fabric_nics(struct ssemu_fabric *fabric, struct ssemu_nic_info *out,
 		      int max);
 
+/* A job placed by policy: its ports stay reserved while it has a NIC. */
+struct ssemu_job_info {
+	uint32_t job;
+	uint32_t nranks;
+	uint32_t policy;	/* enum ssemu_place_policy */
+	uint32_t nics;		/* NICs of the job attached now */
+	uint32_t ports;		/* ports reserved for it */
+	uint32_t rank0_port;	/* where rank 0 is (to be) */
+};
+
+/** Jobs holding placement reservations, up to @max.
+ * @return how many were written. */
+int ssemu_fabric_jobs(struct ssemu_fabric *fabric, struct ssemu_job_info *out,
+		      int max);
+
 struct ssemu_port_info {
 	uint32_t sw;		/* topology switch id */
 	uint32_t port;
@@ -589,6 +662,131 @@ struct ssemu_port_info {
  * @return how many were written (up to @max). */
 int ssemu_fabric_ports(struct ssemu_fabric *fabric, struct ssemu_port_info *out,
 		       int max);
+
+/* ------------------------------------------------------------------ */
+/* Telemetry (docs/telemetry.md)                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The model counts, in model time and inside the fabric (so any process,
+ * an observer included, can read it): per (job, class) traffic and message
+ * latency histograms, per class drops, congestion marks and window cuts and
+ * edge queue depths, per NIC pair latency histograms, and a time series of
+ * samples closed every tel_interval of model time, of which the fabric keeps
+ * the last tel_samples.  Traffic counts for the job of the NIC that sent it.
+ */
+#define SSEMU_TEL_JOBS 16	/* job ids counted apart; slot 16: the rest */
+#define SSEMU_TEL_JOB_SLOTS (SSEMU_TEL_JOBS + 1)
+#define SSEMU_TEL_OTHER SSEMU_TEL_JOBS
+/* Latency bins: [0] under 100 ns, then 4 per octave from 100 ns
+ * (bin 1 + 4k + j starts at 100 ns * 2^k * (1 + j/4)), the last one from
+ * 100 ns * 2^20 (104.9 ms) up. */
+#define SSEMU_TEL_LAT_BINS 82
+#define SSEMU_TEL_PAIRS 256	/* NIC pairs with their own histogram */
+#define SSEMU_TEL_MAX_SAMPLES 65536
+
+/* Per (job, class).  Bytes are payload bytes. */
+struct ssemu_tel_counters {
+	uint64_t tx_msgs;	/* messages the NICs took */
+	uint64_t tx_pkts, tx_bytes;	/* data packets injected */
+	uint64_t rx_pkts, rx_bytes;	/* data packets arrived */
+	uint64_t rx_msgs;	/* messages delivered */
+	uint64_t lat_sum;	/* ps: delivery time - post time, summed */
+	uint64_t lat[SSEMU_TEL_LAT_BINS];	/* messages per latency bin */
+};
+
+/* Per class. */
+struct ssemu_tel_class {
+	uint64_t drops;		/* packets lost in the fabric */
+	uint64_t retries;	/* messages sent again from the start */
+	uint64_t throttles;	/* congestion window cuts */
+	uint64_t marks;		/* packets marked congested */
+	uint64_t q_max;		/* edge VOQ depth seen by arriving packets */
+	uint64_t q_sum, q_n;	/* mean: q_sum / q_n */
+};
+
+struct ssemu_tel_pair {
+	uint32_t src_port, dst_port;
+	uint32_t src_job, dst_job;	/* job ids (not slots) */
+	uint64_t msgs;
+	uint64_t lat_sum;	/* ps */
+	uint64_t lat[SSEMU_TEL_LAT_BINS];
+};
+
+/* Messages from one job to another (by job slot). */
+struct ssemu_tel_jpair {
+	uint64_t msgs;
+	uint64_t lat_sum;	/* ps */
+	uint64_t lat[SSEMU_TEL_LAT_BINS];
+};
+
+/* One interval of model time: [index, index + 1) * interval. */
+struct ssemu_tel_sample {
+	uint64_t index;
+	uint64_t rx_bytes[SSEMU_TEL_JOB_SLOTS][SSEMU_MAX_TCLASS];
+	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
+	uint64_t drops[SSEMU_MAX_TCLASS];
+	uint64_t throttles[SSEMU_MAX_TCLASS];
+	uint64_t marks[SSEMU_MAX_TCLASS];
+	uint64_t q_max[SSEMU_MAX_TCLASS];
+	uint64_t q_sum[SSEMU_MAX_TCLASS];
+	uint64_t q_n[SSEMU_MAX_TCLASS];
+};
+
+struct ssemu_telemetry {
+	struct ssemu_config config;	/* of the fabric: class names, rates */
+	ssemu_time_t now;		/* model time of the snapshot */
+	ssemu_time_t interval;		/* as config.tel_interval */
+	uint32_t njobs;			/* job ids in job[] */
+	uint32_t npairs;		/* entries in pair[] */
+	uint32_t job[SSEMU_TEL_JOBS];	/* the job id of each slot */
+	struct ssemu_tel_counters jc[SSEMU_TEL_JOB_SLOTS][SSEMU_MAX_TCLASS];
+	struct ssemu_tel_class tc[SSEMU_MAX_TCLASS];
+	struct ssemu_tel_pair pair[SSEMU_TEL_PAIRS];
+	struct ssemu_tel_pair other_pairs;	/* pairs the table had no room
+						 * for, together */
+	/* every message by (source job slot, destination job slot) */
+	struct ssemu_tel_jpair jpair[SSEMU_TEL_JOB_SLOTS][SSEMU_TEL_JOB_SLOTS];
+	uint64_t samples_closed;	/* since model time 0 */
+	uint64_t samples_lost;		/* overwritten before this snapshot */
+	uint32_t nsamples;		/* in samples[], oldest first */
+	uint32_t pad;
+	/* the sample still open: [open.index * interval, now) */
+	struct ssemu_tel_sample open;
+	struct ssemu_tel_sample *samples;
+};
+
+/**
+ * Snapshot the fabric's telemetry (closing the samples model time has
+ * passed).  Free it with ssemu_telemetry_free.
+ * @return 0; -EINVAL; -ENOMEM.
+ */
+int ssemu_telemetry_read(struct ssemu_fabric *fabric,
+			 struct ssemu_telemetry **tel);
+void ssemu_telemetry_free(struct ssemu_telemetry *tel);
+
+/**
+ * Save a snapshot as a trace file (format in docs/telemetry.md).
+ * @return 0; a negative errno with the problem in @err.
+ */
+int ssemu_telemetry_save(const struct ssemu_telemetry *tel, const char *path,
+			 char *err, size_t errlen);
+
+/**
+ * Read a trace file back.  A file that is not a trace, another version,
+ * truncated or corrupt is refused with -EPROTO (-errno if unreadable) and
+ * the reason in @err.
+ */
+int ssemu_telemetry_load(const char *path, struct ssemu_telemetry **tel,
+			 char *err, size_t errlen);
+
+/** Lower edge of latency bin @i in ps (bin 0: 0). */
+ssemu_time_t ssemu_tel_bin_lo(uint32_t i);
+
+/** Count, mean, p50, p99 and max (upper bin edge) of a latency histogram
+ * (percentiles interpolated inside their bin); @sum in ps. */
+void ssemu_tel_latency(const uint64_t *lat, uint64_t sum,
+		       struct ssemu_latency *out);
 
 /* Logging sink: the provider routes emulator warnings into fi_log. */
 enum ssemu_log_level { SSEMU_LOG_WARN, SSEMU_LOG_INFO, SSEMU_LOG_DEBUG };

@@ -21,6 +21,15 @@
 #                      the test programs themselves without the provider
 #   SSEMU_MPI_REQUIRE_PROVIDER=1  a missing or unloadable provider is a
 #                      failure, not a skip
+#   SSEMU_MPI_FABRIC   run on this fabric instead of one of its own, to share
+#                      it with another job (two-jobs.sh); the caller then
+#                      owns the segment and removes it
+#   SSEMU_MPI_OSC      one-sided component: unset (Open MPI's choice, no
+#                      ucx), "pt2pt" (one-sided over the MTL's messages) or
+#                      "rdma" (osc rdma over btl ofi, i.e. the provider's
+#                      RMA and atomics; the run fails unless at least
+#                      NP-1 ranks report RMA they initiated through
+#                      slingshot_emu)
 
 if [ $# -lt 2 ]; then
 	echo "usage: $0 NP PROGRAM [ARGS...]" >&2
@@ -29,7 +38,7 @@ fi
 np=$1
 prog=$2
 shift 2
-name="$prog-np$np"
+name="$prog-np$np${SSEMU_MPI_OSC:+-$SSEMU_MPI_OSC}"
 
 skip() {
 	echo "SKIP: $name: $*"
@@ -66,7 +75,7 @@ if [ ! -x "$bin" ]; then
 fi
 
 # --- transport -----------------------------------------------------------
-fabric="ssemu-test-$name-$$"
+fabric=${SSEMU_MPI_FABRIC:-ssemu-test-$name-$$}
 if [ "${SSEMU_MPI_SELFTEST:-0}" = 1 ]; then
 	echo "NOTE: $name: SSEMU_MPI_SELFTEST=1: ob1/vader, not slingshot_emu"
 	transport="--mca pml ob1 --mca btl self,vader -x SSEMU_MPI_SELFTEST=1"
@@ -94,7 +103,18 @@ else
 	# (checked: FI_PROVIDER=nonexistent fails with "PML cm cannot be
 	# selected"); FI_PROVIDER leaves libfabric nothing but slingshot_emu,
 	# and mtl_ofi_verbose makes each rank print the provider it chose.
-	transport="--mca pml cm --mca mtl ofi --mca btl self --mca osc ^ucx
+	# One-sided: osc rdma takes btl ofi (the provider's RMA) for
+	# MPI_Win_create and dynamic windows; each endpoint then logs the RMA
+	# it initiated when it closes (FI_LOG_SUBSYS=ep_ctrl, info level).
+	case "${SSEMU_MPI_OSC:-}" in
+	"") osc="--mca btl self --mca osc ^ucx" ;;
+	pt2pt) osc="--mca btl self --mca osc pt2pt" ;;
+	rdma) osc="--mca btl self,ofi --mca osc rdma -x FI_LOG_LEVEL=info
+		-x FI_LOG_PROV=slingshot_emu -x FI_LOG_SUBSYS=ep_ctrl" ;;
+	*) echo "ERROR: $name: SSEMU_MPI_OSC=$SSEMU_MPI_OSC (pt2pt or rdma)"
+	   exit 99 ;;
+	esac
+	transport="--mca pml cm --mca mtl ofi $osc
 		--mca mtl_ofi_provider_include slingshot_emu
 		--mca mtl_ofi_verbose 1
 		-x FI_PROVIDER=slingshot_emu -x FI_PROVIDER_PATH
@@ -127,13 +147,18 @@ if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 fi
 
 # A job that failed or was killed leaves its shared fabric segment behind;
-# the name is unique to this run and its processes are gone, so drop it.
-rm -f "/dev/shm/$fabric"
+# the name is unique to this run and its processes are gone, so drop it
+# (a shared one is its owner's to drop: another job may be on it).
+if [ -z "${SSEMU_MPI_FABRIC:-}" ]; then
+	rm -f "/dev/shm/$fabric"
+fi
 
-# On success the MTL's per-rank verbose lines are summarised, not shown.
+# On success the MTL's per-rank verbose lines (and the provider's
+# endpoint log lines) are summarised, not shown.
 mtl_lines='mtl_ofi_component.c:[0-9]*: '
+prov_lines='^libfabric:.*:slingshot_emu:ep_ctrl:'
 if [ $rc -eq 0 ]; then
-	grep -v "$mtl_lines" "$log"
+	grep -v "$mtl_lines" "$log" | grep -v "$prov_lines"
 else
 	cat "$log"
 fi
@@ -152,6 +177,16 @@ if [ "${SSEMU_MPI_SELFTEST:-0}" != 1 ]; then
 			"${other:+; others used: $other}"
 	fi
 	echo "MTL: all $np ranks used provider slingshot_emu"
+fi
+if [ "${SSEMU_MPI_OSC:-}" = rdma ] && [ "${SSEMU_MPI_SELFTEST:-0}" != 1 ]; then
+	rma=$(grep -c "$prov_lines.*RMA initiated: " "$log")
+	if [ "$rma" -lt $((np - 1)) ] || [ "$rma" -lt 1 ]; then
+		grep "$prov_lines" "$log"
+		fail "only $rma of $np ranks initiated RMA through" \
+			"slingshot_emu: one-sided traffic did not take btl ofi"
+	fi
+	grep "$prov_lines.*RMA initiated: " "$log" | sed 's/.*<info> /RMA: /'
+	echo "RMA: $rma ranks put one-sided traffic through btl ofi and slingshot_emu"
 fi
 echo "PASS: $name ($secs s)"
 exit 0

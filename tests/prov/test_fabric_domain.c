@@ -134,6 +134,9 @@ static void test_domain_errors(void **state)
 	bad->domain_attr->name = NULL;
 	bad->domain_attr->tclass = FI_TC_SCAVENGER;
 	assert_int_equal(fi_domain(fab, bad, &dom, NULL), -FI_EINVAL);
+	/* DSCP values are refused as cxi refuses them */
+	bad->domain_attr->tclass = fi_tc_dscp_set(10);
+	assert_int_equal(fi_domain(fab, bad, &dom, NULL), -FI_EINVAL);
 	bad->domain_attr->tclass = FI_TC_LOW_LATENCY;
 	assert_fi_ok(fi_domain(fab, bad, &dom, NULL));
 	assert_fi_ok(fi_close(&dom->fid));
@@ -145,8 +148,10 @@ static void test_domain_errors(void **state)
 	assert_int_equal(fi_poll_open(dom, &pattr, &poll), -FI_ENOSYS);
 	assert_int_equal(fi_stx_context(dom, &tattr, &stx, NULL), -FI_ENOSYS);
 	assert_int_equal(fi_srx_context(dom, &rattr, &ep, NULL), -FI_ENOSYS);
-	assert_int_equal(fi_query_atomic(dom, FI_UINT64, FI_SUM, &aattr, 0),
-			 -FI_ENOSYS);
+	assert_fi_ok(fi_query_atomic(dom, FI_UINT64, FI_SUM, &aattr, 0));
+	assert_int_equal(aattr.size, 8);
+	assert_int_equal(fi_query_atomic(dom, FI_DOUBLE, FI_BOR, &aattr, 0),
+			 -FI_EOPNOTSUPP);
 
 	/* domain with an open object: busy */
 	assert_fi_ok(fi_av_open(dom, &av_attr, &av, NULL));
@@ -181,13 +186,15 @@ static void test_ep_lifecycle(void **state)
 	assert_fi_ok(fi_cntr_open(dom, &cntr_attr, &cntr, NULL));
 
 	bad = fi_dupinfo(info);
-	bad->caps |= FI_RMA;
+	bad->caps |= FI_TRIGGER;
 	assert_int_equal(fi_endpoint(dom, bad, &ep, NULL), -FI_EINVAL);
 	bad->caps = info->caps;
 	bad->ep_attr->type = FI_EP_MSG;
 	assert_int_equal(fi_endpoint(dom, bad, &ep, NULL), -FI_EINVAL);
 	bad->ep_attr->type = FI_EP_RDM;
 	bad->tx_attr->tclass = FI_TC_NETWORK_CTRL;
+	assert_int_equal(fi_endpoint(dom, bad, &ep, NULL), -FI_EINVAL);
+	bad->tx_attr->tclass = fi_tc_dscp_set(0);
 	assert_int_equal(fi_endpoint(dom, bad, &ep, NULL), -FI_EINVAL);
 	fi_freeinfo(bad);
 	assert_int_equal(fi_endpoint(dom, NULL, &ep, NULL), -FI_EINVAL);
@@ -269,14 +276,19 @@ static void test_ep_lifecycle(void **state)
 		assert_int_equal(fi_setopt(&ep->fid, FI_OPT_ENDPOINT,
 					   FI_OPT_SSE_TCLASS, &tc, sizeof(tc)),
 				 -FI_EINVAL);
+		tc = fi_tc_dscp_set(46);
+		assert_int_equal(fi_setopt(&ep->fid, FI_OPT_ENDPOINT,
+					   FI_OPT_SSE_TCLASS, &tc, sizeof(tc)),
+				 -FI_EINVAL);
 	}
 
-	/* what is not offered fails cleanly */
-	assert_int_equal(fi_read(ep, buf, 8, NULL, 0, 0, 0, NULL), -FI_ENOSYS);
+	/* what is not offered, or not asked for, fails cleanly */
+	assert_int_equal(fi_read(ep, buf, 8, NULL, 0, 0, 0, NULL),
+			 -FI_EOPNOTSUPP);
 	assert_int_equal(fi_write(ep, buf, 8, NULL, 0, 0, 0, NULL),
-			 -FI_ENOSYS);
+			 -FI_EOPNOTSUPP);
 	assert_int_equal(fi_atomic(ep, buf, 1, NULL, 0, 0, 0, FI_UINT64,
-				   FI_SUM, NULL), -FI_ENOSYS);
+				   FI_SUM, NULL), -FI_EOPNOTSUPP);
 	assert_int_equal(fi_tx_context(ep, 0, NULL, &ep2, NULL), -FI_ENOSYS);
 
 	/* a message to itself */

@@ -80,7 +80,7 @@ static void test_mr_user_key(void **state)
 	assert_int_equal(fi_mr_reg(dom, buf, sizeof(buf), 1ULL << 40, 0, 1,
 				   0, &mr, NULL), -FI_EINVAL);
 	assert_int_equal(fi_mr_reg(dom, buf, sizeof(buf), FI_SEND, 0, 1,
-				   FI_RMA_EVENT, &mr, NULL), -FI_EBADFLAGS);
+				   FI_RMA_PMEM, &mr, NULL), -FI_EBADFLAGS);
 	for (i = 0; i < 5; i++)
 		iov[i] = (struct iovec){ buf + i, 1 };
 	assert_int_equal(fi_mr_regv(dom, iov, 5, FI_SEND, 0, 2, 0, &mr, NULL),

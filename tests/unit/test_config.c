@@ -313,6 +313,8 @@ MUT(h_bufs, c->bufs_per_ep++)
 MUT(h_buf_size, c->buf_size++)
 MUT(h_pkts, c->max_pkts++)
 MUT(h_events, c->max_events++)
+MUT(h_tc_denied, c->tclass[2].denied = true)
+MUT(h_tclass_denied, c->tclass_denied = SSEMU_TCLASS_DENIED_WARN)
 
 static void (*const hash_mutations[])(struct ssemu_config *) = {
 	mut_h_groups, mut_h_a, mut_h_p, mut_h_h, mut_h_edge_rate,
@@ -324,7 +326,7 @@ static void (*const hash_mutations[])(struct ssemu_config *) = {
 	mut_h_tc_bias, mut_h_default_tc, mut_h_routing, mut_h_cc, mut_h_arb,
 	mut_h_seed, mut_h_clock, mut_h_dilation, mut_h_max_nics,
 	mut_h_max_switches, mut_h_eps, mut_h_msgs, mut_h_bufs, mut_h_buf_size,
-	mut_h_pkts, mut_h_events,
+	mut_h_pkts, mut_h_events, mut_h_tc_denied, mut_h_tclass_denied,
 };
 
 static void test_config_hash(void **state)
@@ -727,6 +729,75 @@ static void test_config_file_traffic_classes(void **state)
 	expect_error(&f, 1, "traffic_classes", "expected a group");
 }
 
+/* Class policy: "allowed" per class and the top-level tclass_denied. */
+static void test_config_file_class_policy(void **state)
+{
+	struct ssemu_config a, b;
+	struct cfile f;
+	char diff[256];
+
+	/* defaults: every preset class allowed, denial is an error */
+	assert_int_equal(ssemu_config_preset("switch", &a), 0);
+	for (uint32_t i = 0; i < a.ntclass; i++)
+		assert_false(a.tclass[i].denied);
+	assert_int_equal(a.tclass_denied, SSEMU_TCLASS_DENIED_ERROR);
+
+	load_text(&f,
+		  "traffic_classes = (\n"
+		  "  { name = \"GOLD\"; min_pct = 50; allowed = false; },\n"
+		  "  { name = \"BEST_EFFORT\"; allowed = true; },\n"
+		  "  { name = \"BULK\"; }\n"
+		  ");\n"
+		  "tclass_denied = \"warn\";\n");
+	if (f.ret)
+		fail_msg("class policy refused: %s", f.err);
+	assert_true(f.cfg.tclass[0].denied);
+	assert_false(f.cfg.tclass[1].denied);
+	assert_false(f.cfg.tclass[2].denied);	/* default: allowed */
+	assert_int_equal(f.cfg.default_tclass, 1);
+	assert_int_equal(f.cfg.tclass_denied, SSEMU_TCLASS_DENIED_WARN);
+
+	/* both shape the fabric: the diff names them */
+	b = a;
+	b.tclass[1].denied = true;
+	assert_int_equal(ssemu_config_diff(&a, &b, diff, sizeof(diff)), 1);
+	if (!strstr(diff, "traffic class 1") || !strstr(diff, "not allowed"))
+		fail_msg("diff '%s' does not name the denied class", diff);
+	b = a;
+	b.tclass_denied = SSEMU_TCLASS_DENIED_WARN;
+	assert_int_equal(ssemu_config_diff(&a, &b, diff, sizeof(diff)), 1);
+	if (!strstr(diff, "tclass_denied"))
+		fail_msg("diff '%s' does not name tclass_denied", diff);
+
+	load_text(&f, "tclass_denied = \"error\";\n");
+	assert_int_equal(f.ret, 0);
+	assert_int_equal(f.cfg.tclass_denied, SSEMU_TCLASS_DENIED_ERROR);
+	load_text(&f, "\ntclass_denied = \"ignore\";\n");
+	expect_error(&f, 2, "tclass_denied", "\"error\" or \"warn\"");
+	load_text(&f, "tclass_denied = 1;\n");
+	expect_error(&f, 1, "tclass_denied", NULL);
+	load_text(&f, "traffic_classes = (\n { name = \"A\";\n"
+		  "   allowed = 1; }\n);\n");
+	expect_error(&f, 3, "allowed", "true or false");
+	/* the default class cannot be denied: denials fall back to it */
+	load_text(&f, "traffic_classes = (\n { name = \"A\";\n"
+		  "   allowed = false; }\n);\n");
+	expect_error(&f, 3, "allowed", "default traffic class");
+	load_text(&f, "traffic_classes = (\n { name = \"A\"; },\n"
+		  " { name = \"B\"; allowed = false; }\n);\n"
+		  "default_tclass = \"B\";\n");
+	expect_error(&f, 5, "default_tclass", "must be allowed");
+	/* and the API says so too */
+	b = a;
+	b.tclass[b.default_tclass].denied = true;
+	assert_int_equal(ssemu_config_validate(&b, diff, sizeof(diff)),
+			 -EINVAL);
+	b = a;
+	b.tclass_denied = 7;
+	assert_int_equal(ssemu_config_validate(&b, diff, sizeof(diff)),
+			 -EINVAL);
+}
+
 static void test_config_file_syntax_error(void **state)
 {
 	struct cfile f;
@@ -808,6 +879,7 @@ int main(void)
 		cmocka_unit_test(test_config_file_rate_range),
 		cmocka_unit_test(test_config_file_zero_rate_line),
 		cmocka_unit_test(test_config_file_traffic_classes),
+		cmocka_unit_test(test_config_file_class_policy),
 		cmocka_unit_test(test_config_file_syntax_error),
 		cmocka_unit_test(test_config_file_missing),
 		cmocka_unit_test(test_config_file_hash_matches_api),

@@ -199,6 +199,9 @@ static double light_flow_latency(uint32_t light_tc)
 
 	tf_config(&c, "switch");
 	two_classes(&c, 15, 30, 2, 10, 100, 1);
+	/* No end-to-end control: let the bulk flows' queue build, which is
+	 * what priority is for (with it, FGFC keeps that queue short). */
+	snprintf(c.cc, sizeof(c.cc), "none");
 	t = tf_open(&c);
 	for (i = 0; i < 5; i++)
 		tf_add(t, i);
@@ -243,9 +246,11 @@ static void test_tclass_priority_within_guarantee(void **state)
 	print_message("light flow against 3 bulk flows: %.0f ns in the "
 		      "high-priority class, %.0f ns in theirs\n", hi, lo);
 	/* unloaded: 2 x 43.5 ns serialisation + 2 x 5 ns + 350 ns; at most
-	 * one bulk packet (84 ns) ahead of it in the high class */
+	 * one bulk packet (84 ns) ahead of it in the high class.  In the bulk
+	 * class it also waits for the inputs whose turn comes first (round
+	 * robin over 4 inputs: 1.5 packets on average, 126 ns). */
 	assert_true(hi < 447 + 100);
-	assert_true(lo > hi + 80);
+	assert_true(lo > hi + 60);
 }
 
 static void test_tclass_min_over_100_refused(void **state)

@@ -1,0 +1,651 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Telemetry: what the model counts, in model time, kept in the fabric region
+ * so that any process (an observer too) can read it, and the trace files
+ * that keep it after the fabric is gone.
+ *
+ * The model calls the hooks below under the fabric lock.  Time series are
+ * sampled lazily: the open sample accumulates until a hook (or a reader)
+ * finds model time past its end, and then closes it and the empty samples
+ * in between.  No engine event is ever scheduled for sampling, so an idle
+ * fabric stays idle.  Nothing here feeds back into the model: it reads the
+ * model's state and writes only to this section.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ssemu_priv.h"
+
+static inline struct ssemu_tel_sh *tel_of(struct ssemu_region *r)
+{
+	return SSEMU_AT(r, r->tel_off);
+}
+
+static inline struct ssemu_tel_sample *tel_ring(struct ssemu_region *r,
+						struct ssemu_tel_sh *tl,
+						uint64_t i)
+{
+	return (struct ssemu_tel_sample *)SSEMU_AT(r, tl->ring_off) +
+	       i % tl->ring;
+}
+
+static inline struct ssemu_tel_nic *tel_nicjob(struct ssemu_region *r,
+					       struct ssemu_tel_sh *tl)
+{
+	return SSEMU_AT(r, tl->nicjob_off);
+}
+
+static uint32_t ring_size(const struct ssemu_config *c)
+{
+	return c->tel_interval ? c->tel_samples : 0;
+}
+
+uint64_t ssemu_tel_bytes(const struct ssemu_config *c)
+{
+	return SSEMU_ALIGN_UP(sizeof(struct ssemu_tel_sh),
+			      (uint64_t)SSEMU_CACHELINE) +
+	       (uint64_t)ring_size(c) * sizeof(struct ssemu_tel_sample) +
+	       (uint64_t)c->max_nics * sizeof(struct ssemu_tel_nic);
+}
+
+/* The section is zero-filled already. */
+void ssemu_tel_init(struct ssemu_region *r, uint64_t off)
+{
+	struct ssemu_tel_sh *tl;
+
+	r->tel_off = off;
+	tl = tel_of(r);
+	tl->interval = r->config.tel_interval;
+	tl->ring = ring_size(&r->config);
+	tl->ring_off = off + SSEMU_ALIGN_UP(sizeof(struct ssemu_tel_sh),
+					    (uint64_t)SSEMU_CACHELINE);
+	tl->nicjob_off = tl->ring_off +
+			 (uint64_t)tl->ring * sizeof(struct ssemu_tel_sample);
+	r->tel_next = tl->interval ? tl->interval : UINT64_MAX;
+}
+
+/* Close the samples that end at or before @t. */
+static void tel_tick(struct ssemu_region *r, struct ssemu_tel_sh *tl,
+		     ssemu_time_t t)
+{
+	uint64_t target, i;
+
+	if (!tl->interval || !tl->ring) {
+		r->tel_next = UINT64_MAX;
+		return;
+	}
+	target = t / tl->interval;	/* the sample open at @t */
+	if (target > tl->cur.index) {
+		*tel_ring(r, tl, tl->cur.index) = tl->cur;
+		/* empty samples in between: only a ring's worth can survive */
+		i = tl->cur.index + 1;
+		if (target - i > tl->ring)
+			i = target - tl->ring;
+		for (; i < target; i++) {
+			struct ssemu_tel_sample *sp = tel_ring(r, tl, i);
+
+			memset(sp, 0, sizeof(*sp));
+			sp->index = i;
+		}
+		tl->closed = target;
+		memset(&tl->cur, 0, sizeof(tl->cur));
+		tl->cur.index = target;
+	}
+	r->tel_next = target + 1 > UINT64_MAX / tl->interval ?
+			      UINT64_MAX : (target + 1) * tl->interval;
+}
+
+/* The open sample, once the ones model time has passed are closed. */
+static inline struct ssemu_tel_sample *tel_now(struct ssemu_region *r,
+					       struct ssemu_tel_sh *tl)
+{
+	ssemu_time_t now = ssemu_r_engine(r)->now;
+
+	if (now >= r->tel_next)
+		tel_tick(r, tl, now);
+	return &tl->cur;
+}
+
+/* The job slot of NIC @nic (its job id's, or the "other" slot). */
+static uint32_t tel_job(struct ssemu_region *r, struct ssemu_tel_sh *tl,
+			uint32_t nic)
+{
+	struct ssemu_tel_nic *c;
+	struct ssemu_nic_sh *n;
+	uint32_t i;
+
+	if (nic >= r->config.max_nics)
+		return SSEMU_TEL_OTHER;
+	c = &tel_nicjob(r, tl)[nic];
+	n = ssemu_r_nic(r, nic);
+	if (c->gen == n->gen && c->gen)
+		return c->slot;
+	for (i = 0; i < tl->njobs && i < SSEMU_TEL_JOBS; i++)
+		if (tl->job[i] == n->job)
+			break;
+	if (i == tl->njobs && i < SSEMU_TEL_JOBS)
+		tl->job[tl->njobs++] = n->job;
+	c->gen = n->gen;
+	c->slot = SSEMU_MIN(i, (uint32_t)SSEMU_TEL_OTHER);
+	return c->slot;
+}
+
+void ssemu_tel_post(struct ssemu_region *r, uint32_t nic, uint32_t tc)
+{
+	struct ssemu_tel_sh *tl = tel_of(r);
+
+	if (tc < SSEMU_MAX_TCLASS)
+		tl->jc[tel_job(r, tl, nic)][tc].tx_msgs++;
+}
+
+void ssemu_tel_tx(struct ssemu_region *r, uint32_t nic, uint32_t tc,
+		  uint32_t bytes)
+{
+	struct ssemu_tel_sh *tl = tel_of(r);
+	struct ssemu_tel_counters *jc;
+
+	if (tc >= SSEMU_MAX_TCLASS)
+		return;
+	jc = &tl->jc[tel_job(r, tl, nic)][tc];
+	jc->tx_pkts++;
+	jc->tx_bytes += bytes;
+	tel_now(r, tl)->tx_bytes[tc] += bytes;
+}
+
+void ssemu_tel_rx(struct ssemu_region *r, uint32_t src_nic, uint32_t tc,
+		  uint32_t bytes)
+{
+	struct ssemu_tel_sh *tl = tel_of(r);
+	uint32_t j;
+
+	if (tc >= SSEMU_MAX_TCLASS)
+		return;
+	j = tel_job(r, tl, src_nic);
+	tl->jc[j][tc].rx_pkts++;
+	tl->jc[j][tc].rx_bytes += bytes;
+	tel_now(r, tl)->rx_bytes[j][tc] += bytes;
+}
+
+static uint32_t lat_bin(ssemu_time_t ps)
+{
+	uint64_t u = ps / 25000;	/* 25 ns units: 100 ns is 4 */
+	uint32_t msb, oct;
+
+	if (u < 4)
+		return 0;
+	msb = 63 - (uint32_t)__builtin_clzll(u);
+	oct = msb - 2;
+	if (oct >= 20)
+		return SSEMU_TEL_LAT_BINS - 1;
+	return 1 + oct * 4 + (uint32_t)((u >> oct) & 3);
+}
+
+ssemu_time_t ssemu_tel_bin_lo(uint32_t i)
+{
+	if (!i)
+		return 0;
+	if (i >= SSEMU_TEL_LAT_BINS)
+		i = SSEMU_TEL_LAT_BINS - 1;
+	return (ssemu_time_t)25000 * ((4 + (i - 1) % 4) << ((i - 1) / 4));
+}
+
+/* The pair table entry of (@sp, @dp): first come, first served. */
+static struct ssemu_tel_pair *tel_pair(struct ssemu_region *r,
+				       struct ssemu_tel_sh *tl, uint32_t sp,
+				       uint32_t dp, uint32_t sjob,
+				       uint32_t djob)
+{
+	uint32_t h = (sp * 2654435761u ^ dp * 40503u) % SSEMU_TEL_HASH, k;
+	struct ssemu_tel_pair *p;
+	uint16_t *slot;
+
+	for (k = 0; k < SSEMU_TEL_HASH; k++) {
+		slot = &tl->pair_hash[(h + k) % SSEMU_TEL_HASH];
+		if (!*slot)
+			break;
+		if (*slot > SSEMU_TEL_PAIRS)
+			return &tl->other;	/* never trust the region */
+		p = &tl->pair[*slot - 1];
+		if (p->src_port == sp && p->dst_port == dp)
+			return p;
+	}
+	if (k == SSEMU_TEL_HASH || tl->npairs >= SSEMU_TEL_PAIRS)
+		return &tl->other;
+	p = &tl->pair[tl->npairs++];
+	*slot = (uint16_t)tl->npairs;
+	p->src_port = sp;
+	p->dst_port = dp;
+	p->src_job = sjob;
+	p->dst_job = djob;
+	return p;
+}
+
+void ssemu_tel_deliver(struct ssemu_region *r, uint32_t mi)
+{
+	struct ssemu_tel_sh *tl = tel_of(r);
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	uint32_t snic = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
+	uint32_t dport = SSEMU_ADDR_PORT(m->dst), dnic = SSEMU_NONE, bin;
+	ssemu_time_t now = ssemu_r_engine(r)->now;
+	ssemu_time_t lat = now > m->post_time ? now - m->post_time : 0;
+	struct ssemu_tel_counters *jc;
+	struct ssemu_tel_jpair *jp;
+	struct ssemu_tel_pair *p;
+	uint32_t sj;
+
+	if (m->tclass >= SSEMU_MAX_TCLASS)
+		return;
+	bin = lat_bin(lat);
+	sj = tel_job(r, tl, snic);
+	jc = &tl->jc[sj][m->tclass];
+	jc->rx_msgs++;
+	jc->lat_sum += lat;
+	jc->lat[bin]++;
+	if (dport < r->topo.nendpoints)
+		dnic = ssemu_r_portmap(r)[dport];
+	jp = &tl->jpair[sj][tel_job(r, tl, dnic)];
+	jp->msgs++;
+	jp->lat_sum += lat;
+	jp->lat[bin]++;
+	p = tel_pair(r, tl, SSEMU_ADDR_PORT(m->src), dport,
+		     ssemu_r_nic(r, snic)->job,
+		     dnic < r->config.max_nics ? ssemu_r_nic(r, dnic)->job :
+						 UINT32_MAX);
+	p->msgs++;
+	p->lat_sum += lat;
+	p->lat[bin]++;
+}
+
+void ssemu_tel_drop(struct ssemu_region *r, uint32_t tc)
+{
+	struct ssemu_tel_sh *tl = tel_of(r);
+
+	if (tc >= SSEMU_MAX_TCLASS)
+		return;
+	tl->tc[tc].drops++;
+	tel_now(r, tl)->drops[tc]++;
+}
+
+void ssemu_tel_retry(struct ssemu_region *r, uint32_t tc)
+{
+	if (tc < SSEMU_MAX_TCLASS)
+		tel_of(r)->tc[tc].retries++;
+}
+
+void ssemu_tel_throttle(struct ssemu_region *r, uint32_t tc)
+{
+	struct ssemu_tel_sh *tl = tel_of(r);
+
+	if (tc >= SSEMU_MAX_TCLASS)
+		return;
+	tl->tc[tc].throttles++;
+	tel_now(r, tl)->throttles[tc]++;
+}
+
+void ssemu_tel_mark(struct ssemu_region *r, uint32_t tc)
+{
+	struct ssemu_tel_sh *tl = tel_of(r);
+
+	if (tc >= SSEMU_MAX_TCLASS)
+		return;
+	tl->tc[tc].marks++;
+	tel_now(r, tl)->marks[tc]++;
+}
+
+void ssemu_tel_queue(struct ssemu_region *r, uint32_t tc, uint32_t depth)
+{
+	struct ssemu_tel_sh *tl = tel_of(r);
+	struct ssemu_tel_sample *s;
+
+	if (tc >= SSEMU_MAX_TCLASS)
+		return;
+	tl->tc[tc].q_max = SSEMU_MAX(tl->tc[tc].q_max, (uint64_t)depth);
+	tl->tc[tc].q_sum += depth;
+	tl->tc[tc].q_n++;
+	s = tel_now(r, tl);
+	s->q_max[tc] = SSEMU_MAX(s->q_max[tc], (uint64_t)depth);
+	s->q_sum[tc] += depth;
+	s->q_n[tc]++;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading                                                              */
+/* ------------------------------------------------------------------ */
+
+void ssemu_tel_latency(const uint64_t *lat, uint64_t sum,
+		       struct ssemu_latency *out)
+{
+	uint64_t n = 0, acc = 0;
+	double want[2] = { 0.5, 0.99 }, *res[2];
+	uint32_t i, k, top = 0;
+
+	memset(out, 0, sizeof(*out));
+	res[0] = &out->p50_ns;
+	res[1] = &out->p99_ns;
+	for (i = 0; i < SSEMU_TEL_LAT_BINS; i++) {
+		n += lat[i];
+		if (lat[i])
+			top = i;
+	}
+	out->count = n;
+	if (!n)
+		return;
+	out->mean_ns = (double)sum / (double)n / SSEMU_PS_PER_NS;
+	out->max_ns = (double)(top + 1 < SSEMU_TEL_LAT_BINS ?
+				       ssemu_tel_bin_lo(top + 1) :
+				       ssemu_tel_bin_lo(top)) / SSEMU_PS_PER_NS;
+	for (k = 0; k < 2; k++) {
+		double goal = want[k] * (double)n, lo, hi;
+
+		acc = 0;
+		for (i = 0; i < SSEMU_TEL_LAT_BINS; i++) {
+			if (!lat[i] || (double)(acc + lat[i]) < goal) {
+				acc += lat[i];
+				continue;
+			}
+			lo = (double)ssemu_tel_bin_lo(i);
+			hi = i + 1 < SSEMU_TEL_LAT_BINS ?
+				     (double)ssemu_tel_bin_lo(i + 1) : lo;
+			*res[k] = (lo + (hi - lo) * (goal - (double)acc) /
+						(double)lat[i]) /
+				  SSEMU_PS_PER_NS;
+			break;
+		}
+	}
+}
+
+int ssemu_telemetry_read(struct ssemu_fabric *f, struct ssemu_telemetry **out)
+{
+	struct ssemu_region *r;
+	struct ssemu_tel_sh *tl;
+	struct ssemu_telemetry *t;
+	uint64_t first, i;
+	uint32_t n;
+	int ret;
+
+	if (!f || !out)
+		return -EINVAL;
+	r = f->r;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	ret = ssemu_region_lock(r);
+	if (ret) {
+		free(t);
+		return ret;
+	}
+	tl = tel_of(r);
+	tel_now(r, tl);
+	n = tl->ring ? (uint32_t)SSEMU_MIN(tl->closed, (uint64_t)tl->ring) : 0;
+	if (n) {
+		t->samples = calloc(n, sizeof(*t->samples));
+		if (!t->samples) {
+			ssemu_region_unlock(r);
+			free(t);
+			return -ENOMEM;
+		}
+	}
+	t->config = r->config;
+	t->now = ssemu_r_engine(r)->now;
+	t->interval = tl->interval;
+	t->njobs = SSEMU_MIN(tl->njobs, (uint32_t)SSEMU_TEL_JOBS);
+	memcpy(t->job, tl->job, sizeof(t->job));
+	memcpy(t->jc, tl->jc, sizeof(t->jc));
+	memcpy(t->tc, tl->tc, sizeof(t->tc));
+	t->npairs = SSEMU_MIN(tl->npairs, (uint32_t)SSEMU_TEL_PAIRS);
+	memcpy(t->pair, tl->pair, sizeof(t->pair));
+	t->other_pairs = tl->other;
+	memcpy(t->jpair, tl->jpair, sizeof(t->jpair));
+	t->samples_closed = tl->closed;
+	t->samples_lost = tl->closed - n;
+	t->open = tl->cur;
+	first = tl->closed - n;
+	for (i = 0; i < n; i++)
+		t->samples[i] = *tel_ring(r, tl, first + i);
+	t->nsamples = n;
+	ssemu_region_unlock(r);
+	*out = t;
+	return 0;
+}
+
+void ssemu_telemetry_free(struct ssemu_telemetry *t)
+{
+	if (!t)
+		return;
+	free(t->samples);
+	free(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Trace files                                                          */
+/* ------------------------------------------------------------------ */
+
+#define TEL_MAGIC "SSEMUTEL"
+#define TEL_VERSION 1
+#define TEL_ENDIAN 0x01020304u
+
+/* 64 bytes, then the snapshot (its samples pointer zeroed), then
+ * nsamples samples; all in the writer's byte order (endian says which). */
+struct tel_file_hdr {
+	char magic[8];
+	uint32_t version;
+	uint32_t hdr_bytes;
+	uint32_t body_bytes;	/* sizeof(struct ssemu_telemetry) */
+	uint32_t sample_bytes;	/* sizeof(struct ssemu_tel_sample) */
+	uint32_t nsamples;
+	uint32_t endian;
+	uint64_t file_bytes;
+	uint64_t checksum;	/* FNV-1a 64 of every byte after the header */
+	uint64_t reserved[2];
+};
+
+_Static_assert(sizeof(struct tel_file_hdr) == 64, "trace header size");
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n--) {
+		h ^= *b++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+#define FNV0 0xcbf29ce484222325ULL
+
+int ssemu_telemetry_save(const struct ssemu_telemetry *t, const char *path,
+			 char *err, size_t errlen)
+{
+	struct tel_file_hdr h;
+	struct ssemu_telemetry body;
+	size_t sbytes;
+	FILE *fp;
+	int ret = 0;
+
+	if (!t || !path || !err)
+		return -EINVAL;
+	if (t->nsamples > SSEMU_TEL_MAX_SAMPLES ||
+	    (t->nsamples && !t->samples)) {
+		snprintf(err, errlen, "telemetry snapshot is inconsistent");
+		return -EINVAL;
+	}
+	memcpy(&body, t, sizeof(body));	/* the same bytes written and summed */
+	body.samples = NULL;
+	sbytes = (size_t)t->nsamples * sizeof(*t->samples);
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, TEL_MAGIC, 8);
+	h.version = TEL_VERSION;
+	h.hdr_bytes = sizeof(h);
+	h.body_bytes = sizeof(body);
+	h.sample_bytes = sizeof(struct ssemu_tel_sample);
+	h.nsamples = t->nsamples;
+	h.endian = TEL_ENDIAN;
+	h.file_bytes = sizeof(h) + sizeof(body) + sbytes;
+	h.checksum = fnv(fnv(FNV0, &body, sizeof(body)), t->samples, sbytes);
+	fp = fopen(path, "wb");
+	if (!fp) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return ret;
+	}
+	if (fwrite(&h, sizeof(h), 1, fp) != 1 ||
+	    fwrite(&body, sizeof(body), 1, fp) != 1 ||
+	    (sbytes && fwrite(t->samples, sbytes, 1, fp) != 1))
+		ret = -EIO;
+	if (fclose(fp) && !ret)
+		ret = -EIO;
+	if (ret)
+		snprintf(err, errlen, "%s: write failed: %s", path,
+			 strerror(errno ? errno : EIO));
+	return ret;
+}
+
+/* Is what a trace says about itself possible? */
+static const char *tel_check(struct ssemu_telemetry *t)
+{
+	char verr[128];
+	uint64_t i, n = t->nsamples;
+	uint32_t k;
+
+	/* strings first: everything below may print them */
+	t->config.preset[SSEMU_NAME_MAX - 1] = 0;
+	t->config.routing[SSEMU_NAME_MAX - 1] = 0;
+	t->config.cc[SSEMU_NAME_MAX - 1] = 0;
+	t->config.arb[SSEMU_NAME_MAX - 1] = 0;
+	for (k = 0; k < SSEMU_MAX_TCLASS; k++)
+		t->config.tclass[k].name[SSEMU_NAME_MAX - 1] = 0;
+	if (ssemu_config_validate(&t->config, verr, sizeof(verr)))
+		return "its fabric configuration is invalid";
+	if (t->njobs > SSEMU_TEL_JOBS || t->npairs > SSEMU_TEL_PAIRS)
+		return "job or pair count out of range";
+	if (t->interval != t->config.tel_interval)
+		return "sample interval disagrees with its configuration";
+	if (!t->interval && (n || t->samples_closed))
+		return "samples without a sample interval";
+	if (n > t->config.tel_samples || n > t->samples_closed ||
+	    t->samples_lost != t->samples_closed - n)
+		return "sample counts disagree";
+	if (t->open.index != t->samples_closed)
+		return "the open sample is out of place";
+	if (t->interval && t->open.index > t->now / t->interval)
+		return "samples beyond its model time";
+	for (i = 0; i < n; i++)
+		if (t->samples[i].index != t->samples_closed - n + i)
+			return "samples out of order";
+	return NULL;
+}
+
+int ssemu_telemetry_load(const char *path, struct ssemu_telemetry **out,
+			 char *err, size_t errlen)
+{
+	struct tel_file_hdr h;
+	struct ssemu_telemetry *t = NULL;
+	const char *why = NULL;
+	struct stat st;
+	size_t sbytes;
+	uint64_t sum;
+	FILE *fp;
+	int ret;
+
+	if (!path || !out || !err)
+		return -EINVAL;
+	fp = fopen(path, "rb");
+	if (!fp) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return ret;
+	}
+	if (fstat(fileno(fp), &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		fclose(fp);
+		return ret;
+	}
+	if (fread(&h, sizeof(h), 1, fp) != 1 ||
+	    memcmp(h.magic, TEL_MAGIC, 8)) {
+		why = "not a slingshot-emu telemetry trace (bad magic)";
+		goto bad;
+	}
+	if (h.version != TEL_VERSION) {
+		snprintf(err, errlen, "%s: trace format version %u, this "
+			 "tool reads %u", path, h.version, TEL_VERSION);
+		fclose(fp);
+		return -EPROTO;
+	}
+	if (h.endian != TEL_ENDIAN) {
+		why = "written on a machine of another byte order";
+		goto bad;
+	}
+	if (h.hdr_bytes != sizeof(h) ||
+	    h.body_bytes != sizeof(struct ssemu_telemetry) ||
+	    h.sample_bytes != sizeof(struct ssemu_tel_sample)) {
+		why = "written by a build with other record sizes";
+		goto bad;
+	}
+	if (h.nsamples > SSEMU_TEL_MAX_SAMPLES) {
+		why = "sample count out of range";
+		goto bad;
+	}
+	sbytes = (size_t)h.nsamples * sizeof(struct ssemu_tel_sample);
+	if (h.file_bytes != sizeof(h) + h.body_bytes + sbytes) {
+		why = "its header sizes disagree";
+		goto bad;
+	}
+	if ((uint64_t)st.st_size != h.file_bytes) {
+		snprintf(err, errlen, "%s: truncated or padded trace: %llu "
+			 "bytes, its header says %llu", path,
+			 (unsigned long long)st.st_size,
+			 (unsigned long long)h.file_bytes);
+		fclose(fp);
+		return -EPROTO;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		fclose(fp);
+		return -ENOMEM;
+	}
+	if (fread(t, sizeof(*t), 1, fp) != 1) {
+		t->samples = NULL;
+		why = "truncated";
+		goto bad;
+	}
+	sum = fnv(FNV0, t, sizeof(*t));	/* as read: padding included */
+	t->samples = NULL;
+	if (h.nsamples) {
+		t->samples = calloc(h.nsamples, sizeof(*t->samples));
+		if (!t->samples) {
+			free(t);
+			fclose(fp);
+			return -ENOMEM;
+		}
+		if (fread(t->samples, sbytes, 1, fp) != 1) {
+			why = "truncated";
+			goto bad;
+		}
+	}
+	fclose(fp);
+	fp = NULL;
+	if (fnv(sum, t->samples, sbytes) != h.checksum) {
+		why = "corrupt (checksum mismatch)";
+		goto bad;
+	}
+	if (t->nsamples != h.nsamples) {
+		why = "sample counts disagree";
+		goto bad;
+	}
+	why = tel_check(t);
+	if (why)
+		goto bad;
+	*out = t;
+	return 0;
+bad:
+	snprintf(err, errlen, "%s: %s", path, why);
+	if (fp)
+		fclose(fp);
+	ssemu_telemetry_free(t);
+	return -EPROTO;
+}

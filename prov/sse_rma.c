@@ -1,0 +1,701 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * sse_rma.c: fi_ops_rma, and the engine every RMA and atomic operation goes
+ * through (sse_atomic.c builds its requests the same way).
+ *
+ * The target NIC does the target's side (ssemu_ep_rma): nothing here runs
+ * in the target process except the optional remote event.  An operation is
+ * cut into pieces of at most ssemu_ep_max_msg bytes (half of it for
+ * compares, whose pieces carry operands and compare values), each lying in
+ * one remote segment; pieces are posted ordered from a FIFO per endpoint,
+ * and whatever the emulator cannot take now (-EAGAIN) waits there and is
+ * retried on every progress call.  The operation completes when the last
+ * piece's RMA_DONE is in; that is delivery complete, since the emulator
+ * reports a piece done only once the target executed it.
+ *
+ * Remote events.  Only the last piece of an operation asks the target NIC
+ * for an RMA_REMOTE event, and only when the target has a use for it:
+ * remote CQ data (writedata), or an initiating endpoint opened with
+ * FI_RMA_EVENT (the capability is symmetric in practice: both sides open
+ * their endpoints from the same fi_info).  The target then counts the
+ * operation on its FI_REMOTE_READ/FI_REMOTE_WRITE counters and the MR's
+ * bound counters once, after all of its data landed (ordered pieces
+ * execute in order).  Without FI_RMA_EVENT nothing at all happens in the
+ * target process, which is what passive-target MPI needs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sse.h"
+
+/* FI_* flags an RMA or atomic call may carry. */
+#define SSE_RMA_FLAGS_OK (SSE_TX_OP_FLAGS | FI_REMOTE_CQ_DATA | FI_FENCE | \
+			  FI_MORE | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE)
+
+/* A posted piece: found again through the RMA_DONE cookie. */
+struct sse_rma_piece {
+	struct sse_dlist entry;	/* ep->rma_pieces */
+	struct sse_rma_op *op;
+	size_t off;		/* local offset of its bytes */
+	size_t len;
+};
+
+/* The emulator's RMA status as a libfabric error. */
+static int sse_rma_errno(int status)
+{
+	switch (status) {
+	case -ENOKEY:
+	case -ERANGE:
+	case -EACCES:
+		return FI_EACCES;	/* the target refused it */
+	case -ESRCH:
+	case -EHOSTUNREACH:
+		return FI_EHOSTUNREACH;
+	case -ECONNREFUSED:
+		return FI_ECONNREFUSED;
+	case -EMSGSIZE:
+		return FI_EMSGSIZE;
+	case -EINVAL:
+		return FI_EINVAL;
+	case -ENOMEM:
+		return FI_ENOMEM;
+	default:
+		return status < 0 ? -status : FI_EIO;
+	}
+}
+
+size_t sse_rma_piece_max(struct sse_ep *ep, uint32_t op, size_t elem)
+{
+	size_t max = ep->max_frag;
+
+	if (op == SSEMU_RMA_COMPARE)
+		max /= 2;
+	if (elem > 1)
+		max -= max % elem;
+	return max;
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion                                                           */
+/* ------------------------------------------------------------------ */
+
+static void __sse_rma_free(struct sse_rma_op *op)
+{
+	sse_dlist_remove(&op->entry);
+	sse_dlist_remove(&op->all);
+	free(op->bounce);
+	free(op);
+}
+
+static void __sse_rma_report(struct sse_ep *ep, struct sse_rma_op *op)
+{
+	struct sse_cntr *cntr = (op->cq_flags & FI_READ) ? ep->read_cntr :
+							   ep->write_cntr;
+
+	if (op->err) {
+		SSE_EP_WARN(ep, "%s to %u:%u failed: %s (%d)\n",
+			    (op->cq_flags & FI_ATOMIC) ? "atomic" :
+			    (op->cq_flags & FI_READ) ? "RMA read" :
+						       "RMA write",
+			    SSEMU_ADDR_PORT(op->dest), SSEMU_ADDR_PID(op->dest),
+			    fi_strerror(op->err), op->prov_errno);
+		/* An injected operation has no context to report. */
+		if (ep->tx_cq && !op->no_comp)
+			__sse_cq_write_err(ep->tx_cq, op->context,
+					   op->cq_flags, 0, NULL, 0, 0, 0,
+					   op->err, op->prov_errno, NULL, 0);
+		sse_cntr_inc_err(cntr);
+		return;
+	}
+	if (op->completion && ep->tx_cq)
+		__sse_cq_write(ep->tx_cq, op->context, op->cq_flags, 0, NULL,
+			       0, 0, FI_ADDR_NOTAVAIL);
+	sse_cntr_inc(cntr);
+}
+
+static void __sse_rma_check_done(struct sse_ep *ep, struct sse_rma_op *op)
+{
+	if (!op->posting_done || op->done != op->posted)
+		return;
+	__sse_rma_report(ep, op);
+	if (op->active) {
+		assert(ep->rma_active > 0);
+		ep->rma_active--;
+	}
+	assert(ep->tx_count > 0);
+	ep->tx_count--;
+	__sse_rma_free(op);
+}
+
+/* ------------------------------------------------------------------ */
+/* Posting                                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Post what can be posted of @op.  @return 0 when every piece is posted
+ * (or the operation failed), -FI_EAGAIN when the emulator is full or a
+ * fence holds it back.
+ */
+static int __sse_rma_post(struct sse_ep *ep, struct sse_rma_op *op)
+{
+	struct iovec iov[SSE_IOV_LIMIT], cmp[SSE_IOV_LIMIT];
+
+	while (!op->posting_done) {
+		struct ssemu_rma r = {
+			.dest = op->dest,
+			.tclass = op->tclass,
+			.flags = SSEMU_SEND_ORDERED,
+			.op = op->op,
+			.aop = op->aop,
+			.dtype = op->dtype,
+		};
+		const struct fi_rma_iov *seg;
+		struct sse_rma_piece *p;
+		size_t n;
+		int ret;
+
+		/* FI_FENCE: every earlier operation completes first. */
+		if (op->fence && !op->posted && ep->rma_active)
+			return -FI_EAGAIN;
+
+		/*
+		 * Zero bytes: no piece at all, unless the target must hear of
+		 * it (CQ data, a remote event): then one empty piece, whose
+		 * key and address the target NIC checks like any other.
+		 */
+		if (!op->len && op->rflags && op->rma_count) {
+			seg = &op->rma[0];
+		} else {
+			while (op->rma_idx < op->rma_count &&
+			       op->rma_off == op->rma[op->rma_idx].len) {
+				op->rma_idx++;
+				op->rma_off = 0;
+			}
+			if (op->rma_idx == op->rma_count) {
+				/* validated: local and remote lengths agree */
+				op->posting_done = true;
+				break;
+			}
+			seg = &op->rma[op->rma_idx];
+		}
+		n = SSEMU_MIN(op->len - op->next_off,
+			      SSEMU_MIN(seg->len - op->rma_off,
+					op->piece_max));
+
+		r.key = seg->key;
+		r.addr = seg->addr + op->rma_off;
+		r.len = n;
+		if (op->op != SSEMU_RMA_READ &&
+		    !(op->op == SSEMU_RMA_FETCH && op->aop == FI_ATOMIC_READ)) {
+			r.iov = iov;
+			r.iov_count = sse_iov_slice(op->iov, op->iov_count,
+						    op->next_off, n, iov,
+						    SSE_IOV_LIMIT);
+		}
+		if (op->op == SSEMU_RMA_COMPARE) {
+			r.cmp = cmp;
+			r.cmp_count = sse_iov_slice(op->cmp, op->cmp_count,
+						    op->next_off, n, cmp,
+						    SSE_IOV_LIMIT);
+		}
+		if (op->next_off + n == op->len) {
+			r.flags |= op->rflags;
+			r.hdr[0] = SSE_HDR0(SSE_OP_RMA, op->hflags, 0);
+			r.hdr[1] = seg->key;
+			r.hdr[2] = op->data;
+			r.hdr[3] = op->len;
+		}
+
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return -FI_EAGAIN;	/* retried later */
+		p->op = op;
+		p->off = op->next_off;
+		p->len = n;
+		r.cookie = (uint64_t)(uintptr_t)p;
+
+		ret = ssemu_ep_rma(ep->emu, &r);
+		if (ret == -EAGAIN) {
+			free(p);
+			return -FI_EAGAIN;
+		}
+		if (ret) {
+			/* Fail the operation: nothing more is posted. */
+			free(p);
+			if (!op->err) {
+				op->err = sse_rma_errno(ret);
+				op->prov_errno = -ret;
+			}
+			op->posting_done = true;
+			break;
+		}
+		sse_dlist_insert_tail(&p->entry, &ep->rma_pieces);
+		if (!op->active) {
+			op->active = true;
+			ep->rma_active++;
+		}
+		op->posted++;
+		op->next_off += n;
+		op->rma_off += n;
+		/* (an empty piece is all there is) */
+		if (op->next_off == op->len)
+			op->posting_done = true;
+	}
+	return 0;
+}
+
+void __sse_rma_progress(struct sse_ep *ep)
+{
+	struct sse_rma_op *op;
+
+	while ((op = sse_dlist_first(&ep->rma_queue, struct sse_rma_op,
+				     entry))) {
+		if (__sse_rma_post(ep, op) == -FI_EAGAIN)
+			break;
+		sse_dlist_remove(&op->entry);
+		__sse_rma_check_done(ep, op);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Events                                                               */
+/* ------------------------------------------------------------------ */
+
+void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev)
+{
+	struct sse_rma_piece *p = (struct sse_rma_piece *)(uintptr_t)ev->cookie;
+	struct sse_rma_op *op;
+
+	if (!p) {
+		ssemu_event_release(ep->emu, ev);
+		return;
+	}
+	op = p->op;
+	if (ev->status) {
+		if (!op->err) {
+			op->err = sse_rma_errno(ev->status);
+			op->prov_errno = -ev->status;
+		}
+	} else if (op->op == SSEMU_RMA_READ) {
+		const void *data = ssemu_event_data(ep->emu, ev);
+
+		if (data)
+			sse_copy_to_iov(op->iov, op->iov_count, p->off, data,
+					p->len);
+	} else if (op->op == SSEMU_RMA_FETCH ||
+		   op->op == SSEMU_RMA_COMPARE) {
+		const void *data = ssemu_event_data(ep->emu, ev);
+
+		if (data)
+			sse_copy_to_iov(op->res, op->res_count, p->off, data,
+					p->len);
+	}
+	ssemu_event_release(ep->emu, ev);
+	sse_dlist_remove(&p->entry);
+	free(p);
+	op->done++;
+	/* Still on rma_queue: its posting finishes first. */
+	if (op->posting_done)
+		__sse_rma_check_done(ep, op);
+}
+
+/*
+ * Target side: an operation that asked for it was done to this process's
+ * memory.  hdr = { SSE_OP_RMA | flags, key, CQ data, total length }.
+ */
+void __sse_rma_handle_remote(struct sse_ep *ep, const struct ssemu_event *ev)
+{
+	uint8_t hflags = (uint8_t)SSE_HDR_FLAGS(ev->hdr[0]);
+	bool rread = hflags & SSE_HF_RREAD;
+	struct sse_mr *mr;
+
+	if (SSE_HDR_OP(ev->hdr[0]) != SSE_OP_RMA) {
+		SSE_EP_WARN(ep, "malformed RMA event from %u:%u dropped\n",
+			    SSEMU_ADDR_PORT(ev->src), SSEMU_ADDR_PID(ev->src));
+		return;
+	}
+	if ((hflags & SSE_HF_DATA) && ep->rx_cq) {
+		fi_addr_t src = FI_ADDR_NOTAVAIL;
+
+		if ((ep->caps & FI_SOURCE) && ep->av)
+			src = __sse_av_reverse(ep->av, ev->src);
+		__sse_cq_write(ep->rx_cq, NULL, FI_REMOTE_CQ_DATA |
+			       ((hflags & SSE_HF_ATOMIC) ? FI_ATOMIC : FI_RMA) |
+			       (rread ? FI_REMOTE_READ : FI_REMOTE_WRITE),
+			       ev->hdr[3], NULL, ev->hdr[2], 0, src);
+	}
+	if (ep->caps & FI_RMA_EVENT)
+		sse_cntr_inc(rread ? ep->rread_cntr : ep->rwrite_cntr);
+	mr = __sse_mr_find(ep->domain, ev->hdr[1]);
+	if (mr)
+		sse_cntr_inc(rread ? mr->rread_cntr : mr->rwrite_cntr);
+}
+
+/* Free everything an endpoint still holds (fi_close). */
+void __sse_rma_flush(struct sse_ep *ep)
+{
+	struct sse_rma_piece *p, *ptmp;
+	struct sse_rma_op *op, *otmp;
+
+	sse_dlist_foreach_safe(&ep->rma_pieces, p, ptmp, struct sse_rma_piece,
+			       entry) {
+		sse_dlist_remove(&p->entry);
+		free(p);
+	}
+	sse_dlist_foreach_safe(&ep->rma_all, op, otmp, struct sse_rma_op, all)
+		__sse_rma_free(op);
+	ep->rma_active = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Submission                                                           */
+/* ------------------------------------------------------------------ */
+
+static int sse_rma_check_iov(const struct iovec *iov, size_t count,
+			     size_t limit)
+{
+	size_t i;
+
+	if (count > limit || (count && !iov))
+		return -FI_EINVAL;
+	for (i = 0; i < count; i++) {
+		if (!iov[i].iov_base && iov[i].iov_len)
+			return -FI_EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Validate, build and start one operation.  Every RMA and atomic call ends
+ * here.  @return 0, -FI_EAGAIN (tx_size operations outstanding), or an
+ * argument error.
+ */
+ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req)
+{
+	struct sse_domain *dom = ep->domain;
+	bool is_atomic = req->op != SSEMU_RMA_WRITE &&
+			 req->op != SSEMU_RMA_READ;
+	bool inject = req->flags & FI_INJECT;
+	bool has_src = req->op != SSEMU_RMA_READ &&
+		       !(req->op == SSEMU_RMA_FETCH &&
+			 req->aop == FI_ATOMIC_READ);
+	struct sse_rma_op *op;
+	ssemu_addr_t daddr;
+	size_t len, rlen = 0, i;
+	int ret;
+
+	if (!(ep->caps & (is_atomic ? FI_ATOMIC : FI_RMA)))
+		return -FI_EOPNOTSUPP;
+	if (req->flags & ~SSE_RMA_FLAGS_OK)
+		return -FI_EBADFLAGS;
+	if (req->rma_count > SSE_IOV_LIMIT || (req->rma_count && !req->rma))
+		return -FI_EINVAL;
+	if ((ret = sse_rma_check_iov(req->iov, req->iov_count,
+				     ep->tx_iov_limit)) ||
+	    (ret = sse_rma_check_iov(req->cmp, req->cmp_count,
+				     ep->tx_iov_limit)) ||
+	    (ret = sse_rma_check_iov(req->res, req->res_count,
+				     ep->tx_iov_limit)))
+		return ret;
+	len = sse_iov_len(req->iov, req->iov_count);
+	for (i = 0; i < req->rma_count; i++) {
+		if (req->rma[i].len % req->elem)
+			return -FI_EINVAL;
+		rlen += req->rma[i].len;
+	}
+	if (has_src || req->op == SSEMU_RMA_READ) {
+		if (len != rlen)
+			return -FI_EINVAL;
+	} else {
+		/* ATOMIC_READ: no operands, the results name the length. */
+		len = rlen;
+	}
+	if (len % req->elem || len > SSE_MAX_MSG_SIZE)
+		return -FI_EINVAL;
+	if ((req->op == SSEMU_RMA_FETCH || req->op == SSEMU_RMA_COMPARE) &&
+	    sse_iov_len(req->res, req->res_count) != len)
+		return -FI_EINVAL;
+	if (req->op == SSEMU_RMA_COMPARE &&
+	    sse_iov_len(req->cmp, req->cmp_count) != len)
+		return -FI_EINVAL;
+	if (inject && len > ep->inject_size)
+		return -FI_EINVAL;
+	if ((req->flags & FI_REMOTE_CQ_DATA) && req->op == SSEMU_RMA_READ)
+		return -FI_EINVAL;
+
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return -FI_ENOMEM;
+	sse_dlist_init(&op->entry);
+	op->context = req->context;
+	op->op = req->op;
+	op->aop = req->aop;
+	op->dtype = req->dtype;
+	op->len = len;
+	op->piece_max = sse_rma_piece_max(ep, req->op, req->elem);
+	op->tclass = ep->emu_tclass;
+	op->fence = req->flags & FI_FENCE;
+	switch (req->op) {
+	case SSEMU_RMA_WRITE:
+		op->cq_flags = FI_RMA | FI_WRITE;
+		break;
+	case SSEMU_RMA_READ:
+		op->cq_flags = FI_RMA | FI_READ;
+		op->hflags = SSE_HF_RREAD;
+		break;
+	case SSEMU_RMA_ATOMIC:
+		op->cq_flags = FI_ATOMIC | FI_WRITE;
+		op->hflags = SSE_HF_ATOMIC;
+		break;
+	default:
+		op->cq_flags = FI_ATOMIC | FI_READ;
+		op->hflags = SSE_HF_ATOMIC;
+		if (req->aop == FI_ATOMIC_READ)
+			op->hflags |= SSE_HF_RREAD;
+		break;
+	}
+	if (req->flags & FI_REMOTE_CQ_DATA) {
+		op->hflags |= SSE_HF_DATA;
+		op->data = req->data;
+	}
+	if ((op->hflags & SSE_HF_DATA) || (ep->caps & FI_RMA_EVENT))
+		op->rflags = SSEMU_RMA_REMOTE_EVENT;
+	/* fi_inject_* have no completion; counters still count them. */
+	op->no_comp = req->no_comp;
+	op->completion = !req->no_comp &&
+			 (!ep->tx_selective || (req->flags & FI_COMPLETION));
+
+	if (inject && len) {
+		/* The caller may reuse its buffer as soon as we return. */
+		op->bounce = malloc(len);
+		if (!op->bounce) {
+			free(op);
+			return -FI_ENOMEM;
+		}
+		sse_copy_from_iov(op->bounce, req->iov, req->iov_count, 0,
+				  len);
+		op->iov[0].iov_base = op->bounce;
+		op->iov[0].iov_len = len;
+		op->iov_count = 1;
+	} else if (req->iov_count) {
+		memcpy(op->iov, req->iov, req->iov_count * sizeof(*req->iov));
+		op->iov_count = req->iov_count;
+	}
+	if (req->cmp_count) {
+		memcpy(op->cmp, req->cmp, req->cmp_count * sizeof(*req->cmp));
+		op->cmp_count = req->cmp_count;
+	}
+	if (req->res_count) {
+		memcpy(op->res, req->res, req->res_count * sizeof(*req->res));
+		op->res_count = req->res_count;
+	}
+	if (req->rma_count) {
+		memcpy(op->rma, req->rma, req->rma_count * sizeof(*req->rma));
+		op->rma_count = req->rma_count;
+	}
+
+	pthread_mutex_lock(&dom->lock);
+	if (!ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+		goto err;
+	}
+	ret = __sse_av_lookup(ep->av, req->dest, &daddr);
+	if (ret) {
+		SSE_EP_WARN(ep, "RMA to unknown fi_addr %llu\n",
+			    (unsigned long long)req->dest);
+		goto err;
+	}
+	op->dest = daddr;
+	if (ep->tx_count >= ep->tx_size) {
+		__sse_ep_progress(ep);
+		if (ep->tx_count >= ep->tx_size) {
+			ret = -FI_EAGAIN;
+			goto err;
+		}
+	}
+	ep->tx_count++;
+	if (is_atomic)
+		ep->rma_atomics++;
+	else if (req->op == SSEMU_RMA_READ)
+		ep->rma_reads++;
+	else
+		ep->rma_writes++;
+	ep->rma_bytes += len;
+	sse_dlist_insert_tail(&op->all, &ep->rma_all);
+	/* Zero bytes keep their place in the queue and their fence. */
+	if (sse_dlist_empty(&ep->rma_queue) &&
+		   __sse_rma_post(ep, op) != -FI_EAGAIN) {
+		if (op->err && !op->posted) {
+			/* Refused at once (bad arguments): not started. */
+			ret = -op->err;
+			ep->tx_count--;
+			__sse_rma_free(op);
+			goto unlock;
+		}
+		__sse_rma_check_done(ep, op);
+	} else {
+		sse_dlist_insert_tail(&op->entry, &ep->rma_queue);
+	}
+	ret = 0;
+unlock:
+	pthread_mutex_unlock(&dom->lock);
+	return ret;
+err:
+	pthread_mutex_unlock(&dom->lock);
+	free(op->bounce);
+	free(op);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* fi_ops_rma                                                           */
+/* ------------------------------------------------------------------ */
+
+static ssize_t sse_rma_common(struct fid_ep *ep_fid, uint32_t op,
+			      const struct iovec *iov, size_t count,
+			      fi_addr_t addr, const struct fi_rma_iov *rma,
+			      size_t rma_count, uint64_t data,
+			      uint64_t flags, void *context, bool no_comp)
+{
+	struct sse_rma_req req = {
+		.op = op,
+		.flags = flags,
+		.context = context,
+		.data = data,
+		.dest = addr,
+		.elem = 1,
+		.iov = iov,
+		.iov_count = count,
+		.rma = rma,
+		.rma_count = rma_count,
+		.no_comp = no_comp,
+	};
+
+	return sse_rma_submit(sse_ep_of(ep_fid), &req);
+}
+
+static ssize_t sse_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
+			    void *desc, fi_addr_t src_addr, uint64_t addr,
+			    uint64_t key, void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
+
+	return sse_rma_common(ep_fid, SSEMU_RMA_READ, &iov, 1, src_addr, &rma,
+			      1, 0, sse_ep_of(ep_fid)->tx_op_flags, context,
+			      false);
+}
+
+static ssize_t sse_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
+			     void **desc, size_t count, fi_addr_t src_addr,
+			     uint64_t addr, uint64_t key, void *context)
+{
+	struct fi_rma_iov rma = { .addr = addr, .key = key };
+
+	if (count && iov)
+		rma.len = sse_iov_len(iov, SSEMU_MIN(count, SSE_IOV_LIMIT));
+	return sse_rma_common(ep_fid, SSEMU_RMA_READ, iov, count, src_addr,
+			      &rma, 1, 0, sse_ep_of(ep_fid)->tx_op_flags,
+			      context, false);
+}
+
+static ssize_t sse_rma_readmsg(struct fid_ep *ep_fid,
+			       const struct fi_msg_rma *msg, uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	return sse_rma_common(ep_fid, SSEMU_RMA_READ, msg->msg_iov,
+			      msg->iov_count, msg->addr, msg->rma_iov,
+			      msg->rma_iov_count, 0, flags, msg->context,
+			      false);
+}
+
+static ssize_t sse_rma_write(struct fid_ep *ep_fid, const void *buf,
+			     size_t len, void *desc, fi_addr_t dest_addr,
+			     uint64_t addr, uint64_t key, void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
+
+	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
+			      &rma, 1, 0, sse_ep_of(ep_fid)->tx_op_flags,
+			      context, false);
+}
+
+static ssize_t sse_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
+			      void **desc, size_t count, fi_addr_t dest_addr,
+			      uint64_t addr, uint64_t key, void *context)
+{
+	struct fi_rma_iov rma = { .addr = addr, .key = key };
+
+	if (count && iov)
+		rma.len = sse_iov_len(iov, SSEMU_MIN(count, SSE_IOV_LIMIT));
+	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, iov, count, dest_addr,
+			      &rma, 1, 0, sse_ep_of(ep_fid)->tx_op_flags,
+			      context, false);
+}
+
+static ssize_t sse_rma_writemsg(struct fid_ep *ep_fid,
+				const struct fi_msg_rma *msg, uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, msg->msg_iov,
+			      msg->iov_count, msg->addr, msg->rma_iov,
+			      msg->rma_iov_count, msg->data, flags,
+			      msg->context, false);
+}
+
+static ssize_t sse_rma_inject(struct fid_ep *ep_fid, const void *buf,
+			      size_t len, fi_addr_t dest_addr, uint64_t addr,
+			      uint64_t key)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
+
+	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
+			      &rma, 1, 0,
+			      sse_ep_of(ep_fid)->tx_op_flags | FI_INJECT,
+			      NULL, true);
+}
+
+static ssize_t sse_rma_writedata(struct fid_ep *ep_fid, const void *buf,
+				 size_t len, void *desc, uint64_t data,
+				 fi_addr_t dest_addr, uint64_t addr,
+				 uint64_t key, void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
+
+	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
+			      &rma, 1, data,
+			      sse_ep_of(ep_fid)->tx_op_flags |
+			      FI_REMOTE_CQ_DATA, context, false);
+}
+
+static ssize_t sse_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
+				  size_t len, uint64_t data,
+				  fi_addr_t dest_addr, uint64_t addr,
+				  uint64_t key)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
+
+	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
+			      &rma, 1, data,
+			      sse_ep_of(ep_fid)->tx_op_flags | FI_INJECT |
+			      FI_REMOTE_CQ_DATA, NULL, true);
+}
+
+struct fi_ops_rma sse_rma_ops = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = sse_rma_read,
+	.readv = sse_rma_readv,
+	.readmsg = sse_rma_readmsg,
+	.write = sse_rma_write,
+	.writev = sse_rma_writev,
+	.writemsg = sse_rma_writemsg,
+	.inject = sse_rma_inject,
+	.writedata = sse_rma_writedata,
+	.injectdata = sse_rma_injectdata,
+};
