@@ -10,13 +10,16 @@
 #   same      A and B both in TC80
 #
 # Each job reports its own bandwidth (MPI_Wtime intervals); independently,
-# the fabric's per-class counters on the shared link are sampled while the
-# jobs run.  Prints a table, writes PNG plots (gnuplot) and the raw data to
-# $STUDY_OUT (default study-out/fig14), and checks:
+# the fabric's per-class port counters and per-NIC counters are sampled
+# while the jobs run (slingshot-emu stat --json), and the fabric's
+# telemetry per job and class is read at the end (slingshot-emu report,
+# which also draws its own per-class bandwidth plot).  Prints a table,
+# writes PNG plots (gnuplot) and the raw data to $STUDY_OUT (default
+# study-out/fig14), and checks:
 #
-#   separate: A's share of the link while both run is 80 +- 5 %, by the
-#             jobs' numbers and by the counters; B, once alone, gets at
-#             least 90% of what A got alone;
+#   separate: A's share of the link while both run is 80 +- 5 %, by each
+#             of the four measures; B, once alone, gets at least 90% of
+#             what A got alone;
 #   same:     50 +- 5 %, the same way.
 #
 # usage: study/fig14.sh [--quick] [--dilation D]
@@ -69,6 +72,13 @@ run_case() {
 	study_wait $pa "$STUDY_OUT/$c.A.out" 2
 	study_wait $pb "$STUDY_OUT/$c.B.out" 2
 	sleep 0.5
+	# the fabric's own telemetry: summary, CSV and plots
+	"$SSEMU_TOOL" report --fabric "$FI_SLINGSHOT_EMU_FABRIC" \
+		--csv "$STUDY_OUT/$c-report" --plot "$STUDY_OUT/$c-report" \
+		>"$STUDY_OUT/$c.report.txt" 2>&1 ||
+		fail "slingshot-emu report failed: $(cat "$STUDY_OUT/$c.report.txt")"
+	cp "$STUDY_OUT/$c-report/bandwidth.png" \
+		"$STUDY_OUT/fig14-$c-report.png"
 	study_fabric_end >"$STUDY_OUT/$c.fabric.txt"
 	study_port_bw "$STUDY_OUT/$c.samples" 0 2 >"$STUDY_OUT/$c.linkbw"
 	lag=$(study_max_lag_us "$STUDY_OUT/$c.samples")
@@ -102,10 +112,19 @@ link_bw() {
 		END { printf "%.1f", (n > 0 ? s / n : -1) }' "$1"
 }
 
+# Column COL of job JOB's row in a report's summary.csv.
+rep() {
+	awk -F, -v j="$2" -v c="$3" '$1 == j { print $c; exit }' \
+		"$1/summary.csv"
+}
+
 # Phase boundaries from the jobs' own lines, with a margin for the
-# start-up and ramp of each job.  Three measures of each phase: the jobs'
+# start-up and ramp of each job.  Four measures of each phase: the jobs'
 # own numbers, the link's per-class counters (separate classes only: one
-# class cannot tell the jobs apart) and the receiving NICs' counters.
+# class cannot tell the jobs apart), the receiving NICs' counters, and the
+# fabric's telemetry per job and class (`slingshot-emu report`, which
+# finds the phases by itself: "both" where both jobs received, "alone"
+# the rest of each job's span).
 analyse() {
 	c=$1; ca=$2; cb=$3
 	a0=$(field "$STUDY_OUT/$c.A.out" start epoch)
@@ -119,7 +138,13 @@ analyse() {
 	f=$STUDY_OUT/$c.linkbw
 	n=$STUDY_OUT/$c.nicbw
 	study_nic_bw "$STUDY_OUT/$c.samples" >"$n"
-	for src in job link nic; do
+	r=$STUDY_OUT/$c-report
+	ja=$(awk -F, '$1 == 0 && $2 == 16 { print $3 }' "$r/pairs.csv")
+	jb=$(awk -F, '$1 == 1 && $2 == 17 { print $3 }' "$r/pairs.csv")
+	[ -n "$ja" ] && [ -n "$jb" ] ||
+		fail "$c: slingshot-emu report has no traffic from port 0 or 1" \
+			"($r/pairs.csv)"
+	for src in job link nic report; do
 		case $src in
 		job)
 			x1=$(job_bw "$STUDY_OUT/$c.A.out" $alone0 $alone1)
@@ -137,12 +162,17 @@ analyse() {
 			x2=$(link_bw "$n" port16 $both0 $both1)
 			x3=$(link_bw "$n" port17 $both0 $both1)
 			x4=$(link_bw "$n" port17 $surv0 $surv1) ;;
+		report)
+			# both_gbps and alone_gbps of each job's series
+			x1=$(rep "$r" "$ja" 12); x2=$(rep "$r" "$ja" 10)
+			x3=$(rep "$r" "$jb" 10); x4=$(rep "$r" "$jb" 12) ;;
 		esac
 		share=$(calc "100 * $x2 / ($x2 + $x3)")
 		surv=$(calc "100 * $x4 / $x1")
 		eval "share_${c}_$src=$share surv_${c}_$src=$surv"
-		printf '%-9s %-6s %-6s %-5s | %8s %8s %8s %8s | %7s %7s\n' \
-			"$c" "$ca" "$cb" "$src" "$x1" "$x2" "$x3" "$x4" \
+		fmt='%-9s %-6s %-6s %-6s | %8.1f %8.1f %8.1f %8.1f | %7.1f %7.1f\n'
+		# shellcheck disable=SC2059 # the format is the one above
+		printf "$fmt" "$c" "$ca" "$cb" "$src" "$x1" "$x2" "$x3" "$x4" \
 			"$share" "$surv" >>"$STUDY_OUT/table.txt"
 	done
 	# the plot: counters per class (lines), jobs' own numbers (points),
@@ -196,9 +226,10 @@ echo "Figure 14: two bisection jobs over one shared link, in model Gb/s."
 echo "job: the jobs' own numbers (bytes per MPI_Wtime interval x dilation"
 echo "$DILATION); link: switch 0's port to switch 1, wire bytes per class; nic:"
 echo "payload received by each job's receiving NIC (both from counters"
-echo "sampled every 0.25 s).  A %: A's share while both run; surv %: B alone"
-echo "after A ended, as a percentage of A alone before B started."
-printf '%-9s %-6s %-6s %-5s | %8s %8s %8s %8s | %7s %7s\n' \
+echo "sampled every 0.25 s); report: the fabric's telemetry per job and"
+echo "class (slingshot-emu report).  A %: A's share while both run; surv %:"
+echo "B alone after A ended, as a percentage of A alone before B started."
+printf '%-9s %-6s %-6s %-6s | %8s %8s %8s %8s | %7s %7s\n' \
 	case A B from "A alone" "A both" "B both" "B surv" "A %" "surv %"
 cat "$STUDY_OUT/table.txt"
 echo "paper: separate classes 80% / 20% while both run, the survivor gets"
@@ -206,6 +237,8 @@ echo "all of it; same class 50% / 50%"
 # shellcheck disable=SC2154 # lag_* are set by eval in run_case
 echo "max lag: separate ${lag_separate} us, same ${lag_same} us (model time)"
 echo "plots: $STUDY_OUT/fig14-separate.png $STUDY_OUT/fig14-same.png"
+echo "       $STUDY_OUT/fig14-separate-report.png" \
+	"$STUDY_OUT/fig14-same-report.png (slingshot-emu report)"
 echo "time: $(($(date +%s) - start)) s"
 
 # The study needs the fabric, not the host, to be the bottleneck: job A
@@ -228,7 +261,7 @@ assert() {
 	fi
 }
 # shellcheck disable=SC2154 # x, y are set by eval
-for src in job link nic; do
+for src in job link nic report; do
 	eval "x=\$share_separate_$src y=\$surv_separate_$src"
 	assert "separate classes ($src): A's share $x% is 80 +- 5" \
 		"$x >= 75 && $x <= 85"
