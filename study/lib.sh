@@ -241,6 +241,28 @@ study_nic_bw() {
 	}' "$1"
 }
 
+# Job ids (the launcher's, as the fabric records them) of the NICs seen on
+# PORT in a study_sample file, in order of first appearance, one per line.
+study_jobs_on_port() {
+	grep -o "{\"port\":$2,\"pid\":[0-9-]*,\"job\":[0-9]*" "$1" |
+		sed 's/.*"job"://' | awk '!seen[$1]++'
+}
+
+# The fabric's telemetry (slingshot-emu report) of the held fabric:
+# summary in OUT.txt, CSV files in OUT/.
+study_report() {
+	"$SSEMU_TOOL" report --fabric "$FI_SLINGSHOT_EMU_FABRIC" \
+		--csv "$1" >"$1.txt" 2>&1 ||
+		fail "slingshot-emu report failed: $(cat "$1.txt")"
+}
+
+# Mean model-time message latency (ns) between the NICs of job JOB, from
+# a report's jobpairs.csv.
+study_job_lat_ns() {
+	awk -F, -v j="$2" '$1 == j && $2 == j { print $4; exit }' \
+		"$1/jobpairs.csv"
+}
+
 # --- jobs -------------------------------------------------------------------
 study_job() {
 	_np=$1
