@@ -10,7 +10,8 @@
 #   study_job NP CLASS PORTS OUT PROGRAM [ARGS...]
 #                              run an MPI job in the background on the held
 #                              fabric: class CLASS, rank i on the i-th port
-#                              of PORTS; output to OUT; sets $job_pid
+#                              of the comma-separated PORTS (an explicit
+#                              placement map); output to OUT; sets $job_pid
 #   study_wait PID OUT NP      wait for a job, fail unless it succeeded and
 #                              all NP ranks used slingshot_emu
 #   study_sample OUT INTERVAL  sample the fabric's counters (stat --json)
@@ -126,7 +127,7 @@ study_fabric() {
 	export FI_SLINGSHOT_EMU_FABRIC FI_SLINGSHOT_EMU_CONFIG \
 		FI_SLINGSHOT_EMU_CLOCK FI_SLINGSHOT_EMU_DILATION
 	unset FI_SLINGSHOT_EMU_PRESET FI_SLINGSHOT_EMU_TCLASS \
-		FI_SLINGSHOT_EMU_PORT
+		FI_SLINGSHOT_EMU_PORT FI_SLINGSHOT_EMU_PLACEMENT
 	rm -f "$study_tmp/release"
 	# The holder creates the fabric and keeps it (and its counters)
 	# between and after the jobs; it lets go when the release file
@@ -267,9 +268,11 @@ study_job_lat_ns() {
 study_job() {
 	_np=$1
 	_class=$2
-	_ports=$3
 	_out=$4
 	_prog=$TOP_BUILDDIR/study/$5
+	# FI_SLINGSHOT_EMU_PLACEMENT=map:FILE, lines "rank port"
+	_map=$study_tmp/job$$.$_np.$(date +%s%N).map
+	echo "$3" | tr , '\n' | awk 'NF { print NR - 1, $1 }' >"$_map"
 	shift 5
 	# shellcheck disable=SC2086 # STUDY_MPI_ARGS is a list of words
 	timeout -k 5 "${STUDY_TIMEOUT:-600}" "$MPIRUN" --allow-run-as-root \
@@ -280,9 +283,9 @@ study_job() {
 		-x FI_PROVIDER=slingshot_emu -x FI_PROVIDER_PATH \
 		-x FI_SLINGSHOT_EMU_FABRIC -x FI_SLINGSHOT_EMU_CONFIG \
 		-x FI_SLINGSHOT_EMU_CLOCK -x FI_SLINGSHOT_EMU_DILATION \
-		-x FI_SLINGSHOT_EMU_TCLASS="$_class" ${STUDY_MPI_ARGS:-} \
-		"$TOP_SRCDIR/study/place.sh" "$_ports" "$_prog" "$@" \
-		>"$_out" 2>&1 &
+		-x FI_SLINGSHOT_EMU_TCLASS="$_class" \
+		-x FI_SLINGSHOT_EMU_PLACEMENT="map:$_map" ${STUDY_MPI_ARGS:-} \
+		"$_prog" "$@" >"$_out" 2>&1 &
 	job_pid=$!
 	study_pids="$study_pids $job_pid"
 }
