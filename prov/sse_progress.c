@@ -686,11 +686,10 @@ static void __sse_msg_done(struct sse_ep *ep, struct sse_msg *msg)
 static int sse_rndv_read_errno(int status)
 {
 	switch (status) {
-	case -ESRCH:
-	case -EHOSTUNREACH:
-		return FI_EHOSTUNREACH;	/* the sender is gone */
-	case -ECONNREFUSED:
-		return FI_ECONNREFUSED;
+	case -ESRCH:		/* its process died */
+	case -EHOSTUNREACH:	/* its NIC is gone */
+	case -ECONNREFUSED:	/* its endpoint is closed */
+		return FI_EHOSTUNREACH;
 	default:
 		return FI_EIO;
 	}
