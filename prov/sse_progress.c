@@ -857,6 +857,10 @@ static void __sse_rndv_start(struct sse_ep *ep, struct sse_msg *msg)
 		return;
 	}
 	ep->rndv_reads++;
+	SSE_DBG(FI_LOG_EP_DATA, "ep %u:%u: reading %zu of %zu bytes from %u:%u\n",
+		SSEMU_ADDR_PORT(ep->addr), SSEMU_ADDR_PID(ep->addr),
+		msg->expect, msg->total, SSEMU_ADDR_PORT(msg->src),
+		SSEMU_ADDR_PID(msg->src));
 	if (!msg->expect) {
 		__sse_send_fin(ep, msg, 0);
 		__sse_msg_done(ep, msg);
