@@ -154,7 +154,7 @@ static void sse_init_env(void)
 	fi_param_define(&sse_prov, "eager_max", FI_PARAM_SIZE_T,
 			"Largest message sent eagerly; longer messages use rendezvous (the data moves only once the receive is matched). Default: 16384");
 	fi_param_define(&sse_prov, "rndv_read", FI_PARAM_BOOL,
-			"Rendezvous by receiver reads: a sender above eager_max exposes its buffer (one segment) to the receiver's reads, modelled as read traffic; 0 makes senders push the data once the receive is matched. Default: 1");
+			"Rendezvous by receiver reads: a sender above eager_max exposes its buffer (one segment) to the receiver's reads, modelled as read traffic; 0: the data is pushed once the receive is matched (a receiver set to 0 asks senders offering reads to push). Default: 1");
 	fi_param_define(&sse_prov, "tx_size", FI_PARAM_SIZE_T,
 			"Sends outstanding per endpoint (tx_attr->size); more return -FI_EAGAIN. Default: 16384");
 	fi_param_define(&sse_prov, "rx_size", FI_PARAM_SIZE_T,

@@ -845,8 +845,9 @@ static void __sse_rndv_start(struct sse_ep *ep, struct sse_msg *msg)
 {
 	msg->rndv = true;
 	msg->expect = SSEMU_MIN(msg->total, msg->rx_len);
-	if (msg->rread && ep->rndv_cma_refused)
-		msg->rread = false;	/* the sender pushes on a CTS */
+	/* The sender pushes on a CTS instead (and withdraws its region). */
+	if (msg->rread && (ep->rndv_cma_refused || !sse_env.rndv_read))
+		msg->rread = false;
 	if (!msg->rread) {
 		ep->rndv_pushes++;
 		__sse_send_cts(ep, msg, msg->expect);
