@@ -556,7 +556,7 @@ struct sse_ep {
 
 	/* transmit */
 	struct sse_dlist tx_queue;	/* not fully posted, FIFO */
-	struct sse_dlist tx_rndv;	/* waiting for a CTS */
+	struct sse_dlist tx_rndv;	/* waiting for a CTS or FIN */
 	struct sse_dlist tx_all;	/* every sse_tx alive */
 	size_t tx_count;		/* user sends outstanding */
 	uint64_t next_msg_id;

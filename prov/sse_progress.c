@@ -8,7 +8,7 @@
  * Whatever the emulator cannot take now (-EAGAIN) waits on the endpoint's
  * FIFO tx_queue and is retried on every progress call, so nothing is lost
  * and order is kept.  A send completes when every message it posted has its
- * SEND_DONE (and, for rendezvous, the receiver's CTS came back).
+ * SEND_DONE (and, for rendezvous, the receiver's CTS or FIN came back).
  *
  * Receive.  The first piece of a message is matched against the posted
  * receives; an unmatched one is copied out of the emulator's slot into
@@ -298,8 +298,8 @@ static int __sse_post(struct sse_ep *ep, struct sse_tx *tx,
 
 /*
  * Post what can be posted of @tx.  @return 0 when nothing more is to be
- * posted now (all of it, or the rest waits for a CTS), -FI_EAGAIN when the
- * emulator is full.
+ * posted now (all of it, or the rest waits for a CTS or FIN), -FI_EAGAIN
+ * when the emulator is full.
  */
 static int __sse_tx_post(struct sse_ep *ep, struct sse_tx *tx)
 {
@@ -358,7 +358,7 @@ static int __sse_tx_post(struct sse_ep *ep, struct sse_tx *tx)
 	return 0;
 }
 
-/* After a successful post: park a rendezvous send until its CTS. */
+/* After a successful post: park a rendezvous send until its CTS (or FIN). */
 static void __sse_tx_posted(struct sse_ep *ep, struct sse_tx *tx)
 {
 	sse_dlist_remove(&tx->entry);
@@ -484,6 +484,12 @@ static void __sse_handle_fin(struct sse_ep *ep, const struct ssemu_event *ev)
 
 	if (!tx)
 		return;
+	if (!tx->rkey_reg) {
+		/* Only a send that offered reads waits for a FIN. */
+		SSE_EP_WARN(ep, "FIN from %u:%u for a pushed message dropped\n",
+			    SSEMU_ADDR_PORT(ev->src), SSEMU_ADDR_PID(ev->src));
+		return;
+	}
 	sse_dlist_remove(&tx->entry);
 	__sse_tx_unreg(ep, tx);
 	if (err && !tx->err)
@@ -1102,10 +1108,10 @@ void __sse_ep_progress(struct sse_ep *ep)
 }
 
 /*
- * A rendezvous send waits for its receiver's CTS; if the receiver's process
- * died meanwhile no CTS will ever come, so now and then look whether the
- * peers of parked sends are still there and fail the sends whose peer is
- * gone (as a failed RTS would).
+ * A rendezvous send waits for its receiver's CTS or FIN; if the receiver's
+ * process died meanwhile none will ever come, so now and then look whether
+ * the peers of parked sends are still there and fail the sends whose peer
+ * is gone (as a failed RTS would), withdrawing their regions.
  */
 #define SSE_PEER_CHECK_PERIOD 1024
 
