@@ -376,11 +376,13 @@ enum sse_op {
  * applications choosing their own keys are unlikely to go; at most
  * SSE_RNDV_KEYS_MAX of the NIC's SSEMU_MRS_PER_NIC entries are taken by
  * them (beyond, sends use the push protocol), so applications keep most
- * of the table.  A receive keeps up to SSE_RNDV_READS reads in flight.
+ * of the table.  A receive keeps up to SSE_RNDV_READS reads in flight,
+ * as many as a default endpoint has emulator buffers (a push sender keeps
+ * as many pieces in flight; 8 measured ~10% slower at 1 MiB).
  */
 #define SSE_RNDV_KEY_BIT (1ULL << 63)
 #define SSE_RNDV_KEYS_MAX (SSEMU_MRS_PER_NIC / 4)
-#define SSE_RNDV_READS 8
+#define SSE_RNDV_READS 16
 
 #define SSE_HDR0(op, fl, id) \
 	(((uint64_t)(op) << 56) | ((uint64_t)(fl) << 48) | \
