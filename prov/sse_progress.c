@@ -750,10 +750,13 @@ static void __sse_rndv_read_finish(struct sse_ep *ep, struct sse_msg *msg)
 /*
  * Post what may be posted of @msg's reads: up to SSE_RNDV_READS in
  * flight.  Whatever the emulator cannot take now waits on ep->rx_reads.
- * @return false if @msg was finished (and may be gone).
+ * @return -FI_EAGAIN if the emulator is full, else 0 (@msg may have been
+ * finished and freed).
  */
-static bool __sse_rndv_read_post(struct sse_ep *ep, struct sse_msg *msg)
+static int __sse_rndv_read_post(struct sse_ep *ep, struct sse_msg *msg)
 {
+	int full = 0;
+
 	while (!msg->read_err && msg->read_next < msg->expect &&
 	       msg->reads_out < SSE_RNDV_READS) {
 		size_t n = SSEMU_MIN(msg->expect - msg->read_next,
@@ -770,13 +773,15 @@ static bool __sse_rndv_read_post(struct sse_ep *ep, struct sse_msg *msg)
 		int ret;
 
 		if (!p)
-			break;		/* retried on progress */
+			return -FI_EAGAIN;	/* retried on progress */
 		r.cookie = (uint64_t)(uintptr_t)p;
 		ret = ssemu_ep_rma(ep->emu, &r);
 		if (ret) {
 			free(p);
-			if (ret == -EAGAIN)
+			if (ret == -EAGAIN) {
+				full = -FI_EAGAIN;
 				break;
+			}
 			msg->read_err = ret;
 			break;
 		}
@@ -789,11 +794,9 @@ static bool __sse_rndv_read_post(struct sse_ep *ep, struct sse_msg *msg)
 	}
 	if (msg->read_err || msg->read_next >= msg->expect)
 		sse_dlist_remove(&msg->rdq);
-	if (msg->read_err && !msg->reads_out) {
+	if (msg->read_err && !msg->reads_out)
 		__sse_rndv_read_finish(ep, msg);
-		return false;
-	}
-	return true;
+	return full;
 }
 
 /* A read of a rendezvous receive completed (sse_rma.c dispatches it). */
@@ -828,19 +831,20 @@ void __sse_rndv_read_done(struct sse_ep *ep, struct sse_rma_piece *p,
 			__sse_rndv_read_finish(ep, msg);
 		return;
 	}
-	if (msg->received >= msg->expect) {
+	if (msg->received >= msg->expect)
 		__sse_rndv_read_finish(ep, msg);
-		return;
-	}
-	__sse_rndv_read_post(ep, msg);
+	/* else more reads go out after this batch of events, in order */
 }
 
+/* Receives' reads in matching order, until the emulator is full. */
 static void __sse_rndv_read_progress(struct sse_ep *ep)
 {
 	struct sse_msg *msg, *tmp;
 
-	sse_dlist_foreach_safe(&ep->rx_reads, msg, tmp, struct sse_msg, rdq)
-		__sse_rndv_read_post(ep, msg);
+	sse_dlist_foreach_safe(&ep->rx_reads, msg, tmp, struct sse_msg, rdq) {
+		if (__sse_rndv_read_post(ep, msg) == -FI_EAGAIN)
+			break;
+	}
 }
 
 /*
@@ -874,8 +878,13 @@ static void __sse_rndv_start(struct sse_ep *ep, struct sse_msg *msg)
 		return;
 	}
 	sse_dlist_insert_tail(&msg->active, &ep->rx_active);
-	sse_dlist_insert_tail(&msg->rdq, &ep->rx_reads);
-	__sse_rndv_read_post(ep, msg);
+	/* Earlier receives' reads go first. */
+	if (sse_dlist_empty(&ep->rx_reads)) {
+		sse_dlist_insert_tail(&msg->rdq, &ep->rx_reads);
+		__sse_rndv_read_post(ep, msg);
+	} else {
+		sse_dlist_insert_tail(&msg->rdq, &ep->rx_reads);
+	}
 }
 
 /* Nobody will receive the rendezvous @msg: release its sender. */
