@@ -4,7 +4,9 @@
  * integrity across every protocol boundary (inline, MTU, emulator piece,
  * eager/rendezvous, 64 MiB), receive-first and unexpected orders, iovs,
  * CQ data, inject, selective completion, truncation, cancel, FI_SOURCE,
- * FI_SOURCE_ERR, multi-recv, ordering, FI_EAGAIN and bad arguments.
+ * FI_SOURCE_ERR, multi-recv, ordering, FI_EAGAIN and bad arguments; the
+ * read rendezvous (a sender nobody progresses, truncation, iovs, a sender
+ * gone, more sends than internal regions, multi-recv).
  * Built twice: private store (test_msg) and shm store (test_msg_shm).
  */
 #include <strings.h>
@@ -699,6 +701,50 @@ static void test_msg_multi_recv(void **state)
 	free(mbuf);
 }
 
+/*
+ * Rendezvous messages into one multi-recv buffer: each is read into its
+ * own slice (reads of several messages complete in any order), and the
+ * completion that releases the buffer is the last one.
+ */
+static void test_msg_rndv_multi_recv(void **state)
+{
+	enum { N = 3 };
+	size_t len = 100000, mlen = N * len;
+	char *mbuf = malloc(mlen), *sbuf = malloc(N * len);
+	struct iovec iov = { mbuf, mlen };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1,
+			      .addr = FI_ADDR_UNSPEC, .context = mbuf };
+	struct fi_cq_tagged_entry e;
+	bool seen[N] = { false };
+	struct sse_res r;
+	int i, k;
+
+	sse_res_open(&r, 2, NULL);
+	assert_fi_ok(fi_recvmsg(r.ep[1], &msg, FI_MULTI_RECV | FI_COMPLETION));
+	for (i = 0; i < N; i++) {
+		sse_fill(sbuf + i * len, len, 70 + (unsigned)i);
+		assert_fi_ok(fi_send(r.ep[0], sbuf + i * len, len, NULL,
+				     r.addr[1], NULL));
+	}
+	for (k = 0; k < N; k++) {
+		assert_int_equal(sse_cq_wait(&r, r.cq[1], &e, NULL, TMO), 1);
+		assert_ptr_equal(e.op_context, mbuf);
+		assert_int_equal(e.len, len);
+		i = (int)(((char *)e.buf - mbuf) / (ptrdiff_t)len);
+		assert_ptr_equal(e.buf, mbuf + i * len);
+		assert_false(seen[i]);
+		seen[i] = true;
+		assert_int_equal(sse_check(e.buf, len, 70 + (unsigned)i), -1);
+		/* released with the last message (nothing left after it) */
+		assert_int_equal(!!(e.flags & FI_MULTI_RECV), k == N - 1);
+	}
+	for (i = 0; i < N; i++)
+		assert_int_equal(sse_cq_wait(&r, r.cq[0], &e, NULL, TMO), 1);
+	sse_res_close(&r);
+	free(mbuf);
+	free(sbuf);
+}
+
 /* Messages between a pair arrive in posting order, whatever the protocol
  * each one uses. */
 static void test_msg_ordering(void **state)
@@ -906,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_msg_source),
 		cmocka_unit_test(test_msg_source_err),
 		cmocka_unit_test(test_msg_multi_recv),
+		cmocka_unit_test(test_msg_rndv_multi_recv),
 		cmocka_unit_test(test_msg_ordering),
 		cmocka_unit_test(test_msg_eagain),
 		cmocka_unit_test(test_msg_flood),
