@@ -124,7 +124,7 @@ struct sse_env {
 	char *clock;		/* "virtual" | "realtime" */
 	char *dilation;		/* NULL: the configuration's */
 	size_t eager_max;	/* larger messages use rendezvous */
-	bool rndv_read;		/* rendezvous by receiver reads (else push) */
+	bool rndv_read;		/* rendezvous by receiver reads, else push */
 	size_t tx_size;
 	size_t rx_size;
 	int progress_budget;	/* engine events per progress call */
@@ -369,7 +369,7 @@ enum sse_op {
 #define SSE_HF_DATA 0x02	/* hdr[2] is remote CQ data */
 #define SSE_HF_RREAD 0x04	/* RMA: a remote read (else a remote write) */
 #define SSE_HF_ATOMIC 0x08	/* RMA: an atomic (else a read or write) */
-#define SSE_HF_RNDV_READ 0x10	/* RTS: read the data (payload: key, addr) */
+#define SSE_HF_RNDV_READ 0x10	/* RTS: read it (payload: key, address) */
 
 /*
  * Read rendezvous.  Internal region keys have the top bit set, where
@@ -520,7 +520,7 @@ struct sse_msg {
 	size_t rx_len;		/* room for it in rx */
 	void *claim_ctx;
 	/* read rendezvous */
-	struct sse_dlist rdq;	/* ep->rx_reads while reads remain to post */
+	struct sse_dlist rdq;	/* ep->rx_reads while reads are to post */
 	uint64_t rkey, raddr;	/* the sender's region */
 	uint32_t tclass;	/* the RTS's class: the reads use it too */
 	size_t read_next;	/* next byte to ask for */
@@ -567,9 +567,9 @@ struct sse_ep {
 	struct sse_dlist rx_unexp[2];
 	struct sse_dlist rx_claimed;
 	struct sse_dlist rx_active;
-	struct sse_dlist rx_reads;	/* read rendezvous with reads to post */
-	bool rndv_cma_refused;		/* reads of senders' memory refused:
-					 * ask them to push (CTS) instead */
+	struct sse_dlist rx_reads;	/* rendezvous with reads to post */
+	bool rndv_cma_refused;		/* reads of senders' memory were
+					 * refused: have them push (CTS) */
 	size_t rx_count;		/* receives posted */
 	/* RMA and atomics (sse_rma.c) */
 	struct sse_dlist rma_queue;	/* not fully posted, FIFO */

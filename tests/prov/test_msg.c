@@ -360,7 +360,8 @@ static void idle_sender(size_t slen, size_t rlen, bool recv_first, bool siov,
 	sv[1] = (struct iovec){ sbuf + slen / 3, slen - slen / 3 };
 	rv[0] = (struct iovec){ rbuf, 1000 };
 	rv[1] = (struct iovec){ rbuf + 1000, rlen / 2 };
-	rv[2] = (struct iovec){ rbuf + 1000 + rlen / 2, rlen - 1000 - rlen / 2 };
+	rv[2] = (struct iovec){ rbuf + 1000 + rlen / 2,
+				rlen - 1000 - rlen / 2 };
 
 	if (recv_first)
 		assert_fi_ok(riov ? fi_recvv(d.ep[0], rv, NULL, 3,
@@ -444,7 +445,7 @@ static void test_msg_rndv_sender_gone(void **state)
 	if (!rndv_read_on()) {
 		free(sbuf);
 		free(rbuf);
-		skip();		/* push: the receiver has nobody to ask */
+		skip();	/* push: the receiver has nobody to ask */
 	}
 	sse_fill(sbuf, len, 3);
 	open_pair(&s, &d, &to_d);
