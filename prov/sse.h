@@ -124,7 +124,7 @@ struct sse_env {
 	char *clock;		/* "virtual" | "realtime" */
 	char *dilation;		/* NULL: the configuration's */
 	size_t eager_max;	/* larger messages use rendezvous */
-	bool rndv_read;		/* rendezvous by receiver reads, else push */
+	bool rndv_read;		/* rendezvous by reads (else push) */
 	size_t tx_size;
 	size_t rx_size;
 	int progress_budget;	/* engine events per progress call */

@@ -402,7 +402,8 @@ static void idle_sender(size_t slen, size_t rlen, bool recv_first, bool siov,
 		assert_int_equal(e.len, slen);
 	}
 	assert_int_equal(sse_check(rbuf, got, seed), -1);
-	assert_int_equal((unsigned char)rbuf[rlen], 0x5a);	/* no overrun */
+	/* no overrun */
+	assert_int_equal((unsigned char)rbuf[rlen], 0x5a);
 	sse_assert_cq_empty(&s, s.cq[0]);
 	sse_res_close(&d);
 	sse_res_close(&s);
