@@ -139,20 +139,78 @@ static int sse_errno_to_fi(int err)
 /* Transmit                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Withdraw a read rendezvous send's region: no read touches it after. */
-static void __sse_tx_unreg(struct sse_ep *ep, struct sse_tx *tx)
+static void __sse_rndv_dereg(struct sse_ep *ep, uint64_t key)
 {
 	struct sse_emu *emu = ep->domain->emu;
 	int ret;
 
-	if (!tx->rkey_reg)
-		return;
-	ret = ssemu_mr_dereg(emu->nic, tx->rkey);
+	ret = ssemu_mr_dereg(emu->nic, key);
 	if (ret)
 		SSE_EP_WARN(ep, "rendezvous region 0x%llx was not in the NIC's table: %s\n",
-			    (unsigned long long)tx->rkey, strerror(-ret));
-	tx->rkey_reg = false;
+			    (unsigned long long)key, strerror(-ret));
 	__atomic_sub_fetch(&emu->rndv_keys, 1, __ATOMIC_ACQ_REL);
+}
+
+/*
+ * A read rendezvous send is done with its region: withdraw it, or leave
+ * it in the endpoint's cache for the next send from the same buffer.
+ */
+static void __sse_tx_unreg(struct sse_ep *ep, struct sse_tx *tx)
+{
+	if (!tx->rkey_reg)
+		return;
+	tx->rkey_reg = false;
+	if (tx->rreg) {
+		assert(tx->rreg->users > 0);
+		tx->rreg->users--;
+		tx->rreg = NULL;
+		return;
+	}
+	__sse_rndv_dereg(ep, tx->rkey);
+}
+
+/* A cached region holding [addr, addr + len), or NULL. */
+static struct sse_rndv_reg *__sse_rndv_cache_find(struct sse_ep *ep,
+						  uintptr_t addr, size_t len)
+{
+	struct sse_rndv_reg *c;
+
+	for (c = ep->rndv_cache; c < ep->rndv_cache + SSE_RNDV_CACHE; c++) {
+		if (c->valid && addr >= c->addr &&
+		    addr - c->addr <= c->len && len <= c->len - (addr - c->addr))
+			return c;
+	}
+	return NULL;
+}
+
+/* Room in the cache: a free entry or the least recently used idle one. */
+static struct sse_rndv_reg *__sse_rndv_cache_slot(struct sse_ep *ep)
+{
+	struct sse_rndv_reg *c, *lru = NULL;
+
+	for (c = ep->rndv_cache; c < ep->rndv_cache + SSE_RNDV_CACHE; c++) {
+		if (!c->valid)
+			return c;
+		if (!c->users && (!lru || c->used < lru->used))
+			lru = c;
+	}
+	if (lru) {
+		__sse_rndv_dereg(ep, lru->key);
+		lru->valid = false;
+	}
+	return lru;
+}
+
+/* Withdraw every cached region (endpoint close). */
+static void __sse_rndv_cache_flush(struct sse_ep *ep)
+{
+	struct sse_rndv_reg *c;
+
+	for (c = ep->rndv_cache; c < ep->rndv_cache + SSE_RNDV_CACHE; c++) {
+		if (c->valid)
+			__sse_rndv_dereg(ep, c->key);
+		c->valid = false;
+	}
 }
 
 /*
@@ -169,11 +227,17 @@ static void __sse_tx_reg(struct sse_ep *ep, struct sse_tx *tx)
 		.base = (uint64_t)(uintptr_t)tx->iov[0].iov_base,
 		.access = SSEMU_MR_READ,
 	};
+	struct sse_rndv_reg *c;
 	int ret, tries;
 
 	tx->rkey_tried = true;
 	if (!sse_env.rndv_read || tx->iov_count != 1 || !tx->len)
 		return;
+	c = __sse_rndv_cache_find(ep, (uintptr_t)d.addr, d.len);
+	if (c) {
+		d.key = c->key;
+		goto found;
+	}
 	if (__atomic_add_fetch(&emu->rndv_keys, 1, __ATOMIC_ACQ_REL) >
 	    SSE_RNDV_KEYS_MAX)
 		goto full;
@@ -190,6 +254,20 @@ static void __sse_tx_reg(struct sse_ep *ep, struct sse_tx *tx)
 			strerror(-ret));
 		goto full;
 	}
+	c = __sse_rndv_cache_slot(ep);
+	if (c) {
+		c->key = d.key;
+		c->addr = (uintptr_t)d.addr;
+		c->len = d.len;
+		c->users = 0;
+		c->valid = true;
+	}
+found:
+	if (c) {
+		c->users++;
+		c->used = ++ep->rndv_cache_clock;
+	}
+	tx->rreg = c;
 	tx->rkey = d.key;
 	tx->rkey_reg = true;
 	tx->rts_desc[0] = d.key;
@@ -1291,5 +1369,6 @@ void __sse_ep_flush(struct sse_ep *ep)
 		__sse_msg_free(msg);
 	sse_dlist_foreach_safe(&ep->tx_all, tx, ttmp, struct sse_tx, all)
 		__sse_tx_free(ep, tx);
+	__sse_rndv_cache_flush(ep);
 	__sse_rma_flush(ep);
 }

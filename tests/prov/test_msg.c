@@ -430,6 +430,41 @@ static void test_msg_rndv_idle_sender(void **state)
 }
 
 /*
+ * One buffer sent again and again, changed in between, and a part of it:
+ * the region the first send registered serves the later ones (the
+ * endpoint's cache), and every receive gets the buffer as it was sent.
+ */
+static void test_msg_rndv_same_buffer(void **state)
+{
+	size_t len = 300000;
+	char *sbuf = malloc(len), *rbuf = malloc(len);
+	struct fi_cq_tagged_entry e;
+	struct sse_res r;
+	unsigned k;
+
+	sse_res_open(&r, 2, NULL);
+	for (k = 0; k < 12; k++) {
+		/* whole, then slices inside the first region */
+		size_t off = (k % 3) * 1000, n = len - 2 * off;
+
+		sse_fill(sbuf + off, n, 90 + k);
+		memset(rbuf, 0, len);
+		assert_fi_ok(fi_recv(r.ep[1], rbuf, n, NULL, FI_ADDR_UNSPEC,
+				     rbuf));
+		assert_fi_ok(fi_send(r.ep[0], sbuf + off, n, NULL, r.addr[1],
+				     sbuf));
+		assert_int_equal(sse_cq_wait(&r, r.cq[1], &e, NULL, TMO), 1);
+		assert_int_equal(e.len, n);
+		assert_int_equal(sse_check(rbuf, n, 90 + k), -1);
+		assert_int_equal(sse_cq_wait(&r, r.cq[0], &e, NULL, TMO), 1);
+		assert_ptr_equal(e.op_context, sbuf);
+	}
+	sse_res_close(&r);
+	free(sbuf);
+	free(rbuf);
+}
+
+/*
  * A read rendezvous whose sender went away before the receive matched
  * it: the reads fail and the receive completes in error, rather than
  * waiting for data that will never come.
@@ -948,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_msg_selective),
 		cmocka_unit_test(test_msg_truncation),
 		cmocka_unit_test(test_msg_rndv_idle_sender),
+		cmocka_unit_test(test_msg_rndv_same_buffer),
 		cmocka_unit_test(test_msg_rndv_sender_gone),
 		cmocka_unit_test(test_msg_rndv_table_full),
 		cmocka_unit_test(test_msg_cancel),
