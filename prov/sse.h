@@ -388,7 +388,7 @@ enum sse_op {
  * SSE_RNDV_CACHE per endpoint (least recently used ones go first), for
  * later sends from the same buffers (as with the cxi provider's MR cache):
  * a registration takes the fabric's lock, which the engine holds while it
- * runs, and costs ~8% of 1 MiB bandwidth.  Peers only ever read a region
+ * runs (~7% of 1 MiB fi_pingpong bandwidth).  Peers only read a region
  * while a send that named it in an RTS is outstanding.
  */
 #define SSE_RNDV_CACHE 8
