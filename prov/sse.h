@@ -124,6 +124,7 @@ struct sse_env {
 	char *clock;		/* "virtual" | "realtime" */
 	char *dilation;		/* NULL: the configuration's */
 	size_t eager_max;	/* larger messages use rendezvous */
+	bool rndv_read;		/* rendezvous by reads (else push) */
 	size_t tx_size;
 	size_t rx_size;
 	int progress_budget;	/* engine events per progress call */
@@ -176,6 +177,10 @@ struct sse_emu {
 	int ref;
 	struct ssemu_nic *nic;
 	int nic_ref;
+	/* rendezvous sends' internal regions in the NIC's table (atomic:
+	 * every domain of the process registers there) */
+	uint64_t rndv_key_seq;
+	int rndv_keys;
 };
 
 int sse_emu_get(enum ssemu_store store, const char *name,
@@ -339,8 +344,15 @@ struct sse_mr {
  *        hdr[1] = tag, hdr[2] = CQ data, hdr[3] = total length
  * RTS:   rendezvous request, no payload; same words as EAGER.
  * FRAG:  a later piece of a message. hdr[1] = offset, hdr[3] = total
+ *        With SSE_HF_RNDV_READ, a 16-byte payload { key, address }: the
+ *        sender's buffer is in its NIC's region table for the receiver
+ *        to read (SSEMU_RMA_READ); the sender waits for a FIN.
  * CTS:   receiver to sender: send the data.  hdr[0] carries the sender's
  *        message id, hdr[1] = bytes wanted (0: discarded), hdr[3] = total
+ *        (also the answer to a read RTS whose data cannot be read).
+ * FIN:   receiver to sender: done reading (or discarded) a read RTS.
+ *        hdr[0] carries the sender's message id, hdr[1] = 0 or the
+ *        positive FI_E* error the receive failed with, hdr[3] = total
  * Pieces of one message arrive in order (SSEMU_SEND_ORDERED), so matching
  * order is posting order per (sender, receiver) pair (FI_ORDER_SAS).
  */
@@ -350,12 +362,45 @@ enum sse_op {
 	SSE_OP_FRAG,
 	SSE_OP_CTS,
 	SSE_OP_RMA,	/* header of an RMA_REMOTE event, see sse_rma.c */
+	SSE_OP_FIN,
 };
 
 #define SSE_HF_TAGGED 0x01	/* tagged (else untagged message) */
 #define SSE_HF_DATA 0x02	/* hdr[2] is remote CQ data */
 #define SSE_HF_RREAD 0x04	/* RMA: a remote read (else a remote write) */
 #define SSE_HF_ATOMIC 0x08	/* RMA: an atomic (else a read or write) */
+#define SSE_HF_RNDV_READ 0x10	/* RTS: read it (payload: key, address) */
+
+/*
+ * Read rendezvous.  Internal region keys have the top bit set, where
+ * applications choosing their own keys are unlikely to go; at most
+ * SSE_RNDV_KEYS_MAX of the NIC's SSEMU_MRS_PER_NIC entries are taken by
+ * them (beyond, sends use the push protocol), so applications keep most
+ * of the table.  A receive keeps up to SSE_RNDV_READS reads in flight,
+ * as many as a default endpoint has emulator buffers (a push sender keeps
+ * as many pieces in flight; 8 measured ~10% slower at 1 MiB).
+ */
+#define SSE_RNDV_KEY_BIT (1ULL << 63)
+#define SSE_RNDV_KEYS_MAX (SSEMU_MRS_PER_NIC / 4)
+#define SSE_RNDV_READS 16
+/*
+ * Regions of finished read rendezvous sends stay in the NIC's table, up to
+ * SSE_RNDV_CACHE per endpoint (least recently used ones go first), for
+ * later sends from the same buffers (as with the cxi provider's MR cache):
+ * a registration takes the fabric's lock, which the engine holds while it
+ * runs (~7% of 1 MiB fi_pingpong bandwidth).  Peers only read a region
+ * while a send that named it in an RTS is outstanding.
+ */
+#define SSE_RNDV_CACHE 8
+
+struct sse_rndv_reg {
+	uint64_t key;
+	uintptr_t addr;
+	size_t len;
+	unsigned users;		/* sends naming it now */
+	uint64_t used;		/* last use, for LRU */
+	bool valid;
+};
 
 #define SSE_HDR0(op, fl, id) \
 	(((uint64_t)(op) << 56) | ((uint64_t)(fl) << 48) | \
@@ -370,7 +415,7 @@ enum sse_op {
 
 enum sse_q { SSE_Q_MSG = 0, SSE_Q_TAG = 1 };
 
-/* A send (user) or a control message (CTS) in progress. */
+/* A send (user) or a control message (CTS, FIN) in progress. */
 struct sse_tx {
 	struct sse_dlist entry;	/* ep->tx_queue or ep->tx_rndv */
 	struct sse_dlist all;	/* ep->tx_all, until freed */
@@ -380,12 +425,14 @@ struct sse_tx {
 	ssemu_addr_t dest;
 	uint64_t tag, data;
 	uint8_t hflags;		/* SSE_HF_* */
-	uint8_t op;		/* first message: EAGER, RTS or CTS */
+	uint8_t op;		/* first message: EAGER, RTS, CTS or FIN */
 	bool user;		/* counts against tx_size, completes to CQ */
 	bool completion;	/* write a CQ entry on success */
 	bool reported;		/* already completed (inject) */
 	bool data_ready;	/* every message it needs is known */
 	bool hdr_posted;
+	bool rkey_tried;	/* read rendezvous considered */
+	bool rkey_reg;		/* rkey is in the NIC's table */
 	int err;		/* first error, positive FI_E* */
 	size_t len;		/* payload length */
 	size_t send_len;	/* bytes that go out (rendezvous: wanted) */
@@ -395,6 +442,9 @@ struct sse_tx {
 	size_t iov_count;
 	struct iovec iov[SSE_IOV_LIMIT];
 	uint64_t ctrl_hdr[SSEMU_HDR_WORDS];
+	uint64_t rkey;		/* read rendezvous: the buffer's region */
+	struct sse_rndv_reg *rreg;	/* its cache entry, if any */
+	uint64_t rts_desc[2];	/* RTS payload: key, address */
 	void *bounce;
 };
 
@@ -454,6 +504,19 @@ struct sse_rma_op {
 	void *bounce;		/* FI_INJECT copy */
 };
 
+/*
+ * A posted ssemu_ep_rma, found again through the RMA_DONE cookie: a piece
+ * of an RMA operation (op), or a rendezvous read of a receive (msg,
+ * sse_progress.c).
+ */
+struct sse_rma_piece {
+	struct sse_dlist entry;	/* ep->rma_pieces */
+	struct sse_rma_op *op;
+	struct sse_msg *msg;
+	size_t off;		/* local offset of its bytes */
+	size_t len;
+};
+
 /* An inbound message: unexpected, claimed, and/or being reassembled. */
 struct sse_msg {
 	struct sse_dlist entry;	/* rx_unexp[q] or rx_claimed */
@@ -462,6 +525,7 @@ struct sse_msg {
 	uint64_t msg_id;
 	bool tagged;
 	bool rndv;
+	bool rread;		/* rndv: read from the sender's region */
 	bool discard;
 	bool complete;		/* every expected byte arrived */
 	uint8_t hflags;
@@ -474,6 +538,13 @@ struct sse_msg {
 	size_t rx_off;		/* where the message starts in rx */
 	size_t rx_len;		/* room for it in rx */
 	void *claim_ctx;
+	/* read rendezvous */
+	struct sse_dlist rdq;	/* ep->rx_reads while reads are to post */
+	uint64_t rkey, raddr;	/* the sender's region */
+	uint32_t tclass;	/* the RTS's class: the reads use it too */
+	size_t read_next;	/* next byte to ask for */
+	unsigned reads_out;	/* reads posted, not done */
+	int read_err;		/* first failure, -errno */
 };
 
 struct sse_ep {
@@ -506,7 +577,7 @@ struct sse_ep {
 
 	/* transmit */
 	struct sse_dlist tx_queue;	/* not fully posted, FIFO */
-	struct sse_dlist tx_rndv;	/* waiting for a CTS */
+	struct sse_dlist tx_rndv;	/* waiting for a CTS or FIN */
 	struct sse_dlist tx_all;	/* every sse_tx alive */
 	size_t tx_count;		/* user sends outstanding */
 	uint64_t next_msg_id;
@@ -515,6 +586,11 @@ struct sse_ep {
 	struct sse_dlist rx_unexp[2];
 	struct sse_dlist rx_claimed;
 	struct sse_dlist rx_active;
+	struct sse_dlist rx_reads;	/* rendezvous with reads to post */
+	struct sse_rndv_reg rndv_cache[SSE_RNDV_CACHE];
+	uint64_t rndv_cache_clock;
+	bool rndv_cma_refused;		/* reads of senders' memory were
+					 * refused: have them push (CTS) */
 	size_t rx_count;		/* receives posted */
 	/* RMA and atomics (sse_rma.c) */
 	struct sse_dlist rma_queue;	/* not fully posted, FIFO */
@@ -523,6 +599,7 @@ struct sse_ep {
 	size_t rma_active;		/* ops with pieces posted */
 	/* initiated here, logged at close (FI_LOG_LEVEL=info) */
 	uint64_t rma_reads, rma_writes, rma_atomics, rma_bytes;
+	uint64_t rndv_reads, rndv_pushes;	/* rendezvous received */
 };
 
 /* ------------------------------------------------------------------ */
@@ -629,6 +706,8 @@ size_t sse_rma_piece_max(struct sse_ep *ep, uint32_t op, size_t elem);
 void __sse_rma_progress(struct sse_ep *ep);
 void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev);
 void __sse_rma_handle_remote(struct sse_ep *ep, const struct ssemu_event *ev);
+void __sse_rndv_read_done(struct sse_ep *ep, struct sse_rma_piece *p,
+			  const struct ssemu_event *ev);
 void __sse_rma_flush(struct sse_ep *ep);
 int sse_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 		     enum fi_op op, struct fi_atomic_attr *attr,
@@ -664,6 +743,7 @@ bool __sse_rx_match_unexp(struct sse_ep *ep, struct sse_rx *rx,
 void __sse_msg_free(struct sse_msg *msg);
 void __sse_ep_flush(struct sse_ep *ep);
 int __sse_send_cts(struct sse_ep *ep, struct sse_msg *msg, size_t wanted);
+void __sse_rndv_decline(struct sse_ep *ep, struct sse_msg *msg);
 int sse_domain_wait(struct sse_domain *dom, int timeout_ms);
 int sse_progress_thread_start(struct sse_domain *dom);
 void sse_progress_thread_stop(struct sse_domain *dom);

@@ -149,6 +149,10 @@ static int sse_ep_close(struct fid *fid)
 			    (unsigned long long)ep->rma_writes,
 			    (unsigned long long)ep->rma_atomics,
 			    (unsigned long long)ep->rma_bytes);
+	if (ep->rndv_reads || ep->rndv_pushes)
+		SSE_EP_INFO(ep, "rendezvous received: %llu read, %llu pushed\n",
+			    (unsigned long long)ep->rndv_reads,
+			    (unsigned long long)ep->rndv_pushes);
 	pthread_mutex_lock(&dom->lock);
 	sse_dlist_remove(&ep->entry);
 	/* Nobody may sleep on the ssemu endpoint we are about to close. */
@@ -532,6 +536,7 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	}
 	sse_dlist_init(&ep->rx_claimed);
 	sse_dlist_init(&ep->rx_active);
+	sse_dlist_init(&ep->rx_reads);
 	sse_dlist_init(&ep->rma_queue);
 	sse_dlist_init(&ep->rma_all);
 	sse_dlist_init(&ep->rma_pieces);

@@ -23,6 +23,7 @@ struct sse_env sse_env = {
 	.clock = NULL,
 	.dilation = NULL,	/* unset: the configuration's */
 	.eager_max = 16384,
+	.rndv_read = true,
 	.tx_size = 16384,
 	.rx_size = 16384,
 	.progress_budget = 256,
@@ -152,6 +153,8 @@ static void sse_init_env(void)
 			"Realtime clock: wall-clock ns per model ns (a real number > 0). Default: the configuration's (1.0)");
 	fi_param_define(&sse_prov, "eager_max", FI_PARAM_SIZE_T,
 			"Largest message sent eagerly; longer messages use rendezvous (the data moves only once the receive is matched). Default: 16384");
+	fi_param_define(&sse_prov, "rndv_read", FI_PARAM_BOOL,
+			"Rendezvous by receiver reads: a sender above eager_max exposes its buffer (one segment) to the receiver's reads, modelled as read traffic; 0: the data is pushed once the receive is matched (a receiver set to 0 asks senders offering reads to push). Default: 1");
 	fi_param_define(&sse_prov, "tx_size", FI_PARAM_SIZE_T,
 			"Sends outstanding per endpoint (tx_attr->size); more return -FI_EAGAIN. Default: 16384");
 	fi_param_define(&sse_prov, "rx_size", FI_PARAM_SIZE_T,
@@ -174,6 +177,8 @@ static void sse_init_env(void)
 		sse_env.placement_seed_set = true;
 	}
 	sse_param_size("eager_max", &sse_env.eager_max);
+	if (!fi_param_get_bool(&sse_prov, "rndv_read", &ival))
+		sse_env.rndv_read = ival != 0;
 	sse_param_size("tx_size", &sse_env.tx_size);
 	sse_param_size("rx_size", &sse_env.rx_size);
 	if (!fi_param_get_int(&sse_prov, "progress_budget", &ival) && ival > 0)

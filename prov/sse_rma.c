@@ -32,14 +32,6 @@
 #define SSE_RMA_FLAGS_OK (SSE_TX_OP_FLAGS | FI_REMOTE_CQ_DATA | FI_FENCE | \
 			  FI_MORE | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE)
 
-/* A posted piece: found again through the RMA_DONE cookie. */
-struct sse_rma_piece {
-	struct sse_dlist entry;	/* ep->rma_pieces */
-	struct sse_rma_op *op;
-	size_t off;		/* local offset of its bytes */
-	size_t len;
-};
-
 /* The emulator's RMA status as a libfabric error. */
 static int sse_rma_errno(int status)
 {
@@ -268,6 +260,11 @@ void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev)
 
 	if (!p) {
 		ssemu_event_release(ep->emu, ev);
+		return;
+	}
+	if (p->msg) {
+		/* a rendezvous read (sse_progress.c) */
+		__sse_rndv_read_done(ep, p, ev);
 		return;
 	}
 	op = p->op;

@@ -32,7 +32,7 @@ static void __sse_msg_discard(struct sse_ep *ep, struct sse_msg *msg)
 	sse_dlist_remove(&msg->entry);
 	msg->discard = true;
 	if (msg->rndv) {
-		__sse_send_cts(ep, msg, 0);
+		__sse_rndv_decline(ep, msg);
 		__sse_msg_free(msg);
 	} else if (msg->complete) {
 		__sse_msg_free(msg);

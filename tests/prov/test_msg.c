@@ -4,9 +4,13 @@
  * integrity across every protocol boundary (inline, MTU, emulator piece,
  * eager/rendezvous, 64 MiB), receive-first and unexpected orders, iovs,
  * CQ data, inject, selective completion, truncation, cancel, FI_SOURCE,
- * FI_SOURCE_ERR, multi-recv, ordering, FI_EAGAIN and bad arguments.
+ * FI_SOURCE_ERR, multi-recv, ordering, FI_EAGAIN and bad arguments; the
+ * read rendezvous (a sender nobody progresses, truncation, iovs, a sender
+ * gone, more sends than internal regions, multi-recv).
  * Built twice: private store (test_msg) and shm store (test_msg_shm).
  */
+#include <strings.h>
+
 #include "sse_test.h"
 
 #ifdef SSE_TEST_SHM
@@ -18,6 +22,7 @@
 #endif
 
 #define TMO SSE_TEST_TIMEOUT_MS
+#define SSEMU_TEST_MIN(a, b) ((a) < (b) ? (a) : (b))
 
 static size_t eager_max(void)
 {
@@ -276,6 +281,307 @@ static void test_msg_truncation(void **state)
 	sse_res_close(&r);
 }
 
+/*
+ * Rendezvous by receiver reads (FI_SLINGSHOT_EMU_RNDV_READ, default on):
+ * the receiver reads a one-segment send out of the sender's buffer, so it
+ * completes with the sender left alone; pushed data (several segments, or
+ * the parameter at 0) needs the sender to post it after the CTS.
+ */
+static bool rndv_read_on(void)
+{
+	const char *s = getenv("FI_SLINGSHOT_EMU_RNDV_READ");
+
+	return !s || !(!strcmp(s, "0") || !strcasecmp(s, "false") ||
+		       !strcasecmp(s, "no") || !strcasecmp(s, "off"));
+}
+
+/*
+ * Sender and receiver in two domains of this process (as Open MPI's two
+ * components are): reading a domain's CQ progresses only its endpoints,
+ * so a sender whose domain nobody reads makes no progress at all (the
+ * engine still runs, and its NIC serves reads).
+ */
+static void open_pair(struct sse_res *s, struct sse_res *d, fi_addr_t *to_d)
+{
+	struct fi_sse_addr a;
+	size_t alen = sizeof(a);
+
+	sse_res_open(s, 1, NULL);
+	sse_res_open(d, 1, NULL);
+	assert_fi_ok(fi_getname(&d->ep[0]->fid, &a, &alen));
+	assert_int_equal(fi_av_insert(s->av, &a, 1, to_d, 0, NULL), 1);
+}
+
+/* Progress both sides until the send and the receive complete. */
+static int both_wait(struct sse_res *s, struct fi_cq_tagged_entry *se,
+		     struct sse_res *d, struct fi_cq_tagged_entry *de)
+{
+	int i, sret = 0, dret = 0;
+
+	for (i = 0; i < TMO && (!sret || !dret); i++) {
+		if (!sret)
+			sret = sse_cq_wait(s, s->cq[0], se, NULL, 1);
+		if (!dret)
+			dret = sse_cq_wait(d, d->cq[0], de, NULL, 1);
+		if (sret == -FI_ETIMEDOUT)
+			sret = 0;
+		if (dret == -FI_ETIMEDOUT)
+			dret = 0;
+	}
+	assert_int_equal(sret, 1);
+	return dret;
+}
+
+/*
+ * @slen bytes from an idle sender into a receive of @rlen bytes (in three
+ * uneven segments if @riov), posted before or after the RTS arrives; the
+ * send in two segments if @siov.  Read: the receive completes while the
+ * sender sits idle.  Push: it cannot until the sender progresses.
+ */
+static void idle_sender(size_t slen, size_t rlen, bool recv_first, bool siov,
+			bool riov, unsigned seed)
+{
+	char *sbuf = malloc(slen), *rbuf = malloc(rlen + 8);
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e, se;
+	struct iovec sv[2], rv[3];
+	bool pushed = siov || !rndv_read_on();
+	size_t got = SSEMU_TEST_MIN(slen, rlen);
+	struct sse_res s, d;
+	fi_addr_t to_d;
+	int ret;
+
+	assert_non_null(sbuf);
+	assert_non_null(rbuf);
+	sse_fill(sbuf, slen, seed);
+	memset(rbuf, 0x5a, rlen + 8);
+	open_pair(&s, &d, &to_d);
+	sv[0] = (struct iovec){ sbuf, slen / 3 };
+	sv[1] = (struct iovec){ sbuf + slen / 3, slen - slen / 3 };
+	rv[0] = (struct iovec){ rbuf, 1000 };
+	rv[1] = (struct iovec){ rbuf + 1000, rlen / 2 };
+	rv[2] = (struct iovec){ rbuf + 1000 + rlen / 2,
+				rlen - 1000 - rlen / 2 };
+
+	if (recv_first)
+		assert_fi_ok(riov ? fi_recvv(d.ep[0], rv, NULL, 3,
+					     FI_ADDR_UNSPEC, rbuf) :
+			     fi_recv(d.ep[0], rbuf, rlen, NULL, FI_ADDR_UNSPEC,
+				     rbuf));
+	assert_fi_ok(siov ? fi_sendv(s.ep[0], sv, NULL, 2, to_d, sbuf) :
+		     fi_send(s.ep[0], sbuf, slen, NULL, to_d, sbuf));
+	if (!recv_first) {
+		sse_progress_for(&d, 5);	/* the RTS arrives unexpected */
+		assert_fi_ok(riov ? fi_recvv(d.ep[0], rv, NULL, 3,
+					     FI_ADDR_UNSPEC, rbuf) :
+			     fi_recv(d.ep[0], rbuf, rlen, NULL, FI_ADDR_UNSPEC,
+				     rbuf));
+	}
+	/* only the receiver's domain progresses */
+	ret = sse_cq_wait(&d, d.cq[0], &e, NULL, pushed ? 300 : TMO);
+	if (pushed) {
+		assert_int_equal(ret, -FI_ETIMEDOUT);
+		/* the sender pushes once it progresses too */
+		ret = both_wait(&s, &se, &d, &e);
+		assert_ptr_equal(se.op_context, sbuf);
+	} else {
+		/* nothing is left for the sender to do but note the FIN */
+		assert_int_equal(sse_cq_wait(&s, s.cq[0], &se, NULL, TMO), 1);
+		assert_ptr_equal(se.op_context, sbuf);
+	}
+	if (slen > rlen) {
+		assert_int_equal(ret, -FI_EAVAIL);
+		assert_int_equal(fi_cq_readerr(d.cq[0], &err, 0), 1);
+		assert_int_equal(err.err, FI_ETRUNC);
+		assert_ptr_equal(err.op_context, rbuf);
+		assert_int_equal(err.len, rlen);
+		assert_int_equal(err.olen, slen - rlen);
+	} else {
+		assert_int_equal(ret, 1);
+		assert_ptr_equal(e.op_context, rbuf);
+		assert_int_equal(e.len, slen);
+	}
+	assert_int_equal(sse_check(rbuf, got, seed), -1);
+	/* no overrun */
+	assert_int_equal((unsigned char)rbuf[rlen], 0x5a);
+	sse_assert_cq_empty(&s, s.cq[0]);
+	sse_res_close(&d);
+	sse_res_close(&s);
+	free(sbuf);
+	free(rbuf);
+}
+
+static void test_msg_rndv_idle_sender(void **state)
+{
+	size_t piece = sse_test_piece(), em = eager_max();
+
+	idle_sender(em + 1, em + 1, true, false, false, 1);
+	idle_sender(1 << 20, 1 << 20, false, false, false, 2);
+	/* pieces across receive segments, reads all at once and queued */
+	idle_sender(20 * piece + 3, 20 * piece + 3, true, false, true, 3);
+	idle_sender(20 * piece + 3, 20 * piece + 3, false, false, true, 4);
+	/* truncation: only what fits is read */
+	idle_sender(1 << 20, 3 * piece + 5, true, false, false, 5);
+	idle_sender(1 << 20, 3 * piece + 5, false, false, true, 6);
+	idle_sender((size_t)64 << 20, (size_t)64 << 20, true, false, false, 7);
+	/* several segments are pushed, whatever the parameter says */
+	idle_sender(1 << 20, 1 << 20, true, true, false, 8);
+	idle_sender(1 << 20, 1 << 20, false, true, true, 9);
+}
+
+/*
+ * One buffer sent again and again, changed in between, and a part of it:
+ * the region the first send registered serves the later ones (the
+ * endpoint's cache), and every receive gets the buffer as it was sent.
+ */
+static void test_msg_rndv_same_buffer(void **state)
+{
+	size_t len = 300000;
+	char *sbuf = malloc(len), *rbuf = malloc(len);
+	struct fi_cq_tagged_entry e;
+	struct sse_res r;
+	unsigned k;
+
+	sse_res_open(&r, 2, NULL);
+	for (k = 0; k < 12; k++) {
+		/* whole, then slices inside the first region */
+		size_t off = (k % 3) * 1000, n = len - 2 * off;
+
+		sse_fill(sbuf + off, n, 90 + k);
+		memset(rbuf, 0, len);
+		assert_fi_ok(fi_recv(r.ep[1], rbuf, n, NULL, FI_ADDR_UNSPEC,
+				     rbuf));
+		assert_fi_ok(fi_send(r.ep[0], sbuf + off, n, NULL, r.addr[1],
+				     sbuf));
+		assert_int_equal(sse_cq_wait(&r, r.cq[1], &e, NULL, TMO), 1);
+		assert_int_equal(e.len, n);
+		assert_int_equal(sse_check(rbuf, n, 90 + k), -1);
+		assert_int_equal(sse_cq_wait(&r, r.cq[0], &e, NULL, TMO), 1);
+		assert_ptr_equal(e.op_context, sbuf);
+	}
+	sse_res_close(&r);
+	free(sbuf);
+	free(rbuf);
+}
+
+/*
+ * A read rendezvous whose sender went away before the receive matched
+ * it: the reads fail and the receive completes in error, rather than
+ * waiting for data that will never come.
+ */
+static void test_msg_rndv_sender_gone(void **state)
+{
+	size_t len = 1 << 20;
+	char *sbuf = malloc(len), *rbuf = malloc(len);
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct sse_res s, d;
+	fi_addr_t to_d;
+
+	if (!rndv_read_on()) {
+		free(sbuf);
+		free(rbuf);
+		skip();	/* push: the receiver has nobody to ask */
+	}
+	sse_fill(sbuf, len, 3);
+	open_pair(&s, &d, &to_d);
+	assert_fi_ok(fi_send(s.ep[0], sbuf, len, NULL, to_d, sbuf));
+	sse_progress_for(&d, 5);	/* the RTS arrives unexpected */
+	sse_res_close(&s);		/* its region is withdrawn */
+	assert_fi_ok(fi_recv(d.ep[0], rbuf, len, NULL, FI_ADDR_UNSPEC, rbuf));
+	assert_int_equal(sse_cq_wait(&d, d.cq[0], &e, NULL, TMO), -FI_EAVAIL);
+	assert_int_equal(fi_cq_readerr(d.cq[0], &err, 0), 1);
+	assert_ptr_equal(err.op_context, rbuf);
+	assert_int_equal(err.err, FI_EHOSTUNREACH);
+	assert_true(err.flags & FI_RECV);
+	/* the endpoint goes on working */
+	assert_fi_ok(fi_send(d.ep[0], "x", 2, NULL, d.addr[0], NULL));
+	assert_fi_ok(fi_recv(d.ep[0], rbuf, 2, NULL, FI_ADDR_UNSPEC, NULL));
+	assert_int_equal(sse_cq_wait(&d, d.cq[0], &e, NULL, TMO), 1);
+	assert_int_equal(sse_cq_wait(&d, d.cq[0], &e, NULL, TMO), 1);
+	sse_res_close(&d);
+	free(sbuf);
+	free(rbuf);
+}
+
+/*
+ * More read rendezvous sends in progress than the NIC's region table lends
+ * them (256, see the man page): the rest are pushed.  With the sender
+ * idle, the receiver alone completes (about) the read ones; the pushed
+ * ones follow once the sender progresses.  The data is right throughout.
+ */
+static void test_msg_rndv_table_full(void **state)
+{
+	enum { N = 260, READ_MAX = 256 };
+	size_t len = eager_max() + 100;
+	char *sbuf = malloc(N * len), *rbuf = calloc(N, len);
+	struct fi_cq_tagged_entry e, se;
+	struct sse_res s, d;
+	int i, got = 0, sent = 0;
+	fi_addr_t to_d;
+	char mark = 0;
+
+	assert_non_null(sbuf);
+	assert_non_null(rbuf);
+	open_pair(&s, &d, &to_d);
+	for (i = 0; i < N; i++) {
+		sse_fill(sbuf + i * len, len, 1000 + (unsigned)i);
+		assert_fi_ok(fi_send(s.ep[0], sbuf + i * len, len, NULL, to_d,
+				     NULL));
+	}
+	/* every RTS is in once a tagged marker sent after them is */
+	assert_fi_ok(fi_tsend(s.ep[0], "m", 1, NULL, to_d, 1, NULL));
+	assert_fi_ok(fi_trecv(d.ep[0], &mark, 1, NULL, FI_ADDR_UNSPEC, 1, 0,
+			      &mark));
+	for (;;) {
+		if (sse_cq_wait(&s, s.cq[0], &se, NULL, 1) == 1)
+			sent++;		/* the marker */
+		if (sse_cq_wait(&d, d.cq[0], &e, NULL, 1) == 1)
+			break;
+	}
+	assert_ptr_equal(e.op_context, &mark);
+	assert_int_equal(mark, 'm');
+	while (sent < 1)
+		if (sse_cq_wait(&s, s.cq[0], &se, NULL, TMO) == 1)
+			sent++;
+	sent = 0;
+
+	/* the sender idle */
+	for (i = 0; i < N; i++)
+		assert_fi_ok(fi_recv(d.ep[0], rbuf + i * len, len, NULL,
+				     FI_ADDR_UNSPEC, rbuf + i * len));
+	while (sse_cq_wait(&d, d.cq[0], &e, NULL, 500) == 1) {
+		assert_int_equal(e.len, len);
+		got++;
+	}
+	/* at most the read ones: their FINs also fill the idle sender's
+	 * event ring, which holds back the last few */
+	if (rndv_read_on()) {
+		assert_true(got >= READ_MAX - 16);
+		assert_true(got <= READ_MAX);
+	} else {
+		assert_int_equal(got, 0);
+	}
+
+	/* both */
+	while (got < N || sent < N) {
+		int r1 = sse_cq_wait(&s, s.cq[0], &se, NULL, 1);
+		int r2 = sse_cq_wait(&d, d.cq[0], &e, NULL, 1);
+
+		assert_true(r1 == 1 || r1 == -FI_ETIMEDOUT);
+		assert_true(r2 == 1 || r2 == -FI_ETIMEDOUT);
+		sent += r1 == 1;
+		got += r2 == 1;
+	}
+	for (i = 0; i < N; i++)
+		assert_int_equal(sse_check(rbuf + i * len, len,
+					   1000 + (unsigned)i), -1);
+	sse_res_close(&d);
+	sse_res_close(&s);
+	free(sbuf);
+	free(rbuf);
+}
+
 static void test_msg_cancel(void **state)
 {
 	struct fi_cq_err_entry err = { 0 };
@@ -430,6 +736,50 @@ static void test_msg_multi_recv(void **state)
 			 -FI_EINVAL);
 	sse_res_close(&r);
 	free(mbuf);
+}
+
+/*
+ * Rendezvous messages into one multi-recv buffer: each is read into its
+ * own slice (reads of several messages complete in any order), and the
+ * completion that releases the buffer is the last one.
+ */
+static void test_msg_rndv_multi_recv(void **state)
+{
+	enum { N = 3 };
+	size_t len = 100000, mlen = N * len;
+	char *mbuf = malloc(mlen), *sbuf = malloc(N * len);
+	struct iovec iov = { mbuf, mlen };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1,
+			      .addr = FI_ADDR_UNSPEC, .context = mbuf };
+	struct fi_cq_tagged_entry e;
+	bool seen[N] = { false };
+	struct sse_res r;
+	int i, k;
+
+	sse_res_open(&r, 2, NULL);
+	assert_fi_ok(fi_recvmsg(r.ep[1], &msg, FI_MULTI_RECV | FI_COMPLETION));
+	for (i = 0; i < N; i++) {
+		sse_fill(sbuf + i * len, len, 70 + (unsigned)i);
+		assert_fi_ok(fi_send(r.ep[0], sbuf + i * len, len, NULL,
+				     r.addr[1], NULL));
+	}
+	for (k = 0; k < N; k++) {
+		assert_int_equal(sse_cq_wait(&r, r.cq[1], &e, NULL, TMO), 1);
+		assert_ptr_equal(e.op_context, mbuf);
+		assert_int_equal(e.len, len);
+		i = (int)(((char *)e.buf - mbuf) / (ptrdiff_t)len);
+		assert_ptr_equal(e.buf, mbuf + i * len);
+		assert_false(seen[i]);
+		seen[i] = true;
+		assert_int_equal(sse_check(e.buf, len, 70 + (unsigned)i), -1);
+		/* released with the last message (nothing left after it) */
+		assert_int_equal(!!(e.flags & FI_MULTI_RECV), k == N - 1);
+	}
+	for (i = 0; i < N; i++)
+		assert_int_equal(sse_cq_wait(&r, r.cq[0], &e, NULL, TMO), 1);
+	sse_res_close(&r);
+	free(mbuf);
+	free(sbuf);
 }
 
 /* Messages between a pair arrive in posting order, whatever the protocol
@@ -632,10 +982,15 @@ int main(void)
 		cmocka_unit_test(test_msg_cq_data_and_inject),
 		cmocka_unit_test(test_msg_selective),
 		cmocka_unit_test(test_msg_truncation),
+		cmocka_unit_test(test_msg_rndv_idle_sender),
+		cmocka_unit_test(test_msg_rndv_same_buffer),
+		cmocka_unit_test(test_msg_rndv_sender_gone),
+		cmocka_unit_test(test_msg_rndv_table_full),
 		cmocka_unit_test(test_msg_cancel),
 		cmocka_unit_test(test_msg_source),
 		cmocka_unit_test(test_msg_source_err),
 		cmocka_unit_test(test_msg_multi_recv),
+		cmocka_unit_test(test_msg_rndv_multi_recv),
 		cmocka_unit_test(test_msg_ordering),
 		cmocka_unit_test(test_msg_eagain),
 		cmocka_unit_test(test_msg_flood),

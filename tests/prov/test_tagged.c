@@ -274,6 +274,107 @@ static void test_tagged_discard(void **state)
 	discard(1 << 20, true);
 }
 
+/*
+ * Read rendezvous (FI_SLINGSHOT_EMU_RNDV_READ, default on) through
+ * FI_PEEK / FI_CLAIM / FI_DISCARD, with the sender in a domain of its own
+ * that nobody progresses: the claimed receive reads the data on its own
+ * (with the push protocol it waits for the sender), and a discarded
+ * message releases its sender with a FIN.
+ */
+static bool rndv_read_on(void)
+{
+	const char *s = getenv("FI_SLINGSHOT_EMU_RNDV_READ");
+
+	return !s || !(!strcmp(s, "0") || !strcmp(s, "false") ||
+		       !strcmp(s, "no") || !strcmp(s, "off"));
+}
+
+/* Peek (only @d progresses) until the message tagged @tag is there. */
+static void peek_until(struct sse_res *d, uint64_t tag, uint64_t flags,
+		       struct fi_context2 *ctx, struct fi_cq_tagged_entry *e)
+{
+	struct fi_msg_tagged m = { .addr = FI_ADDR_UNSPEC, .tag = tag,
+				   .context = ctx };
+	struct fi_cq_err_entry err = { 0 };
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		assert_fi_ok(fi_trecvmsg(d->ep[0], &m, flags));
+		if (sse_cq_wait(d, d->cq[0], e, NULL, TMO) == 1)
+			return;
+		assert_int_equal(fi_cq_readerr(d->cq[0], &err, 0), 1);
+		assert_int_equal(err.err, FI_ENOMSG);
+		sse_progress_for(d, 1);
+	}
+	fail_msg("message tagged %llu never showed up",
+		 (unsigned long long)tag);
+}
+
+static void test_tagged_rndv_idle_sender(void **state)
+{
+	struct sse_res_opts o = { .caps = FI_TAGGED };
+	size_t len = (1 << 20) + 3;
+	char *sbuf = malloc(len), *rbuf = malloc(len);
+	struct iovec iov = { rbuf, len };
+	struct fi_msg_tagged m = { .msg_iov = &iov, .iov_count = 1,
+				   .addr = FI_ADDR_UNSPEC, .tag = 5 };
+	struct fi_cq_tagged_entry e, se;
+	struct fi_context2 ctx;
+	struct fi_sse_addr a;
+	size_t alen = sizeof(a);
+	struct sse_res s, d;
+	fi_addr_t to_d;
+	int ret;
+
+	/* two more domains on the NIC: lend them the fixture's endpoints */
+	teardown(state);
+	sse_res_open(&s, 1, &o);
+	sse_res_open(&d, 1, &o);
+	assert_fi_ok(fi_getname(&d.ep[0]->fid, &a, &alen));
+	assert_int_equal(fi_av_insert(s.av, &a, 1, &to_d, 0, NULL), 1);
+	sse_fill(sbuf, len, 31);
+	memset(rbuf, 0, len);
+
+	/* peek, claim, receive the claimed message */
+	assert_fi_ok(fi_tsenddata(s.ep[0], sbuf, len, NULL, 0x77, to_d, 5,
+				  sbuf));
+	peek_until(&d, 5, FI_PEEK | FI_CLAIM | FI_COMPLETION, &ctx, &e);
+	assert_int_equal(e.len, len);
+	m.context = &ctx;
+	assert_fi_ok(fi_trecvmsg(d.ep[0], &m, FI_CLAIM | FI_COMPLETION));
+	ret = sse_cq_wait(&d, d.cq[0], &e, NULL, rndv_read_on() ? TMO : 300);
+	if (!rndv_read_on()) {
+		assert_int_equal(ret, -FI_ETIMEDOUT);
+		/* pushed: the sender must go on */
+		assert_int_equal(sse_cq_wait(&s, s.cq[0], &se, NULL, TMO), 1);
+		ret = sse_cq_wait(&d, d.cq[0], &e, NULL, TMO);
+	} else {
+		assert_int_equal(sse_cq_wait(&s, s.cq[0], &se, NULL, TMO), 1);
+	}
+	assert_ptr_equal(se.op_context, sbuf);
+	assert_int_equal(ret, 1);
+	assert_ptr_equal(e.op_context, &ctx);
+	assert_int_equal(e.len, len);
+	assert_int_equal(e.tag, 5);
+	assert_int_equal(e.data, 0x77);
+	assert_int_equal(sse_check(rbuf, len, 31), -1);
+
+	/* peek and discard: the sender completes, nothing is received */
+	memset(rbuf, 0, len);
+	assert_fi_ok(fi_tsend(s.ep[0], sbuf, len, NULL, to_d, 6, sbuf));
+	peek_until(&d, 6, FI_PEEK | FI_DISCARD | FI_COMPLETION, &ctx, &e);
+	assert_int_equal(sse_cq_wait(&s, s.cq[0], &se, NULL, TMO), 1);
+	assert_ptr_equal(se.op_context, sbuf);
+	sse_assert_cq_empty(&d, d.cq[0]);
+	assert_int_equal(rbuf[0], 0);
+
+	sse_res_close(&d);
+	sse_res_close(&s);
+	setup(state);
+	free(sbuf);
+	free(rbuf);
+}
+
 /* The MTL reads tag and data from a truncation error entry. */
 static void test_tagged_truncation(void **state)
 {
@@ -393,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_tagged_directed),
 		cmocka_unit_test(test_tagged_peek_claim),
 		cmocka_unit_test(test_tagged_discard),
+		cmocka_unit_test(test_tagged_rndv_idle_sender),
 		cmocka_unit_test(test_tagged_truncation),
 		cmocka_unit_test(test_tagged_cancel),
 		cmocka_unit_test(test_tagged_inject),

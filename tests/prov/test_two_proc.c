@@ -5,9 +5,12 @@
  * both directions, unexpected messages, and a rendezvous each way.  This
  * is the shape of an MPI job on the emulated fabric.
  */
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <slingshot_emu/ssemu.h>
 
 #include "sse_test.h"
 
@@ -223,6 +226,96 @@ static void test_two_proc_rndv_peer_killed(void **state)
 	free(buf);
 }
 
+/*
+ * Read rendezvous: the sender process posts a 4 MiB send and then blocks
+ * in read(2), making no libfabric call; the receiver alone drives the
+ * engine, whose model of the sender's NIC serves the receiver's reads.
+ * The sender NIC's counters show it: the data left it as read responses
+ * (tx_bytes) while the sender posted one message (the RTS).  With the
+ * push protocol (FI_SLINGSHOT_EMU_RNDV_READ=0) this receive could not
+ * complete before the sender calls in again.
+ */
+static void test_two_proc_rndv_read_idle_sender(void **state)
+{
+	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_SHM,
+					.flags = SSEMU_OPEN_OBSERVER };
+	int to_c[2], to_p[2], status, i, n;
+	struct ssemu_nic_info nics[64];
+	struct fi_cq_tagged_entry e;
+	struct ssemu_fabric *fab;
+	struct fi_sse_addr them;
+	size_t len = (size_t)4 << 20, alen = sizeof(them);
+	char *buf = malloc(len), c = 'x', err[128];
+	const char *env = getenv("FI_SLINGSHOT_EMU_RNDV_READ");
+	struct pollfd pfd = { .events = POLLIN };
+	struct side s;
+	pid_t pid;
+
+	if (env && !strcmp(env, "0")) {
+		free(buf);
+		skip();
+	}
+	assert_non_null(buf);
+	assert_int_equal(pipe(to_c), 0);
+	assert_int_equal(pipe(to_p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		side_open(&s, to_c[0], to_p[1], FI_PROGRESS_UNSPEC);
+		sse_fill(buf, len, 44);
+		assert_fi_ok(fi_tsend(s.r.ep[0], buf, len, NULL, s.peer, 12,
+				      buf));
+		assert_int_equal(write(to_p[1], &c, 1), 1);	/* posted */
+		/* idle: no libfabric call until the receiver has it all (or
+		 * gave up: then do not linger) */
+		pfd.fd = to_c[0];
+		if (poll(&pfd, 1, TMO + 5000) != 1)
+			_exit(1);
+		assert_int_equal(read(to_c[0], &c, 1), 1);
+		assert_int_equal(sse_cq_wait(&s.r, s.r.cq[0], &e, NULL, TMO),
+				 1);
+		assert_ptr_equal(e.op_context, buf);
+		assert_int_equal(write(to_p[1], &c, 1), 1);	/* done */
+		assert_int_equal(read(to_c[0], &c, 1), 1);
+		sse_res_close(&s.r);
+		_exit(0);
+	}
+	side_open(&s, to_p[0], to_c[1], FI_PROGRESS_UNSPEC);
+	memset(buf, 0, len);
+	assert_int_equal(read(to_p[0], &c, 1), 1);
+	assert_fi_ok(fi_trecv(s.r.ep[0], buf, len, NULL, FI_ADDR_UNSPEC, 12,
+			      0, buf));
+	assert_int_equal(sse_cq_wait(&s.r, s.r.cq[0], &e, NULL, TMO), 1);
+	assert_ptr_equal(e.op_context, buf);
+	assert_int_equal(e.len, len);
+	assert_int_equal(sse_check(buf, len, 44), -1);
+
+	/* the sender's NIC, as `slingshot-emu stat` sees it */
+	fo.name = getenv("FI_SLINGSHOT_EMU_FABRIC");
+	assert_int_equal(ssemu_fabric_open(&fo, &fab, err, sizeof(err)), 0);
+	assert_int_equal(fi_av_lookup(s.r.av, s.peer, &them, &alen), 0);
+	n = ssemu_fabric_nics(fab, nics, 64);
+	for (i = 0; i < n && nics[i].port != FI_SSE_ADDR_PORT(&them); i++)
+		;
+	assert_true(i < n);
+	assert_true(nics[i].stats.tx_bytes >= len);
+	assert_int_equal(nics[i].stats.tx_msgs, 1);	/* the RTS */
+	ssemu_fabric_close(fab);
+
+	assert_int_equal(write(to_c[1], &c, 1), 1);	/* received */
+	assert_int_equal(read(to_p[0], &c, 1), 1);	/* sender done */
+	assert_int_equal(write(to_c[1], &c, 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	sse_res_close(&s.r);
+	close(to_c[0]);
+	close(to_c[1]);
+	close(to_p[0]);
+	close(to_p[1]);
+	free(buf);
+}
+
 static int to_child[2], to_parent[2];
 
 static void run_forked(void (*fn)(int rfd, int wfd, bool parent))
@@ -266,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_two_proc_pingpong),
 		cmocka_unit_test(test_two_proc_auto_progress),
 		cmocka_unit_test(test_two_proc_rndv_peer_killed),
+		cmocka_unit_test(test_two_proc_rndv_read_idle_sender),
 	};
 
 	/* A failed assertion in the child ends it with a non-zero status,
