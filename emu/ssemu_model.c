@@ -358,6 +358,13 @@ static void cc_none_on_ack(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
  */
 #define SSEMU_CC_PACE_GAPS 8
 
+/* The packets congestion control paces: data, and RMA results (the bulk of
+ * a read, the rendezvous's too, flows from the target NIC). */
+static inline bool cc_paced(const struct ssemu_pkt *pkt)
+{
+	return pkt->type == SSEMU_PKT_DATA || pkt->type == SSEMU_PKT_RESP;
+}
+
 static void schedule(struct ssemu_region *r, ssemu_time_t t, uint32_t type,
 		     uint32_t a, uint32_t b, uint32_t c);
 
@@ -379,7 +386,9 @@ static void cc_pair_on_queue(struct ssemu_region *r, struct ssemu_switch_sh *s,
 
 	(void)s;
 	if (q < SSEMU_CC_MARK_QUEUE || pkt->src_nic >= c->max_nics ||
-	    ssemu_r_nic(r, pkt->src_nic)->gen != pkt->src_gen)
+	    ssemu_r_nic(r, pkt->src_nic)->state != SSEMU_NIC_ATTACHED ||
+	    (pkt->type == SSEMU_PKT_DATA &&
+	     ssemu_r_nic(r, pkt->src_nic)->gen != pkt->src_gen))
 		return;
 	/* back over the switch-to-switch hops taken and the source's link */
 	back = (ssemu_time_t)(pkt->vc + 1) * (c->sw_lat_mean + c->local.delay) +
@@ -418,7 +427,8 @@ static void cc_pair_on_send(struct ssemu_region *r, uint32_t nic,
 	schedule(r, t, SSEMU_MEV_NIC_KICK, nic, 0, 0);
 }
 
-/* Data packets queued per flow at edge outputs (the flows a port sees). */
+/* Data packets queued per flow at edge outputs (the flows a port sees):
+ * data, and RMA read results, whose source is the NIC sending them. */
 static void egq_count(struct ssemu_region *r, struct ssemu_swport *op,
 		      const struct ssemu_pkt *pkt, int d)
 {
@@ -1078,8 +1088,7 @@ static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	else
 		ssemu_r_pkt(r, q->tail)->next = pi;
 	q->tail = pi;
-	if (ssemu_r_pkt(r, pi)->type == SSEMU_PKT_DATA &&
-	    cc_ops[r->cc_idx].on_queue &&
+	if (cc_paced(ssemu_r_pkt(r, pi)) && cc_ops[r->cc_idx].on_queue &&
 	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
 		egq_count(r, &s->port[out], ssemu_r_pkt(r, pi), 1);
 	s->port[out].queued[vcl]++;
@@ -1096,8 +1105,7 @@ static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	q->head = ssemu_r_pkt(r, pi)->next;
 	if (q->head == SSEMU_NONE)
 		q->tail = SSEMU_NONE;
-	if (ssemu_r_pkt(r, pi)->type == SSEMU_PKT_DATA &&
-	    cc_ops[r->cc_idx].on_queue &&
+	if (cc_paced(ssemu_r_pkt(r, pi)) && cc_ops[r->cc_idx].on_queue &&
 	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
 		egq_count(r, &s->port[out], ssemu_r_pkt(r, pi), -1);
 	s->port[out].queued[vcl]--;
@@ -1135,7 +1143,7 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	uint32_t out = route_ops[r->route_idx].select(r, s->sw, pkt);
 
 	voq_push(r, s, in, out, pkt->tclass * SSEMU_NVC + pkt->vc, pi);
-	if (cc_ops[r->cc_idx].on_queue && pkt->type == SSEMU_PKT_DATA &&
+	if (cc_ops[r->cc_idx].on_queue && cc_paced(pkt) &&
 	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
 		cc_ops[r->cc_idx].on_queue(r, s, &s->port[out], pkt);
 	if (out < r->topo.p)	/* an edge output */
@@ -1454,7 +1462,9 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 	pkt->tclass = (uint8_t)m->tclass;
 	pkt->msg = mi;
 	pkt->msg_gen = m->gen;
-	pkt->win = nic;
+	/* the pair congestion control sees: this NIC -> the initiator's */
+	pkt->src_nic = nic;
+	pkt->win = inic;
 	pkt->src_gen = ssemu_r_nic(r, inic)->gen;
 	pkt->src_port = n->port;
 	pkt->dst_port = SSEMU_ADDR_PORT(m->src);
@@ -1468,7 +1478,22 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 		m->mflags &= ~SSEMU_MSGF_RESPQ;
 		rma_rx_done(m);	/* the slot's last write here */
 	}
+	if (cc_ops[r->cc_idx].on_send)
+		cc_ops[r->cc_idx].on_send(r, nic, inic);
 	return pi;
+}
+
+/* Is the pair of the first queued RMA result held back by congestion
+ * control (FGFC pacing)? */
+static bool resp_paused(struct ssemu_region *r, uint32_t nic)
+{
+	uint32_t mi = ssemu_r_nic(r, nic)->resp_head, inic;
+
+	if (mi >= r->nmsgs)
+		return false;	/* nic_next_resp drops a bad queue */
+	inic = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
+	return inic < r->config.max_nics &&
+	       cc_ops[r->cc_idx].window(r, nic, inic) == 0;
 }
 
 /*
@@ -1498,7 +1523,9 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		n->ack_head = pkt->next;
 		return pi;
 	}
-	if (n->resp_head != SSEMU_NONE)
+	/* RMA results first, unless congestion control holds the pair at
+	 * the head of the queue back: then data to others may go */
+	if (n->resp_head != SSEMU_NONE && !resp_paused(r, nic))
 		return nic_next_resp(r, nic);
 	prev = SSEMU_NONE;
 	for (mi = n->inj_head, k = 0; mi != SSEMU_NONE &&
