@@ -1419,6 +1419,19 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 
 #define SSEMU_INJ_LOOKAHEAD 64	/* queued messages scanned per injection */
 
+/* A packet for NIC @n to send, or NONE: then it waits for the pool (a
+ * freed packet kicks it). */
+static uint32_t nic_pkt_alloc(struct ssemu_region *r, struct ssemu_nic_sh *n)
+{
+	uint32_t pi = pkt_alloc(r);
+
+	if (pi == SSEMU_NONE && !n->wait_pkt) {
+		n->wait_pkt = 1;
+		r->pkt_waiters++;
+	}
+	return pi;
+}
+
 /*
  * The next packet of RMA results the NIC sends back, or NONE.  Like
  * acknowledgements they are neither windowed nor acknowledged; they do take
@@ -1443,14 +1456,9 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 		n->stats.credit_stalls++;
 		return SSEMU_NONE;
 	}
-	pi = pkt_alloc(r);
-	if (pi == SSEMU_NONE) {
-		if (!n->wait_pkt) {
-			n->wait_pkt = 1;
-			r->pkt_waiters++;
-		}
+	pi = nic_pkt_alloc(r, n);
+	if (pi == SSEMU_NONE)
 		return SSEMU_NONE;
-	}
 	done = (uint64_t)m->resp_sent * mtu;
 	chunk = m->rma_len > done ?
 			(uint32_t)SSEMU_MIN((uint64_t)mtu, m->rma_len - done) :
@@ -1568,14 +1576,9 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			n->stats.credit_stalls++;
 			goto blocked;
 		}
-		pi = pkt_alloc(r);
-		if (pi == SSEMU_NONE) {
-			if (!n->wait_pkt) {
-				n->wait_pkt = 1;
-				r->pkt_waiters++;
-			}
+		pi = nic_pkt_alloc(r, n);
+		if (pi == SSEMU_NONE)
 			return SSEMU_NONE;
-		}
 		pkt = ssemu_r_pkt(r, pi);
 		chunk = m->len > (uint64_t)m->sent * r->config.mtu ?
 				(uint32_t)SSEMU_MIN((uint64_t)r->config.mtu,
