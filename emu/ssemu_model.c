@@ -358,6 +358,9 @@ static void cc_none_on_ack(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
  */
 #define SSEMU_CC_PACE_GAPS 8
 
+/* Lossy classes: the source's end-to-end retry timer. */
+#define SSEMU_RTO (100 * SSEMU_PS_PER_US)
+
 /* The packets congestion control paces: data, and RMA results (the bulk of
  * a read, the rendezvous's too, flows from the target NIC). */
 static inline bool cc_paced(const struct ssemu_pkt *pkt)
@@ -1135,14 +1138,30 @@ static void arrive_at_switch(struct ssemu_region *r, uint32_t inst,
 	schedule(r, ready, SSEMU_MEV_SW_READY, inst, in, pi);
 }
 
+static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			  uint32_t port, uint32_t vcl);
+
 static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 		     uint32_t pi)
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	uint32_t out = route_ops[r->route_idx].select(r, s->sw, pkt);
+	uint32_t vcl = pkt->tclass * SSEMU_NVC + pkt->vc;
 
-	voq_push(r, s, in, out, pkt->tclass * SSEMU_NVC + pkt->vc, pi);
+	/* A lossy class drops rather than wait: a data packet finding a full
+	 * queue for its output goes (its input buffer slot with it); its
+	 * source's end-to-end retry sends it again. */
+	if (pkt->type == SSEMU_PKT_DATA &&
+	    r->config.tclass[pkt->tclass].lossy &&
+	    s->port[out].queued[vcl] >= r->config.port_buf_pkts) {
+		s->port[out].drops++;
+		ssemu_tel_drop(r, pkt->tclass);
+		return_credit(r, s, in, vcl);
+		pkt_free(r, pi);
+		return;
+	}
+	voq_push(r, s, in, out, vcl, pi);
 	if (cc_ops[r->cc_idx].on_queue && cc_paced(pkt) &&
 	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
 		cc_ops[r->cc_idx].on_queue(r, s, &s->port[out], pkt);
@@ -1603,6 +1622,14 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		/* the window is full now: ask for an acknowledgement at once
 		 * rather than at the next coalescing point */
 		pkt->ack_req = ++win[dnic] >= allowed;
+		pkt->idx = m->sent;
+		pkt->epoch = m->epoch;
+		if (r->config.tclass[m->tclass].lossy &&
+		    !(m->mflags & SSEMU_MSGF_RTO)) {
+			m->mflags |= SSEMU_MSGF_RTO;
+			schedule(r, now_of(r) + SSEMU_RTO, SSEMU_MEV_RTO, nic,
+				 mi, m->gen);
+		}
 		if (cc_ops[r->cc_idx].on_send)
 			cc_ops[r->cc_idx].on_send(r, nic, dnic);
 		if (++m->sent == m->npkts) {
@@ -1694,6 +1721,13 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		r->pkts_delivered++;
 		pkt->status = 0;
 		pkt->count = 1;	/* a stale packet is acknowledged alone */
+		if (live && r->config.tclass[tc].lossy &&
+		    (pkt->epoch != m->epoch || pkt->idx != m->arrived)) {
+			/* lossy: after a drop, later packets are sent again
+			 * (go-back-N); a stale or early one goes, unacked */
+			pkt_free(r, pi);
+			return;
+		}
 		if (live) {
 			ssemu_tel_rx(r,
 				     ssemu_ep_nic(r, ssemu_msg_ep(r, pkt->msg)),
@@ -2015,6 +2049,54 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 /* Dispatch                                                             */
 /* ------------------------------------------------------------------ */
 
+/*
+ * End-to-end retry of a lossy class's message (go-back-N): every
+ * SSEMU_RTO while the message is not all delivered, the packets sent but
+ * not arrived in order are taken as lost -- their window slots close, the
+ * message's epoch moves on so that stragglers are dropped on arrival -- and
+ * sent again from the first missing one.
+ */
+static void rto_fire(struct ssemu_region *r, uint32_t nic, uint32_t mi,
+		     uint32_t gen)
+{
+	struct ssemu_nic_sh *n;
+	struct ssemu_msg *m;
+	uint32_t dnic, lost;
+	uint16_t *win;
+
+	if (nic >= r->config.max_nics || mi >= r->nmsgs)
+		return;
+	n = ssemu_r_nic(r, nic);
+	m = ssemu_r_msg(r, mi);
+	if (m->gen != gen || !(m->mflags & SSEMU_MSGF_RTO))
+		return;
+	if (n->state != SSEMU_NIC_ATTACHED || m->arrived >= m->npkts ||
+	    m->status) {
+		m->mflags &= ~SSEMU_MSGF_RTO;
+		return;
+	}
+	dnic = ssemu_r_portmap(r)[SSEMU_ADDR_PORT(m->dst)];
+	if (m->sent > m->arrived && dnic < r->config.max_nics) {
+		win = ssemu_r_window(r, nic);
+		lost = m->sent - m->arrived;
+		win[dnic] -= (uint16_t)SSEMU_MIN((uint32_t)win[dnic], lost);
+		if (m->sent == m->npkts) {
+			/* it had left the injection queue: back at its end */
+			m->next = SSEMU_NONE;
+			if (n->inj_head == SSEMU_NONE)
+				n->inj_head = mi;
+			else
+				ssemu_r_msg(r, n->inj_tail)->next = mi;
+			n->inj_tail = mi;
+		}
+		m->sent = m->arrived;
+		m->epoch++;
+		ssemu_tel_retry(r, m->tclass);
+		ssemu_model_nic_kick(r, nic);
+	}
+	schedule(r, now_of(r) + SSEMU_RTO, SSEMU_MEV_RTO, nic, mi, gen);
+}
+
 void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 {
 	struct ssemu_switch_sh *s;
@@ -2046,6 +2128,9 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 		break;
 	case SSEMU_MEV_FGFC:
 		fgfc_arrive(r, f->a, f->b, f->c);
+		break;
+	case SSEMU_MEV_RTO:
+		rto_fire(r, f->a, f->b, f->c);
 		break;
 	case SSEMU_MEV_SW_CREDIT:
 		s = ssemu_r_switch(r, f->a);
@@ -2289,6 +2374,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 			done[ndone++] = (struct rec){ m->seq, mi };
 		} else {
 			m->sent = m->arrived = m->acked = m->rx_acked = 0;
+			m->mflags &= ~SSEMU_MSGF_RTO;
 			m->rx_marked = 0;
 			m->resp_npkts = m->resp_sent = m->resp_arrived = 0;
 			ssemu_tel_retry(r, m->tclass);

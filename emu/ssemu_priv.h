@@ -35,7 +35,8 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 5	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs */
+#define SSEMU_LAYOUT_VERSION 6	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
+				 * 6: lossy classes */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
@@ -80,6 +81,7 @@ enum ssemu_nic_state {
 #define SSEMU_MSGF_RMABEGIN 32u	/* RMA: the target started on memory */
 #define SSEMU_MSGF_RMAEXEC 64u	/* RMA: done (or refused) at the target */
 #define SSEMU_MSGF_RESPQ 128u	/* RMA: on the target NIC's response queue */
+#define SSEMU_MSGF_RTO 256u	/* lossy class: a retry timer is pending */
 
 /*
  * RMA operations use the message slot state bits differently from sends:
@@ -97,7 +99,7 @@ struct ssemu_msg {
 	uint32_t mflags;	/* SSEMU_MSGF_* */
 	uint32_t rx_pos;	/* receiver's event ring index of its RECV */
 	uint32_t tx_pos;	/* sender's event ring index of its SEND_DONE */
-	uint32_t pad;
+	uint32_t epoch;		/* lossy class: bumped on every go-back */
 	ssemu_addr_t src, dst;
 	uint32_t tclass, flags;
 	uint64_t len;
@@ -199,6 +201,8 @@ struct ssemu_pkt {
 	uint32_t msg_gen;
 	uint32_t win;		/* source NIC's window slot */
 	uint32_t src_nic;	/* source NIC (DATA) */
+	uint32_t idx;		/* DATA: its index in the message */
+	uint32_t epoch;		/* DATA: the message's epoch when sent */
 	uint32_t pad;
 	uint32_t src_gen;	/* source NIC's attach generation */
 	uint32_t to_gen;	/* NIC_ARRIVE: the target NIC's generation */
@@ -535,6 +539,7 @@ enum ssemu_model_ev {
 	SSEMU_MEV_NIC_KICK,		/* a: nic slot: packets are free again */
 	SSEMU_MEV_ACK_TIMER,		/* a: nic slot, b: msg, c: msg gen */
 	SSEMU_MEV_FGFC,			/* a: nic slot, b: dest nic, c: pause ns */
+	SSEMU_MEV_RTO,			/* a: nic slot, b: msg, c: msg gen */
 	SSEMU_MEV_MAX,
 };
 

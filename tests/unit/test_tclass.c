@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -264,6 +265,66 @@ static void test_tclass_min_over_100_refused(void **state)
 	assert_non_null(strstr(err, "110%"));
 }
 
+/*
+ * Four sources send 20 messages of 16 KiB each to one endpoint through one
+ * switch with 4-packet buffers and no end-to-end congestion control: the
+ * output toward the endpoint overflows.  @lossy: the class drops there and
+ * the sources' go-back-N retry sends again.  Returns the switch's drops;
+ * every message must arrive whole and complete without error either way.
+ */
+static uint64_t incast_small_buffers(bool lossy)
+{
+	static uint8_t buf[16384];
+	struct ssemu_port_info pi[8];
+	struct ssemu_config c;
+	uint64_t drops = 0;
+	struct tf *t;
+	size_t i;
+	unsigned src, k;
+	int n;
+
+	tf_config(&c, "switch");
+	two_classes(&c, 50, 100, 1, 50, 100, 1);
+	c.tclass[1].lossy = lossy;
+	c.port_buf_pkts = 4;
+	snprintf(c.cc, sizeof(c.cc), "none");
+	t = tf_open(&c);
+	for (i = 0; i < 5; i++)
+		tf_add(t, (uint32_t)i);
+	for (k = 0; k < 20; k++)
+		for (src = 1; src <= 4; src++)
+			tf_send(t, src, 0, buf, sizeof(buf), 1, k, src);
+	tf_run_idle(t, 1000000);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_RECV), 80);
+	for (src = 1; src <= 4; src++)
+		assert_int_equal(tf_count(t, src, SSEMU_EV_SEND_DONE), 20);
+	for (i = 0; i < t->nlog; i++) {
+		const struct ssemu_event *ev = &t->log[i].ev;
+
+		if (ev->type == SSEMU_EV_RECV)
+			assert_int_equal(ev->len, sizeof(buf));
+		else
+			assert_int_equal(ev->status, 0);
+	}
+	n = ssemu_fabric_ports(t->fab, pi, 8);
+	while (n-- > 0)
+		drops += pi[n].drops;
+	tf_close(t);
+	return drops;
+}
+
+static void test_tclass_lossy_drops_and_retries(void **state)
+{
+	uint64_t lossless = incast_small_buffers(false);
+	uint64_t lossy = incast_small_buffers(true);
+
+	print_message("4-way incast, 4-packet buffers: %llu drops lossless, "
+		      "%llu lossy (all delivered)\n",
+		      (unsigned long long)lossless, (unsigned long long)lossy);
+	assert_int_equal(lossless, 0);
+	assert_true(lossy > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +334,7 @@ int main(void)
 		cmocka_unit_test(test_tclass_cap_holds_on_idle_link),
 		cmocka_unit_test(test_tclass_priority_within_guarantee),
 		cmocka_unit_test(test_tclass_min_over_100_refused),
+		cmocka_unit_test(test_tclass_lossy_drops_and_retries),
 	};
 
 	return cmocka_run_group_tests_name("tclass", tests, NULL, NULL);
