@@ -252,3 +252,26 @@ long sse_check(const void *buf, size_t len, unsigned seed)
 	}
 	return -1;
 }
+
+void sse_cq_expect(struct sse_res *r, struct fid_cq *cq, void *ctx,
+		   uint64_t flags)
+{
+	struct fi_cq_tagged_entry e;
+
+	assert_int_equal(sse_cq_wait(r, cq, &e, NULL, SSE_TEST_TIMEOUT_MS), 1);
+	assert_ptr_equal(e.op_context, ctx);
+	assert_int_equal(e.flags, flags);
+}
+
+void sse_cq_expect_err(struct sse_res *r, struct fid_cq *cq, void *ctx,
+		       int err)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee = { 0 };
+
+	assert_int_equal(sse_cq_wait(r, cq, &e, NULL, SSE_TEST_TIMEOUT_MS),
+			 -FI_EAVAIL);
+	assert_int_equal(sse_cq_wait_err(r, cq, &ee, SSE_TEST_TIMEOUT_MS), 1);
+	assert_ptr_equal(ee.op_context, ctx);
+	assert_int_equal(ee.err, err);
+}

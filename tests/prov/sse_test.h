@@ -101,6 +101,13 @@ int sse_cq_wait_err(struct sse_res *r, struct fid_cq *cq,
 		    struct fi_cq_err_entry *err, int timeout_ms);
 /* Drive progress on every CQ of @r for @ms milliseconds. */
 void sse_progress_for(struct sse_res *r, int ms);
+
+/* The next completion on @cq is @ctx with exactly @flags; or an error
+ * completion for @ctx with @err (fails the test otherwise). */
+void sse_cq_expect(struct sse_res *r, struct fid_cq *cq, void *ctx,
+		   uint64_t flags);
+void sse_cq_expect_err(struct sse_res *r, struct fid_cq *cq, void *ctx,
+		       int err);
 /* Read every CQ of @r once, asserting nothing is there. */
 void sse_assert_cq_empty(struct sse_res *r, struct fid_cq *cq);
 

@@ -88,27 +88,11 @@ static uint64_t raddr(struct rma *t, const void *base, const void *p)
 	return (uint64_t)((const char *)p - (const char *)base);
 }
 
-/* Wait for ep[0]'s completion of @ctx, with @flags. */
-static void wait_comp(struct rma *t, void *ctx, uint64_t flags)
-{
-	struct fi_cq_tagged_entry e;
-
-	assert_int_equal(sse_cq_wait(&t->r, t->r.cq[0], &e, NULL, TMO), 1);
-	assert_ptr_equal(e.op_context, ctx);
-	assert_int_equal(e.flags, flags);
-}
-
-static void wait_err(struct rma *t, void *ctx, int err)
-{
-	struct fi_cq_tagged_entry e;
-	struct fi_cq_err_entry ee = { 0 };
-
-	assert_int_equal(sse_cq_wait(&t->r, t->r.cq[0], &e, NULL, TMO),
-			 -FI_EAVAIL);
-	assert_int_equal(sse_cq_wait_err(&t->r, t->r.cq[0], &ee, TMO), 1);
-	assert_ptr_equal(ee.op_context, ctx);
-	assert_int_equal(ee.err, err);
-}
+/* ep[0]'s next completion: @ctx with @flags, or an error @err. */
+#define wait_comp(t, ctx, flags) \
+	sse_cq_expect(&(t)->r, (t)->r.cq[0], (ctx), (flags))
+#define wait_err(t, ctx, err) \
+	sse_cq_expect_err(&(t)->r, (t)->r.cq[0], (ctx), (err))
 
 /* Post, retrying while the provider says -FI_EAGAIN. */
 #define POST(t, call)							\
