@@ -1438,6 +1438,34 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 
 #define SSEMU_INJ_LOOKAHEAD 64	/* queued messages scanned per injection */
 
+/* Payload bytes of the packet starting at byte @done of @len. */
+static inline uint32_t pkt_chunk(uint64_t len, uint64_t done, uint32_t mtu)
+{
+	return len > done ? (uint32_t)SSEMU_MIN((uint64_t)mtu, len - done) : 0;
+}
+
+/* Packet @pi of message @mi, from endpoint port @src to @dst, VC 0. */
+static struct ssemu_pkt *pkt_init(struct ssemu_region *r, uint32_t pi,
+				  uint8_t type, uint32_t mi, uint32_t src,
+				  uint32_t dst, uint32_t payload)
+{
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	const struct ssemu_msg *m = ssemu_r_msg(r, mi);
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->type = type;
+	pkt->tclass = (uint8_t)m->tclass;
+	pkt->msg = mi;
+	pkt->msg_gen = m->gen;
+	pkt->src_port = src;
+	pkt->dst_port = dst;
+	pkt->bytes = payload + r->config.pkt_overhead;
+	/* one global-link copy per (src, dst) pair keeps it FIFO */
+	pkt->copy = (uint16_t)((src * 2654435761u + dst) >> 7);
+	pkt->inject_time = now_of(r);
+	return pkt;
+}
+
 /* A packet for NIC @n to send, or NONE: then it waits for the pool (a
  * freed packet kicks it). */
 static uint32_t nic_pkt_alloc(struct ssemu_region *r, struct ssemu_nic_sh *n)
@@ -1479,25 +1507,14 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 	if (pi == SSEMU_NONE)
 		return SSEMU_NONE;
 	done = (uint64_t)m->resp_sent * mtu;
-	chunk = m->rma_len > done ?
-			(uint32_t)SSEMU_MIN((uint64_t)mtu, m->rma_len - done) :
-			0;
+	chunk = pkt_chunk(m->rma_len, done, mtu);
 	inic = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
-	pkt = ssemu_r_pkt(r, pi);
-	memset(pkt, 0, sizeof(*pkt));
-	pkt->type = SSEMU_PKT_RESP;
-	pkt->tclass = (uint8_t)m->tclass;
-	pkt->msg = mi;
-	pkt->msg_gen = m->gen;
+	pkt = pkt_init(r, pi, SSEMU_PKT_RESP, mi, n->port,
+		       SSEMU_ADDR_PORT(m->src), chunk);
 	/* the pair congestion control sees: this NIC -> the initiator's */
 	pkt->src_nic = nic;
 	pkt->win = inic;
 	pkt->src_gen = ssemu_r_nic(r, inic)->gen;
-	pkt->src_port = n->port;
-	pkt->dst_port = SSEMU_ADDR_PORT(m->src);
-	pkt->bytes = chunk + r->config.pkt_overhead;
-	pkt->copy = (uint16_t)((n->port * 2654435761u + pkt->dst_port) >> 7);
-	pkt->inject_time = now_of(r);
 	if (++m->resp_sent >= m->resp_npkts) {
 		n->resp_head = m->resp_next;
 		if (n->resp_head == SSEMU_NONE)
@@ -1598,26 +1615,13 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		pi = nic_pkt_alloc(r, n);
 		if (pi == SSEMU_NONE)
 			return SSEMU_NONE;
-		pkt = ssemu_r_pkt(r, pi);
-		chunk = m->len > (uint64_t)m->sent * r->config.mtu ?
-				(uint32_t)SSEMU_MIN((uint64_t)r->config.mtu,
-						    m->len - (uint64_t)m->sent *
-								     r->config.mtu) :
-				0;
-		memset(pkt, 0, sizeof(*pkt));	/* VC 0 */
-		pkt->type = SSEMU_PKT_DATA;
-		pkt->tclass = (uint8_t)m->tclass;
-		pkt->msg = mi;
-		pkt->msg_gen = m->gen;
+		chunk = pkt_chunk(m->len, (uint64_t)m->sent * r->config.mtu,
+				  r->config.mtu);
+		pkt = pkt_init(r, pi, SSEMU_PKT_DATA, mi, n->port, dport,
+			       chunk);
 		pkt->win = dnic;
 		pkt->src_nic = nic;
 		pkt->src_gen = n->gen;
-		pkt->src_port = n->port;
-		pkt->dst_port = dport;
-		pkt->bytes = chunk + r->config.pkt_overhead;
-		/* one global-link copy per (src, dst) pair keeps it FIFO */
-		pkt->copy = (uint16_t)((n->port * 2654435761u + dport) >> 7);
-		pkt->inject_time = now_of(r);
 		route_choose(r, nic, m, pkt, dnic, win[dnic]);
 		/* the window is full now: ask for an acknowledgement at once
 		 * rather than at the next coalescing point */
