@@ -1313,7 +1313,16 @@ static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t port, uint32_t tc)
 {
 	const struct ssemu_swport *op = &s->port[port];
-	uint32_t load = op->nqueued, cr;
+	uint8_t prio = r->config.tclass[tc].priority;
+	uint32_t load = 0, cr, c;
+
+	/* What a packet of class @tc would wait behind: its own class and
+	 * those at its priority or above (output arbitration serves a
+	 * higher priority first, so a long bulk queue does not make a
+	 * low-latency packet detour). */
+	for (c = 0; c < r->config.ntclass; c++)
+		if (r->config.tclass[c].priority >= prio)
+			load += op->queued_tc[c];
 
 	if (ssemu_topo_port_kind(&r->topo, port) != SSEMU_PORT_ENDPOINT) {
 		cr = op->credits[tc * SSEMU_NVC + 1];

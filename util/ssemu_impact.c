@@ -30,7 +30,10 @@
 #include "ssemu_samples.h"
 
 enum victim_pat { VIC_RING, VIC_ALLREDUCE, VIC_COUNT };
-enum agg_pat { AGG_INCAST, AGG_ALLTOALL, AGG_BURSTY, AGG_NONE, AGG_COUNT };
+enum agg_pat {
+	AGG_INCAST, AGG_ALLTOALL, AGG_PAIRWISE, AGG_BURSTY, AGG_NONE,
+	AGG_COUNT
+};
 enum alloc { ALLOC_LINEAR, ALLOC_INTERLEAVED, ALLOC_RANDOM, ALLOC_COUNT };
 
 static const char *const victim_names[] = {
@@ -38,6 +41,7 @@ static const char *const victim_names[] = {
 };
 static const char *const agg_names[] = {
 	[AGG_INCAST] = "incast", [AGG_ALLTOALL] = "alltoall",
+	[AGG_PAIRWISE] = "pairwise",
 	[AGG_BURSTY] = "bursty", [AGG_NONE] = "none",
 };
 static const char *const alloc_names[] = {
@@ -58,6 +62,7 @@ struct imp_opts {
 	enum alloc alloc;
 	uint64_t agg_size;
 	uint64_t incast_targets;
+	uint64_t agg_ppn;
 	uint64_t burst_bytes;
 	double gap_us;
 	uint32_t tc_victim, tc_agg;
@@ -125,6 +130,12 @@ struct run {
 	uint64_t *outstanding;
 	uint64_t *burst_posted;
 	ssemu_time_t *resume;	/* bursty: idle until */
+	/* pairwise, over nr = na x ppn ranks (rank q on aggressor q / ppn):
+	 * steps begun, over all iterations (step k of an iteration sends to
+	 * rank q + k, receives from q - k) */
+	uint64_t nr;
+	uint64_t *pw_count;
+	uint8_t *pw_flags;	/* PW_* for the current step */
 	void *payload;
 	ssemu_time_t win_start, win_end;
 	struct result *res;
@@ -147,13 +158,20 @@ static void usage_impact(FILE *f)
 		"  --cc C               endpoint-pair | none (default: fabric's)\n"
 		"  --endpoints N        use the first N endpoint ports (default all)\n"
 		"  --victim P           ring | allreduce (default ring)\n"
-		"  --aggressor P        incast | alltoall | bursty | none\n"
+		"  --aggressor P        incast | alltoall | pairwise | bursty |\n"
+		"                       none (alltoall: random destinations,\n"
+		"                       as many messages as the NIC takes;\n"
+		"                       pairwise: MPI_Alltoall's pairwise\n"
+		"                       exchange, one step at a time)\n"
 		"                       (default incast)\n"
 		"  --victim-frac F      fraction of endpoints that are victims\n"
 		"                       (default 0.1)\n"
 		"  --allocation A       linear | interleaved | random (default linear)\n"
 		"  --agg-size BYTES     aggressor message size (default 65536)\n"
 		"  --incast-targets K   incast/bursty targets (default 1)\n"
+		"  --agg-ppn N          pairwise: MPI ranks per aggressor\n"
+		"                       endpoint (default 1); pairs on one\n"
+		"                       endpoint exchange without the fabric\n"
 		"  --burst-bytes B      bursty: bytes per burst per aggressor\n"
 		"                       (default 262144)\n"
 		"  --gap-us G           bursty: idle model us between bursts\n"
@@ -199,6 +217,7 @@ static int parse_impact(int argc, char **argv, struct imp_opts *o)
 		{ "allocation", required_argument, NULL, 'A' },
 		{ "agg-size", required_argument, NULL, 's' },
 		{ "incast-targets", required_argument, NULL, 'k' },
+		{ "agg-ppn", required_argument, NULL, 'P' },
 		{ "burst-bytes", required_argument, NULL, 'b' },
 		{ "gap-us", required_argument, NULL, 'g' },
 		{ "tclass-victim", required_argument, NULL, 'V' },
@@ -268,6 +287,11 @@ static int parse_impact(int argc, char **argv, struct imp_opts *o)
 		case 'k':
 			if (ssemu_cli_u64("--incast-targets", optarg, 1, 65536,
 					  &o->incast_targets))
+				return -EINVAL;
+			break;
+		case 'P':
+			if (ssemu_cli_u64("--agg-ppn", optarg, 1, 64,
+					  &o->agg_ppn))
 				return -EINVAL;
 			break;
 		case 'b':
@@ -350,6 +374,7 @@ static void opts_default(struct imp_opts *o)
 	o->alloc = ALLOC_LINEAR;
 	o->agg_size = 65536;
 	o->incast_targets = 1;
+	o->agg_ppn = 1;
 	o->burst_bytes = 262144;
 	o->gap_us = 5;
 	o->tc_victim = UINT32_MAX;
@@ -604,6 +629,11 @@ static int run_setup(struct run *r)
 	r->outstanding = calloc(r->n, sizeof(uint64_t));
 	r->burst_posted = calloc(r->na, sizeof(uint64_t));
 	r->resume = calloc(r->na, sizeof(ssemu_time_t));
+	r->nr = r->na * o->agg_ppn;
+	r->pw_count = calloc(r->nr, sizeof(uint64_t));
+	r->pw_flags = calloc(r->nr, 1);
+	if (!r->pw_count || !r->pw_flags)
+		return -ENOMEM;
 	if (!r->waiting || !r->want || !r->posted || !r->ring_iter ||
 	    !r->ring_sent || !r->ring_got[0] || !r->ring_got[1] ||
 	    !r->stage || !r->sent_stage ||
@@ -655,14 +685,17 @@ static void run_teardown(struct run *r)
 	free(r->outstanding);
 	free(r->burst_posted);
 	free(r->resume);
+	free(r->pw_count);
+	free(r->pw_flags);
 }
 
 /* --- traffic ----------------------------------------------------------- */
 
 enum { KIND_AGG = 1, KIND_RING, KIND_AR };
+enum { PW_POSTED = 1, PW_SENT = 2, PW_GOT = 4 };
 
 static int post(struct run *r, uint64_t src, uint64_t dst, uint64_t len,
-		uint32_t tclass, uint64_t kind, uint64_t tag)
+		uint32_t tclass, uint64_t kind, uint64_t tag, uint64_t cookie)
 {
 	struct iovec iov = { r->payload, len };
 	struct ssemu_send m = {
@@ -671,7 +704,7 @@ static int post(struct run *r, uint64_t src, uint64_t dst, uint64_t len,
 		.flags = 0,	/* unordered: each packet takes its own path */
 		.iov = &iov,
 		.iov_count = 1,
-		.cookie = src,
+		.cookie = cookie,
 	};
 
 	m.hdr[0] = ssemu_fabric_now(r->fab);
@@ -723,6 +756,82 @@ static void ring_try_finish(struct run *r, uint64_t vi, ssemu_time_t t)
 	r->want[vi] = true;
 }
 
+/*
+ * MPI_Alltoall's pairwise exchange (what Open MPI and Cray MPICH use for
+ * large messages): step k of an iteration, aggressor i sends to i + k and
+ * receives from i - k (mod the aggressor count), and starts step k + 1 once
+ * both are done.  A large message goes by rendezvous, so the send starts
+ * only once its destination reached step k (posted its receive): a rank
+ * stuck behind a congested path holds up those who wait for it, and the
+ * exchange limits its own load, as the real collective does.
+ */
+static void pw_advance(struct run *r, uint64_t q)
+{
+	if (r->pw_flags[q] != (PW_POSTED | PW_SENT | PW_GOT))
+		return;
+	r->pw_flags[q] = 0;
+	r->pw_count[q]++;
+}
+
+static uint64_t pw_peer(const struct run *r, uint64_t q, bool to)
+{
+	uint64_t k = r->pw_count[q] % (r->nr - 1) + 1;
+
+	return to ? (q + k) % r->nr : (q + r->nr - k) % r->nr;
+}
+
+/* Rank @q received its step @count message. */
+static void pw_got(struct run *r, uint64_t q, uint64_t count)
+{
+	/* a sender starts step k only once we are at step k */
+	if (q >= r->nr || count != r->pw_count[q] ||
+	    (r->pw_flags[q] & PW_GOT)) {
+		fprintf(stderr, "impact: pairwise: rank %" PRIu64 " got step %"
+			PRIu64 " out of turn\n", q, count);
+		r->failed++;
+		return;
+	}
+	r->pw_flags[q] |= PW_GOT;
+	pw_advance(r, q);
+}
+
+static void pw_sent(struct run *r, uint64_t q)
+{
+	r->pw_flags[q] |= PW_SENT;
+	pw_advance(r, q);
+}
+
+/* Start the sends of every rank whose destination is at its step. */
+static int pw_step(struct run *r)
+{
+	uint64_t q, to, ppn = r->o->agg_ppn;
+	int ret;
+
+	for (q = 0; q < r->nr; q++) {
+		to = pw_peer(r, q, true);
+		if ((r->pw_flags[q] & PW_POSTED) ||
+		    r->pw_count[to] != r->pw_count[q])
+			continue;
+		if (q / ppn == to / ppn) {
+			/* same node: shared memory, not the fabric */
+			r->pw_flags[q] |= PW_POSTED;
+			pw_got(r, to, r->pw_count[q]);
+			pw_sent(r, q);
+			continue;
+		}
+		ret = post(r, r->aggs[q / ppn], r->aggs[to / ppn],
+			   r->o->agg_size, r->o->tc_agg, KIND_AGG,
+			   to << 40 | r->pw_count[q], q);
+		if (ret == -EAGAIN)
+			continue;
+		if (ret)
+			return ret;
+		r->pw_flags[q] |= PW_POSTED;
+		r->outstanding[r->aggs[q / ppn]]++;
+	}
+	return 0;
+}
+
 static void on_recv(struct run *r, uint64_t port, const struct ssemu_event *ev)
 {
 	uint64_t kind = ev->hdr[2], src = ev->hdr[1];
@@ -731,6 +840,9 @@ static void on_recv(struct run *r, uint64_t port, const struct ssemu_event *ev)
 	if (kind == KIND_AGG) {
 		if (ev->time >= r->win_start && ev->time < r->win_end)
 			r->res->agg_msgs++;
+		if (r->o->aggressor == AGG_PAIRWISE)
+			pw_got(r, ev->hdr[3] >> 40,
+			       ev->hdr[3] & ((1ULL << 40) - 1));
 		return;
 	}
 	if (kind == KIND_RING) {
@@ -766,6 +878,9 @@ static void drain(struct run *r)
 						r->failed++;
 					if (r->outstanding[i])
 						r->outstanding[i]--;
+					if (r->o->aggressor == AGG_PAIRWISE &&
+					    r->role[i] < 0)
+						pw_sent(r, ev[k].cookie);
 					continue;
 				}
 				on_recv(r, i, &ev[k]);
@@ -794,6 +909,8 @@ static int aggressors_step(struct run *r, ssemu_time_t now)
 	uint64_t ai, src, k = SSEMU_MIN(o->incast_targets, r->na);
 	int ret;
 
+	if (o->aggressor == AGG_PAIRWISE)
+		return pw_step(r);
 	for (ai = 0; ai < r->na; ai++) {
 		if (o->aggressor != AGG_ALLTOALL && ai < k)
 			continue;	/* incast targets only receive */
@@ -821,7 +938,7 @@ static int aggressors_step(struct run *r, ssemu_time_t now)
 						     r->burst_posted[ai]);
 			}
 			ret = post(r, src, agg_dest(r, ai), len, o->tc_agg,
-				   KIND_AGG, 0);
+				   KIND_AGG, 0, src);
 			if (ret == -EAGAIN)
 				break;
 			if (ret)
@@ -840,7 +957,7 @@ static int ar_post_rank(struct run *r, uint64_t rank)
 	int ret;
 
 	ret = post(r, r->victims[rank], r->victims[peer], 8, r->o->tc_victim,
-		   KIND_AR, (r->iter << 8) | st);
+		   KIND_AR, (r->iter << 8) | st, r->victims[rank]);
 	if (ret == -EAGAIN)
 		return 0;
 	if (ret)
@@ -881,7 +998,7 @@ static int victims_step(struct run *r, ssemu_time_t now, bool start_new)
 				ret = post(r, r->victims[i],
 					   r->victims[r->succ[i]], 8,
 					   r->o->tc_victim, KIND_RING,
-					   it << 1 | 0);
+					   it << 1 | 0, r->victims[i]);
 				if (ret && ret != -EAGAIN)
 					return ret;
 				if (!ret)
@@ -891,7 +1008,7 @@ static int victims_step(struct run *r, ssemu_time_t now, bool start_new)
 				ret = post(r, r->victims[i],
 					   r->victims[r->pred[i]], 8,
 					   r->o->tc_victim, KIND_RING,
-					   it << 1 | 1);
+					   it << 1 | 1, r->victims[i]);
 				if (ret && ret != -EAGAIN)
 					return ret;
 				if (!ret)
@@ -1076,6 +1193,11 @@ static int do_run(const struct imp_opts *o, bool aggressors,
 			oo.tc_agg = r.cfg.default_tclass;
 		r.o = &oo;
 		ret = run_once(&r);
+		if (!ret && r.failed) {
+			fprintf(stderr, "impact: %" PRIu64 " messages failed "
+				"or came out of turn\n", r.failed);
+			ret = -EIO;
+		}
 		if (ret && ret != -ETIMEDOUT)
 			fprintf(stderr, "impact: the run failed: %s\n",
 				strerror(-ret));
@@ -1107,7 +1229,8 @@ static void report(const struct imp_opts *o, const struct run *info,
 	uint32_t ta = o->tc_agg == UINT32_MAX ? c->default_tclass : o->tc_agg;
 	const char *preset = c->preset[0] ? c->preset : "(file)";
 	uint64_t vn = o->victim == VIC_ALLREDUCE ? info->p : info->nv;
-	uint64_t senders = o->aggressor == AGG_ALLTOALL ? info->na :
+	uint64_t senders = o->aggressor == AGG_ALLTOALL ||
+			   o->aggressor == AGG_PAIRWISE ? info->na :
 			   info->na - SSEMU_MIN(o->incast_targets, info->na);
 	const char *unit = o->victim == VIC_ALLREDUCE ? "allreduce" :
 							 "message";

@@ -31,6 +31,8 @@ bad "unknown preset" --preset nosuch
 bad "unexpected argument" stray
 bad "the fabric has" --preset switch --endpoints 64
 bad "traffic class 7" --preset switch --time 1 --tclass-victim 7
+bad "out of range" --agg-ppn 0
+bad "out of range" --agg-ppn 65
 printf 'preset = "switch";\n' > "$tmp/noline.cfg"
 bad "no '# impact:' line" --scenario "$tmp/noline.cfg"
 bad "No such file" --scenario "$tmp/missing.cfg"
@@ -53,4 +55,25 @@ if ! grep -q "\"impact\": {\"mean\": $m," "$tmp/a.json"; then
 	cat "$tmp/a.json"
 	fail=1
 fi
+# Pairwise all-to-all: every rank goes through its steps in turn (a message
+# out of turn fails the run), over the fabric and, for ranks on one node,
+# beside it.
+for ppn in 1 3; do
+	if ! "$tool" impact --preset switch --time 20 --aggressor pairwise \
+		--agg-ppn $ppn --agg-size 4096 > "$tmp/pw.txt" 2> "$tmp/pw.err"
+	then
+		echo "FAIL: pairwise, $ppn per node: $(cat "$tmp/pw.err")"
+		fail=1
+		continue
+	fi
+	n=$(sed -n 's/^aggressor_bandwidth: .*(\([0-9]*\) messages)/\1/p' \
+		"$tmp/pw.txt")
+	if [ "${n:-0}" -lt 100 ]; then
+		echo "FAIL: pairwise, $ppn per node: ${n:-no} messages"
+		cat "$tmp/pw.txt"
+		fail=1
+	else
+		echo "ok: pairwise, $ppn per node: $n messages in 20 us"
+	fi
+done
 exit $fail
