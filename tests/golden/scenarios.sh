@@ -43,6 +43,21 @@ for cfg in "$top_src"/scenarios/*.cfg; do
 	else
 		echo "ok: $name ($(sed -n 's/^congestion_impact: //p' "$want"))"
 	fi
+	# The calibration target the scenario claims ("# check: mean <= 1.3"),
+	# so that regenerating the expected output cannot hide a regression.
+	sed -n 's/^# check: //p' "$cfg" | while read -r field op bound; do
+		v=$(sed -n "s/^congestion_impact: .*$field \([0-9.]*\).*/\1/p" \
+			"$tmp/$name.out")
+		if ! awk -v v="$v" -v b="$bound" -v op="$op" 'BEGIN {
+			if (v == "") exit 1
+			if (op == "<=") exit !(v + 0 <= b + 0)
+			if (op == ">=") exit !(v + 0 >= b + 0)
+			exit 1 }'; then
+			echo "FAIL: $name: $field ${v:-?} is not $op $bound"
+			exit 1
+		fi
+		echo "ok: $name: $field $v $op $bound"
+	done || fail=1
 done
 # Every expected file belongs to a scenario.
 for want in "$top_src"/tests/golden/*.out; do
