@@ -1234,6 +1234,13 @@ static void report(const struct imp_opts *o, const struct run *info,
 			   info->na - SSEMU_MIN(o->incast_targets, info->na);
 	const char *unit = o->victim == VIC_ALLREDUCE ? "allreduce" :
 							 "message";
+	/* the links the aggressors' traffic ends on: every aggressor's, or
+	 * the incast targets' */
+	uint64_t sinks = o->aggressor == AGG_INCAST ||
+			 o->aggressor == AGG_BURSTY ?
+			 SSEMU_MIN(o->incast_targets, info->na) : info->na;
+	double link_pct = sinks ? 100.0 * with->agg_gbps * 1e9 /
+				  ((double)sinks * (double)c->edge.rate_bps) : 0;
 
 	if (o->json) {
 		printf("{\"fabric\": {\"preset\": \"%s\", \"groups\": %u, "
@@ -1267,6 +1274,7 @@ static void report(const struct imp_opts *o, const struct run *info,
 		       with->lat.n, with->unfinished, with->mean, with->p50,
 		       with->p99, with->max);
 		printf(" \"aggressor_gbps\": %.3f,\n", with->agg_gbps);
+		printf(" \"aggressor_link_pct\": %.1f,\n", link_pct);
 		printf(" \"impact\": {\"mean\": %.3f, \"p99\": %.3f}}\n",
 		       ratio(with->mean, alone->mean),
 		       ratio(with->p99, alone->p99));
@@ -1305,6 +1313,9 @@ static void report(const struct imp_opts *o, const struct run *info,
 	       with->unfinished, with->mean, with->p50, with->p99, with->max);
 	printf("aggressor_bandwidth: %.3f Gb/s delivered (%" PRIu64
 	       " messages)\n", with->agg_gbps, with->agg_msgs);
+	if (o->aggressor != AGG_NONE)
+		printf("aggressor_link_pct: %.1f (of %" PRIu64 " receiving "
+		       "endpoints' links)\n", link_pct, sinks);
 	printf("congestion_impact: mean %.3f p99 %.3f\n",
 	       ratio(with->mean, alone->mean), ratio(with->p99, alone->p99));
 }

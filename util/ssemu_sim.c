@@ -428,7 +428,7 @@ static int run_open_loop(struct sim *s)
 			if (ret)
 				return ret;
 			s->sent++;
-			s->next[i] = t + gap(s);
+			s->next[i] += gap(s);
 		}
 	}
 	return finish(s);
