@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * slingshot-emu: the command-line tool of the emulated Slingshot fabric.
- * Subcommands: sim (synthetic traffic on an in-process fabric), status,
+ * Subcommands: sim (synthetic traffic on an in-process fabric), impact
+ * and share (congestion and class studies in model time), status,
  * stat and clean (shared fabrics), run and mpirun (jobs on a held fabric),
  * report (telemetry), presets.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,104 @@ void ssemu_cli_size_fabric(struct ssemu_config *cfg, uint64_t n,
 						      1u << 24;
 }
 
+#define SCEN_MAX_ARGS 64
+
+/* The words of FILE's `# TOOL:` line, in @buf. */
+static int scenario_read(const char *tool, const char *path, char *buf,
+			 size_t len, char **words, int *nwords)
+{
+	FILE *f = fopen(path, "r");
+	char key[64], *p, *tok, *save = NULL;
+	bool found = false;
+	size_t klen;
+	int err;
+
+	if (!f) {
+		err = errno;
+		fprintf(stderr, "%s: --scenario %s: %s\n", tool, path,
+			strerror(err));
+		return -err;
+	}
+	snprintf(key, sizeof(key), "# %s:", tool);
+	klen = strlen(key);
+	while (fgets(buf, (int)len, f)) {
+		p = buf;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!strncmp(p, key, klen)) {
+			memmove(buf, p + klen, strlen(p + klen) + 1);
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	if (!found) {
+		fprintf(stderr, "%s: --scenario %s: no '%s' line\n", tool,
+			path, key);
+		return -EINVAL;
+	}
+	*nwords = 0;
+	for (tok = strtok_r(buf, " \t\r\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\r\n", &save)) {
+		if (*nwords >= SCEN_MAX_ARGS) {
+			fprintf(stderr, "%s: --scenario %s: too many "
+				"options\n", tool, path);
+			return -E2BIG;
+		}
+		if (!strcmp(tok, "--scenario") || !strcmp(tok, "--config") ||
+		    !strcmp(tok, "--preset")) {
+			fprintf(stderr, "%s: --scenario %s: %s is not "
+				"allowed in a scenario line (the file is the "
+				"fabric)\n", tool, path, tok);
+			return -EINVAL;
+		}
+		words[(*nwords)++] = tok;
+	}
+	return 0;
+}
+
+int ssemu_cli_scenario(const char *tool, int argc, char **argv, char *line,
+		       size_t len, char ***nargv, int *nargc)
+{
+	char *words[SCEN_MAX_ARGS];
+	const char *scenario = NULL;
+	int nwords = 0, i, j, n, ret;
+	char **v;
+
+	*nargv = NULL;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--scenario")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "%s: --scenario needs a "
+					"file\n", tool);
+				return -EINVAL;
+			}
+			scenario = argv[i + 1];
+		} else if (!strncmp(argv[i], "--scenario=", 11)) {
+			scenario = argv[i] + 11;
+		}
+	}
+	if (!scenario)
+		return 0;
+	ret = scenario_read(tool, scenario, line, len, words, &nwords);
+	if (ret)
+		return ret;
+	v = calloc((size_t)(argc + nwords + 4), sizeof(char *));
+	if (!v)
+		return -ENOMEM;
+	n = 0;
+	v[n++] = argv[0];
+	v[n++] = (char *)"--config";
+	v[n++] = (char *)scenario;
+	for (j = 0; j < nwords; j++)
+		v[n++] = words[j];
+	for (i = 1; i < argc; i++)
+		v[n++] = argv[i];
+	*nargv = v;
+	*nargc = n;
+	return 0;
+}
+
 static int cmd_presets(int argc, char **argv)
 {
 	const char *const *p;
@@ -107,6 +207,8 @@ static void usage(FILE *f)
 		"            report latency and throughput in model time\n"
 		"  impact    congestion impact (GPCNeT style): victim latency\n"
 		"            with aggressors / alone, in model time\n"
+		"  share     two jobs in traffic classes share the links they\n"
+		"            cross (the paper's Figure 14), in model time\n"
 		"  status    list shared fabrics: configuration, clock mode,\n"
 		"            lag, attached NICs (pid, job, rank, port)\n"
 		"  stat      live counters of a shared fabric per NIC, switch\n"
@@ -135,6 +237,8 @@ int main(int argc, char **argv)
 		return ssemu_cmd_sim(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "impact"))
 		return ssemu_cmd_impact(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "share"))
+		return ssemu_cmd_share(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "status"))
 		return ssemu_cmd_status(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "stat"))

@@ -3,6 +3,7 @@
 #ifndef SSEMU_CLI_H
 #define SSEMU_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Parse a number in [lo, hi]; print a clear error naming @opt and return
@@ -21,7 +22,19 @@ struct ssemu_config;
 void ssemu_cli_size_fabric(struct ssemu_config *cfg, uint64_t n,
 			   uint64_t msg_bytes, uint64_t pkts_per_nic);
 
+/*
+ * `--scenario FILE` in @argv: FILE is a fabric configuration whose
+ * `# TOOL: OPTIONS` comment line holds the experiment's options.  Returns 0
+ * with *@nargv NULL when there is no --scenario; else 0 with *@nargv (free
+ * it) holding argv[0], "--config FILE", the file's options (words in
+ * @line), then argv[1..] (the command line overrides the file).  On error
+ * prints a message naming the file and returns -errno.
+ */
+int ssemu_cli_scenario(const char *tool, int argc, char **argv, char *line,
+		       size_t len, char ***nargv, int *nargc);
+
 int ssemu_cmd_sim(int argc, char **argv);
+int ssemu_cmd_share(int argc, char **argv);
 int ssemu_cmd_impact(int argc, char **argv);
 int ssemu_cmd_status(int argc, char **argv);
 int ssemu_cmd_stat(int argc, char **argv);

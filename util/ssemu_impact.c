@@ -385,59 +385,6 @@ static void opts_default(struct imp_opts *o)
 	o->step_ns = 100;
 }
 
-/* --- scenario files ---------------------------------------------------- */
-
-#define SCEN_MAX_ARGS 64
-
-/* Read the `# impact:` line of @path into @words (pointers into @buf). */
-static int scenario_read(const char *path, char *buf, size_t len,
-			 char **words, int *nwords)
-{
-	FILE *f = fopen(path, "r");
-	char *p, *tok, *save = NULL;
-	bool found = false;
-
-	if (!f) {
-		fprintf(stderr, "impact: --scenario %s: %s\n", path,
-			strerror(errno));
-		return -errno;
-	}
-	while (fgets(buf, (int)len, f)) {
-		p = buf;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (!strncmp(p, "# impact:", 9)) {
-			memmove(buf, p + 9, strlen(p + 9) + 1);
-			found = true;
-			break;
-		}
-	}
-	fclose(f);
-	if (!found) {
-		fprintf(stderr, "impact: --scenario %s: no '# impact:' line\n",
-			path);
-		return -EINVAL;
-	}
-	*nwords = 0;
-	for (tok = strtok_r(buf, " \t\r\n", &save); tok;
-	     tok = strtok_r(NULL, " \t\r\n", &save)) {
-		if (*nwords >= SCEN_MAX_ARGS) {
-			fprintf(stderr, "impact: --scenario %s: too many "
-				"options\n", path);
-			return -E2BIG;
-		}
-		if (!strcmp(tok, "--scenario") || !strcmp(tok, "--config") ||
-		    !strcmp(tok, "--preset")) {
-			fprintf(stderr, "impact: --scenario %s: %s is not "
-				"allowed in a scenario line (the file is the "
-				"fabric)\n", path, tok);
-			return -EINVAL;
-		}
-		words[(*nwords)++] = tok;
-	}
-	return 0;
-}
-
 /* --- setup ------------------------------------------------------------- */
 
 static int load_config(const struct imp_opts *o, struct ssemu_config *cfg)
@@ -1326,42 +1273,15 @@ int ssemu_cmd_impact(int argc, char **argv)
 	struct result alone, with;
 	struct run info;
 	char line[4096];
-	char *words[SCEN_MAX_ARGS];
 	char **nargv = NULL;
-	const char *scenario = NULL;
-	int nwords = 0, nargc, i, j, ret;
+	int nargc, ret;
 
-	/* --scenario FILE: its options come first, the command line's
-	 * override them. */
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--scenario")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "impact: --scenario needs a "
-					"file\n");
-				return 2;
-			}
-			scenario = argv[i + 1];
-		} else if (!strncmp(argv[i], "--scenario=", 11)) {
-			scenario = argv[i] + 11;
-		}
-	}
 	opts_default(&o);
-	if (scenario) {
-		ret = scenario_read(scenario, line, sizeof(line), words,
-				    &nwords);
-		if (ret)
-			return 2;
-		nargv = calloc((size_t)(argc + nwords + 4), sizeof(char *));
-		if (!nargv)
-			return 1;
-		nargc = 0;
-		nargv[nargc++] = argv[0];
-		nargv[nargc++] = (char *)"--config";
-		nargv[nargc++] = (char *)scenario;
-		for (j = 0; j < nwords; j++)
-			nargv[nargc++] = words[j];
-		for (i = 1; i < argc; i++)
-			nargv[nargc++] = argv[i];
+	ret = ssemu_cli_scenario("impact", argc, argv, line, sizeof(line),
+				 &nargv, &nargc);
+	if (ret)
+		return ret == -ENOMEM ? 1 : 2;
+	if (nargv) {
 		ret = parse_impact(nargc, nargv, &o);
 		free(nargv);
 	} else {

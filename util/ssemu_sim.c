@@ -40,6 +40,7 @@ struct sim_opts {
 	const char *config_path;
 	enum pattern pattern;
 	uint64_t nendpoints;	/* 0: every endpoint of the topology */
+	uint64_t sources;	/* 0: every endpoint sends */
 	uint64_t size;		/* message bytes */
 	double load;		/* fraction of injection bandwidth */
 	double time_us;		/* model time to generate traffic for */
@@ -49,6 +50,7 @@ struct sim_opts {
 	const char *csv;
 	const char *routing;
 	const char *cc;
+	const char *versus;	/* --versus-routing: a second run */
 	bool seed_set;
 	const char *telemetry;	/* trace file to save */
 	double tel_interval_us;	/* < 0: the fabric's */
@@ -85,6 +87,8 @@ static void usage_sim(FILE *f)
 	fprintf(f,
 		"\n"
 		"  --config FILE        fabric configuration file instead of a preset\n"
+		"  --scenario FILE      read options from the file's `# sim:`\n"
+		"                       line and use the file as --config\n"
 		"  --pattern P          uniform | permutation | incast | pingpong |\n"
 		"                       groups (each endpoint to its peer in the\n"
 		"                       next group: adversarial) | alltoall\n"
@@ -93,7 +97,11 @@ static void usage_sim(FILE *f)
 		"  --routing R          minimal | adaptive | ugal (default: the\n"
 		"                       fabric's)\n"
 		"  --cc C               endpoint-pair | none (default: the fabric's)\n"
+		"  --versus-routing R   run the same traffic again with routing R\n"
+		"                       and report the throughput ratio\n"
 		"  --endpoints N        endpoints taking part (default: all)\n"
+		"  --sources N          only the first N of them send (default:\n"
+		"                       all; incast: all but the target)\n"
 		"  --size BYTES         message size (default 2048)\n"
 		"  --load F             offered load per source, 0 < F <= 1, as a\n"
 		"                       fraction of the injection rate (default 0.5)\n"
@@ -131,6 +139,9 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 		{ "telemetry", required_argument, NULL, 'L' },
 		{ "telemetry-interval", required_argument, NULL, 'I' },
 		{ "progress", no_argument, NULL, 'G' },
+		{ "versus-routing", required_argument, NULL, 'V' },
+		{ "sources", required_argument, NULL, 'Q' },
+		{ "scenario", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -224,6 +235,17 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 			break;
 		case 'G':
 			o->progress = true;
+			break;
+		case 'V':
+			o->versus = optarg;
+			break;
+		case 'Q':
+			if (ssemu_cli_u64("--sources", optarg, 1,
+					  SSEMU_MAX_PORTS, &o->sources))
+				return -EINVAL;
+			break;
+		case 'F':
+			/* handled before parsing */
 			break;
 		case 'h':
 			usage_sim(stdout);
@@ -391,13 +413,15 @@ static int run_open_loop(struct sim *s)
 	ssemu_time_t end = (ssemu_time_t)(s->o.time_us * SSEMU_PS_PER_US);
 	ssemu_time_t t, tmin;
 	uint64_t i, first = s->o.pattern == PAT_INCAST ? 1 : 0, spin;
+	uint64_t nsrc = s->o.sources ? SSEMU_MIN(s->o.sources + first, s->n) :
+				       s->n;
 	int ret;
 
-	for (i = first; i < s->n; i++)
+	for (i = first; i < nsrc; i++)
 		s->next[i] = gap(s);
 	for (;;) {
 		tmin = UINT64_MAX;
-		for (i = first; i < s->n; i++)
+		for (i = first; i < nsrc; i++)
 			if (s->next[i] < tmin)
 				tmin = s->next[i];
 		if (s->o.messages ? s->sent >= s->o.messages : tmin >= end)
@@ -414,7 +438,7 @@ static int run_open_loop(struct sim *s)
 			s->drained_at = s->sent;
 		}
 		t = ssemu_fabric_now(s->fab);
-		for (i = first; i < s->n; i++) {
+		for (i = first; i < nsrc; i++) {
 			if (s->next[i] > t)
 				continue;
 			spin = 0;
@@ -463,6 +487,17 @@ static int run_pingpong(struct sim *s)
 	return finish(s);
 }
 
+/* Payload delivered from the first arrival to the last, in Gb/s. */
+static double sim_gbps(const struct sim *s, double *span_ns)
+{
+	double span = (double)(s->last_rx - s->first_rx) / SSEMU_PS_PER_NS;
+
+	if (span_ns)
+		*span_ns = span;
+	return span > 0 ? (double)(s->rx_bytes - s->first_bytes) * 8.0 / span :
+			  0;
+}
+
 static void report(struct sim *s)
 {
 	struct ssemu_fabric_stats st;
@@ -472,9 +507,7 @@ static void report(struct sim *s)
 	ssemu_fabric_stats(s->fab, &st);
 	ssemu_fabric_switch_latency(s->fab, &sl);
 	ssemu_samples_sort(&s->lat);
-	span = (double)(s->last_rx - s->first_rx) / SSEMU_PS_PER_NS;
-	gbps = span > 0 ? (double)(s->rx_bytes - s->first_bytes) * 8.0 / span :
-			  0;
+	gbps = sim_gbps(s, &span);
 
 	printf("fabric: preset %s, %u groups x %u switches x %u endpoints "
 	       "(+%u global), %" PRIu64 " endpoints used\n",
@@ -654,15 +687,14 @@ static int save_telemetry(struct sim *s)
 	return ret;
 }
 
-int ssemu_cmd_sim(int argc, char **argv)
+/* One run of @o: its report printed if @print; its throughput in @gbps. */
+static int sim_once(const struct sim_opts *o, bool print, double *gbps)
 {
 	struct sim s;
 	int ret;
 
 	memset(&s, 0, sizeof(s));
-	ret = parse_sim(argc, argv, &s.o);
-	if (ret)
-		return ret > 0 ? 0 : 2;
+	s.o = *o;
 	ret = sim_setup(&s);
 	if (!ret) {
 		ret = s.o.pattern == PAT_PINGPONG ? run_pingpong(&s) :
@@ -673,9 +705,53 @@ int ssemu_cmd_sim(int argc, char **argv)
 		if (ret)
 			fprintf(stderr, "sim: the run failed: %s\n",
 				strerror(-ret));
-		else
+		else if (print)
 			report(&s);
+		*gbps = sim_gbps(&s, NULL);
 	}
 	sim_teardown(&s);
+	return ret;
+}
+
+int ssemu_cmd_sim(int argc, char **argv)
+{
+	struct sim_opts o, ov;
+	char line[4096];
+	char **nargv = NULL;
+	double g1 = 0, g2 = 0;
+	int nargc, ret;
+
+	ret = ssemu_cli_scenario("sim", argc, argv, line, sizeof(line),
+				 &nargv, &nargc);
+	if (ret)
+		return ret == -ENOMEM ? 1 : 2;
+	ret = nargv ? parse_sim(nargc, nargv, &o) : parse_sim(argc, argv, &o);
+	free(nargv);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	if (o.versus) {
+		struct ssemu_config c;
+		char err[256];
+
+		ssemu_config_preset("switch", &c);
+		snprintf(c.routing, sizeof(c.routing), "%s", o.versus);
+		if (ssemu_config_validate(&c, err, sizeof(err))) {
+			fprintf(stderr, "sim: --versus-routing: %s\n", err);
+			return 2;
+		}
+	}
+	ret = sim_once(&o, true, &g1);
+	if (!ret && o.versus) {
+		ov = o;
+		ov.routing = o.versus;
+		ov.csv = NULL;
+		ov.telemetry = NULL;
+		ret = sim_once(&ov, false, &g2);
+		if (!ret) {
+			printf("versus: routing %s, throughput %.3f Gb/s\n",
+			       o.versus, g2);
+			printf("throughput_ratio: %.3f\n", g2 > 0 ? g1 / g2 : 0);
+		}
+	}
 	return ret ? 1 : 0;
 }

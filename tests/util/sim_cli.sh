@@ -64,6 +64,45 @@ bad "cannot read" sim --config /nonexistent/fabric.cfg
 printf 'topology = { groups = 2; nonsense = 1; };\n' > "$tmp/bad.cfg"
 bad "bad.cfg:1: nonsense: unknown key" sim --config "$tmp/bad.cfg"
 bad "no fabric named" stat --fabric ssemu-no-such-fabric-$$
+bad "unknown routing algorithm 'bogus'" sim --versus-routing bogus
+bad "out of range" sim --sources 0
+printf 'preset = "switch";\n' > "$tmp/noline.cfg"
+bad "no '# sim:' line" sim --scenario "$tmp/noline.cfg"
+printf '# sim: --preset malbec\npreset = "switch";\n' > "$tmp/preset.cfg"
+bad "not allowed in a scenario line" sim --scenario "$tmp/preset.cfg"
+bad "No such file" share --scenario "$tmp/missing.cfg"
+bad "not a multiple of 4" share --endpoints 6
+bad "traffic class 5" share --tclass-b 5
+bad "out of range" share --window 0
+bad "unexpected argument" share extra
+
+# A scenario line's options, then the command line's (which win).
+printf '# sim: --pattern pingpong --size 8 --messages 50\npreset = "switch";\n' \
+	> "$tmp/pp.cfg"
+"$tool" sim --scenario "$tmp/pp.cfg" --messages 20 > "$tmp/pp.txt"
+check "scenario options apply, the command line overrides them" \
+	grep -q "^messages: sent 20, received 20" "$tmp/pp.txt"
+
+# --versus-routing: the second run's throughput and the ratio.
+"$tool" sim --preset 2group --pattern groups --load 1.0 --size 4096 \
+	--time 10 --routing adaptive --versus-routing minimal > "$tmp/vs.txt"
+check "versus run reported" grep -q "^versus: routing minimal, throughput" \
+	"$tmp/vs.txt"
+g1=$(sed -n 's/^throughput: \([0-9.]*\) .*/\1/p' "$tmp/vs.txt")
+g2=$(sed -n 's/^versus: .*throughput \([0-9.]*\) .*/\1/p' "$tmp/vs.txt")
+r=$(sed -n 's/^throughput_ratio: \([0-9.]*\)/\1/p' "$tmp/vs.txt")
+check "ratio $r = $g1 / $g2" awk -v a="$g1" -v b="$g2" -v r="$r" \
+	'BEGIN { exit !(b > 0 && (a / b - r) < 0.001 && (r - a / b) < 0.001) }'
+
+# share: job B stops, its messages drain, A gets the link back; JSON and
+# text agree.
+"$tool" share --time 20 --survivor 20 > "$tmp/sh.txt" &&
+"$tool" share --time 20 --survivor 20 --json > "$tmp/sh.json"
+sa=$(sed -n 's/^share_a_pct: //p' "$tmp/sh.txt")
+check "share: text and JSON agree ($sa)" \
+	grep -q "\"share_a_pct\": $sa," "$tmp/sh.json"
+check "share: B delivers nothing once drained" \
+	grep -q "^survivor: A [0-9.]* Gb/s, B 0.000 Gb/s" "$tmp/sh.txt"
 
 [ $fail -eq 0 ] && echo "PASS: sim is deterministic, calibrated, and refuses bad input"
 exit $fail
