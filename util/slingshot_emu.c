@@ -181,6 +181,97 @@ int ssemu_cli_scenario(const char *tool, int argc, char **argv, char *line,
 	return 0;
 }
 
+int ssemu_cli_config(const char *tool, const struct ssemu_cli_fabric *fo,
+		     struct ssemu_config *cfg)
+{
+	char err[256];
+	int ret;
+
+	if (fo->config_path) {
+		ret = ssemu_config_load(fo->config_path, cfg, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "%s: %s\n", tool, err);
+			return ret;
+		}
+	} else if (ssemu_config_preset(fo->preset, cfg)) {
+		fprintf(stderr, "%s: unknown preset '%s' (try: ", tool,
+			fo->preset);
+		for (const char *const *p = ssemu_config_preset_names(); *p; p++)
+			fprintf(stderr, "%s%s", *p, p[1] ? ", " : ")\n");
+		return -EINVAL;
+	}
+	if (fo->seed_set)
+		cfg->seed = fo->seed;
+	if (fo->routing)
+		snprintf(cfg->routing, sizeof(cfg->routing), "%s",
+			 fo->routing);
+	if (fo->cc)
+		snprintf(cfg->cc, sizeof(cfg->cc), "%s", fo->cc);
+	return 0;
+}
+
+int ssemu_cli_open(const char *tool, struct ssemu_config *cfg, uint64_t n,
+		   void (*job)(uint64_t port, struct ssemu_nic_opts *no),
+		   struct ssemu_fabric **fab, struct ssemu_nic ***nics,
+		   struct ssemu_ep ***eps)
+{
+	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
+	char err[256];
+	uint64_t i;
+	int ret;
+
+	*fab = NULL;
+	*nics = NULL;
+	*eps = NULL;
+	ret = ssemu_config_validate(cfg, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "%s: %s\n", tool, err);
+		return ret;
+	}
+	fo.config = cfg;
+	ret = ssemu_fabric_open(&fo, fab, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "%s: cannot build the fabric: %s\n", tool, err);
+		return ret;
+	}
+	*nics = calloc(n, sizeof(**nics));
+	*eps = calloc(n, sizeof(**eps));
+	if (!*nics || !*eps)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct ssemu_nic_opts no = { .port = (uint32_t)i, .rank = -1 };
+
+		if (job)
+			job(i, &no);
+		ret = ssemu_nic_attach(*fab, &no, &(*nics)[i]);
+		if (!ret)
+			ret = ssemu_ep_open((*nics)[i], &(*eps)[i]);
+		if (ret) {
+			fprintf(stderr, "%s: endpoint %llu: %s\n", tool,
+				(unsigned long long)i, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void ssemu_cli_close(uint64_t n, struct ssemu_fabric *fab,
+		     struct ssemu_nic **nics, struct ssemu_ep **eps)
+{
+	uint64_t i;
+
+	for (i = 0; eps && i < n; i++)
+		if (eps[i])
+			ssemu_ep_close(eps[i]);
+	for (i = 0; nics && i < n; i++)
+		if (nics[i])
+			ssemu_nic_detach(nics[i]);
+	if (fab)
+		ssemu_fabric_close(fab);
+	free(nics);
+	free(eps);
+}
+
 static int cmd_presets(int argc, char **argv)
 {
 	const char *const *p;

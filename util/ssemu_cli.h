@@ -3,6 +3,7 @@
 #ifndef SSEMU_CLI_H
 #define SSEMU_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,39 @@ int ssemu_cli_double(const char *opt, const char *s, double lo, double hi,
 struct ssemu_config;
 void ssemu_cli_size_fabric(struct ssemu_config *cfg, uint64_t n,
 			   uint64_t msg_bytes, uint64_t pkts_per_nic);
+
+/* The fabric of a model-time experiment: a file or a preset, then the
+ * command line's overrides. */
+struct ssemu_cli_fabric {
+	const char *preset;
+	const char *config_path;	/* instead of the preset */
+	const char *routing;		/* NULL: the fabric's */
+	const char *cc;			/* NULL: the fabric's */
+	bool seed_set;
+	uint64_t seed;
+};
+
+/* Fill @cfg as @fo says; a clear message prefixed "@tool: " on error. */
+int ssemu_cli_config(const char *tool, const struct ssemu_cli_fabric *fo,
+		     struct ssemu_config *cfg);
+
+/*
+ * Validate @cfg (sized already), open it as a private in-process fabric
+ * and attach ports 0..@n-1, one NIC and one endpoint each; @job, if given,
+ * sets a port's job and rank.  On error the message names @tool and what
+ * failed; whatever was opened is in the out parameters for
+ * ssemu_cli_close().
+ */
+struct ssemu_fabric;
+struct ssemu_nic;
+struct ssemu_ep;
+struct ssemu_nic_opts;
+int ssemu_cli_open(const char *tool, struct ssemu_config *cfg, uint64_t n,
+		   void (*job)(uint64_t port, struct ssemu_nic_opts *no),
+		   struct ssemu_fabric **fab, struct ssemu_nic ***nics,
+		   struct ssemu_ep ***eps);
+void ssemu_cli_close(uint64_t n, struct ssemu_fabric *fab,
+		     struct ssemu_nic **nics, struct ssemu_ep **eps);
 
 /*
  * `--scenario FILE` in @argv: FILE is a fabric configuration whose

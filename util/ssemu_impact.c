@@ -389,28 +389,13 @@ static void opts_default(struct imp_opts *o)
 
 static int load_config(const struct imp_opts *o, struct ssemu_config *cfg)
 {
-	char err[256];
-	int ret;
+	const struct ssemu_cli_fabric fo = {
+		.preset = o->preset, .config_path = o->config_path,
+		.routing = o->routing, .cc = o->cc,
+		.seed_set = o->seed_set, .seed = o->seed,
+	};
 
-	if (o->config_path) {
-		ret = ssemu_config_load(o->config_path, cfg, err, sizeof(err));
-		if (ret) {
-			fprintf(stderr, "impact: %s\n", err);
-			return ret;
-		}
-	} else if (ssemu_config_preset(o->preset, cfg)) {
-		fprintf(stderr, "impact: unknown preset '%s' (try: ", o->preset);
-		for (const char *const *p = ssemu_config_preset_names(); *p; p++)
-			fprintf(stderr, "%s%s", *p, p[1] ? ", " : ")\n");
-		return -EINVAL;
-	}
-	if (o->seed_set)
-		cfg->seed = o->seed;
-	if (o->routing)
-		snprintf(cfg->routing, sizeof(cfg->routing), "%s", o->routing);
-	if (o->cc)
-		snprintf(cfg->cc, sizeof(cfg->cc), "%s", o->cc);
-	return 0;
+	return ssemu_cli_config("impact", &fo, cfg);
 }
 
 static int split_roles(struct run *r)
@@ -499,9 +484,7 @@ static int split_roles(struct run *r)
 
 static int run_setup(struct run *r)
 {
-	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
 	const struct imp_opts *o = r->o;
-	char err[256];
 	uint64_t nports, i, pkts;
 	int ret;
 
@@ -529,34 +512,13 @@ static int run_setup(struct run *r)
 	pkts = (o->agg_size + r->cfg.mtu - 1) / r->cfg.mtu;
 	pkts = SSEMU_MIN(pkts * 16, 1024);
 	ssemu_cli_size_fabric(&r->cfg, r->n, o->agg_size, pkts + 64);
-	ret = ssemu_config_validate(&r->cfg, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "impact: %s\n", err);
+	ret = ssemu_cli_open("impact", &r->cfg, r->n, NULL, &r->fab, &r->nics,
+			     &r->eps);
+	if (ret)
 		return ret;
-	}
-	fo.config = &r->cfg;
-	ret = ssemu_fabric_open(&fo, &r->fab, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "impact: cannot build the fabric: %s\n", err);
-		return ret;
-	}
-	r->nics = calloc(r->n, sizeof(*r->nics));
-	r->eps = calloc(r->n, sizeof(*r->eps));
 	r->payload = calloc(1, o->agg_size);
-	if (!r->nics || !r->eps || !r->payload)
+	if (!r->payload)
 		return -ENOMEM;
-	for (i = 0; i < r->n; i++) {
-		struct ssemu_nic_opts no = { .port = (uint32_t)i, .rank = -1 };
-
-		ret = ssemu_nic_attach(r->fab, &no, &r->nics[i]);
-		if (!ret)
-			ret = ssemu_ep_open(r->nics[i], &r->eps[i]);
-		if (ret) {
-			fprintf(stderr, "impact: endpoint %" PRIu64 ": %s\n", i,
-				strerror(-ret));
-			return ret;
-		}
-	}
 	ret = split_roles(r);
 	if (ret)
 		return ret;
@@ -599,18 +561,7 @@ static int run_setup(struct run *r)
 
 static void run_teardown(struct run *r)
 {
-	uint64_t i;
-
-	for (i = 0; r->eps && i < r->n; i++)
-		if (r->eps[i])
-			ssemu_ep_close(r->eps[i]);
-	for (i = 0; r->nics && i < r->n; i++)
-		if (r->nics[i])
-			ssemu_nic_detach(r->nics[i]);
-	if (r->fab)
-		ssemu_fabric_close(r->fab);
-	free(r->nics);
-	free(r->eps);
+	ssemu_cli_close(r->n, r->fab, r->nics, r->eps);
 	free(r->payload);
 	free(r->victims);
 	free(r->aggs);

@@ -218,35 +218,27 @@ static int parse_share(int argc, char **argv, struct share_opts *o)
 	return 0;
 }
 
+/* Job 1 (A) on the even ports, job 2 (B) on the odd ones. */
+static void share_job(uint64_t port, struct ssemu_nic_opts *no)
+{
+	no->job = 1 + (uint32_t)(port & 1);
+	no->rank = (int32_t)(port / 2);
+}
+
 static int share_setup(struct share_run *r)
 {
-	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
 	const struct share_opts *o = r->o;
-	uint64_t nports, i, pkts;
-	char err[256];
+	const struct ssemu_cli_fabric fo = {
+		.preset = o->preset, .config_path = o->config_path,
+		.routing = o->routing, .cc = o->cc,
+		.seed_set = o->seed_set, .seed = o->seed,
+	};
+	uint64_t nports, pkts;
 	int ret, j;
 
-	if (o->config_path) {
-		ret = ssemu_config_load(o->config_path, &r->cfg, err,
-					sizeof(err));
-		if (ret) {
-			fprintf(stderr, "share: %s\n", err);
-			return ret;
-		}
-	} else if (ssemu_config_preset(o->preset, &r->cfg)) {
-		fprintf(stderr, "share: unknown preset '%s' (try: ", o->preset);
-		for (const char *const *p = ssemu_config_preset_names(); *p;
-		     p++)
-			fprintf(stderr, "%s%s", *p, p[1] ? ", " : ")\n");
-		return -EINVAL;
-	}
-	if (o->seed_set)
-		r->cfg.seed = o->seed;
-	if (o->routing)
-		snprintf(r->cfg.routing, sizeof(r->cfg.routing), "%s",
-			 o->routing);
-	if (o->cc)
-		snprintf(r->cfg.cc, sizeof(r->cfg.cc), "%s", o->cc);
+	ret = ssemu_cli_config("share", &fo, &r->cfg);
+	if (ret)
+		return ret;
 	for (j = 0; j < 2; j++)
 		if (o->tc[j] != UINT32_MAX && o->tc[j] >= r->cfg.ntclass) {
 			fprintf(stderr, "share: traffic class %u: the fabric "
@@ -270,55 +262,20 @@ static int share_setup(struct share_run *r)
 	pkts = (o->size + r->cfg.mtu - 1) / r->cfg.mtu;
 	ssemu_cli_size_fabric(&r->cfg, r->n, o->size,
 			      (pkts * 16 < 1024 ? pkts * 16 : 1024) + 64);
-	ret = ssemu_config_validate(&r->cfg, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "share: %s\n", err);
+	ret = ssemu_cli_open("share", &r->cfg, r->n, share_job, &r->fab,
+			     &r->nics, &r->eps);
+	if (ret)
 		return ret;
-	}
-	fo.config = &r->cfg;
-	ret = ssemu_fabric_open(&fo, &r->fab, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "share: cannot build the fabric: %s\n", err);
-		return ret;
-	}
-	r->nics = calloc(r->n, sizeof(*r->nics));
-	r->eps = calloc(r->n, sizeof(*r->eps));
 	r->payload = calloc(1, o->size);
 	r->inflight = calloc(r->n, sizeof(*r->inflight));
-	if (!r->nics || !r->eps || !r->payload || !r->inflight)
+	if (!r->payload || !r->inflight)
 		return -ENOMEM;
-	for (i = 0; i < r->n; i++) {
-		/* job 1 + (port parity): A even, B odd */
-		struct ssemu_nic_opts no = { .port = (uint32_t)i,
-					     .job = 1 + (uint32_t)(i & 1),
-					     .rank = (int32_t)(i / 2) };
-
-		ret = ssemu_nic_attach(r->fab, &no, &r->nics[i]);
-		if (!ret)
-			ret = ssemu_ep_open(r->nics[i], &r->eps[i]);
-		if (ret) {
-			fprintf(stderr, "share: endpoint %" PRIu64 ": %s\n", i,
-				strerror(-ret));
-			return ret;
-		}
-	}
 	return 0;
 }
 
 static void share_teardown(struct share_run *r)
 {
-	uint64_t i;
-
-	for (i = 0; r->eps && i < r->n; i++)
-		if (r->eps[i])
-			ssemu_ep_close(r->eps[i]);
-	for (i = 0; r->nics && i < r->n; i++)
-		if (r->nics[i])
-			ssemu_nic_detach(r->nics[i]);
-	if (r->fab)
-		ssemu_fabric_close(r->fab);
-	free(r->nics);
-	free(r->eps);
+	ssemu_cli_close(r->n, r->fab, r->nics, r->eps);
 	free(r->payload);
 	free(r->inflight);
 }

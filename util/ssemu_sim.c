@@ -544,34 +544,20 @@ static void report(struct sim *s)
 
 static int sim_setup(struct sim *s)
 {
-	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
-	char err[256];
+	const struct ssemu_cli_fabric fo = {
+		.preset = s->o.preset, .config_path = s->o.config_path,
+		.routing = s->o.routing, .cc = s->o.cc,
+		.seed_set = s->o.seed_set, .seed = s->o.seed,
+	};
 	uint64_t nports, i, j, tmp;
 	int ret;
 
-	if (s->o.config_path) {
-		ret = ssemu_config_load(s->o.config_path, &s->cfg, err,
-					sizeof(err));
-		if (ret) {
-			fprintf(stderr, "sim: %s\n", err);
-			return ret;
-		}
-	} else if (ssemu_config_preset(s->o.preset, &s->cfg)) {
-		fprintf(stderr, "sim: unknown preset '%s' (try: ", s->o.preset);
-		for (const char *const *p = ssemu_config_preset_names(); *p; p++)
-			fprintf(stderr, "%s%s", *p, p[1] ? ", " : ")\n");
-		return -EINVAL;
-	}
-	if (s->o.seed_set)
-		s->cfg.seed = s->o.seed;
+	ret = ssemu_cli_config("sim", &fo, &s->cfg);
+	if (ret)
+		return ret;
 	if (s->o.tel_interval_us >= 0)
 		s->cfg.tel_interval = (ssemu_time_t)(s->o.tel_interval_us *
 						     SSEMU_PS_PER_US + 0.5);
-	if (s->o.routing)
-		snprintf(s->cfg.routing, sizeof(s->cfg.routing), "%s",
-			 s->o.routing);
-	if (s->o.cc)
-		snprintf(s->cfg.cc, sizeof(s->cfg.cc), "%s", s->o.cc);
 	if (s->o.tclass == UINT32_MAX)
 		s->o.tclass = s->cfg.default_tclass;
 	if (s->o.tclass >= s->cfg.ntclass) {
@@ -595,37 +581,15 @@ static int sim_setup(struct sim *s)
 	}
 	/* One endpoint per NIC, sized for this run. */
 	ssemu_cli_size_fabric(&s->cfg, s->n, s->o.size, 256);
-
-	ret = ssemu_config_validate(&s->cfg, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "sim: %s\n", err);
+	ret = ssemu_cli_open("sim", &s->cfg, s->n, NULL, &s->fab, &s->nics,
+			     &s->eps);
+	if (ret)
 		return ret;
-	}
-	fo.config = &s->cfg;
-	ret = ssemu_fabric_open(&fo, &s->fab, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "sim: cannot build the fabric: %s\n", err);
-		return ret;
-	}
-	s->nics = calloc(s->n, sizeof(*s->nics));
-	s->eps = calloc(s->n, sizeof(*s->eps));
 	s->next = calloc(s->n, sizeof(*s->next));
 	s->dest = calloc(s->n, sizeof(*s->dest));
 	s->payload = calloc(1, s->o.size ? s->o.size : 1);
-	if (!s->nics || !s->eps || !s->next || !s->dest || !s->payload)
+	if (!s->next || !s->dest || !s->payload)
 		return -ENOMEM;
-	for (i = 0; i < s->n; i++) {
-		struct ssemu_nic_opts no = { .port = (uint32_t)i, .rank = -1 };
-
-		ret = ssemu_nic_attach(s->fab, &no, &s->nics[i]);
-		if (!ret)
-			ret = ssemu_ep_open(s->nics[i], &s->eps[i]);
-		if (ret) {
-			fprintf(stderr, "sim: endpoint %" PRIu64 ": %s\n", i,
-				strerror(-ret));
-			return ret;
-		}
-	}
 	ssemu_rng_seed(&s->rng, s->cfg.seed, 0x51);
 	s->prog_last = wall_s();	/* the first line after half a second */
 	/* A random derangement for the permutation pattern. */
@@ -653,17 +617,9 @@ static int sim_setup(struct sim *s)
 
 static void sim_teardown(struct sim *s)
 {
-	uint64_t i;
-
 	if (s->csv)
 		fclose(s->csv);
-	for (i = 0; s->eps && i < s->n; i++)
-		ssemu_ep_close(s->eps[i]);
-	for (i = 0; s->nics && i < s->n; i++)
-		ssemu_nic_detach(s->nics[i]);
-	ssemu_fabric_close(s->fab);
-	free(s->nics);
-	free(s->eps);
+	ssemu_cli_close(s->n, s->fab, s->nics, s->eps);
 	free(s->next);
 	free(s->dest);
 	free(s->payload);
