@@ -192,28 +192,30 @@ static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t *vcl_out)
 {
 	struct ssemu_swport *op = &s->port[out];
-	uint32_t R = r->topo.radix, vcls[SSEMU_NVC], nv = 0, vc, vcl, k, j, in;
+	uint32_t vcls[SSEMU_NVC], nv = 0, vc, vcl, j, in;
+	uint64_t any = 0, later;
 
 	for (vc = SSEMU_NVC; vc-- > 0;) {
 		vcl = tc * SSEMU_NVC + vc;
-		if (op->queued[vcl] && op->credits[next_vcl(r, out, vcl)])
+		if (op->queued[vcl] && op->credits[next_vcl(r, out, vcl)]) {
 			vcls[nv++] = vcl;
-	}
-	if (!nv)
-		return false;
-	for (k = 1; k <= R; k++) {
-		in = (op->rr + k) % R;
-		for (j = 0; j < nv; j++) {
-			vcl = vcls[(op->vc_rr + j) % nv];
-			if (ssemu_r_voq(r, s, in, out, vcl)->head ==
-			    SSEMU_NONE)
-				continue;
-			op->rr = in;
-			op->vc_rr++;
-			*in_out = in;
-			*vcl_out = vcl;
-			return true;
+			any |= op->inmask[vcl];
 		}
+	}
+	if (!any)
+		return false;
+	/* the first input with a packet after rr, cyclically (rr last) */
+	later = op->rr + 1 < 64 ? any & (~0ULL << (op->rr + 1)) : 0;
+	in = (uint32_t)__builtin_ctzll(later ? later : any);
+	for (j = 0; j < nv; j++) {
+		vcl = vcls[(op->vc_rr + j) % nv];
+		if (!(op->inmask[vcl] & (1ULL << in)))
+			continue;
+		op->rr = in;
+		op->vc_rr++;
+		*in_out = in;
+		*vcl_out = vcl;
+		return true;
 	}
 	return false;
 }
@@ -1086,9 +1088,10 @@ static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, vcl);
 
 	ssemu_r_pkt(r, pi)->next = SSEMU_NONE;
-	if (q->head == SSEMU_NONE)
+	if (q->head == SSEMU_NONE) {
 		q->head = pi;
-	else
+		s->port[out].inmask[vcl] |= 1ULL << in;
+	} else
 		ssemu_r_pkt(r, q->tail)->next = pi;
 	q->tail = pi;
 	if (cc_paced(ssemu_r_pkt(r, pi)) && cc_ops[r->cc_idx].on_queue &&
@@ -1106,8 +1109,10 @@ static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	uint32_t pi = q->head;
 
 	q->head = ssemu_r_pkt(r, pi)->next;
-	if (q->head == SSEMU_NONE)
+	if (q->head == SSEMU_NONE) {
 		q->tail = SSEMU_NONE;
+		s->port[out].inmask[vcl] &= ~(1ULL << in);
+	}
 	if (cc_paced(ssemu_r_pkt(r, pi)) && cc_ops[r->cc_idx].on_queue &&
 	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
 		egq_count(r, &s->port[out], ssemu_r_pkt(r, pi), -1);

@@ -35,8 +35,8 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 6	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
-				 * 6: lossy classes */
+#define SSEMU_LAYOUT_VERSION 7	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
+				 * 6: lossy classes; 7: VOQ input masks */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
@@ -239,6 +239,9 @@ struct ssemu_swport {
 	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
 	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
 	uint64_t drops;
+	/* the inputs whose VOQ for this output and vclass is not empty (bit
+	 * in): arbitration finds the next one without a scan */
+	uint64_t inmask[SSEMU_MAX_VCLASS];
 };
 
 struct ssemu_switch_sh {
