@@ -173,8 +173,12 @@ static int bench_model(const char *preset, double load, double time_us,
 				continue;
 			d = ssemu_rng_below(&rng, n - 1);
 			s.dest = ssemu_ep_addr(eps[d >= i ? d + 1 : d]);
+			/* out of slots: let 100 ns of model time go by (not a
+			 * number of events: the traffic offered must not
+			 * depend on how many events the model takes) */
 			while ((ret = ssemu_ep_send(eps[i], &s)) == -EAGAIN) {
-				ssemu_fabric_progress(fab, 4096);
+				ssemu_fabric_run_until(fab, ssemu_fabric_now(fab) +
+							    SSEMU_PS_PER_US / 10);
 				recvd += drain_all(eps, n);
 			}
 			if (ret)

@@ -1146,6 +1146,60 @@ static void arrive_at_switch(struct ssemu_region *r, uint32_t inst,
 static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t port, uint32_t vcl);
 
+/*
+ * Output @out of switch model @inst looks again at @t (OUT_DONE), unless
+ * it is due to look by then anyway.  An earlier look than the one due
+ * takes a second event: a credit on its way must not wait for a cap.
+ */
+static void sw_wake(struct ssemu_region *r, uint32_t inst, uint32_t out,
+		    ssemu_time_t t)
+{
+	struct ssemu_swport *op = &ssemu_r_switch(r, inst)->port[out];
+
+	if (op->done_pending && op->wake_at <= t)
+		return;
+	op->done_pending = 1;
+	op->wake_at = t;
+	schedule(r, t, SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
+}
+
+/* The credit returns that have reached output @op by @now count now. */
+static inline void credits_settle(struct ssemu_swport *op, ssemu_time_t now)
+{
+	while (op->cr_n && op->cr_time[op->cr_head] <= now) {
+		op->credits[op->cr_vcl[op->cr_head]]++;
+		op->cr_head = (uint8_t)((op->cr_head + 1) % SSEMU_CR_RING);
+		op->cr_n--;
+	}
+}
+
+/*
+ * A credit for @vcl of the buffer downstream of output @port of switch
+ * model @inst reaches it at @t.  It waits in the output's ring and counts
+ * from @t on (credits_settle), so it costs no event unless packets wait
+ * there with nobody due to look by then: then the output looks at @t.  A
+ * full ring (or a return out of order) takes the event instead.
+ */
+static void credit_to_switch(struct ssemu_region *r, uint32_t inst,
+			     uint32_t port, uint32_t vcl, ssemu_time_t t)
+{
+	struct ssemu_swport *op = &ssemu_r_switch(r, inst)->port[port];
+	uint32_t i = (op->cr_head + op->cr_n) % SSEMU_CR_RING;
+
+	if (op->cr_n >= SSEMU_CR_RING || vcl >= SSEMU_MAX_VCLASS ||
+	    (op->cr_n && op->cr_time[(i + SSEMU_CR_RING - 1) %
+				     SSEMU_CR_RING] > t)) {
+		schedule(r, t, SSEMU_MEV_SW_CREDIT, inst, port | vcl << 8, 0);
+		return;
+	}
+	op->cr_time[i] = t;
+	op->cr_vcl[i] = (uint8_t)vcl;
+	op->cr_n++;
+	/* (a busy output looks when the link is free) */
+	if (op->nqueued && op->busy_until <= t)
+		sw_wake(r, inst, port, t);
+}
+
 static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 		     uint32_t pi)
 {
@@ -1197,8 +1251,7 @@ static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		return;
 	pinst = ssemu_r_swmap(r)[peer.sw];
 	if (pinst != SSEMU_NONE)
-		schedule(r, t, SSEMU_MEV_SW_CREDIT, pinst,
-			 peer.port | vcl << 8, 0);
+		credit_to_switch(r, pinst, peer.port, vcl, t);
 }
 
 static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
@@ -1212,19 +1265,19 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 
 	if (s->port[out].busy_until > now) {
 		/* serialising: look again when the link is free */
-		if (!s->port[out].done_pending) {
-			s->port[out].done_pending = 1;
-			schedule(r, s->port[out].busy_until,
-				 SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
-		}
+		if (!s->port[out].done_pending)
+			sw_wake(r, inst, out, s->port[out].busy_until);
 		return;
 	}
+	credits_settle(&s->port[out], now);
 	if (!arb_ops[r->arb_idx].pick(r, s, out, &in, &vcl, &retry)) {
 		/* held back by a cap: look again when it allows */
-		if (retry != UINT64_MAX && !s->port[out].done_pending) {
-			s->port[out].done_pending = 1;
-			schedule(r, retry, SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
-		}
+		if (retry != UINT64_MAX && !s->port[out].done_pending)
+			sw_wake(r, inst, out, retry);
+		/* or maybe waiting for a credit on its way: when it is in */
+		if (s->port[out].nqueued && s->port[out].cr_n)
+			sw_wake(r, inst, out,
+				s->port[out].cr_time[s->port[out].cr_head]);
 		return;
 	}
 	pi = voq_pop(r, s, in, out, vcl);
@@ -1245,10 +1298,8 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	s->port[out].busy_until = now + ser;
 	/* only if something waits for this output; a later arrival looks
 	 * at busy_until itself */
-	if (s->port[out].nqueued && !s->port[out].done_pending) {
-		s->port[out].done_pending = 1;
-		schedule(r, now + ser, SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
-	}
+	if (s->port[out].nqueued && !s->port[out].done_pending)
+		sw_wake(r, inst, out, now + ser);
 	ssemu_topo_peer(&r->topo, s->sw, out, &peer);
 	if (peer.kind == SSEMU_PORT_ENDPOINT) {
 		if (pkt->type == SSEMU_PKT_DATA &&
@@ -1317,10 +1368,11 @@ static void fail_queued(struct ssemu_region *r, uint32_t mi, int32_t status)
 static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t port, uint32_t tc)
 {
-	const struct ssemu_swport *op = &s->port[port];
+	struct ssemu_swport *op = &s->port[port];
 	uint32_t load = op->nqueued, cr;
 
 	if (ssemu_topo_port_kind(&r->topo, port) != SSEMU_PORT_ENDPOINT) {
+		credits_settle(op, now_of(r));
 		cr = op->credits[tc * SSEMU_NVC + 1];
 		if (cr < r->config.port_buf_pkts)
 			load += r->config.port_buf_pkts - cr;
@@ -1714,10 +1766,9 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		inst = ssemu_r_swmap(r)[ssemu_topo_ep_switch(&r->topo,
 							      n->port)];
 		if (inst != SSEMU_NONE)
-			schedule(r, now_of(r) + r->config.edge.delay,
-				 SSEMU_MEV_SW_CREDIT, inst,
-				 (n->port % r->topo.p) | (tc * SSEMU_NVC) << 8,
-				 0);
+			credit_to_switch(r, inst, n->port % r->topo.p,
+					 tc * SSEMU_NVC,
+					 now_of(r) + r->config.edge.delay);
 	}
 	if (n->state != SSEMU_NIC_ATTACHED || n->gen != pkt->to_gen) {
 		/* the NIC it was sent to has gone */
@@ -2126,7 +2177,11 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 		sw_ready(r, f->a, f->b, f->c);
 		break;
 	case SSEMU_MEV_SW_OUT_DONE:
-		ssemu_r_switch(r, f->a)->port[f->b].done_pending = 0;
+		/* (one overtaken by an earlier look, sw_wake, is not the
+		 * one due: it must not start a second chain of looks) */
+		s = ssemu_r_switch(r, f->a);
+		if (f->time >= s->port[f->b].wake_at)
+			s->port[f->b].done_pending = 0;
 		sw_try_send(r, f->a, f->b);
 		break;
 	case SSEMU_MEV_NIC_KICK:

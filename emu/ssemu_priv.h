@@ -36,7 +36,8 @@
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 #define SSEMU_LAYOUT_VERSION 7	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
-				 * 6: lossy classes; 7: VOQ input masks */
+				 * 6: lossy classes; 7: VOQ input masks,
+				 * credit returns without events */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
@@ -60,6 +61,8 @@
  */
 #define SSEMU_NVC 6
 #define SSEMU_MAX_VCLASS (SSEMU_MAX_TCLASS * SSEMU_NVC)
+/* Credit returns in flight kept per switch output (more take an event). */
+#define SSEMU_CR_RING 8
 
 enum ssemu_nic_state {
 	SSEMU_NIC_FREE = 0,
@@ -242,6 +245,13 @@ struct ssemu_swport {
 	/* the inputs whose VOQ for this output and vclass is not empty (bit
 	 * in): arbitration finds the next one without a scan */
 	uint64_t inmask[SSEMU_MAX_VCLASS];
+	/* credits on their way back from downstream, oldest first (one link
+	 * delay each, so in time order): they count from their time on,
+	 * settled when the output next looks, and cost no event */
+	ssemu_time_t cr_time[SSEMU_CR_RING];
+	uint8_t cr_vcl[SSEMU_CR_RING];
+	uint8_t cr_head, cr_n;
+	ssemu_time_t wake_at;	/* done_pending: the earliest OUT_DONE */
 };
 
 struct ssemu_switch_sh {
