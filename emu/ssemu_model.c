@@ -1230,6 +1230,60 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	sw_try_send(r, inst, out);
 }
 
+/* The credit returns that have reached NIC @n by @now count now. */
+static inline void nic_credits_settle(struct ssemu_nic_sh *n,
+				      ssemu_time_t now)
+{
+	while (n->cr_n && n->cr_time[n->cr_head] <= now) {
+		n->credits[n->cr_tc[n->cr_head]]++;
+		n->cr_head = (uint8_t)((n->cr_head + 1) % SSEMU_CR_RING);
+		n->cr_n--;
+	}
+}
+
+/* NIC @nic looks for a packet to send at @t (NIC_KICK), unless a look for
+ * a credit is due by then. */
+static void nic_wake(struct ssemu_region *r, uint32_t nic, ssemu_time_t t)
+{
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+
+	if (n->kick_at > now_of(r) && n->kick_at <= t)
+		return;
+	n->kick_at = t;
+	schedule(r, t, SSEMU_MEV_NIC_KICK, nic, 0, 0);
+}
+
+static inline bool nic_has_work(const struct ssemu_nic_sh *n)
+{
+	return n->ack_head != SSEMU_NONE || n->inj_head != SSEMU_NONE ||
+	       n->resp_head != SSEMU_NONE;
+}
+
+/*
+ * A credit for class @tc of the edge switch's input buffer reaches NIC
+ * @nic at @t: as at a switch output (credit_to_switch), it waits in the
+ * NIC's ring, and the NIC looks at @t only if it has something to send and
+ * its link is free then (a busy link looks when it is free).
+ */
+static void credit_to_nic(struct ssemu_region *r, uint32_t nic, uint32_t tc,
+			  ssemu_time_t t)
+{
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+	uint32_t i = (n->cr_head + n->cr_n) % SSEMU_CR_RING;
+
+	if (n->cr_n >= SSEMU_CR_RING || tc >= SSEMU_MAX_TCLASS ||
+	    (n->cr_n && n->cr_time[(i + SSEMU_CR_RING - 1) %
+				    SSEMU_CR_RING] > t)) {
+		schedule(r, t, SSEMU_MEV_NIC_CREDIT, nic, tc, 0);
+		return;
+	}
+	n->cr_time[i] = t;
+	n->cr_tc[i] = (uint8_t)tc;
+	n->cr_n++;
+	if (n->busy_until <= t && nic_has_work(n))
+		nic_wake(r, nic, t);
+}
+
 /* Hand a credit for (@port's input buffer, @vcl) back to whoever feeds
  * it. */
 static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
@@ -1243,8 +1297,7 @@ static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	if (peer.kind == SSEMU_PORT_ENDPOINT) {
 		nic = ssemu_r_portmap(r)[peer.ep];
 		if (nic != SSEMU_NONE)
-			schedule(r, t, SSEMU_MEV_NIC_CREDIT, nic,
-				 vcl / SSEMU_NVC, 0);
+			credit_to_nic(r, nic, vcl / SSEMU_NVC, t);
 		return;
 	}
 	if (peer.kind == SSEMU_PORT_NONE)
@@ -1726,9 +1779,14 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 		}
 		return;
 	}
+	nic_credits_settle(n, now);
 	pi = nic_next_pkt(r, nic);
-	if (pi == SSEMU_NONE)
+	if (pi == SSEMU_NONE) {
+		/* maybe waiting for a credit on its way: look when it is in */
+		if (n->cr_n && nic_has_work(n))
+			nic_wake(r, nic, n->cr_time[n->cr_head]);
 		return;
+	}
 	if (!sw_get(r, ssemu_topo_ep_switch(&r->topo, n->port), &inst)) {
 		lose_pkt(r, pi, -ENOSPC);
 		return;
@@ -2100,6 +2158,8 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 	for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++)
 		n->credits[tc] = tc < r->config.ntclass ?
 					 r->config.port_buf_pkts : 0;
+	n->cr_n = 0;
+	n->kick_at = 0;
 	memset(ssemu_r_window(r, nic), 0,
 	       sizeof(uint16_t) * r->config.max_nics);
 	memset(&n->stats, 0, sizeof(n->stats));
@@ -2387,6 +2447,8 @@ int ssemu_model_recover(struct ssemu_region *r)
 		n->rx_unacked = 0;
 		for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++)
 			n->credits[tc] = tc < c->ntclass ? c->port_buf_pkts : 0;
+		n->cr_n = 0;
+		n->kick_at = 0;
 		memset(ssemu_r_window(r, nic), 0,
 		       sizeof(uint16_t) * c->max_nics);
 		for (k = 0; k < c->max_nics; k++) {

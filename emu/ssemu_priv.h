@@ -181,6 +181,12 @@ struct ssemu_nic_sh {
 	ssemu_time_t busy_until;	/* the edge link serialises until then */
 	uint32_t credits[SSEMU_MAX_TCLASS];
 	struct ssemu_nic_stats stats;
+	/* credits on their way back from the edge switch, as a switch
+	 * output's (cr_tc: the class), and when a kick for them is due */
+	ssemu_time_t cr_time[SSEMU_CR_RING];
+	uint8_t cr_tc[SSEMU_CR_RING];
+	uint8_t cr_head, cr_n;
+	ssemu_time_t kick_at;
 };
 
 enum ssemu_pkt_type {
