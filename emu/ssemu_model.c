@@ -1045,6 +1045,7 @@ static struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 	ssemu_rng_seed(&s->rng, r->config.seed, 0x100000000ULL + sw);
 	for (p = 0; p < r->topo.radix; p++) {
 		ssemu_topo_peer(&r->topo, sw, p, &peer);
+		s->port[p].peer = peer;
 		if (peer.kind == SSEMU_PORT_NONE)
 			continue;
 		/* a NIC has one buffer per class (VC 0); a switch input has
@@ -1289,22 +1290,21 @@ static void credit_to_nic(struct ssemu_region *r, uint32_t nic, uint32_t tc,
 static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t port, uint32_t vcl)
 {
-	struct ssemu_peer peer;
+	const struct ssemu_peer *peer = &s->port[port].peer;
 	ssemu_time_t t = now_of(r) + link_of(r, port)->delay;
 	uint32_t nic, pinst;
 
-	ssemu_topo_peer(&r->topo, s->sw, port, &peer);
-	if (peer.kind == SSEMU_PORT_ENDPOINT) {
-		nic = ssemu_r_portmap(r)[peer.ep];
+	if (peer->kind == SSEMU_PORT_ENDPOINT) {
+		nic = ssemu_r_portmap(r)[peer->ep];
 		if (nic != SSEMU_NONE)
 			credit_to_nic(r, nic, vcl / SSEMU_NVC, t);
 		return;
 	}
-	if (peer.kind == SSEMU_PORT_NONE)
+	if (peer->kind == SSEMU_PORT_NONE)
 		return;
-	pinst = ssemu_r_swmap(r)[peer.sw];
+	pinst = ssemu_r_swmap(r)[peer->sw];
 	if (pinst != SSEMU_NONE)
-		credit_to_switch(r, pinst, peer.port, vcl, t);
+		credit_to_switch(r, pinst, peer->port, vcl, t);
 }
 
 static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
@@ -1353,7 +1353,7 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	 * at busy_until itself */
 	if (s->port[out].nqueued && !s->port[out].done_pending)
 		sw_wake(r, inst, out, now + ser);
-	ssemu_topo_peer(&r->topo, s->sw, out, &peer);
+	peer = s->port[out].peer;
 	if (peer.kind == SSEMU_PORT_ENDPOINT) {
 		if (pkt->type == SSEMU_PKT_DATA &&
 		    cc_ops[r->cc_idx].mark(r, &s->port[out], tc)) {

@@ -258,6 +258,7 @@ struct ssemu_swport {
 	uint8_t cr_vcl[SSEMU_CR_RING];
 	uint8_t cr_head, cr_n;
 	ssemu_time_t wake_at;	/* done_pending: the earliest OUT_DONE */
+	struct ssemu_peer peer;	/* the far end (ssemu_topo_peer, once) */
 };
 
 struct ssemu_switch_sh {
