@@ -228,37 +228,39 @@ struct ssemu_voq {
 };
 
 struct ssemu_swport {
+	/* (the fields every packet through the port touches come first: a
+	 * hop costs fewer cache lines) */
 	uint32_t done_pending;	/* an OUT_DONE event is scheduled */
 	uint32_t rr;		/* round-robin pointer over inputs */
 	uint32_t nqueued;	/* VOQ packets for this output, all vclasses */
 	uint32_t queued_tc[SSEMU_MAX_TCLASS];	/* the same, per class */
 	uint32_t vc_rr;		/* turns among the VCs of an input */
 	ssemu_time_t busy_until;	/* the output serialises until then */
-	uint32_t credits[SSEMU_MAX_VCLASS];	/* downstream buffer per vclass */
-	uint32_t queued[SSEMU_MAX_VCLASS];	/* VOQ packets for this output */
+	ssemu_time_t wake_at;	/* done_pending: the earliest OUT_DONE */
 	ssemu_time_t last_ready;		/* keeps each input FIFO */
-	/* traffic-class shares ("shares" arbitration): token buckets in
-	 * bytes for each class's guaranteed minimum and its cap */
-	double g_tokens[SSEMU_MAX_TCLASS];
-	double c_tokens[SSEMU_MAX_TCLASS];
 	ssemu_time_t tok_time;
 	uint32_t tc_rr;				/* last class served */
 	uint32_t nflows;	/* edge output: source NICs with data packets
 				 * queued for it (congestion control) */
-	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
-	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
-	uint64_t drops;
-	/* the inputs whose VOQ for this output and vclass is not empty (bit
-	 * in): arbitration finds the next one without a scan */
-	uint64_t inmask[SSEMU_MAX_VCLASS];
 	/* credits on their way back from downstream, oldest first (one link
 	 * delay each, so in time order): they count from their time on,
 	 * settled when the output next looks, and cost no event */
-	ssemu_time_t cr_time[SSEMU_CR_RING];
 	uint8_t cr_vcl[SSEMU_CR_RING];
 	uint8_t cr_head, cr_n;
-	ssemu_time_t wake_at;	/* done_pending: the earliest OUT_DONE */
+	ssemu_time_t cr_time[SSEMU_CR_RING];
 	struct ssemu_peer peer;	/* the far end (ssemu_topo_peer, once) */
+	/* traffic-class shares ("shares" arbitration): token buckets in
+	 * bytes for each class's guaranteed minimum and its cap */
+	double g_tokens[SSEMU_MAX_TCLASS];
+	double c_tokens[SSEMU_MAX_TCLASS];
+	uint32_t credits[SSEMU_MAX_VCLASS];	/* downstream buffer per vclass */
+	uint32_t queued[SSEMU_MAX_VCLASS];	/* VOQ packets for this output */
+	/* the inputs whose VOQ for this output and vclass is not empty (bit
+	 * in): arbitration finds the next one without a scan */
+	uint64_t inmask[SSEMU_MAX_VCLASS];
+	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
+	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
+	uint64_t drops;
 };
 
 struct ssemu_switch_sh {
