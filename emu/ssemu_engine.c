@@ -9,9 +9,6 @@
 #include "ssemu_engine.h"
 #include "ssemu_compiler.h"
 
-/* The heap's offset past a cache line boundary: see sift_down. */
-#define HEAP_SKEW (64 - sizeof(struct ssemu_heap_ent))
-
 /* next_free of an event that is in the heap */
 #define EV_INUSE (SSEMU_EV_NONE - 1)
 
@@ -27,7 +24,7 @@ static inline struct ssemu_ev *pool(struct ssemu_engine *e)
 
 size_t ssemu_engine_bytes(uint32_t cap)
 {
-	return SSEMU_ALIGN_UP(sizeof(struct ssemu_engine), 64) + HEAP_SKEW +
+	return SSEMU_ALIGN_UP(sizeof(struct ssemu_engine), 64) +
 	       (size_t)cap * sizeof(struct ssemu_heap_ent) +
 	       (size_t)cap * sizeof(struct ssemu_ev);
 }
@@ -40,8 +37,7 @@ void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap)
 	assert(cap <= SSEMU_ENGINE_MAX_CAP);
 	memset(e, 0, sizeof(*e));
 	e->cap = cap;
-	e->heap_off = SSEMU_ALIGN_UP(sizeof(struct ssemu_engine), 64) +
-		      HEAP_SKEW;
+	e->heap_off = SSEMU_ALIGN_UP(sizeof(struct ssemu_engine), 64);
 	e->pool_off = e->heap_off + (uint64_t)cap * sizeof(struct ssemu_heap_ent);
 	p = pool(e);
 	for (i = 0; i < cap; i++) {
@@ -62,20 +58,12 @@ static inline uint32_t ent_ev(const struct ssemu_heap_ent *x)
 	return (uint32_t)(x->key & ((1u << SSEMU_ENGINE_IDX_BITS) - 1));
 }
 
-/*
- * A 4-ary heap: half the levels of a binary one, and the four children of
- * an entry share one 64-byte cache line (the heap starts 16 bytes before a
- * line boundary, so entries 1-4, 5-8, ... are aligned groups).  The pending
- * events of a large model outgrow the L1 cache: a level costs one miss.
- */
-#define HEAP_ARITY 4
-
 static void sift_up(struct ssemu_heap_ent *h, uint32_t i)
 {
 	struct ssemu_heap_ent v = h[i];
 
 	while (i > 0) {
-		uint32_t parent = (i - 1) / HEAP_ARITY;
+		uint32_t parent = (i - 1) / 2;
 
 		if (!ent_less(&v, &h[parent]))
 			break;
@@ -88,23 +76,15 @@ static void sift_up(struct ssemu_heap_ent *h, uint32_t i)
 static void sift_down(struct ssemu_heap_ent *h, uint32_t n, uint32_t i)
 {
 	struct ssemu_heap_ent v = h[i];
-	uint32_t c, m, m2, k;
 
 	for (;;) {
-		c = HEAP_ARITY * i + 1;
-		if (c >= n)
+		uint32_t l = 2 * i + 1, m;
+
+		if (l >= n)
 			break;
-		if (c + 3 < n) {
-			/* a full group: a tournament of two pairs */
-			m = ent_less(&h[c + 1], &h[c]) ? c + 1 : c;
-			m2 = ent_less(&h[c + 3], &h[c + 2]) ? c + 3 : c + 2;
-			if (ent_less(&h[m2], &h[m]))
-				m = m2;
-		} else {
-			for (m = c, k = c + 1; k < n; k++)
-				if (ent_less(&h[k], &h[m]))
-					m = k;
-		}
+		m = l;
+		if (l + 1 < n && ent_less(&h[l + 1], &h[l]))
+			m = l + 1;
 		if (!ent_less(&h[m], &v))
 			break;
 		h[i] = h[m];
