@@ -344,9 +344,10 @@ static void note_recv(struct tf *t, unsigned ep, const struct ssemu_event *ev)
 	ic->last = ev->time;
 }
 
-/* Endpoint 0 (switch 0) sends 16 x 8 KiB (64 packets) to endpoint 16
- * (switch 1) over one local link; returns when the last one landed. */
-static ssemu_time_t local_stream_run(uint32_t buf_pkts,
+/* Endpoint 0 (switch 0) sends 16 x 8 KiB (64 packets) to endpoint @dst
+ * (16: on switch 1, over one local link); returns when the last one
+ * landed. */
+static ssemu_time_t local_stream_run(uint32_t buf_pkts, uint32_t dst,
 				     const struct ssemu_config **cfg)
 {
 	static struct ssemu_config c;
@@ -360,7 +361,7 @@ static ssemu_time_t local_stream_run(uint32_t buf_pkts,
 	c.port_buf_pkts = buf_pkts;
 	t = tf_open(&c);
 	tf_add(t, 0);
-	tf_add(t, 16);
+	tf_add(t, dst);
 	t->priv = &ic;
 	t->on_recv = note_recv;
 	for (k = 0; k < 16; k++)
@@ -374,8 +375,8 @@ static ssemu_time_t local_stream_run(uint32_t buf_pkts,
 }
 
 /*
- * Credits between two switches (they come back without an event of their
- * own, and wake the output they free).  With one packet of buffer, the
+ * Credits between two switches, and from a switch to a NIC (they come back
+ * without an event of their own, and wake the output they free).  With one packet of buffer, the
  * local link carries a packet per credit round trip: serialisation, the
  * link delay, the next switch's pipeline (the packet leaves its buffer
  * then), the delay back.  Slower would mean an output not woken when its
@@ -386,8 +387,8 @@ static void test_switch_credit_round_trip_between_switches(void **state)
 	const struct ssemu_config *c;
 	ssemu_time_t t1, t32, cycle, ser, ser_e, want;
 
-	t32 = local_stream_run(32, &c);
-	t1 = local_stream_run(1, &c);
+	t32 = local_stream_run(32, 16, &c);
+	t1 = local_stream_run(1, 16, &c);
 	/* serialisation times, rounded up as the model does */
 	ser = (((ssemu_time_t)c->mtu + c->pkt_overhead) * 8 * SSEMU_PS_PER_S +
 	       c->local.rate_bps - 1) / c->local.rate_bps;
@@ -405,6 +406,17 @@ static void test_switch_credit_round_trip_between_switches(void **state)
 			 (unsigned long long)cycle);
 	/* deep buffers: the link's own rate */
 	assert_true(t32 < 64 * ser + 5 * SSEMU_PS_PER_US);
+
+	/* the same between a NIC and its switch: to endpoint 1, same switch */
+	t1 = local_stream_run(1, 1, &c);
+	cycle = ser_e + 2 * c->edge.delay + c->sw_lat_mean;
+	want = ser_e + c->edge.delay + c->sw_lat_mean + 63 * cycle + ser_e +
+	       c->edge.delay;
+	if (t1 != want)
+		fail_msg("1-packet buffers, NIC to switch: last message at "
+			 "%llu ps, want %llu (a credit round trip is %llu ps)",
+			 (unsigned long long)t1, (unsigned long long)want,
+			 (unsigned long long)cycle);
 }
 
 /* ------------------------------------------------------------------ */
