@@ -179,7 +179,8 @@ static void reap_cancelled(struct ssemu_engine *e)
 
 ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e)
 {
-	reap_cancelled(e);
+	if (e->ncancelled)
+		reap_cancelled(e);
 	return e->nheap ? heap(e)[0].time : UINT64_MAX;
 }
 
@@ -190,7 +191,8 @@ bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 	struct ssemu_ev *ev;
 	uint32_t idx;
 
-	reap_cancelled(e);
+	if (e->ncancelled)
+		reap_cancelled(e);
 	if (!e->nheap || h[0].time > limit)
 		return false;
 	out->time = h[0].time;

@@ -192,28 +192,30 @@ static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t *vcl_out)
 {
 	struct ssemu_swport *op = &s->port[out];
-	uint32_t R = r->topo.radix, vcls[SSEMU_NVC], nv = 0, vc, vcl, k, j, in;
+	uint32_t vcls[SSEMU_NVC], nv = 0, vc, vcl, j, in;
+	uint64_t any = 0, later;
 
 	for (vc = SSEMU_NVC; vc-- > 0;) {
 		vcl = tc * SSEMU_NVC + vc;
-		if (op->queued[vcl] && op->credits[next_vcl(r, out, vcl)])
+		if (op->queued[vcl] && op->credits[next_vcl(r, out, vcl)]) {
 			vcls[nv++] = vcl;
-	}
-	if (!nv)
-		return false;
-	for (k = 1; k <= R; k++) {
-		in = (op->rr + k) % R;
-		for (j = 0; j < nv; j++) {
-			vcl = vcls[(op->vc_rr + j) % nv];
-			if (ssemu_r_voq(r, s, in, out, vcl)->head ==
-			    SSEMU_NONE)
-				continue;
-			op->rr = in;
-			op->vc_rr++;
-			*in_out = in;
-			*vcl_out = vcl;
-			return true;
+			any |= op->inmask[vcl];
 		}
+	}
+	if (!any)
+		return false;
+	/* the first input with a packet after rr, cyclically (rr last) */
+	later = op->rr + 1 < 64 ? any & (~0ULL << (op->rr + 1)) : 0;
+	in = (uint32_t)__builtin_ctzll(later ? later : any);
+	for (j = 0; j < nv; j++) {
+		vcl = vcls[(op->vc_rr + j) % nv];
+		if (!(op->inmask[vcl] & (1ULL << in)))
+			continue;
+		op->rr = in;
+		op->vc_rr++;
+		*in_out = in;
+		*vcl_out = vcl;
+		return true;
 	}
 	return false;
 }
@@ -1043,6 +1045,7 @@ static struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 	ssemu_rng_seed(&s->rng, r->config.seed, 0x100000000ULL + sw);
 	for (p = 0; p < r->topo.radix; p++) {
 		ssemu_topo_peer(&r->topo, sw, p, &peer);
+		s->port[p].peer = peer;
 		if (peer.kind == SSEMU_PORT_NONE)
 			continue;
 		/* a NIC has one buffer per class (VC 0); a switch input has
@@ -1086,9 +1089,10 @@ static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, vcl);
 
 	ssemu_r_pkt(r, pi)->next = SSEMU_NONE;
-	if (q->head == SSEMU_NONE)
+	if (q->head == SSEMU_NONE) {
 		q->head = pi;
-	else
+		s->port[out].inmask[vcl] |= 1ULL << in;
+	} else
 		ssemu_r_pkt(r, q->tail)->next = pi;
 	q->tail = pi;
 	if (cc_paced(ssemu_r_pkt(r, pi)) && cc_ops[r->cc_idx].on_queue &&
@@ -1106,8 +1110,10 @@ static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	uint32_t pi = q->head;
 
 	q->head = ssemu_r_pkt(r, pi)->next;
-	if (q->head == SSEMU_NONE)
+	if (q->head == SSEMU_NONE) {
 		q->tail = SSEMU_NONE;
+		s->port[out].inmask[vcl] &= ~(1ULL << in);
+	}
 	if (cc_paced(ssemu_r_pkt(r, pi)) && cc_ops[r->cc_idx].on_queue &&
 	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
 		egq_count(r, &s->port[out], ssemu_r_pkt(r, pi), -1);
@@ -1141,6 +1147,60 @@ static void arrive_at_switch(struct ssemu_region *r, uint32_t inst,
 static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t port, uint32_t vcl);
 
+/*
+ * Output @out of switch model @inst looks again at @t (OUT_DONE), unless
+ * it is due to look by then anyway.  An earlier look than the one due
+ * takes a second event: a credit on its way must not wait for a cap.
+ */
+static void sw_wake(struct ssemu_region *r, uint32_t inst, uint32_t out,
+		    ssemu_time_t t)
+{
+	struct ssemu_swport *op = &ssemu_r_switch(r, inst)->port[out];
+
+	if (op->done_pending && op->wake_at <= t)
+		return;
+	op->done_pending = 1;
+	op->wake_at = t;
+	schedule(r, t, SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
+}
+
+/* The credit returns that have reached output @op by @now count now. */
+static inline void credits_settle(struct ssemu_swport *op, ssemu_time_t now)
+{
+	while (op->cr_n && op->cr_time[op->cr_head] <= now) {
+		op->credits[op->cr_vcl[op->cr_head]]++;
+		op->cr_head = (uint8_t)((op->cr_head + 1) % SSEMU_CR_RING);
+		op->cr_n--;
+	}
+}
+
+/*
+ * A credit for @vcl of the buffer downstream of output @port of switch
+ * model @inst reaches it at @t.  It waits in the output's ring and counts
+ * from @t on (credits_settle), so it costs no event unless packets wait
+ * there with nobody due to look by then: then the output looks at @t.  A
+ * full ring (or a return out of order) takes the event instead.
+ */
+static void credit_to_switch(struct ssemu_region *r, uint32_t inst,
+			     uint32_t port, uint32_t vcl, ssemu_time_t t)
+{
+	struct ssemu_swport *op = &ssemu_r_switch(r, inst)->port[port];
+	uint32_t i = (op->cr_head + op->cr_n) % SSEMU_CR_RING;
+
+	if (op->cr_n >= SSEMU_CR_RING || vcl >= SSEMU_MAX_VCLASS ||
+	    (op->cr_n && op->cr_time[(i + SSEMU_CR_RING - 1) %
+				     SSEMU_CR_RING] > t)) {
+		schedule(r, t, SSEMU_MEV_SW_CREDIT, inst, port | vcl << 8, 0);
+		return;
+	}
+	op->cr_time[i] = t;
+	op->cr_vcl[i] = (uint8_t)vcl;
+	op->cr_n++;
+	/* (a busy output looks when the link is free) */
+	if (op->nqueued && op->busy_until <= t)
+		sw_wake(r, inst, port, t);
+}
+
 static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 		     uint32_t pi)
 {
@@ -1171,29 +1231,80 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	sw_try_send(r, inst, out);
 }
 
+/* The credit returns that have reached NIC @n by @now count now. */
+static inline void nic_credits_settle(struct ssemu_nic_sh *n,
+				      ssemu_time_t now)
+{
+	while (n->cr_n && n->cr_time[n->cr_head] <= now) {
+		n->credits[n->cr_tc[n->cr_head]]++;
+		n->cr_head = (uint8_t)((n->cr_head + 1) % SSEMU_CR_RING);
+		n->cr_n--;
+	}
+}
+
+/* NIC @nic looks for a packet to send at @t (NIC_KICK), unless a look for
+ * a credit is due by then. */
+static void nic_wake(struct ssemu_region *r, uint32_t nic, ssemu_time_t t)
+{
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+
+	if (n->kick_at > now_of(r) && n->kick_at <= t)
+		return;
+	n->kick_at = t;
+	schedule(r, t, SSEMU_MEV_NIC_KICK, nic, 0, 0);
+}
+
+static inline bool nic_has_work(const struct ssemu_nic_sh *n)
+{
+	return n->ack_head != SSEMU_NONE || n->inj_head != SSEMU_NONE ||
+	       n->resp_head != SSEMU_NONE;
+}
+
+/*
+ * A credit for class @tc of the edge switch's input buffer reaches NIC
+ * @nic at @t: as at a switch output (credit_to_switch), it waits in the
+ * NIC's ring, and the NIC looks at @t only if it has something to send and
+ * its link is free then (a busy link looks when it is free).
+ */
+static void credit_to_nic(struct ssemu_region *r, uint32_t nic, uint32_t tc,
+			  ssemu_time_t t)
+{
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+	uint32_t i = (n->cr_head + n->cr_n) % SSEMU_CR_RING;
+
+	if (n->cr_n >= SSEMU_CR_RING || tc >= SSEMU_MAX_TCLASS ||
+	    (n->cr_n && n->cr_time[(i + SSEMU_CR_RING - 1) %
+				    SSEMU_CR_RING] > t)) {
+		schedule(r, t, SSEMU_MEV_NIC_CREDIT, nic, tc, 0);
+		return;
+	}
+	n->cr_time[i] = t;
+	n->cr_tc[i] = (uint8_t)tc;
+	n->cr_n++;
+	if (n->busy_until <= t && nic_has_work(n))
+		nic_wake(r, nic, t);
+}
+
 /* Hand a credit for (@port's input buffer, @vcl) back to whoever feeds
  * it. */
 static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t port, uint32_t vcl)
 {
-	struct ssemu_peer peer;
+	const struct ssemu_peer *peer = &s->port[port].peer;
 	ssemu_time_t t = now_of(r) + link_of(r, port)->delay;
 	uint32_t nic, pinst;
 
-	ssemu_topo_peer(&r->topo, s->sw, port, &peer);
-	if (peer.kind == SSEMU_PORT_ENDPOINT) {
-		nic = ssemu_r_portmap(r)[peer.ep];
+	if (peer->kind == SSEMU_PORT_ENDPOINT) {
+		nic = ssemu_r_portmap(r)[peer->ep];
 		if (nic != SSEMU_NONE)
-			schedule(r, t, SSEMU_MEV_NIC_CREDIT, nic,
-				 vcl / SSEMU_NVC, 0);
+			credit_to_nic(r, nic, vcl / SSEMU_NVC, t);
 		return;
 	}
-	if (peer.kind == SSEMU_PORT_NONE)
+	if (peer->kind == SSEMU_PORT_NONE)
 		return;
-	pinst = ssemu_r_swmap(r)[peer.sw];
+	pinst = ssemu_r_swmap(r)[peer->sw];
 	if (pinst != SSEMU_NONE)
-		schedule(r, t, SSEMU_MEV_SW_CREDIT, pinst,
-			 peer.port | vcl << 8, 0);
+		credit_to_switch(r, pinst, peer->port, vcl, t);
 }
 
 static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
@@ -1207,19 +1318,19 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 
 	if (s->port[out].busy_until > now) {
 		/* serialising: look again when the link is free */
-		if (!s->port[out].done_pending) {
-			s->port[out].done_pending = 1;
-			schedule(r, s->port[out].busy_until,
-				 SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
-		}
+		if (!s->port[out].done_pending)
+			sw_wake(r, inst, out, s->port[out].busy_until);
 		return;
 	}
+	credits_settle(&s->port[out], now);
 	if (!arb_ops[r->arb_idx].pick(r, s, out, &in, &vcl, &retry)) {
 		/* held back by a cap: look again when it allows */
-		if (retry != UINT64_MAX && !s->port[out].done_pending) {
-			s->port[out].done_pending = 1;
-			schedule(r, retry, SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
-		}
+		if (retry != UINT64_MAX && !s->port[out].done_pending)
+			sw_wake(r, inst, out, retry);
+		/* or maybe waiting for a credit on its way: when it is in */
+		if (s->port[out].nqueued && s->port[out].cr_n)
+			sw_wake(r, inst, out,
+				s->port[out].cr_time[s->port[out].cr_head]);
 		return;
 	}
 	pi = voq_pop(r, s, in, out, vcl);
@@ -1240,11 +1351,9 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	s->port[out].busy_until = now + ser;
 	/* only if something waits for this output; a later arrival looks
 	 * at busy_until itself */
-	if (s->port[out].nqueued && !s->port[out].done_pending) {
-		s->port[out].done_pending = 1;
-		schedule(r, now + ser, SSEMU_MEV_SW_OUT_DONE, inst, out, 0);
-	}
-	ssemu_topo_peer(&r->topo, s->sw, out, &peer);
+	if (s->port[out].nqueued && !s->port[out].done_pending)
+		sw_wake(r, inst, out, now + ser);
+	peer = s->port[out].peer;
 	if (peer.kind == SSEMU_PORT_ENDPOINT) {
 		if (pkt->type == SSEMU_PKT_DATA &&
 		    cc_ops[r->cc_idx].mark(r, &s->port[out], tc)) {
@@ -1312,7 +1421,7 @@ static void fail_queued(struct ssemu_region *r, uint32_t mi, int32_t status)
 static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t port, uint32_t tc)
 {
-	const struct ssemu_swport *op = &s->port[port];
+	struct ssemu_swport *op = &s->port[port];
 	uint8_t prio = r->config.tclass[tc].priority;
 	uint32_t load = 0, cr, c;
 
@@ -1325,6 +1434,7 @@ static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			load += op->queued_tc[c];
 
 	if (ssemu_topo_port_kind(&r->topo, port) != SSEMU_PORT_ENDPOINT) {
+		credits_settle(op, now_of(r));
 		cr = op->credits[tc * SSEMU_NVC + 1];
 		if (cr < r->config.port_buf_pkts)
 			load += r->config.port_buf_pkts - cr;
@@ -1678,9 +1788,14 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 		}
 		return;
 	}
+	nic_credits_settle(n, now);
 	pi = nic_next_pkt(r, nic);
-	if (pi == SSEMU_NONE)
+	if (pi == SSEMU_NONE) {
+		/* maybe waiting for a credit on its way: look when it is in */
+		if (n->cr_n && nic_has_work(n))
+			nic_wake(r, nic, n->cr_time[n->cr_head]);
 		return;
+	}
 	if (!sw_get(r, ssemu_topo_ep_switch(&r->topo, n->port), &inst)) {
 		lose_pkt(r, pi, -ENOSPC);
 		return;
@@ -1718,10 +1833,9 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		inst = ssemu_r_swmap(r)[ssemu_topo_ep_switch(&r->topo,
 							      n->port)];
 		if (inst != SSEMU_NONE)
-			schedule(r, now_of(r) + r->config.edge.delay,
-				 SSEMU_MEV_SW_CREDIT, inst,
-				 (n->port % r->topo.p) | (tc * SSEMU_NVC) << 8,
-				 0);
+			credit_to_switch(r, inst, n->port % r->topo.p,
+					 tc * SSEMU_NVC,
+					 now_of(r) + r->config.edge.delay);
 	}
 	if (n->state != SSEMU_NIC_ATTACHED || n->gen != pkt->to_gen) {
 		/* the NIC it was sent to has gone */
@@ -2053,6 +2167,8 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 	for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++)
 		n->credits[tc] = tc < r->config.ntclass ?
 					 r->config.port_buf_pkts : 0;
+	n->cr_n = 0;
+	n->kick_at = 0;
 	memset(ssemu_r_window(r, nic), 0,
 	       sizeof(uint16_t) * r->config.max_nics);
 	memset(&n->stats, 0, sizeof(n->stats));
@@ -2130,7 +2246,11 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 		sw_ready(r, f->a, f->b, f->c);
 		break;
 	case SSEMU_MEV_SW_OUT_DONE:
-		ssemu_r_switch(r, f->a)->port[f->b].done_pending = 0;
+		/* (one overtaken by an earlier look, sw_wake, is not the
+		 * one due: it must not start a second chain of looks) */
+		s = ssemu_r_switch(r, f->a);
+		if (f->time >= s->port[f->b].wake_at)
+			s->port[f->b].done_pending = 0;
 		sw_try_send(r, f->a, f->b);
 		break;
 	case SSEMU_MEV_NIC_KICK:
@@ -2336,6 +2456,8 @@ int ssemu_model_recover(struct ssemu_region *r)
 		n->rx_unacked = 0;
 		for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++)
 			n->credits[tc] = tc < c->ntclass ? c->port_buf_pkts : 0;
+		n->cr_n = 0;
+		n->kick_at = 0;
 		memset(ssemu_r_window(r, nic), 0,
 		       sizeof(uint16_t) * c->max_nics);
 		for (k = 0; k < c->max_nics; k++) {

@@ -35,8 +35,9 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 6	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
-				 * 6: lossy classes */
+#define SSEMU_LAYOUT_VERSION 7	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
+				 * 6: lossy classes; 7: VOQ input masks,
+				 * credit returns without events */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
@@ -60,6 +61,8 @@
  */
 #define SSEMU_NVC 6
 #define SSEMU_MAX_VCLASS (SSEMU_MAX_TCLASS * SSEMU_NVC)
+/* Credit returns in flight kept per switch output (more take an event). */
+#define SSEMU_CR_RING 8
 
 enum ssemu_nic_state {
 	SSEMU_NIC_FREE = 0,
@@ -178,6 +181,12 @@ struct ssemu_nic_sh {
 	ssemu_time_t busy_until;	/* the edge link serialises until then */
 	uint32_t credits[SSEMU_MAX_TCLASS];
 	struct ssemu_nic_stats stats;
+	/* credits on their way back from the edge switch, as a switch
+	 * output's (cr_tc: the class), and when a kick for them is due */
+	ssemu_time_t cr_time[SSEMU_CR_RING];
+	uint8_t cr_tc[SSEMU_CR_RING];
+	uint8_t cr_head, cr_n;
+	ssemu_time_t kick_at;
 };
 
 enum ssemu_pkt_type {
@@ -219,23 +228,36 @@ struct ssemu_voq {
 };
 
 struct ssemu_swport {
+	/* (the fields every packet through the port touches come first: a
+	 * hop costs fewer cache lines) */
 	uint32_t done_pending;	/* an OUT_DONE event is scheduled */
 	uint32_t rr;		/* round-robin pointer over inputs */
 	uint32_t nqueued;	/* VOQ packets for this output, all vclasses */
 	uint32_t queued_tc[SSEMU_MAX_TCLASS];	/* the same, per class */
 	uint32_t vc_rr;		/* turns among the VCs of an input */
 	ssemu_time_t busy_until;	/* the output serialises until then */
-	uint32_t credits[SSEMU_MAX_VCLASS];	/* downstream buffer per vclass */
-	uint32_t queued[SSEMU_MAX_VCLASS];	/* VOQ packets for this output */
+	ssemu_time_t wake_at;	/* done_pending: the earliest OUT_DONE */
 	ssemu_time_t last_ready;		/* keeps each input FIFO */
-	/* traffic-class shares ("shares" arbitration): token buckets in
-	 * bytes for each class's guaranteed minimum and its cap */
-	double g_tokens[SSEMU_MAX_TCLASS];
-	double c_tokens[SSEMU_MAX_TCLASS];
 	ssemu_time_t tok_time;
 	uint32_t tc_rr;				/* last class served */
 	uint32_t nflows;	/* edge output: source NICs with data packets
 				 * queued for it (congestion control) */
+	/* credits on their way back from downstream, oldest first (one link
+	 * delay each, so in time order): they count from their time on,
+	 * settled when the output next looks, and cost no event */
+	uint8_t cr_vcl[SSEMU_CR_RING];
+	uint8_t cr_head, cr_n;
+	ssemu_time_t cr_time[SSEMU_CR_RING];
+	struct ssemu_peer peer;	/* the far end (ssemu_topo_peer, once) */
+	/* traffic-class shares ("shares" arbitration): token buckets in
+	 * bytes for each class's guaranteed minimum and its cap */
+	double g_tokens[SSEMU_MAX_TCLASS];
+	double c_tokens[SSEMU_MAX_TCLASS];
+	uint32_t credits[SSEMU_MAX_VCLASS];	/* downstream buffer per vclass */
+	uint32_t queued[SSEMU_MAX_VCLASS];	/* VOQ packets for this output */
+	/* the inputs whose VOQ for this output and vclass is not empty (bit
+	 * in): arbitration finds the next one without a scan */
+	uint64_t inmask[SSEMU_MAX_VCLASS];
 	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
 	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
 	uint64_t drops;

@@ -57,18 +57,6 @@ int ssemu_topo_init(struct ssemu_topo *t, const struct ssemu_topo_params *p,
 	return 0;
 }
 
-enum ssemu_port_kind ssemu_topo_port_kind(const struct ssemu_topo *t,
-					  uint32_t port)
-{
-	if (port < t->p)
-		return SSEMU_PORT_ENDPOINT;
-	if (port < t->p + t->a - 1)
-		return SSEMU_PORT_LOCAL;
-	if (port < t->radix)
-		return SSEMU_PORT_GLOBAL;
-	return SSEMU_PORT_NONE;
-}
-
 static inline uint32_t local_port(const struct ssemu_topo *t, uint32_t self,
 				  uint32_t to)
 {

@@ -64,8 +64,18 @@ static inline uint32_t ssemu_topo_ep_switch(const struct ssemu_topo *t,
 	return (uint32_t)(ep / t->p);
 }
 
-enum ssemu_port_kind ssemu_topo_port_kind(const struct ssemu_topo *t,
-					  uint32_t port);
+/* Inline: the model asks it for every packet at every hop. */
+static inline enum ssemu_port_kind
+ssemu_topo_port_kind(const struct ssemu_topo *t, uint32_t port)
+{
+	if (port < t->p)
+		return SSEMU_PORT_ENDPOINT;
+	if (port < t->p + t->a - 1)
+		return SSEMU_PORT_LOCAL;
+	if (port < t->radix)
+		return SSEMU_PORT_GLOBAL;
+	return SSEMU_PORT_NONE;
+}
 
 /** What is at the far end of (sw, port). */
 void ssemu_topo_peer(const struct ssemu_topo *t, uint32_t sw, uint32_t port,

@@ -334,6 +334,91 @@ static void test_switch_credit_stall_and_resume(void **state)
 	assert_true(stalls1 > stalls32);
 }
 
+/* The time the last message landed, and how many did. */
+static void note_recv(struct tf *t, unsigned ep, const struct ssemu_event *ev)
+{
+	struct incast_check *ic = t->priv;
+
+	ic->msgs++;
+	ic->bytes += ev->len;
+	ic->last = ev->time;
+}
+
+/* Endpoint 0 (switch 0) sends 16 x 8 KiB (64 packets) to endpoint @dst
+ * (16: on switch 1, over one local link); returns when the last one
+ * landed. */
+static ssemu_time_t local_stream_run(uint32_t buf_pkts, uint32_t dst,
+				     const struct ssemu_config **cfg)
+{
+	static struct ssemu_config c;
+	static uint8_t buf[8192];
+	struct incast_check ic = { 0 };
+	struct tf *t;
+	unsigned k;
+
+	tf_config(&c, "2switch");
+	tf_fixed_pipeline(&c);
+	c.port_buf_pkts = buf_pkts;
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, dst);
+	t->priv = &ic;
+	t->on_recv = note_recv;
+	for (k = 0; k < 16; k++)
+		tf_send(t, 0, 1, buf, sizeof(buf), c.default_tclass, k, k);
+	tf_run_idle(t, 1000000);
+	assert_true(ic.msgs == 16);
+	assert_true(ic.bytes == 16 * sizeof(buf));
+	tf_close(t);
+	*cfg = &c;
+	return ic.last;
+}
+
+/*
+ * Credits between two switches, and from a switch to a NIC (they come back
+ * without an event of their own, and wake the output they free).  With one packet of buffer, the
+ * local link carries a packet per credit round trip: serialisation, the
+ * link delay, the next switch's pipeline (the packet leaves its buffer
+ * then), the delay back.  Slower would mean an output not woken when its
+ * credit came back; faster, a credit counted before it was back.
+ */
+static void test_switch_credit_round_trip_between_switches(void **state)
+{
+	const struct ssemu_config *c;
+	ssemu_time_t t1, t32, cycle, ser, ser_e, want;
+
+	t32 = local_stream_run(32, 16, &c);
+	t1 = local_stream_run(1, 16, &c);
+	/* serialisation times, rounded up as the model does */
+	ser = (((ssemu_time_t)c->mtu + c->pkt_overhead) * 8 * SSEMU_PS_PER_S +
+	       c->local.rate_bps - 1) / c->local.rate_bps;
+	ser_e = (((ssemu_time_t)c->mtu + c->pkt_overhead) * 8 * SSEMU_PS_PER_S +
+		 c->edge.rate_bps - 1) / c->edge.rate_bps;
+	cycle = ser + 2 * c->local.delay + c->sw_lat_mean;
+	/* the first packet to switch 0's output, 63 round trips, the last
+	 * packet on to its NIC */
+	want = ser_e + c->edge.delay + c->sw_lat_mean + 63 * cycle +
+	       ser + c->local.delay + c->sw_lat_mean + ser_e + c->edge.delay;
+	if (t1 != want)
+		fail_msg("1-packet buffers: last message at %llu ps, want "
+			 "%llu (a credit round trip is %llu ps)",
+			 (unsigned long long)t1, (unsigned long long)want,
+			 (unsigned long long)cycle);
+	/* deep buffers: the link's own rate */
+	assert_true(t32 < 64 * ser + 5 * SSEMU_PS_PER_US);
+
+	/* the same between a NIC and its switch: to endpoint 1, same switch */
+	t1 = local_stream_run(1, 1, &c);
+	cycle = ser_e + 2 * c->edge.delay + c->sw_lat_mean;
+	want = ser_e + c->edge.delay + c->sw_lat_mean + 63 * cycle + ser_e +
+	       c->edge.delay;
+	if (t1 != want)
+		fail_msg("1-packet buffers, NIC to switch: last message at "
+			 "%llu ps, want %llu (a credit round trip is %llu ps)",
+			 (unsigned long long)t1, (unsigned long long)want,
+			 (unsigned long long)cycle);
+}
+
 /* ------------------------------------------------------------------ */
 /* Traffic classes and arbitration                                      */
 /* ------------------------------------------------------------------ */
@@ -555,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_switch_latency_fixed_pipeline),
 		cmocka_unit_test(test_switch_voq_no_head_of_line_blocking),
 		cmocka_unit_test(test_switch_credit_stall_and_resume),
+		cmocka_unit_test(test_switch_credit_round_trip_between_switches),
 		cmocka_unit_test(test_switch_tclass_priority),
 		cmocka_unit_test(test_switch_round_robin_fairness),
 		cmocka_unit_test(test_switch_no_deadlock_across_groups),
