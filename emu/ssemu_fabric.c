@@ -514,6 +514,24 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 	return -EPROTO;
 }
 
+/*
+ * What this process remembers about its handle on a shared fabric, next to
+ * the handle: which engine runner it saw last (see ssemu_fabric_progress).
+ * Touched by every thread of the process that progresses the fabric, so
+ * with relaxed atomics: they are hints.
+ */
+struct fabric_local {
+	struct ssemu_fabric f;
+	uint64_t run_mark;	/* engine->executed when we last ran it */
+	uint64_t seen;		/* engine->executed when we last looked */
+	uint64_t defer_until;	/* wall ns: leave work to the runner until */
+};
+
+static struct fabric_local *fabric_local(struct ssemu_fabric *f)
+{
+	return container_of(f, struct fabric_local, f);
+}
+
 int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 		      struct ssemu_fabric **fabric, char *err, size_t errlen)
 {
@@ -560,7 +578,7 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 		return -ENOMEM;
 	}
 
-	f = calloc(1, sizeof(*f));
+	f = calloc(1, sizeof(struct fabric_local));
 	if (!f)
 		return -ENOMEM;
 	f->store = opts->store;
@@ -631,7 +649,7 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 	return 0;
 
 err_free:
-	free(f);
+	free(fabric_local(f));
 	return ret;
 }
 
@@ -654,7 +672,7 @@ void ssemu_fabric_close(struct ssemu_fabric *f)
 		}
 	}
 	munmap(r, f->map_size);
-	free(f);
+	free(fabric_local(f));
 }
 
 const struct ssemu_config *ssemu_fabric_config(struct ssemu_fabric *f)
@@ -1639,7 +1657,7 @@ static void drain_tx_locked(struct ssemu_region *r)
  * due by the wall clock, then move the model clock up to "now" (nothing
  * earlier is pending) so that what is posted now enters the model now.
  */
-static int run_locked(struct ssemu_fabric *f, unsigned budget)
+static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 {
 	struct ssemu_region *r = f->r;
 	struct ssemu_engine *e = ssemu_r_engine(r);
@@ -1650,7 +1668,7 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget)
 
 	/* Look for dead processes now and then (by the wall clock, so a
 	 * busy fabric finds them as fast as an idle one). */
-	if (++f->progress_calls % 64 == 0) {
+	if (reap) {
 		uint64_t w = wall_ns();
 
 		if (w - r->last_reap_ns > LIVENESS_PERIOD_NS) {
@@ -1680,18 +1698,107 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget)
 	return (int)n;
 }
 
-int ssemu_fabric_progress(struct ssemu_fabric *f, unsigned budget)
+/*
+ * Virtual clock: is there nothing at all for the engine to do -- no event
+ * pending, nothing posted, no delivery to retry?  Read without the lock,
+ * as a hint: a poster sets its work bit after its ring push (release), so
+ * a message posted before this look is seen, and one posted during it is
+ * seen by the poster's own next progress call.  Every process polls the
+ * fabric in its completion loop; without this look each poll of an idle
+ * fabric took and dropped the robust mutex, bouncing its cache line
+ * between the cores that wait on each other.  (Realtime: the engine also
+ * moves the model clock up to the wall clock when idle, so it runs.)
+ */
+static bool engine_quiet(struct ssemu_region *r)
 {
+	const uint64_t *work = ssemu_r_bits(r, r->work_off);
+	const uint64_t *ovf = ssemu_r_bits(r, r->ovf_off);
+	uint32_t w, nwords = (r->neps + 63) / 64;
+
+	if (r->config.clock != SSEMU_CLOCK_VIRTUAL ||
+	    ssemu_load_relaxed(&ssemu_r_engine(r)->nlive))
+		return false;
+	for (w = 0; w < nwords; w++)
+		if (ssemu_load_relaxed(&work[w]) ||
+		    ssemu_load_relaxed(&ovf[w]))
+			return false;
+	return true;
+}
+
+/*
+ * How long a process leaves new work to the process that ran the engine
+ * last before it runs the engine itself, when that one does not come to it
+ * (it computes, sleeps or died).  The runner normally comes within one of
+ * its polls, well under this.
+ */
+#define DEFER_NS 10000ULL
+
+/*
+ * Virtual clock, shared fabric: leave the engine to whoever ran it last?
+ * The model's state (event heap, NICs, switches, packets, counters) is a
+ * few dozen cache lines per message; when the processes that wait on each
+ * other take turns running the engine, all of it moves between their cores
+ * on every message, which costs more than the model's own work.  So a
+ * process that sees another one ran the engine since it did leaves new work
+ * to that one (every process polls the fabric while it waits, so the runner
+ * finds the work within one of its polls) for DEFER_NS after it last saw
+ * the engine move; then it takes over and becomes the runner.  Who runs
+ * the engine changes nothing in the model, only which core does the work.
+ * The clock is read only while deferring, that is while waiting anyway.
+ */
+static bool defer_to_runner(struct ssemu_fabric *f)
+{
+	struct fabric_local *fl = fabric_local(f);
+	uint64_t exec, now, until;
+
+	if (f->store != SSEMU_STORE_SHM ||
+	    f->r->config.clock != SSEMU_CLOCK_VIRTUAL)
+		return false;
+	exec = ssemu_load_relaxed(&ssemu_r_engine(f->r)->executed);
+	if (exec == ssemu_load_relaxed(&fl->run_mark))
+		return false;	/* nobody ran it since we did: ours */
+	now = wall_ns();
+	until = ssemu_load_relaxed(&fl->defer_until);
+	if (exec != ssemu_load_relaxed(&fl->seen) || !until) {
+		/* new work, or the runner is going: give it time */
+		ssemu_store_relaxed(&fl->seen, exec);
+		until = now + DEFER_NS;
+		ssemu_store_relaxed(&fl->defer_until, until);
+	}
+	return now < until;
+}
+
+static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
+{
+	struct fabric_local *fl = fabric_local(f);
+	bool reap;
 	int ret;
 
-	if (!f)
-		return -EINVAL;
+	/* every 64th call takes the lock anyway, for the liveness check */
+	reap = ++f->progress_calls % 64 == 0;
+	if (!reap && engine_quiet(f->r)) {
+		/* new work will give the runner a full DEFER_NS */
+		if (ssemu_load_relaxed(&fl->defer_until))
+			ssemu_store_relaxed(&fl->defer_until, 0);
+		return 0;
+	}
+	/* (the runner looks for dead processes too) */
+	if (defer && defer_to_runner(f))
+		return -EBUSY;
 	ret = lock_region(f->r, true);
 	if (ret)
 		return ret;
-	ret = run_locked(f, budget ? budget : 1);
+	ret = run_locked(f, budget ? budget : 1, reap);
+	ssemu_store_relaxed(&fl->run_mark, ssemu_r_engine(f->r)->executed);
 	unlock_region(f->r);
 	return ret;
+}
+
+int ssemu_fabric_progress(struct ssemu_fabric *f, unsigned budget)
+{
+	if (!f)
+		return -EINVAL;
+	return progress(f, budget, true);
 }
 
 int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
@@ -1770,7 +1877,9 @@ static int wait_events(struct ssemu_fabric *f, uint32_t first, uint32_t n,
 		seq = ssemu_load_acquire(word);
 		if (eps_ready(r, first, n))
 			return 1;
-		ret = ssemu_fabric_progress(f, 4096);
+		/* a waiter runs the engine itself: it may be the last one
+		 * polling */
+		ret = progress(f, 4096, false);
 		if (eps_ready(r, first, n))
 			return 1;
 		if (ret < 0 && ret != -EBUSY)
