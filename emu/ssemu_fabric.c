@@ -516,15 +516,17 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 
 /*
  * What this process remembers about its handle on a shared fabric, next to
- * the handle: which engine runner it saw last (see ssemu_fabric_progress).
+ * the handle: whether it runs the engine (see ssemu_fabric_progress).
  * Touched by every thread of the process that progresses the fabric, so
  * with relaxed atomics: they are hints.
  */
 struct fabric_local {
 	struct ssemu_fabric f;
-	uint64_t run_mark;	/* engine->executed when we last ran it */
+	uint64_t run_mark;	/* engine->executed after our last run */
 	uint64_t seen;		/* engine->executed when we last looked */
 	uint64_t defer_until;	/* wall ns: leave work to the runner until */
+	uint32_t looks;		/* polls since we last looked at the engine */
+	uint32_t runner;	/* we ran the engine last, as far as we know */
 };
 
 static struct fabric_local *fabric_local(struct ssemu_fabric *f)
@@ -1698,31 +1700,18 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 	return (int)n;
 }
 
-/*
- * Virtual clock: is there nothing at all for the engine to do -- no event
- * pending, nothing posted, no delivery to retry?  Read without the lock,
- * as a hint: a poster sets its work bit after its ring push (release), so
- * a message posted before this look is seen, and one posted during it is
- * seen by the poster's own next progress call.  Every process polls the
- * fabric in its completion loop; without this look each poll of an idle
- * fabric took and dropped the robust mutex, bouncing its cache line
- * between the cores that wait on each other.  (Realtime: the engine also
- * moves the model clock up to the wall clock when idle, so it runs.)
- */
-static bool engine_quiet(struct ssemu_region *r)
+/* Anything posted, or a delivery to retry? */
+static bool work_posted(struct ssemu_region *r)
 {
 	const uint64_t *work = ssemu_r_bits(r, r->work_off);
 	const uint64_t *ovf = ssemu_r_bits(r, r->ovf_off);
 	uint32_t w, nwords = (r->neps + 63) / 64;
 
-	if (r->config.clock != SSEMU_CLOCK_VIRTUAL ||
-	    ssemu_load_relaxed(&ssemu_r_engine(r)->nlive))
-		return false;
 	for (w = 0; w < nwords; w++)
 		if (ssemu_load_relaxed(&work[w]) ||
 		    ssemu_load_relaxed(&ovf[w]))
-			return false;
-	return true;
+			return true;
+	return false;
 }
 
 /*
@@ -1732,9 +1721,12 @@ static bool engine_quiet(struct ssemu_region *r)
  * its polls, well under this.
  */
 #define DEFER_NS 10000ULL
+/* A process that does not run the engine looks at it every this many
+ * polls when nothing is posted. */
+#define LOOK_EVERY 16
 
 /*
- * Virtual clock, shared fabric: leave the engine to whoever ran it last?
+ * Shared fabric, virtual clock: leave the engine to whoever ran it last?
  * The model's state (event heap, NICs, switches, packets, counters) is a
  * few dozen cache lines per message; when the processes that wait on each
  * other take turns running the engine, all of it moves between their cores
@@ -1751,12 +1743,10 @@ static bool defer_to_runner(struct ssemu_fabric *f)
 	struct fabric_local *fl = fabric_local(f);
 	uint64_t exec, now, until;
 
-	if (f->store != SSEMU_STORE_SHM ||
-	    f->r->config.clock != SSEMU_CLOCK_VIRTUAL)
-		return false;
 	exec = ssemu_load_relaxed(&ssemu_r_engine(f->r)->executed);
 	if (exec == ssemu_load_relaxed(&fl->run_mark))
 		return false;	/* nobody ran it since we did: ours */
+	ssemu_store_relaxed(&fl->runner, 0);
 	now = wall_ns();
 	until = ssemu_load_relaxed(&fl->defer_until);
 	if (exec != ssemu_load_relaxed(&fl->seen) || !until) {
@@ -1768,29 +1758,57 @@ static bool defer_to_runner(struct ssemu_fabric *f)
 	return now < until;
 }
 
+/*
+ * One poll of the engine.  It takes the fabric lock only if there is
+ * something to do: with nothing posted and no event pending (virtual
+ * clock; realtime also moves the model clock up to the wall clock when
+ * idle, so it always runs), it returns at once.  Every 64th call takes the
+ * lock anyway for the liveness check.  On a shared virtual-clock fabric a
+ * process that does not run the engine (@defer, see defer_to_runner) reads
+ * only the work bitmaps, and the engine's own header, which the runner
+ * writes with every event, once in LOOK_EVERY polls: so waiting processes
+ * take no cache lines away from the runner in the middle of its work.
+ */
 static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 {
 	struct fabric_local *fl = fabric_local(f);
-	bool reap;
+	struct ssemu_region *r = f->r;
+	bool reap, sticky;
 	int ret;
 
-	/* every 64th call takes the lock anyway, for the liveness check */
+	sticky = defer && f->store == SSEMU_STORE_SHM &&
+		 r->config.clock == SSEMU_CLOCK_VIRTUAL;
 	reap = ++f->progress_calls % 64 == 0;
-	if (!reap && engine_quiet(f->r)) {
-		/* new work will give the runner a full DEFER_NS */
-		if (ssemu_load_relaxed(&fl->defer_until))
-			ssemu_store_relaxed(&fl->defer_until, 0);
-		return 0;
+	if (!reap && r->config.clock == SSEMU_CLOCK_VIRTUAL &&
+	    !work_posted(r)) {
+		uint32_t looks = ssemu_load_relaxed(&fl->looks) + 1;
+
+		ssemu_store_relaxed(&fl->looks, looks);
+		if (sticky && !ssemu_load_relaxed(&fl->runner) &&
+		    looks % LOOK_EVERY)
+			return 0;	/* the runner has it */
+		if (!ssemu_load_relaxed(&ssemu_r_engine(r)->nlive)) {
+			/* new work will give the runner a full DEFER_NS */
+			if (ssemu_load_relaxed(&fl->defer_until))
+				ssemu_store_relaxed(&fl->defer_until, 0);
+			return 0;
+		}
 	}
 	/* (the runner looks for dead processes too) */
-	if (defer && defer_to_runner(f))
+	if (sticky && defer_to_runner(f))
 		return -EBUSY;
-	ret = lock_region(f->r, true);
+	ret = lock_region(r, true);
 	if (ret)
 		return ret;
 	ret = run_locked(f, budget ? budget : 1, reap);
-	ssemu_store_relaxed(&fl->run_mark, ssemu_r_engine(f->r)->executed);
-	unlock_region(f->r);
+	/* the runner is whoever executed the last event (one that ran
+	 * none must not think it is) */
+	if (ret > 0) {
+		ssemu_store_relaxed(&fl->run_mark,
+				    ssemu_r_engine(r)->executed);
+		ssemu_store_relaxed(&fl->runner, 1);
+	}
+	unlock_region(r);
 	return ret;
 }
 
