@@ -527,6 +527,8 @@ struct fabric_local {
 	uint64_t defer_until;	/* wall ns: leave work to the runner until */
 	uint32_t looks;		/* polls since we last looked at the engine */
 	uint32_t runner;	/* we ran the engine last, as far as we know */
+	uint32_t bulk;		/* a bulk transfer is on: see BULK_EVENTS */
+	uint64_t look_exec;	/* engine->executed at our last look */
 };
 
 static struct fabric_local *fabric_local(struct ssemu_fabric *f)
@@ -1724,6 +1726,14 @@ static bool work_posted(struct ssemu_region *r)
 /* A process that does not run the engine looks at it every this many
  * polls when nothing is posted. */
 #define LOOK_EVERY 16
+/*
+ * Bulk: the engine ran BULK_EVENTS events or more between two looks of a
+ * process that does not run it, or in one run of ours.  A bulk transfer
+ * keeps the engine busy for long batches, which amortise the cache misses
+ * of moving it, and the process that receives spends long stretches copying
+ * data out: then whoever is free runs the engine, as every poll used to.
+ */
+#define BULK_EVENTS 128
 
 /*
  * Shared fabric, virtual clock: leave the engine to whoever ran it last?
@@ -1768,24 +1778,26 @@ static bool defer_to_runner(struct ssemu_fabric *f)
  * only the work bitmaps, and the engine's own header, which the runner
  * writes with every event, once in LOOK_EVERY polls: so waiting processes
  * take no cache lines away from the runner in the middle of its work.
+ * During a bulk transfer (BULK_EVENTS) every poll tries the lock instead,
+ * whoever holds the engine.
  */
 static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 {
 	struct fabric_local *fl = fabric_local(f);
 	struct ssemu_region *r = f->r;
 	bool reap, sticky;
+	uint64_t exec;
 	int ret;
 
 	sticky = defer && f->store == SSEMU_STORE_SHM &&
-		 r->config.clock == SSEMU_CLOCK_VIRTUAL;
+		 r->config.clock == SSEMU_CLOCK_VIRTUAL &&
+		 !ssemu_load_relaxed(&fl->bulk);
 	reap = ++f->progress_calls % 64 == 0;
-	if (!reap && r->config.clock == SSEMU_CLOCK_VIRTUAL &&
-	    !work_posted(r)) {
+	if (!reap && sticky && !work_posted(r)) {
 		uint32_t looks = ssemu_load_relaxed(&fl->looks) + 1;
 
 		ssemu_store_relaxed(&fl->looks, looks);
-		if (sticky && !ssemu_load_relaxed(&fl->runner) &&
-		    looks % LOOK_EVERY)
+		if (!ssemu_load_relaxed(&fl->runner) && looks % LOOK_EVERY)
 			return 0;	/* the runner has it */
 		if (!ssemu_load_relaxed(&ssemu_r_engine(r)->nlive)) {
 			/* new work will give the runner a full DEFER_NS */
@@ -1793,6 +1805,16 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 				ssemu_store_relaxed(&fl->defer_until, 0);
 			return 0;
 		}
+		exec = ssemu_load_relaxed(&ssemu_r_engine(r)->executed);
+		if (exec - ssemu_load_relaxed(&fl->look_exec) >= BULK_EVENTS) {
+			ssemu_store_relaxed(&fl->bulk, 1);
+			sticky = false;
+		}
+		ssemu_store_relaxed(&fl->look_exec, exec);
+	} else if (!reap && r->config.clock == SSEMU_CLOCK_VIRTUAL &&
+		   !ssemu_load_relaxed(&fl->bulk) && !work_posted(r) &&
+		   !ssemu_load_relaxed(&ssemu_r_engine(r)->nlive)) {
+		return 0;
 	}
 	/* (the runner looks for dead processes too) */
 	if (sticky && defer_to_runner(f))
@@ -1801,6 +1823,7 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 	if (ret)
 		return ret;
 	ret = run_locked(f, budget ? budget : 1, reap);
+	ssemu_store_relaxed(&fl->bulk, ret >= BULK_EVENTS / 2);
 	/* the runner is whoever executed the last event (one that ran
 	 * none must not think it is) */
 	if (ret > 0) {
