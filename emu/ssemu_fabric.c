@@ -1728,7 +1728,8 @@ static bool work_posted(struct ssemu_region *r)
 #define LOOK_EVERY 16
 /*
  * Bulk: the engine ran BULK_EVENTS events or more between two looks of a
- * process that does not run it, or in one run of ours.  A bulk transfer
+ * process that does not run it, or half that in one run of ours (a run
+ * stops at its budget; a short message is 8 events).  A bulk transfer
  * keeps the engine busy for long batches, which amortise the cache misses
  * of moving it, and the process that receives spends long stretches copying
  * data out: then whoever is free runs the engine, as every poll used to.
@@ -1812,6 +1813,7 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 		}
 		ssemu_store_relaxed(&fl->look_exec, exec);
 	} else if (!reap && r->config.clock == SSEMU_CLOCK_VIRTUAL &&
+		   /* bulk: straight to the lock, as every poll used to */
 		   !ssemu_load_relaxed(&fl->bulk) && !work_posted(r) &&
 		   !ssemu_load_relaxed(&ssemu_r_engine(r)->nlive)) {
 		return 0;
