@@ -450,6 +450,77 @@ static int fabric_side(const char *name, bool first, uint64_t iters,
 	return 0;
 }
 
+/* Take @ep's events until a RECV came; release it. */
+static void local_recv(struct ssemu_fabric *fab, struct ssemu_ep *ep)
+{
+	struct ssemu_event ev[8];
+	bool got = false;
+	int i, n;
+
+	while (!got) {
+		ssemu_fabric_progress(fab, 256);
+		n = ssemu_ep_poll(ep, ev, 8);
+		for (i = 0; i < n; i++) {
+			if (ev[i].type != SSEMU_EV_RECV)
+				continue;
+			ssemu_event_release(ep, &ev[i]);
+			got = true;
+		}
+	}
+}
+
+/*
+ * The floor: the same ping-pong through the same model, both endpoints in
+ * this one process (a private store), so nothing crosses between cores:
+ * what the model and the API cost per message on their own.
+ */
+static double local_oneway_ns(uint64_t iters)
+{
+	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
+	struct ssemu_nic_opts no[2] = { { .port = 0, .rank = -1 },
+					{ .port = 1, .rank = -1 } };
+	struct ssemu_fabric *fab;
+	struct ssemu_nic *nic[2];
+	struct ssemu_ep *ep[2];
+	struct ssemu_event ev[8];
+	uint64_t i, val = 0;
+	double t0, t1;
+	int k, ret;
+
+	ret = ssemu_fabric_open(&fo, &fab, NULL, 0);
+	if (ret)
+		die("private fabric", ret);
+	for (k = 0; k < 2; k++) {
+		ret = ssemu_nic_attach(fab, &no[k], &nic[k]);
+		if (!ret)
+			ret = ssemu_ep_open(nic[k], &ep[k]);
+		if (ret)
+			die("private fabric endpoint", ret);
+	}
+	t0 = wall();
+	for (i = 0; i < 2 * iters; i++) {
+		struct iovec iov = { &val, sizeof(val) };
+		struct ssemu_send s = {
+			.dest = ssemu_ep_addr(ep[(i + 1) % 2]),
+			.iov = &iov,
+			.iov_count = 1,
+		};
+
+		val = i;
+		while ((ret = ssemu_ep_send(ep[i % 2], &s)) == -EAGAIN)
+			ssemu_fabric_progress(fab, 256);
+		if (ret)
+			die("send", ret);
+		local_recv(fab, ep[(i + 1) % 2]);
+		/* the sender's SEND_DONE */
+		while (ssemu_ep_poll(ep[i % 2], ev, 8) > 0)
+			;
+	}
+	t1 = wall();
+	ssemu_fabric_close(fab);
+	return (t1 - t0) / (double)(2 * iters) * 1e9;
+}
+
 static size_t nic_store_bytes(void)
 {
 	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
@@ -475,12 +546,13 @@ static size_t nic_store_bytes(void)
 static int bench_latency(uint64_t iters)
 {
 	char name[64];
-	double base, fab, model;
+	double base, fab, model, local;
 	pid_t child;
 	int st, ret;
 
 	snprintf(name, sizeof(name), "ssemu-bench-%d", (int)getpid());
 	base = ring_oneway_ns(iters);
+	local = local_oneway_ns(iters);
 	child = fork();
 	if (child == 0)
 		_exit(fabric_side(name, false, iters, NULL, NULL) ? 1 : 0);
@@ -495,7 +567,10 @@ static int bench_latency(uint64_t iters)
 	printf("  %-36s %12s\n", "path", "one-way ns");
 	printf("  %-36s %12.0f\n", "plain shm SPSC ring (baseline)", base);
 	printf("  %-36s %12.0f\n", "slingshot-emu shared fabric", fab);
+	printf("  %-36s %12.0f\n", "same model, one process (floor)", local);
 	printf("  ratio fabric / baseline: %.2f (goal <= 2)\n", fab / base);
+	printf("  ratio floor / baseline: %.2f (the model's own cost per "
+	       "message)\n", local / base);
 	printf("  modelled one-way latency: %.1f ns\n", model);
 	printf("  store per attached NIC: %zu bytes (reserved; touched on "
 	       "use)\n", nic_store_bytes());

@@ -8,6 +8,12 @@
 # slingshot_emu runs in virtual clock mode on its own shared fabric.
 #
 # usage: benchmarks/bench_provider.sh [ITERATIONS_8B] [ITERATIONS_1M] [REPEATS]
+#
+# On a shared machine the numbers swing with other load.  BENCH_PIN=1 runs
+# the server on CPU 0 and the client on CPU 1 (taskset), BENCH_RT=1 also at
+# SCHED_FIFO priority 10 (chrt; needs the privilege; the runs are short, and
+# the kernel's real-time throttling leaves other tasks 5% meanwhile): the
+# same for both providers, so the ratios stay fair.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,17 +26,26 @@ if ! command -v fi_pingpong >/dev/null; then
 	echo "bench_provider: fi_pingpong not found (apt-get install libfabric-bin)" >&2
 	exit 77
 fi
+srv_pre=() cli_pre=()
+if [ "${BENCH_PIN:-0}" = 1 ] || [ "${BENCH_RT:-0}" = 1 ]; then
+	srv_pre=(taskset -c 0) cli_pre=(taskset -c 1)
+fi
+if [ "${BENCH_RT:-0}" = 1 ]; then
+	srv_pre+=(chrt -f 10) cli_pre+=(chrt -f 10)
+fi
 export FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$top/prov/.libs}
 export FI_SLINGSHOT_EMU_FABRIC=ssemu-bench-$$
 
 # run PROVIDER SIZE ITERS -> prints "usec_per_xfer MB_per_s"
 run() {
 	local prov=$1 size=$2 iters=$3 out
-	timeout 130 fi_pingpong -p "$prov" -e rdm -B "$port" -I "$iters" \
+	timeout 130 ${srv_pre[@]+"${srv_pre[@]}"} fi_pingpong -p "$prov" \
+		-e rdm -B "$port" -I "$iters" \
 		-S "$size" >/dev/null 2>&1 &
 	local srv=$!
 	sleep 0.3
-	out=$(timeout 120 fi_pingpong -p "$prov" -e rdm -P "$port" \
+	out=$(timeout 120 ${cli_pre[@]+"${cli_pre[@]}"} fi_pingpong -p "$prov" \
+		-e rdm -P "$port" \
 		-I "$iters" -S "$size" 127.0.0.1 2>&1 | tail -n 1)
 	timeout 10 tail --pid="$srv" -f /dev/null || kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null || true

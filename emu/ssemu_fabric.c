@@ -514,6 +514,28 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 	return -EPROTO;
 }
 
+/*
+ * What this process remembers about its handle on a shared fabric, next to
+ * the handle: whether it runs the engine (see ssemu_fabric_progress).
+ * Touched by every thread of the process that progresses the fabric, so
+ * with relaxed atomics: they are hints.
+ */
+struct fabric_local {
+	struct ssemu_fabric f;
+	uint64_t run_mark;	/* engine->executed after our last run */
+	uint64_t seen;		/* engine->executed when we last looked */
+	uint64_t defer_until;	/* wall ns: leave work to the runner until */
+	uint32_t looks;		/* polls since we last looked at the engine */
+	uint32_t runner;	/* we ran the engine last, as far as we know */
+	uint32_t bulk;		/* a bulk transfer is on: see BULK_EVENTS */
+	uint64_t look_exec;	/* engine->executed at our last look */
+};
+
+static struct fabric_local *fabric_local(struct ssemu_fabric *f)
+{
+	return container_of(f, struct fabric_local, f);
+}
+
 int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 		      struct ssemu_fabric **fabric, char *err, size_t errlen)
 {
@@ -560,7 +582,7 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 		return -ENOMEM;
 	}
 
-	f = calloc(1, sizeof(*f));
+	f = calloc(1, sizeof(struct fabric_local));
 	if (!f)
 		return -ENOMEM;
 	f->store = opts->store;
@@ -631,7 +653,7 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 	return 0;
 
 err_free:
-	free(f);
+	free(fabric_local(f));
 	return ret;
 }
 
@@ -654,7 +676,7 @@ void ssemu_fabric_close(struct ssemu_fabric *f)
 		}
 	}
 	munmap(r, f->map_size);
-	free(f);
+	free(fabric_local(f));
 }
 
 const struct ssemu_config *ssemu_fabric_config(struct ssemu_fabric *f)
@@ -1639,7 +1661,7 @@ static void drain_tx_locked(struct ssemu_region *r)
  * due by the wall clock, then move the model clock up to "now" (nothing
  * earlier is pending) so that what is posted now enters the model now.
  */
-static int run_locked(struct ssemu_fabric *f, unsigned budget)
+static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 {
 	struct ssemu_region *r = f->r;
 	struct ssemu_engine *e = ssemu_r_engine(r);
@@ -1650,7 +1672,7 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget)
 
 	/* Look for dead processes now and then (by the wall clock, so a
 	 * busy fabric finds them as fast as an idle one). */
-	if (++f->progress_calls % 64 == 0) {
+	if (reap) {
 		uint64_t w = wall_ns();
 
 		if (w - r->last_reap_ns > LIVENESS_PERIOD_NS) {
@@ -1680,18 +1702,146 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget)
 	return (int)n;
 }
 
-int ssemu_fabric_progress(struct ssemu_fabric *f, unsigned budget)
+/* Anything posted, or a delivery to retry? */
+static bool work_posted(struct ssemu_region *r)
 {
+	const uint64_t *work = ssemu_r_bits(r, r->work_off);
+	const uint64_t *ovf = ssemu_r_bits(r, r->ovf_off);
+	uint32_t w, nwords = (r->neps + 63) / 64;
+
+	for (w = 0; w < nwords; w++)
+		if (ssemu_load_relaxed(&work[w]) ||
+		    ssemu_load_relaxed(&ovf[w]))
+			return true;
+	return false;
+}
+
+/*
+ * How long a process leaves new work to the process that ran the engine
+ * last before it runs the engine itself, when that one does not come to it
+ * (it computes, sleeps or died).  The runner normally comes within one of
+ * its polls, well under this.
+ */
+#define DEFER_NS 10000ULL
+/* A process that does not run the engine looks at it every this many
+ * polls when nothing is posted. */
+#define LOOK_EVERY 16
+/*
+ * Bulk: the engine ran BULK_EVENTS events or more between two looks of a
+ * process that does not run it, or half that in one run of ours (a run
+ * stops at its budget; a short message is 8 events).  A bulk transfer
+ * keeps the engine busy for long batches, which amortise the cache misses
+ * of moving it, and the process that receives spends long stretches copying
+ * data out: then whoever is free runs the engine, as every poll used to.
+ */
+#define BULK_EVENTS 128
+
+/*
+ * Shared fabric, virtual clock: leave the engine to whoever ran it last?
+ * The model's state (event heap, NICs, switches, packets, counters) is a
+ * few dozen cache lines per message; when the processes that wait on each
+ * other take turns running the engine, all of it moves between their cores
+ * on every message, which costs more than the model's own work.  So a
+ * process that sees another one ran the engine since it did leaves new work
+ * to that one (every process polls the fabric while it waits, so the runner
+ * finds the work within one of its polls) for DEFER_NS after it last saw
+ * the engine move; then it takes over and becomes the runner.  Who runs
+ * the engine changes nothing in the model, only which core does the work.
+ * The clock is read only while deferring, that is while waiting anyway.
+ */
+static bool defer_to_runner(struct ssemu_fabric *f)
+{
+	struct fabric_local *fl = fabric_local(f);
+	uint64_t exec, now, until;
+
+	exec = ssemu_load_relaxed(&ssemu_r_engine(f->r)->executed);
+	if (exec == ssemu_load_relaxed(&fl->run_mark))
+		return false;	/* nobody ran it since we did: ours */
+	ssemu_store_relaxed(&fl->runner, 0);
+	now = wall_ns();
+	until = ssemu_load_relaxed(&fl->defer_until);
+	if (exec != ssemu_load_relaxed(&fl->seen) || !until) {
+		/* new work, or the runner is going: give it time */
+		ssemu_store_relaxed(&fl->seen, exec);
+		until = now + DEFER_NS;
+		ssemu_store_relaxed(&fl->defer_until, until);
+	}
+	return now < until;
+}
+
+/*
+ * One poll of the engine.  It takes the fabric lock only if there is
+ * something to do: with nothing posted and no event pending (virtual
+ * clock; realtime also moves the model clock up to the wall clock when
+ * idle, so it always runs), it returns at once.  Every 64th call takes the
+ * lock anyway for the liveness check.  On a shared virtual-clock fabric a
+ * process that does not run the engine (@defer, see defer_to_runner) reads
+ * only the work bitmaps, and the engine's own header, which the runner
+ * writes with every event, once in LOOK_EVERY polls: so waiting processes
+ * take no cache lines away from the runner in the middle of its work.
+ * During a bulk transfer (BULK_EVENTS) every poll tries the lock instead,
+ * whoever holds the engine.
+ */
+static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
+{
+	struct fabric_local *fl = fabric_local(f);
+	struct ssemu_region *r = f->r;
+	bool reap, sticky;
+	uint64_t exec;
 	int ret;
 
-	if (!f)
-		return -EINVAL;
-	ret = lock_region(f->r, true);
+	sticky = defer && f->store == SSEMU_STORE_SHM &&
+		 r->config.clock == SSEMU_CLOCK_VIRTUAL &&
+		 !ssemu_load_relaxed(&fl->bulk);
+	reap = ++f->progress_calls % 64 == 0;
+	if (!reap && sticky && !work_posted(r)) {
+		uint32_t looks = ssemu_load_relaxed(&fl->looks) + 1;
+
+		ssemu_store_relaxed(&fl->looks, looks);
+		if (!ssemu_load_relaxed(&fl->runner) && looks % LOOK_EVERY)
+			return 0;	/* the runner has it */
+		if (!ssemu_load_relaxed(&ssemu_r_engine(r)->nlive)) {
+			/* new work will give the runner a full DEFER_NS */
+			if (ssemu_load_relaxed(&fl->defer_until))
+				ssemu_store_relaxed(&fl->defer_until, 0);
+			return 0;
+		}
+		exec = ssemu_load_relaxed(&ssemu_r_engine(r)->executed);
+		if (exec - ssemu_load_relaxed(&fl->look_exec) >= BULK_EVENTS) {
+			ssemu_store_relaxed(&fl->bulk, 1);
+			sticky = false;
+		}
+		ssemu_store_relaxed(&fl->look_exec, exec);
+	} else if (!reap && r->config.clock == SSEMU_CLOCK_VIRTUAL &&
+		   /* bulk: straight to the lock, as every poll used to */
+		   !ssemu_load_relaxed(&fl->bulk) && !work_posted(r) &&
+		   !ssemu_load_relaxed(&ssemu_r_engine(r)->nlive)) {
+		return 0;
+	}
+	/* (the runner looks for dead processes too) */
+	if (sticky && defer_to_runner(f))
+		return -EBUSY;
+	ret = lock_region(r, true);
 	if (ret)
 		return ret;
-	ret = run_locked(f, budget ? budget : 1);
-	unlock_region(f->r);
+	ret = run_locked(f, budget ? budget : 1, reap);
+	ssemu_store_relaxed(&fl->bulk, ret >= BULK_EVENTS / 2);
+	/* the runner is whoever executed the last event (one that ran
+	 * none must not think it is) */
+	if (ret > 0) {
+		ssemu_store_relaxed(&fl->run_mark,
+				    ssemu_r_engine(r)->executed);
+		ssemu_store_relaxed(&fl->runner, 1);
+	}
+	unlock_region(r);
 	return ret;
+}
+
+int ssemu_fabric_progress(struct ssemu_fabric *f, unsigned budget)
+{
+	if (!f)
+		return -EINVAL;
+	return progress(f, budget, true);
 }
 
 int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
@@ -1770,7 +1920,9 @@ static int wait_events(struct ssemu_fabric *f, uint32_t first, uint32_t n,
 		seq = ssemu_load_acquire(word);
 		if (eps_ready(r, first, n))
 			return 1;
-		ret = ssemu_fabric_progress(f, 4096);
+		/* a waiter runs the engine itself: it may be the last one
+		 * polling */
+		ret = progress(f, 4096, false);
 		if (eps_ready(r, first, n))
 			return 1;
 		if (ret < 0 && ret != -EBUSY)

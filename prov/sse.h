@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -747,6 +748,20 @@ void __sse_rndv_decline(struct sse_ep *ep, struct sse_msg *msg);
 int sse_domain_wait(struct sse_domain *dom, int timeout_ms);
 int sse_progress_thread_start(struct sse_domain *dom);
 void sse_progress_thread_stop(struct sse_domain *dom);
+
+/*
+ * A zeroed allocation for the data path (a send, a receive, a message, a
+ * piece): glibc's calloc always takes its slow path, past the thread's
+ * cache of recently freed chunks that malloc serves these from.
+ */
+static inline void *sse_zalloc(size_t size)
+{
+	void *p = malloc(size);
+
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
 
 /* iov helpers (sse_progress.c) */
 size_t sse_iov_len(const struct iovec *iov, size_t count);

@@ -69,7 +69,7 @@ ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
 		}
 	}
 
-	tx = calloc(1, sizeof(*tx));
+	tx = sse_zalloc(sizeof(*tx));
 	if (!tx) {
 		ret = -FI_ENOMEM;
 		goto unlock;
@@ -178,7 +178,7 @@ ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
 		}
 	}
 
-	rx = calloc(1, sizeof(*rx));
+	rx = sse_zalloc(sizeof(*rx));
 	if (!rx) {
 		ret = -FI_ENOMEM;
 		goto unlock;

@@ -475,7 +475,7 @@ static void __sse_ep_tx_progress(struct sse_ep *ep)
 static int __sse_send_ctrl(struct sse_ep *ep, struct sse_msg *msg,
 			   unsigned op, uint64_t arg)
 {
-	struct sse_tx *tx = calloc(1, sizeof(*tx));
+	struct sse_tx *tx = sse_zalloc(sizeof(*tx));
 
 	if (!tx) {
 		SSE_EP_WARN(ep, "out of memory: rendezvous reply lost\n");
@@ -723,7 +723,7 @@ static void __sse_rx_complete(struct sse_ep *ep, struct sse_rx *rx,
 
 static struct sse_msg *sse_msg_new(const struct ssemu_event *ev)
 {
-	struct sse_msg *msg = calloc(1, sizeof(*msg));
+	struct sse_msg *msg = sse_zalloc(sizeof(*msg));
 
 	if (!msg)
 		return NULL;
@@ -839,7 +839,7 @@ static int __sse_rndv_read_post(struct sse_ep *ep, struct sse_msg *msg)
 	       msg->reads_out < SSE_RNDV_READS) {
 		size_t n = SSEMU_MIN(msg->expect - msg->read_next,
 				     ep->max_frag);
-		struct sse_rma_piece *p = calloc(1, sizeof(*p));
+		struct sse_rma_piece *p = sse_zalloc(sizeof(*p));
 		struct ssemu_rma r = {
 			.dest = msg->src,
 			.tclass = msg->tclass,

@@ -198,7 +198,7 @@ static int __sse_rma_post(struct sse_ep *ep, struct sse_rma_op *op)
 			r.hdr[3] = op->len;
 		}
 
-		p = calloc(1, sizeof(*p));
+		p = sse_zalloc(sizeof(*p));
 		if (!p)
 			return -FI_EAGAIN;	/* retried later */
 		p->op = op;
@@ -420,7 +420,7 @@ ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req)
 	if ((req->flags & FI_REMOTE_CQ_DATA) && req->op == SSEMU_RMA_READ)
 		return -FI_EINVAL;
 
-	op = calloc(1, sizeof(*op));
+	op = sse_zalloc(sizeof(*op));
 	if (!op)
 		return -FI_ENOMEM;
 	sse_dlist_init(&op->entry);

@@ -124,7 +124,7 @@ claimed:
 		__sse_msg_discard(ep, msg);
 		goto unlock;
 	}
-	rx = calloc(1, sizeof(*rx));
+	rx = sse_zalloc(sizeof(*rx));
 	if (!rx) {
 		ret = -FI_ENOMEM;
 		goto unlock;

@@ -1016,6 +1016,90 @@ static void test_shm_two_handles_one_process(void **state)
 	expect_no_segment();
 }
 
+/* Poll @ep (progressing through @f) until a RECV comes or @ms pass. */
+static bool recv_through(struct ssemu_fabric *f, struct ssemu_ep *ep,
+			 uint64_t ms)
+{
+	uint64_t deadline = wall_ms() + ms;
+	struct ssemu_event ev[4];
+	int i, n;
+
+	do {
+		ssemu_fabric_progress(f, 256);
+		n = ssemu_ep_poll(ep, ev, 4);
+		for (i = 0; i < n; i++) {
+			if (ev[i].type != SSEMU_EV_RECV)
+				continue;
+			ssemu_event_release(ep, &ev[i]);
+			return true;
+		}
+	} while (wall_ms() < deadline);
+	return false;
+}
+
+/*
+ * Virtual clock: the engine stays with the handle that ran it last; another
+ * one that finds new work leaves it to that runner (-EBUSY, nothing moves),
+ * but only for a while: when the runner stops polling, the other takes the
+ * engine over, well within a second, and is the runner from then on.  An
+ * idle fabric polls to 0.
+ */
+static void test_shm_engine_stays_with_runner(void **state)
+{
+	struct ssemu_nic_opts no0 = { .port = 0, .rank = -1 };
+	struct ssemu_nic_opts no1 = { .port = 1, .rank = -1 };
+	struct ssemu_config c;
+	struct ssemu_fabric *f1, *f2;
+	struct ssemu_nic *n0, *n1;
+	struct ssemu_ep *e0, *e1;
+	uint64_t val = 42;
+	struct iovec iov = { &val, sizeof(val) };
+	struct ssemu_send s = { .iov = &iov, .iov_count = 1 };
+	char err[256] = "";
+
+	name_for("runner-stays");
+	shm_config(&c);
+	assert_int_equal(c.clock, SSEMU_CLOCK_VIRTUAL);
+	if (shm_open_fabric(&c, &f1, err, sizeof(err)) ||
+	    shm_open_fabric(&c, &f2, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	assert_int_equal(ssemu_nic_attach(f1, &no0, &n0), 0);
+	assert_int_equal(ssemu_nic_attach(f2, &no1, &n1), 0);
+	assert_int_equal(ssemu_ep_open(n0, &e0), 0);
+	assert_int_equal(ssemu_ep_open(n1, &e1), 0);
+	assert_int_equal(ssemu_fabric_progress(f1, 256), 0);
+	assert_int_equal(ssemu_fabric_progress(f2, 256), 0);
+
+	/* f1 runs the first message through: f1 is the runner */
+	s.dest = ssemu_ep_addr(e1);
+	assert_int_equal(ssemu_ep_send(e0, &s), 0);
+	assert_true(ssemu_fabric_progress(f1, 256) > 0);
+	assert_true(recv_through(f1, e1, 1000));
+
+	/* new work seen through f2 is left to f1 ... */
+	s.dest = ssemu_ep_addr(e0);
+	assert_int_equal(ssemu_ep_send(e1, &s), 0);
+	assert_int_equal(ssemu_fabric_progress(f2, 256), -EBUSY);
+	assert_false(ssemu_fabric_idle(f2));
+	/* ... until f2 gives up waiting for it */
+	assert_true(recv_through(f2, e0, 1000));
+
+	/* f2 is the runner now */
+	s.dest = ssemu_ep_addr(e1);
+	assert_int_equal(ssemu_ep_send(e0, &s), 0);
+	assert_int_equal(ssemu_fabric_progress(f1, 256), -EBUSY);
+	assert_true(ssemu_fabric_progress(f2, 256) > 0);
+	assert_true(recv_through(f1, e1, 1000));
+
+	ssemu_ep_close(e0);
+	ssemu_ep_close(e1);
+	ssemu_nic_detach(n0);
+	ssemu_nic_detach(n1);
+	ssemu_fabric_close(f1);
+	ssemu_fabric_close(f2);
+	expect_no_segment();
+}
+
 /* ------------------------------------------------------------------ */
 /* Corrupt, mismatched and foreign segments                             */
 /* ------------------------------------------------------------------ */
@@ -1357,6 +1441,7 @@ int main(void)
 		SHM_TEST(test_shm_sigkill_small_messages),
 		SHM_TEST(test_shm_engine_runner_killed),
 		SHM_TEST(test_shm_two_handles_one_process),
+		SHM_TEST(test_shm_engine_stays_with_runner),
 		SHM_TEST(test_shm_corrupt_header),
 		SHM_TEST(test_shm_never_initialised),
 		SHM_TEST(test_shm_config_mismatch),
