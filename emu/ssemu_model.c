@@ -41,6 +41,26 @@ static inline ssemu_time_t now_of(struct ssemu_region *r)
 	return ssemu_r_engine(r)->now;
 }
 
+/*
+ * Link-level credits count buffer space in cells of SSEMU_CELL_BYTES, as
+ * Rosetta's count flits: a 64-byte acknowledgement takes one cell of an
+ * input buffer, a full 2048-byte data packet 33.  A buffer holds
+ * port_buf_pkts packets of the largest size.  (Counted in packets, a
+ * burst of acknowledgements filled a buffer as full packets would and
+ * idled the link before it.)
+ */
+#define SSEMU_CELL_BYTES 64
+
+static inline uint32_t pkt_cells(uint32_t bytes)
+{
+	return (bytes + SSEMU_CELL_BYTES - 1) / SSEMU_CELL_BYTES;
+}
+
+static inline uint32_t buf_cells(const struct ssemu_config *c)
+{
+	return c->port_buf_pkts * pkt_cells(c->mtu + c->pkt_overhead);
+}
+
 static inline ssemu_time_t ser_time(uint64_t bytes, uint64_t rate_bps)
 {
 	return (ssemu_time_t)((bytes * 8 * SSEMU_PS_PER_S + rate_bps - 1) /
@@ -192,8 +212,8 @@ static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t *vcl_out)
 {
 	struct ssemu_swport *op = &s->port[out];
-	uint32_t vcls[SSEMU_NVC], nv = 0, vc, vcl, j, in;
-	uint64_t any = 0, later;
+	uint32_t vcls[SSEMU_NVC], nv = 0, vc, vcl, j, in, pass, head;
+	uint64_t any = 0, later, m;
 
 	for (vc = SSEMU_NVC; vc-- > 0;) {
 		vcl = tc * SSEMU_NVC + vc;
@@ -204,18 +224,27 @@ static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	}
 	if (!any)
 		return false;
-	/* the first input with a packet after rr, cyclically (rr last) */
+	/* the first input after rr, cyclically (rr last), whose packet fits
+	 * in the buffer downstream */
 	later = op->rr + 1 < 64 ? any & (~0ULL << (op->rr + 1)) : 0;
-	in = (uint32_t)__builtin_ctzll(later ? later : any);
-	for (j = 0; j < nv; j++) {
-		vcl = vcls[(op->vc_rr + j) % nv];
-		if (!(op->inmask[vcl] & (1ULL << in)))
-			continue;
-		op->rr = in;
-		op->vc_rr++;
-		*in_out = in;
-		*vcl_out = vcl;
-		return true;
+	for (pass = 0; pass < 2; pass++) {
+		for (m = pass ? any & ~later : later; m; m &= m - 1) {
+			in = (uint32_t)__builtin_ctzll(m);
+			for (j = 0; j < nv; j++) {
+				vcl = vcls[(op->vc_rr + j) % nv];
+				if (!(op->inmask[vcl] & (1ULL << in)))
+					continue;
+				head = ssemu_r_voq(r, s, in, out, vcl)->head;
+				if (pkt_cells(ssemu_r_pkt(r, head)->bytes) >
+				    op->credits[next_vcl(r, out, vcl)])
+					continue;
+				op->rr = in;
+				op->vc_rr++;
+				*in_out = in;
+				*vcl_out = vcl;
+				return true;
+			}
+		}
 	}
 	return false;
 }
@@ -275,22 +304,32 @@ static bool arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		if (op->g_tokens[tc] > 0)
 			any_g = true;
 	}
-	/* guaranteed first, then priority, then take turns */
-	for (k = 1; k <= T; k++) {
-		tc = (op->tc_rr + k) % T;
-		if (!ready[tc] || (any_g && op->g_tokens[tc] <= 0))
-			continue;
-		if (best == SSEMU_NONE ||
-		    c->tclass[tc].priority > c->tclass[best].priority)
-			best = tc;
+	/* guaranteed first, then priority, then take turns; a class none of
+	 * whose packets fits downstream yet makes way for the next */
+	for (;;) {
+		best = SSEMU_NONE;
+		for (k = 1; k <= T; k++) {
+			tc = (op->tc_rr + k) % T;
+			if (!ready[tc] || (any_g && op->g_tokens[tc] <= 0))
+				continue;
+			if (best == SSEMU_NONE ||
+			    c->tclass[tc].priority > c->tclass[best].priority)
+				best = tc;
+		}
+		if (best == SSEMU_NONE) {
+			if (any_g) {
+				/* the guaranteed ones cannot go: the rest */
+				any_g = false;
+				continue;
+			}
+			if (wait != UINT64_MAX)
+				*retry = wait;
+			return false;
+		}
+		if (pick_in_class(r, s, out, best, in_out, vcl_out))
+			break;
+		ready[best] = false;
 	}
-	if (best == SSEMU_NONE) {
-		if (wait != UINT64_MAX)
-			*retry = wait;
-		return false;
-	}
-	if (!pick_in_class(r, s, out, best, in_out, vcl_out))
-		return false;
 	op->tc_rr = best;
 	pkt = ssemu_r_pkt(r, ssemu_r_voq(r, s, *in_out, out, *vcl_out)->head);
 	op->g_tokens[best] -= pkt->bytes;
@@ -1056,7 +1095,7 @@ static struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 					   1 : SSEMU_NVC);
 			     vc++)
 				s->port[p].credits[tc * SSEMU_NVC + vc] =
-					r->config.port_buf_pkts;
+					buf_cells(&r->config);
 	}
 	map[sw] = i;
 	*inst = i;
@@ -1145,7 +1184,7 @@ static void arrive_at_switch(struct ssemu_region *r, uint32_t inst,
 }
 
 static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
-			  uint32_t port, uint32_t vcl);
+			  uint32_t port, uint32_t vcl, uint32_t cells);
 
 /*
  * Output @out of switch model @inst looks again at @t (OUT_DONE), unless
@@ -1168,7 +1207,8 @@ static void sw_wake(struct ssemu_region *r, uint32_t inst, uint32_t out,
 static inline void credits_settle(struct ssemu_swport *op, ssemu_time_t now)
 {
 	while (op->cr_n && op->cr_time[op->cr_head] <= now) {
-		op->credits[op->cr_vcl[op->cr_head]]++;
+		op->credits[op->cr_vcl[op->cr_head]] +=
+			op->cr_cells[op->cr_head];
 		op->cr_head = (uint8_t)((op->cr_head + 1) % SSEMU_CR_RING);
 		op->cr_n--;
 	}
@@ -1182,7 +1222,8 @@ static inline void credits_settle(struct ssemu_swport *op, ssemu_time_t now)
  * full ring (or a return out of order) takes the event instead.
  */
 static void credit_to_switch(struct ssemu_region *r, uint32_t inst,
-			     uint32_t port, uint32_t vcl, ssemu_time_t t)
+			     uint32_t port, uint32_t vcl, uint32_t cells,
+			     ssemu_time_t t)
 {
 	struct ssemu_swport *op = &ssemu_r_switch(r, inst)->port[port];
 	uint32_t i = (op->cr_head + op->cr_n) % SSEMU_CR_RING;
@@ -1190,11 +1231,13 @@ static void credit_to_switch(struct ssemu_region *r, uint32_t inst,
 	if (op->cr_n >= SSEMU_CR_RING || vcl >= SSEMU_MAX_VCLASS ||
 	    (op->cr_n && op->cr_time[(i + SSEMU_CR_RING - 1) %
 				     SSEMU_CR_RING] > t)) {
-		schedule(r, t, SSEMU_MEV_SW_CREDIT, inst, port | vcl << 8, 0);
+		schedule(r, t, SSEMU_MEV_SW_CREDIT, inst, port | vcl << 8,
+			 cells);
 		return;
 	}
 	op->cr_time[i] = t;
 	op->cr_vcl[i] = (uint8_t)vcl;
+	op->cr_cells[i] = (uint16_t)cells;
 	op->cr_n++;
 	/* (a busy output looks when the link is free) */
 	if (op->nqueued && op->busy_until <= t)
@@ -1217,7 +1260,7 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	    s->port[out].queued[vcl] >= r->config.port_buf_pkts) {
 		s->port[out].drops++;
 		ssemu_tel_drop(r, pkt->tclass);
-		return_credit(r, s, in, vcl);
+		return_credit(r, s, in, vcl, pkt_cells(pkt->bytes));
 		pkt_free(r, pi);
 		return;
 	}
@@ -1236,7 +1279,7 @@ static inline void nic_credits_settle(struct ssemu_nic_sh *n,
 				      ssemu_time_t now)
 {
 	while (n->cr_n && n->cr_time[n->cr_head] <= now) {
-		n->credits[n->cr_tc[n->cr_head]]++;
+		n->credits[n->cr_tc[n->cr_head]] += n->cr_cells[n->cr_head];
 		n->cr_head = (uint8_t)((n->cr_head + 1) % SSEMU_CR_RING);
 		n->cr_n--;
 	}
@@ -1267,7 +1310,7 @@ static inline bool nic_has_work(const struct ssemu_nic_sh *n)
  * its link is free then (a busy link looks when it is free).
  */
 static void credit_to_nic(struct ssemu_region *r, uint32_t nic, uint32_t tc,
-			  ssemu_time_t t)
+			  uint32_t cells, ssemu_time_t t)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	uint32_t i = (n->cr_head + n->cr_n) % SSEMU_CR_RING;
@@ -1275,11 +1318,12 @@ static void credit_to_nic(struct ssemu_region *r, uint32_t nic, uint32_t tc,
 	if (n->cr_n >= SSEMU_CR_RING || tc >= SSEMU_MAX_TCLASS ||
 	    (n->cr_n && n->cr_time[(i + SSEMU_CR_RING - 1) %
 				    SSEMU_CR_RING] > t)) {
-		schedule(r, t, SSEMU_MEV_NIC_CREDIT, nic, tc, 0);
+		schedule(r, t, SSEMU_MEV_NIC_CREDIT, nic, tc, cells);
 		return;
 	}
 	n->cr_time[i] = t;
 	n->cr_tc[i] = (uint8_t)tc;
+	n->cr_cells[i] = (uint16_t)cells;
 	n->cr_n++;
 	if (n->busy_until <= t && nic_has_work(n))
 		nic_wake(r, nic, t);
@@ -1288,7 +1332,7 @@ static void credit_to_nic(struct ssemu_region *r, uint32_t nic, uint32_t tc,
 /* Hand a credit for (@port's input buffer, @vcl) back to whoever feeds
  * it. */
 static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
-			  uint32_t port, uint32_t vcl)
+			  uint32_t port, uint32_t vcl, uint32_t cells)
 {
 	const struct ssemu_peer *peer = &s->port[port].peer;
 	ssemu_time_t t = now_of(r) + link_of(r, port)->delay;
@@ -1297,14 +1341,14 @@ static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	if (peer->kind == SSEMU_PORT_ENDPOINT) {
 		nic = ssemu_r_portmap(r)[peer->ep];
 		if (nic != SSEMU_NONE)
-			credit_to_nic(r, nic, vcl / SSEMU_NVC, t);
+			credit_to_nic(r, nic, vcl / SSEMU_NVC, cells, t);
 		return;
 	}
 	if (peer->kind == SSEMU_PORT_NONE)
 		return;
 	pinst = ssemu_r_swmap(r)[peer->sw];
 	if (pinst != SSEMU_NONE)
-		credit_to_switch(r, pinst, peer->port, vcl, t);
+		credit_to_switch(r, pinst, peer->port, vcl, cells, t);
 }
 
 static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
@@ -1337,14 +1381,14 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	pkt = ssemu_r_pkt(r, pi);
 	tc = pkt->tclass;
 	dvcl = next_vcl(r, out, vcl);
-	s->port[out].credits[dvcl]--;
+	s->port[out].credits[dvcl] -= pkt_cells(pkt->bytes);
 	s->port[out].tx_pkts[tc]++;
 	s->port[out].tx_bytes[tc] += pkt->bytes;
 	r->pkt_hops++;
 	r->switch_lat_sum += now - pkt->sw_arrive;
 	r->swlat_hist[SSEMU_MIN((now - pkt->sw_arrive) / SSEMU_PS_PER_NS,
 				(uint64_t)SSEMU_SWLAT_BINS - 1)]++;
-	return_credit(r, s, in, vcl);
+	return_credit(r, s, in, vcl, pkt_cells(pkt->bytes));
 	pkt->vc = (uint8_t)(dvcl % SSEMU_NVC);
 
 	ser = ser_time(pkt->bytes, lp->rate_bps);
@@ -1368,13 +1412,13 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 			return;
 		}
 		/* Nobody there (the NIC detached): the port drops it. */
-		s->port[out].credits[dvcl]++;
+		s->port[out].credits[dvcl] += pkt_cells(pkt->bytes);
 		s->port[out].drops++;
 		lose_pkt(r, pi, -EHOSTUNREACH);
 		return;
 	}
 	if (!sw_get(r, peer.sw, &pinst)) {
-		s->port[out].credits[dvcl]++;
+		s->port[out].credits[dvcl] += pkt_cells(pkt->bytes);
 		s->port[out].drops++;
 		lose_pkt(r, pi, -ENOSPC);
 		return;
@@ -1435,9 +1479,12 @@ static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 
 	if (ssemu_topo_port_kind(&r->topo, port) != SSEMU_PORT_ENDPOINT) {
 		credits_settle(op, now_of(r));
+		/* the downstream buffer's use, in full-size packets */
 		cr = op->credits[tc * SSEMU_NVC + 1];
-		if (cr < r->config.port_buf_pkts)
-			load += r->config.port_buf_pkts - cr;
+		if (cr < buf_cells(&r->config))
+			load += (buf_cells(&r->config) - cr) /
+				pkt_cells(r->config.mtu +
+					  r->config.pkt_overhead);
 	}
 	return load;
 }
@@ -1618,7 +1665,10 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 		return SSEMU_NONE;
 	}
 	m = ssemu_r_msg(r, mi);
-	if (m->tclass >= r->config.ntclass || n->credits[m->tclass] == 0) {
+	if (m->tclass >= r->config.ntclass ||
+	    n->credits[m->tclass] <
+	    pkt_cells(pkt_chunk(m->rma_len, (uint64_t)m->resp_sent * mtu, mtu) +
+		      r->config.pkt_overhead)) {
 		n->stats.credit_stalls++;
 		return SSEMU_NONE;
 	}
@@ -1679,7 +1729,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 	if (n->ack_head != SSEMU_NONE) {
 		pi = n->ack_head;
 		pkt = ssemu_r_pkt(r, pi);
-		if (n->credits[pkt->tclass] == 0) {
+		if (n->credits[pkt->tclass] < pkt_cells(pkt->bytes)) {
 			n->stats.credit_stalls++;
 			return SSEMU_NONE;
 		}
@@ -1727,7 +1777,10 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			n->stats.window_stalls++;
 			goto blocked;
 		}
-		if (n->credits[m->tclass] == 0) {
+		if (n->credits[m->tclass] <
+		    pkt_cells(pkt_chunk(m->len, (uint64_t)m->sent *
+						r->config.mtu, r->config.mtu) +
+			      r->config.pkt_overhead)) {
 			n->stats.credit_stalls++;
 			goto blocked;
 		}
@@ -1801,7 +1854,7 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 		return;
 	}
 	pkt = ssemu_r_pkt(r, pi);
-	n->credits[pkt->tclass]--;
+	n->credits[pkt->tclass] -= pkt_cells(pkt->bytes);
 	n->stats.tx_pkts++;
 	if (pkt->type == SSEMU_PKT_DATA || pkt->type == SSEMU_PKT_RESP)
 		ssemu_tel_tx(r, nic, pkt->tclass,
@@ -1834,7 +1887,7 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 							      n->port)];
 		if (inst != SSEMU_NONE)
 			credit_to_switch(r, inst, n->port % r->topo.p,
-					 tc * SSEMU_NVC,
+					 tc * SSEMU_NVC, pkt_cells(pkt->bytes),
 					 now_of(r) + r->config.edge.delay);
 	}
 	if (n->state != SSEMU_NIC_ATTACHED || n->gen != pkt->to_gen) {
@@ -2166,7 +2219,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 	}
 	for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++)
 		n->credits[tc] = tc < r->config.ntclass ?
-					 r->config.port_buf_pkts : 0;
+					 buf_cells(&r->config) : 0;
 	n->cr_n = 0;
 	n->kick_at = 0;
 	memset(ssemu_r_window(r, nic), 0,
@@ -2236,7 +2289,7 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 		ssemu_model_nic_kick(r, f->a);
 		break;
 	case SSEMU_MEV_NIC_CREDIT:
-		ssemu_r_nic(r, f->a)->credits[f->b]++;
+		ssemu_r_nic(r, f->a)->credits[f->b] += f->c;
 		ssemu_model_nic_kick(r, f->a);
 		break;
 	case SSEMU_MEV_NIC_ARRIVE:
@@ -2267,7 +2320,7 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 		break;
 	case SSEMU_MEV_SW_CREDIT:
 		s = ssemu_r_switch(r, f->a);
-		s->port[f->b & 0xff].credits[f->b >> 8]++;
+		s->port[f->b & 0xff].credits[f->b >> 8] += f->c;
 		sw_try_send(r, f->a, f->b & 0xff);
 		break;
 	default:
@@ -2455,7 +2508,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		n->wait_pkt = 0;
 		n->rx_unacked = 0;
 		for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++)
-			n->credits[tc] = tc < c->ntclass ? c->port_buf_pkts : 0;
+			n->credits[tc] = tc < c->ntclass ? buf_cells(c) : 0;
 		n->cr_n = 0;
 		n->kick_at = 0;
 		memset(ssemu_r_window(r, nic), 0,

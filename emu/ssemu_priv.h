@@ -35,9 +35,10 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 7	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
+#define SSEMU_LAYOUT_VERSION 8	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
 				 * 6: lossy classes; 7: VOQ input masks,
-				 * credit returns without events */
+				 * credit returns without events; 8: credits
+				 * in cells */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
@@ -185,6 +186,7 @@ struct ssemu_nic_sh {
 	 * output's (cr_tc: the class), and when a kick for them is due */
 	ssemu_time_t cr_time[SSEMU_CR_RING];
 	uint8_t cr_tc[SSEMU_CR_RING];
+	uint16_t cr_cells[SSEMU_CR_RING];	/* credit returned, in cells */
 	uint8_t cr_head, cr_n;
 	ssemu_time_t kick_at;
 };
@@ -246,6 +248,7 @@ struct ssemu_swport {
 	 * delay each, so in time order): they count from their time on,
 	 * settled when the output next looks, and cost no event */
 	uint8_t cr_vcl[SSEMU_CR_RING];
+	uint16_t cr_cells[SSEMU_CR_RING];	/* credit returned, in cells */
 	uint8_t cr_head, cr_n;
 	ssemu_time_t cr_time[SSEMU_CR_RING];
 	struct ssemu_peer peer;	/* the far end (ssemu_topo_peer, once) */

@@ -419,6 +419,49 @@ static void test_switch_credit_round_trip_between_switches(void **state)
 			 (unsigned long long)cycle);
 }
 
+/*
+ * Credits count cells (64 bytes), not packets: a buffer of one full packet
+ * (33 cells) holds 16 packets of an 8-byte message (72 bytes, 2 cells).
+ * Endpoint 0 sends 64 such messages over the local link with one-packet
+ * buffers: they need at least 3 and at most 5 credit round trips, where
+ * one credit per packet would take 63.
+ */
+static void test_switch_credits_count_cells(void **state)
+{
+	static struct ssemu_config c;
+	static uint8_t buf[8];
+	struct incast_check ic = { 0 };
+	ssemu_time_t ser, cycle, first;
+	struct tf *t;
+	unsigned k;
+
+	(void)state;
+	tf_config(&c, "2switch");
+	tf_fixed_pipeline(&c);
+	c.port_buf_pkts = 1;
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 16);
+	t->priv = &ic;
+	t->on_recv = note_recv;
+	for (k = 0; k < 64; k++)
+		tf_send(t, 0, 1, buf, sizeof(buf), c.default_tclass, k, k);
+	tf_run_idle(t, 1000000);
+	assert_true(ic.msgs == 64);
+	tf_close(t);
+	ser = (((ssemu_time_t)c.mtu + c.pkt_overhead) * 8 * SSEMU_PS_PER_S +
+	       c.local.rate_bps - 1) / c.local.rate_bps;
+	cycle = 2 * c.local.delay + c.sw_lat_mean;
+	/* a lone small message through both switches */
+	first = 3 * (c.sw_lat_mean / 2);
+	print_message("64 small messages over 1-packet buffers: last at "
+		      "%.3f us (a credit round trip %.3f us)\n",
+		      (double)ic.last / SSEMU_PS_PER_US,
+		      (double)cycle / SSEMU_PS_PER_US);
+	assert_true(ic.last > 3 * cycle + first);
+	assert_true(ic.last < 5 * cycle + 4 * ser + 2 * c.sw_lat_mean);
+}
+
 /* ------------------------------------------------------------------ */
 /* Traffic classes and arbitration                                      */
 /* ------------------------------------------------------------------ */
@@ -641,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_switch_voq_no_head_of_line_blocking),
 		cmocka_unit_test(test_switch_credit_stall_and_resume),
 		cmocka_unit_test(test_switch_credit_round_trip_between_switches),
+		cmocka_unit_test(test_switch_credits_count_cells),
 		cmocka_unit_test(test_switch_tclass_priority),
 		cmocka_unit_test(test_switch_round_robin_fairness),
 		cmocka_unit_test(test_switch_no_deadlock_across_groups),
