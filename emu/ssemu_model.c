@@ -398,6 +398,7 @@ static void cc_none_on_ack(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
  * switch buffers that bystanders' packets need.
  */
 #define SSEMU_CC_PACE_GAPS 8
+#define FGFC_GAP_MAX ((1u << 24) - 1)	/* ns: the low 24 bits of a frame */
 
 /* Lossy classes: the source's end-to-end retry timer. */
 #define SSEMU_RTO (100 * SSEMU_PS_PER_US)
@@ -439,20 +440,27 @@ static void cc_pair_on_queue(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	       c->edge.delay;
 	gap = ser_time(c->mtu + c->pkt_overhead, c->edge.rate_bps) *
 	      SSEMU_MAX(op->nflows, 1u) * q / SSEMU_CC_MARK_QUEUE;
+	/* the frame carries the gap (ns, at most 2^24 - 1) and the class */
 	schedule(r, now_of(r) + back, SSEMU_MEV_FGFC, pkt->src_nic, pkt->win,
-		 (uint32_t)SSEMU_MIN(gap / SSEMU_PS_PER_NS, UINT32_MAX));
+		 (uint32_t)SSEMU_MIN(gap / SSEMU_PS_PER_NS, FGFC_GAP_MAX) |
+		 (uint32_t)pkt->tclass << 24);
 }
 
 /* An FGFC frame reached @nic: pace its traffic to @dnic. */
 static void fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
-			uint32_t gap_ns)
+			uint32_t arg)
 {
 	const struct ssemu_config *c = &r->config;
-	ssemu_time_t gap = (ssemu_time_t)gap_ns * SSEMU_PS_PER_NS;
+	ssemu_time_t gap = (ssemu_time_t)(arg & FGFC_GAP_MAX) * SSEMU_PS_PER_NS;
+	uint32_t tc = arg >> 24;
 
 	if (nic >= c->max_nics || dnic >= c->max_nics ||
 	    ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED)
 		return;
+	/* a pair that was not paced is throttled now (telemetry counts the
+	 * episodes, not every frame that prolongs one) */
+	if (ssemu_r_slow(r, nic)[dnic] <= now_of(r) && tc < c->ntclass)
+		ssemu_tel_throttle(r, tc);
 	ssemu_r_gap(r, nic)[dnic] = (uint32_t)SSEMU_MIN(gap, UINT32_MAX);
 	ssemu_r_slow(r, nic)[dnic] = now_of(r) + SSEMU_CC_PACE_GAPS * gap;
 }
