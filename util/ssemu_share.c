@@ -43,6 +43,7 @@ struct share_opts {
 struct share_result {
 	uint64_t both[2];	/* [warmup, warmup + time) */
 	uint64_t after[2];	/* the survivor window, B stopped */
+	double both_us, after_us;	/* the windows, whole steps */
 	double drain_us;	/* B's last message done, after it stopped */
 };
 
@@ -373,8 +374,12 @@ static int share_run_once(struct share_run *r, bool with_b,
 
 	w0 = (w0 + step - 1) / step * step;
 	w1 = (w1 + step - 1) / step * step;
-	/* B's window drains at its share; give up after 100 times that */
-	limit = w1 + 100 * (w1 - w0 + step);
+	if (w1 == w0)
+		w1 += step;
+	res->both_us = (double)(w1 - w0) / SSEMU_PS_PER_US;
+	/* B's windows drain at its share (a few hundred microseconds in the
+	 * scenarios): give up after 100 ms and 100 windows */
+	limit = w1 + 100 * (w1 - w0) + 100000 * SSEMU_PS_PER_US;
 	for (;;) {
 		if (t >= w1 && s0 == UINT64_MAX && !r->outstanding[1]) {
 			res->drain_us = (double)(t - w1) / SSEMU_PS_PER_US;
@@ -382,6 +387,9 @@ static int share_run_once(struct share_run *r, bool with_b,
 			s0 = (s0 + step - 1) / step * step;
 			s1 = s0 + us_to_ps(o->survivor_us);
 			s1 = (s1 + step - 1) / step * step;
+			if (s1 == s0)
+				s1 += step;
+			res->after_us = (double)(s1 - s0) / SSEMU_PS_PER_US;
 		}
 		if (s0 == UINT64_MAX && t >= limit) {
 			fprintf(stderr, "share: job B's messages still in "
@@ -460,11 +468,11 @@ static void share_report(const struct share_opts *o,
 {
 	const struct ssemu_config *c = &info->cfg;
 	const struct ssemu_tclass_desc *ta, *tb;
-	double a_alone = gbps(alone->both[0], o->time_us);
-	double a = gbps(both->both[0], o->time_us);
-	double b = gbps(both->both[1], o->time_us);
-	double sa = gbps(both->after[0], o->survivor_us);
-	double sb = gbps(both->after[1], o->survivor_us);
+	double a_alone = gbps(alone->both[0], alone->both_us);
+	double a = gbps(both->both[0], both->both_us);
+	double b = gbps(both->both[1], both->both_us);
+	double sa = gbps(both->after[0], both->after_us);
+	double sb = gbps(both->after[1], both->after_us);
 	uint32_t tca = o->tc[0] == UINT32_MAX ? c->default_tclass : o->tc[0];
 	uint32_t tcb = o->tc[1] == UINT32_MAX ? c->default_tclass : o->tc[1];
 
