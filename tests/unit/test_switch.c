@@ -344,11 +344,11 @@ static void note_recv(struct tf *t, unsigned ep, const struct ssemu_event *ev)
 	ic->last = ev->time;
 }
 
-/* Endpoint 0 (switch 0) sends 16 x 8 KiB (64 packets) to endpoint @dst
- * (16: on switch 1, over one local link); returns when the last one
- * landed. */
-static ssemu_time_t local_stream_run(uint32_t buf_pkts, uint32_t dst,
-				     const struct ssemu_config **cfg)
+/* Endpoint 0 (switch 0) sends @n messages of @size bytes (at most 8 KiB)
+ * to endpoint @dst (16: on switch 1, over one local link); returns when the
+ * last one landed. */
+static ssemu_time_t stream_run(uint32_t buf_pkts, uint32_t dst, unsigned n,
+			       size_t size, const struct ssemu_config **cfg)
 {
 	static struct ssemu_config c;
 	static uint8_t buf[8192];
@@ -356,6 +356,7 @@ static ssemu_time_t local_stream_run(uint32_t buf_pkts, uint32_t dst,
 	struct tf *t;
 	unsigned k;
 
+	assert_true(size <= sizeof(buf));
 	tf_config(&c, "2switch");
 	tf_fixed_pipeline(&c);
 	c.port_buf_pkts = buf_pkts;
@@ -364,14 +365,21 @@ static ssemu_time_t local_stream_run(uint32_t buf_pkts, uint32_t dst,
 	tf_add(t, dst);
 	t->priv = &ic;
 	t->on_recv = note_recv;
-	for (k = 0; k < 16; k++)
-		tf_send(t, 0, 1, buf, sizeof(buf), c.default_tclass, k, k);
+	for (k = 0; k < n; k++)
+		tf_send(t, 0, 1, buf, size, c.default_tclass, k, k);
 	tf_run_idle(t, 1000000);
-	assert_true(ic.msgs == 16);
-	assert_true(ic.bytes == 16 * sizeof(buf));
+	assert_true(ic.msgs == n);
+	assert_true(ic.bytes == n * size);
 	tf_close(t);
 	*cfg = &c;
 	return ic.last;
+}
+
+/* 16 x 8 KiB: 64 full packets. */
+static ssemu_time_t local_stream_run(uint32_t buf_pkts, uint32_t dst,
+				     const struct ssemu_config **cfg)
+{
+	return stream_run(buf_pkts, dst, 16, 8192, cfg);
 }
 
 /*
@@ -428,38 +436,22 @@ static void test_switch_credit_round_trip_between_switches(void **state)
  */
 static void test_switch_credits_count_cells(void **state)
 {
-	static struct ssemu_config c;
-	static uint8_t buf[8];
-	struct incast_check ic = { 0 };
-	ssemu_time_t ser, cycle, first;
-	struct tf *t;
-	unsigned k;
+	const struct ssemu_config *c;
+	ssemu_time_t last, ser, cycle, first;
 
 	(void)state;
-	tf_config(&c, "2switch");
-	tf_fixed_pipeline(&c);
-	c.port_buf_pkts = 1;
-	t = tf_open(&c);
-	tf_add(t, 0);
-	tf_add(t, 16);
-	t->priv = &ic;
-	t->on_recv = note_recv;
-	for (k = 0; k < 64; k++)
-		tf_send(t, 0, 1, buf, sizeof(buf), c.default_tclass, k, k);
-	tf_run_idle(t, 1000000);
-	assert_true(ic.msgs == 64);
-	tf_close(t);
-	ser = (((ssemu_time_t)c.mtu + c.pkt_overhead) * 8 * SSEMU_PS_PER_S +
-	       c.local.rate_bps - 1) / c.local.rate_bps;
-	cycle = 2 * c.local.delay + c.sw_lat_mean;
+	last = stream_run(1, 16, 64, 8, &c);
+	ser = (((ssemu_time_t)c->mtu + c->pkt_overhead) * 8 * SSEMU_PS_PER_S +
+	       c->local.rate_bps - 1) / c->local.rate_bps;
+	cycle = 2 * c->local.delay + c->sw_lat_mean;
 	/* a lone small message through both switches */
-	first = 3 * (c.sw_lat_mean / 2);
+	first = 3 * (c->sw_lat_mean / 2);
 	print_message("64 small messages over 1-packet buffers: last at "
 		      "%.3f us (a credit round trip %.3f us)\n",
-		      (double)ic.last / SSEMU_PS_PER_US,
+		      (double)last / SSEMU_PS_PER_US,
 		      (double)cycle / SSEMU_PS_PER_US);
-	assert_true(ic.last > 3 * cycle + first);
-	assert_true(ic.last < 5 * cycle + 4 * ser + 2 * c.sw_lat_mean);
+	assert_true(last > 3 * cycle + first);
+	assert_true(last < 5 * cycle + 4 * ser + 2 * c->sw_lat_mean);
 }
 
 /* ------------------------------------------------------------------ */
