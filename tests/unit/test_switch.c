@@ -444,8 +444,8 @@ static void test_switch_credits_count_cells(void **state)
 	ser = (((ssemu_time_t)c->mtu + c->pkt_overhead) * 8 * SSEMU_PS_PER_S +
 	       c->local.rate_bps - 1) / c->local.rate_bps;
 	cycle = 2 * c->local.delay + c->sw_lat_mean;
-	/* a lone small message through both switches */
-	first = 3 * (c->sw_lat_mean / 2);
+	/* the first message crosses both switches' pipelines */
+	first = 2 * c->sw_lat_mean;
 	print_message("64 small messages over 1-packet buffers: last at "
 		      "%.3f us (a credit round trip %.3f us)\n",
 		      (double)last / SSEMU_PS_PER_US,
