@@ -1664,7 +1664,6 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 	uint32_t mi = n->resp_head, pi, chunk, inic, mtu = r->config.mtu;
 	struct ssemu_msg *m;
 	struct ssemu_pkt *pkt;
-	uint64_t done;
 
 	if (mi >= r->nmsgs) {
 		ssemu_log(SSEMU_LOG_WARN, "NIC %u: bad response queue entry "
@@ -1673,18 +1672,15 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 		return SSEMU_NONE;
 	}
 	m = ssemu_r_msg(r, mi);
+	chunk = pkt_chunk(m->rma_len, (uint64_t)m->resp_sent * mtu, mtu);
 	if (m->tclass >= r->config.ntclass ||
-	    n->credits[m->tclass] <
-	    pkt_cells(pkt_chunk(m->rma_len, (uint64_t)m->resp_sent * mtu, mtu) +
-		      r->config.pkt_overhead)) {
+	    n->credits[m->tclass] < pkt_cells(chunk + r->config.pkt_overhead)) {
 		n->stats.credit_stalls++;
 		return SSEMU_NONE;
 	}
 	pi = nic_pkt_alloc(r, n);
 	if (pi == SSEMU_NONE)
 		return SSEMU_NONE;
-	done = (uint64_t)m->resp_sent * mtu;
-	chunk = pkt_chunk(m->rma_len, done, mtu);
 	inic = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
 	pkt = pkt_init(r, pi, SSEMU_PKT_RESP, mi, n->port,
 		       SSEMU_ADDR_PORT(m->src), chunk);
@@ -1785,18 +1781,16 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			n->stats.window_stalls++;
 			goto blocked;
 		}
+		chunk = pkt_chunk(m->len, (uint64_t)m->sent * r->config.mtu,
+				  r->config.mtu);
 		if (n->credits[m->tclass] <
-		    pkt_cells(pkt_chunk(m->len, (uint64_t)m->sent *
-						r->config.mtu, r->config.mtu) +
-			      r->config.pkt_overhead)) {
+		    pkt_cells(chunk + r->config.pkt_overhead)) {
 			n->stats.credit_stalls++;
 			goto blocked;
 		}
 		pi = nic_pkt_alloc(r, n);
 		if (pi == SSEMU_NONE)
 			return SSEMU_NONE;
-		chunk = pkt_chunk(m->len, (uint64_t)m->sent * r->config.mtu,
-				  r->config.mtu);
 		pkt = pkt_init(r, pi, SSEMU_PKT_DATA, mi, n->port, dport,
 			       chunk);
 		pkt->win = dnic;
