@@ -181,6 +181,32 @@ int ssemu_cli_scenario(const char *tool, int argc, char **argv, char *line,
 	return 0;
 }
 
+int ssemu_cli_fabric_opt(int c, const char *arg, struct ssemu_cli_fabric *fo)
+{
+	switch (c) {
+	case 'p':
+		fo->preset = arg;
+		fo->config_path = NULL;
+		return 1;
+	case 'c':
+		fo->config_path = arg;
+		return 1;
+	case 'R':
+		fo->routing = arg;
+		return 1;
+	case 'C':
+		fo->cc = arg;
+		return 1;
+	case 'S':
+		if (ssemu_cli_u64("--seed", arg, 0, UINT64_MAX, &fo->seed))
+			return -EINVAL;
+		fo->seed_set = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int ssemu_cli_config(const char *tool, const struct ssemu_cli_fabric *fo,
 		     struct ssemu_config *cfg)
 {

@@ -34,6 +34,22 @@ struct ssemu_cli_fabric {
 	uint64_t seed;
 };
 
+/* The command-line options of @fo, for a getopt_long table. */
+#define SSEMU_CLI_FABRIC_OPTIONS					\
+	{ "preset", required_argument, NULL, 'p' },			\
+	{ "config", required_argument, NULL, 'c' },			\
+	{ "routing", required_argument, NULL, 'R' },			\
+	{ "cc", required_argument, NULL, 'C' },				\
+	{ "seed", required_argument, NULL, 'S' }
+
+/*
+ * Option @c (its argument @arg) into @fo if it is one of
+ * SSEMU_CLI_FABRIC_OPTIONS; the later of --preset and --config wins.
+ * @return 1 if it was, 0 if it is another option, -EINVAL for a bad value
+ * (a message names it).
+ */
+int ssemu_cli_fabric_opt(int c, const char *arg, struct ssemu_cli_fabric *fo);
+
 /* Fill @cfg as @fo says; a clear message prefixed "@tool: " on error. */
 int ssemu_cli_config(const char *tool, const struct ssemu_cli_fabric *fo,
 		     struct ssemu_config *cfg);

@@ -50,11 +50,8 @@ static const char *const alloc_names[] = {
 };
 
 struct imp_opts {
-	const char *preset;
-	const char *config_path;
+	struct ssemu_cli_fabric fab;
 	const char *scenario;
-	const char *routing;
-	const char *cc;
 	uint64_t nendpoints;
 	enum victim_pat victim;
 	enum agg_pat aggressor;
@@ -70,8 +67,6 @@ struct imp_opts {
 	double warmup_us;
 	double drain_us;
 	uint64_t step_ns;
-	uint64_t seed;
-	bool seed_set;
 	bool json;
 };
 
@@ -206,10 +201,7 @@ static int pick_name(const char *opt, const char *arg,
 static int parse_impact(int argc, char **argv, struct imp_opts *o)
 {
 	static const struct option lo[] = {
-		{ "preset", required_argument, NULL, 'p' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "routing", required_argument, NULL, 'R' },
-		{ "cc", required_argument, NULL, 'C' },
+		SSEMU_CLI_FABRIC_OPTIONS,
 		{ "endpoints", required_argument, NULL, 'n' },
 		{ "victim", required_argument, NULL, 'v' },
 		{ "aggressor", required_argument, NULL, 'a' },
@@ -226,31 +218,22 @@ static int parse_impact(int argc, char **argv, struct imp_opts *o)
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "step", required_argument, NULL, 'x' },
 		{ "drain", required_argument, NULL, 'D' },
-		{ "seed", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "scenario", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	uint64_t u;
-	int c, i;
+	int c, i, ret;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		ret = ssemu_cli_fabric_opt(c, optarg, &o->fab);
+		if (ret < 0)
+			return -EINVAL;
+		if (ret)
+			continue;
 		switch (c) {
-		case 'p':
-			o->preset = optarg;
-			o->config_path = NULL;
-			break;
-		case 'c':
-			o->config_path = optarg;
-			break;
-		case 'R':
-			o->routing = optarg;
-			break;
-		case 'C':
-			o->cc = optarg;
-			break;
 		case 'n':
 			if (ssemu_cli_u64("--endpoints", optarg, 4, 65536,
 					  &o->nendpoints))
@@ -336,12 +319,6 @@ static int parse_impact(int argc, char **argv, struct imp_opts *o)
 					  &o->step_ns))
 				return -EINVAL;
 			break;
-		case 'S':
-			if (ssemu_cli_u64("--seed", optarg, 0, UINT64_MAX,
-					  &o->seed))
-				return -EINVAL;
-			o->seed_set = true;
-			break;
 		case 'j':
 			o->json = true;
 			break;
@@ -367,7 +344,7 @@ static int parse_impact(int argc, char **argv, struct imp_opts *o)
 static void opts_default(struct imp_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->preset = "2group";
+	o->fab.preset = "2group";
 	o->victim = VIC_RING;
 	o->aggressor = AGG_INCAST;
 	o->victim_frac = 0.1;
@@ -389,13 +366,7 @@ static void opts_default(struct imp_opts *o)
 
 static int load_config(const struct imp_opts *o, struct ssemu_config *cfg)
 {
-	const struct ssemu_cli_fabric fo = {
-		.preset = o->preset, .config_path = o->config_path,
-		.routing = o->routing, .cc = o->cc,
-		.seed_set = o->seed_set, .seed = o->seed,
-	};
-
-	return ssemu_cli_config("impact", &fo, cfg);
+	return ssemu_cli_config("impact", &o->fab, cfg);
 }
 
 static int split_roles(struct run *r)

@@ -24,18 +24,13 @@
 #include "ssemu_cli.h"
 
 struct share_opts {
-	const char *preset;
-	const char *config_path;
-	const char *routing;
-	const char *cc;
+	struct ssemu_cli_fabric fab;
 	uint64_t nendpoints;
 	uint32_t tc[2];		/* UINT32_MAX: the fabric's default */
 	uint64_t size;
 	uint64_t window;	/* messages in flight per endpoint */
 	double warmup_us, time_us, settle_us, survivor_us;
 	uint64_t step_ns;
-	uint64_t seed;
-	bool seed_set;
 	bool json;
 };
 
@@ -100,10 +95,7 @@ static void usage_share(FILE *f)
 static int parse_share(int argc, char **argv, struct share_opts *o)
 {
 	static const struct option lo[] = {
-		{ "preset", required_argument, NULL, 'p' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "routing", required_argument, NULL, 'R' },
-		{ "cc", required_argument, NULL, 'C' },
+		SSEMU_CLI_FABRIC_OPTIONS,
 		{ "endpoints", required_argument, NULL, 'n' },
 		{ "tclass-a", required_argument, NULL, 'A' },
 		{ "tclass-b", required_argument, NULL, 'B' },
@@ -114,30 +106,22 @@ static int parse_share(int argc, char **argv, struct share_opts *o)
 		{ "settle", required_argument, NULL, 'e' },
 		{ "survivor", required_argument, NULL, 'v' },
 		{ "step", required_argument, NULL, 'x' },
-		{ "seed", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "scenario", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	uint64_t u;
-	int c;
+	int c, ret;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		ret = ssemu_cli_fabric_opt(c, optarg, &o->fab);
+		if (ret < 0)
+			return -EINVAL;
+		if (ret)
+			continue;
 		switch (c) {
-		case 'p':
-			o->preset = optarg;
-			break;
-		case 'c':
-			o->config_path = optarg;
-			break;
-		case 'R':
-			o->routing = optarg;
-			break;
-		case 'C':
-			o->cc = optarg;
-			break;
 		case 'n':
 			if (ssemu_cli_u64("--endpoints", optarg, 4, 65536,
 					  &o->nendpoints))
@@ -191,12 +175,6 @@ static int parse_share(int argc, char **argv, struct share_opts *o)
 					  &o->step_ns))
 				return -EINVAL;
 			break;
-		case 'S':
-			if (ssemu_cli_u64("--seed", optarg, 0, UINT64_MAX,
-					  &o->seed))
-				return -EINVAL;
-			o->seed_set = true;
-			break;
 		case 'j':
 			o->json = true;
 			break;
@@ -229,15 +207,10 @@ static void share_job(uint64_t port, struct ssemu_nic_opts *no)
 static int share_setup(struct share_run *r)
 {
 	const struct share_opts *o = r->o;
-	const struct ssemu_cli_fabric fo = {
-		.preset = o->preset, .config_path = o->config_path,
-		.routing = o->routing, .cc = o->cc,
-		.seed_set = o->seed_set, .seed = o->seed,
-	};
 	uint64_t nports, pkts;
 	int ret, j;
 
-	ret = ssemu_cli_config("share", &fo, &r->cfg);
+	ret = ssemu_cli_config("share", &o->fab, &r->cfg);
 	if (ret)
 		return ret;
 	for (j = 0; j < 2; j++)
@@ -525,7 +498,7 @@ static void share_report(const struct share_opts *o,
 int ssemu_cmd_share(int argc, char **argv)
 {
 	struct share_opts o = {
-		.preset = "2switch",
+		.fab.preset = "2switch",
 		.tc = { UINT32_MAX, UINT32_MAX },
 		.size = 65536,
 		.window = 4,

@@ -36,8 +36,7 @@ static const char *const pattern_names[] = {
 };
 
 struct sim_opts {
-	const char *preset;
-	const char *config_path;
+	struct ssemu_cli_fabric fab;
 	enum pattern pattern;
 	uint64_t nendpoints;	/* 0: every endpoint of the topology */
 	uint64_t sources;	/* 0: every endpoint sends */
@@ -45,13 +44,9 @@ struct sim_opts {
 	double load;		/* fraction of injection bandwidth */
 	double time_us;		/* model time to generate traffic for */
 	uint64_t messages;	/* or: total messages to send */
-	uint64_t seed;
 	uint32_t tclass;
 	const char *csv;
-	const char *routing;
-	const char *cc;
 	const char *versus;	/* --versus-routing: a second run */
-	bool seed_set;
 	const char *telemetry;	/* trace file to save */
 	double tel_interval_us;	/* < 0: the fabric's */
 	bool progress;
@@ -123,8 +118,7 @@ static void usage_sim(FILE *f)
 static int parse_sim(int argc, char **argv, struct sim_opts *o)
 {
 	static const struct option lo[] = {
-		{ "preset", required_argument, NULL, 'p' },
-		{ "config", required_argument, NULL, 'c' },
+		SSEMU_CLI_FABRIC_OPTIONS,
 		{ "pattern", required_argument, NULL, 'P' },
 		{ "endpoints", required_argument, NULL, 'n' },
 		{ "size", required_argument, NULL, 's' },
@@ -132,10 +126,7 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 		{ "time", required_argument, NULL, 't' },
 		{ "messages", required_argument, NULL, 'm' },
 		{ "tclass", required_argument, NULL, 'T' },
-		{ "seed", required_argument, NULL, 'S' },
 		{ "csv", required_argument, NULL, 'o' },
-		{ "routing", required_argument, NULL, 'R' },
-		{ "cc", required_argument, NULL, 'C' },
 		{ "telemetry", required_argument, NULL, 'L' },
 		{ "telemetry-interval", required_argument, NULL, 'I' },
 		{ "progress", no_argument, NULL, 'G' },
@@ -147,10 +138,10 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 	};
 	uint64_t u;
 	size_t i;
-	int c;
+	int c, ret;
 
 	memset(o, 0, sizeof(*o));
-	o->preset = "switch";
+	o->fab.preset = "switch";
 	o->pattern = PAT_UNIFORM;
 	o->size = 2048;
 	o->load = 0.5;
@@ -160,13 +151,12 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 	o->progress = isatty(STDERR_FILENO);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		ret = ssemu_cli_fabric_opt(c, optarg, &o->fab);
+		if (ret < 0)
+			return -EINVAL;
+		if (ret)
+			continue;
 		switch (c) {
-		case 'p':
-			o->preset = optarg;
-			break;
-		case 'c':
-			o->config_path = optarg;
-			break;
 		case 'P':
 			for (i = 0; i < PAT_COUNT; i++)
 				if (!strcmp(optarg, pattern_names[i]))
@@ -210,20 +200,8 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 				return -EINVAL;
 			o->tclass = (uint32_t)u;
 			break;
-		case 'S':
-			if (ssemu_cli_u64("--seed", optarg, 0, UINT64_MAX,
-					  &o->seed))
-				return -EINVAL;
-			o->seed_set = true;
-			break;
 		case 'o':
 			o->csv = optarg;
-			break;
-		case 'R':
-			o->routing = optarg;
-			break;
-		case 'C':
-			o->cc = optarg;
 			break;
 		case 'L':
 			o->telemetry = optarg;
@@ -544,15 +522,10 @@ static void report(struct sim *s)
 
 static int sim_setup(struct sim *s)
 {
-	const struct ssemu_cli_fabric fo = {
-		.preset = s->o.preset, .config_path = s->o.config_path,
-		.routing = s->o.routing, .cc = s->o.cc,
-		.seed_set = s->o.seed_set, .seed = s->o.seed,
-	};
 	uint64_t nports, i, j, tmp;
 	int ret;
 
-	ret = ssemu_cli_config("sim", &fo, &s->cfg);
+	ret = ssemu_cli_config("sim", &s->o.fab, &s->cfg);
 	if (ret)
 		return ret;
 	if (s->o.tel_interval_us >= 0)
@@ -699,7 +672,7 @@ int ssemu_cmd_sim(int argc, char **argv)
 	ret = sim_once(&o, true, &g1);
 	if (!ret && o.versus) {
 		ov = o;
-		ov.routing = o.versus;
+		ov.fab.routing = o.versus;
 		ov.csv = NULL;
 		ov.telemetry = NULL;
 		ret = sim_once(&ov, false, &g2);
