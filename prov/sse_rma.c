@@ -583,17 +583,26 @@ static ssize_t sse_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
 			      false);
 }
 
-static ssize_t sse_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
-			     void **desc, size_t count, fi_addr_t src_addr,
-			     uint64_t addr, uint64_t key, void *context)
+/* fi_readv and fi_writev: one remote segment as long as the local ones. */
+static ssize_t sse_rma_vec(struct fid_ep *ep_fid, uint32_t op,
+			   const struct iovec *iov, size_t count,
+			   fi_addr_t peer, uint64_t addr, uint64_t key,
+			   void *context)
 {
 	struct fi_rma_iov rma = { .addr = addr, .key = key };
 
 	if (count && iov)
 		rma.len = sse_iov_len(iov, SSEMU_MIN(count, SSE_IOV_LIMIT));
-	return sse_rma_common(ep_fid, SSEMU_RMA_READ, iov, count, src_addr,
-			      &rma, 1, 0, sse_ep_of(ep_fid)->tx_op_flags,
-			      context, false);
+	return sse_rma_common(ep_fid, op, iov, count, peer, &rma, 1, 0,
+			      sse_ep_of(ep_fid)->tx_op_flags, context, false);
+}
+
+static ssize_t sse_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
+			     void **desc, size_t count, fi_addr_t src_addr,
+			     uint64_t addr, uint64_t key, void *context)
+{
+	return sse_rma_vec(ep_fid, SSEMU_RMA_READ, iov, count, src_addr, addr,
+			   key, context);
 }
 
 static ssize_t sse_rma_readmsg(struct fid_ep *ep_fid,
@@ -623,13 +632,8 @@ static ssize_t sse_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t dest_addr,
 			      uint64_t addr, uint64_t key, void *context)
 {
-	struct fi_rma_iov rma = { .addr = addr, .key = key };
-
-	if (count && iov)
-		rma.len = sse_iov_len(iov, SSEMU_MIN(count, SSE_IOV_LIMIT));
-	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, iov, count, dest_addr,
-			      &rma, 1, 0, sse_ep_of(ep_fid)->tx_op_flags,
-			      context, false);
+	return sse_rma_vec(ep_fid, SSEMU_RMA_WRITE, iov, count, dest_addr,
+			   addr, key, context);
 }
 
 static ssize_t sse_rma_writemsg(struct fid_ep *ep_fid,
