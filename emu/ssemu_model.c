@@ -144,16 +144,53 @@ static const struct ssemu_route_ops route_ops[] = {
 	{ .name = "ugal", .ncand = 1, .select = route_follow },
 };
 
+/* The vclass a packet of vclass @vcl occupies downstream of an output,
+ * @edge if the output leads to a NIC. */
+static inline uint32_t next_vcl_at(bool edge, uint32_t vcl)
+{
+	uint32_t vc = vcl % SSEMU_NVC;
+
+	if (edge)
+		return vcl - vc;	/* the NIC's buffer: VC 0 */
+	assert(vc + 1 < SSEMU_NVC);
+	return vcl + 1;
+}
+
 /* The vclass a packet of vclass @vcl occupies downstream of @out. */
 static inline uint32_t next_vcl(struct ssemu_region *r, uint32_t out,
 				uint32_t vcl)
 {
-	uint32_t vc = vcl % SSEMU_NVC;
+	return next_vcl_at(ssemu_topo_port_kind(&r->topo, out) ==
+			   SSEMU_PORT_ENDPOINT, vcl);
+}
 
-	if (ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
-		return vcl - vc;	/* the NIC's buffer: VC 0 */
-	assert(vc + 1 < SSEMU_NVC);
-	return vcl + 1;
+/*
+ * The vclasses that may send on @out now, as a mask (bit vcl): a packet
+ * queued with a credit ahead.  Only the vclasses with packets queued are
+ * looked at (vclmask, kept by voq_push and voq_pop).
+ */
+static inline uint64_t ready_vcls(struct ssemu_region *r,
+				  const struct ssemu_swport *op, uint32_t out)
+{
+	bool edge = ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT;
+	uint32_t nvcl = r->config.ntclass * SSEMU_NVC, vcl;
+	uint64_t m, rv = 0;
+
+	m = op->vclmask;
+	if (nvcl < 64)
+		m &= (1ULL << nvcl) - 1;
+	for (; m; m &= m - 1) {
+		vcl = (uint32_t)__builtin_ctzll(m);
+		if (op->credits[next_vcl_at(edge, vcl)])
+			rv |= 1ULL << vcl;
+	}
+	return rv;
+}
+
+/* The ready VCs of class @tc in @rv (ready_vcls), bit vc. */
+static inline uint32_t class_vcs(uint64_t rv, uint32_t tc)
+{
+	return (uint32_t)(rv >> (tc * SSEMU_NVC)) & ((1u << SSEMU_NVC) - 1);
 }
 
 /*
@@ -162,14 +199,15 @@ static inline uint32_t next_vcl(struct ssemu_region *r, uint32_t out,
  * arbitration ("shares", a later addition).
  */
 static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
-			  uint32_t out, uint32_t tc, uint32_t *in_out,
-			  uint32_t *vcl_out);
+			  uint32_t out, uint32_t tc, uint32_t vcs,
+			  uint32_t *in_out, uint32_t *vcl_out);
 
 static bool arb_priority_rr(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			    uint32_t out, uint32_t *in_out, uint32_t *vcl_out,
 			    ssemu_time_t *retry)
 {
 	uint32_t T = r->config.ntclass, order[SSEMU_MAX_TCLASS], i, j;
+	uint64_t rv = ready_vcls(r, &s->port[out], out);
 
 	/* classes by descending priority (stable: lower index first) */
 	for (i = 0; i < T; i++) {
@@ -179,24 +217,9 @@ static bool arb_priority_rr(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		order[j] = i;
 	}
 	for (i = 0; i < T; i++)
-		if (pick_in_class(r, s, out, order[i], in_out, vcl_out))
+		if (pick_in_class(r, s, out, order[i], class_vcs(rv, order[i]),
+				  in_out, vcl_out))
 			return true;
-	return false;
-}
-
-/* Can class @tc send on @out now: a packet queued with a credit ahead? */
-static bool class_ready(struct ssemu_region *r, struct ssemu_swport *op,
-			uint32_t out, uint32_t tc)
-{
-	uint32_t vc, vcl;
-
-	if (!op->queued_tc[tc])
-		return false;
-	for (vc = 0; vc < SSEMU_NVC; vc++) {
-		vcl = tc * SSEMU_NVC + vc;
-		if (op->queued[vcl] && op->credits[next_vcl(r, out, vcl)])
-			return true;
-	}
 	return false;
 }
 
@@ -205,22 +228,27 @@ static bool class_ready(struct ssemu_region *r, struct ssemu_swport *op,
  * Taking turns matters under saturation: a strict preference for higher
  * VCs (packets further along) starves every source whose packets are on
  * VC 0 -- the target's own group, under an incast -- for as long as remote
- * traffic keeps arriving.
+ * traffic keeps arriving.  @vcs: the class's VCs with a packet queued and
+ * a credit ahead (class_vcs).
  */
 static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
-			  uint32_t out, uint32_t tc, uint32_t *in_out,
-			  uint32_t *vcl_out)
+			  uint32_t out, uint32_t tc, uint32_t vcs,
+			  uint32_t *in_out, uint32_t *vcl_out)
 {
 	struct ssemu_swport *op = &s->port[out];
-	uint32_t vcls[SSEMU_NVC], nv = 0, vc, vcl, j, in, pass, head;
+	bool edge = ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT;
+	uint32_t vcls[SSEMU_NVC], cr[SSEMU_NVC], nv = 0, vc, vcl, j, k, in;
+	uint32_t pass, head;
 	uint64_t any = 0, later, m;
 
-	for (vc = SSEMU_NVC; vc-- > 0;) {
+	/* highest VC first */
+	while (vcs) {
+		vc = 31 - (uint32_t)__builtin_clz(vcs);
+		vcs &= ~(1u << vc);
 		vcl = tc * SSEMU_NVC + vc;
-		if (op->queued[vcl] && op->credits[next_vcl(r, out, vcl)]) {
-			vcls[nv++] = vcl;
-			any |= op->inmask[vcl];
-		}
+		vcls[nv] = vcl;
+		cr[nv++] = op->credits[next_vcl_at(edge, vcl)];
+		any |= op->inmask[vcl];
 	}
 	if (!any)
 		return false;
@@ -231,12 +259,13 @@ static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		for (m = pass ? any & ~later : later; m; m &= m - 1) {
 			in = (uint32_t)__builtin_ctzll(m);
 			for (j = 0; j < nv; j++) {
-				vcl = vcls[(op->vc_rr + j) % nv];
+				k = nv == 1 ? 0 : (op->vc_rr + j) % nv;
+				vcl = vcls[k];
 				if (!(op->inmask[vcl] & (1ULL << in)))
 					continue;
 				head = ssemu_r_voq(r, s, in, out, vcl)->head;
 				if (pkt_cells(ssemu_r_pkt(r, head)->bytes) >
-				    op->credits[next_vcl(r, out, vcl)])
+				    cr[k])
 					continue;
 				op->rr = in;
 				op->vc_rr++;
@@ -260,82 +289,105 @@ static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
  */
 #define SSEMU_TOKEN_DEPTH_PKTS 4	/* bucket depth, in MTU packets */
 
+static inline double port_bytes_per_ps(struct ssemu_region *r, uint32_t out)
+{
+	return (double)link_of(r, out)->rate_bps / 8e12;
+}
+
 static bool arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		       uint32_t out, uint32_t *in_out, uint32_t *vcl_out,
 		       ssemu_time_t *retry)
 {
 	const struct ssemu_config *c = &r->config;
 	struct ssemu_swport *op = &s->port[out];
-	double bytes_per_ps = (double)link_of(r, out)->rate_bps / 8e12;
 	double depth = SSEMU_TOKEN_DEPTH_PKTS *
 		       (double)(c->mtu + c->pkt_overhead);
 	ssemu_time_t now = now_of(r), wait = UINT64_MAX;
-	uint32_t T = c->ntclass, tc, k, best = SSEMU_NONE;
-	bool any_g = false, ready[SSEMU_MAX_TCLASS];
+	uint32_t T = c->ntclass, tc, k, best = SSEMU_NONE, ready = 0, todo;
+	uint64_t rv, m;
+	bool any_g = false;
 	struct ssemu_pkt *pkt;
 	double dt, need;
 
-	/* refill both buckets of every class up to now */
+	/* refill both buckets of every class up to now (a class whose
+	 * buckets are full stays as it is) */
 	if (now != op->tok_time) {
-		dt = (double)(now - op->tok_time) * bytes_per_ps / 100.0;
+		todo = ~op->tok_full & ((1u << T) - 1);
+		dt = todo ? (double)(now - op->tok_time) *
+				    port_bytes_per_ps(r, out) / 100.0 : 0;
 		op->tok_time = now;
-		for (tc = 0; tc < T; tc++) {
-			const struct ssemu_tclass_desc *d = &c->tclass[tc];
+		for (; todo; todo &= todo - 1) {
+			const struct ssemu_tclass_desc *d;
 
+			tc = (uint32_t)__builtin_ctz(todo);
+			d = &c->tclass[tc];
 			op->g_tokens[tc] = SSEMU_MIN(depth, op->g_tokens[tc] +
 							     dt * d->min_pct);
 			op->c_tokens[tc] = SSEMU_MIN(depth, op->c_tokens[tc] +
 							     dt * d->max_pct);
+			if (op->g_tokens[tc] == depth &&
+			    op->c_tokens[tc] == depth)
+				op->tok_full |= 1u << tc;
 		}
 	}
-	for (tc = 0; tc < T; tc++) {
-		ready[tc] = class_ready(r, op, out, tc);
-		if (!ready[tc])
-			continue;
+	/* the classes with a packet queued and a credit ahead */
+	rv = ready_vcls(r, op, out);
+	for (m = rv; m; m &= ~(((1ULL << SSEMU_NVC) - 1) << (tc * SSEMU_NVC))) {
+		tc = (uint32_t)__builtin_ctzll(m) / SSEMU_NVC;
 		if (c->tclass[tc].max_pct < 100 && op->c_tokens[tc] <= 0) {
 			/* capped: when will it have a token again? */
 			need = -op->c_tokens[tc] + 1.0;
-			dt = need / (bytes_per_ps * c->tclass[tc].max_pct /
-				     100.0);
+			dt = need / (port_bytes_per_ps(r, out) *
+				     c->tclass[tc].max_pct / 100.0);
 			wait = SSEMU_MIN(wait, now + (ssemu_time_t)dt + 1);
-			ready[tc] = false;
 			continue;
 		}
+		ready |= 1u << tc;
 		if (op->g_tokens[tc] > 0)
 			any_g = true;
 	}
+	/* one class ready: it goes if any of its packets fits downstream */
+	if (ready && !(ready & (ready - 1))) {
+		best = (uint32_t)__builtin_ctz(ready);
+		if (pick_in_class(r, s, out, best, class_vcs(rv, best),
+				  in_out, vcl_out))
+			goto picked;
+		ready = 0;
+	}
 	/* guaranteed first, then priority, then take turns; a class none of
 	 * whose packets fits downstream yet makes way for the next */
-	for (;;) {
+	while (ready) {
 		best = SSEMU_NONE;
 		for (k = 1; k <= T; k++) {
 			tc = (op->tc_rr + k) % T;
-			if (!ready[tc] || (any_g && op->g_tokens[tc] <= 0))
+			if (!(ready & 1u << tc) ||
+			    (any_g && op->g_tokens[tc] <= 0))
 				continue;
 			if (best == SSEMU_NONE ||
 			    c->tclass[tc].priority > c->tclass[best].priority)
 				best = tc;
 		}
 		if (best == SSEMU_NONE) {
-			if (any_g) {
-				/* the guaranteed ones cannot go: the rest */
-				any_g = false;
-				continue;
-			}
-			if (wait != UINT64_MAX)
-				*retry = wait;
-			return false;
+			/* the guaranteed ones cannot go: the rest */
+			any_g = false;
+			continue;
 		}
-		if (pick_in_class(r, s, out, best, in_out, vcl_out))
-			break;
-		ready[best] = false;
+		if (pick_in_class(r, s, out, best, class_vcs(rv, best),
+				  in_out, vcl_out))
+			goto picked;
+		ready &= ~(1u << best);
 	}
+	if (wait != UINT64_MAX)
+		*retry = wait;
+	return false;
+picked:
 	op->tc_rr = best;
 	pkt = ssemu_r_pkt(r, ssemu_r_voq(r, s, *in_out, out, *vcl_out)->head);
 	op->g_tokens[best] -= pkt->bytes;
 	op->c_tokens[best] -= pkt->bytes;
 	if (op->g_tokens[best] < -depth)
 		op->g_tokens[best] = -depth;
+	op->tok_full &= ~(1u << best);
 	return true;
 }
 
@@ -1145,7 +1197,8 @@ static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	if (cc_paced(ssemu_r_pkt(r, pi)) && cc_ops[r->cc_idx].on_queue &&
 	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
 		egq_count(r, &s->port[out], ssemu_r_pkt(r, pi), 1);
-	s->port[out].queued[vcl]++;
+	if (!s->port[out].queued[vcl]++)
+		s->port[out].vclmask |= 1ULL << vcl;
 	s->port[out].queued_tc[vcl / SSEMU_NVC]++;
 	s->port[out].nqueued++;
 }
@@ -1164,7 +1217,8 @@ static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	if (cc_paced(ssemu_r_pkt(r, pi)) && cc_ops[r->cc_idx].on_queue &&
 	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
 		egq_count(r, &s->port[out], ssemu_r_pkt(r, pi), -1);
-	s->port[out].queued[vcl]--;
+	if (!--s->port[out].queued[vcl])
+		s->port[out].vclmask &= ~(1ULL << vcl);
 	s->port[out].queued_tc[vcl / SSEMU_NVC]--;
 	s->port[out].nqueued--;
 	return pi;

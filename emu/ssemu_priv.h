@@ -237,11 +237,16 @@ struct ssemu_swport {
 	uint32_t nqueued;	/* VOQ packets for this output, all vclasses */
 	uint32_t queued_tc[SSEMU_MAX_TCLASS];	/* the same, per class */
 	uint32_t vc_rr;		/* turns among the VCs of an input */
+	/* bit vcl: queued[vcl] is not 0 (arbitration looks at these only) */
+	uint64_t vclmask;
 	ssemu_time_t busy_until;	/* the output serialises until then */
 	ssemu_time_t wake_at;	/* done_pending: the earliest OUT_DONE */
 	ssemu_time_t last_ready;		/* keeps each input FIFO */
 	ssemu_time_t tok_time;
 	uint32_t tc_rr;				/* last class served */
+	/* bit tc: both of the class's token buckets are full (at their
+	 * depth), so a refill leaves them as they are and is skipped */
+	uint32_t tok_full;
 	uint32_t nflows;	/* edge output: source NICs with data packets
 				 * queued for it (congestion control) */
 	/* credits on their way back from downstream, oldest first (one link
