@@ -1137,10 +1137,10 @@ static struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 	s = ssemu_r_switch(r, i);
 	memset(s, 0, sizeof(*s));
 	s->sw = sw;
+	/* (a VOQ is empty while its input's bit in inmask is clear: its
+	 * head and tail are not read then, so they need no initialising) */
 	s->voq_off = r->voqs_off +
 		     (uint64_t)i * r->voq_per_switch * sizeof(struct ssemu_voq);
-	memset(SSEMU_AT(r, s->voq_off), 0xff,
-	       (size_t)r->voq_per_switch * sizeof(struct ssemu_voq));
 	ssemu_rng_seed(&s->rng, r->config.seed, 0x100000000ULL + sw);
 	for (p = 0; p < r->topo.radix; p++) {
 		ssemu_topo_peer(&r->topo, sw, p, &peer);
@@ -1188,7 +1188,7 @@ static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, vcl);
 
 	ssemu_r_pkt(r, pi)->next = SSEMU_NONE;
-	if (q->head == SSEMU_NONE) {
+	if (!(s->port[out].inmask[vcl] & (1ULL << in))) {
 		q->head = pi;
 		s->port[out].inmask[vcl] |= 1ULL << in;
 	} else
@@ -1210,10 +1210,8 @@ static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	uint32_t pi = q->head;
 
 	q->head = ssemu_r_pkt(r, pi)->next;
-	if (q->head == SSEMU_NONE) {
-		q->tail = SSEMU_NONE;
+	if (q->head == SSEMU_NONE)
 		s->port[out].inmask[vcl] &= ~(1ULL << in);
-	}
 	if (cc_paced(ssemu_r_pkt(r, pi)) && cc_ops[r->cc_idx].on_queue &&
 	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
 		egq_count(r, &s->port[out], ssemu_r_pkt(r, pi), -1);

@@ -225,6 +225,8 @@ struct ssemu_pkt {
 	ssemu_time_t sw_arrive;	/* arrival at the current switch */
 };
 
+/* Valid while the input's bit in its output's inmask[vclass] is set (an
+ * empty VOQ's head and tail are left as they are, never read). */
 struct ssemu_voq {
 	uint32_t head, tail;
 };
