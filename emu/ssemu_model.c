@@ -80,6 +80,21 @@ static const struct ssemu_link_params *link_of(struct ssemu_region *r,
 	}
 }
 
+/*
+ * ser_time() on switch port @op's link, without the division when the
+ * rate divides 8e12 (a whole number k of ps per byte, as with every preset
+ * rate): bytes * 8e12 = bytes * k * rate, so the rounded-up quotient is
+ * bytes * k exactly.
+ */
+static inline ssemu_time_t port_ser_time(struct ssemu_region *r,
+					 const struct ssemu_swport *op,
+					 uint32_t port, uint64_t bytes)
+{
+	if (op->ps_per_byte)
+		return bytes * op->ps_per_byte;
+	return ser_time(bytes, link_of(r, port)->rate_bps);
+}
+
 /* ------------------------------------------------------------------ */
 /* Policies                                                             */
 /* ------------------------------------------------------------------ */
@@ -289,11 +304,6 @@ static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
  */
 #define SSEMU_TOKEN_DEPTH_PKTS 4	/* bucket depth, in MTU packets */
 
-static inline double port_bytes_per_ps(struct ssemu_region *r, uint32_t out)
-{
-	return (double)link_of(r, out)->rate_bps / 8e12;
-}
-
 static bool arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		       uint32_t out, uint32_t *in_out, uint32_t *vcl_out,
 		       ssemu_time_t *retry)
@@ -313,8 +323,7 @@ static bool arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	 * buckets are full stays as it is) */
 	if (now != op->tok_time) {
 		todo = ~op->tok_full & ((1u << T) - 1);
-		dt = todo ? (double)(now - op->tok_time) *
-				    port_bytes_per_ps(r, out) / 100.0 : 0;
+		dt = (double)(now - op->tok_time) * op->bytes_per_ps / 100.0;
 		op->tok_time = now;
 		for (; todo; todo &= todo - 1) {
 			const struct ssemu_tclass_desc *d;
@@ -337,7 +346,7 @@ static bool arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		if (c->tclass[tc].max_pct < 100 && op->c_tokens[tc] <= 0) {
 			/* capped: when will it have a token again? */
 			need = -op->c_tokens[tc] + 1.0;
-			dt = need / (port_bytes_per_ps(r, out) *
+			dt = need / (op->bytes_per_ps *
 				     c->tclass[tc].max_pct / 100.0);
 			wait = SSEMU_MIN(wait, now + (ssemu_time_t)dt + 1);
 			continue;
@@ -1143,6 +1152,15 @@ static struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 		     (uint64_t)i * r->voq_per_switch * sizeof(struct ssemu_voq);
 	ssemu_rng_seed(&s->rng, r->config.seed, 0x100000000ULL + sw);
 	for (p = 0; p < r->topo.radix; p++) {
+		const struct ssemu_link_params *lp = link_of(r, p);
+		struct ssemu_swport *op = &s->port[p];
+
+		op->delay = lp->delay;
+		op->bytes_per_ps = (double)lp->rate_bps / 8e12;
+		if (lp->rate_bps && 8 * SSEMU_PS_PER_S % lp->rate_bps == 0 &&
+		    8 * SSEMU_PS_PER_S / lp->rate_bps <= UINT32_MAX)
+			op->ps_per_byte =
+				(uint32_t)(8 * SSEMU_PS_PER_S / lp->rate_bps);
 		ssemu_topo_peer(&r->topo, sw, p, &peer);
 		s->port[p].peer = peer;
 		if (peer.kind == SSEMU_PORT_NONE)
@@ -1395,7 +1413,7 @@ static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t port, uint32_t vcl, uint32_t cells)
 {
 	const struct ssemu_peer *peer = &s->port[port].peer;
-	ssemu_time_t t = now_of(r) + link_of(r, port)->delay;
+	ssemu_time_t t = now_of(r) + s->port[port].delay;
 	uint32_t nic, pinst;
 
 	if (peer->kind == SSEMU_PORT_ENDPOINT) {
@@ -1414,76 +1432,76 @@ static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
 static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
-	const struct ssemu_link_params *lp = link_of(r, out);
+	struct ssemu_swport *op = &s->port[out];
 	struct ssemu_pkt *pkt;
 	struct ssemu_peer peer;
-	uint32_t in, tc, vcl, dvcl, pi, nic, pinst;
+	uint32_t in, tc, vcl, dvcl, pi, nic, pinst, cells;
 	ssemu_time_t ser, now = now_of(r), retry = UINT64_MAX;
 
-	if (s->port[out].busy_until > now) {
+	if (op->busy_until > now) {
 		/* serialising: look again when the link is free */
-		if (!s->port[out].done_pending)
-			sw_wake(r, inst, out, s->port[out].busy_until);
+		if (!op->done_pending)
+			sw_wake(r, inst, out, op->busy_until);
 		return;
 	}
-	credits_settle(&s->port[out], now);
+	credits_settle(op, now);
 	if (!arb_ops[r->arb_idx].pick(r, s, out, &in, &vcl, &retry)) {
 		/* held back by a cap: look again when it allows */
-		if (retry != UINT64_MAX && !s->port[out].done_pending)
+		if (retry != UINT64_MAX && !op->done_pending)
 			sw_wake(r, inst, out, retry);
 		/* or maybe waiting for a credit on its way: when it is in */
-		if (s->port[out].nqueued && s->port[out].cr_n)
-			sw_wake(r, inst, out,
-				s->port[out].cr_time[s->port[out].cr_head]);
+		if (op->nqueued && op->cr_n)
+			sw_wake(r, inst, out, op->cr_time[op->cr_head]);
 		return;
 	}
 	pi = voq_pop(r, s, in, out, vcl);
 	pkt = ssemu_r_pkt(r, pi);
 	tc = pkt->tclass;
+	cells = pkt_cells(pkt->bytes);
 	dvcl = next_vcl(r, out, vcl);
-	s->port[out].credits[dvcl] -= pkt_cells(pkt->bytes);
-	s->port[out].tx_pkts[tc]++;
-	s->port[out].tx_bytes[tc] += pkt->bytes;
+	op->credits[dvcl] -= cells;
+	op->tx_pkts[tc]++;
+	op->tx_bytes[tc] += pkt->bytes;
 	r->pkt_hops++;
 	r->switch_lat_sum += now - pkt->sw_arrive;
 	r->swlat_hist[SSEMU_MIN((now - pkt->sw_arrive) / SSEMU_PS_PER_NS,
 				(uint64_t)SSEMU_SWLAT_BINS - 1)]++;
-	return_credit(r, s, in, vcl, pkt_cells(pkt->bytes));
+	return_credit(r, s, in, vcl, cells);
 	pkt->vc = (uint8_t)(dvcl % SSEMU_NVC);
 
-	ser = ser_time(pkt->bytes, lp->rate_bps);
-	s->port[out].busy_until = now + ser;
+	ser = port_ser_time(r, op, out, pkt->bytes);
+	op->busy_until = now + ser;
 	/* only if something waits for this output; a later arrival looks
 	 * at busy_until itself */
-	if (s->port[out].nqueued && !s->port[out].done_pending)
+	if (op->nqueued && !op->done_pending)
 		sw_wake(r, inst, out, now + ser);
-	peer = s->port[out].peer;
+	peer = op->peer;
 	if (peer.kind == SSEMU_PORT_ENDPOINT) {
 		if (pkt->type == SSEMU_PKT_DATA &&
-		    cc_ops[r->cc_idx].mark(r, &s->port[out], tc)) {
+		    cc_ops[r->cc_idx].mark(r, op, tc)) {
 			pkt->marked = 1;
 			ssemu_tel_mark(r, tc);
 		}
 		nic = ssemu_r_portmap(r)[peer.ep];
 		if (nic != SSEMU_NONE) {
 			pkt->to_gen = ssemu_r_nic(r, nic)->gen;
-			schedule(r, now + ser + lp->delay,
+			schedule(r, now + ser + op->delay,
 				 SSEMU_MEV_NIC_ARRIVE, nic, 0, pi);
 			return;
 		}
 		/* Nobody there (the NIC detached): the port drops it. */
-		s->port[out].credits[dvcl] += pkt_cells(pkt->bytes);
-		s->port[out].drops++;
+		op->credits[dvcl] += cells;
+		op->drops++;
 		lose_pkt(r, pi, -EHOSTUNREACH);
 		return;
 	}
 	if (!sw_get(r, peer.sw, &pinst)) {
-		s->port[out].credits[dvcl] += pkt_cells(pkt->bytes);
-		s->port[out].drops++;
+		op->credits[dvcl] += cells;
+		op->drops++;
 		lose_pkt(r, pi, -ENOSPC);
 		return;
 	}
-	arrive_at_switch(r, pinst, peer.port, pi, now + ser + lp->delay);
+	arrive_at_switch(r, pinst, peer.port, pi, now + ser + op->delay);
 }
 
 /* ------------------------------------------------------------------ */

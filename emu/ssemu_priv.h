@@ -259,6 +259,12 @@ struct ssemu_swport {
 	uint8_t cr_head, cr_n;
 	ssemu_time_t cr_time[SSEMU_CR_RING];
 	struct ssemu_peer peer;	/* the far end (ssemu_topo_peer, once) */
+	/* from the port's link parameters (the configuration's for its
+	 * kind), once: every hop needs them */
+	ssemu_time_t delay;
+	double bytes_per_ps;	/* rate_bps / 8e12 */
+	uint32_t ps_per_byte;	/* 8e12 / rate_bps if a whole number, or 0 */
+	uint32_t pad_link;
 	/* traffic-class shares ("shares" arbitration): token buckets in
 	 * bytes for each class's guaranteed minimum and its cap */
 	double g_tokens[SSEMU_MAX_TCLASS];
