@@ -110,47 +110,55 @@ void ssemu_topo_peer(const struct ssemu_topo *t, uint32_t sw, uint32_t port,
 	}
 }
 
+/*
+ * Links from a group to the group @d ahead (0 < d < g): global link j goes
+ * there as copy c when j = c * (g - 1) + (d - 1) < a*h, and is connected
+ * when its far end c * (g - 1) + (g - 1 - d) < a*h too.  Both hold for
+ * the copies c below a bound each (they grow with c), so the connected
+ * copies are 0 .. n-1, n the smaller bound.
+ */
+static inline uint32_t copies_ahead(const struct ssemu_topo *t, uint32_t d)
+{
+	uint32_t k = t->g - 1, links = t->a * t->h, b1, b2;
+
+	b1 = links > d - 1 ? (links - d) / k + 1 : 0;
+	b2 = links > k - d ? (links - (k - d) - 1) / k + 1 : 0;
+	return b1 < b2 ? b1 : b2;
+}
+
 uint32_t ssemu_topo_ncopies(const struct ssemu_topo *t, uint32_t g1,
 			    uint32_t g2)
 {
-	uint32_t d, n = 0, c;
-
 	if (t->g < 2 || g1 == g2)
 		return 0;
-	d = (g2 + t->g - g1) % t->g;
-	for (c = 0; c * (t->g - 1) + (d - 1) < t->a * t->h; c++)
-		if (c * (t->g - 1) + (t->g - 1 - d) < t->a * t->h)
-			n++;
-	return n;
+	return copies_ahead(t, (g2 + t->g - g1) % t->g);
 }
 
 uint32_t ssemu_topo_min_port(const struct ssemu_topo *t, uint32_t sw,
 			     uint64_t dst, uint32_t copy)
 {
-	uint32_t dsw = (uint32_t)(dst / t->p), grp = sw / t->a;
-	uint32_t dgrp = dsw / t->a, d, n, j, c, owner;
+	uint32_t dsw, grp = sw / t->a, idx = sw % t->a, dgrp, d, j, owner;
 
+	/* (a 32-bit division when the index fits: the model routes every
+	 * packet at every hop) */
+	if (dst <= UINT32_MAX)
+		dsw = (uint32_t)dst / t->p;
+	else
+		dsw = (uint32_t)(dst / t->p);
 	if (dsw == sw)
 		return (uint32_t)(dst % t->p);
+	dgrp = dsw / t->a;
 	if (dgrp == grp)
-		return local_port(t, sw % t->a, dsw % t->a);
-	/* Leave the group on global link copy (copy mod n) toward dgrp. */
+		return local_port(t, idx, dsw % t->a);
+	/* Leave the group on global link copy (copy mod n) toward dgrp: the
+	 * copy-th connected link with offset d is copy (copies_ahead). */
 	d = (dgrp + t->g - grp) % t->g;
-	n = ssemu_topo_ncopies(t, grp, dgrp);
-	copy %= n;
-	/* The copy-th connected link with offset d. */
-	for (c = 0;; c++) {
-		j = c * (t->g - 1) + (d - 1);
-		if (c * (t->g - 1) + (t->g - 1 - d) < t->a * t->h) {
-			if (!copy)
-				break;
-			copy--;
-		}
-	}
+	copy %= copies_ahead(t, d);
+	j = copy * (t->g - 1) + (d - 1);
 	owner = j / t->h;
-	if (owner == sw % t->a)
+	if (owner == idx)
 		return t->p + t->a - 1 + j % t->h;
-	return local_port(t, sw % t->a, owner);
+	return local_port(t, idx, owner);
 }
 
 uint32_t ssemu_topo_min_hops(const struct ssemu_topo *t, uint64_t src,
