@@ -171,12 +171,17 @@ static inline uint32_t next_vcl_at(bool edge, uint32_t vcl)
 	return vcl + 1;
 }
 
+/* Does port @out lead to a NIC (ssemu_topo_port_kind: the first p)? */
+static inline bool port_is_edge(const struct ssemu_region *r, uint32_t out)
+{
+	return out < r->topo.p;
+}
+
 /* The vclass a packet of vclass @vcl occupies downstream of @out. */
 static inline uint32_t next_vcl(struct ssemu_region *r, uint32_t out,
 				uint32_t vcl)
 {
-	return next_vcl_at(ssemu_topo_port_kind(&r->topo, out) ==
-			   SSEMU_PORT_ENDPOINT, vcl);
+	return next_vcl_at(port_is_edge(r, out), vcl);
 }
 
 /*
@@ -187,7 +192,7 @@ static inline uint32_t next_vcl(struct ssemu_region *r, uint32_t out,
 static inline uint64_t ready_vcls(struct ssemu_region *r,
 				  const struct ssemu_swport *op, uint32_t out)
 {
-	bool edge = ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT;
+	bool edge = port_is_edge(r, out);
 	uint32_t nvcl = r->config.ntclass * SSEMU_NVC, vcl;
 	uint64_t m, rv = 0;
 
@@ -209,19 +214,51 @@ static inline uint32_t class_vcs(uint64_t rv, uint32_t tc)
 }
 
 /*
+ * pick_in_class when only vclass @vcl of the class may go (@cr credits
+ * ahead of it), the usual case: the first input after rr, cyclically (rr
+ * last), whose packet fits in the buffer downstream.
+ */
+static inline bool pick_one_vcl(struct ssemu_region *r,
+				struct ssemu_switch_sh *s, uint32_t out,
+				uint32_t vcl, uint32_t cr, uint32_t *in_out,
+				uint32_t *pi_out)
+{
+	struct ssemu_swport *op = &s->port[out];
+	uint64_t any = op->inmask[vcl], later, m;
+	uint32_t pass, in, head;
+
+	later = op->rr + 1 < 64 ? any & (~0ULL << (op->rr + 1)) : 0;
+	for (pass = 0; pass < 2; pass++) {
+		for (m = pass ? any & ~later : later; m; m &= m - 1) {
+			in = (uint32_t)__builtin_ctzll(m);
+			head = ssemu_r_voq(r, s, in, out, vcl)->head;
+			if (pkt_cells(ssemu_r_pkt(r, head)->bytes) > cr)
+				continue;
+			op->rr = in;
+			op->vc_rr++;
+			*in_out = in;
+			*pi_out = head;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Strict priority between classes; inside a class, pick_in_class (round
  * robin among inputs).  Bandwidth guarantees and caps per class come with the traffic-class
  * arbitration ("shares", a later addition).
  */
-static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
-			  uint32_t out, uint32_t tc, uint32_t vcs,
-			  uint32_t *in_out, uint32_t *vcl_out);
+static inline bool pick_in_class(struct ssemu_region *r,
+				 struct ssemu_switch_sh *s, uint32_t out,
+				 uint32_t tc, uint32_t vcs, uint32_t *in_out,
+				 uint32_t *vcl_out, uint32_t *pi_out);
 
 static bool arb_priority_rr(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			    uint32_t out, uint32_t *in_out, uint32_t *vcl_out,
 			    ssemu_time_t *retry)
 {
-	uint32_t T = r->config.ntclass, order[SSEMU_MAX_TCLASS], i, j;
+	uint32_t T = r->config.ntclass, order[SSEMU_MAX_TCLASS], i, j, pi;
 	uint64_t rv = ready_vcls(r, &s->port[out], out);
 
 	/* classes by descending priority (stable: lower index first) */
@@ -233,7 +270,7 @@ static bool arb_priority_rr(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	}
 	for (i = 0; i < T; i++)
 		if (pick_in_class(r, s, out, order[i], class_vcs(rv, order[i]),
-				  in_out, vcl_out))
+				  in_out, vcl_out, &pi))
 			return true;
 	return false;
 }
@@ -246,27 +283,33 @@ static bool arb_priority_rr(struct ssemu_region *r, struct ssemu_switch_sh *s,
  * traffic keeps arriving.  @vcs: the class's VCs with a packet queued and
  * a credit ahead (class_vcs).
  */
-static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
-			  uint32_t out, uint32_t tc, uint32_t vcs,
-			  uint32_t *in_out, uint32_t *vcl_out)
+static inline bool pick_in_class(struct ssemu_region *r,
+				 struct ssemu_switch_sh *s, uint32_t out,
+				 uint32_t tc, uint32_t vcs, uint32_t *in_out,
+				 uint32_t *vcl_out, uint32_t *pi_out)
 {
 	struct ssemu_swport *op = &s->port[out];
-	bool edge = ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT;
+	bool edge = port_is_edge(r, out);
 	uint32_t vcls[SSEMU_NVC], cr[SSEMU_NVC], nv = 0, vc, vcl, j, k, in;
 	uint32_t pass, head;
 	uint64_t any = 0, later, m;
 
-	/* highest VC first */
+	/* highest VC first (next_vcl_at: VC 0 at a NIC, else the next) */
 	while (vcs) {
 		vc = 31 - (uint32_t)__builtin_clz(vcs);
 		vcs &= ~(1u << vc);
 		vcl = tc * SSEMU_NVC + vc;
+		assert(edge || vc + 1 < SSEMU_NVC);
 		vcls[nv] = vcl;
-		cr[nv++] = op->credits[next_vcl_at(edge, vcl)];
+		cr[nv++] = op->credits[edge ? vcl - vc : vcl + 1];
 		any |= op->inmask[vcl];
 	}
 	if (!any)
 		return false;
+	if (nv == 1) {
+		*vcl_out = vcls[0];
+		return pick_one_vcl(r, s, out, vcls[0], cr[0], in_out, pi_out);
+	}
 	/* the first input after rr, cyclically (rr last), whose packet fits
 	 * in the buffer downstream */
 	later = op->rr + 1 < 64 ? any & (~0ULL << (op->rr + 1)) : 0;
@@ -286,6 +329,7 @@ static bool pick_in_class(struct ssemu_region *r, struct ssemu_switch_sh *s,
 				op->vc_rr++;
 				*in_out = in;
 				*vcl_out = vcl;
+				*pi_out = head;
 				return true;
 			}
 		}
@@ -313,7 +357,7 @@ static bool arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	double depth = SSEMU_TOKEN_DEPTH_PKTS *
 		       (double)(c->mtu + c->pkt_overhead);
 	ssemu_time_t now = now_of(r), wait = UINT64_MAX;
-	uint32_t T = c->ntclass, tc, k, best = SSEMU_NONE, ready = 0, todo;
+	uint32_t T = c->ntclass, tc, k, best = SSEMU_NONE, ready = 0, todo, pi;
 	uint64_t rv, m;
 	bool any_g = false;
 	struct ssemu_pkt *pkt;
@@ -341,6 +385,20 @@ static bool arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	}
 	/* the classes with a packet queued and a credit ahead */
 	rv = ready_vcls(r, op, out);
+	/* the usual case: one vclass ready, and its class has no cap (so no
+	 * retry time): it goes if a packet of it fits downstream */
+	if (rv && !(rv & (rv - 1))) {
+		*vcl_out = (uint32_t)__builtin_ctzll(rv);
+		best = *vcl_out / SSEMU_NVC;
+		if (c->tclass[best].max_pct >= 100) {
+			if (!pick_one_vcl(r, s, out, *vcl_out,
+					  op->credits[next_vcl(r, out,
+							       *vcl_out)],
+					  in_out, &pi))
+				return false;
+			goto picked;
+		}
+	}
 	for (m = rv; m; m &= ~(((1ULL << SSEMU_NVC) - 1) << (tc * SSEMU_NVC))) {
 		tc = (uint32_t)__builtin_ctzll(m) / SSEMU_NVC;
 		if (c->tclass[tc].max_pct < 100 && op->c_tokens[tc] <= 0) {
@@ -355,34 +413,33 @@ static bool arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		if (op->g_tokens[tc] > 0)
 			any_g = true;
 	}
-	/* one class ready: it goes if any of its packets fits downstream */
-	if (ready && !(ready & (ready - 1))) {
-		best = (uint32_t)__builtin_ctz(ready);
-		if (pick_in_class(r, s, out, best, class_vcs(rv, best),
-				  in_out, vcl_out))
-			goto picked;
-		ready = 0;
-	}
 	/* guaranteed first, then priority, then take turns; a class none of
-	 * whose packets fits downstream yet makes way for the next */
+	 * whose packets fits downstream yet makes way for the next.  (The
+	 * last class left goes whatever its guarantee: passed over for
+	 * having none, it would be taken once the guaranteed were out.) */
 	while (ready) {
-		best = SSEMU_NONE;
-		for (k = 1; k <= T; k++) {
-			tc = (op->tc_rr + k) % T;
-			if (!(ready & 1u << tc) ||
-			    (any_g && op->g_tokens[tc] <= 0))
+		if (!(ready & (ready - 1))) {
+			best = (uint32_t)__builtin_ctz(ready);
+		} else {
+			best = SSEMU_NONE;
+			for (k = 1; k <= T; k++) {
+				tc = (op->tc_rr + k) % T;
+				if (!(ready & 1u << tc) ||
+				    (any_g && op->g_tokens[tc] <= 0))
+					continue;
+				if (best == SSEMU_NONE ||
+				    c->tclass[tc].priority >
+					    c->tclass[best].priority)
+					best = tc;
+			}
+			if (best == SSEMU_NONE) {
+				/* the guaranteed ones cannot go: the rest */
+				any_g = false;
 				continue;
-			if (best == SSEMU_NONE ||
-			    c->tclass[tc].priority > c->tclass[best].priority)
-				best = tc;
-		}
-		if (best == SSEMU_NONE) {
-			/* the guaranteed ones cannot go: the rest */
-			any_g = false;
-			continue;
+			}
 		}
 		if (pick_in_class(r, s, out, best, class_vcs(rv, best),
-				  in_out, vcl_out))
+				  in_out, vcl_out, &pi))
 			goto picked;
 		ready &= ~(1u << best);
 	}
@@ -391,7 +448,7 @@ static bool arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	return false;
 picked:
 	op->tc_rr = best;
-	pkt = ssemu_r_pkt(r, ssemu_r_voq(r, s, *in_out, out, *vcl_out)->head);
+	pkt = ssemu_r_pkt(r, pi);
 	op->g_tokens[best] -= pkt->bytes;
 	op->c_tokens[best] -= pkt->bytes;
 	if (op->g_tokens[best] < -depth)
@@ -1204,39 +1261,43 @@ static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		     uint32_t in, uint32_t out, uint32_t vcl, uint32_t pi)
 {
 	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, vcl);
+	struct ssemu_swport *op = &s->port[out];
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 
-	ssemu_r_pkt(r, pi)->next = SSEMU_NONE;
-	if (!(s->port[out].inmask[vcl] & (1ULL << in))) {
+	pkt->next = SSEMU_NONE;
+	if (!(op->inmask[vcl] & (1ULL << in))) {
 		q->head = pi;
-		s->port[out].inmask[vcl] |= 1ULL << in;
+		op->inmask[vcl] |= 1ULL << in;
 	} else
 		ssemu_r_pkt(r, q->tail)->next = pi;
 	q->tail = pi;
-	if (cc_paced(ssemu_r_pkt(r, pi)) && cc_ops[r->cc_idx].on_queue &&
-	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
-		egq_count(r, &s->port[out], ssemu_r_pkt(r, pi), 1);
-	if (!s->port[out].queued[vcl]++)
-		s->port[out].vclmask |= 1ULL << vcl;
-	s->port[out].queued_tc[vcl / SSEMU_NVC]++;
-	s->port[out].nqueued++;
+	if (cc_paced(pkt) && cc_ops[r->cc_idx].on_queue &&
+	    port_is_edge(r, out))
+		egq_count(r, op, pkt, 1);
+	if (!op->queued[vcl]++)
+		op->vclmask |= 1ULL << vcl;
+	op->queued_tc[vcl / SSEMU_NVC]++;
+	op->nqueued++;
 }
 
 static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			uint32_t in, uint32_t out, uint32_t vcl)
 {
 	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, vcl);
+	struct ssemu_swport *op = &s->port[out];
 	uint32_t pi = q->head;
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 
-	q->head = ssemu_r_pkt(r, pi)->next;
+	q->head = pkt->next;
 	if (q->head == SSEMU_NONE)
-		s->port[out].inmask[vcl] &= ~(1ULL << in);
-	if (cc_paced(ssemu_r_pkt(r, pi)) && cc_ops[r->cc_idx].on_queue &&
-	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
-		egq_count(r, &s->port[out], ssemu_r_pkt(r, pi), -1);
-	if (!--s->port[out].queued[vcl])
-		s->port[out].vclmask &= ~(1ULL << vcl);
-	s->port[out].queued_tc[vcl / SSEMU_NVC]--;
-	s->port[out].nqueued--;
+		op->inmask[vcl] &= ~(1ULL << in);
+	if (cc_paced(pkt) && cc_ops[r->cc_idx].on_queue &&
+	    port_is_edge(r, out))
+		egq_count(r, op, pkt, -1);
+	if (!--op->queued[vcl])
+		op->vclmask &= ~(1ULL << vcl);
+	op->queued_tc[vcl / SSEMU_NVC]--;
+	op->nqueued--;
 	return pi;
 }
 
@@ -1344,7 +1405,7 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	}
 	voq_push(r, s, in, out, vcl, pi);
 	if (cc_ops[r->cc_idx].on_queue && cc_paced(pkt) &&
-	    ssemu_topo_port_kind(&r->topo, out) == SSEMU_PORT_ENDPOINT)
+	    port_is_edge(r, out))
 		cc_ops[r->cc_idx].on_queue(r, s, &s->port[out], pkt);
 	if (out < r->topo.p)	/* an edge output */
 		ssemu_tel_queue(r, pkt->tclass,
