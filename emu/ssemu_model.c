@@ -1201,7 +1201,9 @@ static struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 	}
 	i = r->sw_used++;
 	s = ssemu_r_switch(r, i);
-	memset(s, 0, sizeof(*s));
+	/* (ports from the radix on are never used: not cleared) */
+	memset(s, 0, offsetof(struct ssemu_switch_sh, port) +
+		     (size_t)r->topo.radix * sizeof(struct ssemu_swport));
 	s->sw = sw;
 	/* (a VOQ is empty while its input's bit in inmask is clear: its
 	 * head and tail are not read then, so they need no initialising) */
