@@ -348,9 +348,10 @@ static inline bool pick_in_class(struct ssemu_region *r,
  */
 #define SSEMU_TOKEN_DEPTH_PKTS 4	/* bucket depth, in MTU packets */
 
-static bool arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s,
-		       uint32_t out, uint32_t *in_out, uint32_t *vcl_out,
-		       ssemu_time_t *retry)
+/* (inline: sw_try_send calls it directly for the default policy) */
+static inline __attribute__((always_inline)) bool
+arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t out,
+	   uint32_t *in_out, uint32_t *vcl_out, ssemu_time_t *retry)
 {
 	const struct ssemu_config *c = &r->config;
 	struct ssemu_swport *op = &s->port[out];
@@ -1324,8 +1325,9 @@ static void arrive_at_switch(struct ssemu_region *r, uint32_t inst,
 	schedule(r, ready, SSEMU_MEV_SW_READY, inst, in, pi);
 }
 
-static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
-			  uint32_t port, uint32_t vcl, uint32_t cells);
+static inline void return_credit(struct ssemu_region *r,
+				 struct ssemu_switch_sh *s, uint32_t port,
+				 uint32_t vcl, uint32_t cells);
 
 /*
  * Output @out of switch model @inst looks again at @t (OUT_DONE), unless
@@ -1362,7 +1364,7 @@ static inline void credits_settle(struct ssemu_swport *op, ssemu_time_t now)
  * there with nobody due to look by then: then the output looks at @t.  A
  * full ring (or a return out of order) takes the event instead.
  */
-static void credit_to_switch(struct ssemu_region *r, uint32_t inst,
+static inline void credit_to_switch(struct ssemu_region *r, uint32_t inst,
 			     uint32_t port, uint32_t vcl, uint32_t cells,
 			     ssemu_time_t t)
 {
@@ -1472,8 +1474,9 @@ static void credit_to_nic(struct ssemu_region *r, uint32_t nic, uint32_t tc,
 
 /* Hand a credit for (@port's input buffer, @vcl) back to whoever feeds
  * it. */
-static void return_credit(struct ssemu_region *r, struct ssemu_switch_sh *s,
-			  uint32_t port, uint32_t vcl, uint32_t cells)
+static inline void return_credit(struct ssemu_region *r,
+				 struct ssemu_switch_sh *s, uint32_t port,
+				 uint32_t vcl, uint32_t cells)
 {
 	const struct ssemu_peer *peer = &s->port[port].peer;
 	ssemu_time_t t = now_of(r) + s->port[port].delay;
@@ -1508,7 +1511,9 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 		return;
 	}
 	credits_settle(op, now);
-	if (!arb_ops[r->arb_idx].pick(r, s, out, &in, &vcl, &retry)) {
+	/* ("shares", the default, without the indirect call) */
+	if (!(r->arb_idx == 0 ? arb_shares(r, s, out, &in, &vcl, &retry) :
+	      arb_ops[r->arb_idx].pick(r, s, out, &in, &vcl, &retry))) {
 		/* held back by a cap: look again when it allows */
 		if (retry != UINT64_MAX && !op->done_pending)
 			sw_wake(r, inst, out, retry);
