@@ -1365,8 +1365,8 @@ static inline void credits_settle(struct ssemu_swport *op, ssemu_time_t now)
  * full ring (or a return out of order) takes the event instead.
  */
 static inline void credit_to_switch(struct ssemu_region *r, uint32_t inst,
-			     uint32_t port, uint32_t vcl, uint32_t cells,
-			     ssemu_time_t t)
+				    uint32_t port, uint32_t vcl,
+				    uint32_t cells, ssemu_time_t t)
 {
 	struct ssemu_swport *op = &ssemu_r_switch(r, inst)->port[port];
 	uint32_t i = (op->cr_head + op->cr_n) % SSEMU_CR_RING;
