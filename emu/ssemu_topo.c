@@ -111,19 +111,22 @@ void ssemu_topo_peer(const struct ssemu_topo *t, uint32_t sw, uint32_t port,
 }
 
 /*
- * Links from a group to the group @d ahead (0 < d < g): global link j goes
- * there as copy c when j = c * (g - 1) + (d - 1) < a*h, and is connected
- * when its far end c * (g - 1) + (g - 1 - d) < a*h too.  Both hold for
- * the copies c below a bound each (they grow with c), so the connected
- * copies are 0 .. n-1, n the smaller bound.
+ * Links from a group to the group @d ahead: global link j goes there as
+ * copy c when j = c * (g - 1) + (d - 1) < a*h, and is connected when its
+ * far end c * (g - 1) + (g - 1 - d) < a*h too.  Both hold for the copies
+ * c below a bound each (they grow with c), so the connected copies are
+ * 0 .. n-1, n the smaller bound.  With a*h = q * (g - 1) + rem, the
+ * bounds are q + (d <= rem) and q + (rem > g - 1 - d) for 0 < d < g.
  */
 static inline uint32_t copies_ahead(const struct ssemu_topo *t, uint32_t d)
 {
-	uint32_t k = t->g - 1, links = t->a * t->h, b1, b2;
+	uint32_t k = t->g - 1, links = t->a * t->h, q, rem;
 
-	b1 = links > d - 1 ? (links - d) / k + 1 : 0;
-	b2 = links > k - d ? (links - (k - d) - 1) / k + 1 : 0;
-	return b1 < b2 ? b1 : b2;
+	if (!d || d > k)	/* (no group is 0 or g ahead) */
+		return 0;
+	q = links / k;
+	rem = links % k;
+	return q + (d <= rem && rem > k - d);
 }
 
 uint32_t ssemu_topo_ncopies(const struct ssemu_topo *t, uint32_t g1,
@@ -139,20 +142,26 @@ uint32_t ssemu_topo_min_port(const struct ssemu_topo *t, uint32_t sw,
 {
 	uint32_t dsw, grp = sw / t->a, idx = sw % t->a, dgrp, d, j, owner;
 
-	/* (a 32-bit division when the index fits: the model routes every
-	 * packet at every hop) */
-	if (dst <= UINT32_MAX)
+	/* (as few divisions as may be, 32-bit when the index fits: the model
+	 * routes every packet at every hop) */
+	if (dst <= UINT32_MAX) {
 		dsw = (uint32_t)dst / t->p;
-	else
+		if (dsw == sw)
+			return (uint32_t)dst % t->p;
+	} else {
 		dsw = (uint32_t)(dst / t->p);
-	if (dsw == sw)
-		return (uint32_t)(dst % t->p);
+		if (dsw == sw)
+			return (uint32_t)(dst % t->p);
+	}
 	dgrp = dsw / t->a;
 	if (dgrp == grp)
 		return local_port(t, idx, dsw % t->a);
 	/* Leave the group on global link copy (copy mod n) toward dgrp: the
 	 * copy-th connected link with offset d is copy (copies_ahead). */
-	d = (dgrp + t->g - grp) % t->g;
+	if (dgrp < t->g && grp < t->g)
+		d = dgrp >= grp ? dgrp - grp : dgrp + t->g - grp;
+	else
+		d = (dgrp + t->g - grp) % t->g;
 	copy %= copies_ahead(t, d);
 	j = copy * (t->g - 1) + (d - 1);
 	owner = j / t->h;
