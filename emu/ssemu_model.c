@@ -1967,8 +1967,9 @@ blocked:
 void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+	struct ssemu_switch_sh *s;
 	struct ssemu_pkt *pkt;
-	uint32_t pi, inst;
+	uint32_t pi, inst, esw, eport;
 	ssemu_time_t ser, now = now_of(r);
 
 	if (n->state != SSEMU_NIC_ATTACHED)
@@ -1989,7 +1990,11 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 			nic_wake(r, nic, n->cr_time[n->cr_head]);
 		return;
 	}
-	if (!sw_get(r, ssemu_topo_ep_switch(&r->topo, n->port), &inst)) {
+	/* (the edge switch and its port: one 32-bit division) */
+	esw = n->port / r->topo.p;
+	eport = n->port - esw * r->topo.p;
+	s = sw_get(r, esw, &inst);
+	if (!s) {
 		lose_pkt(r, pi, -ENOSPC);
 		return;
 	}
@@ -1999,15 +2004,15 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 	if (pkt->type == SSEMU_PKT_DATA || pkt->type == SSEMU_PKT_RESP)
 		ssemu_tel_tx(r, nic, pkt->tclass,
 			     pkt->bytes - r->config.pkt_overhead);
-	ser = ser_time(pkt->bytes, r->config.edge.rate_bps);
+	/* (the edge link's, as the switch's end of it has it) */
+	ser = port_ser_time(r, &s->port[eport], eport, pkt->bytes);
 	n->busy_until = now + ser;
 	if ((n->ack_head != SSEMU_NONE || n->inj_head != SSEMU_NONE ||
 	     n->resp_head != SSEMU_NONE) && !n->done_pending) {
 		n->done_pending = 1;
 		schedule(r, now + ser, SSEMU_MEV_NIC_TX_DONE, nic, 0, 0);
 	}
-	arrive_at_switch(r, inst, n->port % r->topo.p, pi,
-			 now + ser + r->config.edge.delay);
+	arrive_at_switch(r, inst, eport, pi, now + ser + r->config.edge.delay);
 }
 
 static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
@@ -2017,16 +2022,17 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	struct ssemu_msg *m = ssemu_r_msg(r, pkt->msg);
 	uint16_t *win = ssemu_r_window(r, nic);
-	uint32_t inst, tc = pkt->tclass;
+	uint32_t inst, esw, tc = pkt->tclass;
 	bool live;
 
 	/* The edge switch gets its credit back, whoever is (or is not) at
 	 * the port now; a packet reported straight back took no credit. */
 	if (!direct) {
-		inst = ssemu_r_swmap(r)[ssemu_topo_ep_switch(&r->topo,
-							      n->port)];
+		/* (the edge switch and its port: one 32-bit division) */
+		esw = n->port / r->topo.p;
+		inst = ssemu_r_swmap(r)[esw];
 		if (inst != SSEMU_NONE)
-			credit_to_switch(r, inst, n->port % r->topo.p,
+			credit_to_switch(r, inst, n->port - esw * r->topo.p,
 					 tc * SSEMU_NVC, pkt_cells(pkt->bytes),
 					 now_of(r) + r->config.edge.delay);
 	}
