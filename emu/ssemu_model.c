@@ -157,6 +157,8 @@ static const struct ssemu_route_ops route_ops[] = {
 	{ .name = "minimal", .ncand = 0, .select = route_minimal },
 	{ .name = "adaptive", .ncand = 3, .select = route_follow },
 	{ .name = "ugal", .ncand = 1, .select = route_follow },
+	{ .name = "adaptive-nb", .ncand = 3, .neighbours = true,
+	  .select = route_follow },
 };
 
 /* The vclass a packet of vclass @vcl occupies downstream of an output,
@@ -1636,6 +1638,48 @@ static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 }
 
 /*
+ * Neighbours' congestion, with a delay: the queue that the neighbour
+ * through @port would put a packet for @target (an endpoint) in, as it
+ * published it, counting the classes a packet of class @tc waits behind.
+ * A switch publishes an output's queues at most every SSEMU_NB_PERIOD and
+ * they are seen one sample late: what a neighbour knows is at least one
+ * period old.  An edge output counts nothing: every path to the endpoint
+ * ends there, so it cannot tell them apart.
+ */
+#define SSEMU_NB_PERIOD (500 * SSEMU_PS_PER_NS)
+
+static uint32_t nb_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
+			uint32_t port, uint64_t target, uint16_t copy,
+			uint32_t tc)
+{
+	const struct ssemu_peer *pe = &s->port[port].peer;
+	uint8_t prio = r->config.tclass[tc].priority;
+	ssemu_time_t now = now_of(r);
+	struct ssemu_swport *np;
+	uint32_t inst, q, c, load = 0;
+
+	if (!route_ops[r->route_idx].neighbours ||
+	    (pe->kind != SSEMU_PORT_LOCAL && pe->kind != SSEMU_PORT_GLOBAL))
+		return 0;
+	inst = ssemu_r_swmap(r)[pe->sw];
+	if (inst == SSEMU_NONE)
+		return 0;	/* never used: nothing queued there */
+	q = ssemu_topo_min_port(&r->topo, pe->sw, target, copy);
+	np = &ssemu_r_switch(r, inst)->port[q];
+	if (np->peer.kind == SSEMU_PORT_ENDPOINT)
+		return 0;
+	if (now - np->nb_time >= SSEMU_NB_PERIOD) {
+		memcpy(np->nb_seen, np->nb_next, sizeof(np->nb_seen));
+		memcpy(np->nb_next, np->queued_tc, sizeof(np->nb_next));
+		np->nb_time = now;
+	}
+	for (c = 0; c < r->config.ntclass; c++)
+		if (r->config.tclass[c].priority >= prio)
+			load += np->nb_seen[c];
+	return load;
+}
+
+/*
  * Inside a group: the direct local link, or two local hops through another
  * switch of the group (the group is all-to-all, one link per pair, so
  * traffic from one switch to another -- an all-to-all's shift -- has one
@@ -1658,6 +1702,8 @@ static void route_choose_local(struct ssemu_region *r,
 	}
 	port = ssemu_topo_min_port(t, s->sw, pkt->dst_port, pkt->copy);
 	best = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) * 2 * 8;
+	/* (the direct link's neighbour is the destination's switch: its
+	 * edge output counts nothing) */
 	for (k = 0; k < ro->ncand; k++) {
 		/* a random switch of the group other than both ends */
 		li = (uint32_t)ssemu_rng_below(&s->rng, t->a - 2);
@@ -1668,7 +1714,9 @@ static void route_choose_local(struct ssemu_region *r,
 		isw = base + li;
 		port = ssemu_topo_min_port(t, s->sw, (uint64_t)isw * t->p,
 					   pkt->copy);
-		cost = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) * 3 *
+		cost = (uint64_t)(port_load(r, s, port, pkt->tclass) +
+				  nb_load(r, s, port, pkt->dst_port, pkt->copy,
+					  pkt->tclass) + 1) * 3 *
 		       (uint64_t)(8 + bias);
 		if (cost < best) {
 			best = cost;
@@ -1691,7 +1739,7 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 	int bias = r->config.tclass[m->tclass].route_bias;
 	bool ordered = (m->flags & SSEMU_SEND_ORDERED) ||
 		       r->config.tclass[m->tclass].ordered;
-	uint32_t sg, dg, g, k, port, inst, hmin, best_via = 0;
+	uint32_t sg, dg, g, k, port, inst, hmin, nb, best_via = 0;
 	uint16_t copy, best_copy = pkt->copy;
 	struct ssemu_switch_sh *s;
 	uint64_t cost, best;
@@ -1720,8 +1768,9 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 	}
 	hmin = ssemu_topo_min_hops(t, n->port, pkt->dst_port, pkt->copy);
 	port = ssemu_topo_min_port(t, s->sw, pkt->dst_port, pkt->copy);
-	best = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) * (hmin + 1) *
-	       8;
+	best = (uint64_t)(port_load(r, s, port, pkt->tclass) +
+			  nb_load(r, s, port, pkt->dst_port, pkt->copy,
+				  pkt->tclass) + 1) * (hmin + 1) * 8;
 	for (k = 0; k < ro->ncand; k++) {
 		/* a random group other than the source's and the destination's */
 		g = (uint32_t)ssemu_rng_below(&s->rng, t->g - 2);
@@ -1734,7 +1783,15 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 		copy = ordered ? pkt->copy :
 				 (uint16_t)ssemu_rng_below(&s->rng, 65536);
 		port = ssemu_topo_min_port(t, s->sw, group_rep(t, g), copy);
-		cost = (uint64_t)(port_load(r, s, port, pkt->tclass) + 1) *
+		/* past the global link into g, the neighbour heads for the
+		 * destination */
+		nb = s->port[port].peer.kind == SSEMU_PORT_GLOBAL &&
+		     ssemu_topo_group(t, s->port[port].peer.sw) == g ?
+			     nb_load(r, s, port, pkt->dst_port, pkt->copy,
+				     pkt->tclass) :
+			     nb_load(r, s, port, group_rep(t, g), copy,
+				     pkt->tclass);
+		cost = (uint64_t)(port_load(r, s, port, pkt->tclass) + nb + 1) *
 		       (hmin + 3) * (uint64_t)(8 + bias);
 		if (cost < best) {
 			best = cost;

@@ -277,6 +277,12 @@ struct ssemu_swport {
 	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
 	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
 	uint64_t drops;
+	/* what the upstream neighbours' adaptive routing sees of this
+	 * output's queues, per class: a sample published at most every
+	 * SSEMU_NB_PERIOD and seen one sample late (nb_load) */
+	ssemu_time_t nb_time;
+	uint32_t nb_seen[SSEMU_MAX_TCLASS];
+	uint32_t nb_next[SSEMU_MAX_TCLASS];
 };
 
 struct ssemu_switch_sh {
@@ -587,6 +593,9 @@ struct ssemu_route_ops {
 	/* Non-minimal candidates weighed against the minimal path when a
 	 * packet is injected (0: always minimal). */
 	uint32_t ncand;
+	/* Weigh each candidate by its next switch's queue too, as that
+	 * switch published it (nb_load), not only by the source switch's. */
+	bool neighbours;
 	/* Output port for @pkt at switch @sw. */
 	uint32_t (*select)(struct ssemu_region *r, uint32_t sw,
 			   struct ssemu_pkt *pkt);

@@ -149,7 +149,8 @@ static void usage_impact(FILE *f)
 	fprintf(f,
 		"\n"
 		"  --config FILE        fabric configuration file instead\n"
-		"  --routing R          minimal | adaptive | ugal (default: fabric's)\n"
+		"  --routing R          minimal | adaptive | ugal | adaptive-nb\n"
+		"                       (default: fabric's)\n"
 		"  --cc C               endpoint-pair | none (default: fabric's)\n"
 		"  --endpoints N        use the first N endpoint ports (default all)\n"
 		"  --victim P           ring | allreduce (default ring)\n"

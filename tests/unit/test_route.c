@@ -3,7 +3,8 @@
  * Routing: adversarial group-to-group traffic on "malbec" (4 groups; every
  * source in group 0 sends to its peer in group 1) is limited by the few
  * global links between the two groups under minimal routing; adaptive
- * routing spreads it over the other groups.  Ordered flows stay in order
+ * routing spreads it over the other groups, with or without its
+ * neighbours' queues (adaptive-nb).  Ordered flows stay in order
  * under adaptive routing, and every path fits the virtual channels.
  */
 #include <errno.h>
@@ -88,14 +89,16 @@ static double adversarial(const char *routing)
 static void test_route_adaptive_beats_minimal_adversarial(void **state)
 {
 	double min = adversarial("minimal"), ad = adversarial("adaptive");
-	double ugal = adversarial("ugal");
+	double ugal = adversarial("ugal"), nb = adversarial("adaptive-nb");
 
 	print_message("group 0 -> group 1, %d sources: minimal %.0f Gb/s, "
-		      "adaptive %.0f Gb/s (%.2fx), ugal %.0f Gb/s (%.2fx)\n",
+		      "adaptive %.0f Gb/s (%.2fx), ugal %.0f Gb/s (%.2fx), "
+		      "adaptive-nb %.0f Gb/s (%.2fx)\n",
 		      NSRC, min * 8000, ad * 8000, ad / min, ugal * 8000,
-		      ugal / min);
+		      ugal / min, nb * 8000, nb / min);
 	assert_true(ad > 1.4 * min);
 	assert_true(ugal > 1.2 * min);
+	assert_true(nb > 1.4 * min);
 }
 
 /* Ordered flows under adaptive routing still arrive in order. */
