@@ -388,19 +388,24 @@ arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t out,
 	}
 	/* the classes with a packet queued and a credit ahead */
 	rv = ready_vcls(r, op, out);
-	/* the usual case: one vclass ready, and its class has no cap (so no
-	 * retry time): it goes if a packet of it fits downstream */
-	if (rv && !(rv & (rv - 1))) {
-		*vcl_out = (uint32_t)__builtin_ctzll(rv);
-		best = *vcl_out / SSEMU_NVC;
-		if (c->tclass[best].max_pct >= 100) {
+	/* the usual case: one class ready, and it has no cap (so no retry
+	 * time): it goes if a packet of it fits downstream */
+	best = rv ? (uint32_t)__builtin_ctzll(rv) / SSEMU_NVC : 0;
+	if (rv && !(rv >> (best * SSEMU_NVC) >> SSEMU_NVC) &&
+	    c->tclass[best].max_pct >= 100) {
+		if (!(rv & (rv - 1))) {
+			/* one vclass */
+			*vcl_out = (uint32_t)__builtin_ctzll(rv);
 			if (!pick_one_vcl(r, s, out, *vcl_out,
 					  op->credits[next_vcl(r, out,
 							       *vcl_out)],
 					  in_out, &pi))
 				return false;
-			goto picked;
+		} else if (!pick_in_class(r, s, out, best, class_vcs(rv, best),
+					  in_out, vcl_out, &pi)) {
+			return false;
 		}
+		goto picked;
 	}
 	for (m = rv; m; m &= ~(((1ULL << SSEMU_NVC) - 1) << (tc * SSEMU_NVC))) {
 		tc = (uint32_t)__builtin_ctzll(m) / SSEMU_NVC;
