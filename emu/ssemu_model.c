@@ -203,7 +203,7 @@ static inline uint64_t ready_vcls(struct ssemu_region *r,
 		m &= (1ULL << nvcl) - 1;
 	for (; m; m &= m - 1) {
 		vcl = (uint32_t)__builtin_ctzll(m);
-		if (op->credits[next_vcl_at(edge, vcl)])
+		if (op->vq[next_vcl_at(edge, vcl)].credits)
 			rv |= 1ULL << vcl;
 	}
 	return rv;
@@ -226,7 +226,7 @@ static inline bool pick_one_vcl(struct ssemu_region *r,
 				uint32_t *pi_out)
 {
 	struct ssemu_swport *op = &s->port[out];
-	uint64_t any = op->inmask[vcl], later, m;
+	uint64_t any = op->vq[vcl].inmask, later, m;
 	uint32_t pass, in, head;
 
 	later = op->rr + 1 < 64 ? any & (~0ULL << (op->rr + 1)) : 0;
@@ -303,8 +303,8 @@ static inline bool pick_in_class(struct ssemu_region *r,
 		vcl = tc * SSEMU_NVC + vc;
 		assert(edge || vc + 1 < SSEMU_NVC);
 		vcls[nv] = vcl;
-		cr[nv++] = op->credits[edge ? vcl - vc : vcl + 1];
-		any |= op->inmask[vcl];
+		cr[nv++] = op->vq[edge ? vcl - vc : vcl + 1].credits;
+		any |= op->vq[vcl].inmask;
 	}
 	if (!any)
 		return false;
@@ -321,7 +321,7 @@ static inline bool pick_in_class(struct ssemu_region *r,
 			for (j = 0; j < nv; j++) {
 				k = nv == 1 ? 0 : (op->vc_rr + j) % nv;
 				vcl = vcls[k];
-				if (!(op->inmask[vcl] & (1ULL << in)))
+				if (!(op->vq[vcl].inmask & (1ULL << in)))
 					continue;
 				head = ssemu_r_voq(r, s, in, out, vcl)->head;
 				if (pkt_cells(ssemu_r_pkt(r, head)->bytes) >
@@ -377,12 +377,12 @@ arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t out,
 
 			tc = (uint32_t)__builtin_ctz(todo);
 			d = &c->tclass[tc];
-			op->g_tokens[tc] = SSEMU_MIN(depth, op->g_tokens[tc] +
+			op->tok[tc].g = SSEMU_MIN(depth, op->tok[tc].g +
 							     dt * d->min_pct);
-			op->c_tokens[tc] = SSEMU_MIN(depth, op->c_tokens[tc] +
+			op->tok[tc].c = SSEMU_MIN(depth, op->tok[tc].c +
 							     dt * d->max_pct);
-			if (op->g_tokens[tc] == depth &&
-			    op->c_tokens[tc] == depth)
+			if (op->tok[tc].g == depth &&
+			    op->tok[tc].c == depth)
 				op->tok_full |= 1u << tc;
 		}
 	}
@@ -397,8 +397,8 @@ arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t out,
 			/* one vclass */
 			*vcl_out = (uint32_t)__builtin_ctzll(rv);
 			if (!pick_one_vcl(r, s, out, *vcl_out,
-					  op->credits[next_vcl(r, out,
-							       *vcl_out)],
+					  op->vq[next_vcl(r, out, *vcl_out)]
+						  .credits,
 					  in_out, &pi))
 				return false;
 		} else if (!pick_in_class(r, s, out, best, class_vcs(rv, best),
@@ -409,16 +409,16 @@ arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t out,
 	}
 	for (m = rv; m; m &= ~(((1ULL << SSEMU_NVC) - 1) << (tc * SSEMU_NVC))) {
 		tc = (uint32_t)__builtin_ctzll(m) / SSEMU_NVC;
-		if (c->tclass[tc].max_pct < 100 && op->c_tokens[tc] <= 0) {
+		if (c->tclass[tc].max_pct < 100 && op->tok[tc].c <= 0) {
 			/* capped: when will it have a token again? */
-			need = -op->c_tokens[tc] + 1.0;
+			need = -op->tok[tc].c + 1.0;
 			dt = need / (op->bytes_per_ps *
 				     c->tclass[tc].max_pct / 100.0);
 			wait = SSEMU_MIN(wait, now + (ssemu_time_t)dt + 1);
 			continue;
 		}
 		ready |= 1u << tc;
-		if (op->g_tokens[tc] > 0)
+		if (op->tok[tc].g > 0)
 			any_g = true;
 	}
 	/* guaranteed first, then priority, then take turns; a class none of
@@ -433,7 +433,7 @@ arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t out,
 			for (k = 1; k <= T; k++) {
 				tc = (op->tc_rr + k) % T;
 				if (!(ready & 1u << tc) ||
-				    (any_g && op->g_tokens[tc] <= 0))
+				    (any_g && op->tok[tc].g <= 0))
 					continue;
 				if (best == SSEMU_NONE ||
 				    c->tclass[tc].priority >
@@ -457,10 +457,10 @@ arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t out,
 picked:
 	op->tc_rr = best;
 	pkt = ssemu_r_pkt(r, pi);
-	op->g_tokens[best] -= pkt->bytes;
-	op->c_tokens[best] -= pkt->bytes;
-	if (op->g_tokens[best] < -depth)
-		op->g_tokens[best] = -depth;
+	op->tok[best].g -= pkt->bytes;
+	op->tok[best].c -= pkt->bytes;
+	if (op->tok[best].g < -depth)
+		op->tok[best].g = -depth;
 	op->tok_full &= ~(1u << best);
 	return true;
 }
@@ -1239,7 +1239,7 @@ static struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 			     vc < (peer.kind == SSEMU_PORT_ENDPOINT ?
 					   1 : SSEMU_NVC);
 			     vc++)
-				s->port[p].credits[tc * SSEMU_NVC + vc] =
+				s->port[p].vq[tc * SSEMU_NVC + vc].credits =
 					buf_cells(&r->config);
 	}
 	map[sw] = i;
@@ -1275,16 +1275,16 @@ static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 
 	pkt->next = SSEMU_NONE;
-	if (!(op->inmask[vcl] & (1ULL << in))) {
+	if (!(op->vq[vcl].inmask & (1ULL << in))) {
 		q->head = pi;
-		op->inmask[vcl] |= 1ULL << in;
+		op->vq[vcl].inmask |= 1ULL << in;
 	} else
 		ssemu_r_pkt(r, q->tail)->next = pi;
 	q->tail = pi;
 	if (cc_paced(pkt) && cc_ops[r->cc_idx].on_queue &&
 	    port_is_edge(r, out))
 		egq_count(r, op, pkt, 1);
-	if (!op->queued[vcl]++)
+	if (!op->vq[vcl].queued++)
 		op->vclmask |= 1ULL << vcl;
 	op->queued_tc[vcl / SSEMU_NVC]++;
 	op->nqueued++;
@@ -1300,11 +1300,11 @@ static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
 
 	q->head = pkt->next;
 	if (q->head == SSEMU_NONE)
-		op->inmask[vcl] &= ~(1ULL << in);
+		op->vq[vcl].inmask &= ~(1ULL << in);
 	if (cc_paced(pkt) && cc_ops[r->cc_idx].on_queue &&
 	    port_is_edge(r, out))
 		egq_count(r, op, pkt, -1);
-	if (!--op->queued[vcl])
+	if (!--op->vq[vcl].queued)
 		op->vclmask &= ~(1ULL << vcl);
 	op->queued_tc[vcl / SSEMU_NVC]--;
 	op->nqueued--;
@@ -1357,7 +1357,7 @@ static void sw_wake(struct ssemu_region *r, uint32_t inst, uint32_t out,
 static inline void credits_settle(struct ssemu_swport *op, ssemu_time_t now)
 {
 	while (op->cr_n && op->cr_time[op->cr_head] <= now) {
-		op->credits[op->cr_vcl[op->cr_head]] +=
+		op->vq[op->cr_vcl[op->cr_head]].credits +=
 			op->cr_cells[op->cr_head];
 		op->cr_head = (uint8_t)((op->cr_head + 1) % SSEMU_CR_RING);
 		op->cr_n--;
@@ -1407,7 +1407,7 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	 * source's end-to-end retry sends it again. */
 	if (pkt->type == SSEMU_PKT_DATA &&
 	    r->config.tclass[pkt->tclass].lossy &&
-	    s->port[out].queued[vcl] >= r->config.port_buf_pkts) {
+	    s->port[out].vq[vcl].queued >= r->config.port_buf_pkts) {
 		s->port[out].drops++;
 		ssemu_tel_drop(r, pkt->tclass);
 		return_credit(r, s, in, vcl, pkt_cells(pkt->bytes));
@@ -1534,7 +1534,7 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	tc = pkt->tclass;
 	cells = pkt_cells(pkt->bytes);
 	dvcl = next_vcl(r, out, vcl);
-	op->credits[dvcl] -= cells;
+	op->vq[dvcl].credits -= cells;
 	op->tx_pkts[tc]++;
 	op->tx_bytes[tc] += pkt->bytes;
 	r->pkt_hops++;
@@ -1565,13 +1565,13 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 			return;
 		}
 		/* Nobody there (the NIC detached): the port drops it. */
-		op->credits[dvcl] += cells;
+		op->vq[dvcl].credits += cells;
 		op->drops++;
 		lose_pkt(r, pi, -EHOSTUNREACH);
 		return;
 	}
 	if (!sw_get(r, peer.sw, &pinst)) {
-		op->credits[dvcl] += cells;
+		op->vq[dvcl].credits += cells;
 		op->drops++;
 		lose_pkt(r, pi, -ENOSPC);
 		return;
@@ -1633,7 +1633,7 @@ static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	if (ssemu_topo_port_kind(&r->topo, port) != SSEMU_PORT_ENDPOINT) {
 		credits_settle(op, now_of(r));
 		/* the downstream buffer's use, in full-size packets */
-		cr = op->credits[tc * SSEMU_NVC + 1];
+		cr = op->vq[tc * SSEMU_NVC + 1].credits;
 		if (cr < buf_cells(&r->config))
 			load += (buf_cells(&r->config) - cr) /
 				pkt_cells(r->config.mtu +
@@ -2528,7 +2528,7 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 		break;
 	case SSEMU_MEV_SW_CREDIT:
 		s = ssemu_r_switch(r, f->a);
-		s->port[f->b & 0xff].credits[f->b >> 8] += f->c;
+		s->port[f->b & 0xff].vq[f->b >> 8].credits += f->c;
 		sw_try_send(r, f->a, f->b & 0xff);
 		break;
 	default:

@@ -225,7 +225,7 @@ struct ssemu_pkt {
 	ssemu_time_t sw_arrive;	/* arrival at the current switch */
 };
 
-/* Valid while the input's bit in its output's inmask[vclass] is set (an
+/* Valid while the input's bit in its output's vq[vclass].inmask is set (an
  * empty VOQ's head and tail are left as they are, never read). */
 struct ssemu_voq {
 	uint32_t head, tail;
@@ -239,7 +239,8 @@ struct ssemu_swport {
 	uint32_t nqueued;	/* VOQ packets for this output, all vclasses */
 	uint32_t queued_tc[SSEMU_MAX_TCLASS];	/* the same, per class */
 	uint32_t vc_rr;		/* turns among the VCs of an input */
-	/* bit vcl: queued[vcl] is not 0 (arbitration looks at these only) */
+	/* bit vcl: vq[vcl].queued is not 0 (arbitration looks at these
+	 * only) */
 	uint64_t vclmask;
 	ssemu_time_t busy_until;	/* the output serialises until then */
 	ssemu_time_t wake_at;	/* done_pending: the earliest OUT_DONE */
@@ -266,14 +267,19 @@ struct ssemu_swport {
 	uint32_t ps_per_byte;	/* 8e12 / rate_bps if a whole number, or 0 */
 	uint32_t pad_link;
 	/* traffic-class shares ("shares" arbitration): token buckets in
-	 * bytes for each class's guaranteed minimum and its cap */
-	double g_tokens[SSEMU_MAX_TCLASS];
-	double c_tokens[SSEMU_MAX_TCLASS];
-	uint32_t credits[SSEMU_MAX_VCLASS];	/* downstream buffer per vclass */
-	uint32_t queued[SSEMU_MAX_VCLASS];	/* VOQ packets for this output */
-	/* the inputs whose VOQ for this output and vclass is not empty (bit
-	 * in): arbitration finds the next one without a scan */
-	uint64_t inmask[SSEMU_MAX_VCLASS];
+	 * bytes for each class's guaranteed minimum (g) and its cap (c) */
+	struct {
+		double g, c;
+	} tok[SSEMU_MAX_TCLASS];
+	/* per vclass, side by side (a hop touches one vclass's) */
+	struct {
+		/* the inputs whose VOQ for this output and vclass is not
+		 * empty (bit in): arbitration finds the next one without a
+		 * scan */
+		uint64_t inmask;
+		uint32_t queued;	/* VOQ packets for this output */
+		uint32_t credits;	/* downstream buffer */
+	} vq[SSEMU_MAX_VCLASS];
 	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
 	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
 	uint64_t drops;
