@@ -454,8 +454,10 @@ static void test_engine_position_independent(void **state)
 
 	(void)state;
 	assert_non_null(copy);
+	/* in near, on the wheel and (one in four) in the far heap */
 	for (i = 0; i < 200; i++)
-		sched_ok(e, test_rng_next(&s) % 100000, i, &id);
+		sched_ok(e, test_rng_next(&s) % (i % 4 ? 100000 : 100000000),
+			 i, &id);
 	assert_int_equal(ssemu_engine_cancel(e, id), 0);
 	for (i = 0; i < 50; i++)
 		assert_true(ssemu_engine_pop(e, UINT64_MAX, &f1));
