@@ -146,13 +146,62 @@ static inline struct ssemu_heap_ent *far_heap(struct ssemu_engine *e)
 	return heap(e) + e->cap - 1;
 }
 
-static void near_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key)
+/*
+ * Near is either a run sorted in descending order, popped from its end (a
+ * refill of at most NEAR_SORT_MAX events: the common case, where a pop is
+ * O(1)), or a min-heap.  An event scheduled into the window goes into the
+ * run by insertion, unless that means moving more than NEAR_SHIFT_MAX
+ * entries: then the run, reversed, becomes the heap (an ascending array is
+ * one), so a burst of events at the same instant stays O(log n) each.
+ */
+#define NEAR_SORT_MAX 64
+#define NEAR_SHIFT_MAX 32
+
+static inline struct ssemu_heap_ent *near_top(struct ssemu_engine *e)
 {
 	struct ssemu_heap_ent *h = heap(e);
 
-	h[e->nnear].time = t;
-	h[e->nnear].key = key;
-	sift_up(h, 1, e->nnear);
+	return e->near_sorted ? &h[e->nnear - 1] : h;
+}
+
+static inline void near_remove_top(struct ssemu_engine *e)
+{
+	struct ssemu_heap_ent *h = heap(e);
+
+	e->nnear--;
+	if (!e->near_sorted && e->nnear) {
+		h[0] = h[e->nnear];
+		sift_down(h, 1, e->nnear, 0);
+	}
+}
+
+static void near_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key)
+{
+	struct ssemu_heap_ent *h = heap(e);
+	struct ssemu_heap_ent v = { t, key };
+	uint32_t n = e->nnear, j, lo, k;
+
+	if (e->near_sorted) {
+		/* the entries that come before v are at the end */
+		lo = n > NEAR_SHIFT_MAX ? n - NEAR_SHIFT_MAX : 0;
+		for (j = n; j > lo && ent_less(&h[j - 1], &v); j--)
+			;
+		if (j > lo || !lo || !ent_less(&h[j - 1], &v)) {
+			memmove(&h[j + 1], &h[j], (n - j) * sizeof(*h));
+			h[j] = v;
+			e->nnear++;
+			return;
+		}
+		for (k = 0; k < n / 2; k++) {
+			struct ssemu_heap_ent x = h[k];
+
+			h[k] = h[n - 1 - k];
+			h[n - 1 - k] = x;
+		}
+		e->near_sorted = 0;
+	}
+	h[n] = v;
+	sift_up(h, 1, n);
 	e->nnear++;
 }
 
@@ -281,7 +330,7 @@ static bool refill(struct ssemu_engine *e)
 	struct ssemu_heap_ent *h = heap(e), *f;
 	struct ssemu_ev *p = pool(e), *ev;
 	uint64_t bw = UINT64_MAX, bf = UINT64_MAX;
-	uint32_t n = 0, idx, next, i;
+	uint32_t n = 0, idx, next, i, j;
 
 	if (e->nwheel)
 		bw = next_bucket(e);
@@ -331,10 +380,22 @@ static bool refill(struct ssemu_engine *e)
 		}
 	}
 
-	/* the near heap was empty: heapify what came in, bottom up */
+	/* near was empty: sort what came in, or heapify it, bottom up */
 	e->nnear = n;
-	for (i = n / 2; i-- > 0;)
-		sift_down(h, 1, n, i);
+	if (n <= NEAR_SORT_MAX) {
+		e->near_sorted = 1;
+		for (i = 1; i < n; i++) {
+			struct ssemu_heap_ent v = h[i];
+
+			for (j = i; j > 0 && ent_less(&h[j - 1], &v); j--)
+				h[j] = h[j - 1];
+			h[j] = v;
+		}
+	} else {
+		e->near_sorted = 0;
+		for (i = n / 2; i-- > 0;)
+			sift_down(h, 1, n, i);
+	}
 	return true;
 }
 
@@ -344,7 +405,7 @@ static bool refill(struct ssemu_engine *e)
  */
 static inline struct ssemu_heap_ent *top(struct ssemu_engine *e)
 {
-	struct ssemu_heap_ent *h = heap(e);
+	struct ssemu_heap_ent *t;
 	struct ssemu_ev *ev;
 	uint32_t idx;
 
@@ -355,17 +416,14 @@ static inline struct ssemu_heap_ent *top(struct ssemu_engine *e)
 				return NULL;
 			continue;
 		}
+		t = near_top(e);
 		if (likely(!e->ncancelled))
-			return h;
-		idx = ent_ev(h);
+			return t;
+		idx = ent_ev(t);
 		ev = &pool(e)[idx];
 		if (ev->state != SSEMU_EV_CANCELLED)
-			return h;
-		e->nnear--;
-		if (e->nnear) {
-			h[0] = h[e->nnear];
-			sift_down(h, 1, e->nnear, 0);
-		}
+			return t;
+		near_remove_top(e);
 		release(e, ev, idx);
 		e->ncancelled--;
 	}
@@ -381,19 +439,15 @@ ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e)
 bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 		      struct ssemu_fired *out)
 {
-	struct ssemu_heap_ent *h = top(e);
+	struct ssemu_heap_ent *t = top(e);
 	struct ssemu_ev *ev;
 	uint32_t idx;
 
-	if (!h || h->time > limit)
+	if (!t || t->time > limit)
 		return false;
-	out->time = h->time;
-	idx = ent_ev(h);
-	e->nnear--;
-	if (e->nnear) {
-		h[0] = h[e->nnear];
-		sift_down(h, 1, e->nnear, 0);
-	}
+	out->time = t->time;
+	idx = ent_ev(t);
+	near_remove_top(e);
 	ev = &pool(e)[idx];
 	out->type = ev->type;
 	out->a = ev->a;

@@ -92,7 +92,7 @@ struct ssemu_engine {
 	uint32_t free_head;
 	uint32_t nlive;		/* scheduled and not cancelled */
 	uint32_t ncancelled;	/* cancelled, still queued */
-	uint32_t pad;
+	uint32_t near_sorted;	/* near is a sorted run, not a heap */
 	uint64_t base;		/* bucket of the window: near holds all <= it */
 	uint64_t heads_off;	/* bucket list heads; relative to the engine */
 	uint64_t heap_off;	/* near heap from the front, far from the back */
