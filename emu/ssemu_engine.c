@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Discrete-event engine: a near heap, a bucket wheel and a far heap, firing
- * in (time, seq) order, with deferred cancel.  See ssemu_engine.h for the
- * model.
+ * Discrete-event engine: near (a sorted run or a heap), a bucket wheel and
+ * a far heap, firing in (time, seq) order, with deferred cancel.  See
+ * ssemu_engine.h for the model.
  *
  * Invariants, with base the window's bucket and B(t) = t >> BUCKET_SHIFT:
  *  - near holds every queued event with B(t) <= base (and only those);

@@ -9,8 +9,9 @@
  * The queue has three parts, by how far an event is from the current bucket
  * window (the buckets are SSEMU_ENGINE_BUCKET_PS wide; "base" is the bucket
  * the window is at):
- *  - near: a binary min-heap of (time, key) holding every pending event of
- *    bucket <= base; pops come from here;
+ *  - near: every pending event of bucket <= base, as (time, key) entries:
+ *    a sorted run popped from its end when the bucket brought few events
+ *    (the common case), else a binary min-heap; pops come from here;
  *  - wheel: events of buckets base+1 .. base+NB-1 (a few microseconds, where
  *    nearly all of a fabric's events fall), each pushed unsorted on its
  *    bucket's list, linked through the event pool, with a two-level bitmap
@@ -20,9 +21,9 @@
  * bucket (by the bitmap) or to the far heap's top, whichever is earlier,
  * and that bucket's events, and the far events of it, go into near.  Near
  * compares full (time, key), and holds every event earlier than the end of
- * the window, so the order is exactly the one a single heap gives; the
- * heaps only ever see one bucket's worth of events, which keeps them small
- * and in cache.
+ * the window, so the order is exactly the one a single heap gives; near
+ * only ever holds about one bucket's worth of events, which keeps it small
+ * and in cache, and scheduling into the wheel is O(1).
  *
  * The engine is position independent: the heaps, the bucket heads and the
  * event pool follow the control block in one allocation, addressed by
@@ -86,7 +87,7 @@ struct ssemu_engine {
 	uint64_t seq;
 	uint64_t executed;	/* events handed out (not counting cancelled) */
 	uint32_t cap;
-	uint32_t nnear;		/* entries of the near heap */
+	uint32_t nnear;		/* entries in near */
 	uint32_t nfar;		/* entries of the far heap */
 	uint32_t nwheel;	/* events on the buckets' lists */
 	uint32_t free_head;
