@@ -27,8 +27,8 @@
 #define NB SSEMU_ENGINE_NBUCKETS
 #define NWORDS (NB / 64)
 
-_Static_assert((NB & (NB - 1)) == 0 && NB >= 128 && NWORDS <= 64,
-	       "the bucket bitmap's summary is one 64-bit word");
+_Static_assert((NB & (NB - 1)) == 0 && NB >= 4096,
+	       "the bucket bitmap's summary is whole 64-bit words");
 
 static inline uint32_t *heads(struct ssemu_engine *e)
 {
@@ -267,7 +267,7 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 		ev->next = hd[s];
 		hd[s] = idx;
 		e->bits[s / 64] |= 1ull << (s % 64);
-		e->summary |= 1ull << (s / 64);
+		e->summary[s / 4096] |= 1ull << (s / 64 % 64);
 		e->nwheel++;
 	} else {
 		ev->next = SSEMU_EV_NONE;
@@ -304,19 +304,22 @@ static inline void release(struct ssemu_engine *e, struct ssemu_ev *ev,
 static uint64_t next_bucket(struct ssemu_engine *e)
 {
 	uint32_t p = (uint32_t)(e->base + 1) & (NB - 1);
-	uint32_t w = p / 64, s;
+	uint32_t w = p / 64, s, x;
 	uint64_t word = e->bits[w] & (~0ull << (p % 64)), sm;
 
-	if (word) {
-		s = w * 64 + (uint32_t)__builtin_ctzll(word);
-	} else {
-		/* a later word, else wrap round to the first one */
-		sm = w + 1 < 64 ? e->summary & (~0ull << (w + 1)) : 0;
-		if (!sm)
-			sm = e->summary;
-		w = (uint32_t)__builtin_ctzll(sm);
-		s = w * 64 + (uint32_t)__builtin_ctzll(e->bits[w]);
+	if (!word) {
+		/* the next word with a bit set, round from after w */
+		for (x = w + 1;; x = (x / 64 + 1) * 64) {
+			if (x >= NWORDS)
+				x = 0;
+			sm = e->summary[x / 64] & (~0ull << (x % 64));
+			if (sm)
+				break;
+		}
+		w = x / 64 * 64 + (uint32_t)__builtin_ctzll(sm);
+		word = e->bits[w];
 	}
+	s = w * 64 + (uint32_t)__builtin_ctzll(word);
 	return e->base + 1 + ((s - p) & (NB - 1));
 }
 
@@ -360,7 +363,7 @@ static bool refill(struct ssemu_engine *e)
 		hd[s] = SSEMU_EV_NONE;
 		e->bits[s / 64] &= ~(1ull << (s % 64));
 		if (!e->bits[s / 64])
-			e->summary &= ~(1ull << (s / 64));
+			e->summary[s / 4096] &= ~(1ull << (s / 64 % 64));
 	}
 
 	f = far_heap(e);
