@@ -46,7 +46,7 @@
 /*
  * Bucket width (512 ps) and number of buckets (a 4.2 us horizon): a
  * fabric's serialisation, pipeline and link delays land in the wheel, a
- * bucket holds a handful of events (about 8 in bench_fabric's model, so
+ * bucket holds a handful of events (about 7 in bench_fabric's model, so
  * sorting one is cheap; 1024 ps cost 1% more instructions there, 256 ps
  * saved nothing more), and only long timers go to the far heap.
  */
