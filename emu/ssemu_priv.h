@@ -38,7 +38,8 @@
 #define SSEMU_LAYOUT_VERSION 9	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
 				 * 6: lossy classes; 7: VOQ input masks,
 				 * credit returns without events; 8: credits
-				 * in cells; 9: engine bucket wheel */
+				 * in cells; 9: engine bucket wheel, switch
+				 * ports publish queues to neighbours */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
