@@ -1,7 +1,22 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Discrete-event engine: (time, seq) min-heap with deferred cancel.  See
+ * Discrete-event engine: near (a sorted run or a heap), a bucket wheel and
+ * a far heap, firing in (time, seq) order, with deferred cancel.  See
  * ssemu_engine.h for the model.
+ *
+ * Invariants, with base the window's bucket and B(t) = t >> BUCKET_SHIFT:
+ *  - near holds every queued event with B(t) <= base (and only those);
+ *  - bucket list s holds the events with base < B(t) < base + NB and
+ *    B(t) % NB == s: one absolute bucket per list;
+ *  - far holds events with B(t) > base, each of which had B(t) >= base + NB
+ *    when it was scheduled (the window has moved since, so far events may
+ *    now be within the wheel's reach: they stay in far and join near when
+ *    the window reaches their bucket).
+ * So near's top, when near is not empty, is the earliest event of all, and
+ * when near is empty the next window is the earlier of the first non-empty
+ * bucket after base and the far top's bucket.  The window never moves
+ * backwards and does not depend on now (which the fabric moves on its own
+ * in realtime mode and after a recovery).
  */
 #include <errno.h>
 #include <string.h>
@@ -9,8 +24,16 @@
 #include "ssemu_engine.h"
 #include "ssemu_compiler.h"
 
-/* next_free of an event that is in the heap */
-#define EV_INUSE (SSEMU_EV_NONE - 1)
+#define NB SSEMU_ENGINE_NBUCKETS
+#define NWORDS (NB / 64)
+
+_Static_assert((NB & (NB - 1)) == 0 && NB >= 4096,
+	       "the bucket bitmap's summary is whole 64-bit words");
+
+static inline uint32_t *heads(struct ssemu_engine *e)
+{
+	return (uint32_t *)((char *)e + e->heads_off);
+}
 
 static inline struct ssemu_heap_ent *heap(struct ssemu_engine *e)
 {
@@ -22,9 +45,20 @@ static inline struct ssemu_ev *pool(struct ssemu_engine *e)
 	return (struct ssemu_ev *)((char *)e + e->pool_off);
 }
 
+static inline uint64_t bucket_of(ssemu_time_t t)
+{
+	return t >> SSEMU_ENGINE_BUCKET_SHIFT;
+}
+
+/*
+ * Layout: engine | bucket heads | heap entries | pool.  The near and far
+ * heaps share the cap heap entries (near grows up from the first, far down
+ * from the last): between them they never hold more than cap events.
+ */
 size_t ssemu_engine_bytes(uint32_t cap)
 {
 	return SSEMU_ALIGN_UP(sizeof(struct ssemu_engine), 64) +
+	       SSEMU_ALIGN_UP(NB * sizeof(uint32_t), 64) +
 	       (size_t)cap * sizeof(struct ssemu_heap_ent) +
 	       (size_t)cap * sizeof(struct ssemu_ev);
 }
@@ -32,17 +66,23 @@ size_t ssemu_engine_bytes(uint32_t cap)
 void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap)
 {
 	struct ssemu_ev *p;
+	uint32_t *hd;
 	uint32_t i;
 
 	assert(cap <= SSEMU_ENGINE_MAX_CAP);
 	memset(e, 0, sizeof(*e));
 	e->cap = cap;
-	e->heap_off = SSEMU_ALIGN_UP(sizeof(struct ssemu_engine), 64);
+	e->heads_off = SSEMU_ALIGN_UP(sizeof(struct ssemu_engine), 64);
+	e->heap_off = e->heads_off + SSEMU_ALIGN_UP(NB * sizeof(uint32_t), 64);
 	e->pool_off = e->heap_off + (uint64_t)cap * sizeof(struct ssemu_heap_ent);
+	hd = heads(e);
+	for (i = 0; i < NB; i++)
+		hd[i] = SSEMU_EV_NONE;
 	p = pool(e);
 	for (i = 0; i < cap; i++) {
 		p[i].gen = 0;
-		p[i].next_free = i + 1 < cap ? i + 1 : SSEMU_EV_NONE;
+		p[i].state = SSEMU_EV_FREE;
+		p[i].next = i + 1 < cap ? i + 1 : SSEMU_EV_NONE;
 	}
 	e->free_head = cap ? 0 : SSEMU_EV_NONE;
 }
@@ -58,24 +98,32 @@ static inline uint32_t ent_ev(const struct ssemu_heap_ent *x)
 	return (uint32_t)(x->key & ((1u << SSEMU_ENGINE_IDX_BITS) - 1));
 }
 
-static void sift_up(struct ssemu_heap_ent *h, uint32_t i)
+/*
+ * The heaps.  Near is h[0], h[1], ...; far is h[cap-1], h[cap-2], ...: @d
+ * is +1 or -1 and is a constant wherever these are inlined.
+ */
+#define H(h, d, i) ((h)[(ptrdiff_t)(d) * (ptrdiff_t)(i)])
+
+static inline __attribute__((always_inline)) void
+sift_up(struct ssemu_heap_ent *h, int d, uint32_t i)
 {
-	struct ssemu_heap_ent v = h[i];
+	struct ssemu_heap_ent v = H(h, d, i);
 
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
 
-		if (!ent_less(&v, &h[parent]))
+		if (!ent_less(&v, &H(h, d, parent)))
 			break;
-		h[i] = h[parent];
+		H(h, d, i) = H(h, d, parent);
 		i = parent;
 	}
-	h[i] = v;
+	H(h, d, i) = v;
 }
 
-static void sift_down(struct ssemu_heap_ent *h, uint32_t n, uint32_t i)
+static inline __attribute__((always_inline)) void
+sift_down(struct ssemu_heap_ent *h, int d, uint32_t n, uint32_t i)
 {
-	struct ssemu_heap_ent v = h[i];
+	struct ssemu_heap_ent v = H(h, d, i);
 
 	for (;;) {
 		uint32_t l = 2 * i + 1, m;
@@ -83,48 +131,148 @@ static void sift_down(struct ssemu_heap_ent *h, uint32_t n, uint32_t i)
 		if (l >= n)
 			break;
 		m = l;
-		if (l + 1 < n && ent_less(&h[l + 1], &h[l]))
+		if (l + 1 < n && ent_less(&H(h, d, l + 1), &H(h, d, l)))
 			m = l + 1;
-		if (!ent_less(&h[m], &v))
+		if (!ent_less(&H(h, d, m), &v))
 			break;
-		h[i] = h[m];
+		H(h, d, i) = H(h, d, m);
 		i = m;
 	}
-	h[i] = v;
+	H(h, d, i) = v;
+}
+
+static inline struct ssemu_heap_ent *far_heap(struct ssemu_engine *e)
+{
+	return heap(e) + e->cap - 1;
+}
+
+/*
+ * Near is either a run sorted in descending order, popped from its end (a
+ * refill of at most NEAR_SORT_MAX events: the common case, where a pop is
+ * O(1)), or a min-heap.  An event scheduled into the window goes into the
+ * run by insertion, unless that means moving more than NEAR_SHIFT_MAX
+ * entries: then the run, reversed, becomes the heap (an ascending array is
+ * one), so a burst of events at the same instant stays O(log n) each.
+ */
+#define NEAR_SORT_MAX 64
+#define NEAR_SHIFT_MAX 32
+
+static inline struct ssemu_heap_ent *near_top(struct ssemu_engine *e)
+{
+	struct ssemu_heap_ent *h = heap(e);
+
+	return e->near_sorted ? &h[e->nnear - 1] : h;
+}
+
+static inline void near_remove_top(struct ssemu_engine *e)
+{
+	struct ssemu_heap_ent *h = heap(e);
+
+	e->nnear--;
+	if (!e->near_sorted && e->nnear) {
+		h[0] = h[e->nnear];
+		sift_down(h, 1, e->nnear, 0);
+	}
+}
+
+static void near_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key)
+{
+	struct ssemu_heap_ent *h = heap(e);
+	struct ssemu_heap_ent v = { t, key };
+	uint32_t n = e->nnear, j, lo, k;
+
+	if (e->near_sorted) {
+		/* the entries that come before v are at the end */
+		lo = n > NEAR_SHIFT_MAX ? n - NEAR_SHIFT_MAX : 0;
+		for (j = n; j > lo && ent_less(&h[j - 1], &v); j--)
+			;
+		if (j > lo || !lo || !ent_less(&h[j - 1], &v)) {
+			memmove(&h[j + 1], &h[j], (n - j) * sizeof(*h));
+			h[j] = v;
+			e->nnear++;
+			return;
+		}
+		for (k = 0; k < n / 2; k++) {
+			struct ssemu_heap_ent x = h[k];
+
+			h[k] = h[n - 1 - k];
+			h[n - 1 - k] = x;
+		}
+		e->near_sorted = 0;
+	}
+	h[n] = v;
+	sift_up(h, 1, n);
+	e->nnear++;
+}
+
+static void far_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key)
+{
+	struct ssemu_heap_ent *f = far_heap(e);
+
+	H(f, -1, e->nfar).time = t;
+	H(f, -1, e->nfar).key = key;
+	sift_up(f, -1, e->nfar);
+	e->nfar++;
+}
+
+static void far_pop(struct ssemu_engine *e)
+{
+	struct ssemu_heap_ent *f = far_heap(e);
+
+	e->nfar--;
+	if (e->nfar) {
+		f[0] = H(f, -1, e->nfar);
+		sift_down(f, -1, e->nfar, 0);
+	}
 }
 
 int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 			  uint32_t type, uint32_t a, uint32_t b, uint32_t c,
 			  ssemu_evid_t *id)
 {
-	struct ssemu_heap_ent *h = heap(e);
 	struct ssemu_ev *ev;
+	uint64_t key, bk;
 	uint32_t idx;
 
 	if (t < e->now)
 		return -EINVAL;
-	if (e->free_head == SSEMU_EV_NONE || e->nheap >= e->cap)
+	if (e->free_head == SSEMU_EV_NONE)
 		return -ENOSPC;
 	if (e->seq >> (64 - SSEMU_ENGINE_IDX_BITS))
 		return -EOVERFLOW;
 	idx = e->free_head;
 	ev = &pool(e)[idx];
-	e->free_head = ev->next_free;
+	e->free_head = ev->next;
+	key = (e->seq++ << SSEMU_ENGINE_IDX_BITS) | idx;
+	ev->time = t;
+	ev->key = key;
 	ev->type = (uint16_t)type;
-	ev->next_free = EV_INUSE;
-	ev->cancelled = 0;
+	ev->state = SSEMU_EV_LIVE;
 	ev->gen++;
 	ev->a = a;
 	ev->b = b;
 	ev->c = c;
-
-	h[e->nheap].time = t;
-	h[e->nheap].key = (e->seq++ << SSEMU_ENGINE_IDX_BITS) | idx;
-	sift_up(h, e->nheap);
-	e->nheap++;
 	e->nlive++;
 	if (id)
 		*id = ((uint64_t)ev->gen << 32) | idx;
+
+	bk = bucket_of(t);
+	if (bk <= e->base) {
+		ev->next = SSEMU_EV_NONE;
+		near_push(e, t, key);
+	} else if (likely(bk - e->base < NB)) {
+		uint32_t s = (uint32_t)bk & (NB - 1);
+		uint32_t *hd = heads(e);
+
+		ev->next = hd[s];
+		hd[s] = idx;
+		e->bits[s / 64] |= 1ull << (s % 64);
+		e->summary[s / 4096] |= 1ull << (s / 64 % 64);
+		e->nwheel++;
+	} else {
+		ev->next = SSEMU_EV_NONE;
+		far_push(e, t, key);
+	}
 	return 0;
 }
 
@@ -136,67 +284,173 @@ int ssemu_engine_cancel(struct ssemu_engine *e, ssemu_evid_t id)
 	if (id == SSEMU_EVID_NONE || idx >= e->cap)
 		return -ENOENT;
 	ev = &pool(e)[idx];
-	if (ev->gen != (uint32_t)(id >> 32) || ev->cancelled ||
-	    ev->next_free != EV_INUSE)
+	if (ev->gen != (uint32_t)(id >> 32) || ev->state != SSEMU_EV_LIVE)
 		return -ENOENT;
-	ev->cancelled = 1;
+	ev->state = SSEMU_EV_CANCELLED;
 	e->nlive--;
 	e->ncancelled++;
 	return 0;
 }
 
-/* Remove the heap top and return its event to the pool. */
-static uint32_t pop_top(struct ssemu_engine *e)
+static inline void release(struct ssemu_engine *e, struct ssemu_ev *ev,
+			   uint32_t idx)
 {
-	struct ssemu_heap_ent *h = heap(e);
-	uint32_t idx = ent_ev(&h[0]);
-
-	e->nheap--;
-	if (e->nheap) {
-		h[0] = h[e->nheap];
-		sift_down(h, e->nheap, 0);
-	}
-	return idx;
-}
-
-static void release(struct ssemu_engine *e, uint32_t idx)
-{
-	struct ssemu_ev *ev = &pool(e)[idx];
-
-	ev->next_free = e->free_head;
+	ev->state = SSEMU_EV_FREE;
+	ev->next = e->free_head;
 	e->free_head = idx;
 }
 
-static void reap_cancelled(struct ssemu_engine *e)
+/* The first non-empty bucket after base (the wheel is not empty). */
+static uint64_t next_bucket(struct ssemu_engine *e)
 {
-	struct ssemu_heap_ent *h = heap(e);
+	uint32_t p = (uint32_t)(e->base + 1) & (NB - 1);
+	uint32_t w = p / 64, s, x;
+	uint64_t word = e->bits[w] & (~0ull << (p % 64)), sm;
 
-	while (e->ncancelled && e->nheap && pool(e)[ent_ev(&h[0])].cancelled) {
-		release(e, pop_top(e));
+	if (!word) {
+		/* the next word with a bit set, round from after w */
+		for (x = w + 1;; x = (x / 64 + 1) * 64) {
+			if (x >= NWORDS)
+				x = 0;
+			sm = e->summary[x / 64] & (~0ull << (x % 64));
+			if (sm)
+				break;
+		}
+		w = x / 64 * 64 + (uint32_t)__builtin_ctzll(sm);
+		word = e->bits[w];
+	}
+	s = w * 64 + (uint32_t)__builtin_ctzll(word);
+	return e->base + 1 + ((s - p) & (NB - 1));
+}
+
+/*
+ * Near is empty: move the window to the next bucket holding anything and
+ * bring that bucket's events, from the wheel and the far heap, into near.
+ * Cancelled ones are reaped on the way.  @return false if nothing is queued.
+ */
+static bool refill(struct ssemu_engine *e)
+{
+	struct ssemu_heap_ent *h = heap(e), *f;
+	struct ssemu_ev *p = pool(e), *ev;
+	uint64_t bw = UINT64_MAX, bf = UINT64_MAX;
+	uint32_t n = 0, idx, next, i, j;
+
+	if (e->nwheel)
+		bw = next_bucket(e);
+	if (e->nfar)
+		bf = bucket_of(far_heap(e)->time);
+	if (bw == UINT64_MAX && bf == UINT64_MAX)
+		return false;
+	e->base = SSEMU_MIN(bw, bf);
+
+	if (bw == e->base) {
+		uint32_t s = (uint32_t)bw & (NB - 1);
+		uint32_t *hd = heads(e);
+
+		for (idx = hd[s]; idx != SSEMU_EV_NONE; idx = next) {
+			ev = &p[idx];
+			next = ev->next;
+			e->nwheel--;
+			if (unlikely(ev->state == SSEMU_EV_CANCELLED)) {
+				release(e, ev, idx);
+				e->ncancelled--;
+				continue;
+			}
+			h[n].time = ev->time;
+			h[n].key = ev->key;
+			n++;
+		}
+		hd[s] = SSEMU_EV_NONE;
+		e->bits[s / 64] &= ~(1ull << (s % 64));
+		if (!e->bits[s / 64])
+			e->summary[s / 4096] &= ~(1ull << (s / 64 % 64));
+	}
+
+	f = far_heap(e);
+	while (e->nfar && bucket_of(f->time) <= e->base) {
+		/* take it out of far first: with the pool full, near's next
+		 * entry is far's last */
+		struct ssemu_heap_ent v = *f;
+
+		far_pop(e);
+		idx = ent_ev(&v);
+		ev = &p[idx];
+		if (ev->state == SSEMU_EV_CANCELLED) {
+			release(e, ev, idx);
+			e->ncancelled--;
+		} else {
+			h[n++] = v;
+		}
+	}
+
+	/* near was empty: sort what came in, or heapify it, bottom up */
+	e->nnear = n;
+	if (n <= NEAR_SORT_MAX) {
+		e->near_sorted = 1;
+		for (i = 1; i < n; i++) {
+			struct ssemu_heap_ent v = h[i];
+
+			for (j = i; j > 0 && ent_less(&h[j - 1], &v); j--)
+				h[j] = h[j - 1];
+			h[j] = v;
+		}
+	} else {
+		e->near_sorted = 0;
+		for (i = n / 2; i-- > 0;)
+			sift_down(h, 1, n, i);
+	}
+	return true;
+}
+
+/*
+ * Reap cancelled events at the top of near, refilling it as it runs dry.
+ * @return the top entry, a live event, or NULL if nothing is queued.
+ */
+static inline struct ssemu_heap_ent *top(struct ssemu_engine *e)
+{
+	struct ssemu_heap_ent *t;
+	struct ssemu_ev *ev;
+	uint32_t idx;
+
+	for (;;) {
+		if (unlikely(!e->nnear)) {
+			/* a refill can bring nothing but cancelled events */
+			if (!refill(e))
+				return NULL;
+			continue;
+		}
+		t = near_top(e);
+		if (likely(!e->ncancelled))
+			return t;
+		idx = ent_ev(t);
+		ev = &pool(e)[idx];
+		if (ev->state != SSEMU_EV_CANCELLED)
+			return t;
+		near_remove_top(e);
+		release(e, ev, idx);
 		e->ncancelled--;
 	}
 }
 
 ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e)
 {
-	if (e->ncancelled)
-		reap_cancelled(e);
-	return e->nheap ? heap(e)[0].time : UINT64_MAX;
+	struct ssemu_heap_ent *t = top(e);
+
+	return t ? t->time : UINT64_MAX;
 }
 
 bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 		      struct ssemu_fired *out)
 {
-	struct ssemu_heap_ent *h = heap(e);
+	struct ssemu_heap_ent *t = top(e);
 	struct ssemu_ev *ev;
 	uint32_t idx;
 
-	if (e->ncancelled)
-		reap_cancelled(e);
-	if (!e->nheap || h[0].time > limit)
+	if (!t || t->time > limit)
 		return false;
-	out->time = h[0].time;
-	idx = pop_top(e);
+	out->time = t->time;
+	idx = ent_ev(t);
+	near_remove_top(e);
 	ev = &pool(e)[idx];
 	out->type = ev->type;
 	out->a = ev->a;
@@ -205,6 +459,6 @@ bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 	e->now = out->time;
 	e->nlive--;
 	e->executed++;
-	release(e, idx);
+	release(e, ev, idx);
 	return true;
 }

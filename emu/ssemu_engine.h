@@ -1,16 +1,36 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Discrete-event engine: an integer-picosecond clock and a binary min-heap of
+ * Discrete-event engine: an integer-picosecond clock and a priority queue of
  * events ordered by (time, sequence), so events at equal times run in the
  * order they were scheduled and a run is deterministic.  Cancellation is
- * deferred: a cancelled event stays in the heap, marked, and is reaped when
- * it reaches the top (as ae.c does with its timers).
+ * deferred: a cancelled event stays queued, marked, and is reaped when it
+ * comes up (as ae.c does with its timers).
  *
- * The engine is position independent: the heap and the event pool follow the
- * control block in one allocation, addressed by index, so it can live in a
- * shared-memory segment and be run by whichever process holds the fabric
- * lock.  It does not dispatch: ssemu_engine_pop hands the caller the next
- * event and the caller (the fabric) looks up the handler by type.
+ * The queue has three parts, by how far an event is from the current bucket
+ * window (the buckets are SSEMU_ENGINE_BUCKET_PS wide; "base" is the bucket
+ * the window is at):
+ *  - near: every pending event of bucket <= base, as (time, key) entries:
+ *    a sorted run popped from its end when the bucket brought few events
+ *    (the common case), else a binary min-heap; pops come from here;
+ *  - wheel: events of buckets base+1 .. base+NB-1 (a few microseconds, where
+ *    nearly all of a fabric's events fall), each pushed unsorted on its
+ *    bucket's list, linked through the event pool, with a two-level bitmap
+ *    of the non-empty buckets;
+ *  - far: a second binary min-heap for the events beyond the wheel.
+ * When near runs dry, the window moves straight to the next non-empty
+ * bucket (by the bitmap) or to the far heap's top, whichever is earlier,
+ * and that bucket's events, and the far events of it, go into near.  Near
+ * compares full (time, key), and holds every event earlier than the end of
+ * the window, so the order is exactly the one a single heap gives; near
+ * only ever holds about one bucket's worth of events, which keeps it small
+ * and in cache, and scheduling into the wheel is O(1).
+ *
+ * The engine is position independent: the heaps, the bucket heads and the
+ * event pool follow the control block in one allocation, addressed by
+ * offset and index, so it can live in a shared-memory segment and be run by
+ * whichever process holds the fabric lock.  It does not dispatch:
+ * ssemu_engine_pop hands the caller the next event and the caller (the
+ * fabric) looks up the handler by type.
  */
 #ifndef SSEMU_ENGINE_H
 #define SSEMU_ENGINE_H
@@ -22,6 +42,17 @@
 #include <slingshot_emu/ssemu.h>
 
 #define SSEMU_EV_NONE UINT32_MAX
+
+/*
+ * Bucket width (512 ps) and number of buckets (a 4.2 us horizon): a
+ * fabric's serialisation, pipeline and link delays land in the wheel, a
+ * bucket holds a handful of events (about 7 in bench_fabric's model, so
+ * sorting one is cheap; 1024 ps cost 1% more instructions there, 256 ps
+ * saved nothing more), and only long timers go to the far heap.
+ */
+#define SSEMU_ENGINE_BUCKET_SHIFT 9
+#define SSEMU_ENGINE_BUCKET_PS (1ull << SSEMU_ENGINE_BUCKET_SHIFT)
+#define SSEMU_ENGINE_NBUCKETS 8192u
 
 /*
  * A heap entry is 16 bytes: the time, and the scheduling sequence number
@@ -38,12 +69,19 @@ struct ssemu_heap_ent {
 	uint64_t key;		/* seq << 24 | pool index */
 };
 
+/* ssemu_ev.state */
+#define SSEMU_EV_FREE 0
+#define SSEMU_EV_LIVE 1
+#define SSEMU_EV_CANCELLED 2
+
 struct ssemu_ev {
+	ssemu_time_t time;	/* and key: the heap entry, for the wheel */
+	uint64_t key;
 	uint16_t type;
-	uint16_t cancelled;
+	uint16_t state;
 	uint32_t gen;		/* bumped on every reuse: stale ids fail */
 	uint32_t a, b, c;	/* handler arguments */
-	uint32_t next_free;
+	uint32_t next;		/* free list, or the bucket's list */
 };
 
 struct ssemu_engine {
@@ -51,13 +89,20 @@ struct ssemu_engine {
 	uint64_t seq;
 	uint64_t executed;	/* events handed out (not counting cancelled) */
 	uint32_t cap;
-	uint32_t nheap;
+	uint32_t nnear;		/* entries in near */
+	uint32_t nfar;		/* entries of the far heap */
+	uint32_t nwheel;	/* events on the buckets' lists */
 	uint32_t free_head;
 	uint32_t nlive;		/* scheduled and not cancelled */
-	uint32_t ncancelled;	/* cancelled, still in the heap */
-	uint32_t pad;
-	uint64_t heap_off;	/* relative to the engine */
+	uint32_t ncancelled;	/* cancelled, still queued */
+	uint32_t near_sorted;	/* near is a sorted run, not a heap */
+	uint64_t base;		/* bucket of the window: near holds all <= it */
+	uint64_t heads_off;	/* bucket list heads; relative to the engine */
+	uint64_t heap_off;	/* near heap from the front, far from the back */
 	uint64_t pool_off;
+	/* bit w % 64 of word w / 64: bits[w] is not zero */
+	uint64_t summary[SSEMU_ENGINE_NBUCKETS / 4096];
+	uint64_t bits[SSEMU_ENGINE_NBUCKETS / 64];	/* non-empty buckets */
 };
 
 /* An event handed to the caller. */

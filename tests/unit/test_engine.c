@@ -3,7 +3,9 @@
  * Unit tests of the discrete-event engine (emu/ssemu_engine.c): (time, seq)
  * ordering, FIFO tie-break, the pool and its -ENOSPC recovery, deferred
  * cancellation and stale ids, pop limits, determinism, position independence,
- * and a randomized run checked against a naive reference model.
+ * randomized runs checked against a naive reference model (one of them
+ * aimed at the near heap / bucket wheel / far heap split), and the wheel's
+ * edges: bucket boundaries, far events coming in, jumps to the end of time.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -452,8 +454,10 @@ static void test_engine_position_independent(void **state)
 
 	(void)state;
 	assert_non_null(copy);
+	/* in near, on the wheel and (one in four) in the far heap */
 	for (i = 0; i < 200; i++)
-		sched_ok(e, test_rng_next(&s) % 100000, i, &id);
+		sched_ok(e, test_rng_next(&s) % (i % 4 ? 100000 : 100000000),
+			 i, &id);
 	assert_int_equal(ssemu_engine_cancel(e, id), 0);
 	for (i = 0; i < 50; i++)
 		assert_true(ssemu_engine_pop(e, UINT64_MAX, &f1));
@@ -613,6 +617,347 @@ static void test_engine_bulk_vs_sort(void **state)
 	free(e);
 }
 
+/*
+ * Differential test of the wheel against a reference with the same (time,
+ * seq) order: every structure of the engine (near heap, wheel buckets, far
+ * heap) gets events, cancels and ties; the clock wraps round the wheel many
+ * times and jumps far ahead; the caller moves now on its own as the realtime
+ * fabric does.
+ */
+#define WHEEL_SPAN (SSEMU_ENGINE_BUCKET_PS * SSEMU_ENGINE_NBUCKETS)
+
+struct diff_ref {
+	struct ref_ev *live;	/* pending, not cancelled */
+	struct ref_ev *dead;	/* cancelled, maybe still holding a slot */
+	uint32_t nlive, ndead, cap;
+	uint64_t seq;
+	ssemu_time_t hot[4];	/* recent times, reused for ties */
+};
+
+/* A delay from the mix of the fabric's and worse. */
+static ssemu_time_t diff_delay(uint64_t r, ssemu_time_t now)
+{
+	uint64_t x = r >> 8;
+
+	switch (r % 16) {
+	case 0:
+	case 1:
+		return 0;
+	case 2:
+	case 3:
+	case 4:
+		return x % SSEMU_ENGINE_BUCKET_PS;
+	case 5:
+	case 6:
+	case 7:
+	case 8:
+		return x % (64 * SSEMU_ENGINE_BUCKET_PS);
+	case 9:
+	case 10:
+		/* either side of the wheel's horizon */
+		return x % (2 * WHEEL_SPAN);
+	case 11:
+	case 12:
+		return WHEEL_SPAN * (1 + x % 50) + (x >> 20) % 1000;
+	case 13:
+		return x % (1ULL << 40);
+	default: {
+		/* on and next to bucket boundaries */
+		ssemu_time_t b = ((now >> SSEMU_ENGINE_BUCKET_SHIFT) +
+				  x % 8 + 1) << SSEMU_ENGINE_BUCKET_SHIFT;
+
+		return b - now - (x >> 8) % 2;
+	}
+	}
+}
+
+/* Drop the cancelled events that the engine must have reaped by now: all
+ * that order before (t, seq). */
+static void diff_forget_dead(struct diff_ref *ref, ssemu_time_t t,
+			     uint64_t seq)
+{
+	struct ref_ev key = { t, seq, 0, 0 };
+	uint32_t j;
+
+	for (j = 0; j < ref->ndead;) {
+		if (ref_cmp(&ref->dead[j], &key) < 0)
+			ref->dead[j] = ref->dead[--ref->ndead];
+		else
+			j++;
+	}
+}
+
+static uint32_t diff_min(const struct diff_ref *ref, ssemu_time_t limit)
+{
+	uint32_t j, best = UINT32_MAX;
+
+	for (j = 0; j < ref->nlive; j++)
+		if (ref->live[j].time <= limit &&
+		    (best == UINT32_MAX ||
+		     ref_cmp(&ref->live[j], &ref->live[best]) < 0))
+			best = j;
+	return best;
+}
+
+static void diff_schedule(struct ssemu_engine *e, struct diff_ref *ref,
+			  ssemu_time_t t, uint32_t a, uint32_t *full)
+{
+	ssemu_evid_t id = SSEMU_EVID_NONE;
+	int ret = ssemu_engine_schedule(e, t, a % 7, a, ~a, a * 3u, &id);
+
+	if (ref->nlive == ref->cap) {
+		assert_int_equal(ret, -ENOSPC);
+		(*full)++;
+		return;
+	}
+	if (ret == -ENOSPC) {
+		/* only cancelled events not yet reaped may hold the rest */
+		assert_true(ref->nlive + ref->ndead >= ref->cap);
+		(*full)++;
+		return;
+	}
+	assert_int_equal(ret, 0);
+	ref->live[ref->nlive++] = (struct ref_ev){ t, ref->seq++, a, id };
+	ref->hot[a % 4] = t;
+}
+
+/* Pop with @limit on both and compare. */
+static bool diff_pop(struct ssemu_engine *e, struct diff_ref *ref,
+		     ssemu_time_t limit)
+{
+	uint32_t best = diff_min(ref, limit);
+	ssemu_time_t before = e->now;
+	struct ssemu_fired f;
+	bool got = ssemu_engine_pop(e, limit, &f);
+
+	assert_int_equal(got, best != UINT32_MAX);
+	if (!got) {
+		/* a refused pop does not move time */
+		assert_true(e->now == before);
+		return false;
+	}
+	if (f.time != ref->live[best].time || f.a != ref->live[best].a)
+		fail_msg("popped a=%u t=%llu, want a=%u t=%llu", f.a,
+			 (unsigned long long)f.time, ref->live[best].a,
+			 (unsigned long long)ref->live[best].time);
+	assert_int_equal(f.type, f.a % 7);
+	assert_int_equal(f.b, ~f.a);
+	assert_int_equal(f.c, f.a * 3u);
+	assert_true(e->now == f.time);
+	assert_int_equal(ssemu_engine_cancel(e, ref->live[best].id), -ENOENT);
+	diff_forget_dead(ref, f.time, ref->live[best].seq);
+	ref->live[best] = ref->live[--ref->nlive];
+	return true;
+}
+
+static void diff_run(uint32_t cap, uint32_t steps, uint64_t seed)
+{
+	struct ssemu_engine *e = engine_new(cap);
+	struct diff_ref ref = { 0 };
+	uint32_t i, j, fired = 0, cancelled = 0, full = 0, jumps = 0;
+	uint32_t moved = 0, peeks = 0, most = 0;
+	uint64_t s = seed;
+	struct ssemu_fired f;
+
+	ref.cap = cap;
+	ref.live = calloc(cap + 1, sizeof(*ref.live));
+	ref.dead = calloc(steps + 1, sizeof(*ref.dead));
+	assert_non_null(ref.live);
+	assert_non_null(ref.dead);
+	for (i = 0; i < steps; i++) {
+		uint64_t r = test_rng_next(&s);
+		uint64_t r2 = test_rng_next(&s);
+		uint32_t op = r % 100;
+		ssemu_time_t t, limit;
+
+		/* phases that fill the pool, and phases that drain it */
+		if ((i / 4096) % 4 == 1 && op >= 52 && op < 90)
+			op = 0;
+		if (op < 40) {
+			/* schedule; one in eight at a recent time (a tie) */
+			t = e->now + diff_delay(r2, e->now);
+			if (r % 8 == 0 && ref.hot[r2 % 4] >= e->now)
+				t = ref.hot[r2 % 4];
+			if (t < e->now)	/* wrapped past the end of time */
+				t = UINT64_MAX - (r2 % 3);
+			diff_schedule(e, &ref, t, i, &full);
+		} else if (op < 52) {
+			if (!ref.nlive)
+				continue;
+			j = (uint32_t)(r2 % ref.nlive);
+			assert_int_equal(ssemu_engine_cancel(e, ref.live[j].id),
+					 0);
+			assert_int_equal(ssemu_engine_cancel(e, ref.live[j].id),
+					 -ENOENT);
+			ref.dead[ref.ndead++] = ref.live[j];
+			ref.live[j] = ref.live[--ref.nlive];
+			cancelled++;
+		} else if (op < 90) {
+			switch (r2 % 8) {
+			case 0:
+				limit = UINT64_MAX;
+				break;
+			case 1:
+				/* behind now */
+				limit = e->now ? e->now - 1 : 0;
+				break;
+			case 2:
+				limit = e->now;
+				break;
+			default:
+				limit = e->now + diff_delay(r2 >> 3, e->now);
+				if (limit < e->now)
+					limit = UINT64_MAX;
+				break;
+			}
+			/* sometimes a run of pops, as the fabric does */
+			for (j = 0; j < (r2 % 16 == 3 ? 64u : 1u); j++) {
+				if (!diff_pop(e, &ref, limit))
+					break;
+				fired++;
+			}
+		} else if (op < 95) {
+			j = diff_min(&ref, UINT64_MAX);
+			t = ssemu_engine_next_time(e);
+			if (j == UINT32_MAX) {
+				assert_true(t == UINT64_MAX);
+			} else {
+				assert_true(t == ref.live[j].time);
+				diff_forget_dead(&ref, t, ref.live[j].seq);
+			}
+			peeks++;
+		} else if (op < 99) {
+			/*
+			 * The realtime fabric: nothing due by the limit, so
+			 * now moves up to it without an event.
+			 */
+			limit = e->now + diff_delay(r2, e->now);
+			if (limit < e->now)
+				continue;
+			t = ssemu_engine_next_time(e);
+			if (t > limit) {
+				j = diff_min(&ref, UINT64_MAX);
+				assert_true(j == UINT32_MAX ||
+					    ref.live[j].time > limit);
+				e->now = limit;
+				moved++;
+			}
+		} else if (r2 % 16 == 0 && e->now < (1ULL << 62)) {
+			/* drain, then one event far beyond everything */
+			while (diff_pop(e, &ref, UINT64_MAX))
+				fired++;
+			assert_int_equal(ssemu_engine_pending(e), 0);
+			assert_true(ssemu_engine_next_time(e) == UINT64_MAX);
+			t = e->now + (1ULL << 44) + (r2 >> 20);
+			diff_schedule(e, &ref, t, i, &full);
+			assert_true(ssemu_engine_next_time(e) == t);
+			assert_true(diff_pop(e, &ref, UINT64_MAX));
+			fired++;
+			jumps++;
+		}
+		assert_int_equal(ssemu_engine_pending(e), ref.nlive);
+		most = SSEMU_MAX(most, ref.nlive);
+	}
+
+	/* drain: the engine's order is the reference order, sorted */
+	qsort(ref.live, ref.nlive, sizeof(*ref.live), ref_cmp);
+	for (j = 0; j < ref.nlive; j++) {
+		assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+		assert_true(f.time == ref.live[j].time);
+		assert_int_equal(f.a, ref.live[j].a);
+	}
+	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+	fired += ref.nlive;
+	assert_true(e->executed == fired);
+	/* every slot came back, cancelled ones included */
+	for (j = 0; j < cap; j++)
+		assert_int_equal(ssemu_engine_schedule(e, e->now, 0, j, 0, 0,
+						       NULL), 0);
+	assert_int_equal(ssemu_engine_schedule(e, e->now, 0, 0, 0, 0, NULL),
+			 -ENOSPC);
+
+	/* the run exercised every path, and went round the wheel often */
+	assert_true(fired > steps / 8);
+	assert_true(cancelled > steps / 20);
+	assert_true(jumps > 0 && moved > 0 && peeks > 0);
+	print_message("cap %u: %u fired, %u cancelled, %u full, %u jumps, "
+		      "%u pending at most, now %llu ps\n", cap, fired,
+		      cancelled, full, jumps, most,
+		      (unsigned long long)e->now);
+	assert_true(e->now > 1000 * WHEEL_SPAN);
+	assert_true(full > 0);
+	free(ref.live);
+	free(ref.dead);
+	free(e);
+}
+
+static void test_engine_wheel_vs_reference(void **state)
+{
+	(void)state;
+	diff_run(2048, 200000, 0x5eed1234ULL);
+	diff_run(2048, 200000, 77);
+	/* a small pool: full while events sit in every structure */
+	diff_run(48, 200000, 0xfeedULL);
+	diff_run(200, 200000, 3);
+}
+
+/* A bucket boundary, far-heap events coming into the window, huge jumps. */
+static void test_engine_wheel_edges(void **state)
+{
+	static const uint32_t order[] = { 5, 1, 3 };
+	const ssemu_time_t W = SSEMU_ENGINE_BUCKET_PS;
+	struct ssemu_engine *e = engine_new(64);
+	struct ssemu_fired f;
+	ssemu_evid_t id;
+	uint32_t i;
+
+	(void)state;
+	/* same instant through near, the wheel and far: FIFO throughout */
+	sched_ok(e, 5 * W - 1, 0, NULL);
+	sched_ok(e, 5 * W, 1, NULL);
+	sched_ok(e, WHEEL_SPAN + 5 * W, 2, NULL);	/* far */
+	sched_ok(e, 5 * W, 3, NULL);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(f.a, 0);
+	/* the window is at bucket 4 now: 5 * W is in the wheel */
+	sched_ok(e, 5 * W, 4, NULL);
+	sched_ok(e, 5 * W - 1, 5, NULL);		/* near */
+	for (i = 0; i < 3; i++) {
+		assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+		assert_int_equal(f.a, order[i]);
+	}
+	/* a far event scheduled early and a wheel one scheduled later, at
+	 * the same time: the far one was first */
+	sched_ok(e, WHEEL_SPAN + 5 * W, 6, NULL);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(f.a, 4);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(f.a, 2);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(f.a, 6);
+	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+
+	/* an idle clock, then the end of time */
+	sched_ok(e, UINT64_MAX, 7, NULL);
+	sched_ok(e, UINT64_MAX - 1, 8, &id);
+	sched_ok(e, (1ULL << 50) + 1, 9, NULL);
+	assert_true(ssemu_engine_next_time(e) == (1ULL << 50) + 1);
+	assert_false(ssemu_engine_pop(e, 1ULL << 50, &f));
+	assert_true(ssemu_engine_pop(e, UINT64_MAX - 2, &f));
+	assert_int_equal(f.a, 9);
+	assert_int_equal(ssemu_engine_cancel(e, id), 0);
+	sched_ok(e, UINT64_MAX, 10, NULL);
+	assert_true(ssemu_engine_next_time(e) == UINT64_MAX);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(f.a, 7);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(f.a, 10);
+	assert_true(e->now == UINT64_MAX);
+	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(ssemu_engine_pending(e), 0);
+	free(e);
+}
+
 #define ENGINE64_TEST(f) \
 	cmocka_unit_test_setup_teardown(f, setup_engine64, teardown_engine)
 
@@ -634,6 +979,8 @@ int main(void)
 		cmocka_unit_test(test_engine_position_independent),
 		cmocka_unit_test(test_engine_stress_vs_reference),
 		cmocka_unit_test(test_engine_bulk_vs_sort),
+		cmocka_unit_test(test_engine_wheel_vs_reference),
+		cmocka_unit_test(test_engine_wheel_edges),
 	};
 
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
