@@ -265,7 +265,7 @@ struct ssemu_swport {
 	 * kind), once: every hop needs them */
 	ssemu_time_t delay;
 	double bytes_per_ps;	/* rate_bps / 8e12 */
-	uint32_t ps_per_byte;	/* 8e12 / rate_bps if a whole number, or 0 */
+	uint32_t ps_per_byte;	/* 8e12 / rate_bps if whole, or 0 */
 	uint32_t pad_link;
 	/* traffic-class shares ("shares" arbitration): token buckets in
 	 * bytes for each class's guaranteed minimum (g) and its cap (c) */
