@@ -1570,7 +1570,13 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 		lose_pkt(r, pi, -EHOSTUNREACH);
 		return;
 	}
-	if (!sw_get(r, peer.sw, &pinst)) {
+	/* (the peer's model, once it is known, is kept by the port: a model
+	 * stays until the switch models are all dropped, ports with them) */
+	if (op->peer_inst) {
+		pinst = op->peer_inst - 1;
+	} else if (sw_get(r, peer.sw, &pinst)) {
+		op->peer_inst = pinst + 1;
+	} else {
 		op->vq[dvcl].credits += cells;
 		op->drops++;
 		lose_pkt(r, pi, -ENOSPC);

@@ -266,7 +266,7 @@ struct ssemu_swport {
 	ssemu_time_t delay;
 	double bytes_per_ps;	/* rate_bps / 8e12 */
 	uint32_t ps_per_byte;	/* 8e12 / rate_bps if whole, or 0 */
-	uint32_t pad_link;
+	uint32_t peer_inst;	/* the peer switch's model + 1, 0: not known */
 	/* traffic-class shares ("shares" arbitration): token buckets in
 	 * bytes for each class's guaranteed minimum (g) and its cap (c) */
 	struct {
