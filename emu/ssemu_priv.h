@@ -199,6 +199,8 @@ enum ssemu_pkt_type {
 };
 
 struct ssemu_pkt {
+	/* (what every hop touches first, in 40 bytes: one cache line for
+	 * half of the packets, two for the rest) */
 	uint32_t next;		/* free list, VOQ and ack queue link */
 	uint8_t type;
 	uint8_t tclass;
@@ -209,21 +211,22 @@ struct ssemu_pkt {
 	uint16_t via;		/* intermediate group + 1, 0: minimal path */
 	uint16_t copy;		/* global link copy for minimal routing */
 	uint16_t count;		/* ACK: data packets it acknowledges */
-	uint32_t msg;		/* global message index */
-	uint32_t msg_gen;
-	uint32_t win;		/* source NIC's window slot */
-	uint32_t src_nic;	/* source NIC (DATA) */
-	uint32_t idx;		/* DATA: its index in the message */
-	uint32_t epoch;		/* DATA: the message's epoch when sent */
-	uint32_t pad;
-	uint32_t src_gen;	/* source NIC's attach generation */
-	uint32_t to_gen;	/* NIC_ARRIVE: the target NIC's generation */
-	uint32_t src_port, dst_port;	/* endpoint ports */
+	uint32_t dst_port;	/* endpoint port */
 	uint32_t bytes;		/* on the wire, with overhead */
 	uint32_t in_port;	/* input port at the current switch */
-	int32_t status;		/* ACK: delivery status */
-	ssemu_time_t inject_time;
+	uint32_t to_gen;	/* NIC_ARRIVE: the target NIC's generation */
 	ssemu_time_t sw_arrive;	/* arrival at the current switch */
+	uint32_t src_nic;	/* source NIC (DATA) */
+	uint32_t win;		/* source NIC's window slot */
+	uint32_t msg;		/* global message index */
+	uint32_t msg_gen;
+	uint32_t idx;		/* DATA: its index in the message */
+	uint32_t epoch;		/* DATA: the message's epoch when sent */
+	uint32_t src_gen;	/* source NIC's attach generation */
+	uint32_t src_port;	/* endpoint port */
+	int32_t status;		/* ACK: delivery status */
+	uint32_t pad;
+	ssemu_time_t inject_time;
 };
 
 /* Valid while the input's bit in its output's vq[vclass].inmask is set (an
