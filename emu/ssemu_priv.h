@@ -39,7 +39,9 @@
 				 * 6: lossy classes; 7: VOQ input masks,
 				 * credit returns without events; 8: credits
 				 * in cells; 9: engine bucket wheel, switch
-				 * ports publish queues to neighbours */
+				 * ports publish queues to neighbours and
+				 * keep vclass state side by side, packet
+				 * fields reordered */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
