@@ -1109,6 +1109,8 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 	ep->nic = nic;
 	ep->index = epi;
 	ep->pid = e;
+	ep->r = r;
+	ep->ev_ring = ssemu_r_ring(r, sh->ev_ring_off);
 	*epp = ep;
 	return 0;
 }
@@ -1140,7 +1142,7 @@ struct ssemu_fabric *ssemu_ep_fabric(struct ssemu_ep *ep)
 
 size_t ssemu_ep_max_msg(struct ssemu_ep *ep)
 {
-	const struct ssemu_config *c = &ep->nic->fab->r->config;
+	const struct ssemu_config *c = &ep->r->config;
 
 	return c->bufs_per_ep ? c->buf_size : SSEMU_INLINE_MAX;
 }
@@ -1160,7 +1162,7 @@ static inline bool slot_free(uint32_t state)
 static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 				   uint32_t *mip)
 {
-	struct ssemu_region *r = ep->nic->fab->r;
+	struct ssemu_region *r = ep->r;
 	const struct ssemu_config *c = &r->config;
 	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
 	uint32_t i, k, mi = SSEMU_NONE, buf = SSEMU_NONE, local = 0;
@@ -1249,7 +1251,7 @@ static int64_t iov_bytes(const struct iovec *iov, size_t n)
 /* Hand a filled slot to the engine. */
 static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi)
 {
-	struct ssemu_region *r = ep->nic->fab->r;
+	struct ssemu_region *r = ep->r;
 	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
 
 	ssemu_store_release(&m->state, SSEMU_MSG_BUSY);
@@ -1274,7 +1276,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 
 	if (!ep || !s || (s->iov_count && !s->iov))
 		return -EINVAL;
-	r = ep->nic->fab->r;
+	r = ep->r;
 	c = &r->config;
 	if (SSEMU_ADDR_PORT(s->dest) >= r->topo.nendpoints ||
 	    SSEMU_ADDR_PID(s->dest) >= c->eps_per_nic ||
@@ -1485,9 +1487,7 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 
 int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 {
-	struct ssemu_region *r = ep->nic->fab->r;
-	struct ssemu_ring *ring =
-		ssemu_r_ring(r, ssemu_r_ep(r, ep->index)->ev_ring_off);
+	struct ssemu_ring *ring = ep->ev_ring;
 	int n = 0;
 
 	while (n < max && !ssemu_ring_pop(ring, &ev[n]))
@@ -1500,7 +1500,7 @@ int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
 				   const struct ssemu_event *ev)
 {
-	struct ssemu_region *r = ep->nic->fab->r;
+	struct ssemu_region *r = ep->r;
 	struct ssemu_msg *m;
 
 	if (!ev || ev->slot >= r->nmsgs)
@@ -1535,7 +1535,7 @@ const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
 	    (ev->status || m->rma_op == SSEMU_RMA_WRITE ||
 	     m->rma_op == SSEMU_RMA_ATOMIC))
 		return NULL;
-	return msg_data(ep->nic->fab->r, m);
+	return msg_data(ep->r, m);
 }
 
 size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
@@ -1564,7 +1564,7 @@ void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
 	/* pairs with the acquire in the sender's slot allocation */
 	if (m && !(ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE) &
 		   SSEMU_MSG_RXDONE))
-		ssemu_fetch_add(&ssemu_r_ep(ep->nic->fab->r, ep->index)->unreleased,
+		ssemu_fetch_add(&ssemu_r_ep(ep->r, ep->index)->unreleased,
 				(uint32_t)-1);
 }
 

@@ -427,6 +427,10 @@ struct ssemu_ep {
 	struct ssemu_nic *nic;
 	uint32_t index;		/* global ep index */
 	uint32_t pid;
+	/* in this process's mapping, once: polling an endpoint then reads
+	 * its ring and nothing else */
+	struct ssemu_region *r;
+	struct ssemu_ring *ev_ring;
 };
 
 /* Section accessors. */
