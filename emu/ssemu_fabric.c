@@ -2185,7 +2185,7 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 			uint64_t any = sp->drops;
 
 			for (tc = 0; tc < r->config.ntclass; tc++)
-				any += sp->tx_pkts[tc] + sp->queued_tc[tc];
+				any += sp->tx[tc].pkts + sp->queued_tc[tc];
 			if (!any)
 				continue;
 			memset(o, 0, sizeof(*o));
@@ -2193,8 +2193,8 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 			o->port = p;
 			o->kind = ssemu_topo_port_kind(&r->topo, p);
 			for (tc = 0; tc < r->config.ntclass; tc++) {
-				o->tx_pkts[tc] = sp->tx_pkts[tc];
-				o->tx_bytes[tc] = sp->tx_bytes[tc];
+				o->tx_pkts[tc] = sp->tx[tc].pkts;
+				o->tx_bytes[tc] = sp->tx[tc].bytes;
 				o->queued[tc] = sp->queued_tc[tc];
 			}
 			o->drops = sp->drops;

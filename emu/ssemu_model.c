@@ -1535,8 +1535,8 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	cells = pkt_cells(pkt->bytes);
 	dvcl = next_vcl(r, out, vcl);
 	op->vq[dvcl].credits -= cells;
-	op->tx_pkts[tc]++;
-	op->tx_bytes[tc] += pkt->bytes;
+	op->tx[tc].pkts++;
+	op->tx[tc].bytes += pkt->bytes;
 	r->pkt_hops++;
 	r->switch_lat_sum += now - pkt->sw_arrive;
 	r->swlat_hist[SSEMU_MIN((now - pkt->sw_arrive) / SSEMU_PS_PER_NS,

@@ -286,8 +286,10 @@ struct ssemu_swport {
 		uint32_t queued;	/* VOQ packets for this output */
 		uint32_t credits;	/* downstream buffer */
 	} vq[SSEMU_MAX_VCLASS];
-	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
-	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
+	/* sent, per class (side by side: a hop counts both in one line) */
+	struct {
+		uint64_t pkts, bytes;
+	} tx[SSEMU_MAX_TCLASS];
 	uint64_t drops;
 	/* what the upstream neighbours' adaptive routing sees of this
 	 * output's queues, per class: a sample published at most every
