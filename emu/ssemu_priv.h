@@ -303,7 +303,9 @@ struct ssemu_switch_sh {
 	uint32_t sw;		/* topology switch id */
 	uint32_t pad;
 	struct ssemu_rng rng;
-	struct ssemu_swport port[SSEMU_RADIX];
+	/* each port on its own cache lines (none shares its first line with
+	 * the previous port's last fields) */
+	struct ssemu_swport port[SSEMU_RADIX] SSEMU_CACHELINE_ALIGNED;
 	uint64_t voq_off;	/* region offset: voq[out][vclass][in] */
 };
 
