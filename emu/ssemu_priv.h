@@ -192,7 +192,7 @@ struct ssemu_nic_sh {
 	uint16_t cr_cells[SSEMU_CR_RING];	/* credit returned, in cells */
 	uint8_t cr_head, cr_n;
 	ssemu_time_t kick_at;
-};
+} SSEMU_CACHELINE_ALIGNED;	/* a NIC's fields on its own lines */
 
 enum ssemu_pkt_type {
 	SSEMU_PKT_DATA = 1,
