@@ -135,7 +135,7 @@ struct ssemu_msg {
 	uint64_t key;
 	uint64_t raddr;
 	uint8_t data[SSEMU_INLINE_MAX];
-};
+} SSEMU_CACHELINE_ALIGNED;
 
 /* A memory region in a NIC's table (ssemu_mr_reg). */
 struct ssemu_mr_sh {
