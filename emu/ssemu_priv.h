@@ -158,10 +158,11 @@ struct ssemu_ep_sh {
 	uint32_t unreleased;	/* RECVs delivered and not released yet */
 	uint32_t rx_head, rx_tail;	/* RECV events waiting for ring space */
 	uint32_t tx_head, tx_tail;	/* SEND_DONE events waiting */
-	uint32_t buf_msg[64];	/* owner only: message using each buffer */
+	/* (the engine's fields above and these in the first cache line) */
 	uint64_t tx_ring_off;	/* region offsets */
 	uint64_t ev_ring_off;
-};
+	uint32_t buf_msg[64];	/* owner only: message using each buffer */
+} SSEMU_CACHELINE_ALIGNED;
 
 struct ssemu_nic_sh {
 	uint32_t state;
