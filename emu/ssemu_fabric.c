@@ -1166,13 +1166,19 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	const struct ssemu_config *c = &r->config;
 	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
 	uint32_t i, k, mi = SSEMU_NONE, buf = SSEMU_NONE, local = 0;
+	/* (in locals: the acquire loads below would have them read again
+	 * on every turn) */
+	struct ssemu_msg *msgs = ssemu_r_msg(r, 0);
+	uint32_t nmsgs = r->nmsgs, nbufs = c->bufs_per_ep;
+	uint32_t mask = c->msgs_per_ep - 1, cursor = sh->alloc_cursor;
+	uint32_t first = ep->index * c->msgs_per_ep;
 	struct ssemu_msg *m;
 
-	for (k = 0; k < c->msgs_per_ep; k++) {
-		local = (sh->alloc_cursor + k) & (c->msgs_per_ep - 1);
-		i = ep->index * c->msgs_per_ep + local;
+	for (k = 0; k <= mask; k++) {
+		local = (cursor + k) & mask;
+		i = first + local;
 		/* pairs with the releases of TXDONE/RXDONE */
-		if (slot_free(ssemu_load_acquire(&ssemu_r_msg(r, i)->state))) {
+		if (slot_free(ssemu_load_acquire(&msgs[i].state))) {
 			mi = i;
 			break;
 		}
@@ -1180,12 +1186,12 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	if (mi == SSEMU_NONE)
 		return NULL;
 	if (bytes > SSEMU_INLINE_MAX) {
-		for (k = 0; k < c->bufs_per_ep; k++) {
+		for (k = 0; k < nbufs; k++) {
 			uint32_t owner = sh->buf_msg[k];
 
-			if (owner == SSEMU_NONE || owner >= r->nmsgs ||
-			    slot_free(ssemu_load_acquire(
-				    &ssemu_r_msg(r, owner)->state))) {
+			/* (SSEMU_NONE is >= nmsgs too) */
+			if (owner >= nmsgs ||
+			    slot_free(ssemu_load_acquire(&msgs[owner].state))) {
 				buf = k;
 				break;
 			}
@@ -1194,9 +1200,9 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 			return NULL;
 		sh->buf_msg[buf] = mi;
 	}
-	sh->alloc_cursor = (local + 1) & (c->msgs_per_ep - 1);
+	sh->alloc_cursor = (local + 1) & mask;
 
-	m = ssemu_r_msg(r, mi);
+	m = &msgs[mi];
 	m->gen++;
 	m->src = ssemu_ep_addr(ep);
 	m->buf = buf == SSEMU_NONE ? SSEMU_NONE :
