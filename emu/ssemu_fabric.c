@@ -35,8 +35,7 @@
 
 struct layout {
 	uint64_t engine, nics, eps, msgs, bufs, rings, pkts, swmap, portmap,
-		switches, voqs, window, cwnd, pause, gap, slow, egq, cc_acked,
-		path, work, ovf, mrs, resv, total;
+		switches, voqs, pair, work, ovf, mrs, resv, total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
 	uint64_t tel;		/* telemetry section */
@@ -71,22 +70,8 @@ static void compute_layout(const struct ssemu_config *c,
 	l->pkts = take(&off, (uint64_t)c->max_pkts * sizeof(struct ssemu_pkt));
 	l->swmap = take(&off, (uint64_t)t->nswitches * sizeof(uint32_t));
 	l->portmap = take(&off, t->nendpoints * sizeof(uint32_t));
-	l->window = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				       sizeof(uint16_t));
-	l->cwnd = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				     sizeof(uint32_t));
-	l->pause = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				      sizeof(uint64_t));
-	l->gap = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				    sizeof(uint32_t));
-	l->slow = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				     sizeof(uint64_t));
-	l->egq = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				    sizeof(uint16_t));
-	l->cc_acked = take(&off, (uint64_t)c->max_nics * c->max_nics *
-					 sizeof(uint32_t));
-	l->path = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				     sizeof(uint16_t));
+	l->pair = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				     sizeof(struct ssemu_pair));
 	l->work = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->ovf = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->resv = take(&off, t->nendpoints * sizeof(uint32_t));
@@ -137,14 +122,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->portmap_off = l->portmap;
 	r->switches_off = l->switches;
 	r->voqs_off = l->voqs;
-	r->window_off = l->window;
-	r->cwnd_off = l->cwnd;
-	r->pause_off = l->pause;
-	r->gap_off = l->gap;
-	r->slow_off = l->slow;
-	r->egq_off = l->egq;
-	r->cc_acked_off = l->cc_acked;
-	r->path_off = l->path;
+	r->pair_off = l->pair;
 	r->work_off = l->work;
 	r->ovf_off = l->ovf;
 	r->mrs_off = l->mrs;
@@ -171,12 +149,14 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 								SSEMU_NONE;
 	r->pkt_free = 0;
 	for (i = 0; i < c->max_nics * c->max_nics; i++) {
-		ssemu_r_cwnd(r, 0)[i] = c->nic_window << 8;
-		ssemu_r_pause(r, 0)[i] = 0;
-		ssemu_r_gap(r, 0)[i] = 0;
-		ssemu_r_slow(r, 0)[i] = 0;
-		ssemu_r_egq(r, 0)[i] = 0;
-		ssemu_r_cc_acked(r, 0)[i] = UINT32_MAX / 2; /* cut at once */
+		struct ssemu_pair *pr = ssemu_r_pair(r, 0, i);
+
+		pr->cwnd = c->nic_window << 8;
+		pr->pause = 0;
+		pr->gap = 0;
+		pr->slow = 0;
+		pr->egq = 0;
+		pr->cc_acked = UINT32_MAX / 2; /* cut at once */
 	}
 	for (i = 0; i < c->max_nics; i++) {
 		struct ssemu_nic_sh *n = ssemu_r_nic(r, i);
@@ -1001,17 +981,17 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	ssemu_model_nic_reset(r, slot);
 	/* no stale window entries toward the new NIC either */
 	for (i = 0; i < r->config.max_nics; i++) {
-		ssemu_r_window(r, i)[slot] = 0;
-		ssemu_r_cwnd(r, i)[slot] = r->config.nic_window << 8;
-		ssemu_r_cwnd(r, slot)[i] = r->config.nic_window << 8;
-		ssemu_r_pause(r, i)[slot] = 0;
-		ssemu_r_pause(r, slot)[i] = 0;
-		ssemu_r_gap(r, i)[slot] = 0;
-		ssemu_r_gap(r, slot)[i] = 0;
-		ssemu_r_slow(r, i)[slot] = 0;
-		ssemu_r_slow(r, slot)[i] = 0;
-		ssemu_r_cc_acked(r, i)[slot] = UINT32_MAX / 2;
-		ssemu_r_cc_acked(r, slot)[i] = UINT32_MAX / 2;
+		ssemu_r_pair(r, i, slot)->window = 0;
+		ssemu_r_pair(r, i, slot)->cwnd = r->config.nic_window << 8;
+		ssemu_r_pair(r, slot, i)->cwnd = r->config.nic_window << 8;
+		ssemu_r_pair(r, i, slot)->pause = 0;
+		ssemu_r_pair(r, slot, i)->pause = 0;
+		ssemu_r_pair(r, i, slot)->gap = 0;
+		ssemu_r_pair(r, slot, i)->gap = 0;
+		ssemu_r_pair(r, i, slot)->slow = 0;
+		ssemu_r_pair(r, slot, i)->slow = 0;
+		ssemu_r_pair(r, i, slot)->cc_acked = UINT32_MAX / 2;
+		ssemu_r_pair(r, slot, i)->cc_acked = UINT32_MAX / 2;
 	}
 	n->owner_pid = getpid();
 	n->port = port;

@@ -542,9 +542,9 @@ static void schedule(struct ssemu_region *r, ssemu_time_t t, uint32_t type,
 static uint32_t cc_pair_window(struct ssemu_region *r, uint32_t nic,
 			       uint32_t dnic)
 {
-	if (ssemu_r_pause(r, nic)[dnic] > now_of(r))
+	if (ssemu_r_pair(r, nic, dnic)->pause > now_of(r))
 		return 0;
-	return SSEMU_MAX(ssemu_r_cwnd(r, nic)[dnic] >> 8, 1u);
+	return SSEMU_MAX(ssemu_r_pair(r, nic, dnic)->cwnd >> 8, 1u);
 }
 
 static void cc_pair_on_queue(struct ssemu_region *r, struct ssemu_switch_sh *s,
@@ -585,10 +585,10 @@ static void fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 		return;
 	/* a pair that was not paced is throttled now (telemetry counts the
 	 * episodes, not every frame that prolongs one) */
-	if (ssemu_r_slow(r, nic)[dnic] <= now_of(r) && tc < c->ntclass)
+	if (ssemu_r_pair(r, nic, dnic)->slow <= now_of(r) && tc < c->ntclass)
 		ssemu_tel_throttle(r, tc);
-	ssemu_r_gap(r, nic)[dnic] = (uint32_t)SSEMU_MIN(gap, UINT32_MAX);
-	ssemu_r_slow(r, nic)[dnic] = now_of(r) + SSEMU_CC_PACE_GAPS * gap;
+	ssemu_r_pair(r, nic, dnic)->gap = (uint32_t)SSEMU_MIN(gap, UINT32_MAX);
+	ssemu_r_pair(r, nic, dnic)->slow = now_of(r) + SSEMU_CC_PACE_GAPS * gap;
 }
 
 /* @nic put a data packet for @dnic on the wire: while paced, the next one
@@ -598,10 +598,10 @@ static void cc_pair_on_send(struct ssemu_region *r, uint32_t nic,
 {
 	ssemu_time_t now = now_of(r), t;
 
-	if (ssemu_r_slow(r, nic)[dnic] <= now)
+	if (ssemu_r_pair(r, nic, dnic)->slow <= now)
 		return;
-	t = now + ssemu_r_gap(r, nic)[dnic];
-	ssemu_r_pause(r, nic)[dnic] = t;
+	t = now + ssemu_r_pair(r, nic, dnic)->gap;
+	ssemu_r_pair(r, nic, dnic)->pause = t;
 	schedule(r, t, SSEMU_MEV_NIC_KICK, nic, 0, 0);
 }
 
@@ -615,7 +615,7 @@ static void egq_count(struct ssemu_region *r, struct ssemu_swport *op,
 	if (pkt->src_nic >= r->config.max_nics ||
 	    pkt->win >= r->config.max_nics)
 		return;
-	e = &ssemu_r_egq(r, pkt->src_nic)[pkt->win];
+	e = &ssemu_r_pair(r, pkt->src_nic, pkt->win)->egq;
 	if (d > 0) {
 		if ((*e)++ == 0)
 			op->nflows++;
@@ -634,8 +634,8 @@ static bool cc_pair_mark(struct ssemu_region *r, const struct ssemu_swport *op,
 static void cc_pair_on_ack(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 			   uint32_t count, bool marked)
 {
-	uint32_t *w = &ssemu_r_cwnd(r, nic)[dnic];
-	uint32_t *since = &ssemu_r_cc_acked(r, nic)[dnic];
+	uint32_t *w = &ssemu_r_pair(r, nic, dnic)->cwnd;
+	uint32_t *since = &ssemu_r_pair(r, nic, dnic)->cc_acked;
 	uint32_t max = r->config.nic_window << 8;
 
 	if (*since < UINT32_MAX / 2)
@@ -1746,7 +1746,7 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 	const struct ssemu_route_ops *ro = &route_ops[r->route_idx];
 	const struct ssemu_topo *t = &r->topo;
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
-	uint16_t *path = &ssemu_r_path(r, nic)[dnic];
+	uint16_t *path = &ssemu_r_pair(r, nic, dnic)->path;
 	int bias = r->config.tclass[m->tclass].route_bias;
 	bool ordered = (m->flags & SSEMU_SEND_ORDERED) ||
 		       r->config.tclass[m->tclass].ordered;
@@ -1929,7 +1929,6 @@ static bool resp_paused(struct ssemu_region *r, uint32_t nic)
 static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
-	uint16_t *win = ssemu_r_window(r, nic);
 	uint32_t blocked[SSEMU_INJ_LOOKAHEAD];
 	uint32_t nblocked = 0, pi, mi, prev, next, dnic, dport, chunk, k, i;
 	uint32_t allowed;
@@ -1983,7 +1982,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			continue;	/* an earlier message to it waits */
 		allowed = SSEMU_MIN(r->config.nic_window,
 				    cc_ops[r->cc_idx].window(r, nic, dnic));
-		if (win[dnic] >= allowed) {
+		if (ssemu_r_pair(r, nic, dnic)->window >= allowed) {
 			n->stats.window_stalls++;
 			goto blocked;
 		}
@@ -2002,10 +2001,11 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		pkt->win = dnic;
 		pkt->src_nic = nic;
 		pkt->src_gen = n->gen;
-		route_choose(r, nic, m, pkt, dnic, win[dnic]);
+		route_choose(r, nic, m, pkt, dnic,
+			     ssemu_r_pair(r, nic, dnic)->window);
 		/* the window is full now: ask for an acknowledgement at once
 		 * rather than at the next coalescing point */
-		pkt->ack_req = ++win[dnic] >= allowed;
+		pkt->ack_req = ++ssemu_r_pair(r, nic, dnic)->window >= allowed;
 		pkt->idx = m->sent;
 		pkt->epoch = m->epoch;
 		if (r->config.tclass[m->tclass].lossy &&
@@ -2089,7 +2089,6 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	struct ssemu_msg *m = ssemu_r_msg(r, pkt->msg);
-	uint16_t *win = ssemu_r_window(r, nic);
 	uint32_t inst, esw, tc = pkt->tclass;
 	bool live;
 
@@ -2196,12 +2195,13 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	if (pkt->src_gen == n->gen) {
 		n->stats.acks += pkt->count;
 		if (pkt->win < r->config.max_nics) {
-			uint32_t cw = ssemu_r_cwnd(r, nic)[pkt->win];
+			struct ssemu_pair *pr = ssemu_r_pair(r, nic, pkt->win);
+			uint32_t cw = pr->cwnd;
 
-			win[pkt->win] -= SSEMU_MIN(win[pkt->win], pkt->count);
+			pr->window -= SSEMU_MIN(pr->window, pkt->count);
 			cc_ops[r->cc_idx].on_ack(r, nic, pkt->win, pkt->count,
 						 pkt->marked);
-			if (ssemu_r_cwnd(r, nic)[pkt->win] < cw)
+			if (pr->cwnd < cw)
 				ssemu_tel_throttle(r, tc);
 		}
 		if (m->gen == pkt->msg_gen && m->acked < m->npkts) {
@@ -2353,7 +2353,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	struct ssemu_pkt *pkt;
-	uint32_t pi, src, tc, mi, count;
+	uint32_t pi, src, tc, mi, count, k;
 	struct ssemu_msg *m;
 	uint16_t *win;
 
@@ -2373,8 +2373,8 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 		m->rx_acked = m->arrived;
 		n->rx_unacked -= SSEMU_MIN(n->rx_unacked, count);
 		src = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
-		win = ssemu_r_window(r, src);
-		win[nic] -= SSEMU_MIN(win[nic], count);
+		win = &ssemu_r_pair(r, src, nic)->window;
+		*win -= SSEMU_MIN(*win, count);
 		m->acked += count;
 		if (m->acked >= m->npkts)
 			complete_tx(r, mi);
@@ -2436,8 +2436,8 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 					 buf_cells(&r->config) : 0;
 	n->cr_n = 0;
 	n->kick_at = 0;
-	memset(ssemu_r_window(r, nic), 0,
-	       sizeof(uint16_t) * r->config.max_nics);
+	for (k = 0; k < r->config.max_nics; k++)
+		ssemu_r_pair(r, nic, k)->window = 0;
 	memset(&n->stats, 0, sizeof(n->stats));
 }
 
@@ -2473,9 +2473,9 @@ static void rto_fire(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 	}
 	dnic = ssemu_r_portmap(r)[SSEMU_ADDR_PORT(m->dst)];
 	if (m->sent > m->arrived && dnic < r->config.max_nics) {
-		win = ssemu_r_window(r, nic);
+		win = &ssemu_r_pair(r, nic, dnic)->window;
 		lost = m->sent - m->arrived;
-		win[dnic] -= (uint16_t)SSEMU_MIN((uint32_t)win[dnic], lost);
+		*win -= (uint16_t)SSEMU_MIN((uint32_t)*win, lost);
 		if (m->sent == m->npkts) {
 			/* it had left the injection queue: back at its end */
 			m->next = SSEMU_NONE;
@@ -2725,16 +2725,17 @@ int ssemu_model_recover(struct ssemu_region *r)
 			n->credits[tc] = tc < c->ntclass ? buf_cells(c) : 0;
 		n->cr_n = 0;
 		n->kick_at = 0;
-		memset(ssemu_r_window(r, nic), 0,
-		       sizeof(uint16_t) * c->max_nics);
 		for (k = 0; k < c->max_nics; k++) {
-			ssemu_r_cwnd(r, nic)[k] = c->nic_window << 8;
-			ssemu_r_pause(r, nic)[k] = 0;
-			ssemu_r_gap(r, nic)[k] = 0;
-			ssemu_r_slow(r, nic)[k] = 0;
-			ssemu_r_egq(r, nic)[k] = 0;
-			ssemu_r_cc_acked(r, nic)[k] = UINT32_MAX / 2;
-			ssemu_r_path(r, nic)[k] = 0;
+			struct ssemu_pair *pr = ssemu_r_pair(r, nic, k);
+
+			pr->window = 0;
+			pr->cwnd = c->nic_window << 8;
+			pr->pause = 0;
+			pr->gap = 0;
+			pr->slow = 0;
+			pr->egq = 0;
+			pr->cc_acked = UINT32_MAX / 2;
+			pr->path = 0;
 		}
 	}
 	for (epi = 0; epi < r->neps; epi++) {

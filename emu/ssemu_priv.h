@@ -195,6 +195,24 @@ struct ssemu_nic_sh {
 	ssemu_time_t kick_at;
 } SSEMU_CACHELINE_ALIGNED;	/* a NIC's fields on its own lines */
 
+/*
+ * What a NIC keeps toward each other NIC, [nic][dnic], side by side: an
+ * injection and an acknowledgement each touch several of these fields, in
+ * one cache line (in separate arrays, one line each).
+ */
+struct ssemu_pair {
+	uint64_t pause;		/* next injection not before (FGFC) */
+	uint64_t slow;		/* FGFC pacing ends (ps) */
+	uint32_t cwnd;		/* congestion window, 1/256 packets */
+	uint32_t gap;		/* FGFC gap between packets (ps) */
+	uint32_t cc_acked;	/* packets acknowledged since the last cut */
+	uint16_t window;	/* data packets in flight */
+	uint16_t egq;		/* data packets queued at the destination's
+				 * edge output */
+	uint16_t path;		/* ordered flows: the current via */
+	uint16_t pad;
+};
+
 enum ssemu_pkt_type {
 	SSEMU_PKT_DATA = 1,
 	SSEMU_PKT_ACK,
@@ -349,15 +367,7 @@ struct ssemu_region {
 	/* sections */
 	uint64_t engine_off, nics_off, eps_off, msgs_off, bufs_off, rings_off,
 		 pkts_off, swmap_off, portmap_off, switches_off, voqs_off,
-		 window_off,
-		 cwnd_off,	/* congestion windows per NIC pair, 1/256 pkt */
-		 pause_off,	/* per NIC pair: next injection not before */
-		 gap_off,	/* per NIC pair: FGFC gap between packets */
-		 slow_off,	/* per NIC pair: FGFC pacing ends (ps) */
-		 egq_off,	/* per NIC pair: data packets queued at the
-				 * destination's edge output */
-		 cc_acked_off,	/* packets acknowledged since the last cut */
-		 path_off,	/* ordered flows: each NIC pair's current via */
+		 pair_off,	/* per NIC pair state (struct ssemu_pair) */
 		 work_off,	/* bitmap: endpoints with posted messages */
 		 ovf_off,	/* bitmap: endpoints with overflowed events */
 		 mrs_off,	/* memory region tables, one per NIC */
@@ -496,55 +506,12 @@ static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
 	return (struct ssemu_switch_sh *)SSEMU_AT(r, r->switches_off) + i;
 }
 
-static inline uint16_t *ssemu_r_window(struct ssemu_region *r, uint32_t nic)
+/* What @nic keeps toward NIC @dnic. */
+static inline struct ssemu_pair *ssemu_r_pair(struct ssemu_region *r,
+					      uint32_t nic, uint32_t dnic)
 {
-	return (uint16_t *)SSEMU_AT(r, r->window_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-/* Congestion windows of @nic toward every NIC, in 1/256 packets. */
-static inline uint32_t *ssemu_r_cwnd(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint32_t *)SSEMU_AT(r, r->cwnd_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-/* Until when the switch paused @nic's traffic to every NIC (FGFC). */
-static inline uint64_t *ssemu_r_pause(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint64_t *)SSEMU_AT(r, r->pause_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-/* Gap (ps) FGFC imposes between @nic's packets to every NIC. */
-static inline uint32_t *ssemu_r_gap(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint32_t *)SSEMU_AT(r, r->gap_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-static inline uint64_t *ssemu_r_slow(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint64_t *)SSEMU_AT(r, r->slow_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-static inline uint16_t *ssemu_r_egq(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint16_t *)SSEMU_AT(r, r->egq_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-static inline uint32_t *ssemu_r_cc_acked(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint32_t *)SSEMU_AT(r, r->cc_acked_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-static inline uint16_t *ssemu_r_path(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint16_t *)SSEMU_AT(r, r->path_off) +
-	       (size_t)nic * r->config.max_nics;
+	return (struct ssemu_pair *)SSEMU_AT(r, r->pair_off) +
+	       (size_t)nic * r->config.max_nics + dnic;
 }
 
 static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
