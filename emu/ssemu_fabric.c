@@ -34,7 +34,8 @@
 /* ------------------------------------------------------------------ */
 
 struct layout {
-	uint64_t engine, nics, eps, msgs, bufs, rings, pkts, swmap, portmap,
+	uint64_t engine, nics, eps, msgs, mstate, bufs, rings, pkts, swmap,
+		portmap,
 		switches, voqs, pair, work, ovf, mrs, resv, total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
@@ -66,6 +67,7 @@ static void compute_layout(const struct ssemu_config *c,
 	l->nics = take(&off, c->max_nics * sizeof(struct ssemu_nic_sh));
 	l->eps = take(&off, neps * sizeof(struct ssemu_ep_sh));
 	l->msgs = take(&off, neps * c->msgs_per_ep * sizeof(struct ssemu_msg));
+	l->mstate = take(&off, neps * c->msgs_per_ep * sizeof(uint32_t));
 	l->rings = take(&off, neps * l->ring_bytes);
 	l->pkts = take(&off, (uint64_t)c->max_pkts * sizeof(struct ssemu_pkt));
 	l->swmap = take(&off, (uint64_t)t->nswitches * sizeof(uint32_t));
@@ -115,6 +117,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->nics_off = l->nics;
 	r->eps_off = l->eps;
 	r->msgs_off = l->msgs;
+	r->mstate_off = l->mstate;
 	r->bufs_off = l->bufs;
 	r->rings_off = l->rings;
 	r->pkts_off = l->pkts;
@@ -1149,6 +1152,7 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	/* (in locals: the acquire loads below would have them read again
 	 * on every turn) */
 	struct ssemu_msg *msgs = ssemu_r_msg(r, 0);
+	uint32_t *mstate = ssemu_r_mstate(r, 0);
 	uint32_t nmsgs = r->nmsgs, nbufs = c->bufs_per_ep;
 	uint32_t mask = c->msgs_per_ep - 1, cursor = sh->alloc_cursor;
 	uint32_t first = ep->index * c->msgs_per_ep;
@@ -1158,7 +1162,7 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 		local = (cursor + k) & mask;
 		i = first + local;
 		/* pairs with the releases of TXDONE/RXDONE */
-		if (slot_free(ssemu_load_acquire(&msgs[i].state))) {
+		if (slot_free(ssemu_load_acquire(&mstate[i]))) {
 			mi = i;
 			break;
 		}
@@ -1171,7 +1175,7 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 
 			/* (SSEMU_NONE is >= nmsgs too) */
 			if (owner >= nmsgs ||
-			    slot_free(ssemu_load_acquire(&msgs[owner].state))) {
+			    slot_free(ssemu_load_acquire(&mstate[owner]))) {
 				buf = k;
 				break;
 			}
@@ -1240,10 +1244,10 @@ static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi)
 	struct ssemu_region *r = ep->r;
 	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
 
-	ssemu_store_release(&m->state, SSEMU_MSG_BUSY);
+	ssemu_store_release(ssemu_r_mstate(r, mi), SSEMU_MSG_BUSY);
 	/* The tx ring has a slot per message slot, so it cannot be full. */
 	if (ssemu_ring_push(ssemu_r_ring(r, sh->tx_ring_off), &mi)) {
-		ssemu_store_release(&m->state, 0);
+		ssemu_store_release(ssemu_r_mstate(r, mi), 0);
 		return -EAGAIN;
 	}
 	/* tell the engine where to look; pairs with the exchange in
@@ -1544,12 +1548,12 @@ void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
 	/* an RMA's initiator is done with its slot (the target side sets
 	 * RXDONE); pairs with the acquire in msg_alloc */
 	if (m && ev->type == SSEMU_EV_RMA_DONE) {
-		ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+		ssemu_fetch_or(ssemu_msg_state(ep->r, m), SSEMU_MSG_TXDONE);
 		return;
 	}
 	/* pairs with the acquire in the sender's slot allocation */
-	if (m && !(ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE) &
-		   SSEMU_MSG_RXDONE))
+	if (m && !(ssemu_fetch_or(ssemu_msg_state(ep->r, m),
+				  SSEMU_MSG_RXDONE) & SSEMU_MSG_RXDONE))
 		ssemu_fetch_add(&ssemu_r_ep(ep->r, ep->index)->unreleased,
 				(uint32_t)-1);
 }

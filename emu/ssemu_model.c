@@ -800,7 +800,7 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	if (m->rma_op)
 		return true;
 	/* the slot may be reused once the receiver is done too */
-	ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+	ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
 	return true;
 }
 
@@ -821,11 +821,11 @@ static int recv_ep(struct ssemu_region *r, struct ssemu_msg *m, uint32_t *epi)
  * event (if any) is out and its response packets are all injected: the
  * last of the two sets RXDONE, the slot's last write at the target.
  */
-static void rma_rx_done(struct ssemu_msg *m)
+static void rma_rx_done(struct ssemu_region *r, struct ssemu_msg *m)
 {
 	if (m->rma_op &&
 	    !(m->mflags & (SSEMU_MSGF_RXOVF | SSEMU_MSGF_RESPQ)))
-		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 }
 
 /* Hand a RECV (or RMA_REMOTE) event to endpoint @epi now, or queue it for
@@ -838,7 +838,7 @@ static void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
 	m->rx_next = SSEMU_NONE;
 	if (ep->rx_head == SSEMU_NONE && push_recv(r, ep, mi)) {
 		ep_wake(r, ep);
-		rma_rx_done(m);
+		rma_rx_done(r, m);
 		return;
 	}
 	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), epi);
@@ -1057,7 +1057,7 @@ static void rma_deliver(struct ssemu_region *r, uint32_t mi, uint32_t epi)
 	if (!m->status && (m->flags & SSEMU_RMA_REMOTE_EVENT))
 		recv_event(r, epi, mi);	/* sets RXDONE when it may */
 	else
-		rma_rx_done(m);
+		rma_rx_done(r, m);
 }
 
 static void deliver_recv(struct ssemu_region *r, uint32_t mi)
@@ -1070,7 +1070,7 @@ static void deliver_recv(struct ssemu_region *r, uint32_t mi)
 	ret = recv_ep(r, m, &epi);
 	if (ret) {
 		m->status = ret;
-		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 		return;
 	}
 	if (m->rma_op) {
@@ -1093,7 +1093,7 @@ static void complete_tx(struct ssemu_region *r, uint32_t mi)
 
 	/* the endpoint that sent it is gone (maybe reopened by someone else) */
 	if (!ep->open || ep->gen != m->ep_gen) {
-		ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
 		return;
 	}
 	m->tx_next = SSEMU_NONE;
@@ -1129,7 +1129,7 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
 		}
 		ep->rx_head = next;
 		pushed = true;
-		rma_rx_done(m);
+		rma_rx_done(r, m);
 	}
 	while ((mi = ep->tx_head) != SSEMU_NONE) {
 		m = ssemu_r_msg(r, mi);
@@ -1178,7 +1178,7 @@ static void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
 		return;
 	}
 	if (m->gen == pkt->msg_gen)
-		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 	pkt->type = SSEMU_PKT_ACK;
 	pkt->status = status;
 	pkt->count = 1;
@@ -1615,7 +1615,7 @@ static void fail_queued(struct ssemu_region *r, uint32_t mi, int32_t status)
 	struct ssemu_msg *m = ssemu_r_msg(r, mi);
 
 	m->status = status;
-	ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+	ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 	complete_tx(r, mi);
 }
 
@@ -1899,7 +1899,7 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 		if (n->resp_head == SSEMU_NONE)
 			n->resp_tail = SSEMU_NONE;
 		m->mflags &= ~SSEMU_MSGF_RESPQ;
-		rma_rx_done(m);	/* the slot's last write here */
+		rma_rx_done(r, m);	/* the slot's last write here */
 	}
 	if (cc_ops[r->cc_idx].on_send)
 		cc_ops[r->cc_idx].on_send(r, nic, inic);
@@ -2284,7 +2284,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	/* posted and never taken by the engine: they never will be */
 	while (!ssemu_ring_peek(ring, &mi)) {
 		if (mi / r->config.msgs_per_ep == epi)
-			ssemu_fetch_or(&ssemu_r_msg(r, mi)->state,
+			ssemu_fetch_or(ssemu_r_mstate(r, mi),
 				       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 		ssemu_ring_advance(ring);
 	}
@@ -2302,7 +2302,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 		if (n->inj_tail == mi)
 			n->inj_tail = prev;
 		m->gen++;
-		ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 	}
 	/*
 	 * Messages delivered to it and never released (in its event ring, on
@@ -2314,9 +2314,9 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 		m = ssemu_r_msg(r, mi);
 		if (!m->rma_op && m->dst == self && m->npkts &&
 		    m->arrived == m->npkts &&
-		    (ssemu_load_acquire(&m->state) &
+		    (ssemu_load_acquire(ssemu_msg_state(r, m)) &
 		     (SSEMU_MSG_BUSY | SSEMU_MSG_RXDONE)) == SSEMU_MSG_BUSY)
-			ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 	}
 	/* RMA_REMOTE events it will never read: the target side of those
 	 * operations is done (but for results still to send) */
@@ -2325,7 +2325,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 		next = m->rx_next;
 		if (m->rma_op) {
 			m->mflags &= ~SSEMU_MSGF_RXOVF;
-			rma_rx_done(m);
+			rma_rx_done(r, m);
 		}
 	}
 	/* its own RMA operations: it will release no RMA_DONE event (the
@@ -2334,11 +2334,11 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	     mi < (epi + 1) * r->config.msgs_per_ep; mi++) {
 		m = ssemu_r_msg(r, mi);
 		if (m->rma_op &&
-		    (ssemu_load_acquire(&m->state) & SSEMU_MSG_BUSY))
-			ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+		    (ssemu_load_acquire(ssemu_msg_state(r, m)) & SSEMU_MSG_BUSY))
+			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
 	}
 	for (mi = ep->tx_head; mi != SSEMU_NONE; mi = ssemu_r_msg(r, mi)->tx_next)
-		ssemu_fetch_or(&ssemu_r_msg(r, mi)->state, SSEMU_MSG_TXDONE);
+		ssemu_fetch_or(ssemu_r_mstate(r, mi), SSEMU_MSG_TXDONE);
 	ep->rx_head = ep->rx_tail = ep->tx_head = ep->tx_tail = SSEMU_NONE;
 	ep->open = 0;
 	ep->gen++;
@@ -2367,7 +2367,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 		m = ssemu_r_msg(r, mi);
 		if (SSEMU_ADDR_PORT(m->dst) != n->port ||
 		    m->arrived <= m->rx_acked || m->acked >= m->npkts ||
-		    !(ssemu_load_acquire(&m->state) & SSEMU_MSG_BUSY))
+		    !(ssemu_load_acquire(ssemu_msg_state(r, m)) & SSEMU_MSG_BUSY))
 			continue;
 		count = m->arrived - m->rx_acked;
 		m->rx_acked = m->arrived;
@@ -2395,7 +2395,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 	}
 	while ((pi = n->inj_head) != SSEMU_NONE) {
 		n->inj_head = ssemu_r_msg(r, pi)->next;
-		ssemu_fetch_or(&ssemu_r_msg(r, pi)->state,
+		ssemu_fetch_or(ssemu_r_mstate(r, pi),
 			       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 	}
 	/*
@@ -2415,7 +2415,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 			    m->resp_arrived >= m->resp_npkts)
 				complete_tx(r, mi);
 		}
-		rma_rx_done(m);
+		rma_rx_done(r, m);
 	}
 	n->resp_head = n->resp_tail = SSEMU_NONE;
 	/* its memory regions go with it */
@@ -2649,7 +2649,7 @@ static void rma_recover_target(struct ssemu_region *r, struct ssemu_msg *m)
 	    !(m->mflags & SSEMU_MSGF_RXOVF) && !recv_ep(r, m, &epi) &&
 	    !pushed(r, m, SSEMU_MSGF_RXPUSH, epi, m->rx_pos))
 		m->mflags |= SSEMU_MSGF_RXOVF;	/* queued again below */
-	rma_rx_done(m);
+	rma_rx_done(r, m);
 }
 
 int ssemu_model_recover(struct ssemu_region *r)
@@ -2750,7 +2750,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 	/* Where each message stands. */
 	for (mi = 0; mi < r->nmsgs; mi++) {
 		m = ssemu_r_msg(r, mi);
-		st = ssemu_load_acquire(&m->state);
+		st = ssemu_load_acquire(ssemu_msg_state(r, m));
 		if (!(st & SSEMU_MSG_BUSY))
 			continue;
 		if (m->rma_op && !(st & SSEMU_MSG_RXDONE))
@@ -2770,7 +2770,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		} else if (pushed(r, m, SSEMU_MSGF_TXPUSH, ssemu_msg_ep(r, mi),
 			   m->tx_pos)) {
 			/* its completion is out: the runner died just after */
-			ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
 		} else if (m->mflags & SSEMU_MSGF_TXOVF) {
 			txovf[ntx++] = (struct rec){ m->seq, mi };
 		} else if (m->status || delivered(r, m, st)) {
@@ -2797,7 +2797,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		nic = ssemu_ep_nic(r, epi);
 		n = ssemu_r_nic(r, nic);
 		if (n->state != SSEMU_NIC_ATTACHED || !ssemu_r_ep(r, epi)->open) {
-			ssemu_fetch_or(&m->state,
+			ssemu_fetch_or(ssemu_msg_state(r, m),
 				       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 			continue;
 		}
@@ -2812,7 +2812,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		m = ssemu_r_msg(r, rxovf[k].mi);
 		m->mflags &= ~SSEMU_MSGF_RXOVF;
 		if (recv_ep(r, m, &epi))
-			ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 		else
 			recv_event(r, epi, rxovf[k].mi);
 	}
@@ -2821,7 +2821,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 	for (k = 0; k < ndone; k++) {
 		m = ssemu_r_msg(r, done[k].mi);
 		if (m->status && !m->rma_op)
-			ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 		complete_tx(r, done[k].mi);
 	}
 	for (nic = 0; nic < c->max_nics; nic++)

@@ -99,8 +99,10 @@ enum ssemu_nic_state {
  * operation; the response packets only model their way back.
  */
 
+/* (a slot's state word, SSEMU_MSG_*, is kept apart in the mstate section:
+ * an owner looking for a free slot or buffer reads a few lines, not a line
+ * per slot) */
 struct ssemu_msg {
-	uint32_t state;		/* SSEMU_MSG_* (atomic) */
 	uint32_t gen;		/* bumped on every allocation */
 	uint64_t seq;		/* order in which the engine took it */
 	uint32_t mflags;	/* SSEMU_MSGF_* */
@@ -366,6 +368,7 @@ struct ssemu_region {
 	uint32_t voq_per_switch;	/* radix * radix * ntclass * NVC */
 	/* sections */
 	uint64_t engine_off, nics_off, eps_off, msgs_off, bufs_off, rings_off,
+		 mstate_off,	/* each message slot's state word (atomic) */
 		 pkts_off, swmap_off, portmap_off, switches_off, voqs_off,
 		 pair_off,	/* per NIC pair state (struct ssemu_pair) */
 		 work_off,	/* bitmap: endpoints with posted messages */
@@ -470,6 +473,18 @@ static inline struct ssemu_ep_sh *ssemu_r_ep(struct ssemu_region *r, uint32_t i)
 static inline struct ssemu_msg *ssemu_r_msg(struct ssemu_region *r, uint32_t i)
 {
 	return (struct ssemu_msg *)SSEMU_AT(r, r->msgs_off) + i;
+}
+
+/* The state word (SSEMU_MSG_*) of message slot @i, or of slot @m. */
+static inline uint32_t *ssemu_r_mstate(struct ssemu_region *r, uint32_t i)
+{
+	return (uint32_t *)SSEMU_AT(r, r->mstate_off) + i;
+}
+
+static inline uint32_t *ssemu_msg_state(struct ssemu_region *r,
+					const struct ssemu_msg *m)
+{
+	return ssemu_r_mstate(r, (uint32_t)(m - ssemu_r_msg(r, 0)));
 }
 
 static inline uint8_t *ssemu_r_buf(struct ssemu_region *r, uint32_t i)
