@@ -1004,6 +1004,7 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	if (jobslot != SSEMU_NONE)
 		r->jobs[jobslot].nics++;
 	n->gen++;
+	ssemu_tel_nic_attach(r, slot);
 	n->state = SSEMU_NIC_ATTACHED;
 	ssemu_r_portmap(r)[port] = slot;
 	r->nnics++;

@@ -657,6 +657,8 @@ int ssemu_model_recover(struct ssemu_region *r);
 uint64_t ssemu_tel_bytes(const struct ssemu_config *c);
 void ssemu_tel_init(struct ssemu_region *r, uint64_t off);
 void ssemu_tel_post(struct ssemu_region *r, uint32_t nic, uint32_t tc);
+/* NIC slot @nic is attached again (a new generation, maybe another job). */
+void ssemu_tel_nic_attach(struct ssemu_region *r, uint32_t nic);
 void ssemu_tel_tx(struct ssemu_region *r, uint32_t nic, uint32_t tc,
 		  uint32_t bytes);
 void ssemu_tel_rx(struct ssemu_region *r, uint32_t src_nic, uint32_t tc,
