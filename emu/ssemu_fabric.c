@@ -34,9 +34,9 @@
 /* ------------------------------------------------------------------ */
 
 struct layout {
-	uint64_t engine, nics, eps, msgs, bufs, rings, pkts, swmap, portmap,
-		switches, voqs, window, cwnd, pause, gap, slow, egq, cc_acked,
-		path, work, ovf, mrs, resv, total;
+	uint64_t engine, nics, eps, msgs, mstate, bufs, rings, pkts, swmap,
+		portmap,
+		switches, voqs, pair, work, ovf, mrs, resv, total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
 	uint64_t tel;		/* telemetry section */
@@ -67,26 +67,13 @@ static void compute_layout(const struct ssemu_config *c,
 	l->nics = take(&off, c->max_nics * sizeof(struct ssemu_nic_sh));
 	l->eps = take(&off, neps * sizeof(struct ssemu_ep_sh));
 	l->msgs = take(&off, neps * c->msgs_per_ep * sizeof(struct ssemu_msg));
+	l->mstate = take(&off, neps * c->msgs_per_ep * sizeof(uint32_t));
 	l->rings = take(&off, neps * l->ring_bytes);
 	l->pkts = take(&off, (uint64_t)c->max_pkts * sizeof(struct ssemu_pkt));
 	l->swmap = take(&off, (uint64_t)t->nswitches * sizeof(uint32_t));
 	l->portmap = take(&off, t->nendpoints * sizeof(uint32_t));
-	l->window = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				       sizeof(uint16_t));
-	l->cwnd = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				     sizeof(uint32_t));
-	l->pause = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				      sizeof(uint64_t));
-	l->gap = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				    sizeof(uint32_t));
-	l->slow = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				     sizeof(uint64_t));
-	l->egq = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				    sizeof(uint16_t));
-	l->cc_acked = take(&off, (uint64_t)c->max_nics * c->max_nics *
-					 sizeof(uint32_t));
-	l->path = take(&off, (uint64_t)c->max_nics * c->max_nics *
-				     sizeof(uint16_t));
+	l->pair = take(&off, (uint64_t)c->max_nics * c->max_nics *
+				     sizeof(struct ssemu_pair));
 	l->work = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->ovf = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->resv = take(&off, t->nendpoints * sizeof(uint32_t));
@@ -130,6 +117,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->nics_off = l->nics;
 	r->eps_off = l->eps;
 	r->msgs_off = l->msgs;
+	r->mstate_off = l->mstate;
 	r->bufs_off = l->bufs;
 	r->rings_off = l->rings;
 	r->pkts_off = l->pkts;
@@ -137,14 +125,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->portmap_off = l->portmap;
 	r->switches_off = l->switches;
 	r->voqs_off = l->voqs;
-	r->window_off = l->window;
-	r->cwnd_off = l->cwnd;
-	r->pause_off = l->pause;
-	r->gap_off = l->gap;
-	r->slow_off = l->slow;
-	r->egq_off = l->egq;
-	r->cc_acked_off = l->cc_acked;
-	r->path_off = l->path;
+	r->pair_off = l->pair;
 	r->work_off = l->work;
 	r->ovf_off = l->ovf;
 	r->mrs_off = l->mrs;
@@ -171,12 +152,14 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 								SSEMU_NONE;
 	r->pkt_free = 0;
 	for (i = 0; i < c->max_nics * c->max_nics; i++) {
-		ssemu_r_cwnd(r, 0)[i] = c->nic_window << 8;
-		ssemu_r_pause(r, 0)[i] = 0;
-		ssemu_r_gap(r, 0)[i] = 0;
-		ssemu_r_slow(r, 0)[i] = 0;
-		ssemu_r_egq(r, 0)[i] = 0;
-		ssemu_r_cc_acked(r, 0)[i] = UINT32_MAX / 2; /* cut at once */
+		struct ssemu_pair *pr = ssemu_r_pair(r, 0, i);
+
+		pr->cwnd = c->nic_window << 8;
+		pr->pause = 0;
+		pr->gap = 0;
+		pr->slow = 0;
+		pr->egq = 0;
+		pr->cc_acked = UINT32_MAX / 2; /* cut at once */
 	}
 	for (i = 0; i < c->max_nics; i++) {
 		struct ssemu_nic_sh *n = ssemu_r_nic(r, i);
@@ -1001,17 +984,17 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	ssemu_model_nic_reset(r, slot);
 	/* no stale window entries toward the new NIC either */
 	for (i = 0; i < r->config.max_nics; i++) {
-		ssemu_r_window(r, i)[slot] = 0;
-		ssemu_r_cwnd(r, i)[slot] = r->config.nic_window << 8;
-		ssemu_r_cwnd(r, slot)[i] = r->config.nic_window << 8;
-		ssemu_r_pause(r, i)[slot] = 0;
-		ssemu_r_pause(r, slot)[i] = 0;
-		ssemu_r_gap(r, i)[slot] = 0;
-		ssemu_r_gap(r, slot)[i] = 0;
-		ssemu_r_slow(r, i)[slot] = 0;
-		ssemu_r_slow(r, slot)[i] = 0;
-		ssemu_r_cc_acked(r, i)[slot] = UINT32_MAX / 2;
-		ssemu_r_cc_acked(r, slot)[i] = UINT32_MAX / 2;
+		ssemu_r_pair(r, i, slot)->window = 0;
+		ssemu_r_pair(r, i, slot)->cwnd = r->config.nic_window << 8;
+		ssemu_r_pair(r, slot, i)->cwnd = r->config.nic_window << 8;
+		ssemu_r_pair(r, i, slot)->pause = 0;
+		ssemu_r_pair(r, slot, i)->pause = 0;
+		ssemu_r_pair(r, i, slot)->gap = 0;
+		ssemu_r_pair(r, slot, i)->gap = 0;
+		ssemu_r_pair(r, i, slot)->slow = 0;
+		ssemu_r_pair(r, slot, i)->slow = 0;
+		ssemu_r_pair(r, i, slot)->cc_acked = UINT32_MAX / 2;
+		ssemu_r_pair(r, slot, i)->cc_acked = UINT32_MAX / 2;
 	}
 	n->owner_pid = getpid();
 	n->port = port;
@@ -1021,6 +1004,7 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	if (jobslot != SSEMU_NONE)
 		r->jobs[jobslot].nics++;
 	n->gen++;
+	ssemu_tel_nic_attach(r, slot);
 	n->state = SSEMU_NIC_ATTACHED;
 	ssemu_r_portmap(r)[port] = slot;
 	r->nnics++;
@@ -1109,6 +1093,8 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 	ep->nic = nic;
 	ep->index = epi;
 	ep->pid = e;
+	ep->r = r;
+	ep->ev_ring = ssemu_r_ring(r, sh->ev_ring_off);
 	*epp = ep;
 	return 0;
 }
@@ -1140,7 +1126,7 @@ struct ssemu_fabric *ssemu_ep_fabric(struct ssemu_ep *ep)
 
 size_t ssemu_ep_max_msg(struct ssemu_ep *ep)
 {
-	const struct ssemu_config *c = &ep->nic->fab->r->config;
+	const struct ssemu_config *c = &ep->r->config;
 
 	return c->bufs_per_ep ? c->buf_size : SSEMU_INLINE_MAX;
 }
@@ -1160,17 +1146,24 @@ static inline bool slot_free(uint32_t state)
 static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 				   uint32_t *mip)
 {
-	struct ssemu_region *r = ep->nic->fab->r;
+	struct ssemu_region *r = ep->r;
 	const struct ssemu_config *c = &r->config;
 	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
 	uint32_t i, k, mi = SSEMU_NONE, buf = SSEMU_NONE, local = 0;
+	/* (in locals: the acquire loads below would have them read again
+	 * on every turn) */
+	struct ssemu_msg *msgs = ssemu_r_msg(r, 0);
+	uint32_t *mstate = ssemu_r_mstate(r, 0);
+	uint32_t nmsgs = r->nmsgs, nbufs = c->bufs_per_ep;
+	uint32_t mask = c->msgs_per_ep - 1, cursor = sh->alloc_cursor;
+	uint32_t first = ep->index * c->msgs_per_ep;
 	struct ssemu_msg *m;
 
-	for (k = 0; k < c->msgs_per_ep; k++) {
-		local = (sh->alloc_cursor + k) & (c->msgs_per_ep - 1);
-		i = ep->index * c->msgs_per_ep + local;
+	for (k = 0; k <= mask; k++) {
+		local = (cursor + k) & mask;
+		i = first + local;
 		/* pairs with the releases of TXDONE/RXDONE */
-		if (slot_free(ssemu_load_acquire(&ssemu_r_msg(r, i)->state))) {
+		if (slot_free(ssemu_load_acquire(&mstate[i]))) {
 			mi = i;
 			break;
 		}
@@ -1178,12 +1171,12 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	if (mi == SSEMU_NONE)
 		return NULL;
 	if (bytes > SSEMU_INLINE_MAX) {
-		for (k = 0; k < c->bufs_per_ep; k++) {
+		for (k = 0; k < nbufs; k++) {
 			uint32_t owner = sh->buf_msg[k];
 
-			if (owner == SSEMU_NONE || owner >= r->nmsgs ||
-			    slot_free(ssemu_load_acquire(
-				    &ssemu_r_msg(r, owner)->state))) {
+			/* (SSEMU_NONE is >= nmsgs too) */
+			if (owner >= nmsgs ||
+			    slot_free(ssemu_load_acquire(&mstate[owner]))) {
 				buf = k;
 				break;
 			}
@@ -1192,9 +1185,9 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 			return NULL;
 		sh->buf_msg[buf] = mi;
 	}
-	sh->alloc_cursor = (local + 1) & (c->msgs_per_ep - 1);
+	sh->alloc_cursor = (local + 1) & mask;
 
-	m = ssemu_r_msg(r, mi);
+	m = &msgs[mi];
 	m->gen++;
 	m->src = ssemu_ep_addr(ep);
 	m->buf = buf == SSEMU_NONE ? SSEMU_NONE :
@@ -1249,13 +1242,13 @@ static int64_t iov_bytes(const struct iovec *iov, size_t n)
 /* Hand a filled slot to the engine. */
 static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi)
 {
-	struct ssemu_region *r = ep->nic->fab->r;
+	struct ssemu_region *r = ep->r;
 	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
 
-	ssemu_store_release(&m->state, SSEMU_MSG_BUSY);
+	ssemu_store_release(ssemu_r_mstate(r, mi), SSEMU_MSG_BUSY);
 	/* The tx ring has a slot per message slot, so it cannot be full. */
 	if (ssemu_ring_push(ssemu_r_ring(r, sh->tx_ring_off), &mi)) {
-		ssemu_store_release(&m->state, 0);
+		ssemu_store_release(ssemu_r_mstate(r, mi), 0);
 		return -EAGAIN;
 	}
 	/* tell the engine where to look; pairs with the exchange in
@@ -1274,7 +1267,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 
 	if (!ep || !s || (s->iov_count && !s->iov))
 		return -EINVAL;
-	r = ep->nic->fab->r;
+	r = ep->r;
 	c = &r->config;
 	if (SSEMU_ADDR_PORT(s->dest) >= r->topo.nendpoints ||
 	    SSEMU_ADDR_PID(s->dest) >= c->eps_per_nic ||
@@ -1485,9 +1478,7 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 
 int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 {
-	struct ssemu_region *r = ep->nic->fab->r;
-	struct ssemu_ring *ring =
-		ssemu_r_ring(r, ssemu_r_ep(r, ep->index)->ev_ring_off);
+	struct ssemu_ring *ring = ep->ev_ring;
 	int n = 0;
 
 	while (n < max && !ssemu_ring_pop(ring, &ev[n]))
@@ -1500,7 +1491,7 @@ int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
 				   const struct ssemu_event *ev)
 {
-	struct ssemu_region *r = ep->nic->fab->r;
+	struct ssemu_region *r = ep->r;
 	struct ssemu_msg *m;
 
 	if (!ev || ev->slot >= r->nmsgs)
@@ -1535,7 +1526,7 @@ const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
 	    (ev->status || m->rma_op == SSEMU_RMA_WRITE ||
 	     m->rma_op == SSEMU_RMA_ATOMIC))
 		return NULL;
-	return msg_data(ep->nic->fab->r, m);
+	return msg_data(ep->r, m);
 }
 
 size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
@@ -1558,13 +1549,13 @@ void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
 	/* an RMA's initiator is done with its slot (the target side sets
 	 * RXDONE); pairs with the acquire in msg_alloc */
 	if (m && ev->type == SSEMU_EV_RMA_DONE) {
-		ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+		ssemu_fetch_or(ssemu_msg_state(ep->r, m), SSEMU_MSG_TXDONE);
 		return;
 	}
 	/* pairs with the acquire in the sender's slot allocation */
-	if (m && !(ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE) &
-		   SSEMU_MSG_RXDONE))
-		ssemu_fetch_add(&ssemu_r_ep(ep->nic->fab->r, ep->index)->unreleased,
+	if (m && !(ssemu_fetch_or(ssemu_msg_state(ep->r, m),
+				  SSEMU_MSG_RXDONE) & SSEMU_MSG_RXDONE))
+		ssemu_fetch_add(&ssemu_r_ep(ep->r, ep->index)->unreleased,
 				(uint32_t)-1);
 }
 
@@ -2185,7 +2176,7 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 			uint64_t any = sp->drops;
 
 			for (tc = 0; tc < r->config.ntclass; tc++)
-				any += sp->tx_pkts[tc] + sp->queued_tc[tc];
+				any += sp->tx[tc].pkts + sp->queued_tc[tc];
 			if (!any)
 				continue;
 			memset(o, 0, sizeof(*o));
@@ -2193,8 +2184,8 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 			o->port = p;
 			o->kind = ssemu_topo_port_kind(&r->topo, p);
 			for (tc = 0; tc < r->config.ntclass; tc++) {
-				o->tx_pkts[tc] = sp->tx_pkts[tc];
-				o->tx_bytes[tc] = sp->tx_bytes[tc];
+				o->tx_pkts[tc] = sp->tx[tc].pkts;
+				o->tx_bytes[tc] = sp->tx[tc].bytes;
 				o->queued[tc] = sp->queued_tc[tc];
 			}
 			o->drops = sp->drops;

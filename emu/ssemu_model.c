@@ -542,9 +542,9 @@ static void schedule(struct ssemu_region *r, ssemu_time_t t, uint32_t type,
 static uint32_t cc_pair_window(struct ssemu_region *r, uint32_t nic,
 			       uint32_t dnic)
 {
-	if (ssemu_r_pause(r, nic)[dnic] > now_of(r))
+	if (ssemu_r_pair(r, nic, dnic)->pause > now_of(r))
 		return 0;
-	return SSEMU_MAX(ssemu_r_cwnd(r, nic)[dnic] >> 8, 1u);
+	return SSEMU_MAX(ssemu_r_pair(r, nic, dnic)->cwnd >> 8, 1u);
 }
 
 static void cc_pair_on_queue(struct ssemu_region *r, struct ssemu_switch_sh *s,
@@ -585,10 +585,10 @@ static void fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 		return;
 	/* a pair that was not paced is throttled now (telemetry counts the
 	 * episodes, not every frame that prolongs one) */
-	if (ssemu_r_slow(r, nic)[dnic] <= now_of(r) && tc < c->ntclass)
+	if (ssemu_r_pair(r, nic, dnic)->slow <= now_of(r) && tc < c->ntclass)
 		ssemu_tel_throttle(r, tc);
-	ssemu_r_gap(r, nic)[dnic] = (uint32_t)SSEMU_MIN(gap, UINT32_MAX);
-	ssemu_r_slow(r, nic)[dnic] = now_of(r) + SSEMU_CC_PACE_GAPS * gap;
+	ssemu_r_pair(r, nic, dnic)->gap = (uint32_t)SSEMU_MIN(gap, UINT32_MAX);
+	ssemu_r_pair(r, nic, dnic)->slow = now_of(r) + SSEMU_CC_PACE_GAPS * gap;
 }
 
 /* @nic put a data packet for @dnic on the wire: while paced, the next one
@@ -598,10 +598,10 @@ static void cc_pair_on_send(struct ssemu_region *r, uint32_t nic,
 {
 	ssemu_time_t now = now_of(r), t;
 
-	if (ssemu_r_slow(r, nic)[dnic] <= now)
+	if (ssemu_r_pair(r, nic, dnic)->slow <= now)
 		return;
-	t = now + ssemu_r_gap(r, nic)[dnic];
-	ssemu_r_pause(r, nic)[dnic] = t;
+	t = now + ssemu_r_pair(r, nic, dnic)->gap;
+	ssemu_r_pair(r, nic, dnic)->pause = t;
 	schedule(r, t, SSEMU_MEV_NIC_KICK, nic, 0, 0);
 }
 
@@ -615,7 +615,7 @@ static void egq_count(struct ssemu_region *r, struct ssemu_swport *op,
 	if (pkt->src_nic >= r->config.max_nics ||
 	    pkt->win >= r->config.max_nics)
 		return;
-	e = &ssemu_r_egq(r, pkt->src_nic)[pkt->win];
+	e = &ssemu_r_pair(r, pkt->src_nic, pkt->win)->egq;
 	if (d > 0) {
 		if ((*e)++ == 0)
 			op->nflows++;
@@ -634,8 +634,8 @@ static bool cc_pair_mark(struct ssemu_region *r, const struct ssemu_swport *op,
 static void cc_pair_on_ack(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 			   uint32_t count, bool marked)
 {
-	uint32_t *w = &ssemu_r_cwnd(r, nic)[dnic];
-	uint32_t *since = &ssemu_r_cc_acked(r, nic)[dnic];
+	uint32_t *w = &ssemu_r_pair(r, nic, dnic)->cwnd;
+	uint32_t *since = &ssemu_r_pair(r, nic, dnic)->cc_acked;
 	uint32_t max = r->config.nic_window << 8;
 
 	if (*since < UINT32_MAX / 2)
@@ -800,7 +800,7 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	if (m->rma_op)
 		return true;
 	/* the slot may be reused once the receiver is done too */
-	ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+	ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
 	return true;
 }
 
@@ -821,11 +821,11 @@ static int recv_ep(struct ssemu_region *r, struct ssemu_msg *m, uint32_t *epi)
  * event (if any) is out and its response packets are all injected: the
  * last of the two sets RXDONE, the slot's last write at the target.
  */
-static void rma_rx_done(struct ssemu_msg *m)
+static void rma_rx_done(struct ssemu_region *r, struct ssemu_msg *m)
 {
 	if (m->rma_op &&
 	    !(m->mflags & (SSEMU_MSGF_RXOVF | SSEMU_MSGF_RESPQ)))
-		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 }
 
 /* Hand a RECV (or RMA_REMOTE) event to endpoint @epi now, or queue it for
@@ -838,7 +838,7 @@ static void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
 	m->rx_next = SSEMU_NONE;
 	if (ep->rx_head == SSEMU_NONE && push_recv(r, ep, mi)) {
 		ep_wake(r, ep);
-		rma_rx_done(m);
+		rma_rx_done(r, m);
 		return;
 	}
 	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), epi);
@@ -1057,7 +1057,7 @@ static void rma_deliver(struct ssemu_region *r, uint32_t mi, uint32_t epi)
 	if (!m->status && (m->flags & SSEMU_RMA_REMOTE_EVENT))
 		recv_event(r, epi, mi);	/* sets RXDONE when it may */
 	else
-		rma_rx_done(m);
+		rma_rx_done(r, m);
 }
 
 static void deliver_recv(struct ssemu_region *r, uint32_t mi)
@@ -1070,7 +1070,7 @@ static void deliver_recv(struct ssemu_region *r, uint32_t mi)
 	ret = recv_ep(r, m, &epi);
 	if (ret) {
 		m->status = ret;
-		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 		return;
 	}
 	if (m->rma_op) {
@@ -1093,7 +1093,7 @@ static void complete_tx(struct ssemu_region *r, uint32_t mi)
 
 	/* the endpoint that sent it is gone (maybe reopened by someone else) */
 	if (!ep->open || ep->gen != m->ep_gen) {
-		ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
 		return;
 	}
 	m->tx_next = SSEMU_NONE;
@@ -1129,7 +1129,7 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
 		}
 		ep->rx_head = next;
 		pushed = true;
-		rma_rx_done(m);
+		rma_rx_done(r, m);
 	}
 	while ((mi = ep->tx_head) != SSEMU_NONE) {
 		m = ssemu_r_msg(r, mi);
@@ -1178,7 +1178,7 @@ static void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
 		return;
 	}
 	if (m->gen == pkt->msg_gen)
-		ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 	pkt->type = SSEMU_PKT_ACK;
 	pkt->status = status;
 	pkt->count = 1;
@@ -1535,8 +1535,8 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	cells = pkt_cells(pkt->bytes);
 	dvcl = next_vcl(r, out, vcl);
 	op->vq[dvcl].credits -= cells;
-	op->tx_pkts[tc]++;
-	op->tx_bytes[tc] += pkt->bytes;
+	op->tx[tc].pkts++;
+	op->tx[tc].bytes += pkt->bytes;
 	r->pkt_hops++;
 	r->switch_lat_sum += now - pkt->sw_arrive;
 	r->swlat_hist[SSEMU_MIN((now - pkt->sw_arrive) / SSEMU_PS_PER_NS,
@@ -1615,7 +1615,7 @@ static void fail_queued(struct ssemu_region *r, uint32_t mi, int32_t status)
 	struct ssemu_msg *m = ssemu_r_msg(r, mi);
 
 	m->status = status;
-	ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+	ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 	complete_tx(r, mi);
 }
 
@@ -1746,7 +1746,7 @@ static void route_choose(struct ssemu_region *r, uint32_t nic,
 	const struct ssemu_route_ops *ro = &route_ops[r->route_idx];
 	const struct ssemu_topo *t = &r->topo;
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
-	uint16_t *path = &ssemu_r_path(r, nic)[dnic];
+	uint16_t *path = &ssemu_r_pair(r, nic, dnic)->path;
 	int bias = r->config.tclass[m->tclass].route_bias;
 	bool ordered = (m->flags & SSEMU_SEND_ORDERED) ||
 		       r->config.tclass[m->tclass].ordered;
@@ -1899,7 +1899,7 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 		if (n->resp_head == SSEMU_NONE)
 			n->resp_tail = SSEMU_NONE;
 		m->mflags &= ~SSEMU_MSGF_RESPQ;
-		rma_rx_done(m);	/* the slot's last write here */
+		rma_rx_done(r, m);	/* the slot's last write here */
 	}
 	if (cc_ops[r->cc_idx].on_send)
 		cc_ops[r->cc_idx].on_send(r, nic, inic);
@@ -1929,7 +1929,6 @@ static bool resp_paused(struct ssemu_region *r, uint32_t nic)
 static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
-	uint16_t *win = ssemu_r_window(r, nic);
 	uint32_t blocked[SSEMU_INJ_LOOKAHEAD];
 	uint32_t nblocked = 0, pi, mi, prev, next, dnic, dport, chunk, k, i;
 	uint32_t allowed;
@@ -1983,7 +1982,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			continue;	/* an earlier message to it waits */
 		allowed = SSEMU_MIN(r->config.nic_window,
 				    cc_ops[r->cc_idx].window(r, nic, dnic));
-		if (win[dnic] >= allowed) {
+		if (ssemu_r_pair(r, nic, dnic)->window >= allowed) {
 			n->stats.window_stalls++;
 			goto blocked;
 		}
@@ -2002,10 +2001,11 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		pkt->win = dnic;
 		pkt->src_nic = nic;
 		pkt->src_gen = n->gen;
-		route_choose(r, nic, m, pkt, dnic, win[dnic]);
+		route_choose(r, nic, m, pkt, dnic,
+			     ssemu_r_pair(r, nic, dnic)->window);
 		/* the window is full now: ask for an acknowledgement at once
 		 * rather than at the next coalescing point */
-		pkt->ack_req = ++win[dnic] >= allowed;
+		pkt->ack_req = ++ssemu_r_pair(r, nic, dnic)->window >= allowed;
 		pkt->idx = m->sent;
 		pkt->epoch = m->epoch;
 		if (r->config.tclass[m->tclass].lossy &&
@@ -2089,7 +2089,6 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	struct ssemu_msg *m = ssemu_r_msg(r, pkt->msg);
-	uint16_t *win = ssemu_r_window(r, nic);
 	uint32_t inst, esw, tc = pkt->tclass;
 	bool live;
 
@@ -2196,12 +2195,13 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	if (pkt->src_gen == n->gen) {
 		n->stats.acks += pkt->count;
 		if (pkt->win < r->config.max_nics) {
-			uint32_t cw = ssemu_r_cwnd(r, nic)[pkt->win];
+			struct ssemu_pair *pr = ssemu_r_pair(r, nic, pkt->win);
+			uint32_t cw = pr->cwnd;
 
-			win[pkt->win] -= SSEMU_MIN(win[pkt->win], pkt->count);
+			pr->window -= SSEMU_MIN(pr->window, pkt->count);
 			cc_ops[r->cc_idx].on_ack(r, nic, pkt->win, pkt->count,
 						 pkt->marked);
-			if (ssemu_r_cwnd(r, nic)[pkt->win] < cw)
+			if (pr->cwnd < cw)
 				ssemu_tel_throttle(r, tc);
 		}
 		if (m->gen == pkt->msg_gen && m->acked < m->npkts) {
@@ -2284,7 +2284,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	/* posted and never taken by the engine: they never will be */
 	while (!ssemu_ring_peek(ring, &mi)) {
 		if (mi / r->config.msgs_per_ep == epi)
-			ssemu_fetch_or(&ssemu_r_msg(r, mi)->state,
+			ssemu_fetch_or(ssemu_r_mstate(r, mi),
 				       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 		ssemu_ring_advance(ring);
 	}
@@ -2302,7 +2302,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 		if (n->inj_tail == mi)
 			n->inj_tail = prev;
 		m->gen++;
-		ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 	}
 	/*
 	 * Messages delivered to it and never released (in its event ring, on
@@ -2314,9 +2314,9 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 		m = ssemu_r_msg(r, mi);
 		if (!m->rma_op && m->dst == self && m->npkts &&
 		    m->arrived == m->npkts &&
-		    (ssemu_load_acquire(&m->state) &
+		    (ssemu_load_acquire(ssemu_msg_state(r, m)) &
 		     (SSEMU_MSG_BUSY | SSEMU_MSG_RXDONE)) == SSEMU_MSG_BUSY)
-			ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 	}
 	/* RMA_REMOTE events it will never read: the target side of those
 	 * operations is done (but for results still to send) */
@@ -2325,7 +2325,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 		next = m->rx_next;
 		if (m->rma_op) {
 			m->mflags &= ~SSEMU_MSGF_RXOVF;
-			rma_rx_done(m);
+			rma_rx_done(r, m);
 		}
 	}
 	/* its own RMA operations: it will release no RMA_DONE event (the
@@ -2334,11 +2334,11 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	     mi < (epi + 1) * r->config.msgs_per_ep; mi++) {
 		m = ssemu_r_msg(r, mi);
 		if (m->rma_op &&
-		    (ssemu_load_acquire(&m->state) & SSEMU_MSG_BUSY))
-			ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+		    (ssemu_load_acquire(ssemu_msg_state(r, m)) & SSEMU_MSG_BUSY))
+			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
 	}
 	for (mi = ep->tx_head; mi != SSEMU_NONE; mi = ssemu_r_msg(r, mi)->tx_next)
-		ssemu_fetch_or(&ssemu_r_msg(r, mi)->state, SSEMU_MSG_TXDONE);
+		ssemu_fetch_or(ssemu_r_mstate(r, mi), SSEMU_MSG_TXDONE);
 	ep->rx_head = ep->rx_tail = ep->tx_head = ep->tx_tail = SSEMU_NONE;
 	ep->open = 0;
 	ep->gen++;
@@ -2353,7 +2353,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	struct ssemu_pkt *pkt;
-	uint32_t pi, src, tc, mi, count;
+	uint32_t pi, src, tc, mi, count, k;
 	struct ssemu_msg *m;
 	uint16_t *win;
 
@@ -2367,14 +2367,14 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 		m = ssemu_r_msg(r, mi);
 		if (SSEMU_ADDR_PORT(m->dst) != n->port ||
 		    m->arrived <= m->rx_acked || m->acked >= m->npkts ||
-		    !(ssemu_load_acquire(&m->state) & SSEMU_MSG_BUSY))
+		    !(ssemu_load_acquire(ssemu_msg_state(r, m)) & SSEMU_MSG_BUSY))
 			continue;
 		count = m->arrived - m->rx_acked;
 		m->rx_acked = m->arrived;
 		n->rx_unacked -= SSEMU_MIN(n->rx_unacked, count);
 		src = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
-		win = ssemu_r_window(r, src);
-		win[nic] -= SSEMU_MIN(win[nic], count);
+		win = &ssemu_r_pair(r, src, nic)->window;
+		*win -= SSEMU_MIN(*win, count);
 		m->acked += count;
 		if (m->acked >= m->npkts)
 			complete_tx(r, mi);
@@ -2395,7 +2395,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 	}
 	while ((pi = n->inj_head) != SSEMU_NONE) {
 		n->inj_head = ssemu_r_msg(r, pi)->next;
-		ssemu_fetch_or(&ssemu_r_msg(r, pi)->state,
+		ssemu_fetch_or(ssemu_r_mstate(r, pi),
 			       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 	}
 	/*
@@ -2415,7 +2415,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 			    m->resp_arrived >= m->resp_npkts)
 				complete_tx(r, mi);
 		}
-		rma_rx_done(m);
+		rma_rx_done(r, m);
 	}
 	n->resp_head = n->resp_tail = SSEMU_NONE;
 	/* its memory regions go with it */
@@ -2436,8 +2436,8 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 					 buf_cells(&r->config) : 0;
 	n->cr_n = 0;
 	n->kick_at = 0;
-	memset(ssemu_r_window(r, nic), 0,
-	       sizeof(uint16_t) * r->config.max_nics);
+	for (k = 0; k < r->config.max_nics; k++)
+		ssemu_r_pair(r, nic, k)->window = 0;
 	memset(&n->stats, 0, sizeof(n->stats));
 }
 
@@ -2473,9 +2473,9 @@ static void rto_fire(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 	}
 	dnic = ssemu_r_portmap(r)[SSEMU_ADDR_PORT(m->dst)];
 	if (m->sent > m->arrived && dnic < r->config.max_nics) {
-		win = ssemu_r_window(r, nic);
+		win = &ssemu_r_pair(r, nic, dnic)->window;
 		lost = m->sent - m->arrived;
-		win[dnic] -= (uint16_t)SSEMU_MIN((uint32_t)win[dnic], lost);
+		*win -= (uint16_t)SSEMU_MIN((uint32_t)*win, lost);
 		if (m->sent == m->npkts) {
 			/* it had left the injection queue: back at its end */
 			m->next = SSEMU_NONE;
@@ -2649,7 +2649,7 @@ static void rma_recover_target(struct ssemu_region *r, struct ssemu_msg *m)
 	    !(m->mflags & SSEMU_MSGF_RXOVF) && !recv_ep(r, m, &epi) &&
 	    !pushed(r, m, SSEMU_MSGF_RXPUSH, epi, m->rx_pos))
 		m->mflags |= SSEMU_MSGF_RXOVF;	/* queued again below */
-	rma_rx_done(m);
+	rma_rx_done(r, m);
 }
 
 int ssemu_model_recover(struct ssemu_region *r)
@@ -2725,16 +2725,17 @@ int ssemu_model_recover(struct ssemu_region *r)
 			n->credits[tc] = tc < c->ntclass ? buf_cells(c) : 0;
 		n->cr_n = 0;
 		n->kick_at = 0;
-		memset(ssemu_r_window(r, nic), 0,
-		       sizeof(uint16_t) * c->max_nics);
 		for (k = 0; k < c->max_nics; k++) {
-			ssemu_r_cwnd(r, nic)[k] = c->nic_window << 8;
-			ssemu_r_pause(r, nic)[k] = 0;
-			ssemu_r_gap(r, nic)[k] = 0;
-			ssemu_r_slow(r, nic)[k] = 0;
-			ssemu_r_egq(r, nic)[k] = 0;
-			ssemu_r_cc_acked(r, nic)[k] = UINT32_MAX / 2;
-			ssemu_r_path(r, nic)[k] = 0;
+			struct ssemu_pair *pr = ssemu_r_pair(r, nic, k);
+
+			pr->window = 0;
+			pr->cwnd = c->nic_window << 8;
+			pr->pause = 0;
+			pr->gap = 0;
+			pr->slow = 0;
+			pr->egq = 0;
+			pr->cc_acked = UINT32_MAX / 2;
+			pr->path = 0;
 		}
 	}
 	for (epi = 0; epi < r->neps; epi++) {
@@ -2749,7 +2750,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 	/* Where each message stands. */
 	for (mi = 0; mi < r->nmsgs; mi++) {
 		m = ssemu_r_msg(r, mi);
-		st = ssemu_load_acquire(&m->state);
+		st = ssemu_load_acquire(ssemu_msg_state(r, m));
 		if (!(st & SSEMU_MSG_BUSY))
 			continue;
 		if (m->rma_op && !(st & SSEMU_MSG_RXDONE))
@@ -2769,7 +2770,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		} else if (pushed(r, m, SSEMU_MSGF_TXPUSH, ssemu_msg_ep(r, mi),
 			   m->tx_pos)) {
 			/* its completion is out: the runner died just after */
-			ssemu_fetch_or(&m->state, SSEMU_MSG_TXDONE);
+			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
 		} else if (m->mflags & SSEMU_MSGF_TXOVF) {
 			txovf[ntx++] = (struct rec){ m->seq, mi };
 		} else if (m->status || delivered(r, m, st)) {
@@ -2796,7 +2797,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		nic = ssemu_ep_nic(r, epi);
 		n = ssemu_r_nic(r, nic);
 		if (n->state != SSEMU_NIC_ATTACHED || !ssemu_r_ep(r, epi)->open) {
-			ssemu_fetch_or(&m->state,
+			ssemu_fetch_or(ssemu_msg_state(r, m),
 				       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 			continue;
 		}
@@ -2811,7 +2812,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		m = ssemu_r_msg(r, rxovf[k].mi);
 		m->mflags &= ~SSEMU_MSGF_RXOVF;
 		if (recv_ep(r, m, &epi))
-			ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 		else
 			recv_event(r, epi, rxovf[k].mi);
 	}
@@ -2820,7 +2821,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 	for (k = 0; k < ndone; k++) {
 		m = ssemu_r_msg(r, done[k].mi);
 		if (m->status && !m->rma_op)
-			ssemu_fetch_or(&m->state, SSEMU_MSG_RXDONE);
+			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 		complete_tx(r, done[k].mi);
 	}
 	for (nic = 0; nic < c->max_nics; nic++)

@@ -99,8 +99,10 @@ enum ssemu_nic_state {
  * operation; the response packets only model their way back.
  */
 
+/* (a slot's state word, SSEMU_MSG_*, is kept apart in the mstate section:
+ * an owner looking for a free slot or buffer reads a few lines, not a line
+ * per slot) */
 struct ssemu_msg {
-	uint32_t state;		/* SSEMU_MSG_* (atomic) */
 	uint32_t gen;		/* bumped on every allocation */
 	uint64_t seq;		/* order in which the engine took it */
 	uint32_t mflags;	/* SSEMU_MSGF_* */
@@ -135,7 +137,7 @@ struct ssemu_msg {
 	uint64_t key;
 	uint64_t raddr;
 	uint8_t data[SSEMU_INLINE_MAX];
-};
+} SSEMU_CACHELINE_ALIGNED;
 
 /* A memory region in a NIC's table (ssemu_mr_reg). */
 struct ssemu_mr_sh {
@@ -158,10 +160,11 @@ struct ssemu_ep_sh {
 	uint32_t unreleased;	/* RECVs delivered and not released yet */
 	uint32_t rx_head, rx_tail;	/* RECV events waiting for ring space */
 	uint32_t tx_head, tx_tail;	/* SEND_DONE events waiting */
-	uint32_t buf_msg[64];	/* owner only: message using each buffer */
+	/* (the engine's fields above and these in the first cache line) */
 	uint64_t tx_ring_off;	/* region offsets */
 	uint64_t ev_ring_off;
-};
+	uint32_t buf_msg[64];	/* owner only: message using each buffer */
+} SSEMU_CACHELINE_ALIGNED;
 
 struct ssemu_nic_sh {
 	uint32_t state;
@@ -192,6 +195,24 @@ struct ssemu_nic_sh {
 	uint16_t cr_cells[SSEMU_CR_RING];	/* credit returned, in cells */
 	uint8_t cr_head, cr_n;
 	ssemu_time_t kick_at;
+} SSEMU_CACHELINE_ALIGNED;	/* a NIC's fields on its own lines */
+
+/*
+ * What a NIC keeps toward each other NIC, [nic][dnic], side by side: an
+ * injection and an acknowledgement each touch several of these fields, in
+ * one cache line (in separate arrays, one line each).
+ */
+struct ssemu_pair {
+	uint64_t pause;		/* next injection not before (FGFC) */
+	uint64_t slow;		/* FGFC pacing ends (ps) */
+	uint32_t cwnd;		/* congestion window, 1/256 packets */
+	uint32_t gap;		/* FGFC gap between packets (ps) */
+	uint32_t cc_acked;	/* packets acknowledged since the last cut */
+	uint16_t window;	/* data packets in flight */
+	uint16_t egq;		/* data packets queued at the destination's
+				 * edge output */
+	uint16_t path;		/* ordered flows: the current via */
+	uint16_t pad;
 };
 
 enum ssemu_pkt_type {
@@ -286,8 +307,10 @@ struct ssemu_swport {
 		uint32_t queued;	/* VOQ packets for this output */
 		uint32_t credits;	/* downstream buffer */
 	} vq[SSEMU_MAX_VCLASS];
-	uint64_t tx_pkts[SSEMU_MAX_TCLASS];
-	uint64_t tx_bytes[SSEMU_MAX_TCLASS];
+	/* sent, per class (side by side: a hop counts both in one line) */
+	struct {
+		uint64_t pkts, bytes;
+	} tx[SSEMU_MAX_TCLASS];
 	uint64_t drops;
 	/* what the upstream neighbours' adaptive routing sees of this
 	 * output's queues, per class: a sample published at most every
@@ -301,7 +324,9 @@ struct ssemu_switch_sh {
 	uint32_t sw;		/* topology switch id */
 	uint32_t pad;
 	struct ssemu_rng rng;
-	struct ssemu_swport port[SSEMU_RADIX];
+	/* each port on its own cache lines (none shares its first line with
+	 * the previous port's last fields) */
+	struct ssemu_swport port[SSEMU_RADIX] SSEMU_CACHELINE_ALIGNED;
 	uint64_t voq_off;	/* region offset: voq[out][vclass][in] */
 };
 
@@ -343,16 +368,9 @@ struct ssemu_region {
 	uint32_t voq_per_switch;	/* radix * radix * ntclass * NVC */
 	/* sections */
 	uint64_t engine_off, nics_off, eps_off, msgs_off, bufs_off, rings_off,
+		 mstate_off,	/* each message slot's state word (atomic) */
 		 pkts_off, swmap_off, portmap_off, switches_off, voqs_off,
-		 window_off,
-		 cwnd_off,	/* congestion windows per NIC pair, 1/256 pkt */
-		 pause_off,	/* per NIC pair: next injection not before */
-		 gap_off,	/* per NIC pair: FGFC gap between packets */
-		 slow_off,	/* per NIC pair: FGFC pacing ends (ps) */
-		 egq_off,	/* per NIC pair: data packets queued at the
-				 * destination's edge output */
-		 cc_acked_off,	/* packets acknowledged since the last cut */
-		 path_off,	/* ordered flows: each NIC pair's current via */
+		 pair_off,	/* per NIC pair state (struct ssemu_pair) */
 		 work_off,	/* bitmap: endpoints with posted messages */
 		 ovf_off,	/* bitmap: endpoints with overflowed events */
 		 mrs_off,	/* memory region tables, one per NIC */
@@ -427,6 +445,10 @@ struct ssemu_ep {
 	struct ssemu_nic *nic;
 	uint32_t index;		/* global ep index */
 	uint32_t pid;
+	/* in this process's mapping, once: polling an endpoint then reads
+	 * its ring and nothing else */
+	struct ssemu_region *r;
+	struct ssemu_ring *ev_ring;
 };
 
 /* Section accessors. */
@@ -451,6 +473,18 @@ static inline struct ssemu_ep_sh *ssemu_r_ep(struct ssemu_region *r, uint32_t i)
 static inline struct ssemu_msg *ssemu_r_msg(struct ssemu_region *r, uint32_t i)
 {
 	return (struct ssemu_msg *)SSEMU_AT(r, r->msgs_off) + i;
+}
+
+/* The state word (SSEMU_MSG_*) of message slot @i, or of slot @m. */
+static inline uint32_t *ssemu_r_mstate(struct ssemu_region *r, uint32_t i)
+{
+	return (uint32_t *)SSEMU_AT(r, r->mstate_off) + i;
+}
+
+static inline uint32_t *ssemu_msg_state(struct ssemu_region *r,
+					const struct ssemu_msg *m)
+{
+	return ssemu_r_mstate(r, (uint32_t)(m - ssemu_r_msg(r, 0)));
 }
 
 static inline uint8_t *ssemu_r_buf(struct ssemu_region *r, uint32_t i)
@@ -487,55 +521,12 @@ static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
 	return (struct ssemu_switch_sh *)SSEMU_AT(r, r->switches_off) + i;
 }
 
-static inline uint16_t *ssemu_r_window(struct ssemu_region *r, uint32_t nic)
+/* What @nic keeps toward NIC @dnic. */
+static inline struct ssemu_pair *ssemu_r_pair(struct ssemu_region *r,
+					      uint32_t nic, uint32_t dnic)
 {
-	return (uint16_t *)SSEMU_AT(r, r->window_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-/* Congestion windows of @nic toward every NIC, in 1/256 packets. */
-static inline uint32_t *ssemu_r_cwnd(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint32_t *)SSEMU_AT(r, r->cwnd_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-/* Until when the switch paused @nic's traffic to every NIC (FGFC). */
-static inline uint64_t *ssemu_r_pause(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint64_t *)SSEMU_AT(r, r->pause_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-/* Gap (ps) FGFC imposes between @nic's packets to every NIC. */
-static inline uint32_t *ssemu_r_gap(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint32_t *)SSEMU_AT(r, r->gap_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-static inline uint64_t *ssemu_r_slow(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint64_t *)SSEMU_AT(r, r->slow_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-static inline uint16_t *ssemu_r_egq(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint16_t *)SSEMU_AT(r, r->egq_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-static inline uint32_t *ssemu_r_cc_acked(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint32_t *)SSEMU_AT(r, r->cc_acked_off) +
-	       (size_t)nic * r->config.max_nics;
-}
-
-static inline uint16_t *ssemu_r_path(struct ssemu_region *r, uint32_t nic)
-{
-	return (uint16_t *)SSEMU_AT(r, r->path_off) +
-	       (size_t)nic * r->config.max_nics;
+	return (struct ssemu_pair *)SSEMU_AT(r, r->pair_off) +
+	       (size_t)nic * r->config.max_nics + dnic;
 }
 
 static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
@@ -666,6 +657,8 @@ int ssemu_model_recover(struct ssemu_region *r);
 uint64_t ssemu_tel_bytes(const struct ssemu_config *c);
 void ssemu_tel_init(struct ssemu_region *r, uint64_t off);
 void ssemu_tel_post(struct ssemu_region *r, uint32_t nic, uint32_t tc);
+/* NIC slot @nic is attached again (a new generation, maybe another job). */
+void ssemu_tel_nic_attach(struct ssemu_region *r, uint32_t nic);
 void ssemu_tel_tx(struct ssemu_region *r, uint32_t nic, uint32_t tc,
 		  uint32_t bytes);
 void ssemu_tel_rx(struct ssemu_region *r, uint32_t src_nic, uint32_t tc,

@@ -120,9 +120,12 @@ static uint32_t tel_job(struct ssemu_region *r, struct ssemu_tel_sh *tl,
 	if (nic >= r->config.max_nics)
 		return SSEMU_TEL_OTHER;
 	c = &tel_nicjob(r, tl)[nic];
-	n = ssemu_r_nic(r, nic);
-	if (c->gen == n->gen && c->gen)
+	/* valid for the NIC's attach generation c->gen: its next attach
+	 * clears it (ssemu_tel_nic_attach), so the NIC's own line need not
+	 * be read to check */
+	if (c->gen)
 		return c->slot;
+	n = ssemu_r_nic(r, nic);
 	for (i = 0; i < tl->njobs && i < SSEMU_TEL_JOBS; i++)
 		if (tl->job[i] == n->job)
 			break;
@@ -131,6 +134,14 @@ static uint32_t tel_job(struct ssemu_region *r, struct ssemu_tel_sh *tl,
 	c->gen = n->gen;
 	c->slot = SSEMU_MIN(i, (uint32_t)SSEMU_TEL_OTHER);
 	return c->slot;
+}
+
+void ssemu_tel_nic_attach(struct ssemu_region *r, uint32_t nic)
+{
+	struct ssemu_tel_sh *tl = tel_of(r);
+
+	if (nic < r->config.max_nics)
+		tel_nicjob(r, tl)[nic].gen = 0;
 }
 
 void ssemu_tel_post(struct ssemu_region *r, uint32_t nic, uint32_t tc)
