@@ -1174,9 +1174,14 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 		for (k = 0; k < nbufs; k++) {
 			uint32_t owner = sh->buf_msg[k];
 
-			/* (SSEMU_NONE is >= nmsgs too) */
+			/* free if its last owner is done, or went on to a
+			 * message without this buffer (this process alone
+			 * allocates the endpoint's slots and sets their buf:
+			 * a busy slot's buf is stable); (SSEMU_NONE is >=
+			 * nmsgs too) */
 			if (owner >= nmsgs ||
-			    slot_free(ssemu_load_acquire(&mstate[owner]))) {
+			    slot_free(ssemu_load_acquire(&mstate[owner])) ||
+			    msgs[owner].buf != ep->index * nbufs + k) {
 				buf = k;
 				break;
 			}

@@ -41,7 +41,9 @@
 				 * in cells; 9: engine bucket wheel, switch
 				 * ports publish queues to neighbours and
 				 * keep vclass state side by side, packet
-				 * fields reordered */
+				 * fields reordered, NIC-pair state in one
+				 * struct, message states in their own
+				 * section, hot structs cache-aligned */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */

@@ -910,6 +910,57 @@ static void capture_log(enum ssemu_log_level lvl, const char *msg)
  * switch and says so through the log sink.  The sender must still learn
  * that its message failed rather than wait on an idle fabric.
  */
+/*
+ * A large buffer belongs to the slot that last took it only while that
+ * slot still holds it: once the slot is reused for a small message (no
+ * buffer), the buffer is free even though the slot is busy.  Before this
+ * was checked, a large send got -EAGAIN with every buffer idle.
+ */
+static void test_fabric_buffer_free_after_slot_reuse(void **state)
+{
+	static uint8_t big[1000];
+	struct ssemu_event ev[8];
+	struct ssemu_config c;
+	struct tf *t;
+	ssemu_addr_t to;
+	unsigned k, got = 0;
+	int n;
+
+	tf_config(&c, "switch");
+	c.msgs_per_ep = 4;
+	c.bufs_per_ep = 1;
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	to = ssemu_ep_addr(t->ep[1]);
+	/* slot 0 takes the buffer; delivered and released */
+	assert_int_equal(send_raw_to(t, 0, to, big, sizeof(big)), 0);
+	tf_run_idle(t, 10000);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_SEND_DONE), 1);
+	/* four small messages: slots 1, 2, 3 and 0 again */
+	for (k = 0; k < 4; k++)
+		assert_int_equal(send_raw_to(t, 0, to, big, 8), 0);
+	/* the receiver releases the first (slot 1) and keeps the others */
+	while (got < 4) {
+		assert_true(ssemu_fabric_progress(t->fab, 4096) >= 0);
+		n = ssemu_ep_poll(t->ep[1], ev + got, 8 - got);
+		got += (unsigned)n;
+	}
+	ssemu_event_release(t->ep[1], &ev[0]);
+	tf_run_idle(t, 10000);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_SEND_DONE), 5);
+	/* slot 1 is free and so is the buffer, whose last owner (slot 0)
+	 * now carries a small message */
+	assert_int_equal(send_raw_to(t, 0, to, big, sizeof(big)), 0);
+	for (k = 1; k < 4; k++)
+		ssemu_event_release(t->ep[1], &ev[k]);
+	tf_run_idle(t, 10000);
+	/* (the harness logged the first and the last message) */
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 2);
+	assert_int_equal(t->log[t->nlog - 1].ev.len, sizeof(big));
+	tf_close(t);
+}
+
 static void test_fabric_switch_pool_exhausted(void **state)
 {
 	struct ssemu_config c;
@@ -959,6 +1010,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_detach_with_packets_in_flight),
 		cmocka_unit_test(test_fabric_detach_while_injecting),
 		cmocka_unit_test(test_fabric_switch_pool_exhausted),
+		cmocka_unit_test(test_fabric_buffer_free_after_slot_reuse),
 		cmocka_unit_test(test_fabric_receiver_closed_returns_slots),
 		cmocka_unit_test(test_fabric_receiver_detached_returns_slots),
 	};
