@@ -257,6 +257,11 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 		*id = ((uint64_t)ev->gen << 32) | idx;
 
 	bk = bucket_of(t);
+	/* nothing queued anywhere (a quiet fabric, a ping-pong): the window
+	 * may move up to the event's bucket at once, which saves the trip
+	 * through the wheel and a refill; near then holds all of it */
+	if (bk > e->base && !e->nnear && !e->nwheel && !e->nfar)
+		e->base = bk;
 	if (bk <= e->base) {
 		ev->next = SSEMU_EV_NONE;
 		near_push(e, t, key);
