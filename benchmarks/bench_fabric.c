@@ -161,7 +161,7 @@ static int bench_model(const char *preset, double load, double warm_us,
 	struct ssemu_nic **nics;
 	struct ssemu_ep **eps;
 	struct ssemu_rng rng;
-	ssemu_time_t *next, warm_end, end, tmin, t;
+	ssemu_time_t *next, warm_end, end, tmin, t, span;
 	double mean_gap, t0, t1, c0, c1, erate, hops_s, ev_s;
 	char err[256];
 	uint64_t n, i, k, sent = 0, recvd = 0, drained = 0, hops, events;
@@ -297,12 +297,22 @@ static int bench_model(const char *preset, double load, double warm_us,
 	       sent, recvd, hops, events, t1 - t0);
 	/* what the sources got in: more than the fabric carries backs up
 	 * into them (-EAGAIN: the bounded buffers of a real NIC) */
-	printf("  offered load %.2f, sent %.2f of the injection bandwidth "
-	       "while timed\n", load,
-	       (double)(sent - sent0) * ((double)size + cfg.pkt_overhead *
-				ceil((double)size / cfg.mtu)) * 8e12 /
-	       ((double)cfg.edge.rate_bps * (double)n *
-		(double)(end - SSEMU_MIN(end, st0.now))));
+	span = end - SSEMU_MIN(end, st0.now);
+	if (span)
+		printf("  offered load %.2f, sent %.2f of the injection "
+		       "bandwidth while timed\n", load,
+		       (double)(sent - sent0) *
+			       ((double)size + cfg.pkt_overhead *
+						       ceil((double)size /
+							    cfg.mtu)) *
+			       8e12 /
+			       ((double)cfg.edge.rate_bps * (double)n *
+				(double)span));
+	else
+		printf("  offered load %.2f (the fabric ran past the end "
+		       "during the warm-up: no sent load to report)\n",
+		       load);
+	printf("  %-32s %14s\n", "measure", "per second");
 	printf("  %-32s %14.0f\n", "packet-hops (model)", hops_s);
 	printf("  %-32s %14.0f\n", "events (model)", ev_s);
 	printf("  %-32s %14.0f\n", "events (bare engine baseline)", erate);
