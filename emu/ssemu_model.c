@@ -1621,20 +1621,29 @@ static void fail_queued(struct ssemu_region *r, uint32_t mi, int32_t status)
 
 /* What an adaptive decision sees of output @port at switch @s: packets
  * waiting for it, plus its downstream buffer in use for the class. */
+/*
+ * What a packet of class @tc would wait behind among per-class queue
+ * depths @q: its own class and those at its priority or above (output
+ * arbitration serves a higher priority first, so a long bulk queue does
+ * not make a low-latency packet detour).
+ */
+static uint32_t waits_behind(const struct ssemu_region *r,
+			     const uint32_t *q, uint32_t tc)
+{
+	uint8_t prio = r->config.tclass[tc].priority;
+	uint32_t load = 0, c;
+
+	for (c = 0; c < r->config.ntclass; c++)
+		if (r->config.tclass[c].priority >= prio)
+			load += q[c];
+	return load;
+}
+
 static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t port, uint32_t tc)
 {
 	struct ssemu_swport *op = &s->port[port];
-	uint8_t prio = r->config.tclass[tc].priority;
-	uint32_t load = 0, cr, c;
-
-	/* What a packet of class @tc would wait behind: its own class and
-	 * those at its priority or above (output arbitration serves a
-	 * higher priority first, so a long bulk queue does not make a
-	 * low-latency packet detour). */
-	for (c = 0; c < r->config.ntclass; c++)
-		if (r->config.tclass[c].priority >= prio)
-			load += op->queued_tc[c];
+	uint32_t load = waits_behind(r, op->queued_tc, tc), cr;
 
 	if (ssemu_topo_port_kind(&r->topo, port) != SSEMU_PORT_ENDPOINT) {
 		credits_settle(op, now_of(r));
@@ -1664,10 +1673,9 @@ static uint32_t nb_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			uint32_t tc)
 {
 	const struct ssemu_peer *pe = &s->port[port].peer;
-	uint8_t prio = r->config.tclass[tc].priority;
 	ssemu_time_t now = now_of(r);
 	struct ssemu_swport *np;
-	uint32_t inst, q, c, load = 0;
+	uint32_t inst, q;
 
 	if (!route_ops[r->route_idx].neighbours ||
 	    (pe->kind != SSEMU_PORT_LOCAL && pe->kind != SSEMU_PORT_GLOBAL))
@@ -1684,10 +1692,7 @@ static uint32_t nb_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		memcpy(np->nb_next, np->queued_tc, sizeof(np->nb_next));
 		np->nb_time = now;
 	}
-	for (c = 0; c < r->config.ntclass; c++)
-		if (r->config.tclass[c].priority >= prio)
-			load += np->nb_seen[c];
-	return load;
+	return waits_behind(r, np->nb_seen, tc);
 }
 
 /*

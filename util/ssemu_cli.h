@@ -42,6 +42,13 @@ struct ssemu_cli_fabric {
 	{ "cc", required_argument, NULL, 'C' },				\
 	{ "seed", required_argument, NULL, 'S' }
 
+/* The help lines of --routing and --cc, for every tool that takes
+ * SSEMU_CLI_FABRIC_OPTIONS: one list of the policies to keep true. */
+#define SSEMU_CLI_POLICY_HELP						\
+	"  --routing R          minimal | adaptive | ugal | adaptive-nb\n"	\
+	"                       (default: the fabric's)\n"			\
+	"  --cc C               endpoint-pair | none (default: the fabric's)\n"
+
 /*
  * Option @c (its argument @arg) into @fo if it is one of
  * SSEMU_CLI_FABRIC_OPTIONS; the later of --preset and --config wins.

@@ -149,9 +149,7 @@ static void usage_impact(FILE *f)
 	fprintf(f,
 		"\n"
 		"  --config FILE        fabric configuration file instead\n"
-		"  --routing R          minimal | adaptive | ugal | adaptive-nb\n"
-		"                       (default: fabric's)\n"
-		"  --cc C               endpoint-pair | none (default: fabric's)\n"
+		SSEMU_CLI_POLICY_HELP
 		"  --endpoints N        use the first N endpoint ports (default all)\n"
 		"  --victim P           ring | allreduce (default ring)\n"
 		"  --aggressor P        incast | alltoall | pairwise | bursty |\n"

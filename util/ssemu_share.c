@@ -66,10 +66,7 @@ static void usage_share(FILE *f)
 		fprintf(f, " %s", *p);
 	fprintf(f, "\n"
 		"  --config FILE        fabric configuration file instead\n"
-		"  --routing R          minimal | adaptive | ugal | adaptive-nb\n"
-		"                       (default: fabric's)\n"
-		"  --cc C               endpoint-pair | none (default: "
-		"fabric's)\n"
+		SSEMU_CLI_POLICY_HELP
 		"  --endpoints N        use the first N endpoint ports, a "
 		"multiple of 4\n"
 		"                       (default all)\n"

@@ -89,9 +89,7 @@ static void usage_sim(FILE *f)
 		"                       next group: adversarial) | alltoall\n"
 		"                       (each endpoint to every other in turn,\n"
 		"                       MPI's pairwise shifts) (default uniform)\n"
-		"  --routing R          minimal | adaptive | ugal | adaptive-nb\n"
-		"                       (default: the fabric's)\n"
-		"  --cc C               endpoint-pair | none (default: the fabric's)\n"
+		SSEMU_CLI_POLICY_HELP
 		"  --versus-routing R   run the same traffic again with routing R\n"
 		"                       and report the throughput ratio\n"
 		"  --endpoints N        endpoints taking part (default: all)\n"
