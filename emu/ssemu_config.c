@@ -68,6 +68,7 @@ int ssemu_config_preset(const char *name, struct ssemu_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	snprintf(cfg->preset, sizeof(cfg->preset), "%s", p->name);
 	cfg->topo = p->topo;
+	cfg->topo.local_links_per_pair = 1;
 	cfg->edge = (struct ssemu_link_params){ 200000000000ULL,
 						5 * SSEMU_PS_PER_NS };
 	cfg->local = (struct ssemu_link_params){ 200000000000ULL,
@@ -250,6 +251,7 @@ static const struct cfg_field {
 	FLD("topology.switches_per_group", topo.switches_per_group),
 	FLD("topology.endpoints_per_switch", topo.endpoints_per_switch),
 	FLD("topology.globals_per_switch", topo.globals_per_switch),
+	FLD("topology.local_links_per_pair", topo.local_links_per_pair),
 	FLD("links.edge.rate", edge.rate_bps),
 	FLD("links.edge.delay", edge.delay),
 	FLD("links.local.rate", local.rate_bps),

@@ -45,6 +45,7 @@ static const struct key topo_keys[] = {
 	{ "switches_per_group", K_U32, F(topo.switches_per_group), 1, 64 },
 	{ "endpoints_per_switch", K_U32, F(topo.endpoints_per_switch), 1, 64 },
 	{ "globals_per_switch", K_U32, F(topo.globals_per_switch), 0, 64 },
+	{ "local_links_per_pair", K_U32, F(topo.local_links_per_pair), 1, 63 },
 };
 
 static const struct key lat_keys[] = {

@@ -35,7 +35,7 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 9	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
+#define SSEMU_LAYOUT_VERSION 10	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
 				 * 6: lossy classes; 7: VOQ input masks,
 				 * credit returns without events; 8: credits
 				 * in cells; 9: engine bucket wheel, switch
@@ -43,7 +43,8 @@
 				 * keep vclass state side by side, packet
 				 * fields reordered, NIC-pair state in one
 				 * struct, message states in their own
-				 * section, hot structs cache-aligned */
+				 * section, hot structs cache-aligned;
+				 * 10: parallel local links */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */

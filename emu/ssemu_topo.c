@@ -12,6 +12,7 @@ int ssemu_topo_init(struct ssemu_topo *t, const struct ssemu_topo_params *p,
 		    char *err, size_t errlen)
 {
 	uint64_t radix, nsw, neps;
+	uint32_t l = p->local_links_per_pair ? p->local_links_per_pair : 1;
 
 	if (!p->groups || !p->switches_per_group || !p->endpoints_per_switch) {
 		snprintf(err, errlen, "topology: groups, switches_per_group "
@@ -20,14 +21,15 @@ int ssemu_topo_init(struct ssemu_topo *t, const struct ssemu_topo_params *p,
 	}
 	/* one group has no global links, whatever h says */
 	radix = (uint64_t)p->endpoints_per_switch +
-		(p->switches_per_group - 1) +
+		(uint64_t)l * (p->switches_per_group - 1) +
 		(p->groups > 1 ? p->globals_per_switch : 0);
 	if (radix > SSEMU_RADIX) {
-		snprintf(err, errlen, "topology: %u endpoint + %u local + %u "
+		snprintf(err, errlen, "topology: %u endpoint + %llu local + %u "
 			 "global ports = %llu exceeds the switch radix %d",
-			 p->endpoints_per_switch, p->switches_per_group - 1,
-			 p->globals_per_switch, (unsigned long long)radix,
-			 SSEMU_RADIX);
+			 p->endpoints_per_switch,
+			 (unsigned long long)l * (p->switches_per_group - 1),
+			 p->groups > 1 ? p->globals_per_switch : 0,
+			 (unsigned long long)radix, SSEMU_RADIX);
 		return -EINVAL;
 	}
 	if (p->groups > 1 &&
@@ -51,16 +53,19 @@ int ssemu_topo_init(struct ssemu_topo *t, const struct ssemu_topo_params *p,
 	t->a = p->switches_per_group;
 	t->p = p->endpoints_per_switch;
 	t->h = p->groups > 1 ? p->globals_per_switch : 0;
-	t->radix = t->p + t->a - 1 + t->h;
+	t->l = l;
+	t->gbase = t->p + l * (t->a - 1);
+	t->radix = t->gbase + t->h;
 	t->nswitches = (uint32_t)nsw;
 	t->nendpoints = neps;
 	return 0;
 }
 
+/* Port on switch index @self of link @c (< l) to switch index @to. */
 static inline uint32_t local_port(const struct ssemu_topo *t, uint32_t self,
-				  uint32_t to)
+				  uint32_t to, uint32_t c)
 {
-	return t->p + (to < self ? to : to - 1);
+	return t->p + c * (t->a - 1) + (to < self ? to : to - 1);
 }
 
 /* Global link j of a group: its partner link index, or UINT32_MAX. */
@@ -77,7 +82,7 @@ static uint32_t global_partner(const struct ssemu_topo *t, uint32_t j,
 void ssemu_topo_peer(const struct ssemu_topo *t, uint32_t sw, uint32_t port,
 		     struct ssemu_peer *peer)
 {
-	uint32_t grp = sw / t->a, idx = sw % t->a, k, j, jp, d, tg;
+	uint32_t grp = sw / t->a, idx = sw % t->a, k, c, j, jp, d, tg;
 
 	peer->kind = SSEMU_PORT_NONE;
 	peer->sw = peer->port = 0;
@@ -88,22 +93,23 @@ void ssemu_topo_peer(const struct ssemu_topo *t, uint32_t sw, uint32_t port,
 		peer->ep = (uint64_t)sw * t->p + port;
 		break;
 	case SSEMU_PORT_LOCAL:
-		k = port - t->p;
+		k = (port - t->p) % (t->a - 1);
+		c = (port - t->p) / (t->a - 1);
 		if (k >= idx)
 			k++;
 		peer->kind = SSEMU_PORT_LOCAL;
 		peer->sw = grp * t->a + k;
-		peer->port = local_port(t, k, idx);
+		peer->port = local_port(t, k, idx, c);
 		break;
 	case SSEMU_PORT_GLOBAL:
-		j = idx * t->h + (port - (t->p + t->a - 1));
+		j = idx * t->h + (port - t->gbase);
 		jp = global_partner(t, j, &d);
 		if (jp == UINT32_MAX)
 			break;
 		tg = (grp + d) % t->g;
 		peer->kind = SSEMU_PORT_GLOBAL;
 		peer->sw = tg * t->a + jp / t->h;
-		peer->port = t->p + t->a - 1 + jp % t->h;
+		peer->port = t->gbase + jp % t->h;
 		break;
 	default:
 		break;
@@ -155,7 +161,7 @@ uint32_t ssemu_topo_min_port(const struct ssemu_topo *t, uint32_t sw,
 	}
 	dgrp = dsw / t->a;
 	if (dgrp == grp)
-		return local_port(t, idx, dsw % t->a);
+		return local_port(t, idx, dsw % t->a, t->l > 1 ? copy % t->l : 0);
 	/* Leave the group on global link copy (copy mod n) toward dgrp: the
 	 * copy-th connected link with offset d is copy (copies_ahead). */
 	if (dgrp < t->g && grp < t->g)
@@ -166,8 +172,8 @@ uint32_t ssemu_topo_min_port(const struct ssemu_topo *t, uint32_t sw,
 	j = copy * (t->g - 1) + (d - 1);
 	owner = j / t->h;
 	if (owner == idx)
-		return t->p + t->a - 1 + j % t->h;
-	return local_port(t, idx, owner);
+		return t->gbase + j % t->h;
+	return local_port(t, idx, owner, t->l > 1 ? copy % t->l : 0);
 }
 
 uint32_t ssemu_topo_min_hops(const struct ssemu_topo *t, uint64_t src,

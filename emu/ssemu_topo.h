@@ -5,11 +5,14 @@
  * numbered group-major (sw = group * a + index); endpoint ports likewise
  * (ep = sw * p + local port).
  *
- * Port numbering on every switch (the one place it is written down):
+ * Port numbering on every switch (the one place it is written down), with
+ * l parallel links between every two switches of a group:
  *   [0, p)               endpoint ports, port i -> endpoint sw * p + i
- *   [p, p + a - 1)        local links: port p + k goes to switch index k of
- *                         the group if k < self, k + 1 otherwise
- *   [p + a - 1, R)        global links, R = p + a - 1 + h; global port k of
+ *   [p, L), L = p + l(a-1)  local links: port p + c(a-1) + k is link c of
+ *                         the pair with switch index k of the group if
+ *                         k < self, k + 1 otherwise (it lands on the
+ *                         other switch's port of link c)
+ *   [L, R)                global links, R = L + h; global port k of
  *                         switch index i carries the group's global link
  *                         j = i * h + k
  * Global link j of group G (0 <= j < a*h) goes to group (G + d) mod g with
@@ -37,6 +40,8 @@ enum ssemu_port_kind {
 
 struct ssemu_topo {
 	uint32_t g, a, p, h;
+	uint32_t l;		/* links per pair of switches of a group */
+	uint32_t gbase;		/* first global port: p + l(a-1) */
 	uint32_t radix;		/* ports used per switch */
 	uint32_t nswitches;
 	uint64_t nendpoints;
@@ -70,7 +75,7 @@ ssemu_topo_port_kind(const struct ssemu_topo *t, uint32_t port)
 {
 	if (port < t->p)
 		return SSEMU_PORT_ENDPOINT;
-	if (port < t->p + t->a - 1)
+	if (port < t->gbase)
 		return SSEMU_PORT_LOCAL;
 	if (port < t->radix)
 		return SSEMU_PORT_GLOBAL;
@@ -88,7 +93,7 @@ uint32_t ssemu_topo_ncopies(const struct ssemu_topo *t, uint32_t g1,
 /**
  * Output port on @sw of the minimal path toward endpoint @dst, using global
  * link copy @copy (taken modulo the number of copies) when the path leaves
- * the group.
+ * the group, and local link @copy modulo l on a hop inside it.
  */
 uint32_t ssemu_topo_min_port(const struct ssemu_topo *t, uint32_t sw,
 			     uint64_t dst, uint32_t copy);

@@ -65,6 +65,16 @@ bad:
 	return -1;
 }
 
+const char *ssemu_cli_links_note(const struct ssemu_config *cfg, char *buf,
+				 size_t len)
+{
+	if (cfg->topo.local_links_per_pair <= 1)
+		return "";
+	snprintf(buf, len, ", %u local links per switch pair",
+		 cfg->topo.local_links_per_pair);
+	return buf;
+}
+
 void ssemu_cli_size_fabric(struct ssemu_config *cfg, uint64_t n,
 			   uint64_t msg_bytes, uint64_t pkts_per_nic)
 {

@@ -23,6 +23,11 @@ struct ssemu_config;
 void ssemu_cli_size_fabric(struct ssemu_config *cfg, uint64_t n,
 			   uint64_t msg_bytes, uint64_t pkts_per_nic);
 
+/* ", N local links per switch pair" when a group's switches are joined
+ * by more than one link, else "": for the tools' "fabric:" lines. */
+const char *ssemu_cli_links_note(const struct ssemu_config *cfg, char *buf,
+				 size_t len);
+
 /* The fabric of a model-time experiment: a file or a preset, then the
  * command line's overrides. */
 struct ssemu_cli_fabric {

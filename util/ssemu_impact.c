@@ -1096,6 +1096,7 @@ static void report(const struct imp_opts *o, const struct run *info,
 						  o->tc_victim;
 	uint32_t ta = o->tc_agg == UINT32_MAX ? c->default_tclass : o->tc_agg;
 	const char *preset = c->preset[0] ? c->preset : "(file)";
+	char note[64];
 	uint64_t vn = o->victim == VIC_ALLREDUCE ? info->p : info->nv;
 	uint64_t senders = o->aggressor == AGG_ALLTOALL ||
 			   o->aggressor == AGG_PAIRWISE ? info->na :
@@ -1113,11 +1114,13 @@ static void report(const struct imp_opts *o, const struct run *info,
 	if (o->json) {
 		printf("{\"fabric\": {\"preset\": \"%s\", \"groups\": %u, "
 		       "\"switches_per_group\": %u, \"endpoints_per_switch\": "
-		       "%u, \"endpoints\": %" PRIu64 ", \"routing\": \"%s\", "
+		       "%u, \"local_links_per_pair\": %u, \"endpoints\": %"
+		       PRIu64 ", \"routing\": \"%s\", "
 		       "\"cc\": \"%s\", \"arbitration\": \"%s\", \"seed\": %"
 		       PRIu64 "},\n",
 		       preset, c->topo.groups, c->topo.switches_per_group,
-		       c->topo.endpoints_per_switch, info->n, c->routing,
+		       c->topo.endpoints_per_switch,
+		       c->topo.local_links_per_pair, info->n, c->routing,
 		       c->cc, c->arb, c->seed);
 		printf(" \"victim\": {\"pattern\": \"%s\", \"endpoints\": %"
 		       PRIu64 ", \"tclass\": \"%s\"},\n",
@@ -1148,10 +1151,11 @@ static void report(const struct imp_opts *o, const struct run *info,
 		       ratio(with->p99, alone->p99));
 		return;
 	}
-	printf("fabric: preset %s, %u groups x %u switches x %u endpoints, "
+	printf("fabric: preset %s, %u groups x %u switches x %u endpoints%s, "
 	       "%" PRIu64 " endpoints used\n",
 	       preset, c->topo.groups, c->topo.switches_per_group,
-	       c->topo.endpoints_per_switch, info->n);
+	       c->topo.endpoints_per_switch,
+	       ssemu_cli_links_note(c, note, sizeof(note)), info->n);
 	printf("policies: routing %s, congestion control %s, arbitration %s, "
 	       "seed %" PRIu64 "\n", c->routing, c->cc, c->arb, c->seed);
 	printf("victim: %s on %" PRIu64 " endpoints, 8 B, class %s\n",

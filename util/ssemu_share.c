@@ -445,6 +445,7 @@ static void share_report(const struct share_opts *o,
 	double sb = gbps(both->after[1], both->after_us);
 	uint32_t tca = o->tc[0] == UINT32_MAX ? c->default_tclass : o->tc[0];
 	uint32_t tcb = o->tc[1] == UINT32_MAX ? c->default_tclass : o->tc[1];
+	char note[64];
 
 	ta = &c->tclass[tca];
 	tb = &c->tclass[tcb];
@@ -468,11 +469,11 @@ static void share_report(const struct share_opts *o,
 		       pct(b, a + b), pct(sa, a_alone));
 		return;
 	}
-	printf("fabric: preset %s, %u groups x %u switches x %u endpoints, "
+	printf("fabric: preset %s, %u groups x %u switches x %u endpoints%s, "
 	       "%" PRIu64 " endpoints used\n",
 	       c->preset[0] ? c->preset : "(file)", c->topo.groups,
 	       c->topo.switches_per_group, c->topo.endpoints_per_switch,
-	       info->n);
+	       ssemu_cli_links_note(c, note, sizeof(note)), info->n);
 	printf("policies: routing %s, congestion control %s, arbitration %s, "
 	       "seed %" PRIu64 "\n", c->routing, c->cc, c->arb, c->seed);
 	printf("jobs: A on %" PRIu64 " endpoints, class %s (min %u%%, max "

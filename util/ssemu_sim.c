@@ -479,6 +479,7 @@ static void report(struct sim *s)
 	struct ssemu_fabric_stats st;
 	struct ssemu_latency sl;
 	double span, gbps, mean;
+	char note[64];
 
 	ssemu_fabric_stats(s->fab, &st);
 	ssemu_fabric_switch_latency(s->fab, &sl);
@@ -486,11 +487,12 @@ static void report(struct sim *s)
 	gbps = sim_gbps(s, &span);
 
 	printf("fabric: preset %s, %u groups x %u switches x %u endpoints "
-	       "(+%u global), %" PRIu64 " endpoints used\n",
+	       "(+%u global%s), %" PRIu64 " endpoints used\n",
 	       s->cfg.preset[0] ? s->cfg.preset : "(file)",
 	       s->cfg.topo.groups, s->cfg.topo.switches_per_group,
 	       s->cfg.topo.endpoints_per_switch,
-	       s->cfg.topo.globals_per_switch, s->n);
+	       s->cfg.topo.globals_per_switch,
+	       ssemu_cli_links_note(&s->cfg, note, sizeof(note)), s->n);
 	printf("traffic: pattern %s, %" PRIu64 " B messages, load %.3f, "
 	       "class %s, seed %" PRIu64 "\n",
 	       pattern_names[s->o.pattern], s->o.size, s->o.load,

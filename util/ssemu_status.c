@@ -140,14 +140,17 @@ static void print_status_text(struct ssemu_fabric *f)
 {
 	const struct ssemu_config *c = ssemu_fabric_config(f);
 	struct ssemu_fabric_info fi;
+	char note[64];
 	struct ssemu_nic_info *nics;
 	int n, i;
 
 	ssemu_fabric_info(f, &fi);
-	printf("fabric %s: %s (%ux%ux%u+%u), %" PRIu64 " MiB store, "
+	printf("fabric %s: %s (%ux%ux%u+%u%s), %" PRIu64 " MiB store, "
 	       "clock %s", fi.name, c->preset, c->topo.groups,
 	       c->topo.switches_per_group, c->topo.endpoints_per_switch,
-	       c->topo.globals_per_switch, fi.size >> 20, clock_name(fi.clock));
+	       c->topo.globals_per_switch,
+	       ssemu_cli_links_note(c, note, sizeof(note)), fi.size >> 20,
+	       clock_name(fi.clock));
 	if (fi.clock == SSEMU_CLOCK_REALTIME)
 		printf(" (dilation %g, lag %.3f us)", fi.dilation,
 		       (double)fi.lag_ps / SSEMU_PS_PER_US);
@@ -183,12 +186,14 @@ static void print_status_json(struct ssemu_fabric *f, bool comma)
 	printf(",\"preset\":");
 	json_str(c->preset);
 	printf(",\"topology\":{\"groups\":%u,\"switches_per_group\":%u,"
-	       "\"endpoints_per_switch\":%u,\"globals_per_switch\":%u},"
+	       "\"endpoints_per_switch\":%u,\"globals_per_switch\":%u,"
+	       "\"local_links_per_pair\":%u},"
 	       "\"store_bytes\":%" PRIu64 ",\"clock\":\"%s\",\"dilation\":%g,"
 	       "\"lag_ps\":%" PRIu64 ",\"model_time_ps\":%" PRIu64
 	       ",\"processes\":%u,\"pkts_in_flight\":%" PRIu64 ",\"nics\":[",
 	       c->topo.groups, c->topo.switches_per_group,
 	       c->topo.endpoints_per_switch, c->topo.globals_per_switch,
+	       c->topo.local_links_per_pair,
 	       fi.size, clock_name(fi.clock), fi.dilation, fi.lag_ps, fi.now,
 	       fi.nprocs, fi.pkts_in_flight);
 	nics = calloc(c->max_nics, sizeof(*nics));

@@ -60,6 +60,8 @@ struct ssemu_topo_params {
 	uint32_t switches_per_group;	/* a */
 	uint32_t endpoints_per_switch;	/* p */
 	uint32_t globals_per_switch;	/* h */
+	uint32_t local_links_per_pair;	/* l: parallel links between two
+					 * switches of a group (0 means 1) */
 };
 
 struct ssemu_link_params {

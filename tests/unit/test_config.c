@@ -134,6 +134,7 @@ MUT(rate_edge, c->edge.rate_bps = 0)
 MUT(rate_global, c->global.rate_bps = 0)
 MUT(topo_radix, c->topo.endpoints_per_switch = 63)
 MUT(topo_zero, c->topo.groups = 0)
+MUT(topo_local_links, c->topo.local_links_per_pair = 48)
 MUT(topo_globals, c->topo.groups = 3; c->topo.globals_per_switch = 0)
 MUT(too_many_msgs,
 	c->max_nics = 4096; c->eps_per_nic = 256; c->msgs_per_ep = 65536)
@@ -177,6 +178,7 @@ static const struct bad_field bad_fields[] = {
 	{ "global rate 0", mut_rate_global, "rate" },
 	{ "radix", mut_topo_radix, "radix" },
 	{ "groups 0", mut_topo_zero, "groups" },
+	{ "48 local links on 2group", mut_topo_local_links, "radix" },
 	{ "no global links", mut_topo_globals, "global" },
 	{ "slot count", mut_too_many_msgs, "too large" },
 };
@@ -444,7 +446,8 @@ static void test_config_file_overrides_preset(void **state)
 		  "preset = \"2group\";\n"
 		  "mtu = 4096;\n"
 		  "packet_overhead = 48;\n"
-		  "topology = { groups = 3; globals_per_switch = 2; };\n"
+		  "topology = { groups = 3; globals_per_switch = 2;\n"
+		  "             local_links_per_pair = 2; };\n"
 		  "links = {\n"
 		  "  edge = { rate_gbps = 100.0; delay_ns = 7.5; };\n"
 		  "  global = { delay_ns = 250; };\n"
@@ -469,6 +472,8 @@ static void test_config_file_overrides_preset(void **state)
 	assert_int_equal(f.cfg.topo.switches_per_group, 2);
 	assert_int_equal(f.cfg.topo.endpoints_per_switch, 16);
 	assert_int_equal(f.cfg.topo.globals_per_switch, 2);
+	assert_int_equal(f.cfg.topo.local_links_per_pair, 2);
+	assert_int_equal(ref.topo.local_links_per_pair, 1);
 	assert_true(f.cfg.edge.rate_bps == 100000000000ULL);
 	assert_true(f.cfg.edge.delay == 7500);
 	assert_true(f.cfg.global.delay == 250000);
@@ -585,6 +590,10 @@ static void test_config_file_bad_ranges(void **state)
 	expect_error(&f, 2, "groups", "out of range");
 	load_text(&f, "topology = { endpoints_per_switch = 65; };\n");
 	expect_error(&f, 1, "endpoints_per_switch", "out of range");
+	load_text(&f, "topology = {\n local_links_per_pair = 0; };\n");
+	expect_error(&f, 2, "local_links_per_pair", "out of range");
+	load_text(&f, "topology = { local_links_per_pair = 64; };\n");
+	expect_error(&f, 1, "local_links_per_pair", "out of range");
 	load_text(&f, "resources = {\n\n  eps_per_nic = 300;\n};\n");
 	expect_error(&f, 3, "eps_per_nic", "out of range");
 	load_text(&f, "resources = { bufs_per_ep = 65; };\n");
@@ -632,6 +641,10 @@ static void test_config_file_semantic_errors(void **state)
 	expect_error(&f, 0, NULL, "unknown arbitration");
 	load_text(&f, "topology = { endpoints_per_switch = 60; "
 		  "switches_per_group = 8; };\n");
+	expect_error(&f, 0, NULL, "radix");
+	/* 16 endpoint + 7 x 7 local + 4 global ports */
+	load_text(&f, "preset = \"malbec\";\n"
+		  "topology = { local_links_per_pair = 7; };\n");
 	expect_error(&f, 0, NULL, "radix");
 	load_text(&f, "switch_latency = { min_ns = 400.0; };\n");
 	expect_error(&f, 0, NULL, "min <= mean <= max");

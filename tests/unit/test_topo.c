@@ -35,14 +35,23 @@ static uint64_t test_rng_next(uint64_t *s)
 	return x * 0x2545F4914F6CDD1DULL;
 }
 
-static void topo_of(const char *preset, struct ssemu_topo *t)
+/* A preset's shape with @l links between every two switches of a group. */
+static void topo_of_links(const char *preset, uint32_t l,
+			  struct ssemu_topo *t)
 {
 	struct ssemu_config cfg;
 	char err[256] = "";
 
 	assert_int_equal(ssemu_config_preset(preset, &cfg), 0);
+	cfg.topo.local_links_per_pair = l;
 	if (ssemu_topo_init(t, &cfg.topo, err, sizeof(err)))
-		fail_msg("preset %s: %s", preset, err);
+		fail_msg("preset %s, %u local links: %s", preset, l, err);
+	assert_int_equal(t->l, l ? l : 1);
+}
+
+static void topo_of(const char *preset, struct ssemu_topo *t)
+{
+	topo_of_links(preset, 1, t);
 }
 
 struct expect {
@@ -150,7 +159,7 @@ static void test_topo_port_kinds(void **state)
 			enum ssemu_port_kind k = ssemu_topo_port_kind(&t, port);
 			enum ssemu_port_kind want =
 				port < t.p ? SSEMU_PORT_ENDPOINT :
-				port < t.p + t.a - 1 ? SSEMU_PORT_LOCAL :
+				port < t.p + t.l * (t.a - 1) ? SSEMU_PORT_LOCAL :
 				port < t.radix ? SSEMU_PORT_GLOBAL :
 						 SSEMU_PORT_NONE;
 
@@ -160,7 +169,7 @@ static void test_topo_port_kinds(void **state)
 			count[k]++;
 		}
 		assert_int_equal(count[SSEMU_PORT_ENDPOINT], t.p);
-		assert_int_equal(count[SSEMU_PORT_LOCAL], t.a - 1);
+		assert_int_equal(count[SSEMU_PORT_LOCAL], t.l * (t.a - 1));
 		assert_int_equal(count[SSEMU_PORT_GLOBAL], t.h);
 	}
 }
@@ -215,18 +224,18 @@ static enum ssemu_port_kind check_peer(const char *name,
 	return peer.kind;
 }
 
-static void peer_symmetry_all(const char *name)
+static void peer_symmetry_all(const char *name, uint32_t l)
 {
 	struct ssemu_topo t;
 	uint32_t sw, port, *links;
 	uint64_t connected = 0;
 
-	topo_of(name, &t);
+	topo_of_links(name, l, &t);
 	/* links[g1 * g + g2]: global links from group g1 to g2 */
 	links = calloc((size_t)t.g * t.g, sizeof(*links));
 	assert_non_null(links);
 	for (sw = 0; sw < t.nswitches; sw++) {
-		uint32_t seen_local = 0;
+		uint32_t seen_local[SSEMU_RADIX] = { 0 }, i;
 
 		for (port = 0; port < SSEMU_RADIX; port++) {
 			enum ssemu_port_kind k = check_peer(name, &t, sw, port);
@@ -234,18 +243,21 @@ static void peer_symmetry_all(const char *name)
 
 			ssemu_topo_peer(&t, sw, port, &peer);
 			if (k == SSEMU_PORT_LOCAL) {
-				/* each other switch of the group once */
-				uint32_t bit = 1u << (peer.sw % t.a);
-
-				assert_false(seen_local & bit);
-				seen_local |= bit;
+				/* link c of a pair lands on link c of the
+				 * pair at the other end */
+				assert_int_equal((peer.port - t.p) / (t.a - 1),
+						 (port - t.p) / (t.a - 1));
+				seen_local[peer.sw % t.a]++;
 			} else if (k == SSEMU_PORT_GLOBAL) {
 				links[ssemu_topo_group(&t, sw) * t.g +
 				      ssemu_topo_group(&t, peer.sw)]++;
 				connected++;
 			}
 		}
-		assert_int_equal(__builtin_popcount(seen_local), t.a - 1);
+		/* each other switch of the group l times, itself never */
+		for (i = 0; i < t.a; i++)
+			assert_int_equal(seen_local[i],
+					 i == sw % t.a ? 0 : t.l);
 	}
 	/* Every pair of groups is joined by exactly ncopies links, the same
 	 * number both ways. */
@@ -273,15 +285,19 @@ static void peer_symmetry_all(const char *name)
 
 static void test_topo_peer_symmetry_small(void **state)
 {
-	peer_symmetry_all("switch");
-	peer_symmetry_all("2switch");
-	peer_symmetry_all("2group");
+	peer_symmetry_all("switch", 1);
+	peer_symmetry_all("2switch", 1);
+	peer_symmetry_all("2group", 1);
+	peer_symmetry_all("2switch", 5);
+	peer_symmetry_all("2group", 0);		/* 0 means one link */
 }
 
 static void test_topo_peer_symmetry_malbec_shandy(void **state)
 {
-	peer_symmetry_all("malbec");
-	peer_symmetry_all("shandy");
+	peer_symmetry_all("malbec", 1);
+	peer_symmetry_all("shandy", 1);
+	peer_symmetry_all("malbec", 3);
+	peer_symmetry_all("shandy", 6);		/* 16 + 42 + 4: radix 62 */
 }
 
 static void test_topo_peer_symmetry_full_sample(void **state)
@@ -408,13 +424,13 @@ static uint32_t expected_hops_max(const struct ssemu_topo *t, uint64_t src,
 	return 3;
 }
 
-static void min_paths_all(const char *name)
+static void min_paths_all(const char *name, uint32_t l)
 {
 	struct ssemu_topo t;
 	uint64_t src, dst, gl, *used;
 	uint32_t copy, n, hops, maxhops = 0, k;
 
-	topo_of(name, &t);
+	topo_of_links(name, l, &t);
 	used = calloc(64, sizeof(*used));
 	assert_non_null(used);
 	for (src = 0; src < t.nendpoints; src++) {
@@ -424,7 +440,7 @@ static void min_paths_all(const char *name)
 			uint32_t gd = ssemu_topo_group(&t,
 				ssemu_topo_ep_switch(&t, dst));
 
-			n = gs == gd ? 1 : ssemu_topo_ncopies(&t, gs, gd);
+			n = gs == gd ? t.l : ssemu_topo_ncopies(&t, gs, gd);
 			assert_true(n >= 1 && n <= 64);
 			for (copy = 0; copy < n; copy++) {
 				hops = walk(name, &t, src, dst, copy, &gl);
@@ -465,17 +481,60 @@ static void min_paths_all(const char *name)
 
 static void test_topo_min_hops_2group(void **state)
 {
-	min_paths_all("2group");
+	min_paths_all("2group", 1);
+	min_paths_all("2group", 3);
 }
 
 static void test_topo_min_hops_malbec(void **state)
 {
-	min_paths_all("malbec");
+	min_paths_all("malbec", 1);
 }
 
 static void test_topo_min_hops_shandy(void **state)
 {
-	min_paths_all("shandy");
+	min_paths_all("shandy", 1);
+}
+
+/*
+ * Parallel local links: a hop inside a group takes link (copy mod l) of
+ * the pair, so l copies spread over l distinct ports, and a path that
+ * leaves the group still crosses one global link at most three hops.
+ */
+static void test_topo_parallel_local_links(void **state)
+{
+	struct ssemu_topo t;
+	uint32_t sw, dsw, c, port, seen;
+	uint64_t gl;
+
+	topo_of_links("malbec", 3, &t);
+	assert_int_equal(t.radix, 16 + 3 * 7 + 4);
+	assert_int_equal(t.gbase, 16 + 3 * 7);
+	for (sw = 0; sw < t.a; sw++) {
+		for (dsw = 0; dsw < t.a; dsw++) {
+			if (dsw == sw)
+				continue;
+			seen = 0;
+			for (c = 0; c < 2 * t.l; c++) {
+				port = ssemu_topo_min_port(&t, sw,
+							   (uint64_t)dsw * t.p,
+							   c);
+				assert_int_equal(ssemu_topo_port_kind(&t, port),
+						 SSEMU_PORT_LOCAL);
+				/* copies wrap modulo l */
+				assert_int_equal(port, ssemu_topo_min_port(
+					&t, sw, (uint64_t)dsw * t.p, c % t.l));
+				seen |= 1u << ((port - t.p) / (t.a - 1));
+			}
+			assert_int_equal(seen, (1u << t.l) - 1);
+		}
+	}
+	min_paths_all("malbec", 3);
+	/* and the global ports moved up by the extra local ones */
+	for (c = 0; c < 64; c++) {
+		walk("malbec/3", &t, 5, 300, c, &gl);
+		assert_true(gl != UINT64_MAX);
+		assert_true(gl % SSEMU_RADIX >= t.gbase);
+	}
 }
 
 static void test_topo_min_hops_full_sample(void **state)
@@ -518,6 +577,8 @@ static void test_topo_init_rejects_bad_shapes(void **state)
 		{ { 10, 2, 16, 4 }, "global" },	  /* 8 links for 9 groups */
 		{ { 546, 32, 16, 17 }, "global" },
 		{ { 3, 2, 16, 0 }, "global" },
+		{ { 4, 8, 16, 4, 7 }, "radix" },  /* 16 + 49 + 4 = 69 */
+		{ { 1, 2, 16, 0, 49 }, "radix" }, /* 16 + 49 = 65 */
 	};
 	struct ssemu_topo t;
 	char err[256];
@@ -593,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_topo_min_hops_malbec),
 		cmocka_unit_test(test_topo_min_hops_shandy),
 		cmocka_unit_test(test_topo_min_hops_full_sample),
+		cmocka_unit_test(test_topo_parallel_local_links),
 		cmocka_unit_test(test_topo_init_rejects_bad_shapes),
 		cmocka_unit_test(test_topo_init_accepts_edges),
 	};
