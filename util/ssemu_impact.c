@@ -2,12 +2,16 @@
 /*
  * `slingshot-emu impact`: GPCNeT-style congestion impact on an in-process
  * fabric.  The endpoints are split into victims and aggressors; the victims
- * run a closed-loop latency pattern (random ring, or an 8-byte recursive-
- * doubling allreduce), first alone and then with the aggressors streaming
- * at full rate (incast, all-to-all, bursty incast).  Congestion impact is
- * the victim's latency with aggressors divided by its latency alone, on the
- * mean and on the 99th percentile.  Everything is in model time: the same
- * seed gives byte-identical output.
+ * run a closed-loop latency pattern (random ring, an 8-byte recursive-
+ * doubling allreduce, or ping-pong pairs) or a bandwidth pattern (random
+ * pairs streaming both ways, a window of messages in flight), first alone
+ * and then with the aggressors streaming at full rate (incast, all-to-all,
+ * MPI_Alltoall's pairwise exchange, bursty incast, bisection pairs).
+ * Congestion impact is the victim's latency with aggressors divided by its
+ * latency alone, on the mean and on the 99th percentile; for a bandwidth
+ * victim it is the bandwidth alone divided by the bandwidth with
+ * aggressors, on the mean and on the worst 1% (as GPCNeT inverts it).
+ * Everything is in model time: the same seed gives byte-identical output.
  *
  * `--scenario FILE` reads the options from the file's first line of the
  * form `# impact: OPTIONS` and uses the file itself as the fabric
@@ -29,20 +33,24 @@
 #include "ssemu_rng.h"
 #include "ssemu_samples.h"
 
-enum victim_pat { VIC_RING, VIC_ALLREDUCE, VIC_COUNT };
+enum victim_pat {
+	VIC_RING, VIC_ALLREDUCE, VIC_PINGPONG, VIC_BISECTION, VIC_COUNT
+};
 enum agg_pat {
 	AGG_INCAST, AGG_ALLTOALL, AGG_PAIRWISE, AGG_BURSTY, AGG_NONE,
-	AGG_COUNT
+	AGG_BISECTION, AGG_COUNT
 };
 enum alloc { ALLOC_LINEAR, ALLOC_INTERLEAVED, ALLOC_RANDOM, ALLOC_COUNT };
 
 static const char *const victim_names[] = {
 	[VIC_RING] = "ring", [VIC_ALLREDUCE] = "allreduce",
+	[VIC_PINGPONG] = "pingpong", [VIC_BISECTION] = "bisection",
 };
 static const char *const agg_names[] = {
 	[AGG_INCAST] = "incast", [AGG_ALLTOALL] = "alltoall",
 	[AGG_PAIRWISE] = "pairwise",
 	[AGG_BURSTY] = "bursty", [AGG_NONE] = "none",
+	[AGG_BISECTION] = "bisection",
 };
 static const char *const alloc_names[] = {
 	[ALLOC_LINEAR] = "linear", [ALLOC_INTERLEAVED] = "interleaved",
@@ -58,6 +66,8 @@ struct imp_opts {
 	double victim_frac;
 	enum alloc alloc;
 	uint64_t agg_size;
+	uint64_t victim_size;	/* bisection victim's messages */
+	uint64_t victim_window;	/* bisection victim's messages in flight */
 	uint64_t incast_targets;
 	uint64_t agg_ppn;
 	uint64_t burst_bytes;
@@ -72,8 +82,11 @@ struct imp_opts {
 
 /* What one run (alone or with aggressors) measured. */
 struct result {
-	struct ssemu_samples lat;	/* ns per victim message / allreduce */
+	struct ssemu_samples lat;	/* ns per victim message / allreduce,
+					 * or Gb/s per bandwidth victim */
 	double mean, p50, p99, max;
+	double p1, min;			/* bandwidth victim: worst 1%, worst */
+	uint64_t vmsgs;			/* bandwidth victim: messages in */
 	uint64_t agg_bytes;	/* aggressor bytes delivered in the window */
 	uint64_t agg_msgs;
 	double agg_gbps;
@@ -119,6 +132,13 @@ struct run {
 	uint64_t *got[2];	/* received stage bitmask, per iteration parity */
 	uint64_t ar_done;	/* ranks finished the current iteration */
 	ssemu_time_t ar_last;
+	/* pairs (pingpong and bisection victims, bisection aggressors):
+	 * index -> partner index, or NO_PARTNER for an odd one out */
+	uint64_t *vpart, *apart;
+	/* pingpong: the lower index of a pair pings, the other answers */
+	uint8_t *pp_state;	/* PP_*, per initiator */
+	ssemu_time_t *pp_posted;	/* when its message in flight left */
+	uint64_t *v_rx0;	/* bisection victim: packets in at warm-up */
 	/* aggressors */
 	struct ssemu_rng rng;
 	uint64_t *agg_dest_fixed;	/* incast: target aggressor port */
@@ -151,17 +171,25 @@ static void usage_impact(FILE *f)
 		"  --config FILE        fabric configuration file instead\n"
 		SSEMU_CLI_POLICY_HELP
 		"  --endpoints N        use the first N endpoint ports (default all)\n"
-		"  --victim P           ring | allreduce (default ring)\n"
+		"  --victim P           ring | allreduce | pingpong | bisection\n"
+		"                       (default ring; pingpong: 8 B between\n"
+		"                       random pairs; bisection: random pairs\n"
+		"                       streaming both ways, a bandwidth victim)\n"
 		"  --aggressor P        incast | alltoall | pairwise | bursty |\n"
-		"                       none (alltoall: random destinations,\n"
-		"                       as many messages as the NIC takes;\n"
-		"                       pairwise: MPI_Alltoall's pairwise\n"
-		"                       exchange, one step at a time)\n"
-		"                       (default incast)\n"
+		"                       bisection | none (alltoall: random\n"
+		"                       destinations, as many messages as the\n"
+		"                       NIC takes; pairwise: MPI_Alltoall's\n"
+		"                       pairwise exchange, one step at a time;\n"
+		"                       bisection: random pairs, both ways, as\n"
+		"                       many as the NIC takes) (default incast)\n"
 		"  --victim-frac F      fraction of endpoints that are victims\n"
 		"                       (default 0.1)\n"
 		"  --allocation A       linear | interleaved | random (default linear)\n"
 		"  --agg-size BYTES     aggressor message size (default 65536)\n"
+		"  --victim-size BYTES  bisection victim message size\n"
+		"                       (default 131072, GPCNeT's)\n"
+		"  --victim-window N    bisection victim messages in flight\n"
+		"                       per endpoint (default 8, GPCNeT's)\n"
 		"  --incast-targets K   incast/bursty targets (default 1)\n"
 		"  --agg-ppn N          pairwise: MPI ranks per aggressor\n"
 		"                       endpoint (default 1); pairs on one\n"
@@ -207,6 +235,8 @@ static int parse_impact(int argc, char **argv, struct imp_opts *o)
 		{ "victim-frac", required_argument, NULL, 'f' },
 		{ "allocation", required_argument, NULL, 'A' },
 		{ "agg-size", required_argument, NULL, 's' },
+		{ "victim-size", required_argument, NULL, 'z' },
+		{ "victim-window", required_argument, NULL, 'W' },
 		{ "incast-targets", required_argument, NULL, 'k' },
 		{ "agg-ppn", required_argument, NULL, 'P' },
 		{ "burst-bytes", required_argument, NULL, 'b' },
@@ -264,6 +294,16 @@ static int parse_impact(int argc, char **argv, struct imp_opts *o)
 		case 's':
 			if (ssemu_cli_u64("--agg-size", optarg, 1, 1u << 24,
 					  &o->agg_size))
+				return -EINVAL;
+			break;
+		case 'z':
+			if (ssemu_cli_u64("--victim-size", optarg, 1, 1u << 24,
+					  &o->victim_size))
+				return -EINVAL;
+			break;
+		case 'W':
+			if (ssemu_cli_u64("--victim-window", optarg, 1, 1024,
+					  &o->victim_window))
 				return -EINVAL;
 			break;
 		case 'k':
@@ -349,6 +389,8 @@ static void opts_default(struct imp_opts *o)
 	o->victim_frac = 0.1;
 	o->alloc = ALLOC_LINEAR;
 	o->agg_size = 65536;
+	o->victim_size = 131072;
+	o->victim_window = 8;
 	o->incast_targets = 1;
 	o->agg_ppn = 1;
 	o->burst_bytes = 262144;
@@ -452,6 +494,51 @@ static int split_roles(struct run *r)
 	return 0;
 }
 
+#define NO_PARTNER UINT64_MAX
+
+/* Random pairs over @n indices: part[i] is i's partner, NO_PARTNER for
+ * the one left over when @n is odd. */
+static uint64_t *pair_up(struct ssemu_rng *rng, uint64_t n)
+{
+	uint64_t *perm = calloc(n, sizeof(*perm));
+	uint64_t *part = calloc(n, sizeof(*part));
+	uint64_t i, j, tmp;
+
+	if (!perm || !part) {
+		free(perm);
+		free(part);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		perm[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		j = ssemu_rng_below(rng, i + 1);
+		tmp = perm[i];
+		perm[i] = perm[j];
+		perm[j] = tmp;
+	}
+	for (i = 0; i + 1 < n; i += 2) {
+		part[perm[i]] = perm[i + 1];
+		part[perm[i + 1]] = perm[i];
+	}
+	if (n & 1)
+		part[perm[n - 1]] = NO_PARTNER;
+	free(perm);
+	return part;
+}
+
+static bool victim_pairs(enum victim_pat v)
+{
+	return v == VIC_PINGPONG || v == VIC_BISECTION;
+}
+
+/* Bytes of the largest message either side sends. */
+static uint64_t max_msg(const struct imp_opts *o)
+{
+	return o->victim == VIC_BISECTION ?
+		       SSEMU_MAX(o->agg_size, o->victim_size) : o->agg_size;
+}
+
 static int run_setup(struct run *r)
 {
 	const struct imp_opts *o = r->o;
@@ -479,14 +566,14 @@ static int run_setup(struct run *r)
 			r->n);
 		return -EINVAL;
 	}
-	pkts = (o->agg_size + r->cfg.mtu - 1) / r->cfg.mtu;
+	pkts = (max_msg(o) + r->cfg.mtu - 1) / r->cfg.mtu;
 	pkts = SSEMU_MIN(pkts * 16, 1024);
-	ssemu_cli_size_fabric(&r->cfg, r->n, o->agg_size, pkts + 64);
+	ssemu_cli_size_fabric(&r->cfg, r->n, max_msg(o), pkts + 64);
 	ret = ssemu_cli_open("impact", &r->cfg, r->n, NULL, &r->fab, &r->nics,
 			     &r->eps);
 	if (ret)
 		return ret;
-	r->payload = calloc(1, o->agg_size);
+	r->payload = calloc(1, max_msg(o));
 	if (!r->payload)
 		return -ENOMEM;
 	ret = split_roles(r);
@@ -521,6 +608,24 @@ static int run_setup(struct run *r)
 		return -ENOMEM;
 	for (r->p = 1, r->stages = 0; r->p * 2 <= r->nv; r->p *= 2)
 		r->stages++;
+	if (victim_pairs(o->victim) || o->aggressor == AGG_BISECTION) {
+		/* a stream of its own: the other patterns' draws stay as
+		 * they were */
+		struct ssemu_rng prng;
+
+		ssemu_rng_seed(&prng, r->cfg.seed, 0x1c);
+		if (victim_pairs(o->victim) &&
+		    !(r->vpart = pair_up(&prng, r->nv)))
+			return -ENOMEM;
+		if (o->aggressor == AGG_BISECTION &&
+		    !(r->apart = pair_up(&prng, r->na)))
+			return -ENOMEM;
+	}
+	r->pp_state = calloc(r->nv, 1);
+	r->pp_posted = calloc(r->nv, sizeof(ssemu_time_t));
+	r->v_rx0 = calloc(r->nv, sizeof(uint64_t));
+	if (!r->pp_state || !r->pp_posted || !r->v_rx0)
+		return -ENOMEM;
 	/* Incast: the first K aggressors are the targets; they do not send. */
 	for (i = 0; i < r->na; i++)
 		r->agg_dest_fixed[i] = r->aggs[i % SSEMU_MIN(o->incast_targets,
@@ -555,11 +660,18 @@ static void run_teardown(struct run *r)
 	free(r->resume);
 	free(r->pw_count);
 	free(r->pw_flags);
+	free(r->vpart);
+	free(r->apart);
+	free(r->pp_state);
+	free(r->pp_posted);
+	free(r->v_rx0);
 }
 
 /* --- traffic ----------------------------------------------------------- */
 
-enum { KIND_AGG = 1, KIND_RING, KIND_AR };
+enum { KIND_AGG = 1, KIND_RING, KIND_AR, KIND_PP, KIND_BW };
+/* a ping-pong pair's exchange, kept by its initiator */
+enum { PP_IDLE, PP_PING, PP_PONG_DUE, PP_PONG };
 enum { PW_POSTED = 1, PW_SENT = 2, PW_GOT = 4 };
 
 static int post(struct run *r, uint64_t src, uint64_t dst, uint64_t len,
@@ -722,6 +834,30 @@ static void on_recv(struct run *r, uint64_t port, const struct ssemu_event *ev)
 		ring_try_finish(r, (uint64_t)vi, ev->time);
 		return;
 	}
+	if (kind == KIND_PP) {
+		uint64_t init = ev->hdr[3] >> 1;
+
+		/* one-way latency, from the post (at a step) to the arrival:
+		 * the answer's wait for the next step is not the fabric's */
+		ssemu_samples_add(&r->res->lat, (double)(ev->time - ev->hdr[0]) /
+						SSEMU_PS_PER_NS);
+		if (init >= r->nv) {
+			r->failed++;
+			return;
+		}
+		if (ev->hdr[3] & 1) {
+			r->pp_state[init] = PP_IDLE;
+		} else {
+			r->pp_state[init] = PP_PONG_DUE;
+			r->pp_posted[init] = ev->time;
+		}
+		return;
+	}
+	if (kind == KIND_BW) {
+		if (ev->time >= r->win_start && ev->time < r->win_end)
+			r->res->vmsgs++;
+		return;
+	}
 	if (kind == KIND_AR) {
 		uint64_t iter = ev->hdr[3] >> 8, st = ev->hdr[3] & 0xff;
 		uint64_t rank = (uint64_t)r->role[port];
@@ -768,6 +904,8 @@ static uint64_t agg_dest(struct run *r, uint64_t ai)
 			d++;
 		return r->aggs[d];
 	}
+	if (r->o->aggressor == AGG_BISECTION)
+		return r->aggs[r->apart[ai]];
 	return r->agg_dest_fixed[ai];
 }
 
@@ -780,8 +918,12 @@ static int aggressors_step(struct run *r, ssemu_time_t now)
 	if (o->aggressor == AGG_PAIRWISE)
 		return pw_step(r);
 	for (ai = 0; ai < r->na; ai++) {
-		if (o->aggressor != AGG_ALLTOALL && ai < k)
+		if (o->aggressor == AGG_BISECTION) {
+			if (r->apart[ai] == NO_PARTNER)
+				continue;	/* the odd one out */
+		} else if (o->aggressor != AGG_ALLTOALL && ai < k) {
 			continue;	/* incast targets only receive */
+		}
 		src = r->aggs[ai];
 		if (o->aggressor == AGG_BURSTY) {
 			if (now < r->resume[ai])
@@ -834,10 +976,78 @@ static int ar_post_rank(struct run *r, uint64_t rank)
 	return 0;
 }
 
+/* Ping-pong pairs: the initiator pings once idle (while measuring), the
+ * other answers as soon as the ping is in. */
+static int pingpong_step(struct run *r, ssemu_time_t now, bool start_new)
+{
+	uint64_t i, j;
+	int ret;
+
+	for (i = 0; i < r->nv; i++) {
+		j = r->vpart[i];
+		if (j == NO_PARTNER || j < i)
+			continue;	/* not an initiator */
+		if (r->pp_state[i] == PP_IDLE && start_new) {
+			ret = post(r, r->victims[i], r->victims[j], 8,
+				   r->o->tc_victim, KIND_PP, i << 1,
+				   r->victims[i]);
+			if (ret && ret != -EAGAIN)
+				return ret;
+			if (!ret) {
+				r->pp_state[i] = PP_PING;
+				r->pp_posted[i] = now;
+			}
+		} else if (r->pp_state[i] == PP_PONG_DUE) {
+			ret = post(r, r->victims[j], r->victims[i], 8,
+				   r->o->tc_victim, KIND_PP, i << 1 | 1,
+				   r->victims[j]);
+			if (ret && ret != -EAGAIN)
+				return ret;
+			if (!ret) {
+				r->pp_state[i] = PP_PONG;
+				r->pp_posted[i] = now;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Bisection pairs: each side keeps --victim-window messages in flight to
+ * the other until the window ends. */
+static int bisection_step(struct run *r, bool start_new)
+{
+	uint64_t i, src;
+	int ret;
+
+	if (!start_new)
+		return 0;
+	for (i = 0; i < r->nv; i++) {
+		if (r->vpart[i] == NO_PARTNER)
+			continue;
+		src = r->victims[i];
+		while (r->outstanding[src] < r->o->victim_window) {
+			ret = post(r, src, r->victims[r->vpart[i]],
+				   r->o->victim_size, r->o->tc_victim,
+				   KIND_BW, 0, src);
+			if (ret == -EAGAIN)
+				break;
+			if (ret)
+				return ret;
+			r->outstanding[src]++;
+		}
+	}
+	return 0;
+}
+
 static int victims_step(struct run *r, ssemu_time_t now, bool start_new)
 {
 	uint64_t i;
 	int ret;
+
+	if (r->o->victim == VIC_PINGPONG)
+		return pingpong_step(r, now, start_new);
+	if (r->o->victim == VIC_BISECTION)
+		return bisection_step(r, start_new);
 
 	if (r->o->victim == VIC_RING) {
 		/* Once time is up, every victim still completes the last
@@ -925,8 +1135,10 @@ static bool victims_busy(const struct run *r)
 
 	if (r->o->victim == VIC_ALLREDUCE)
 		return r->ar_active;
+	if (r->o->victim == VIC_BISECTION)
+		return false;	/* a rate: nothing to finish */
 	for (i = 0; i < r->nv; i++)
-		if (r->waiting[i])
+		if (r->waiting[i] || r->pp_state[i] != PP_IDLE)
 			return true;
 	return false;
 }
@@ -946,6 +1158,39 @@ static uint64_t agg_rx_bytes(struct run *r)
 	npkts = (r->o->agg_size + r->cfg.mtu - 1) / r->cfg.mtu;
 	return (uint64_t)((double)pkts * (double)r->o->agg_size /
 			  (double)npkts);
+}
+
+/* Payload bytes bisection victim @vi's NIC has received so far (by
+ * packet, as agg_rx_bytes). */
+static uint64_t victim_rx_bytes(struct run *r, uint64_t vi)
+{
+	struct ssemu_nic_stats st;
+	uint64_t npkts = (r->o->victim_size + r->cfg.mtu - 1) / r->cfg.mtu;
+
+	if (ssemu_nic_stats(r->nics[r->victims[vi]], &st))
+		return 0;
+	return (uint64_t)((double)st.rx_pkts * (double)r->o->victim_size /
+			  (double)npkts);
+}
+
+/* The bandwidth victims' window opens (@open) or closes: one sample per
+ * paired victim, the Gb/s it received in the window. */
+static void victims_window(struct run *r, bool open)
+{
+	uint64_t i;
+
+	if (r->o->victim != VIC_BISECTION)
+		return;
+	for (i = 0; i < r->nv; i++) {
+		if (r->vpart[i] == NO_PARTNER)
+			continue;
+		if (open)
+			r->v_rx0[i] = victim_rx_bytes(r, i);
+		else
+			ssemu_samples_add(&r->res->lat,
+				(double)(victim_rx_bytes(r, i) - r->v_rx0[i]) *
+				8.0 / r->res->window_ns);
+	}
 }
 
 static int run_once(struct run *r)
@@ -975,15 +1220,25 @@ static int run_once(struct run *r)
 			if (ret)
 				return ret;
 		}
-		if (t >= warm) {
+		if (o->victim == VIC_BISECTION) {
+			/* a rate: streaming from the start, so that the
+			 * window sees it steady */
+			ret = victims_step(r, t, t < end);
+			if (ret)
+				return ret;
+		} else if (t >= warm) {
 			ret = victims_step(r, t, measuring);
 			if (ret)
 				return ret;
 		}
-		if (t == warm)
+		if (t == warm) {
 			rx0 = agg_rx_bytes(r);
-		if (t == end)
+			victims_window(r, true);
+		}
+		if (t == end) {
 			r->res->agg_bytes = agg_rx_bytes(r) - rx0;
+			victims_window(r, false);
+		}
 		if (t >= end && !victims_busy(r))
 			break;
 		if (t >= limit) {
@@ -994,6 +1249,17 @@ static int run_once(struct run *r)
 					    (double)(t - r->ar_start) /
 					    SSEMU_PS_PER_NS);
 				r->res->unfinished++;
+			} else if (o->victim == VIC_PINGPONG) {
+				/* the message in flight, or the answer due
+				 * since the ping came in */
+				for (i = 0; i < r->nv; i++) {
+					if (r->pp_state[i] == PP_IDLE)
+						continue;
+					ssemu_samples_add(&r->res->lat,
+						    (double)(t - r->pp_posted[i]) /
+						    SSEMU_PS_PER_NS);
+					r->res->unfinished++;
+				}
 			} else {
 				for (i = 0; i < r->nv; i++) {
 					if (!r->waiting[i])
@@ -1025,6 +1291,8 @@ static void summarize(struct result *res)
 	res->p50 = ssemu_samples_pct(&res->lat, 50);
 	res->p99 = ssemu_samples_pct(&res->lat, 99);
 	res->max = res->lat.n ? res->lat.v[res->lat.n - 1] : 0;
+	res->p1 = ssemu_samples_pct(&res->lat, 1);
+	res->min = res->lat.n ? res->lat.v[0] : 0;
 	res->agg_gbps = window_ns > 0 ? (double)res->agg_bytes * 8.0 /
 					window_ns : 0;
 }
@@ -1088,6 +1356,22 @@ static double ratio(double a, double b)
 	return b > 0 ? a / b : 0;
 }
 
+/* Bandwidth alone over congested: a victim starved to nothing in the
+ * congested run is an infinite impact, not none. */
+static double bw_ratio(double alone, double with)
+{
+	return with > 0 ? alone / with : alone > 0 ? INFINITY : 0;
+}
+
+/* An impact for JSON, which has no infinity. */
+static void json_impact(double v)
+{
+	if (isinf(v))
+		printf("null");
+	else
+		printf("%.3f", v);
+}
+
 static void report(const struct imp_opts *o, const struct run *info,
 		   const struct result *alone, const struct result *with)
 {
@@ -1098,8 +1382,10 @@ static void report(const struct imp_opts *o, const struct run *info,
 	const char *preset = c->preset[0] ? c->preset : "(file)";
 	char note[64];
 	uint64_t vn = o->victim == VIC_ALLREDUCE ? info->p : info->nv;
+	uint64_t paired = info->na & ~1ULL;	/* bisection: the odd one idles */
 	uint64_t senders = o->aggressor == AGG_ALLTOALL ||
 			   o->aggressor == AGG_PAIRWISE ? info->na :
+			   o->aggressor == AGG_BISECTION ? paired :
 			   info->na - SSEMU_MIN(o->incast_targets, info->na);
 	const char *unit = o->victim == VIC_ALLREDUCE ? "allreduce" :
 							 "message";
@@ -1107,9 +1393,18 @@ static void report(const struct imp_opts *o, const struct run *info,
 	 * the incast targets' */
 	uint64_t sinks = o->aggressor == AGG_INCAST ||
 			 o->aggressor == AGG_BURSTY ?
-			 SSEMU_MIN(o->incast_targets, info->na) : info->na;
+			 SSEMU_MIN(o->incast_targets, info->na) :
+			 o->aggressor == AGG_BISECTION ? paired : info->na;
 	double link_pct = sinks ? 100.0 * with->agg_gbps * 1e9 /
 				  ((double)sinks * (double)c->edge.rate_bps) : 0;
+	/* a bandwidth victim's impact is inverted, as GPCNeT's: alone over
+	 * congested, on the mean and on the worst 1% */
+	bool bw = o->victim == VIC_BISECTION;
+	double imp_mean = bw ? bw_ratio(alone->mean, with->mean) :
+			       ratio(with->mean, alone->mean);
+	double imp_tail = bw ? bw_ratio(alone->p1, with->p1) :
+			       ratio(with->p99, alone->p99);
+	uint64_t vsize = bw ? o->victim_size : 8;
 
 	if (o->json) {
 		printf("{\"fabric\": {\"preset\": \"%s\", \"groups\": %u, "
@@ -1123,8 +1418,8 @@ static void report(const struct imp_opts *o, const struct run *info,
 		       c->topo.local_links_per_pair, info->n, c->routing,
 		       c->cc, c->arb, c->seed);
 		printf(" \"victim\": {\"pattern\": \"%s\", \"endpoints\": %"
-		       PRIu64 ", \"tclass\": \"%s\"},\n",
-		       victim_names[o->victim], vn, c->tclass[tv].name);
+		       PRIu64 ", \"size\": %" PRIu64 ", \"tclass\": \"%s\"},\n",
+		       victim_names[o->victim], vn, vsize, c->tclass[tv].name);
 		printf(" \"aggressor\": {\"pattern\": \"%s\", \"endpoints\": %"
 		       PRIu64 ", \"senders\": %" PRIu64 ", \"tclass\": \"%s\", "
 		       "\"size\": %" PRIu64 "},\n",
@@ -1134,21 +1429,31 @@ static void report(const struct imp_opts *o, const struct run *info,
 		printf(" \"allocation\": \"%s\", \"time_us\": %.3f, "
 		       "\"warmup_us\": %.3f,\n",
 		       alloc_names[o->alloc], o->time_us, o->warmup_us);
-		printf(" \"alone\": {\"samples\": %zu, \"cut_off\": %" PRIu64
-		       ", \"mean_ns\": %.1f, \"p50_ns\": %.1f, \"p99_ns\": "
-		       "%.1f, \"max_ns\": %.1f},\n",
-		       alone->lat.n, alone->unfinished, alone->mean, alone->p50,
-		       alone->p99, alone->max);
-		printf(" \"congested\": {\"samples\": %zu, \"cut_off\": %" PRIu64
-		       ", \"mean_ns\": %.1f, \"p50_ns\": %.1f, \"p99_ns\": "
-		       "%.1f, \"max_ns\": %.1f},\n",
-		       with->lat.n, with->unfinished, with->mean, with->p50,
-		       with->p99, with->max);
+		for (int k = 0; k < 2; k++) {
+			const struct result *x = k ? with : alone;
+
+			if (bw)
+				printf(" \"%s\": {\"samples\": %zu, \"messages\": "
+				       "%" PRIu64 ", \"mean_gbps\": %.3f, "
+				       "\"p1_gbps\": %.3f, \"min_gbps\": %.3f},\n",
+				       k ? "congested" : "alone", x->lat.n,
+				       x->vmsgs, x->mean, x->p1, x->min);
+			else
+				printf(" \"%s\": {\"samples\": %zu, \"cut_off\": "
+				       "%" PRIu64 ", \"mean_ns\": %.1f, "
+				       "\"p50_ns\": %.1f, \"p99_ns\": %.1f, "
+				       "\"max_ns\": %.1f},\n",
+				       k ? "congested" : "alone", x->lat.n,
+				       x->unfinished, x->mean, x->p50, x->p99,
+				       x->max);
+		}
 		printf(" \"aggressor_gbps\": %.3f,\n", with->agg_gbps);
 		printf(" \"aggressor_link_pct\": %.1f,\n", link_pct);
-		printf(" \"impact\": {\"mean\": %.3f, \"p99\": %.3f}}\n",
-		       ratio(with->mean, alone->mean),
-		       ratio(with->p99, alone->p99));
+		printf(" \"impact\": {\"mean\": ");
+		json_impact(imp_mean);
+		printf(", \"p99\": ");
+		json_impact(imp_tail);
+		printf("}}\n");
 		return;
 	}
 	printf("fabric: preset %s, %u groups x %u switches x %u endpoints%s, "
@@ -1158,8 +1463,14 @@ static void report(const struct imp_opts *o, const struct run *info,
 	       ssemu_cli_links_note(c, note, sizeof(note)), info->n);
 	printf("policies: routing %s, congestion control %s, arbitration %s, "
 	       "seed %" PRIu64 "\n", c->routing, c->cc, c->arb, c->seed);
-	printf("victim: %s on %" PRIu64 " endpoints, 8 B, class %s\n",
-	       victim_names[o->victim], vn, c->tclass[tv].name);
+	printf("victim: %s on %" PRIu64 " endpoints", victim_names[o->victim],
+	       vn);
+	if (victim_pairs(o->victim))
+		printf(" (%" PRIu64 " pairs)", vn / 2);
+	printf(", %" PRIu64 " B", vsize);
+	if (bw)
+		printf(", %" PRIu64 " in flight", o->victim_window);
+	printf(", class %s\n", c->tclass[tv].name);
 	printf("aggressor: %s on %" PRIu64 " endpoints (%" PRIu64
 	       " sending), %" PRIu64 " B, class %s",
 	       agg_names[o->aggressor], info->na,
@@ -1176,20 +1487,28 @@ static void report(const struct imp_opts *o, const struct run *info,
 	printf("allocation: %s; time %.3f us after %.3f us warm-up, drain "
 	       "at most %.3f us\n", alloc_names[o->alloc], o->time_us,
 	       o->warmup_us, o->drain_us);
-	printf("alone:     %zu %ss (%" PRIu64 " cut off), latency_ns mean %.1f "
-	       "p50 %.1f p99 %.1f max %.1f\n", alone->lat.n, unit,
-	       alone->unfinished, alone->mean, alone->p50, alone->p99,
-	       alone->max);
-	printf("congested: %zu %ss (%" PRIu64 " cut off), latency_ns mean %.1f "
-	       "p50 %.1f p99 %.1f max %.1f\n", with->lat.n, unit,
-	       with->unfinished, with->mean, with->p50, with->p99, with->max);
+	for (int k = 0; k < 2; k++) {
+		const struct result *x = k ? with : alone;
+		const char *what = k ? "congested:" : "alone:    ";
+
+		if (bw)
+			printf("%s %zu endpoints, %" PRIu64 " messages in, "
+			       "bandwidth_gbps mean %.3f p1 %.3f min %.3f\n",
+			       what, x->lat.n, x->vmsgs, x->mean, x->p1,
+			       x->min);
+		else
+			printf("%s %zu %ss (%" PRIu64 " cut off), latency_ns "
+			       "mean %.1f p50 %.1f p99 %.1f max %.1f\n", what,
+			       x->lat.n, unit, x->unfinished, x->mean, x->p50,
+			       x->p99, x->max);
+	}
 	printf("aggressor_bandwidth: %.3f Gb/s delivered (%" PRIu64
 	       " messages)\n", with->agg_gbps, with->agg_msgs);
 	if (o->aggressor != AGG_NONE)
 		printf("aggressor_link_pct: %.1f (of %" PRIu64 " receiving "
 		       "endpoints' links)\n", link_pct, sinks);
-	printf("congestion_impact: mean %.3f p99 %.3f\n",
-	       ratio(with->mean, alone->mean), ratio(with->p99, alone->p99));
+	printf("congestion_impact: mean %.3f p99 %.3f%s\n", imp_mean, imp_tail,
+	       bw ? " (bandwidth alone / congested; p99: the worst 1%)" : "");
 }
 
 int ssemu_cmd_impact(int argc, char **argv)
