@@ -23,6 +23,8 @@
 
 #include <slingshot_emu/ssemu.h>
 
+#include "ssemu_topo.h"
+
 /* ------------------------------------------------------------------ */
 /* Presets and validation                                               */
 /* ------------------------------------------------------------------ */
@@ -811,6 +813,199 @@ static void test_config_file_class_policy(void **state)
 			 -EINVAL);
 }
 
+/*
+ * Bad configuration files get a clear error and lose nothing, whatever is
+ * wrong with them: a seeded run of mutations of a file that sets every
+ * section (a token replaced by an extreme or a wrong-typed value, a
+ * character dropped, inserted or replaced, a line doubled, the file cut
+ * short).  Each load either succeeds with a configuration that validates
+ * and whose topology builds, or fails with -EINVAL, a "path:" message and
+ * the output untouched.  Never a crash.
+ */
+static const char mut_base[] =
+	"preset = \"malbec\";\n"
+	"topology = { groups = 4; switches_per_group = 8;\n"
+	"  endpoints_per_switch = 16; globals_per_switch = 4;\n"
+	"  local_links_per_pair = 2; };\n"
+	"links = { edge = { rate_gbps = 200.0; delay_ns = 5.0; };\n"
+	"  local = { rate_gbps = 200.0; delay_ns = 10.0; };\n"
+	"  global = { rate_gbps = 100.0; delay_ns = 150.0; }; };\n"
+	"mtu = 2048;\n"
+	"packet_overhead = 64;\n"
+	"port_buffer_packets = 32;\n"
+	"switch_latency = { mean_ns = 350.0; sd_ns = 15.0;\n"
+	"  min_ns = 300.0; max_ns = 400.0; };\n"
+	"nic_window = 64;\n"
+	"traffic_classes = (\n"
+	"  { name = \"DEDICATED_ACCESS\"; priority = 1; min_pct = 50; },\n"
+	"  { name = \"LOW_LATENCY\"; priority = 2; min_pct = 15;\n"
+	"    max_pct = 30; allowed = false; },\n"
+	"  { name = \"BULK_DATA\"; priority = 1; min_pct = 15;\n"
+	"    ordered = true; lossy = true; route_bias = 2; },\n"
+	"  { name = \"BEST_EFFORT\"; priority = 1; min_pct = 10; }\n"
+	");\n"
+	"default_tclass = \"BEST_EFFORT\";\n"
+	"tclass_denied = \"warn\";\n"
+	"routing = \"adaptive\";\n"
+	"congestion_control = \"endpoint-pair\";\n"
+	"arbitration = \"shares\";\n"
+	"seed = 42;\n"
+	"clock = \"realtime\";\n"
+	"dilation = 2.5;\n"
+	"resources = { max_nics = 8; max_switches = 32; eps_per_nic = 2;\n"
+	"  msgs_per_ep = 64; bufs_per_ep = 4; buf_size = 65536;\n"
+	"  max_pkts = 4096; max_events = 65536; };\n"
+	"telemetry = { interval_us = 10.0; samples = 64; };\n";
+
+static const char *const mut_values[] = {
+	"0", "-1", "1", "63", "64", "65", "65535", "65536", "4294967295",
+	"4294967296", "18446744073709551615", "9223372036854775807L",
+	"-9223372036854775808L", "0.0", "-0.5", "1e308", "-1e308", "1e-308",
+	"\"\"", "\"x\"", "\"LOW_LATENCY\"", "true", "false", "( )", "[ ]",
+	"{ }", "( { } )", "0x7fffffff", "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
+};
+
+/* Replace the @k-th token of numbers, strings or words in @in. */
+static void mut_replace_token(const char *in, char *out, size_t outlen,
+			      uint64_t k, const char *with)
+{
+	size_t n = strlen(in), i = 0, o = 0, start, ntok = 0, pick;
+
+	/* count the tokens first, then replace number k mod count */
+	for (i = 0; i < n;) {
+		if (in[i] == '"') {
+			for (i++; i < n && in[i] != '"'; i++)
+				;
+			i++;
+			ntok++;
+		} else if (strchr("0123456789.-abcdefghijklmnopqrstuvwxyz"
+				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ_", in[i])) {
+			while (i < n && strchr("0123456789.-+abcdefghijklmnopqr"
+					       "stuvwxyzABCDEFGHIJKLMNOPQRSTUVW"
+					       "XYZ_", in[i]))
+				i++;
+			ntok++;
+		} else {
+			i++;
+		}
+	}
+	pick = ntok ? k % ntok : 0;
+	ntok = 0;
+	for (i = 0; i < n && o + 1 < outlen;) {
+		start = i;
+		if (in[i] == '"') {
+			for (i++; i < n && in[i] != '"'; i++)
+				;
+			if (i < n)
+				i++;
+		} else if (strchr("0123456789.-abcdefghijklmnopqrstuvwxyz"
+				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ_", in[i])) {
+			while (i < n && strchr("0123456789.-+abcdefghijklmnopqr"
+					       "stuvwxyzABCDEFGHIJKLMNOPQRSTUVW"
+					       "XYZ_", in[i]))
+				i++;
+		} else {
+			out[o++] = in[i++];
+			continue;
+		}
+		if (ntok++ == pick)
+			o += (size_t)snprintf(out + o, outlen - o, "%s", with);
+		else
+			o += (size_t)snprintf(out + o, outlen - o, "%.*s",
+					      (int)(i - start), in + start);
+		if (o >= outlen)
+			o = outlen - 1;
+	}
+	out[o] = '\0';
+}
+
+static uint64_t mut_rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void test_config_file_mutations(void **state)
+{
+	static char text[8192];
+	uint64_t rng = 0x5eed5eedULL, r;
+	unsigned i, ok = 0, refused = 0;
+	size_t n, at;
+	struct cfile f;
+	char err[256];
+
+	load_text(&f, mut_base);
+	if (f.ret)
+		fail_msg("the base file is refused: %s", f.err);
+	for (i = 0; i < 3000; i++) {
+		r = mut_rng(&rng);
+		n = strlen(mut_base);
+		at = (size_t)(mut_rng(&rng) % n);
+		switch (r % 6) {
+		case 0:
+		case 1:	/* a token becomes something else */
+			mut_replace_token(mut_base, text, sizeof(text),
+					  mut_rng(&rng),
+					  mut_values[mut_rng(&rng) %
+						     (sizeof(mut_values) /
+						      sizeof(mut_values[0]))]);
+			break;
+		case 2:	/* a character dropped */
+			memcpy(text, mut_base, at);
+			memcpy(text + at, mut_base + at + 1, n - at);
+			break;
+		case 3:	/* a character inserted or replaced */
+			memcpy(text, mut_base, n + 1);
+			text[at] = "{}();=\",.-0\n#x\\@"[mut_rng(&rng) % 16];
+			break;
+		case 4: {	/* a line given twice */
+			const char *nl = strchr(mut_base + at, '\n');
+			size_t end = nl ? (size_t)(nl - mut_base) + 1 : n;
+			size_t bol = at;
+
+			while (bol > 0 && mut_base[bol - 1] != '\n')
+				bol--;
+			memcpy(text, mut_base, end);
+			memcpy(text + end, mut_base + bol, end - bol);
+			memcpy(text + end + (end - bol), mut_base + end,
+			       n - end + 1);
+			break;
+		}
+		default:	/* cut short */
+			memcpy(text, mut_base, at);
+			text[at] = '\0';
+			break;
+		}
+		load_text(&f, text);
+		if (f.ret == 0) {
+			struct ssemu_topo t;
+
+			ok++;
+			if (ssemu_config_validate(&f.cfg, err, sizeof(err)))
+				fail_msg("mutation %u loads but does not "
+					 "validate: %s\n%s", i, err, text);
+			if (ssemu_topo_init(&t, &f.cfg.topo, err, sizeof(err)))
+				fail_msg("mutation %u loads but its topology "
+					 "fails: %s\n%s", i, err, text);
+			continue;
+		}
+		refused++;
+		if (f.ret != -EINVAL || !f.err[0] ||
+		    strncmp(f.err, f.path, strlen(f.path)) ||
+		    !cfg_untouched(&f.cfg))
+			fail_msg("mutation %u: ret %d, message '%s', output %s"
+				 "\n%s", i, f.ret, f.err,
+				 cfg_untouched(&f.cfg) ? "untouched" :
+							 "changed", text);
+	}
+	/* both outcomes were exercised */
+	print_message("%u mutations loaded, %u refused\n", ok, refused);
+	assert_true(ok > 100 && refused > 1000);
+}
+
 static void test_config_file_syntax_error(void **state)
 {
 	struct cfile f;
@@ -894,6 +1089,7 @@ int main(void)
 		cmocka_unit_test(test_config_file_traffic_classes),
 		cmocka_unit_test(test_config_file_class_policy),
 		cmocka_unit_test(test_config_file_syntax_error),
+		cmocka_unit_test(test_config_file_mutations),
 		cmocka_unit_test(test_config_file_missing),
 		cmocka_unit_test(test_config_file_hash_matches_api),
 	};
