@@ -89,6 +89,9 @@ struct result {
 	uint64_t vmsgs;			/* bandwidth victim: messages in */
 	uint64_t agg_bytes;	/* aggressor bytes delivered in the window */
 	uint64_t agg_msgs;
+	struct ssemu_samples agg_lat;	/* us, aggressor messages delivered
+					 * in the window, post to arrival */
+	double agg_mean, agg_p50, agg_p99;
 	double agg_gbps;
 	ssemu_time_t end;	/* model time the run stopped */
 	double window_ns;	/* the measured window */
@@ -818,8 +821,12 @@ static void on_recv(struct run *r, uint64_t port, const struct ssemu_event *ev)
 	int64_t vi;
 
 	if (kind == KIND_AGG) {
-		if (ev->time >= r->win_start && ev->time < r->win_end)
+		if (ev->time >= r->win_start && ev->time < r->win_end) {
 			r->res->agg_msgs++;
+			ssemu_samples_add(&r->res->agg_lat,
+					  (double)(ev->time - ev->hdr[0]) /
+					  SSEMU_PS_PER_US);
+		}
 		if (r->o->aggressor == AGG_PAIRWISE)
 			pw_got(r, ev->hdr[3] >> 40,
 			       ev->hdr[3] & ((1ULL << 40) - 1));
@@ -1292,6 +1299,10 @@ static void summarize(struct result *res)
 	res->p99 = ssemu_samples_pct(&res->lat, 99);
 	res->max = res->lat.n ? res->lat.v[res->lat.n - 1] : 0;
 	res->p1 = ssemu_samples_pct(&res->lat, 1);
+	ssemu_samples_sort(&res->agg_lat);
+	res->agg_mean = ssemu_samples_mean(&res->agg_lat);
+	res->agg_p50 = ssemu_samples_pct(&res->agg_lat, 50);
+	res->agg_p99 = ssemu_samples_pct(&res->agg_lat, 99);
 	res->min = res->lat.n ? res->lat.v[0] : 0;
 	res->agg_gbps = window_ns > 0 ? (double)res->agg_bytes * 8.0 /
 					window_ns : 0;
@@ -1448,6 +1459,10 @@ static void report(const struct imp_opts *o, const struct run *info,
 				       x->max);
 		}
 		printf(" \"aggressor_gbps\": %.3f,\n", with->agg_gbps);
+		printf(" \"aggressor_latency_us\": {\"messages\": %zu, "
+		       "\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f},\n",
+		       with->agg_lat.n, with->agg_mean, with->agg_p50,
+		       with->agg_p99);
 		printf(" \"aggressor_link_pct\": %.1f,\n", link_pct);
 		printf(" \"impact\": {\"mean\": ");
 		json_impact(imp_mean);
@@ -1505,6 +1520,10 @@ static void report(const struct imp_opts *o, const struct run *info,
 	printf("aggressor_bandwidth: %.3f Gb/s delivered (%" PRIu64
 	       " messages)\n", with->agg_gbps, with->agg_msgs);
 	if (o->aggressor != AGG_NONE)
+		printf("aggressor_latency_us: mean %.3f p50 %.3f p99 %.3f (the "
+		       "messages delivered in the window, post to arrival)\n",
+		       with->agg_mean, with->agg_p50, with->agg_p99);
+	if (o->aggressor != AGG_NONE)
 		printf("aggressor_link_pct: %.1f (of %" PRIu64 " receiving "
 		       "endpoints' links)\n", link_pct, sinks);
 	printf("congestion_impact: mean %.3f p99 %.3f%s\n", imp_mean, imp_tail,
@@ -1546,6 +1565,8 @@ int ssemu_cmd_impact(int argc, char **argv)
 		report(&o, &info, &alone, &with);
 	ssemu_samples_free(&alone.lat);
 	ssemu_samples_free(&with.lat);
+	ssemu_samples_free(&alone.agg_lat);
+	ssemu_samples_free(&with.agg_lat);
 	if (ret == -EINVAL)
 		return 2;
 	return ret ? 1 : 0;
