@@ -4,7 +4,8 @@
  * fabric.  The endpoints are split into victims and aggressors; the victims
  * run a closed-loop latency pattern (random ring, an 8-byte recursive-
  * doubling allreduce, or ping-pong pairs) or a bandwidth pattern (random
- * pairs streaming both ways, a window of messages in flight), first alone
+ * pairs streaming both ways, or each victim streaming to its two ring
+ * neighbours, a window of messages in flight), first alone
  * and then with the aggressors streaming at full rate (incast, all-to-all,
  * MPI_Alltoall's pairwise exchange, bursty incast, bisection pairs).
  * Congestion impact is the victim's latency with aggressors divided by its
@@ -34,7 +35,8 @@
 #include "ssemu_samples.h"
 
 enum victim_pat {
-	VIC_RING, VIC_ALLREDUCE, VIC_PINGPONG, VIC_BISECTION, VIC_COUNT
+	VIC_RING, VIC_ALLREDUCE, VIC_PINGPONG, VIC_BISECTION, VIC_RINGBW,
+	VIC_COUNT
 };
 enum agg_pat {
 	AGG_INCAST, AGG_ALLTOALL, AGG_PAIRWISE, AGG_BURSTY, AGG_NONE,
@@ -45,6 +47,7 @@ enum alloc { ALLOC_LINEAR, ALLOC_INTERLEAVED, ALLOC_RANDOM, ALLOC_COUNT };
 static const char *const victim_names[] = {
 	[VIC_RING] = "ring", [VIC_ALLREDUCE] = "allreduce",
 	[VIC_PINGPONG] = "pingpong", [VIC_BISECTION] = "bisection",
+	[VIC_RINGBW] = "ringbw",
 };
 static const char *const agg_names[] = {
 	[AGG_INCAST] = "incast", [AGG_ALLTOALL] = "alltoall",
@@ -174,10 +177,13 @@ static void usage_impact(FILE *f)
 		"  --config FILE        fabric configuration file instead\n"
 		SSEMU_CLI_POLICY_HELP
 		"  --endpoints N        use the first N endpoint ports (default all)\n"
-		"  --victim P           ring | allreduce | pingpong | bisection\n"
-		"                       (default ring; pingpong: 8 B between\n"
-		"                       random pairs; bisection: random pairs\n"
-		"                       streaming both ways, a bandwidth victim)\n"
+		"  --victim P           ring | allreduce | pingpong | bisection |\n"
+		"                       ringbw (default ring; pingpong: 8 B\n"
+		"                       between random pairs; bandwidth\n"
+		"                       victims: bisection, random pairs\n"
+		"                       streaming both ways; ringbw, GPCNeT's\n"
+		"                       RR two-sided BW, each streaming to its\n"
+		"                       two random-ring neighbours in turn)\n"
 		"  --aggressor P        incast | alltoall | pairwise | bursty |\n"
 		"                       bisection | none (alltoall: random\n"
 		"                       destinations, as many messages as the\n"
@@ -189,10 +195,10 @@ static void usage_impact(FILE *f)
 		"                       (default 0.1)\n"
 		"  --allocation A       linear | interleaved | random (default linear)\n"
 		"  --agg-size BYTES     aggressor message size (default 65536)\n"
-		"  --victim-size BYTES  bisection victim message size\n"
+		"  --victim-size BYTES  bandwidth victim message size\n"
 		"                       (default 131072, GPCNeT's)\n"
-		"  --victim-window N    bisection victim messages in flight\n"
-		"                       per endpoint (default 8, GPCNeT's)\n"
+		"  --victim-window N    bandwidth victim messages in flight\n"
+		"                       per endpoint (default 8)\n"
 		"  --incast-targets K   incast/bursty targets (default 1)\n"
 		"  --agg-ppn N          pairwise: MPI ranks per aggressor\n"
 		"                       endpoint (default 1); pairs on one\n"
@@ -535,10 +541,16 @@ static bool victim_pairs(enum victim_pat v)
 	return v == VIC_PINGPONG || v == VIC_BISECTION;
 }
 
+/* A bandwidth victim: measured by the rate it receives, not by latency. */
+static bool victim_bw(enum victim_pat v)
+{
+	return v == VIC_BISECTION || v == VIC_RINGBW;
+}
+
 /* Bytes of the largest message either side sends. */
 static uint64_t max_msg(const struct imp_opts *o)
 {
-	return o->victim == VIC_BISECTION ?
+	return victim_bw(o->victim) ?
 		       SSEMU_MAX(o->agg_size, o->victim_size) : o->agg_size;
 }
 
@@ -1019,28 +1031,32 @@ static int pingpong_step(struct run *r, ssemu_time_t now, bool start_new)
 	return 0;
 }
 
-/* Bisection pairs: each side keeps --victim-window messages in flight to
- * the other until the window ends. */
-static int bisection_step(struct run *r, bool start_new)
+/* Bandwidth victims keep --victim-window messages in flight until the
+ * window ends: a bisection pair to each other, a ring victim to its two
+ * neighbours in turn. */
+static int bw_step(struct run *r, bool start_new)
 {
-	uint64_t i, src;
+	bool ring = r->o->victim == VIC_RINGBW;
+	uint64_t i, src, dst;
 	int ret;
 
 	if (!start_new)
 		return 0;
 	for (i = 0; i < r->nv; i++) {
-		if (r->vpart[i] == NO_PARTNER)
+		if (!ring && r->vpart[i] == NO_PARTNER)
 			continue;
 		src = r->victims[i];
 		while (r->outstanding[src] < r->o->victim_window) {
-			ret = post(r, src, r->victims[r->vpart[i]],
-				   r->o->victim_size, r->o->tc_victim,
-				   KIND_BW, 0, src);
+			dst = !ring ? r->vpart[i] :
+			      r->ring_sent[i] ? r->pred[i] : r->succ[i];
+			ret = post(r, src, r->victims[dst], r->o->victim_size,
+				   r->o->tc_victim, KIND_BW, 0, src);
 			if (ret == -EAGAIN)
 				break;
 			if (ret)
 				return ret;
 			r->outstanding[src]++;
+			r->ring_sent[i] ^= 1;	/* ringbw: the other side next */
 		}
 	}
 	return 0;
@@ -1053,8 +1069,8 @@ static int victims_step(struct run *r, ssemu_time_t now, bool start_new)
 
 	if (r->o->victim == VIC_PINGPONG)
 		return pingpong_step(r, now, start_new);
-	if (r->o->victim == VIC_BISECTION)
-		return bisection_step(r, start_new);
+	if (victim_bw(r->o->victim))
+		return bw_step(r, start_new);
 
 	if (r->o->victim == VIC_RING) {
 		/* Once time is up, every victim still completes the last
@@ -1142,7 +1158,7 @@ static bool victims_busy(const struct run *r)
 
 	if (r->o->victim == VIC_ALLREDUCE)
 		return r->ar_active;
-	if (r->o->victim == VIC_BISECTION)
+	if (victim_bw(r->o->victim))
 		return false;	/* a rate: nothing to finish */
 	for (i = 0; i < r->nv; i++)
 		if (r->waiting[i] || r->pp_state[i] != PP_IDLE)
@@ -1167,7 +1183,7 @@ static uint64_t agg_rx_bytes(struct run *r)
 			  (double)npkts);
 }
 
-/* Payload bytes bisection victim @vi's NIC has received so far (by
+/* Payload bytes bandwidth victim @vi's NIC has received so far (by
  * packet, as agg_rx_bytes). */
 static uint64_t victim_rx_bytes(struct run *r, uint64_t vi)
 {
@@ -1186,10 +1202,10 @@ static void victims_window(struct run *r, bool open)
 {
 	uint64_t i;
 
-	if (r->o->victim != VIC_BISECTION)
+	if (!victim_bw(r->o->victim))
 		return;
 	for (i = 0; i < r->nv; i++) {
-		if (r->vpart[i] == NO_PARTNER)
+		if (r->vpart && r->vpart[i] == NO_PARTNER)
 			continue;
 		if (open)
 			r->v_rx0[i] = victim_rx_bytes(r, i);
@@ -1227,7 +1243,7 @@ static int run_once(struct run *r)
 			if (ret)
 				return ret;
 		}
-		if (o->victim == VIC_BISECTION) {
+		if (victim_bw(o->victim)) {
 			/* a rate: streaming from the start, so that the
 			 * window sees it steady */
 			ret = victims_step(r, t, t < end);
@@ -1410,7 +1426,7 @@ static void report(const struct imp_opts *o, const struct run *info,
 				  ((double)sinks * (double)c->edge.rate_bps) : 0;
 	/* a bandwidth victim's impact is inverted, as GPCNeT's: alone over
 	 * congested, on the mean and on the worst 1% */
-	bool bw = o->victim == VIC_BISECTION;
+	bool bw = victim_bw(o->victim);
 	double imp_mean = bw ? bw_ratio(alone->mean, with->mean) :
 			       ratio(with->mean, alone->mean);
 	double imp_tail = bw ? bw_ratio(alone->p1, with->p1) :

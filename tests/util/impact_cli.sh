@@ -3,8 +3,8 @@
 #
 # slingshot-emu impact's victim and aggressor patterns from the outside,
 # on fabrics small enough to know the answer: a ping-pong through one
-# switch takes one switch's latency each way; a bisection pair streams at
-# the link's payload rate; with no aggressor the congested run is the
+# switch takes one switch's latency each way; a bisection pair, or a ring
+# victim fed by both neighbours, receives at the link's payload rate; with no aggressor the congested run is the
 # alone run, so the impact is exactly 1; sharing the one link between two
 # switches with bisection aggressors costs bandwidth victims bandwidth,
 # and the impact is inverted (alone over congested) so it shows as > 1;
@@ -63,6 +63,15 @@ check "bisection alone: mean $m Gb/s in [185, 194]" between "$m" 185 194
 check "bisection alone: every pair $lo Gb/s >= 185" between "$lo" 185 194
 check "bisection with no aggressor: impact 1" \
 	grep -q '^congestion_impact: mean 1.000 p99 1.000 ' "$tmp/bw.txt"
+
+# GPCNeT's ring bandwidth on one switch: each victim receives from both its
+# ring neighbours, together at the link's payload rate.
+imp --preset switch --victim ringbw --victim-frac 0.5 --aggressor none \
+	> "$tmp/rbw.txt" || { echo "FAIL: ringbw run"; exit 1; }
+m=$(field "$tmp/rbw.txt" alone: mean)
+lo=$(field "$tmp/rbw.txt" alone: min)
+check "ringbw alone: mean $m Gb/s in [185, 194]" between "$m" 185 194
+check "ringbw alone: every victim $lo Gb/s >= 185" between "$lo" 185 194
 
 # Bisection aggressors on one switch fill their links.
 imp --preset switch --victim ring --victim-frac 0.25 --aggressor bisection \
