@@ -866,54 +866,45 @@ static const char *const mut_values[] = {
 	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
 };
 
-/* Replace the @k-th token of numbers, strings or words in @in. */
+#define MUT_WORD "0123456789.-+abcdefghijklmnopqrstuvwxyz" \
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZ_"
+
+/* The end of the token (a string, or a number or word) starting at @i
+ * of @in (@n long), or @i if none starts there. */
+static size_t mut_token_end(const char *in, size_t n, size_t i)
+{
+	if (in[i] == '"') {
+		for (i++; i < n && in[i] != '"'; i++)
+			;
+		return i < n ? i + 1 : n;
+	}
+	while (i < n && strchr(MUT_WORD, in[i]))
+		i++;
+	return i;
+}
+
+/* Replace token k (mod their number) of @in by @with. */
 static void mut_replace_token(const char *in, char *out, size_t outlen,
 			      uint64_t k, const char *with)
 {
-	size_t n = strlen(in), i = 0, o = 0, start, ntok = 0, pick;
+	size_t n = strlen(in), i, e, o = 0, ntok = 0, pick;
 
-	/* count the tokens first, then replace number k mod count */
-	for (i = 0; i < n;) {
-		if (in[i] == '"') {
-			for (i++; i < n && in[i] != '"'; i++)
-				;
-			i++;
+	for (i = 0; i < n; i = e > i ? e : i + 1)
+		if ((e = mut_token_end(in, n, i)) > i)
 			ntok++;
-		} else if (strchr("0123456789.-abcdefghijklmnopqrstuvwxyz"
-				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ_", in[i])) {
-			while (i < n && strchr("0123456789.-+abcdefghijklmnopqr"
-					       "stuvwxyzABCDEFGHIJKLMNOPQRSTUVW"
-					       "XYZ_", in[i]))
-				i++;
-			ntok++;
-		} else {
-			i++;
-		}
-	}
 	pick = ntok ? k % ntok : 0;
 	ntok = 0;
-	for (i = 0; i < n && o + 1 < outlen;) {
-		start = i;
-		if (in[i] == '"') {
-			for (i++; i < n && in[i] != '"'; i++)
-				;
-			if (i < n)
-				i++;
-		} else if (strchr("0123456789.-abcdefghijklmnopqrstuvwxyz"
-				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ_", in[i])) {
-			while (i < n && strchr("0123456789.-+abcdefghijklmnopqr"
-					       "stuvwxyzABCDEFGHIJKLMNOPQRSTUVW"
-					       "XYZ_", in[i]))
-				i++;
-		} else {
-			out[o++] = in[i++];
+	for (i = 0; i < n && o + 1 < outlen; i = e) {
+		e = mut_token_end(in, n, i);
+		if (e == i) {
+			out[o++] = in[e++];
 			continue;
 		}
 		if (ntok++ == pick)
 			o += (size_t)snprintf(out + o, outlen - o, "%s", with);
 		else
 			o += (size_t)snprintf(out + o, outlen - o, "%.*s",
-					      (int)(i - start), in + start);
+					      (int)(e - i), in + i);
 		if (o >= outlen)
 			o = outlen - 1;
 	}
