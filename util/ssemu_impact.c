@@ -69,8 +69,8 @@ struct imp_opts {
 	double victim_frac;
 	enum alloc alloc;
 	uint64_t agg_size;
-	uint64_t victim_size;	/* bisection victim's messages */
-	uint64_t victim_window;	/* bisection victim's messages in flight */
+	uint64_t victim_size;	/* bandwidth victims' messages */
+	uint64_t victim_window;	/* bandwidth victims' messages in flight */
 	uint64_t incast_targets;
 	uint64_t agg_ppn;
 	uint64_t burst_bytes;
@@ -144,7 +144,8 @@ struct run {
 	/* pingpong: the lower index of a pair pings, the other answers */
 	uint8_t *pp_state;	/* PP_*, per initiator */
 	ssemu_time_t *pp_posted;	/* when its message in flight left */
-	uint64_t *v_rx0;	/* bisection victim: packets in at warm-up */
+	uint64_t *v_rx0;	/* bandwidth victim: payload bytes in when the
+				 * window opened */
 	/* aggressors */
 	struct ssemu_rng rng;
 	uint64_t *agg_dest_fixed;	/* incast: target aggressor port */
@@ -1197,7 +1198,8 @@ static uint64_t victim_rx_bytes(struct run *r, uint64_t vi)
 }
 
 /* The bandwidth victims' window opens (@open) or closes: one sample per
- * paired victim, the Gb/s it received in the window. */
+ * victim (but a bisection victim left without a partner), the Gb/s it
+ * received in the window. */
 static void victims_window(struct run *r, bool open)
 {
 	uint64_t i;
