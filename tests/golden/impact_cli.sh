@@ -89,16 +89,7 @@ for ppn in 1 3; do
 	fi
 done
 
-check() {	# check DESCRIPTION COMMAND...: the command must succeed
-	desc=$1
-	shift
-	if ! "$@"; then
-		echo "FAIL: $desc"
-		fail=1
-	else
-		echo "ok: $desc"
-	fi
-}
+. "$(dirname "$0")/../util/cli_lib.sh"
 
 # the number after "FIELD " on the line starting with "KEY"
 field() {	# field FILE KEY FIELD

@@ -14,14 +14,7 @@ tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
-check() {	# check DESCRIPTION COMMAND...: the command must succeed
-	desc=$1
-	shift
-	if ! "$@"; then
-		echo "FAIL: $desc"
-		fail=1
-	fi
-}
+. "$(dirname "$0")/../util/cli_lib.sh"
 
 # A simulated run: 16 endpoints, 2048 B messages, samples every 5 us.
 "$tool" sim --preset switch --pattern uniform --load 0.4 --time 60 \

@@ -11,14 +11,7 @@ tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
-check() {	# check DESCRIPTION COMMAND...: the command must succeed
-	desc=$1
-	shift
-	if ! "$@"; then
-		echo "FAIL: $desc"
-		fail=1
-	fi
-}
+. "$(dirname "$0")/../util/cli_lib.sh"
 
 run() { "$tool" sim --preset 2group --pattern uniform --load 0.3 --time 5 "$@"; }
 
