@@ -173,6 +173,17 @@ static inline uint32_t next_vcl_at(bool edge, uint32_t vcl)
 	return vcl + 1;
 }
 
+/* The switch endpoint port @port hangs off, and (@eport) which of its
+ * ports it is: ssemu_topo_ep_switch with one 32-bit division for both. */
+static inline uint32_t edge_switch(const struct ssemu_region *r,
+				   uint32_t port, uint32_t *eport)
+{
+	uint32_t sw = port / r->topo.p;
+
+	*eport = port - sw * r->topo.p;
+	return sw;
+}
+
 /* Does port @out lead to a NIC (ssemu_topo_port_kind: the first p)? */
 static inline bool port_is_edge(const struct ssemu_region *r, uint32_t out)
 {
@@ -319,7 +330,7 @@ static inline bool pick_in_class(struct ssemu_region *r,
 		for (m = pass ? any & ~later : later; m; m &= m - 1) {
 			in = (uint32_t)__builtin_ctzll(m);
 			for (j = 0; j < nv; j++) {
-				k = nv == 1 ? 0 : (op->vc_rr + j) % nv;
+				k = (op->vc_rr + j) % nv;
 				vcl = vcls[k];
 				if (!(op->vq[vcl].inmask & (1ULL << in)))
 					continue;
@@ -394,7 +405,9 @@ arb_shares(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t out,
 	if (rv && !(rv >> (best * SSEMU_NVC) >> SSEMU_NVC) &&
 	    c->tclass[best].max_pct >= 100) {
 		if (!(rv & (rv - 1))) {
-			/* one vclass */
+			/* one vclass: pick_in_class would end up here too,
+			 * after building its per-VC arrays (1.7% of the
+			 * model's instructions) */
 			*vcl_out = (uint32_t)__builtin_ctzll(rv);
 			if (!pick_one_vcl(r, s, out, *vcl_out,
 					  op->vq[next_vcl(r, out, *vcl_out)]
@@ -1418,7 +1431,7 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	if (cc_ops[r->cc_idx].on_queue && cc_paced(pkt) &&
 	    port_is_edge(r, out))
 		cc_ops[r->cc_idx].on_queue(r, s, &s->port[out], pkt);
-	if (out < r->topo.p)	/* an edge output */
+	if (port_is_edge(r, out))
 		ssemu_tel_queue(r, pkt->tclass,
 				s->port[out].queued_tc[pkt->tclass]);
 	sw_try_send(r, inst, out);
@@ -1619,8 +1632,6 @@ static void fail_queued(struct ssemu_region *r, uint32_t mi, int32_t status)
 	complete_tx(r, mi);
 }
 
-/* What an adaptive decision sees of output @port at switch @s: packets
- * waiting for it, plus its downstream buffer in use for the class. */
 /*
  * What a packet of class @tc would wait behind among per-class queue
  * depths @q: its own class and those at its priority or above (output
@@ -1639,13 +1650,15 @@ static uint32_t waits_behind(const struct ssemu_region *r,
 	return load;
 }
 
+/* What an adaptive decision sees of output @port at switch @s: packets
+ * waiting for it, plus its downstream buffer in use for the class. */
 static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 			  uint32_t port, uint32_t tc)
 {
 	struct ssemu_swport *op = &s->port[port];
 	uint32_t load = waits_behind(r, op->queued_tc, tc), cr;
 
-	if (ssemu_topo_port_kind(&r->topo, port) != SSEMU_PORT_ENDPOINT) {
+	if (!port_is_edge(r, port)) {
 		credits_settle(op, now_of(r));
 		/* the downstream buffer's use, in full-size packets */
 		cr = op->vq[tc * SSEMU_NVC + 1].credits;
@@ -1937,6 +1950,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 	uint32_t blocked[SSEMU_INJ_LOOKAHEAD];
 	uint32_t nblocked = 0, pi, mi, prev, next, dnic, dport, chunk, k, i;
 	uint32_t allowed;
+	struct ssemu_pair *pr;
 	struct ssemu_msg *m;
 	struct ssemu_pkt *pkt;
 
@@ -1987,7 +2001,8 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			continue;	/* an earlier message to it waits */
 		allowed = SSEMU_MIN(r->config.nic_window,
 				    cc_ops[r->cc_idx].window(r, nic, dnic));
-		if (ssemu_r_pair(r, nic, dnic)->window >= allowed) {
+		pr = ssemu_r_pair(r, nic, dnic);
+		if (pr->window >= allowed) {
 			n->stats.window_stalls++;
 			goto blocked;
 		}
@@ -2006,11 +2021,10 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		pkt->win = dnic;
 		pkt->src_nic = nic;
 		pkt->src_gen = n->gen;
-		route_choose(r, nic, m, pkt, dnic,
-			     ssemu_r_pair(r, nic, dnic)->window);
+		route_choose(r, nic, m, pkt, dnic, pr->window);
 		/* the window is full now: ask for an acknowledgement at once
 		 * rather than at the next coalescing point */
-		pkt->ack_req = ++ssemu_r_pair(r, nic, dnic)->window >= allowed;
+		pkt->ack_req = ++pr->window >= allowed;
 		pkt->idx = m->sent;
 		pkt->epoch = m->epoch;
 		if (r->config.tclass[m->tclass].lossy &&
@@ -2063,9 +2077,7 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 			nic_wake(r, nic, n->cr_time[n->cr_head]);
 		return;
 	}
-	/* (the edge switch and its port: one 32-bit division) */
-	esw = n->port / r->topo.p;
-	eport = n->port - esw * r->topo.p;
+	esw = edge_switch(r, n->port, &eport);
 	s = sw_get(r, esw, &inst);
 	if (!s) {
 		lose_pkt(r, pi, -ENOSPC);
@@ -2094,17 +2106,16 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	struct ssemu_msg *m = ssemu_r_msg(r, pkt->msg);
-	uint32_t inst, esw, tc = pkt->tclass;
+	uint32_t inst, esw, eport, tc = pkt->tclass;
 	bool live;
 
 	/* The edge switch gets its credit back, whoever is (or is not) at
 	 * the port now; a packet reported straight back took no credit. */
 	if (!direct) {
-		/* (the edge switch and its port: one 32-bit division) */
-		esw = n->port / r->topo.p;
+		esw = edge_switch(r, n->port, &eport);
 		inst = ssemu_r_swmap(r)[esw];
 		if (inst != SSEMU_NONE)
-			credit_to_switch(r, inst, n->port - esw * r->topo.p,
+			credit_to_switch(r, inst, eport,
 					 tc * SSEMU_NVC, pkt_cells(pkt->bytes),
 					 now_of(r) + r->config.edge.delay);
 	}
