@@ -94,6 +94,17 @@ static void compute_layout(const struct ssemu_config *c,
 }
 
 /* Initialise a zero-filled region. */
+/* A NIC pair's congestion state as a fresh pair has it: a full window,
+ * no pause or pacing, and the first mark cuts the window at once. */
+static void pair_cc_reset(const struct ssemu_config *c, struct ssemu_pair *pr)
+{
+	pr->cwnd = c->nic_window << 8;
+	pr->pause = 0;
+	pr->gap = 0;
+	pr->slow = 0;
+	pr->cc_acked = UINT32_MAX / 2;
+}
+
 static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 		       const struct ssemu_topo *t, const struct layout *l)
 {
@@ -152,14 +163,8 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 								SSEMU_NONE;
 	r->pkt_free = 0;
 	for (i = 0; i < c->max_nics * c->max_nics; i++) {
-		struct ssemu_pair *pr = ssemu_r_pair(r, 0, i);
-
-		pr->cwnd = c->nic_window << 8;
-		pr->pause = 0;
-		pr->gap = 0;
-		pr->slow = 0;
-		pr->egq = 0;
-		pr->cc_acked = UINT32_MAX / 2; /* cut at once */
+		pair_cc_reset(c, ssemu_r_pair(r, 0, i));
+		ssemu_r_pair(r, 0, i)->egq = 0;
 	}
 	for (i = 0; i < c->max_nics; i++) {
 		struct ssemu_nic_sh *n = ssemu_r_nic(r, i);
@@ -985,16 +990,8 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	/* no stale window entries toward the new NIC either */
 	for (i = 0; i < r->config.max_nics; i++) {
 		ssemu_r_pair(r, i, slot)->window = 0;
-		ssemu_r_pair(r, i, slot)->cwnd = r->config.nic_window << 8;
-		ssemu_r_pair(r, slot, i)->cwnd = r->config.nic_window << 8;
-		ssemu_r_pair(r, i, slot)->pause = 0;
-		ssemu_r_pair(r, slot, i)->pause = 0;
-		ssemu_r_pair(r, i, slot)->gap = 0;
-		ssemu_r_pair(r, slot, i)->gap = 0;
-		ssemu_r_pair(r, i, slot)->slow = 0;
-		ssemu_r_pair(r, slot, i)->slow = 0;
-		ssemu_r_pair(r, i, slot)->cc_acked = UINT32_MAX / 2;
-		ssemu_r_pair(r, slot, i)->cc_acked = UINT32_MAX / 2;
+		pair_cc_reset(&r->config, ssemu_r_pair(r, i, slot));
+		pair_cc_reset(&r->config, ssemu_r_pair(r, slot, i));
 	}
 	n->owner_pid = getpid();
 	n->port = port;
