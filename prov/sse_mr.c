@@ -11,9 +11,22 @@
  * table belongs to the NIC, which every domain of the process shares, so
  * provider keys skip keys another domain registered there.
  *
- * FI_RMA_EVENT regions count remote accesses on counters bound with
- * fi_mr_bind; when the domain's mr_mode has FI_MR_RMA_EVENT they become
- * accessible only at fi_mr_enable, after the counters are bound.
+ * A region of several iovs is one address space, the segments one after
+ * the other: peers name byte n of it by base + n (base: the address of
+ * its first byte under FI_MR_VIRT_ADDR, else 0).  The NIC's table holds one contiguous
+ * range per key, so a remotely accessible region's segments must follow
+ * each other in memory (as fi_mr_regv callers that split one buffer
+ * have it); then the range is their union and every RMA and atomic may
+ * cross from one segment into the next.  Segments with gaps between them
+ * are refused with -FI_EINVAL for remote access (local access takes
+ * any).
+ *
+ * Counters bound with fi_mr_bind count remote accesses to the region.
+ * fi_mr(3) asks for FI_RMA_EVENT at registration only when the domain's
+ * mr_mode has FI_MR_RMA_EVENT; such regions become accessible only at
+ * fi_mr_enable, after the counters are bound, and take no bindings
+ * after it.  Without FI_MR_RMA_EVENT any region takes counters, at any
+ * time.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,6 +45,36 @@ static bool sse_mr_prov_key(const struct sse_domain *dom)
 static bool sse_mr_virt_addr(const struct sse_domain *dom)
 {
 	return dom->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC);
+}
+
+/* Does each (non-empty) segment start where the one before it ends? */
+static bool sse_mr_iov_contiguous(const struct iovec *iov, size_t count)
+{
+	uintptr_t end = 0;
+	bool first = true;
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		if (!first && (uintptr_t)iov[i].iov_base != end)
+			return false;
+		first = false;
+		end = (uintptr_t)iov[i].iov_base + iov[i].iov_len;
+	}
+	return true;
+}
+
+/* Where the region's bytes start: its first non-empty segment. */
+static void *sse_mr_start(const struct iovec *iov, size_t count)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		if (iov[i].iov_len)
+			return iov[i].iov_base;
+	}
+	return count ? iov[0].iov_base : NULL;
 }
 
 /* The region behind @key, if this domain registered it (lock held). */
@@ -93,14 +136,24 @@ static int sse_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	if (bfid->fclass != FI_CLASS_CNTR)
 		return -FI_EINVAL;
 
-	/* A counter of remote accesses to this region (FI_RMA_EVENT). */
+	/* A counter of remote accesses to this region. */
 	cntr = container_of(bfid, struct sse_cntr, cntr_fid.fid);
-	if (!(mr->flags & FI_RMA_EVENT) || cntr->domain != dom)
+	if (cntr->domain != dom) {
+		SSE_DOM_WARN(dom, "fi_mr_bind: counter of another domain\n");
 		return -FI_EINVAL;
+	}
 	if (!flags || (flags & ~SSE_MR_REMOTE))
 		return -FI_EBADFLAGS;
+	if ((dom->mr_mode & FI_MR_RMA_EVENT) && !(mr->flags & FI_RMA_EVENT)) {
+		SSE_DOM_WARN(dom, "fi_mr_bind: under FI_MR_RMA_EVENT a region takes counters only if registered with FI_RMA_EVENT\n");
+		return -FI_EINVAL;
+	}
 	pthread_mutex_lock(&dom->lock);
-	if (((flags & FI_REMOTE_READ) && mr->rread_cntr) ||
+	if ((dom->mr_mode & FI_MR_RMA_EVENT) && mr->nic_reg) {
+		SSE_DOM_WARN(dom, "fi_mr_bind: region 0x%llx is enabled: bind counters before fi_mr_enable\n",
+			     (unsigned long long)mr->mr_fid.key);
+		ret = -FI_EINVAL;
+	} else if (((flags & FI_REMOTE_READ) && mr->rread_cntr) ||
 	    ((flags & FI_REMOTE_WRITE) && mr->rwrite_cntr)) {
 		ret = -FI_EINVAL;
 	} else {
@@ -124,8 +177,8 @@ static int sse_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 static int __sse_mr_nic_reg(struct sse_domain *dom, struct sse_mr *mr)
 {
 	struct ssemu_mr_desc d = {
-		.addr = mr->iov_count ? mr->iov[0].iov_base : NULL,
-		.len = mr->iov_count ? mr->iov[0].iov_len : 0,
+		.addr = sse_mr_start(mr->iov, mr->iov_count),
+		.len = sse_iov_len(mr->iov, mr->iov_count),
 		.base = mr->base,
 		.access = ((mr->access & FI_REMOTE_READ) ? SSEMU_MR_READ : 0) |
 			  ((mr->access & FI_REMOTE_WRITE) ?
@@ -202,12 +255,15 @@ static int sse_mr_reg_iov(struct fid *fid, const struct iovec *iov,
 		return -FI_EINVAL;
 	if (flags & ~FI_RMA_EVENT)
 		return -FI_EBADFLAGS;
-	/* The NIC's table holds one contiguous range per key. */
-	if ((access & SSE_MR_REMOTE) && count > 1)
-		return -FI_EINVAL;
 	for (i = 0; i < count; i++) {
 		if (!iov[i].iov_base && iov[i].iov_len)
 			return -FI_EINVAL;
+	}
+	/* The NIC's table holds one contiguous range per key. */
+	if ((access & SSE_MR_REMOTE) && !sse_mr_iov_contiguous(iov, count)) {
+		SSE_DOM_WARN(dom, "fi_mr_regv: remote access to %zu segments with gaps between them: the NIC's table takes one contiguous range per key\n",
+			     count);
+		return -FI_EINVAL;
 	}
 
 	mr = calloc(1, sizeof(*mr));
@@ -224,8 +280,7 @@ static int sse_mr_reg_iov(struct fid *fid, const struct iovec *iov,
 	/* fi_mr_reg's offset is reserved (0); offset addressing starts at
 	 * it all the same, as other providers do. */
 	mr->base = sse_mr_virt_addr(dom) ?
-		   (uint64_t)(uintptr_t)(count ? iov[0].iov_base : NULL) :
-		   offset;
+		   (uint64_t)(uintptr_t)sse_mr_start(iov, count) : offset;
 
 	pthread_mutex_lock(&dom->lock);
 	if (sse_mr_prov_key(dom)) {

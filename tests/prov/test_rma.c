@@ -467,7 +467,7 @@ static void test_rma_cq_data(void **state)
 /* FI_RMA_EVENT: remote counters on the target endpoint and on the MR. */
 static void test_rma_remote_counters(void **state)
 {
-	struct fid_cntr *rw, *rr, *mrw;
+	struct fid_cntr *rw, *rr, *mrw, *mr2w;
 	char *tgt = calloc(1, 4096), *src = malloc(4096), back[64];
 	char tgt2[64];
 	struct fid_mr *mr, *mr2;
@@ -485,9 +485,12 @@ static void test_rma_remote_counters(void **state)
 		 FI_RMA_EVENT);
 	mr2 = reg(&t, tgt2, sizeof(tgt2), FI_REMOTE_WRITE, 0, 0);
 	assert_fi_ok(fi_mr_bind(mr, &mrw->fid, FI_REMOTE_WRITE));
-	/* only FI_RMA_EVENT regions count */
-	assert_int_equal(fi_mr_bind(mr2, &mrw->fid, FI_REMOTE_WRITE),
-			 -FI_EINVAL);
+	/* without FI_MR_RMA_EVENT a region needs no FI_RMA_EVENT flag to
+	 * take a counter (fi_mr(3)) */
+	mr2w = cntr(&t);
+	assert_fi_ok(fi_mr_bind(mr2, &mr2w->fid, FI_REMOTE_WRITE));
+	assert_int_equal(fi_mr_bind(mr2, &mr2w->fid, FI_REMOTE_WRITE),
+			 -FI_EINVAL);	/* one counter per direction */
 	assert_fi_ok(fi_mr_enable(mr));
 
 	sse_fill(src, 4096, 5);
@@ -510,6 +513,7 @@ static void test_rma_remote_counters(void **state)
 	assert_fi_ok(fi_cntr_wait(rw, 4, TMO));
 	assert_fi_ok(fi_cntr_wait(rr, 2, TMO));
 	assert_int_equal(fi_cntr_read(mrw), 3);
+	assert_int_equal(fi_cntr_read(mr2w), 1);
 	/* no remote CQ entries without CQ data */
 	sse_assert_cq_empty(&t.r, t.r.cq[1]);
 	assert_int_equal(fi_cntr_read(rw), 4);
@@ -550,7 +554,7 @@ static void test_rma_mr_enable(void **state)
 {
 	char tgt[64] = { 0 }, src[8] = { 5 };
 	struct fid_cntr *c;
-	struct fid_mr *mr;
+	struct fid_mr *mr, *mr2;
 	struct rma t;
 	int ctx;
 
@@ -569,8 +573,127 @@ static void test_rma_mr_enable(void **state)
 	wait_comp(&t, &ctx, FI_RMA | FI_WRITE);
 	assert_int_equal(tgt[0], 5);
 	assert_fi_ok(fi_cntr_wait(c, 1, TMO));
+	/* enabled: no more bindings */
+	assert_int_equal(fi_mr_bind(mr, &c->fid, FI_REMOTE_READ),
+			 -FI_EINVAL);
+	/* and a region registered without FI_RMA_EVENT takes none */
+	mr2 = reg(&t, tgt + 32, 32, FI_REMOTE_WRITE, 0, 0);
+	assert_int_equal(fi_mr_bind(mr2, &c->fid, FI_REMOTE_WRITE),
+			 -FI_EINVAL);
+	assert_fi_ok(fi_close(&mr2->fid));
 	assert_fi_ok(fi_close(&mr->fid));
 	rma_close(&t);
+}
+
+/*
+ * fi_mr_regv of adjacent segments with remote access (up to mr_iov_limit):
+ * one address space, RMA and atomics crossing from segment to segment, in
+ * virtual and offset addressing; segments with a gap are refused.
+ */
+static void mr_segments(int mr_mode)
+{
+	size_t piece = sse_test_piece();
+	/* uneven segment sizes (words stay aligned), one over a piece */
+	size_t seg[4] = { 104, piece + 16, 8, 304 };
+	size_t total = seg[0] + seg[1] + seg[2] + seg[3], off, i;
+	char *tgt = calloc(1, total + 64), *src = malloc(total),
+	     *back = malloc(total);
+	uint64_t *w, v = 5, res = 0, cmpv, base;
+	struct iovec iov[4];
+	struct fid_mr *mr;
+	struct rma t;
+	int ctx;
+
+	rma_open(&t, 0, mr_mode, 0);
+	assert_true(t.r.info->domain_attr->mr_iov_limit >= 4);
+	for (i = 0, off = 0; i < 4; off += seg[i], i++)
+		iov[i] = (struct iovec){ tgt + off, seg[i] };
+	assert_fi_ok(fi_mr_regv(t.r.domain, iov, 4,
+				FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0x77, 0,
+				&mr, NULL));
+	base = raddr(&t, tgt, tgt);
+
+	/* the whole region in one write, across all four segments */
+	sse_fill(src, total, 9);
+	POST(&t, fi_write(t.r.ep[0], src, total, NULL, t.r.addr[1], base,
+			  fi_mr_key(mr), &ctx));
+	wait_comp(&t, &ctx, FI_RMA | FI_WRITE);
+	assert_int_equal(sse_check(tgt, total, 9), -1);
+	assert_int_equal(tgt[total], 0);	/* not one byte further */
+	/* a read straddling segments 0|1 and another 1|2|3 */
+	memset(back, 0, total);
+	POST(&t, fi_read(t.r.ep[0], back, 200, NULL, t.r.addr[1], base + 50,
+			 fi_mr_key(mr), &ctx));
+	wait_comp(&t, &ctx, FI_RMA | FI_READ);
+	assert_memory_equal(back, tgt + 50, 200);
+	off = seg[0] + seg[1] - 10;
+	POST(&t, fi_read(t.r.ep[0], back, 10 + seg[2] + 20, NULL,
+			 t.r.addr[1], base + off, fi_mr_key(mr), &ctx));
+	wait_comp(&t, &ctx, FI_RMA | FI_READ);
+	assert_memory_equal(back, tgt + off, 10 + seg[2] + 20);
+	/* past the end of the last segment: refused, nothing written */
+	POST(&t, fi_write(t.r.ep[0], src, 8, NULL, t.r.addr[1],
+			  base + total - 4, fi_mr_key(mr), &ctx));
+	wait_err(&t, &ctx, FI_EACCES);
+	assert_int_equal(tgt[total], 0);
+
+	/* atomics on words in segments 1 and 3 (offsets within the region) */
+	off = seg[0] + 16;
+	w = (uint64_t *)(tgt + off);
+	*w = 10;
+	POST(&t, fi_atomic(t.r.ep[0], &v, 1, NULL, t.r.addr[1], base + off,
+			   fi_mr_key(mr), FI_UINT64, FI_SUM, &ctx));
+	wait_comp(&t, &ctx, FI_ATOMIC | FI_WRITE);
+	assert_int_equal(*w, 15);
+	off = seg[0] + seg[1] + seg[2] + 8;
+	w = (uint64_t *)(tgt + off);
+	memcpy(w, &(uint64_t){ 41 }, 8);
+	POST(&t, fi_fetch_atomic(t.r.ep[0], &v, 1, NULL, &res, NULL,
+				 t.r.addr[1], base + off, fi_mr_key(mr),
+				 FI_UINT64, FI_SUM, &ctx));
+	wait_comp(&t, &ctx, FI_ATOMIC | FI_READ);
+	assert_int_equal(res, 41);
+	cmpv = 46;
+	v = 99;
+	POST(&t, fi_compare_atomic(t.r.ep[0], &v, 1, NULL, &cmpv, NULL, &res,
+				   NULL, t.r.addr[1], base + off,
+				   fi_mr_key(mr), FI_UINT64, FI_CSWAP, &ctx));
+	wait_comp(&t, &ctx, FI_ATOMIC | FI_READ);
+	assert_int_equal(res, 46);
+	memcpy(&res, w, 8);
+	assert_int_equal(res, 99);
+	assert_fi_ok(fi_close(&mr->fid));
+
+	/* two adjacent segments, as fabtests' fi_mr_test registers them */
+	iov[0] = (struct iovec){ tgt, 64 };
+	iov[1] = (struct iovec){ tgt + 64, 64 };
+	assert_fi_ok(fi_mr_regv(t.r.domain, iov, 2, FI_REMOTE_WRITE, 0, 0x78,
+				0, &mr, NULL));
+	sse_fill(src, 128, 4);
+	POST(&t, fi_write(t.r.ep[0], src, 128, NULL, t.r.addr[1], base,
+			  fi_mr_key(mr), &ctx));
+	wait_comp(&t, &ctx, FI_RMA | FI_WRITE);
+	assert_int_equal(sse_check(tgt, 128, 4), -1);
+	assert_fi_ok(fi_close(&mr->fid));
+
+	/* a gap between segments cannot be one NIC range */
+	iov[1] = (struct iovec){ tgt + 65, 64 };
+	assert_int_equal(fi_mr_regv(t.r.domain, iov, 2, FI_REMOTE_WRITE, 0,
+				    0x79, 0, &mr, NULL), -FI_EINVAL);
+	rma_close(&t);
+	free(tgt);
+	free(src);
+	free(back);
+}
+
+static void test_rma_mr_segments_virt(void **state)
+{
+	mr_segments(FI_MR_VIRT_ADDR);
+}
+
+static void test_rma_mr_segments_offset(void **state)
+{
+	mr_segments(0);
 }
 
 /*
@@ -707,7 +830,7 @@ static void test_rma_args(void **state)
 {
 	char buf[64];
 	struct fid_mr *mr;
-	struct iovec iov[2] = { { buf, 8 }, { buf + 8, 8 } };
+	struct iovec iov[2] = { { buf, 8 }, { buf + 16, 8 } };
 	struct rma t;
 	int ctx;
 
@@ -718,7 +841,7 @@ static void test_rma_args(void **state)
 	assert_true(t.r.info->tx_attr->rma_iov_limit >= 2);
 	assert_int_equal(t.r.info->domain_attr->mr_cnt, 1024);
 	mr = reg(&t, buf, sizeof(buf), FI_REMOTE_WRITE, 0, 0);
-	/* remote regions are one range */
+	/* remote regions are one range: no gaps between segments */
 	assert_int_equal(fi_mr_regv(t.r.domain, iov, 2, FI_REMOTE_WRITE, 0,
 				    0, 0, &mr, NULL), -FI_EINVAL);
 	assert_int_equal(fi_write(t.r.ep[0], buf, 8, NULL, t.r.addr[1],
@@ -764,6 +887,8 @@ int main(void)
 		cmocka_unit_test(test_rma_remote_counters),
 		cmocka_unit_test(test_rma_no_remote_events),
 		cmocka_unit_test(test_rma_mr_enable),
+		cmocka_unit_test(test_rma_mr_segments_virt),
+		cmocka_unit_test(test_rma_mr_segments_offset),
 		cmocka_unit_test(test_rma_fence),
 		cmocka_unit_test(test_rma_selective),
 		cmocka_unit_test(test_rma_many),
