@@ -42,6 +42,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
+#include <rdma/fi_trigger.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
@@ -74,7 +75,7 @@
 
 /* Capabilities: only what is implemented. */
 #define SSE_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | \
-		     FI_READ | FI_WRITE | FI_FENCE)
+		     FI_READ | FI_WRITE | FI_FENCE | FI_TRIGGER)
 #define SSE_RX_CAPS (FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
 		     FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV | FI_RMA | \
 		     FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE | \
@@ -224,6 +225,7 @@ struct sse_domain {
 	uint32_t emu_tclass;	/* index into the fabric's class table */
 	uint64_t next_key;
 	struct sse_dlist mrs;
+	struct sse_dlist trig_cntrs;	/* counters with triggered ops */
 	unsigned progress_calls;	/* paces the peer liveness check */
 	/* FI_PROGRESS_AUTO */
 	pthread_t thread;
@@ -296,7 +298,11 @@ struct sse_cntr {
 	enum fi_wait_obj wait_obj;
 	uint64_t val;		/* atomic */
 	uint64_t err;		/* atomic */
-	int ref;		/* endpoints bound */
+	int ref;		/* endpoints, MRs, triggered ops, sets */
+	/* triggered operations waiting on it, by threshold (domain lock) */
+	struct sse_dlist trigs;
+	struct sse_dlist trig_entry;	/* domain->trig_cntrs while any */
+	struct sse_wait *wait;		/* FI_WAIT_SET */
 };
 
 struct sse_eq_ev {
@@ -601,6 +607,46 @@ struct sse_ep {
 	/* initiated here, logged at close (FI_LOG_LEVEL=info) */
 	uint64_t rma_reads, rma_writes, rma_atomics, rma_bytes;
 	uint64_t rndv_reads, rndv_pushes;	/* rendezvous received */
+	struct sse_dlist trigs;		/* triggered ops not yet run */
+	int aliases;			/* fi_ep_alias endpoints open */
+};
+
+/*
+ * fi_ep_alias: another fid_ep on the same endpoint, with op flags of its
+ * own (fi_rdm_rma_trigger posts through an alias made with FI_TRIGGER).
+ */
+struct sse_ep_alias {
+	struct fid_ep ep_fid;
+	struct sse_ep *ep;
+	uint64_t tx_op_flags, rx_op_flags;
+};
+
+/*
+ * A triggered operation (sse_trigger.c): posted with FI_TRIGGER, it waits
+ * on a counter until the counter reaches its threshold.  An RMA or atomic
+ * is built (and checked) at submission and only queued at the trigger; a
+ * send keeps its arguments.
+ */
+enum sse_trig_kind { SSE_TRIG_MSG, SSE_TRIG_TAGGED, SSE_TRIG_RMA };
+
+struct sse_trig {
+	struct sse_dlist entry;		/* cntr->trigs */
+	struct sse_dlist ep_entry;	/* ep->trigs */
+	struct sse_ep *ep;
+	struct sse_cntr *cntr;
+	uint64_t threshold;
+	enum sse_trig_kind kind;
+	void *context;
+	uint64_t flags;		/* without FI_TRIGGER */
+	fi_addr_t dest;
+	/* sends */
+	uint64_t tag, data;
+	bool no_comp;
+	size_t iov_count;
+	struct iovec iov[SSE_IOV_LIMIT];
+	void *bounce;		/* FI_INJECT data */
+	/* RMA and atomics */
+	struct sse_rma_op *op;
 };
 
 /* ------------------------------------------------------------------ */
@@ -612,9 +658,30 @@ static inline struct sse_domain *sse_dom(struct fid_domain *d)
 	return container_of(d, struct sse_domain, domain_fid);
 }
 
+extern struct fi_ops sse_ep_alias_fi_ops;
+
 static inline struct sse_ep *sse_ep_of(struct fid_ep *e)
 {
+	if (e->fid.ops == &sse_ep_alias_fi_ops)
+		return container_of(e, struct sse_ep_alias, ep_fid)->ep;
 	return container_of(e, struct sse_ep, ep_fid);
+}
+
+/* The op flags of the fid_ep a call came through (an alias has its own). */
+static inline uint64_t sse_tx_flags(struct fid_ep *e)
+{
+	if (e->fid.ops == &sse_ep_alias_fi_ops)
+		return container_of(e, struct sse_ep_alias,
+				    ep_fid)->tx_op_flags;
+	return container_of(e, struct sse_ep, ep_fid)->tx_op_flags;
+}
+
+static inline uint64_t sse_rx_flags(struct fid_ep *e)
+{
+	if (e->fid.ops == &sse_ep_alias_fi_ops)
+		return container_of(e, struct sse_ep_alias,
+				    ep_fid)->rx_op_flags;
+	return container_of(e, struct sse_ep, ep_fid)->rx_op_flags;
 }
 
 /* ------------------------------------------------------------------ */
@@ -703,6 +770,11 @@ struct sse_rma_req {
 	bool no_comp;		/* fi_inject_* */
 };
 ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req);
+int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
+		  struct sse_rma_op **opp);
+ssize_t __sse_rma_start(struct sse_ep *ep, struct sse_rma_op *op,
+			fi_addr_t dest);
+void sse_rma_op_free(struct sse_rma_op *op);
 size_t sse_rma_piece_max(struct sse_ep *ep, uint32_t op, size_t elem);
 void __sse_rma_progress(struct sse_ep *ep);
 void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev);
@@ -725,6 +797,21 @@ ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
 			size_t count, fi_addr_t dest, uint64_t tag,
 			uint64_t data, uint64_t flags, void *context,
 			bool tagged, bool no_comp);
+int sse_send_check(struct sse_ep *ep, const struct iovec *iov, size_t count,
+		   uint64_t flags, bool tagged);
+ssize_t __sse_send(struct sse_ep *ep, const struct iovec *iov, size_t count,
+		   fi_addr_t dest, uint64_t tag, uint64_t data,
+		   uint64_t flags, void *context, bool tagged, bool no_comp);
+
+/* sse_trigger.c */
+ssize_t sse_trigger_send(struct sse_ep *ep, const struct iovec *iov,
+			 size_t count, fi_addr_t dest, uint64_t tag,
+			 uint64_t data, uint64_t flags, void *context,
+			 bool tagged, bool no_comp);
+ssize_t sse_trigger_rma(struct sse_ep *ep, const struct sse_rma_req *req);
+void __sse_trigger_progress(struct sse_domain *dom);
+int __sse_trigger_cancel(struct sse_ep *ep, void *context);
+void __sse_trigger_ep_flush(struct sse_ep *ep);
 ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
 			size_t count, fi_addr_t src, uint64_t tag,
 			uint64_t ignore, uint64_t flags, void *context,

@@ -270,7 +270,7 @@ static ssize_t sse_atomic_write(struct fid_ep *ep, const void *buf,
 
 	return sse_atomic_common(ep, SSEMU_RMA_ATOMIC, &ioc, 1, NULL, 0, NULL,
 				 0, dest_addr, &rma, 1, dtype, op, 0,
-				 sse_ep_of(ep)->tx_op_flags, context, false);
+				 sse_tx_flags(ep), context, false);
 }
 
 static size_t sse_ioc_count(const struct fi_ioc *ioc, size_t count)
@@ -295,7 +295,7 @@ static ssize_t sse_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
 
 	return sse_atomic_common(ep, SSEMU_RMA_ATOMIC, iov, count, NULL, 0,
 				 NULL, 0, dest_addr, &rma, 1, dtype, op, 0,
-				 sse_ep_of(ep)->tx_op_flags, context, false);
+				 sse_tx_flags(ep), context, false);
 }
 
 static ssize_t sse_atomic_writemsg(struct fid_ep *ep,
@@ -321,7 +321,7 @@ static ssize_t sse_atomic_inject(struct fid_ep *ep, const void *buf,
 
 	return sse_atomic_common(ep, SSEMU_RMA_ATOMIC, &ioc, 1, NULL, 0, NULL,
 				 0, dest_addr, &rma, 1, dtype, op, 0,
-				 sse_ep_of(ep)->tx_op_flags | FI_INJECT, NULL,
+				 sse_tx_flags(ep) | FI_INJECT, NULL,
 				 true);
 }
 
@@ -338,7 +338,7 @@ static ssize_t sse_atomic_readwrite(struct fid_ep *ep, const void *buf,
 
 	return sse_atomic_common(ep, SSEMU_RMA_FETCH, &ioc, 1, NULL, 0, &res,
 				 1, dest_addr, &rma, 1, dtype, op, 0,
-				 sse_ep_of(ep)->tx_op_flags, context, false);
+				 sse_tx_flags(ep), context, false);
 }
 
 static ssize_t sse_atomic_readwritev(struct fid_ep *ep,
@@ -359,7 +359,7 @@ static ssize_t sse_atomic_readwritev(struct fid_ep *ep,
 
 	return sse_atomic_common(ep, SSEMU_RMA_FETCH, iov, count, NULL, 0,
 				 resultv, result_count, dest_addr, &rma, 1,
-				 dtype, op, 0, sse_ep_of(ep)->tx_op_flags,
+				 dtype, op, 0, sse_tx_flags(ep),
 				 context, false);
 }
 
@@ -393,7 +393,7 @@ static ssize_t sse_atomic_compwrite(struct fid_ep *ep, const void *buf,
 
 	return sse_atomic_common(ep, SSEMU_RMA_COMPARE, &ioc, 1, &cmp, 1,
 				 &res, 1, dest_addr, &rma, 1, dtype, op, 0,
-				 sse_ep_of(ep)->tx_op_flags, context, false);
+				 sse_tx_flags(ep), context, false);
 }
 
 static ssize_t sse_atomic_compwritev(struct fid_ep *ep,
@@ -414,7 +414,7 @@ static ssize_t sse_atomic_compwritev(struct fid_ep *ep,
 	return sse_atomic_common(ep, SSEMU_RMA_COMPARE, iov, count, comparev,
 				 compare_count, resultv, result_count,
 				 dest_addr, &rma, 1, dtype, op, 0,
-				 sse_ep_of(ep)->tx_op_flags, context, false);
+				 sse_tx_flags(ep), context, false);
 }
 
 static ssize_t sse_atomic_compwritemsg(struct fid_ep *ep,

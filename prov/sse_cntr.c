@@ -40,12 +40,24 @@ static uint64_t sse_cntr_readerr(struct fid_cntr *cntr_fid)
 	return __atomic_load_n(&cntr->err, __ATOMIC_ACQUIRE);
 }
 
+/* After the application moved the value: run triggered operations due. */
+static void sse_cntr_moved(struct sse_cntr *cntr)
+{
+	struct sse_domain *dom = cntr->domain;
+
+	pthread_mutex_lock(&dom->lock);
+	if (!sse_dlist_empty(&cntr->trigs))
+		__sse_trigger_progress(dom);
+	pthread_mutex_unlock(&dom->lock);
+}
+
 static int sse_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct sse_cntr *cntr = container_of(cntr_fid, struct sse_cntr,
 					     cntr_fid);
 
 	__atomic_add_fetch(&cntr->val, value, __ATOMIC_RELEASE);
+	sse_cntr_moved(cntr);
 	return 0;
 }
 
@@ -55,6 +67,7 @@ static int sse_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 					     cntr_fid);
 
 	__atomic_store_n(&cntr->val, value, __ATOMIC_RELEASE);
+	sse_cntr_moved(cntr);
 	return 0;
 }
 
@@ -186,6 +199,8 @@ int sse_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		return -FI_ENOMEM;
 	cntr->domain = dom;
 	cntr->wait_obj = wait_obj;
+	sse_dlist_init(&cntr->trigs);
+	sse_dlist_init(&cntr->trig_entry);
 	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
 	cntr->cntr_fid.fid.context = context;
 	cntr->cntr_fid.fid.ops = &sse_cntr_fi_ops;

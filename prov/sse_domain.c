@@ -136,6 +136,7 @@ int sse_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->next_key = 1;
 	sse_dlist_init(&dom->eps);
 	sse_dlist_init(&dom->mrs);
+	sse_dlist_init(&dom->trig_cntrs);
 
 	ret = sse_tclass_resolve(dom->emu->cfg, dom->tclass, &dom->emu_tclass);
 	if (ret) {

@@ -154,10 +154,18 @@ static int sse_ep_close(struct fid *fid)
 			    (unsigned long long)ep->rndv_reads,
 			    (unsigned long long)ep->rndv_pushes);
 	pthread_mutex_lock(&dom->lock);
+	if (ep->aliases) {
+		pthread_mutex_unlock(&dom->lock);
+		SSE_EP_WARN(ep, "fi_close(ep): %d aliases still open\n",
+			    ep->aliases);
+		return -FI_EBUSY;
+	}
 	sse_dlist_remove(&ep->entry);
 	/* Nobody may sleep on the ssemu endpoint we are about to close. */
 	while (ep->waiters)
 		pthread_cond_wait(&dom->cond, &dom->lock);
+	/* triggered operations that never ran go with it */
+	__sse_trigger_ep_flush(ep);
 	__sse_ep_flush(ep);
 	pthread_mutex_unlock(&dom->lock);
 
@@ -179,6 +187,99 @@ static int sse_ep_close(struct fid *fid)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* fi_ep_alias                                                          */
+/* ------------------------------------------------------------------ */
+
+static int sse_ep_alias_close(struct fid *fid)
+{
+	struct sse_ep_alias *a = container_of(fid, struct sse_ep_alias,
+					      ep_fid.fid);
+	struct sse_domain *dom = a->ep->domain;
+
+	pthread_mutex_lock(&dom->lock);
+	a->ep->aliases--;
+	pthread_mutex_unlock(&dom->lock);
+	free(a);
+	return 0;
+}
+
+static int sse_ep_alias_control(struct fid *fid, int command, void *arg)
+{
+	struct sse_ep_alias *a = container_of(fid, struct sse_ep_alias,
+					      ep_fid.fid);
+	uint64_t *flags = arg;
+
+	/* an alias has op flags of its own, and shares the rest */
+	if (command != FI_GETOPSFLAG)
+		return a->ep->ep_fid.fid.ops->control(&a->ep->ep_fid.fid,
+						      command, arg);
+	if (!flags || !(*flags & (FI_TRANSMIT | FI_RECV)) ||
+	    (*flags & FI_TRANSMIT && *flags & FI_RECV))
+		return -FI_EINVAL;
+	*flags = (*flags & FI_TRANSMIT) ? a->tx_op_flags : a->rx_op_flags;
+	return 0;
+}
+
+static int sse_ep_alias_bind(struct fid *fid, struct fid *bfid,
+			     uint64_t flags)
+{
+	return -FI_EINVAL;	/* bind the endpoint itself */
+}
+
+struct fi_ops sse_ep_alias_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = sse_ep_alias_close,
+	.bind = sse_ep_alias_bind,
+	.control = sse_ep_alias_control,
+	.ops_open = sse_no_ops_open,
+	.tostr = sse_no_tostr,
+	.ops_set = sse_no_ops_set,
+};
+
+/*
+ * FI_ALIAS: flags name the direction (FI_TRANSMIT and/or FI_RECV) and the
+ * op flags the alias's calls in that direction carry (others keep the
+ * endpoint's).  Lock held.
+ */
+static int __sse_ep_alias(struct sse_ep *ep, struct fi_alias *alias)
+{
+	uint64_t dir = FI_TRANSMIT | FI_RECV, of;
+	struct sse_ep_alias *a;
+
+	if (!alias || !alias->fid)
+		return -FI_EINVAL;
+	of = alias->flags & ~dir;
+	if (!(alias->flags & dir))
+		return -FI_EINVAL;
+	if ((alias->flags & FI_TRANSMIT) &&
+	    (of & ~(SSE_TX_OP_FLAGS | FI_TRIGGER | FI_FENCE))) {
+		SSE_EP_WARN(ep, "fi_ep_alias: op flags 0x%llx not supported for transmits\n",
+			    (unsigned long long)of);
+		return -FI_EINVAL;
+	}
+	if ((alias->flags & FI_RECV) && (of & ~SSE_RX_OP_FLAGS)) {
+		SSE_EP_WARN(ep, "fi_ep_alias: op flags 0x%llx not supported for receives\n",
+			    (unsigned long long)of);
+		return -FI_EINVAL;
+	}
+	if ((of & FI_TRIGGER) && !(ep->caps & FI_TRIGGER)) {
+		SSE_EP_WARN(ep, "fi_ep_alias: FI_TRIGGER without the capability\n");
+		return -FI_EINVAL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -FI_ENOMEM;
+	a->ep = ep;
+	a->ep_fid = ep->ep_fid;
+	a->ep_fid.fid.ops = &sse_ep_alias_fi_ops;
+	a->tx_op_flags = (alias->flags & FI_TRANSMIT) ? of : ep->tx_op_flags;
+	a->rx_op_flags = (alias->flags & FI_RECV) ? of : ep->rx_op_flags;
+	ep->aliases++;
+	*alias->fid = &a->ep_fid.fid;
+	return 0;
+}
+
 static int sse_ep_control(struct fid *fid, int command, void *arg)
 {
 	struct sse_ep *ep = container_of(fid, struct sse_ep, ep_fid.fid);
@@ -197,6 +298,9 @@ static int sse_ep_control(struct fid *fid, int command, void *arg)
 		} else {
 			ep->enabled = true;
 		}
+		break;
+	case FI_ALIAS:
+		ret = __sse_ep_alias(ep, arg);
 		break;
 	case FI_GETOPSFLAG:
 		if (!flags || !(*flags & (FI_TRANSMIT | FI_RECV)) ||
@@ -244,7 +348,7 @@ static struct fi_ops sse_ep_fi_ops = {
 /* fi_cancel: an unmatched receive completes with FI_ECANCELED. */
 static ssize_t sse_ep_cancel(fid_t fid, void *context)
 {
-	struct sse_ep *ep = container_of(fid, struct sse_ep, ep_fid.fid);
+	struct sse_ep *ep = sse_ep_of(container_of(fid, struct fid_ep, fid));
 	struct sse_rx *rx;
 	int q;
 
@@ -256,6 +360,11 @@ static ssize_t sse_ep_cancel(fid_t fid, void *context)
 			if (rx->context == context)
 				goto found;
 		}
+	}
+	/* a triggered operation that has not run yet */
+	if (!__sse_trigger_cancel(ep, context)) {
+		pthread_mutex_unlock(&ep->domain->lock);
+		return 0;
 	}
 	pthread_mutex_unlock(&ep->domain->lock);
 	return -FI_ENOENT;
@@ -284,7 +393,7 @@ found:
 static int sse_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			 size_t *optlen)
 {
-	struct sse_ep *ep = container_of(fid, struct sse_ep, ep_fid.fid);
+	struct sse_ep *ep = sse_ep_of(container_of(fid, struct fid_ep, fid));
 
 	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
@@ -311,7 +420,7 @@ static int sse_ep_getopt(fid_t fid, int level, int optname, void *optval,
 static int sse_ep_setopt(fid_t fid, int level, int optname,
 			 const void *optval, size_t optlen)
 {
-	struct sse_ep *ep = container_of(fid, struct sse_ep, ep_fid.fid);
+	struct sse_ep *ep = sse_ep_of(container_of(fid, struct fid_ep, fid));
 	uint32_t tc, emu_tc;
 	int ret;
 
@@ -380,7 +489,7 @@ static struct fi_ops_ep sse_ep_ops = {
 
 static int sse_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
-	struct sse_ep *ep = container_of(fid, struct sse_ep, ep_fid.fid);
+	struct sse_ep *ep = sse_ep_of(container_of(fid, struct fid_ep, fid));
 	struct fi_sse_addr a = { .fabric_id = ep->fabric_id,
 				 .addr = ep->addr };
 	size_t have;
@@ -501,7 +610,8 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->domain = dom;
 	ep->type = type;
 	/* FI_RMA_EVENT is opt-in: it costs every RMA a remote event. */
-	ep->caps = info->caps ? info->caps : caps & ~FI_RMA_EVENT;
+	ep->caps = info->caps ? info->caps :
+		   caps & ~(FI_RMA_EVENT | FI_TRIGGER);
 	ep->max_msg_size = type == FI_EP_DGRAM ? sse_env.eager_max :
 						 SSE_MAX_MSG_SIZE;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
@@ -539,6 +649,7 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	sse_dlist_init(&ep->rx_reads);
 	sse_dlist_init(&ep->rma_queue);
 	sse_dlist_init(&ep->rma_all);
+	sse_dlist_init(&ep->trigs);
 	sse_dlist_init(&ep->rma_pieces);
 
 	pthread_mutex_lock(&dom->lock);

@@ -24,7 +24,7 @@
 /* Secondary caps that change behaviour: returned only when asked for.
  * FI_RMA_EVENT makes every RMA ask for a remote event at its target, which
  * a passive target (Open MPI's btl ofi) has no use for. */
-#define SSE_OPT_IN_CAPS (FI_SOURCE_ERR | FI_RMA_EVENT)
+#define SSE_OPT_IN_CAPS (FI_SOURCE_ERR | FI_RMA_EVENT | FI_TRIGGER)
 #define SSE_MSG_DIR_CAPS (FI_SEND | FI_RECV)
 #define SSE_RMA_DIR_CAPS (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define SSE_IGNORED_TX_CAPS						\
@@ -432,6 +432,7 @@ static void sse_alter_info(struct fi_info *info, const struct fi_info *hints,
 		/* util: opt-in capabilities only when asked for */
 		info->caps &= ~SSE_OPT_IN_CAPS;
 		info->rx_attr->caps &= ~SSE_OPT_IN_CAPS;
+		info->tx_attr->caps &= ~SSE_OPT_IN_CAPS;
 	}
 
 	if (hmr & (FI_MR_BASIC | FI_MR_SCALABLE)) {
@@ -482,8 +483,11 @@ static void sse_alter_info(struct fi_info *info, const struct fi_info *hints,
 			info->rx_attr->iov_limit = hints->rx_attr->iov_limit;
 	}
 
-	info->tx_attr->caps = sse_get_caps(info->caps, hints->tx_attr ?
-					   hints->tx_attr->caps : 0,
+	/* transmit caps not named: those of the hints (FI_TRIGGER) */
+	info->tx_attr->caps = sse_get_caps(info->caps,
+					   hints->tx_attr &&
+					   hints->tx_attr->caps ?
+					   hints->tx_attr->caps : hints->caps,
 					   info->tx_attr->caps) & SSE_TX_CAPS;
 	if (hints->tx_attr) {
 		info->tx_attr->op_flags = hints->tx_attr->op_flags;

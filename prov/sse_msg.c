@@ -26,14 +26,10 @@ static int sse_check_iov(const struct iovec *iov, size_t count, size_t limit)
 	return 0;
 }
 
-ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
-			size_t count, fi_addr_t dest, uint64_t tag,
-			uint64_t data, uint64_t flags, void *context,
-			bool tagged, bool no_comp)
+/* The checks a send passes before anything is queued. */
+int sse_send_check(struct sse_ep *ep, const struct iovec *iov, size_t count,
+		   uint64_t flags, bool tagged)
 {
-	struct sse_domain *dom = ep->domain;
-	ssemu_addr_t daddr;
-	struct sse_tx *tx;
 	size_t len;
 	int ret;
 
@@ -49,31 +45,57 @@ ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
 		return -FI_EMSGSIZE;
 	if ((flags & FI_INJECT) && len > ep->inject_size)
 		return -FI_EINVAL;
+	return 0;
+}
 
+ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
+			size_t count, fi_addr_t dest, uint64_t tag,
+			uint64_t data, uint64_t flags, void *context,
+			bool tagged, bool no_comp)
+{
+	struct sse_domain *dom = ep->domain;
+	ssize_t ret;
+
+	if (flags & FI_TRIGGER)
+		return sse_trigger_send(ep, iov, count, dest, tag, data, flags,
+					context, tagged, no_comp);
+	ret = sse_send_check(ep, iov, count, flags, tagged);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&dom->lock);
-	if (!ep->enabled) {
-		ret = -FI_EOPBADSTATE;
-		goto unlock;
-	}
+	ret = __sse_send(ep, iov, count, dest, tag, data, flags, context,
+			 tagged, no_comp);
+	pthread_mutex_unlock(&dom->lock);
+	return ret;
+}
+
+/* Start a checked send (sse_send_check); the domain lock is held. */
+ssize_t __sse_send(struct sse_ep *ep, const struct iovec *iov, size_t count,
+		   fi_addr_t dest, uint64_t tag, uint64_t data,
+		   uint64_t flags, void *context, bool tagged, bool no_comp)
+{
+	size_t len = sse_iov_len(iov, count);
+	ssemu_addr_t daddr;
+	struct sse_tx *tx;
+	int ret;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
 	ret = __sse_av_lookup(ep->av, dest, &daddr);
 	if (ret) {
 		SSE_EP_WARN(ep, "send to unknown fi_addr %llu\n",
 			    (unsigned long long)dest);
-		goto unlock;
+		return ret;
 	}
 	if (ep->tx_count >= ep->tx_size) {
 		__sse_ep_progress(ep);
-		if (ep->tx_count >= ep->tx_size) {
-			ret = -FI_EAGAIN;
-			goto unlock;
-		}
+		if (ep->tx_count >= ep->tx_size)
+			return -FI_EAGAIN;
 	}
 
 	tx = sse_zalloc(sizeof(*tx));
-	if (!tx) {
-		ret = -FI_ENOMEM;
-		goto unlock;
-	}
+	if (!tx)
+		return -FI_ENOMEM;
 	tx->user = true;
 	tx->context = context;
 	tx->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
@@ -94,8 +116,7 @@ ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
 			tx->bounce = malloc(len);
 			if (!tx->bounce) {
 				free(tx);
-				ret = -FI_ENOMEM;
-				goto unlock;
+				return -FI_ENOMEM;
 			}
 			sse_copy_from_iov(tx->bounce, iov, count, 0, len);
 			tx->iov[0].iov_base = tx->bounce;
@@ -127,10 +148,7 @@ ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
 				       NULL, 0, 0, FI_ADDR_NOTAVAIL);
 		sse_cntr_inc(ep->send_cntr);
 	}
-	ret = __sse_tx_start(ep, tx);
-unlock:
-	pthread_mutex_unlock(&dom->lock);
-	return ret;
+	return __sse_tx_start(ep, tx);
 }
 
 ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
@@ -224,7 +242,7 @@ static ssize_t sse_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct sse_ep *ep = sse_ep_of(ep_fid);
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
-	return sse_recv_common(ep, &iov, 1, src_addr, 0, 0, ep->rx_op_flags,
+	return sse_recv_common(ep, &iov, 1, src_addr, 0, 0, sse_rx_flags(ep_fid),
 			       context, false);
 }
 
@@ -235,7 +253,7 @@ static ssize_t sse_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct sse_ep *ep = sse_ep_of(ep_fid);
 
 	return sse_recv_common(ep, iov, count, src_addr, 0, 0,
-			       ep->rx_op_flags, context, false);
+			       sse_rx_flags(ep_fid), context, false);
 }
 
 static ssize_t sse_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
@@ -254,7 +272,7 @@ static ssize_t sse_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 	struct sse_ep *ep = sse_ep_of(ep_fid);
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	return sse_send_common(ep, &iov, 1, dest_addr, 0, 0, ep->tx_op_flags,
+	return sse_send_common(ep, &iov, 1, dest_addr, 0, 0, sse_tx_flags(ep_fid),
 			       context, false, false);
 }
 
@@ -265,7 +283,7 @@ static ssize_t sse_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct sse_ep *ep = sse_ep_of(ep_fid);
 
 	return sse_send_common(ep, iov, count, dest_addr, 0, 0,
-			       ep->tx_op_flags, context, false, false);
+			       sse_tx_flags(ep_fid), context, false, false);
 }
 
 static ssize_t sse_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
@@ -285,7 +303,7 @@ static ssize_t sse_inject(struct fid_ep *ep_fid, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_send_common(ep, &iov, 1, dest_addr, 0, 0,
-			       ep->tx_op_flags | FI_INJECT, NULL, false, true);
+			       sse_tx_flags(ep_fid) | FI_INJECT, NULL, false, true);
 }
 
 static ssize_t sse_senddata(struct fid_ep *ep_fid, const void *buf,
@@ -296,7 +314,7 @@ static ssize_t sse_senddata(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_send_common(ep, &iov, 1, dest_addr, 0, data,
-			       ep->tx_op_flags | FI_REMOTE_CQ_DATA, context,
+			       sse_tx_flags(ep_fid) | FI_REMOTE_CQ_DATA, context,
 			       false, false);
 }
 
@@ -307,7 +325,7 @@ static ssize_t sse_injectdata(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_send_common(ep, &iov, 1, dest_addr, 0, data,
-			       ep->tx_op_flags | FI_INJECT | FI_REMOTE_CQ_DATA,
+			       sse_tx_flags(ep_fid) | FI_INJECT | FI_REMOTE_CQ_DATA,
 			       NULL, false, true);
 }
 

@@ -1233,6 +1233,9 @@ void __sse_domain_progress(struct sse_domain *dom)
 		if (check && !sse_dlist_empty(&ep->tx_rndv))
 			__sse_ep_check_peers(ep);
 	}
+	/* counters may have moved: triggered operations that are due */
+	if (!sse_dlist_empty(&dom->trig_cntrs))
+		__sse_trigger_progress(dom);
 }
 
 /* Run the fabric's engine (a no-op when another process runs it). */

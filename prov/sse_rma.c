@@ -362,14 +362,21 @@ static int sse_rma_check_iov(const struct iovec *iov, size_t count,
 	return 0;
 }
 
-/*
- * Validate, build and start one operation.  Every RMA and atomic call ends
- * here.  @return 0, -FI_EAGAIN (tx_size operations outstanding), or an
- * argument error.
- */
-ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req)
+void sse_rma_op_free(struct sse_rma_op *op)
 {
-	struct sse_domain *dom = ep->domain;
+	if (op) {
+		free(op->bounce);
+		free(op);
+	}
+}
+
+/*
+ * Validate and build one operation (no lock needed).  @return 0 with the
+ * operation in *@opp, or an argument error.
+ */
+int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
+		  struct sse_rma_op **opp)
+{
 	bool is_atomic = req->op != SSEMU_RMA_WRITE &&
 			 req->op != SSEMU_RMA_READ;
 	bool inject = req->flags & FI_INJECT;
@@ -377,7 +384,6 @@ ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req)
 		       !(req->op == SSEMU_RMA_FETCH &&
 			 req->aop == FI_ATOMIC_READ);
 	struct sse_rma_op *op;
-	ssemu_addr_t daddr;
 	size_t len, rlen = 0, i;
 	int ret;
 
@@ -490,34 +496,43 @@ ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req)
 		memcpy(op->rma, req->rma, req->rma_count * sizeof(*req->rma));
 		op->rma_count = req->rma_count;
 	}
+	*opp = op;
+	return 0;
+}
 
-	pthread_mutex_lock(&dom->lock);
-	if (!ep->enabled) {
-		ret = -FI_EOPBADSTATE;
-		goto err;
-	}
-	ret = __sse_av_lookup(ep->av, req->dest, &daddr);
+/*
+ * Start a built operation (domain lock held).  @return 0; -FI_EAGAIN
+ * (tx_size operations outstanding) or another error, with @op still the
+ * caller's.
+ */
+ssize_t __sse_rma_start(struct sse_ep *ep, struct sse_rma_op *op,
+			fi_addr_t dest)
+{
+	ssemu_addr_t daddr;
+	int ret;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	ret = __sse_av_lookup(ep->av, dest, &daddr);
 	if (ret) {
 		SSE_EP_WARN(ep, "RMA to unknown fi_addr %llu\n",
-			    (unsigned long long)req->dest);
-		goto err;
+			    (unsigned long long)dest);
+		return ret;
 	}
 	op->dest = daddr;
 	if (ep->tx_count >= ep->tx_size) {
 		__sse_ep_progress(ep);
-		if (ep->tx_count >= ep->tx_size) {
-			ret = -FI_EAGAIN;
-			goto err;
-		}
+		if (ep->tx_count >= ep->tx_size)
+			return -FI_EAGAIN;
 	}
 	ep->tx_count++;
-	if (is_atomic)
+	if (op->cq_flags & FI_ATOMIC)
 		ep->rma_atomics++;
-	else if (req->op == SSEMU_RMA_READ)
+	else if (op->op == SSEMU_RMA_READ)
 		ep->rma_reads++;
 	else
 		ep->rma_writes++;
-	ep->rma_bytes += len;
+	ep->rma_bytes += op->len;
 	sse_dlist_insert_tail(&op->all, &ep->rma_all);
 	/* Zero bytes keep their place in the queue and their fence. */
 	if (sse_dlist_empty(&ep->rma_queue) &&
@@ -526,21 +541,37 @@ ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req)
 			/* Refused at once (bad arguments): not started. */
 			ret = -op->err;
 			ep->tx_count--;
-			__sse_rma_free(op);
-			goto unlock;
+			sse_dlist_remove(&op->all);
+			return ret;
 		}
 		__sse_rma_check_done(ep, op);
 	} else {
 		sse_dlist_insert_tail(&op->entry, &ep->rma_queue);
 	}
-	ret = 0;
-unlock:
+	return 0;
+}
+
+/*
+ * Validate, build and start one operation.  Every RMA and atomic call ends
+ * here.  @return 0, -FI_EAGAIN (tx_size operations outstanding), or an
+ * argument error.
+ */
+ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req)
+{
+	struct sse_domain *dom = ep->domain;
+	struct sse_rma_op *op;
+	ssize_t ret;
+
+	if (req->flags & FI_TRIGGER)
+		return sse_trigger_rma(ep, req);
+	ret = sse_rma_build(ep, req, &op);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&dom->lock);
+	ret = __sse_rma_start(ep, op, req->dest);
 	pthread_mutex_unlock(&dom->lock);
-	return ret;
-err:
-	pthread_mutex_unlock(&dom->lock);
-	free(op->bounce);
-	free(op);
+	if (ret)
+		sse_rma_op_free(op);
 	return ret;
 }
 
@@ -579,7 +610,7 @@ static ssize_t sse_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
 
 	return sse_rma_common(ep_fid, SSEMU_RMA_READ, &iov, 1, src_addr, &rma,
-			      1, 0, sse_ep_of(ep_fid)->tx_op_flags, context,
+			      1, 0, sse_tx_flags(ep_fid), context,
 			      false);
 }
 
@@ -594,7 +625,7 @@ static ssize_t sse_rma_vec(struct fid_ep *ep_fid, uint32_t op,
 	if (count && iov)
 		rma.len = sse_iov_len(iov, SSEMU_MIN(count, SSE_IOV_LIMIT));
 	return sse_rma_common(ep_fid, op, iov, count, peer, &rma, 1, 0,
-			      sse_ep_of(ep_fid)->tx_op_flags, context, false);
+			      sse_tx_flags(ep_fid), context, false);
 }
 
 static ssize_t sse_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -624,7 +655,7 @@ static ssize_t sse_rma_write(struct fid_ep *ep_fid, const void *buf,
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
 
 	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
-			      &rma, 1, 0, sse_ep_of(ep_fid)->tx_op_flags,
+			      &rma, 1, 0, sse_tx_flags(ep_fid),
 			      context, false);
 }
 
@@ -656,7 +687,7 @@ static ssize_t sse_rma_inject(struct fid_ep *ep_fid, const void *buf,
 
 	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
 			      &rma, 1, 0,
-			      sse_ep_of(ep_fid)->tx_op_flags | FI_INJECT,
+			      sse_tx_flags(ep_fid) | FI_INJECT,
 			      NULL, true);
 }
 
@@ -670,7 +701,7 @@ static ssize_t sse_rma_writedata(struct fid_ep *ep_fid, const void *buf,
 
 	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
 			      &rma, 1, data,
-			      sse_ep_of(ep_fid)->tx_op_flags |
+			      sse_tx_flags(ep_fid) |
 			      FI_REMOTE_CQ_DATA, context, false);
 }
 
@@ -684,7 +715,7 @@ static ssize_t sse_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
 
 	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
 			      &rma, 1, data,
-			      sse_ep_of(ep_fid)->tx_op_flags | FI_INJECT |
+			      sse_tx_flags(ep_fid) | FI_INJECT |
 			      FI_REMOTE_CQ_DATA, NULL, true);
 }
 

@@ -156,7 +156,7 @@ static ssize_t sse_trecv(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
 	return sse_recv_common(ep, &iov, 1, src_addr, tag, ignore,
-			       ep->rx_op_flags & ~FI_MULTI_RECV, context,
+			       sse_rx_flags(ep_fid) & ~FI_MULTI_RECV, context,
 			       true);
 }
 
@@ -167,7 +167,7 @@ static ssize_t sse_trecvv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct sse_ep *ep = sse_ep_of(ep_fid);
 
 	return sse_recv_common(ep, iov, count, src_addr, tag, ignore,
-			       ep->rx_op_flags & ~FI_MULTI_RECV, context,
+			       sse_rx_flags(ep_fid) & ~FI_MULTI_RECV, context,
 			       true);
 }
 
@@ -197,7 +197,7 @@ static ssize_t sse_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_send_common(ep, &iov, 1, dest_addr, tag, 0,
-			       ep->tx_op_flags, context, true, false);
+			       sse_tx_flags(ep_fid), context, true, false);
 }
 
 static ssize_t sse_tsendv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -207,7 +207,7 @@ static ssize_t sse_tsendv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct sse_ep *ep = sse_ep_of(ep_fid);
 
 	return sse_send_common(ep, iov, count, dest_addr, tag, 0,
-			       ep->tx_op_flags, context, true, false);
+			       sse_tx_flags(ep_fid), context, true, false);
 }
 
 static ssize_t sse_tsendmsg(struct fid_ep *ep_fid,
@@ -227,7 +227,7 @@ static ssize_t sse_tinject(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_send_common(ep, &iov, 1, dest_addr, tag, 0,
-			       ep->tx_op_flags | FI_INJECT, NULL, true, true);
+			       sse_tx_flags(ep_fid) | FI_INJECT, NULL, true, true);
 }
 
 static ssize_t sse_tsenddata(struct fid_ep *ep_fid, const void *buf,
@@ -238,7 +238,7 @@ static ssize_t sse_tsenddata(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_send_common(ep, &iov, 1, dest_addr, tag, data,
-			       ep->tx_op_flags | FI_REMOTE_CQ_DATA, context,
+			       sse_tx_flags(ep_fid) | FI_REMOTE_CQ_DATA, context,
 			       true, false);
 }
 
@@ -250,7 +250,7 @@ static ssize_t sse_tinjectdata(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_send_common(ep, &iov, 1, dest_addr, tag, data,
-			       ep->tx_op_flags | FI_INJECT | FI_REMOTE_CQ_DATA,
+			       sse_tx_flags(ep_fid) | FI_INJECT | FI_REMOTE_CQ_DATA,
 			       NULL, true, true);
 }
 

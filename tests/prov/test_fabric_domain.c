@@ -186,7 +186,7 @@ static void test_ep_lifecycle(void **state)
 	assert_fi_ok(fi_cntr_open(dom, &cntr_attr, &cntr, NULL));
 
 	bad = fi_dupinfo(info);
-	bad->caps |= FI_TRIGGER;
+	bad->caps |= FI_HMEM;
 	assert_int_equal(fi_endpoint(dom, bad, &ep, NULL), -FI_EINVAL);
 	bad->caps = info->caps;
 	bad->ep_attr->type = FI_EP_MSG;

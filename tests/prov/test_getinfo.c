@@ -169,7 +169,7 @@ static void test_getinfo_unsupported(void **state)
 	h->ep_attr->type = FI_EP_DGRAM;	/* datagrams are untagged */
 	expect_nodata(h);
 	expect_nodata(sse_test_hints(FI_MSG | FI_HMEM));
-	expect_nodata(sse_test_hints(FI_RMA | FI_TRIGGER));
+	expect_nodata(sse_test_hints(FI_RMA | FI_XPU_TRIGGER));
 	h = sse_test_hints(FI_TAGGED);
 	h->domain_attr->cq_data_size = 16;
 	expect_nodata(h);
