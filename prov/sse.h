@@ -207,6 +207,7 @@ struct sse_fabric {
 };
 
 struct sse_ep;
+struct sse_wait;
 
 struct sse_domain {
 	struct fid_domain domain_fid;
@@ -290,6 +291,7 @@ struct sse_cq {
 	unsigned idle_reads;	/* empty reads in a row (see sse_cq_readfrom) */
 	int fd;			/* FI_WAIT_FD: eventfd readable while count > 0,
 				 * else -1 */
+	struct sse_wait *wait;	/* FI_WAIT_SET */
 };
 
 struct sse_cntr {
@@ -322,8 +324,53 @@ struct sse_eq {
 	struct sse_dlist events;
 	enum fi_wait_obj wait_obj;
 	int fd;			/* eventfd for FI_WAIT_FD, else -1 */
-	int ref;		/* AVs and endpoints bound */
+	int ref;		/* AVs and endpoints bound, poll sets */
+	struct sse_wait *wait;	/* FI_WAIT_SET */
 };
+
+/*
+ * Poll and wait sets (sse_poll.c, sse_wait.c).  A member is a CQ, a
+ * counter or an EQ.  It has news when a CQ or EQ holds entries, or a
+ * counter's value or error count moved since the set last reported it.
+ */
+struct sse_set_member {
+	struct sse_dlist entry;
+	struct fid *fid;
+	uint64_t val, err;	/* counters: as last reported */
+};
+
+struct sse_wait {
+	struct fid_wait wait_fid;
+	struct sse_fabric *fabric;
+	enum fi_wait_obj wait_obj;	/* FI_WAIT_FD or FI_WAIT_UNSPEC */
+	int fd;			/* FI_WAIT_FD: eventfd, else -1 */
+	bool fd_armed;		/* written since the last reset (atomic) */
+	pthread_mutex_t lock;	/* a leaf: taken under domain and EQ locks */
+	pthread_cond_t cond;
+	uint64_t signals;	/* member events so far */
+	struct sse_dlist members;
+	int ref;		/* members */
+};
+
+struct sse_poll {
+	struct fid_poll poll_fid;
+	struct sse_domain *domain;
+	pthread_mutex_t lock;
+	struct sse_dlist members;
+};
+
+int sse_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		  struct fid_poll **pollset);
+int sse_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		  struct fid_wait **waitset);
+int sse_wait_attach(struct fid_wait *waitset, struct fid *fid,
+		    struct sse_domain *dom, struct sse_wait **wp);
+void sse_wait_detach(struct sse_wait *w, struct fid *fid);
+void sse_wait_signal(struct sse_wait *w);
+int sse_wait_trywait(struct sse_wait *w);
+int sse_set_member_news(struct sse_set_member *m, bool progress,
+			bool update);
+int sse_set_member_ref(struct fid *fid, int delta);
 
 struct sse_mr {
 	struct fid_mr mr_fid;

@@ -12,14 +12,20 @@
 
 void sse_cntr_inc(struct sse_cntr *cntr)
 {
-	if (cntr)
-		__atomic_add_fetch(&cntr->val, 1, __ATOMIC_RELEASE);
+	if (!cntr)
+		return;
+	__atomic_add_fetch(&cntr->val, 1, __ATOMIC_RELEASE);
+	if (cntr->wait)
+		sse_wait_signal(cntr->wait);
 }
 
 void sse_cntr_inc_err(struct sse_cntr *cntr)
 {
-	if (cntr)
-		__atomic_add_fetch(&cntr->err, 1, __ATOMIC_RELEASE);
+	if (!cntr)
+		return;
+	__atomic_add_fetch(&cntr->err, 1, __ATOMIC_RELEASE);
+	if (cntr->wait)
+		sse_wait_signal(cntr->wait);
 }
 
 static uint64_t sse_cntr_read(struct fid_cntr *cntr_fid)
@@ -45,6 +51,8 @@ static void sse_cntr_moved(struct sse_cntr *cntr)
 {
 	struct sse_domain *dom = cntr->domain;
 
+	if (cntr->wait)
+		sse_wait_signal(cntr->wait);
 	pthread_mutex_lock(&dom->lock);
 	if (!sse_dlist_empty(&cntr->trigs))
 		__sse_trigger_progress(dom);
@@ -138,6 +146,8 @@ static int sse_cntr_close(struct fid *fid)
 
 	if (__atomic_load_n(&cntr->ref, __ATOMIC_ACQUIRE))
 		return -FI_EBUSY;
+	if (cntr->wait)
+		sse_wait_detach(cntr->wait, &cntr->cntr_fid.fid);
 	sse_domain_ref(cntr->domain, -1);
 	free(cntr);
 	return 0;
@@ -187,6 +197,7 @@ int sse_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		case FI_WAIT_NONE:
 		case FI_WAIT_UNSPEC:
 		case FI_WAIT_YIELD:
+		case FI_WAIT_SET:
 			wait_obj = attr->wait_obj;
 			break;
 		default:
@@ -197,6 +208,18 @@ int sse_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	cntr = calloc(1, sizeof(*cntr));
 	if (!cntr)
 		return -FI_ENOMEM;
+	cntr->domain = dom;
+	sse_dlist_init(&cntr->trigs);
+	sse_dlist_init(&cntr->trig_entry);
+	if (wait_obj == FI_WAIT_SET) {
+		int ret = sse_wait_attach(attr->wait_set, &cntr->cntr_fid.fid,
+					  dom, &cntr->wait);
+
+		if (ret) {
+			free(cntr);
+			return ret;
+		}
+	}
 	cntr->domain = dom;
 	cntr->wait_obj = wait_obj;
 	sse_dlist_init(&cntr->trigs);

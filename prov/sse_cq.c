@@ -58,6 +58,8 @@ static struct sse_cq_slot *__sse_cq_push(struct sse_cq *cq)
 		cq->head = 0;
 	}
 	slot = &cq->ring[(cq->head + cq->count) % cq->cap];
+	if (cq->wait)
+		sse_wait_signal(cq->wait);
 	/* the descriptor becomes readable with the first entry */
 	if (!cq->count++ && cq->fd >= 0) {
 		uint64_t one = 1;
@@ -363,6 +365,8 @@ static int sse_cq_close(struct fid *fid)
 
 	if (__atomic_load_n(&cq->ref, __ATOMIC_ACQUIRE))
 		return -FI_EBUSY;
+	if (cq->wait)
+		sse_wait_detach(cq->wait, &cq->cq_fid.fid);
 	sse_dlist_foreach_safe(&cq->errs, e, tmp, struct sse_cq_err, entry)
 		free(e);
 	sse_domain_ref(cq->domain, -1);
@@ -424,11 +428,14 @@ int sse_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_YIELD:
 	case FI_WAIT_FD:
+	case FI_WAIT_SET:
 		break;
 	default:
-		/* No wait set or mutex/condition pair can be offered. */
+		/* No mutex/condition pair can be offered. */
 		return -FI_ENOSYS;
 	}
+	if (attr->wait_obj == FI_WAIT_SET && !attr->wait_set)
+		return -FI_EINVAL;
 	if (attr->wait_cond != FI_CQ_COND_NONE &&
 	    attr->wait_cond != FI_CQ_COND_THRESHOLD)
 		return -FI_EINVAL;
@@ -458,6 +465,17 @@ int sse_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 			free(cq->ring);
 			free(cq);
 			return -FI_ENOMEM;
+		}
+	}
+	cq->domain = dom;
+	if (attr->wait_obj == FI_WAIT_SET) {
+		int ret = sse_wait_attach(attr->wait_set, &cq->cq_fid.fid,
+					  dom, &cq->wait);
+
+		if (ret) {
+			free(cq->ring);
+			free(cq);
+			return ret;
 		}
 	}
 	cq->domain = dom;

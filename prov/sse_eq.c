@@ -23,6 +23,8 @@ static void __sse_eq_push(struct sse_eq *eq, struct sse_eq_ev *ev)
 	if (was_empty && eq->fd >= 0 && write(eq->fd, &one, sizeof(one)) < 0)
 		SSE_WARN(FI_LOG_EQ, "eventfd write: %s\n", strerror(errno));
 	pthread_cond_broadcast(&eq->cond);
+	if (eq->wait)
+		sse_wait_signal(eq->wait);
 }
 
 static void __sse_eq_pop(struct sse_eq *eq, struct sse_eq_ev *ev)
@@ -224,6 +226,8 @@ static int sse_eq_close(struct fid *fid)
 
 	if (__atomic_load_n(&eq->ref, __ATOMIC_ACQUIRE))
 		return -FI_EBUSY;
+	if (eq->wait)
+		sse_wait_detach(eq->wait, &eq->eq_fid.fid);
 	sse_dlist_foreach_safe(&eq->events, ev, tmp, struct sse_eq_ev, entry)
 		free(ev);
 	if (eq->fd >= 0)
@@ -285,6 +289,7 @@ int sse_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD:
 	case FI_WAIT_YIELD:
+	case FI_WAIT_SET:
 		break;
 	default:
 		return -FI_ENOSYS;
@@ -318,6 +323,12 @@ int sse_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		goto err_destroy_lock;
 	}
 
+	if (attr->wait_obj == FI_WAIT_SET) {
+		ret = sse_wait_attach(attr->wait_set, &eq->eq_fid.fid, NULL,
+				      &eq->wait);
+		if (ret)
+			goto err_destroy_cond;
+	}
 	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
 	eq->eq_fid.fid.context = context;
 	eq->eq_fid.fid.ops = &sse_eq_fi_ops;
@@ -326,6 +337,8 @@ int sse_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	*eqp = &eq->eq_fid;
 	return 0;
 
+err_destroy_cond:
+	pthread_cond_destroy(&eq->cond);
 err_destroy_lock:
 	pthread_mutex_destroy(&eq->lock);
 err_close_fd:

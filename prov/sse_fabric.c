@@ -496,8 +496,9 @@ static int sse_domain2(struct fid_fabric *fabric, struct fi_info *info,
 /*
  * fi_trywait: may the caller sleep on these objects' descriptors?  Not
  * while something is already there (-FI_EAGAIN: read it first).  A CQ is
- * progressed once before the answer; an EQ is looked at.  Only objects
- * opened with FI_WAIT_FD have a descriptor to sleep on.
+ * progressed once before the answer; an EQ is looked at; a wait set
+ * looks at its members (sse_wait.c).  Only objects opened with FI_WAIT_FD
+ * have a descriptor to sleep on.
  */
 static int sse_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 			      int count)
@@ -522,6 +523,16 @@ static int sse_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 			busy = cq->count > 0;
 			pthread_mutex_unlock(&cq->domain->lock);
 			break;
+		case FI_CLASS_WAIT: {
+			int ret = sse_wait_trywait(container_of(fids[i],
+						   struct sse_wait,
+						   wait_fid.fid));
+
+			if (ret)
+				return ret;
+			busy = false;
+			break;
+		}
 		case FI_CLASS_EQ:
 			eq = container_of(fids[i], struct sse_eq, eq_fid.fid);
 			if (eq->fd < 0)
@@ -544,7 +555,7 @@ static struct fi_ops_fabric sse_fabric_ops = {
 	.domain = sse_domain_open,
 	.passive_ep = sse_no_passive_ep,
 	.eq_open = sse_eq_open,
-	.wait_open = sse_no_wait_open,
+	.wait_open = sse_wait_open,
 	.trywait = sse_fabric_trywait,
 	.domain2 = sse_domain2,
 };
