@@ -187,6 +187,20 @@ static int sse_ep_close(struct fid *fid)
 	return 0;
 }
 
+/*
+ * Op flags for one direction (FI_TRANSMIT or FI_RECV in @flags) that
+ * fi_control(FI_SETOPSFLAG) and fi_ep_alias take.
+ */
+static bool sse_ep_op_flags_ok(const struct sse_ep *ep, uint64_t flags)
+{
+	uint64_t tx_ok = SSE_TX_OP_FLAGS |
+			 ((ep->caps & FI_TRIGGER) ? FI_TRIGGER : 0);
+
+	if (flags & FI_TRANSMIT)
+		return !(flags & ~(FI_TRANSMIT | tx_ok));
+	return !(flags & ~(FI_RECV | SSE_RX_OP_FLAGS));
+}
+
 /* ------------------------------------------------------------------ */
 /* fi_ep_alias                                                          */
 /* ------------------------------------------------------------------ */
@@ -211,13 +225,23 @@ static int sse_ep_alias_control(struct fid *fid, int command, void *arg)
 	uint64_t *flags = arg;
 
 	/* an alias has op flags of its own, and shares the rest */
-	if (command != FI_GETOPSFLAG)
+	if (command != FI_GETOPSFLAG && command != FI_SETOPSFLAG)
 		return a->ep->ep_fid.fid.ops->control(&a->ep->ep_fid.fid,
 						      command, arg);
 	if (!flags || !(*flags & (FI_TRANSMIT | FI_RECV)) ||
 	    (*flags & FI_TRANSMIT && *flags & FI_RECV))
 		return -FI_EINVAL;
-	*flags = (*flags & FI_TRANSMIT) ? a->tx_op_flags : a->rx_op_flags;
+	if (command == FI_GETOPSFLAG) {
+		*flags = (*flags & FI_TRANSMIT) ? a->tx_op_flags :
+						  a->rx_op_flags;
+		return 0;
+	}
+	if (!sse_ep_op_flags_ok(a->ep, *flags))
+		return -FI_EINVAL;
+	if (*flags & FI_TRANSMIT)
+		a->tx_op_flags = *flags & ~FI_TRANSMIT;
+	else
+		a->rx_op_flags = *flags & ~FI_RECV;
 	return 0;
 }
 
@@ -252,19 +276,12 @@ static int __sse_ep_alias(struct sse_ep *ep, struct fi_alias *alias)
 	of = alias->flags & ~dir;
 	if (!(alias->flags & dir))
 		return -FI_EINVAL;
-	if ((alias->flags & FI_TRANSMIT) &&
-	    (of & ~(SSE_TX_OP_FLAGS | FI_TRIGGER | FI_FENCE))) {
-		SSE_EP_WARN(ep, "fi_ep_alias: op flags 0x%llx not supported for transmits\n",
+	if (((alias->flags & FI_TRANSMIT) &&
+	     !sse_ep_op_flags_ok(ep, of | FI_TRANSMIT)) ||
+	    ((alias->flags & FI_RECV) &&
+	     !sse_ep_op_flags_ok(ep, of | FI_RECV))) {
+		SSE_EP_WARN(ep, "fi_ep_alias: op flags 0x%llx not supported (FI_TRIGGER needs the capability)\n",
 			    (unsigned long long)of);
-		return -FI_EINVAL;
-	}
-	if ((alias->flags & FI_RECV) && (of & ~SSE_RX_OP_FLAGS)) {
-		SSE_EP_WARN(ep, "fi_ep_alias: op flags 0x%llx not supported for receives\n",
-			    (unsigned long long)of);
-		return -FI_EINVAL;
-	}
-	if ((of & FI_TRIGGER) && !(ep->caps & FI_TRIGGER)) {
-		SSE_EP_WARN(ep, "fi_ep_alias: FI_TRIGGER without the capability\n");
 		return -FI_EINVAL;
 	}
 	a = calloc(1, sizeof(*a));
@@ -315,16 +332,12 @@ static int sse_ep_control(struct fid *fid, int command, void *arg)
 		if (!flags || !(*flags & (FI_TRANSMIT | FI_RECV)) ||
 		    (*flags & FI_TRANSMIT && *flags & FI_RECV)) {
 			ret = -FI_EINVAL;
+		} else if (!sse_ep_op_flags_ok(ep, *flags)) {
+			ret = -FI_EINVAL;
 		} else if (*flags & FI_TRANSMIT) {
-			if (*flags & ~(FI_TRANSMIT | SSE_TX_OP_FLAGS))
-				ret = -FI_EINVAL;
-			else
-				ep->tx_op_flags = *flags & ~FI_TRANSMIT;
+			ep->tx_op_flags = *flags & ~FI_TRANSMIT;
 		} else {
-			if (*flags & ~(FI_RECV | SSE_RX_OP_FLAGS))
-				ret = -FI_EINVAL;
-			else
-				ep->rx_op_flags = *flags & ~FI_RECV;
+			ep->rx_op_flags = *flags & ~FI_RECV;
 		}
 		break;
 	default:

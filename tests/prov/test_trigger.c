@@ -293,6 +293,15 @@ static void test_trigger_alias(void **state)
 	assert_fi_ok(fi_ep_alias(r.ep[0], &alias, FI_TRANSMIT | FI_TRIGGER));
 	assert_fi_ok(fi_control(&alias->fid, FI_GETOPSFLAG, &flags));
 	assert_int_equal(flags, FI_TRIGGER);
+	/* its flags are its own: the endpoint's stay as they were */
+	flags = FI_TRANSMIT | FI_TRIGGER | FI_COMPLETION;
+	assert_fi_ok(fi_control(&alias->fid, FI_SETOPSFLAG, &flags));
+	flags = FI_TRANSMIT;
+	assert_fi_ok(fi_control(&alias->fid, FI_GETOPSFLAG, &flags));
+	assert_int_equal(flags, FI_TRIGGER | FI_COMPLETION);
+	flags = FI_TRANSMIT;
+	assert_fi_ok(fi_control(&r.ep[0]->fid, FI_GETOPSFLAG, &flags));
+	assert_false(flags & FI_TRIGGER);
 	assert_fi_ok(fi_recv(r.ep[1], rbuf, sizeof(rbuf), NULL,
 			     FI_ADDR_UNSPEC, NULL));
 	set_trig(&tc, c, 1);
@@ -360,6 +369,12 @@ static void test_trigger_refused(void **state)
 			 -FI_EINVAL);
 	assert_int_equal(fi_ep_alias(r.ep[0], &alias,
 				     FI_TRANSMIT | FI_TRIGGER), -FI_EINVAL);
+	{
+		uint64_t flags = FI_TRANSMIT | FI_TRIGGER;
+
+		assert_int_equal(fi_control(&r.ep[0]->fid, FI_SETOPSFLAG,
+					    &flags), -FI_EINVAL);
+	}
 	trig_close(&r, c);
 
 	trig_open(&r, FI_TRIGGER, &c);
