@@ -353,6 +353,31 @@ static void test_trigger_cancel_close(void **state)
 	sse_res_close(&r);
 }
 
+/* An operation that cannot start when triggered completes with an error. */
+static void test_trigger_fails_late(void **state)
+{
+	struct fi_triggered_context tc;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee = { 0 };
+	struct fid_cntr *c;
+	struct sse_res r;
+	char buf[8] = "gone";
+
+	trig_open(&r, FI_TRIGGER, &c);
+	set_trig(&tc, c, 1);
+	assert_fi_ok(tsend(&r, buf, sizeof(buf), 0, &tc, FI_TRIGGER));
+	/* the destination leaves the AV before the trigger */
+	assert_fi_ok(fi_av_remove(r.av, &r.addr[1], 1, 0));
+	assert_fi_ok(fi_cntr_add(c, 1));
+	assert_int_equal(sse_cq_wait(&r, r.cq[0], &e, NULL, TMO), -FI_EAVAIL);
+	assert_int_equal(sse_cq_wait_err(&r, r.cq[0], &ee, TMO), 1);
+	assert_ptr_equal(ee.op_context, &tc);
+	assert_true(ee.err > 0);
+	assert_int_equal(ee.flags, FI_SEND | FI_TAGGED);
+	assert_int_equal(fi_cntr_readerr(r.scntr[0]), 1);
+	trig_close(&r, c);
+}
+
 /* Without the capability, FI_TRIGGER is an error; so is a bad context. */
 static void test_trigger_refused(void **state)
 {
@@ -407,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_trigger_rma_chain),
 		cmocka_unit_test(test_trigger_alias),
 		cmocka_unit_test(test_trigger_cancel_close),
+		cmocka_unit_test(test_trigger_fails_late),
 		cmocka_unit_test(test_trigger_refused),
 	};
 
