@@ -344,8 +344,8 @@ struct sse_wait {
 	struct sse_fabric *fabric;
 	enum fi_wait_obj wait_obj;	/* FI_WAIT_FD or FI_WAIT_UNSPEC */
 	int fd;			/* FI_WAIT_FD: eventfd, else -1 */
-	bool fd_armed;		/* written since the last reset (atomic) */
-	pthread_mutex_t lock;	/* a leaf: taken under domain and EQ locks */
+	bool fd_armed;		/* written since last reset (atomic) */
+	pthread_mutex_t lock;	/* a leaf, under domain and EQ locks */
 	pthread_cond_t cond;
 	uint64_t signals;	/* member events so far */
 	struct sse_dlist members;

@@ -13,13 +13,13 @@
  *
  * A region of several iovs is one address space, the segments one after
  * the other: peers name byte n of it by base + n (base: the address of
- * its first byte under FI_MR_VIRT_ADDR, else 0).  The NIC's table holds one contiguous
- * range per key, so a remotely accessible region's segments must follow
- * each other in memory (as fi_mr_regv callers that split one buffer
- * have it); then the range is their union and every RMA and atomic may
- * cross from one segment into the next.  Segments with gaps between them
- * are refused with -FI_EINVAL for remote access (local access takes
- * any).
+ * its first byte under FI_MR_VIRT_ADDR, else 0).  The NIC's table holds
+ * one contiguous range per key, so a remotely accessible region's
+ * segments must follow each other in memory (as fi_mr_regv callers that
+ * split one buffer have it); then the range is their union and every RMA
+ * and atomic may cross from one segment into the next.  Segments with
+ * gaps between them are refused with -FI_EINVAL for remote access (local
+ * access takes any).
  *
  * Counters bound with fi_mr_bind count remote accesses to the region.
  * fi_mr(3) asks for FI_RMA_EVENT at registration only when the domain's

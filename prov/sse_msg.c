@@ -242,8 +242,8 @@ static ssize_t sse_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct sse_ep *ep = sse_ep_of(ep_fid);
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
-	return sse_recv_common(ep, &iov, 1, src_addr, 0, 0, sse_rx_flags(ep_fid),
-			       context, false);
+	return sse_recv_common(ep, &iov, 1, src_addr, 0, 0,
+			       sse_rx_flags(ep_fid), context, false);
 }
 
 static ssize_t sse_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -272,8 +272,8 @@ static ssize_t sse_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 	struct sse_ep *ep = sse_ep_of(ep_fid);
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	return sse_send_common(ep, &iov, 1, dest_addr, 0, 0, sse_tx_flags(ep_fid),
-			       context, false, false);
+	return sse_send_common(ep, &iov, 1, dest_addr, 0, 0,
+			       sse_tx_flags(ep_fid), context, false, false);
 }
 
 static ssize_t sse_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -303,7 +303,8 @@ static ssize_t sse_inject(struct fid_ep *ep_fid, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_send_common(ep, &iov, 1, dest_addr, 0, 0,
-			       sse_tx_flags(ep_fid) | FI_INJECT, NULL, false, true);
+			       sse_tx_flags(ep_fid) | FI_INJECT, NULL, false,
+			       true);
 }
 
 static ssize_t sse_senddata(struct fid_ep *ep_fid, const void *buf,
@@ -314,8 +315,8 @@ static ssize_t sse_senddata(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_send_common(ep, &iov, 1, dest_addr, 0, data,
-			       sse_tx_flags(ep_fid) | FI_REMOTE_CQ_DATA, context,
-			       false, false);
+			       sse_tx_flags(ep_fid) | FI_REMOTE_CQ_DATA,
+			       context, false, false);
 }
 
 static ssize_t sse_injectdata(struct fid_ep *ep_fid, const void *buf,
@@ -325,8 +326,8 @@ static ssize_t sse_injectdata(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_send_common(ep, &iov, 1, dest_addr, 0, data,
-			       sse_tx_flags(ep_fid) | FI_INJECT | FI_REMOTE_CQ_DATA,
-			       NULL, false, true);
+			       sse_tx_flags(ep_fid) | FI_INJECT |
+			       FI_REMOTE_CQ_DATA, NULL, false, true);
 }
 
 struct fi_ops_msg sse_msg_ops = {

@@ -227,7 +227,8 @@ static ssize_t sse_tinject(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_send_common(ep, &iov, 1, dest_addr, tag, 0,
-			       sse_tx_flags(ep_fid) | FI_INJECT, NULL, true, true);
+			       sse_tx_flags(ep_fid) | FI_INJECT, NULL, true,
+			       true);
 }
 
 static ssize_t sse_tsenddata(struct fid_ep *ep_fid, const void *buf,
@@ -238,8 +239,8 @@ static ssize_t sse_tsenddata(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_send_common(ep, &iov, 1, dest_addr, tag, data,
-			       sse_tx_flags(ep_fid) | FI_REMOTE_CQ_DATA, context,
-			       true, false);
+			       sse_tx_flags(ep_fid) | FI_REMOTE_CQ_DATA,
+			       context, true, false);
 }
 
 static ssize_t sse_tinjectdata(struct fid_ep *ep_fid, const void *buf,
@@ -250,8 +251,8 @@ static ssize_t sse_tinjectdata(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_send_common(ep, &iov, 1, dest_addr, tag, data,
-			       sse_tx_flags(ep_fid) | FI_INJECT | FI_REMOTE_CQ_DATA,
-			       NULL, true, true);
+			       sse_tx_flags(ep_fid) | FI_INJECT |
+			       FI_REMOTE_CQ_DATA, NULL, true, true);
 }
 
 struct fi_ops_tagged sse_tagged_ops = {
