@@ -65,6 +65,9 @@ ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
 	pthread_mutex_lock(&dom->lock);
 	ret = __sse_send(ep, iov, count, dest, tag, data, flags, context,
 			 tagged, no_comp);
+	/* an inject counts at once: triggered operations may be due */
+	if (!sse_dlist_empty(&dom->trig_cntrs))
+		__sse_trigger_progress(dom);
 	pthread_mutex_unlock(&dom->lock);
 	return ret;
 }

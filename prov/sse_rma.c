@@ -569,6 +569,9 @@ ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req)
 		return ret;
 	pthread_mutex_lock(&dom->lock);
 	ret = __sse_rma_start(ep, op, req->dest);
+	/* one that completed at once counted: triggered operations due */
+	if (!sse_dlist_empty(&dom->trig_cntrs))
+		__sse_trigger_progress(dom);
 	pthread_mutex_unlock(&dom->lock);
 	if (ret)
 		sse_rma_op_free(op);

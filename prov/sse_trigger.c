@@ -7,7 +7,8 @@
  * its counter, ordered by threshold and, among equal thresholds, by
  * submission.  It runs when the counter's value reaches the threshold:
  * the check runs at the end of every progress pass of the domain (which
- * is where the data path bumps counters), after fi_cntr_add and
+ * is where the data path bumps counters), after every send, RMA or
+ * atomic call (an inject counts at once), after fi_cntr_add and
  * fi_cntr_set, and at submission, so an operation whose threshold is
  * already met runs at once.  A triggered operation counts against
  * tx_size only once it runs; if the endpoint is full then, it and every
