@@ -46,8 +46,8 @@
 # a PID namespace where ps shows only its own processes and a private tmpfs
 # on /dev/shm; where that is not possible, ps is wrapped to show only the
 # suite's session, the session's remaining processes are killed by pid at the
-# end, and shm segments of the provider (ssemu*, sset-*) that appeared during
-# the run and that no process maps any more are removed.
+# end, and the fabric's shm segment, if the run created it and no process
+# maps it any more, is removed.
 #
 # Exit status: 0 when no test failed, 1 when some did or the suite could not
 # run, 77 when no fabtests is given.
@@ -70,13 +70,9 @@ usage() {
 
 # --- inner part: runs runfabtests.sh, possibly inside fresh namespaces ------
 
-# Names of the provider's shm segments in /dev/shm, one a line.
-shm_segments() {
-	local f
-
-	for f in /dev/shm/ssemu* /dev/shm/sset-*; do
-		[ -e "$f" ] && echo "${f#/dev/shm/}"
-	done
+# The fabric the tests attach to: its shm segment's name in /dev/shm.
+fabric_segment() {
+	echo "${FI_SLINGSHOT_EMU_FABRIC:-ssemu-$(id -u)}"
 }
 
 # Whether any process maps /dev/shm/$1.
@@ -90,7 +86,7 @@ session_pids() {
 }
 
 inner() {
-	local sid rc shim seg before stop_pids private_shm=0
+	local sid rc shim real_ps seg before stop_pids private_shm=0
 
 	cd "$SSE_FT_RUNDIR" || exit 1
 	if [ "${SSE_FT_NS:-0}" = 1 ]; then
@@ -102,7 +98,13 @@ inner() {
 			     "sharing the host's" >&2
 		fi
 	fi
-	before=$(shm_segments)
+	seg=$(fabric_segment)
+	before=0
+	if [ -e "/dev/shm/$seg" ]; then
+		before=1
+		echo "$prog: warning: fabric $seg exists already: the tests" \
+		     "share it with the processes using it" >&2
+	fi
 
 	if [ "${SSE_FT_NS:-0}" = 1 ]; then
 		# PID 1 of the namespace: every process of the suite dies with it.
@@ -113,13 +115,12 @@ inner() {
 		# see only the suite's own session.
 		shim=$SSE_FT_RUNDIR/shim
 		mkdir -p "$shim"
+		real_ps=$(command -v ps)
 		cat >"$shim/ps" <<-EOF
 		#!/bin/sh
-		if [ "\$*" = "-eo comm,pid" ]; then
-			exec $(command -v ps) -o comm,pid \
-				-s "\$($(command -v ps) -o sid= -p \$\$)"
-		fi
-		exec $(command -v ps) "\$@"
+		sid=\$($real_ps -o sid= -p \$\$)
+		[ "\$*" = "-eo comm,pid" ] && exec $real_ps -o comm,pid -s \$sid
+		exec $real_ps "\$@"
 		EOF
 		chmod +x "$shim/ps"
 		# shellcheck disable=SC2016 # expanded by the inner bash
@@ -136,14 +137,14 @@ inner() {
 		fi
 	fi
 
-	if [ "$private_shm" = 0 ]; then
+	# A test killed in the middle leaves its fabric behind.
+	if [ "$private_shm" = 0 ] && [ "$before" = 0 ] &&
+	   [ -e "/dev/shm/$seg" ]; then
 		sleep 1
-		for seg in $(shm_segments); do
-			grep -qxF "$seg" <<<"$before" && continue
-			shm_mapped "$seg" && continue
+		if ! shm_mapped "$seg"; then
 			echo "$prog: removing /dev/shm/$seg left by the suite" >&2
 			rm -f "/dev/shm/$seg"
-		done
+		fi
 	fi
 	return "$rc"
 }
@@ -313,10 +314,9 @@ fi
 
 echo "$prog: provider $provider from $prov_dir"
 echo "$prog: fabtests from $bin, sets: $sets, exclude file: $exclude_file"
-env_fi=$(env | grep '^FI_' | grep -v '^FI_PROVIDER_PATH=' | sort)
-echo "$prog: FI_* environment: ${env_fi:-(none: the default fabric)}" |
-	tr '\n' ' '
-echo
+env_fi=$(env | grep '^FI_' | grep -v '^FI_PROVIDER_PATH=' | sort |
+	paste -sd ' ')
+echo "$prog: FI_* environment: ${env_fi:-(none: the default fabric)}"
 if [ ${#ns[@]} -gt 0 ]; then
 	echo "$prog: isolated: ${ns[*]}, private /dev/shm"
 else
