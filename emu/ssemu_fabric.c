@@ -222,9 +222,15 @@ static bool pid_alive(int32_t pid)
 static void nic_detach_locked(struct ssemu_region *r, uint32_t slot);
 static void jobs_sweep_locked(struct ssemu_region *r);
 
-/* Detach every NIC and process slot of processes that are gone. */
-static void reap_dead_locked(struct ssemu_region *r)
+/*
+ * Detach every NIC and free every process slot of processes that are gone
+ * (with a NIC go its endpoints, memory regions, packets and its job's
+ * reservation once the job has no NIC left).
+ * @return how many NICs and process slots it freed.
+ */
+static unsigned reap_dead_locked(struct ssemu_region *r)
 {
+	unsigned freed = 0;
 	uint32_t i;
 
 	for (i = 0; i < r->config.max_nics; i++) {
@@ -235,11 +241,36 @@ static void reap_dead_locked(struct ssemu_region *r)
 				  "attached: detaching its NIC at port %u",
 				  n->owner_pid, n->port);
 			nic_detach_locked(r, i);
+			freed++;
 		}
 	}
-	for (i = 0; i < SSEMU_MAX_PROCS; i++)
-		if (r->procs[i] && !pid_alive(r->procs[i]))
+	for (i = 0; i < SSEMU_MAX_PROCS; i++) {
+		if (r->procs[i] && !pid_alive(r->procs[i])) {
 			r->procs[i] = 0;
+			freed++;
+		}
+	}
+	return freed;
+}
+
+/*
+ * Every allocation that a dead process may hold up (process slots, NIC
+ * slots, ports, job slots and port reservations) goes through here.
+ * @claim takes what it needs under the lock, or fails with -ENOSPC or
+ * -EADDRINUSE when nothing fits, leaving the region as it found it; then
+ * what processes that died while attached held is freed and @claim runs
+ * once more.  Liveness is checked only when something is short, so a busy
+ * fabric pays for it only at the moment it matters.
+ */
+static int claim_reaping_locked(struct ssemu_region *r,
+				int (*claim)(struct ssemu_region *r, void *arg),
+				void *arg)
+{
+	int ret = claim(r, arg);
+
+	if ((ret == -ENOSPC || ret == -EADDRINUSE) && reap_dead_locked(r))
+		ret = claim(r, arg);
+	return ret;
 }
 
 static int lock_region(struct ssemu_region *r, bool try)
@@ -313,17 +344,11 @@ static int check_header(struct ssemu_region *r, size_t size,
 	return 0;
 }
 
-static int proc_register_locked(struct ssemu_region *r)
+static int proc_claim_locked(struct ssemu_region *r, void *arg)
 {
 	int i;
 
-	for (i = 0; i < SSEMU_MAX_PROCS; i++) {
-		if (!r->procs[i]) {
-			r->procs[i] = getpid();
-			return 0;
-		}
-	}
-	reap_dead_locked(r);
+	(void)arg;
 	for (i = 0; i < SSEMU_MAX_PROCS; i++) {
 		if (!r->procs[i]) {
 			r->procs[i] = getpid();
@@ -331,6 +356,11 @@ static int proc_register_locked(struct ssemu_region *r)
 		}
 	}
 	return -ENOSPC;
+}
+
+static int proc_register_locked(struct ssemu_region *r)
+{
+	return claim_reaping_locked(r, proc_claim_locked, NULL);
 }
 
 /* Unregister; returns the number of processes still attached. */
@@ -488,8 +518,9 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 		unlock_region(r);
 		if (ret) {
 			munmap(p, size);
-			snprintf(err, errlen, "too many processes on fabric %s",
-				 f->shm_name);
+			snprintf(err, errlen, "%d live processes are attached "
+				 "to fabric %s already, the most it takes",
+				 SSEMU_MAX_PROCS, f->shm_name + 1);
 			return ret;
 		}
 		f->r = r;
@@ -747,9 +778,11 @@ static bool port_usable(void *arg, uint32_t port)
 	       ssemu_r_resv(r)[port] == SSEMU_NONE;
 }
 
-/* Reserve ports for every rank of job @o->job in free job slot @slot. */
+/* Reserve ports for every rank of job @o->job in free job slot @slot
+ * (a failure is explained in @why). */
 static int job_reserve_locked(struct ssemu_region *r, uint32_t slot,
-			      const struct ssemu_nic_opts *o)
+			      const struct ssemu_nic_opts *o, char *why,
+			      size_t whylen)
 {
 	struct ssemu_place_req q = {
 		.topo = &r->topo, .policy = o->policy, .nranks = o->nranks,
@@ -765,10 +798,9 @@ static int job_reserve_locked(struct ssemu_region *r, uint32_t slot,
 		return -ENOMEM;
 	ret = ssemu_place_choose(&q, ports, err, sizeof(err));
 	if (ret < 0) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u (%u ranks, placement %s): "
-			  "%s", o->job, o->nranks,
-			  ssemu_place_policy_name(o->policy),
-			  err[0] ? err : strerror(-ret));
+		snprintf(why, whylen, "job %u (%u ranks, placement %s): %s",
+			 o->job, o->nranks, ssemu_place_policy_name(o->policy),
+			 err[0] ? err : strerror(-ret));
 		free(ports);
 		return ret;
 	}
@@ -794,10 +826,11 @@ static int job_reserve_locked(struct ssemu_region *r, uint32_t slot,
 /*
  * The port of rank @o->rank of job @o->job, reserving ports for the whole
  * job when it is the job's first rank here.  @return 0 with the port and
- * the job slot, or a negative errno (explained in the log).
+ * the job slot, or a negative errno (explained in @why).
  */
 static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
-			uint32_t *portp, uint32_t *slotp)
+			uint32_t *portp, uint32_t *slotp, char *why,
+			size_t whylen)
 {
 	uint32_t slot, free_slot = SSEMU_NONE, want, *resv = ssemu_r_resv(r);
 	struct ssemu_job_sh *j;
@@ -805,24 +838,22 @@ static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
 	int ret;
 
 	if (o->policy >= SSEMU_PLACE_COUNT) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u: unknown placement policy "
-			  "%u", o->job, o->policy);
+		snprintf(why, whylen, "job %u: unknown placement policy %u",
+			 o->job, o->policy);
 		return -EINVAL;
 	}
 	if ((uint32_t)o->rank >= o->nranks) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d is not below the "
-			  "job size %u", o->job, o->rank, o->nranks);
+		snprintf(why, whylen, "job %u: rank %d is not below the job "
+			 "size %u", o->job, o->rank, o->nranks);
 		return -EINVAL;
 	}
 	if (o->nranks > r->config.max_nics ||
 	    o->nranks > SSEMU_RESV_MAX_RANKS) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u: %u ranks, but the fabric "
-			  "attaches at most %u NICs (resources.max_nics)",
-			  o->job, o->nranks, r->config.max_nics);
+		snprintf(why, whylen, "job %u: %u ranks, but the fabric "
+			 "attaches at most %u NICs (resources.max_nics)",
+			 o->job, o->nranks, r->config.max_nics);
 		return -ENOSPC;
 	}
-	/* ports and reservations of dead processes are free for this */
-	reap_dead_locked(r);
 	for (slot = 0; slot < SSEMU_MAX_JOBS; slot++) {
 		if (!r->jobs[slot].active) {
 			if (free_slot == SSEMU_NONE)
@@ -834,21 +865,21 @@ static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
 	if (slot < SSEMU_MAX_JOBS) {
 		j = &r->jobs[slot];
 		if (j->nranks != o->nranks || j->policy != o->policy) {
-			ssemu_log(SSEMU_LOG_WARN, "job %u rank %d asks for %u "
-				  "ranks placed %s; the job was placed as %u "
-				  "ranks %s", o->job, o->rank, o->nranks,
-				  ssemu_place_policy_name(o->policy),
-				  j->nranks,
-				  ssemu_place_policy_name(j->policy));
+			snprintf(why, whylen, "job %u rank %d asks for %u "
+				 "ranks placed %s; the job was placed as %u "
+				 "ranks %s", o->job, o->rank, o->nranks,
+				 ssemu_place_policy_name(o->policy),
+				 j->nranks,
+				 ssemu_place_policy_name(j->policy));
 			return -EINVAL;
 		}
 	} else if (free_slot == SSEMU_NONE) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u: %d jobs are placed on the "
-			  "fabric already, no more", o->job, SSEMU_MAX_JOBS);
+		snprintf(why, whylen, "job %u: %d jobs are placed on the "
+			 "fabric already, no more", o->job, SSEMU_MAX_JOBS);
 		return -ENOSPC;
 	} else {
 		slot = free_slot;
-		ret = job_reserve_locked(r, slot, o);
+		ret = job_reserve_locked(r, slot, o, why, whylen);
 		if (ret)
 			return ret;
 	}
@@ -857,16 +888,16 @@ static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
 		if (resv[p] == want)
 			break;
 	if (p == r->topo.nendpoints) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d has no reserved "
-			  "port (corrupt reservation table)", o->job, o->rank);
+		snprintf(why, whylen, "job %u: rank %d has no reserved port "
+			 "(corrupt reservation table)", o->job, o->rank);
 		return -EPROTO;
 	}
 	if (ssemu_r_portmap(r)[p] != SSEMU_NONE) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d is attached already "
-			  "(port %llu, pid %d)", o->job, o->rank,
-			  (unsigned long long)p,
-			  ssemu_r_nic(r, ssemu_r_portmap(r)[p] %
-					 r->config.max_nics)->owner_pid);
+		snprintf(why, whylen, "job %u: rank %d is attached already "
+			 "(port %llu, pid %d)", o->job, o->rank,
+			 (unsigned long long)p,
+			 ssemu_r_nic(r, ssemu_r_portmap(r)[p] %
+					r->config.max_nics)->owner_pid);
 		if (!r->jobs[slot].nics)
 			job_release_locked(r, slot);
 		return -EADDRINUSE;
@@ -902,15 +933,89 @@ static void nic_detach_locked(struct ssemu_region *r, uint32_t slot)
 	r->nnics--;
 }
 
+/* What ssemu_nic_attach claims: a NIC slot, a port and a job slot. */
+struct nic_claim {
+	const struct ssemu_nic_opts *o;
+	uint32_t slot, port, jobslot;
+	char why[256];		/* why the claim failed */
+};
+
+/* A NIC slot and a port for @arg (struct nic_claim), or -ENOSPC,
+ * -EADDRINUSE (worth another try once the dead are reaped) or another
+ * error, explained in its why. */
+static int nic_claim_locked(struct ssemu_region *r, void *arg)
+{
+	struct nic_claim *c = arg;
+	const struct ssemu_nic_opts *o = c->o;
+	uint32_t i, rv, port = o->port;
+	uint64_t p;
+
+	c->slot = c->jobslot = SSEMU_NONE;
+	for (i = 0; i < r->config.max_nics; i++)
+		if (ssemu_r_nic(r, i)->state == SSEMU_NIC_FREE)
+			break;
+	if (i == r->config.max_nics) {
+		snprintf(c->why, sizeof(c->why), "all %u NIC slots of the "
+			 "fabric are in use by live processes (the fabric "
+			 "configuration's resources.max_nics)",
+			 r->config.max_nics);
+		return -ENOSPC;
+	}
+	c->slot = i;
+	if (port == SSEMU_PORT_ANY && o->policy != SSEMU_PLACE_FIRST_FREE &&
+	    o->rank >= 0 && o->nranks)
+		return place_locked(r, o, &c->port, &c->jobslot, c->why,
+				    sizeof(c->why));
+	if (port == SSEMU_PORT_ANY) {
+		/* first free: neither taken nor reserved for a job */
+		for (p = 0; p < r->topo.nendpoints; p++)
+			if (port_usable(r, (uint32_t)p))
+				break;
+		if (p == r->topo.nendpoints) {
+			snprintf(c->why, sizeof(c->why), "no free port: all "
+				 "%llu ports of the fabric are taken by live "
+				 "processes' NICs or reserved for jobs",
+				 (unsigned long long)r->topo.nendpoints);
+			return -ENOSPC;
+		}
+		c->port = (uint32_t)p;
+		return 0;
+	}
+	if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
+		snprintf(c->why, sizeof(c->why), "port %u is taken by the NIC "
+			 "of process %d", port,
+			 ssemu_r_nic(r, ssemu_r_portmap(r)[port] %
+					r->config.max_nics)->owner_pid);
+		return -EADDRINUSE;
+	}
+	/* reserved: only for that job's rank */
+	rv = ssemu_r_resv(r)[port];
+	if (rv != SSEMU_NONE) {
+		if (SSEMU_RESV_SLOT(rv) >= SSEMU_MAX_JOBS ||
+		    r->jobs[SSEMU_RESV_SLOT(rv)].id != o->job ||
+		    rv != SSEMU_RESV(SSEMU_RESV_SLOT(rv), o->rank)) {
+			snprintf(c->why, sizeof(c->why), "port %u is "
+				 "reserved for rank %u of job %u", port,
+				 rv & 0xffff,
+				 SSEMU_RESV_SLOT(rv) < SSEMU_MAX_JOBS ?
+				 r->jobs[SSEMU_RESV_SLOT(rv)].id : 0);
+			return -EADDRINUSE;
+		}
+		c->jobslot = SSEMU_RESV_SLOT(rv);
+	}
+	c->port = port;
+	return 0;
+}
+
 int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		     struct ssemu_nic **nicp)
 {
 	struct ssemu_region *r = f->r;
 	struct ssemu_nic_opts defo = { .port = SSEMU_PORT_ANY, .rank = -1 };
+	struct nic_claim c = { 0 };
 	struct ssemu_nic_sh *n;
 	struct ssemu_nic *nic;
-	uint32_t slot = SSEMU_NONE, port, i, jobslot = SSEMU_NONE, rv;
-	uint64_t p;
+	uint32_t slot, port, i, jobslot;
 	int ret;
 
 	if (!nicp)
@@ -930,61 +1035,16 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		free(nic);
 		return ret;
 	}
-	for (i = 0; i < 2 * r->config.max_nics && slot == SSEMU_NONE; i++) {
-		/* out of slots: look for NICs of dead processes once */
-		if (i == r->config.max_nics)
-			reap_dead_locked(r);
-		if (ssemu_r_nic(r, i % r->config.max_nics)->state ==
-		    SSEMU_NIC_FREE)
-			slot = i % r->config.max_nics;
-	}
-	if (slot == SSEMU_NONE) {
-		ret = -ENOSPC;
+	c.o = o;
+	ret = claim_reaping_locked(r, nic_claim_locked, &c);
+	if (ret) {
+		ssemu_log(SSEMU_LOG_WARN, "%s", c.why[0] ? c.why :
+			  strerror(-ret));
 		goto err_unlock;
 	}
-	port = o->port;
-	if (port == SSEMU_PORT_ANY && o->policy != SSEMU_PLACE_FIRST_FREE &&
-	    o->rank >= 0 && o->nranks) {
-		ret = place_locked(r, o, &port, &jobslot);
-		if (ret)
-			goto err_unlock;
-	} else if (port == SSEMU_PORT_ANY) {
-		/* first free: neither taken nor reserved for a job */
-		for (p = 0; p < r->topo.nendpoints; p++)
-			if (port_usable(r, (uint32_t)p))
-				break;
-		if (p == r->topo.nendpoints) {
-			ret = -ENOSPC;
-			goto err_unlock;
-		}
-		port = (uint32_t)p;
-	} else {
-		if (ssemu_r_portmap(r)[port] != SSEMU_NONE ||
-		    ssemu_r_resv(r)[port] != SSEMU_NONE) {
-			/* maybe a process that died and was not reaped */
-			reap_dead_locked(r);
-		}
-		if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
-			ret = -EADDRINUSE;
-			goto err_unlock;
-		}
-		/* reserved: only for that job's rank */
-		rv = ssemu_r_resv(r)[port];
-		if (rv != SSEMU_NONE) {
-			if (SSEMU_RESV_SLOT(rv) >= SSEMU_MAX_JOBS ||
-			    r->jobs[SSEMU_RESV_SLOT(rv)].id != o->job ||
-			    rv != SSEMU_RESV(SSEMU_RESV_SLOT(rv), o->rank)) {
-				ssemu_log(SSEMU_LOG_WARN, "port %u is reserved "
-					  "for rank %u of job %u", port,
-					  rv & 0xffff,
-					  SSEMU_RESV_SLOT(rv) < SSEMU_MAX_JOBS ?
-					  r->jobs[SSEMU_RESV_SLOT(rv)].id : 0);
-				ret = -EADDRINUSE;
-				goto err_unlock;
-			}
-			jobslot = SSEMU_RESV_SLOT(rv);
-		}
-	}
+	slot = c.slot;
+	port = c.port;
+	jobslot = c.jobslot;
 	n = ssemu_r_nic(r, slot);
 	ssemu_model_nic_reset(r, slot);
 	/* no stale window entries toward the new NIC either */
