@@ -35,7 +35,7 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 10	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
+#define SSEMU_LAYOUT_VERSION 11	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
 				 * 6: lossy classes; 7: VOQ input masks,
 				 * credit returns without events; 8: credits
 				 * in cells; 9: engine bucket wheel, switch
@@ -44,7 +44,9 @@
 				 * fields reordered, NIC-pair state in one
 				 * struct, message states in their own
 				 * section, hot structs cache-aligned;
-				 * 10: parallel local links */
+				 * 10: parallel local links; 11: lossy
+				 * classes drop acknowledgements and RMA
+				 * results (telemetry counts them) */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
@@ -590,6 +592,7 @@ enum ssemu_model_ev {
 	SSEMU_MEV_ACK_TIMER,		/* a: nic slot, b: msg, c: msg gen */
 	SSEMU_MEV_FGFC,			/* a: nic slot, b: dest nic, c: pause ns */
 	SSEMU_MEV_RTO,			/* a: nic slot, b: msg, c: msg gen */
+	SSEMU_MEV_RESEND,		/* a: nic slot, b: pkt, c: nic gen */
 	SSEMU_MEV_MAX,
 };
 
@@ -667,7 +670,8 @@ void ssemu_tel_tx(struct ssemu_region *r, uint32_t nic, uint32_t tc,
 void ssemu_tel_rx(struct ssemu_region *r, uint32_t src_nic, uint32_t tc,
 		  uint32_t bytes);
 void ssemu_tel_deliver(struct ssemu_region *r, uint32_t msg);
-void ssemu_tel_drop(struct ssemu_region *r, uint32_t tc);
+/* A packet of @type (enum ssemu_pkt_type) lost in the fabric. */
+void ssemu_tel_drop(struct ssemu_region *r, uint32_t tc, uint32_t type);
 void ssemu_tel_retry(struct ssemu_region *r, uint32_t tc);
 void ssemu_tel_throttle(struct ssemu_region *r, uint32_t tc);
 void ssemu_tel_mark(struct ssemu_region *r, uint32_t tc);

@@ -705,7 +705,11 @@ struct ssemu_tel_counters {
 /* Per class. */
 struct ssemu_tel_class {
 	uint64_t drops;		/* packets lost in the fabric */
-	uint64_t retries;	/* messages sent again from the start */
+	uint64_t drops_ack;	/* ... of which acknowledgements */
+	uint64_t drops_resp;	/* ... of which RMA results */
+	uint64_t retries;	/* messages sent again from the start, and
+				 * acknowledgements and RMA results sent
+				 * again after a drop */
 	uint64_t throttles;	/* congestion window cuts */
 	uint64_t marks;		/* packets marked congested */
 	uint64_t q_max;		/* edge VOQ depth seen by arriving packets */
