@@ -36,7 +36,7 @@
 struct layout {
 	uint64_t engine, nics, eps, msgs, mstate, bufs, rings, pkts, swmap,
 		portmap,
-		switches, voqs, pair, work, ovf, mrs, resv, total;
+		switches, voqs, pair, work, ovf, mrs, resv, nic_eps, total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
 	uint64_t tel;		/* telemetry section */
@@ -54,7 +54,7 @@ static void compute_layout(const struct ssemu_config *c,
 			   const struct ssemu_topo *t, struct layout *l)
 {
 	uint64_t off = sizeof(struct ssemu_region);
-	uint64_t neps = (uint64_t)c->max_nics * c->eps_per_nic;
+	uint64_t neps = ssemu_config_neps(c);
 
 	l->voq_per_switch = t->radix * t->radix * c->ntclass * SSEMU_NVC;
 	l->ring_bytes = SSEMU_ALIGN_UP(
@@ -77,6 +77,8 @@ static void compute_layout(const struct ssemu_config *c,
 	l->work = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->ovf = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->resv = take(&off, t->nendpoints * sizeof(uint32_t));
+	l->nic_eps = take(&off, (uint64_t)c->max_nics * c->eps_per_nic *
+					sizeof(uint32_t));
 	l->switches = take(&off, (uint64_t)c->max_switches *
 					 sizeof(struct ssemu_switch_sh));
 	l->voqs = take(&off, (uint64_t)c->max_switches * l->voq_per_switch *
@@ -109,7 +111,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 		       const struct ssemu_topo *t, const struct layout *l)
 {
 	pthread_mutexattr_t ma;
-	uint32_t i, k, neps = c->max_nics * c->eps_per_nic;
+	uint32_t i, k, neps = ssemu_config_neps(c);
 	uint64_t roff;
 	int ret;
 
@@ -141,6 +143,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->ovf_off = l->ovf;
 	r->mrs_off = l->mrs;
 	r->resv_off = l->resv;
+	r->nic_eps_off = l->nic_eps;
 	r->route_idx = (uint32_t)ssemu_route_index(c->routing);
 	r->arb_idx = (uint32_t)ssemu_arb_index(c->arb);
 	r->cc_idx = (uint32_t)ssemu_cc_index(c->cc);
@@ -178,6 +181,8 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	memset(ssemu_r_portmap(r), 0xff,
 	       (size_t)t->nendpoints * sizeof(uint32_t));
 	memset(ssemu_r_resv(r), 0xff, (size_t)t->nendpoints * sizeof(uint32_t));
+	memset(ssemu_r_nic_eps(r, 0), 0xff,
+	       (size_t)c->max_nics * c->eps_per_nic * sizeof(uint32_t));
 	for (i = 0; i < neps; i++) {
 		struct ssemu_ep_sh *ep = ssemu_r_ep(r, i);
 
@@ -911,18 +916,30 @@ static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
 /* NICs                                                                 */
 /* ------------------------------------------------------------------ */
 
+/* Close pid @pid of NIC @nic if it is open: its endpoint slot goes back to
+ * the pool (its messages in flight stay the NIC's until done). */
+static void ep_close_locked(struct ssemu_region *r, uint32_t nic, uint32_t pid)
+{
+	uint32_t *tab = ssemu_r_nic_eps(r, nic), epi = tab[pid];
+
+	if (epi >= r->neps)
+		return;
+	if (ssemu_r_ep(r, epi)->open)
+		ssemu_model_ep_close(r, epi);
+	/* (relaxed: ssemu_nic_wait and ssemu_ep_peer_alive read it
+	 * without the lock) */
+	ssemu_store_relaxed(&tab[pid], SSEMU_NONE);
+}
+
 static void nic_detach_locked(struct ssemu_region *r, uint32_t slot)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, slot);
-	uint32_t e, epi;
+	uint32_t e;
 
 	if (n->state != SSEMU_NIC_ATTACHED)
 		return;
-	for (e = 0; e < r->config.eps_per_nic; e++) {
-		epi = slot * r->config.eps_per_nic + e;
-		if (ssemu_r_ep(r, epi)->open)
-			ssemu_model_ep_close(r, epi);
-	}
+	for (e = 0; e < r->config.eps_per_nic; e++)
+		ep_close_locked(r, slot, e);
 	ssemu_model_nic_reset(r, slot);
 	if (n->port < r->topo.nendpoints)
 		ssemu_r_portmap(r)[n->port] = SSEMU_NONE;
@@ -1108,13 +1125,86 @@ int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st)
 /* Endpoints                                                            */
 /* ------------------------------------------------------------------ */
 
+/* Is endpoint slot @epi free of messages (none in use or in flight)? */
+static bool ep_slot_quiet(struct ssemu_region *r, uint32_t epi)
+{
+	uint32_t i, st, k = r->config.msgs_per_ep;
+
+	for (i = epi * k; i < (epi + 1) * k; i++) {
+		st = ssemu_load_acquire(ssemu_r_mstate(r, i));
+		if (st && st != SSEMU_MSG_DONE)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A closed endpoint slot for NIC @nic, or SSEMU_NONE: one with no message
+ * in use, or else one the NIC had before (its messages still in flight are
+ * the NIC's own, and they keep their slots until they are done).
+ */
+static uint32_t ep_slot_find(struct ssemu_region *r, uint32_t nic)
+{
+	uint32_t i, own = SSEMU_NONE;
+
+	for (i = 0; i < r->neps; i++) {
+		struct ssemu_ep_sh *sh = ssemu_r_ep(r, i);
+
+		if (sh->open)
+			continue;
+		if (ep_slot_quiet(r, i))
+			return i;
+		if (own == SSEMU_NONE && sh->nic == nic)
+			own = i;
+	}
+	return own;
+}
+
+/* What ssemu_ep_open claims: a pid of its NIC and an endpoint slot. */
+struct ep_claim {
+	uint32_t nic, pid, epi;
+	char why[256];
+};
+
+static int ep_claim_locked(struct ssemu_region *r, void *arg)
+{
+	struct ep_claim *c = arg;
+	uint32_t *tab = ssemu_r_nic_eps(r, c->nic), e;
+
+	for (e = 0; e < r->config.eps_per_nic; e++)
+		if (tab[e] == SSEMU_NONE)
+			break;
+	if (e == r->config.eps_per_nic) {
+		snprintf(c->why, sizeof(c->why), "NIC at port %u: all %u of "
+			 "its endpoints are open, the fabric's limit per NIC "
+			 "(resources.eps_per_nic in the fabric configuration "
+			 "raises it)", ssemu_r_nic(r, c->nic)->port,
+			 r->config.eps_per_nic);
+		return -ENOSPC;
+	}
+	c->pid = e;
+	/* (slots of processes that died with endpoints open come back
+	 * when claim_reaping_locked reaps them) */
+	c->epi = ep_slot_find(r, c->nic);
+	if (c->epi == SSEMU_NONE) {
+		snprintf(c->why, sizeof(c->why), "NIC at port %u: all %u "
+			 "endpoint slots of the fabric are in use by live "
+			 "processes' NICs (resources.max_eps in the fabric "
+			 "configuration raises it)",
+			 ssemu_r_nic(r, c->nic)->port, r->neps);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
 int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 {
 	struct ssemu_region *r = nic->fab->r;
 	const struct ssemu_config *c = &r->config;
+	struct ep_claim cl = { .nic = nic->slot };
+	uint32_t e, epi;
 	struct ssemu_ep_sh *sh;
 	struct ssemu_ep *ep;
-	uint32_t e, epi;
 	int ret;
 
 	if (!epp)
@@ -1127,25 +1217,25 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 		free(ep);
 		return ret;
 	}
-	for (e = 0; e < c->eps_per_nic; e++) {
-		epi = nic->slot * c->eps_per_nic + e;
-		if (!ssemu_r_ep(r, epi)->open)
-			break;
+	ret = claim_reaping_locked(r, ep_claim_locked, &cl);
+	if (ret) {
+		ssemu_log(SSEMU_LOG_WARN, "%s", cl.why);
+		goto err_unlock;
 	}
-	if (e == c->eps_per_nic) {
-		unlock_region(r);
-		free(ep);
-		return -ENOSPC;
-	}
+	e = cl.pid;
+	epi = cl.epi;
 	sh = ssemu_r_ep(r, epi);
 	ssemu_ring_init(ssemu_r_ring(r, sh->tx_ring_off), c->msgs_per_ep,
 			sizeof(uint32_t));
 	ssemu_ring_init(ssemu_r_ring(r, sh->ev_ring_off), SSEMU_EV_RING,
 			sizeof(struct ssemu_event));
 	sh->rx_head = sh->rx_tail = sh->tx_head = sh->tx_tail = SSEMU_NONE;
+	sh->nic = nic->slot;
+	sh->pid = e;
 	/* Message slots and buffers a previous owner left in flight stay
 	 * taken until their traffic is done (ssemu_model_ep_close). */
 	sh->open = 1;
+	ssemu_store_relaxed(&ssemu_r_nic_eps(r, nic->slot)[e], epi);
 	unlock_region(r);
 	ep->nic = nic;
 	ep->index = epi;
@@ -1154,6 +1244,11 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 	ep->ev_ring = ssemu_r_ring(r, sh->ev_ring_off);
 	*epp = ep;
 	return 0;
+
+err_unlock:
+	unlock_region(r);
+	free(ep);
+	return ret;
 }
 
 void ssemu_ep_close(struct ssemu_ep *ep)
@@ -1164,8 +1259,8 @@ void ssemu_ep_close(struct ssemu_ep *ep)
 		return;
 	r = ep->nic->fab->r;
 	if (!lock_region(r, false)) {
-		if (ssemu_r_ep(r, ep->index)->open)
-			ssemu_model_ep_close(r, ep->index);
+		if (ssemu_r_nic_eps(r, ep->nic->slot)[ep->pid] == ep->index)
+			ep_close_locked(r, ep->nic->slot, ep->pid);
 		unlock_region(r);
 	}
 	free(ep);
@@ -1936,13 +2031,18 @@ bool ssemu_fabric_idle(struct ssemu_fabric *f)
 }
 
 /* Events waiting in the rings of endpoints [first, first + n). */
-static bool eps_ready(struct ssemu_region *r, uint32_t first, uint32_t n)
+/* Has one of the endpoint slots @eps[0, n) (SSEMU_NONE: none) an event? */
+static bool eps_ready(struct ssemu_region *r, const uint32_t *eps, uint32_t n)
 {
-	uint32_t i;
+	uint32_t i, epi;
 
-	for (i = first; i < first + n; i++) {
-		struct ssemu_ep_sh *sh = ssemu_r_ep(r, i);
+	for (i = 0; i < n; i++) {
+		struct ssemu_ep_sh *sh;
 
+		epi = ssemu_load_relaxed(&eps[i]);
+		if (epi >= r->neps)
+			continue;
+		sh = ssemu_r_ep(r, epi);
 		if (sh->open && ssemu_ring_count(ssemu_r_ring(r,
 							      sh->ev_ring_off)))
 			return true;
@@ -1951,13 +2051,13 @@ static bool eps_ready(struct ssemu_region *r, uint32_t first, uint32_t n)
 }
 
 /*
- * Wait until one of the endpoints [first, first + n) has an event, driving
+ * Wait until one of the endpoint slots @eps[0, n) has an event, driving
  * the engine when nobody else does, and otherwise sleeping on @word (bumped
  * with every event push) until woken, until the next model deadline
  * (realtime), or for a short nap that lets us take the engine over if its
  * runner stalls.
  */
-static int wait_events(struct ssemu_fabric *f, uint32_t first, uint32_t n,
+static int wait_events(struct ssemu_fabric *f, const uint32_t *eps, uint32_t n,
 		       uint32_t *word, uint32_t *waiters, int timeout_ms)
 {
 	struct ssemu_region *r = f->r;
@@ -1971,12 +2071,12 @@ static int wait_events(struct ssemu_fabric *f, uint32_t first, uint32_t n,
 	for (;;) {
 		/* pairs with the release in futex_bump */
 		seq = ssemu_load_acquire(word);
-		if (eps_ready(r, first, n))
+		if (eps_ready(r, eps, n))
 			return 1;
 		/* a waiter runs the engine itself: it may be the last one
 		 * polling */
 		ret = progress(f, 4096, false);
-		if (eps_ready(r, first, n))
+		if (eps_ready(r, eps, n))
 			return 1;
 		if (ret < 0 && ret != -EBUSY)
 			return ret;
@@ -2027,7 +2127,7 @@ int ssemu_ep_wait(struct ssemu_ep *ep, int timeout_ms)
 		return -EINVAL;
 	r = ep->nic->fab->r;
 	sh = ssemu_r_ep(r, ep->index);
-	return wait_events(ep->nic->fab, ep->index, 1, &sh->ev_futex,
+	return wait_events(ep->nic->fab, &ep->index, 1, &sh->ev_futex,
 			   &sh->waiters, timeout_ms);
 }
 
@@ -2040,7 +2140,7 @@ int ssemu_nic_wait(struct ssemu_nic *nic, int timeout_ms)
 		return -EINVAL;
 	r = nic->fab->r;
 	n = ssemu_r_nic(r, nic->slot);
-	return wait_events(nic->fab, nic->slot * r->config.eps_per_nic,
+	return wait_events(nic->fab, ssemu_r_nic_eps(r, nic->slot),
 			   r->config.eps_per_nic, &n->ev_futex, &n->waiters,
 			   timeout_ms);
 }
@@ -2050,7 +2150,7 @@ int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer)
 	struct ssemu_region *r;
 	struct ssemu_nic_sh *n;
 	uint32_t port = SSEMU_ADDR_PORT(peer), pid = SSEMU_ADDR_PID(peer);
-	uint32_t slot;
+	uint32_t slot, epi;
 
 	if (!ep)
 		return 0;
@@ -2061,9 +2161,9 @@ int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer)
 	if (slot >= r->config.max_nics)
 		return 0;
 	n = ssemu_r_nic(r, slot);
+	epi = ssemu_load_relaxed(&ssemu_r_nic_eps(r, slot)[pid]);
 	if (ssemu_load_relaxed(&n->state) != SSEMU_NIC_ATTACHED ||
-	    !ssemu_load_relaxed(&ssemu_r_ep(r, slot * r->config.eps_per_nic +
-						   pid)->open))
+	    epi >= r->neps || !ssemu_load_relaxed(&ssemu_r_ep(r, epi)->open))
 		return 0;
 	/* a dead owner's NIC is detached by the liveness check every engine
 	 * runner makes (every 20 ms): no /proc read per call here */
@@ -2171,8 +2271,7 @@ int ssemu_fabric_nics(struct ssemu_fabric *f, struct ssemu_nic_info *out,
 		o->rank = nic->rank;
 		o->alive = pid_alive(nic->owner_pid);
 		for (e = 0; e < r->config.eps_per_nic; e++)
-			o->eps_open += !!ssemu_r_ep(r, i * r->config.eps_per_nic +
-							      e)->open;
+			o->eps_open += ssemu_r_nic_eps(r, i)[e] < r->neps;
 		o->stats = nic->stats;
 		n++;
 	}

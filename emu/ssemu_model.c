@@ -825,8 +825,9 @@ static int recv_ep(struct ssemu_region *r, struct ssemu_msg *m, uint32_t *epi)
 	if (nic == SSEMU_NONE ||
 	    SSEMU_ADDR_PID(m->dst) >= r->config.eps_per_nic)
 		return -EHOSTUNREACH;
-	*epi = nic * r->config.eps_per_nic + SSEMU_ADDR_PID(m->dst);
-	return ssemu_r_ep(r, *epi)->open ? 0 : -ECONNREFUSED;
+	*epi = ssemu_r_nic_eps(r, nic)[SSEMU_ADDR_PID(m->dst)];
+	return *epi < r->neps && ssemu_r_ep(r, *epi)->open ? 0 :
+							       -ECONNREFUSED;
 }
 
 /*
@@ -2357,7 +2358,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 {
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
-	ssemu_addr_t self = SSEMU_ADDR(n->port, epi % r->config.eps_per_nic);
+	ssemu_addr_t self = SSEMU_ADDR(n->port, ep->pid);
 	struct ssemu_ring *ring = ssemu_r_ring(r, ep->tx_ring_off);
 	uint32_t mi, prev = SSEMU_NONE, next;
 	struct ssemu_msg *m;

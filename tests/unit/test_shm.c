@@ -1692,6 +1692,79 @@ static void test_shm_dead_sequential_jobs(void **state)
 	expect_no_segment();
 }
 
+/* Attach first-free, open ctl->per_peer endpoints, wait to be killed. */
+static void child_many_eps(uint32_t rank, const struct ssemu_config *c)
+{
+	uint64_t deadline = wall_ms() + CHILD_DEADLINE_S * 1000ULL;
+	struct ssemu_fabric *f;
+	struct ssemu_nic *nic;
+	struct ssemu_ep *ep;
+	char err[160] = "";
+	uint32_t i;
+	int ret;
+
+	ret = shm_open_fabric(c, &f, err, sizeof(err));
+	if (ret)
+		CFAIL("rank %u: open: %d %s", rank, ret, err);
+	ret = ssemu_nic_attach(f, NULL, &nic);
+	if (ret)
+		CFAIL("rank %u: attach: %s", rank, strerror(-ret));
+	for (i = 0; i < ctl->per_peer; i++) {
+		ret = ssemu_ep_open(nic, &ep);
+		if (ret)
+			CFAIL("rank %u: endpoint %u: %s", rank, i,
+			      strerror(-ret));
+	}
+	__atomic_add_fetch(&ctl->finished, 1, __ATOMIC_RELEASE);
+	for (;;) {
+		usleep(1000);
+		if (wall_ms() > deadline)
+			CFAIL("rank %u: never killed", rank);
+	}
+}
+
+/*
+ * The fabric's endpoint slots are a pool its NICs share: two processes
+ * take all 8 and are killed; a newcomer's NIC opens 4 endpoints at once
+ * (the slots come back when the open finds none free).
+ */
+static void test_shm_dead_free_endpoint_slots(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_fabric *f;
+	struct ssemu_nic *nic;
+	struct ssemu_ep *ep[4];
+	pid_t pids[2];
+	char err[256] = "";
+	unsigned i;
+	int status;
+
+	name_for("dead-eps");
+	shm_config(&c);
+	c.eps_per_nic = 4;
+	c.max_eps = 8;
+	ctl_reset(2, 4);
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	for (i = 0; i < 2; i++)
+		pids[i] = spawn(i, child_many_eps, &c);
+	wait_job_finished(pids, 2, 0);
+	assert_int_equal(ssemu_nic_attach(f, NULL, &nic), 0);
+	assert_int_equal(ssemu_ep_open(nic, &ep[0]), -ENOSPC);
+	for (i = 0; i < 2; i++) {
+		kill(pids[i], SIGKILL);
+		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+	}
+	for (i = 0; i < 4; i++)
+		if (ssemu_ep_open(nic, &ep[i]))
+			fail_msg("endpoint %u after the deaths", i);
+	for (i = 0; i < 4; i++)
+		ssemu_ep_close(ep[i]);
+	ssemu_nic_detach(nic);
+	ssemu_fabric_close(f);
+	expect_no_segment();
+}
+
 #define SHM_TEST(f) cmocka_unit_test_teardown(f, teardown_segment)
 
 int main(void)
@@ -1714,6 +1787,7 @@ int main(void)
 		SHM_TEST(test_shm_mode_0644_refused),
 		SHM_TEST(test_shm_dead_free_first_free_ports),
 		SHM_TEST(test_shm_dead_sequential_jobs),
+		SHM_TEST(test_shm_dead_free_endpoint_slots),
 	};
 
 	return cmocka_run_group_tests_name("shm", tests, NULL, NULL);
