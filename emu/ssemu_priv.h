@@ -594,10 +594,13 @@ static inline uint32_t ssemu_msg_ep(struct ssemu_region *r, uint32_t msg)
 }
 
 /* The NIC endpoint slot @ep belongs to (or last belonged to: its messages
- * in flight are that NIC's until they are done). */
+ * in flight are that NIC's until they are done); read from the segment,
+ * so kept inside the NIC table whatever the segment says. */
 static inline uint32_t ssemu_ep_nic(struct ssemu_region *r, uint32_t ep)
 {
-	return ssemu_r_ep(r, ep)->nic;
+	uint32_t nic = ssemu_r_ep(r, ep)->nic;
+
+	return nic < r->config.max_nics ? nic : 0;
 }
 
 /* Endpoint slot of each pid of NIC @nic (eps_per_nic entries), or
