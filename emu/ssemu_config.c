@@ -94,7 +94,11 @@ int ssemu_config_preset(const char *name, struct ssemu_config *cfg)
 	cfg->dilation = 1.0;
 	cfg->max_nics = 64;
 	cfg->max_switches = 64;
-	cfg->eps_per_nic = 4;
+	/* a threaded application opens an endpoint per thread; what
+	 * endpoints cost (message slots, buffers, rings) is in max_eps's
+	 * pool, so the per-NIC limit costs 4 bytes per NIC and endpoint */
+	cfg->eps_per_nic = 64;
+	cfg->max_eps = 256;
 	cfg->msgs_per_ep = 256;
 	cfg->bufs_per_ep = 16;
 	cfg->buf_size = 65536;
@@ -208,9 +212,11 @@ int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 	CHECK(cfg->max_events >= 64 && cfg->max_events <= SSEMU_ENGINE_MAX_CAP,
 	      "max_events %u out of range [64, %u]", cfg->max_events,
 	      SSEMU_ENGINE_MAX_CAP);
-	CHECK((uint64_t)cfg->max_nics * cfg->eps_per_nic * cfg->msgs_per_ep <
-		      SSEMU_NONE,
-	      "max_nics x eps_per_nic x msgs_per_ep too large");
+	CHECK(cfg->max_eps <= SSEMU_MAX_EPS,
+	      "max_eps %u out of range [0, %u]", cfg->max_eps, SSEMU_MAX_EPS);
+	CHECK((uint64_t)ssemu_config_neps(cfg) * cfg->msgs_per_ep < SSEMU_NONE,
+	      "%s x msgs_per_ep too large",
+	      cfg->max_eps ? "max_eps" : "max_nics x eps_per_nic");
 	CHECK(!cfg->tel_interval ||
 		      (cfg->tel_interval >= 100 * SSEMU_PS_PER_NS &&
 		       cfg->tel_interval <= SSEMU_PS_PER_S),
@@ -278,6 +284,7 @@ static const struct cfg_field {
 	FLD("resources.max_nics", max_nics),
 	FLD("resources.max_switches", max_switches),
 	FLD("resources.eps_per_nic", eps_per_nic),
+	FLD("resources.max_eps", max_eps),
 	FLD("resources.msgs_per_ep", msgs_per_ep),
 	FLD("resources.bufs_per_ep", bufs_per_ep),
 	FLD("resources.buf_size", buf_size),

@@ -59,6 +59,7 @@ static const struct key res_keys[] = {
 	{ "max_nics", K_U32, F(max_nics), 1, 4096 },
 	{ "max_switches", K_U32, F(max_switches), 1, 65536 },
 	{ "eps_per_nic", K_U32, F(eps_per_nic), 1, 256 },
+	{ "max_eps", K_U32, F(max_eps), 0, SSEMU_MAX_EPS },
 	{ "msgs_per_ep", K_U32, F(msgs_per_ep), 4, 65536 },
 	{ "bufs_per_ep", K_U32, F(bufs_per_ep), 0, SSEMU_MAX_BUFS },
 	{ "buf_size", K_U32, F(buf_size), SSEMU_INLINE_MAX, 1u << 24 },

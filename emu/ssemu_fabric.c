@@ -36,7 +36,7 @@
 struct layout {
 	uint64_t engine, nics, eps, msgs, mstate, bufs, rings, pkts, swmap,
 		portmap,
-		switches, voqs, pair, work, ovf, mrs, resv, total;
+		switches, voqs, pair, work, ovf, mrs, resv, nic_eps, total;
 	uint32_t voq_per_switch;
 	uint64_t ring_bytes;
 	uint64_t tel;		/* telemetry section */
@@ -54,7 +54,7 @@ static void compute_layout(const struct ssemu_config *c,
 			   const struct ssemu_topo *t, struct layout *l)
 {
 	uint64_t off = sizeof(struct ssemu_region);
-	uint64_t neps = (uint64_t)c->max_nics * c->eps_per_nic;
+	uint64_t neps = ssemu_config_neps(c);
 
 	l->voq_per_switch = t->radix * t->radix * c->ntclass * SSEMU_NVC;
 	l->ring_bytes = SSEMU_ALIGN_UP(
@@ -77,6 +77,8 @@ static void compute_layout(const struct ssemu_config *c,
 	l->work = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->ovf = take(&off, (neps + 63) / 64 * sizeof(uint64_t));
 	l->resv = take(&off, t->nendpoints * sizeof(uint32_t));
+	l->nic_eps = take(&off, (uint64_t)c->max_nics * c->eps_per_nic *
+					sizeof(uint32_t));
 	l->switches = take(&off, (uint64_t)c->max_switches *
 					 sizeof(struct ssemu_switch_sh));
 	l->voqs = take(&off, (uint64_t)c->max_switches * l->voq_per_switch *
@@ -109,7 +111,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 		       const struct ssemu_topo *t, const struct layout *l)
 {
 	pthread_mutexattr_t ma;
-	uint32_t i, k, neps = c->max_nics * c->eps_per_nic;
+	uint32_t i, k, neps = ssemu_config_neps(c);
 	uint64_t roff;
 	int ret;
 
@@ -141,6 +143,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->ovf_off = l->ovf;
 	r->mrs_off = l->mrs;
 	r->resv_off = l->resv;
+	r->nic_eps_off = l->nic_eps;
 	r->route_idx = (uint32_t)ssemu_route_index(c->routing);
 	r->arb_idx = (uint32_t)ssemu_arb_index(c->arb);
 	r->cc_idx = (uint32_t)ssemu_cc_index(c->cc);
@@ -178,6 +181,8 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	memset(ssemu_r_portmap(r), 0xff,
 	       (size_t)t->nendpoints * sizeof(uint32_t));
 	memset(ssemu_r_resv(r), 0xff, (size_t)t->nendpoints * sizeof(uint32_t));
+	memset(ssemu_r_nic_eps(r, 0), 0xff,
+	       (size_t)c->max_nics * c->eps_per_nic * sizeof(uint32_t));
 	for (i = 0; i < neps; i++) {
 		struct ssemu_ep_sh *ep = ssemu_r_ep(r, i);
 
@@ -222,9 +227,15 @@ static bool pid_alive(int32_t pid)
 static void nic_detach_locked(struct ssemu_region *r, uint32_t slot);
 static void jobs_sweep_locked(struct ssemu_region *r);
 
-/* Detach every NIC and process slot of processes that are gone. */
-static void reap_dead_locked(struct ssemu_region *r)
+/*
+ * Detach every NIC and free every process slot of processes that are gone
+ * (with a NIC go its endpoints, memory regions, packets and its job's
+ * reservation once the job has no NIC left).
+ * @return how many NICs and process slots it freed.
+ */
+static unsigned reap_dead_locked(struct ssemu_region *r)
 {
+	unsigned freed = 0;
 	uint32_t i;
 
 	for (i = 0; i < r->config.max_nics; i++) {
@@ -235,11 +246,36 @@ static void reap_dead_locked(struct ssemu_region *r)
 				  "attached: detaching its NIC at port %u",
 				  n->owner_pid, n->port);
 			nic_detach_locked(r, i);
+			freed++;
 		}
 	}
-	for (i = 0; i < SSEMU_MAX_PROCS; i++)
-		if (r->procs[i] && !pid_alive(r->procs[i]))
+	for (i = 0; i < SSEMU_MAX_PROCS; i++) {
+		if (r->procs[i] && !pid_alive(r->procs[i])) {
 			r->procs[i] = 0;
+			freed++;
+		}
+	}
+	return freed;
+}
+
+/*
+ * Every allocation that a dead process may hold up (process slots, NIC
+ * slots, ports, job slots and port reservations) goes through here.
+ * @claim takes what it needs under the lock, or fails with -ENOSPC or
+ * -EADDRINUSE when nothing fits, leaving the region as it found it; then
+ * what processes that died while attached held is freed and @claim runs
+ * once more.  Liveness is checked only when something is short, so a busy
+ * fabric pays for it only at the moment it matters.
+ */
+static int claim_reaping_locked(struct ssemu_region *r,
+				int (*claim)(struct ssemu_region *r, void *arg),
+				void *arg)
+{
+	int ret = claim(r, arg);
+
+	if ((ret == -ENOSPC || ret == -EADDRINUSE) && reap_dead_locked(r))
+		ret = claim(r, arg);
+	return ret;
 }
 
 static int lock_region(struct ssemu_region *r, bool try)
@@ -313,17 +349,11 @@ static int check_header(struct ssemu_region *r, size_t size,
 	return 0;
 }
 
-static int proc_register_locked(struct ssemu_region *r)
+static int proc_claim_locked(struct ssemu_region *r, void *arg)
 {
 	int i;
 
-	for (i = 0; i < SSEMU_MAX_PROCS; i++) {
-		if (!r->procs[i]) {
-			r->procs[i] = getpid();
-			return 0;
-		}
-	}
-	reap_dead_locked(r);
+	(void)arg;
 	for (i = 0; i < SSEMU_MAX_PROCS; i++) {
 		if (!r->procs[i]) {
 			r->procs[i] = getpid();
@@ -331,6 +361,11 @@ static int proc_register_locked(struct ssemu_region *r)
 		}
 	}
 	return -ENOSPC;
+}
+
+static int proc_register_locked(struct ssemu_region *r)
+{
+	return claim_reaping_locked(r, proc_claim_locked, NULL);
 }
 
 /* Unregister; returns the number of processes still attached. */
@@ -488,8 +523,9 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 		unlock_region(r);
 		if (ret) {
 			munmap(p, size);
-			snprintf(err, errlen, "too many processes on fabric %s",
-				 f->shm_name);
+			snprintf(err, errlen, "%d live processes are attached "
+				 "to fabric %s already, the most it takes",
+				 SSEMU_MAX_PROCS, f->shm_name + 1);
 			return ret;
 		}
 		f->r = r;
@@ -747,9 +783,11 @@ static bool port_usable(void *arg, uint32_t port)
 	       ssemu_r_resv(r)[port] == SSEMU_NONE;
 }
 
-/* Reserve ports for every rank of job @o->job in free job slot @slot. */
+/* Reserve ports for every rank of job @o->job in free job slot @slot
+ * (a failure is explained in @why). */
 static int job_reserve_locked(struct ssemu_region *r, uint32_t slot,
-			      const struct ssemu_nic_opts *o)
+			      const struct ssemu_nic_opts *o, char *why,
+			      size_t whylen)
 {
 	struct ssemu_place_req q = {
 		.topo = &r->topo, .policy = o->policy, .nranks = o->nranks,
@@ -765,10 +803,9 @@ static int job_reserve_locked(struct ssemu_region *r, uint32_t slot,
 		return -ENOMEM;
 	ret = ssemu_place_choose(&q, ports, err, sizeof(err));
 	if (ret < 0) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u (%u ranks, placement %s): "
-			  "%s", o->job, o->nranks,
-			  ssemu_place_policy_name(o->policy),
-			  err[0] ? err : strerror(-ret));
+		snprintf(why, whylen, "job %u (%u ranks, placement %s): %s",
+			 o->job, o->nranks, ssemu_place_policy_name(o->policy),
+			 err[0] ? err : strerror(-ret));
 		free(ports);
 		return ret;
 	}
@@ -794,10 +831,11 @@ static int job_reserve_locked(struct ssemu_region *r, uint32_t slot,
 /*
  * The port of rank @o->rank of job @o->job, reserving ports for the whole
  * job when it is the job's first rank here.  @return 0 with the port and
- * the job slot, or a negative errno (explained in the log).
+ * the job slot, or a negative errno (explained in @why).
  */
 static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
-			uint32_t *portp, uint32_t *slotp)
+			uint32_t *portp, uint32_t *slotp, char *why,
+			size_t whylen)
 {
 	uint32_t slot, free_slot = SSEMU_NONE, want, *resv = ssemu_r_resv(r);
 	struct ssemu_job_sh *j;
@@ -805,24 +843,22 @@ static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
 	int ret;
 
 	if (o->policy >= SSEMU_PLACE_COUNT) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u: unknown placement policy "
-			  "%u", o->job, o->policy);
+		snprintf(why, whylen, "job %u: unknown placement policy %u",
+			 o->job, o->policy);
 		return -EINVAL;
 	}
 	if ((uint32_t)o->rank >= o->nranks) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d is not below the "
-			  "job size %u", o->job, o->rank, o->nranks);
+		snprintf(why, whylen, "job %u: rank %d is not below the job "
+			 "size %u", o->job, o->rank, o->nranks);
 		return -EINVAL;
 	}
 	if (o->nranks > r->config.max_nics ||
 	    o->nranks > SSEMU_RESV_MAX_RANKS) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u: %u ranks, but the fabric "
-			  "attaches at most %u NICs (resources.max_nics)",
-			  o->job, o->nranks, r->config.max_nics);
+		snprintf(why, whylen, "job %u: %u ranks, but the fabric "
+			 "attaches at most %u NICs (resources.max_nics)",
+			 o->job, o->nranks, r->config.max_nics);
 		return -ENOSPC;
 	}
-	/* ports and reservations of dead processes are free for this */
-	reap_dead_locked(r);
 	for (slot = 0; slot < SSEMU_MAX_JOBS; slot++) {
 		if (!r->jobs[slot].active) {
 			if (free_slot == SSEMU_NONE)
@@ -834,21 +870,21 @@ static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
 	if (slot < SSEMU_MAX_JOBS) {
 		j = &r->jobs[slot];
 		if (j->nranks != o->nranks || j->policy != o->policy) {
-			ssemu_log(SSEMU_LOG_WARN, "job %u rank %d asks for %u "
-				  "ranks placed %s; the job was placed as %u "
-				  "ranks %s", o->job, o->rank, o->nranks,
-				  ssemu_place_policy_name(o->policy),
-				  j->nranks,
-				  ssemu_place_policy_name(j->policy));
+			snprintf(why, whylen, "job %u rank %d asks for %u "
+				 "ranks placed %s; the job was placed as %u "
+				 "ranks %s", o->job, o->rank, o->nranks,
+				 ssemu_place_policy_name(o->policy),
+				 j->nranks,
+				 ssemu_place_policy_name(j->policy));
 			return -EINVAL;
 		}
 	} else if (free_slot == SSEMU_NONE) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u: %d jobs are placed on the "
-			  "fabric already, no more", o->job, SSEMU_MAX_JOBS);
+		snprintf(why, whylen, "job %u: %d jobs are placed on the "
+			 "fabric already, no more", o->job, SSEMU_MAX_JOBS);
 		return -ENOSPC;
 	} else {
 		slot = free_slot;
-		ret = job_reserve_locked(r, slot, o);
+		ret = job_reserve_locked(r, slot, o, why, whylen);
 		if (ret)
 			return ret;
 	}
@@ -857,16 +893,16 @@ static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
 		if (resv[p] == want)
 			break;
 	if (p == r->topo.nendpoints) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d has no reserved "
-			  "port (corrupt reservation table)", o->job, o->rank);
+		snprintf(why, whylen, "job %u: rank %d has no reserved port "
+			 "(corrupt reservation table)", o->job, o->rank);
 		return -EPROTO;
 	}
 	if (ssemu_r_portmap(r)[p] != SSEMU_NONE) {
-		ssemu_log(SSEMU_LOG_WARN, "job %u: rank %d is attached already "
-			  "(port %llu, pid %d)", o->job, o->rank,
-			  (unsigned long long)p,
-			  ssemu_r_nic(r, ssemu_r_portmap(r)[p] %
-					 r->config.max_nics)->owner_pid);
+		snprintf(why, whylen, "job %u: rank %d is attached already "
+			 "(port %llu, pid %d)", o->job, o->rank,
+			 (unsigned long long)p,
+			 ssemu_r_nic(r, ssemu_r_portmap(r)[p] %
+					r->config.max_nics)->owner_pid);
 		if (!r->jobs[slot].nics)
 			job_release_locked(r, slot);
 		return -EADDRINUSE;
@@ -880,18 +916,30 @@ static int place_locked(struct ssemu_region *r, const struct ssemu_nic_opts *o,
 /* NICs                                                                 */
 /* ------------------------------------------------------------------ */
 
+/* Close pid @pid of NIC @nic if it is open: its endpoint slot goes back to
+ * the pool (its messages in flight stay the NIC's until done). */
+static void ep_close_locked(struct ssemu_region *r, uint32_t nic, uint32_t pid)
+{
+	uint32_t *tab = ssemu_r_nic_eps(r, nic), epi = tab[pid];
+
+	if (epi >= r->neps)
+		return;
+	if (ssemu_r_ep(r, epi)->open)
+		ssemu_model_ep_close(r, epi);
+	/* (relaxed: ssemu_nic_wait and ssemu_ep_peer_alive read it
+	 * without the lock) */
+	ssemu_store_relaxed(&tab[pid], SSEMU_NONE);
+}
+
 static void nic_detach_locked(struct ssemu_region *r, uint32_t slot)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, slot);
-	uint32_t e, epi;
+	uint32_t e;
 
 	if (n->state != SSEMU_NIC_ATTACHED)
 		return;
-	for (e = 0; e < r->config.eps_per_nic; e++) {
-		epi = slot * r->config.eps_per_nic + e;
-		if (ssemu_r_ep(r, epi)->open)
-			ssemu_model_ep_close(r, epi);
-	}
+	for (e = 0; e < r->config.eps_per_nic; e++)
+		ep_close_locked(r, slot, e);
 	ssemu_model_nic_reset(r, slot);
 	if (n->port < r->topo.nendpoints)
 		ssemu_r_portmap(r)[n->port] = SSEMU_NONE;
@@ -902,15 +950,89 @@ static void nic_detach_locked(struct ssemu_region *r, uint32_t slot)
 	r->nnics--;
 }
 
+/* What ssemu_nic_attach claims: a NIC slot, a port and a job slot. */
+struct nic_claim {
+	const struct ssemu_nic_opts *o;
+	uint32_t slot, port, jobslot;
+	char why[256];		/* why the claim failed */
+};
+
+/* A NIC slot and a port for @arg (struct nic_claim), or -ENOSPC,
+ * -EADDRINUSE (worth another try once the dead are reaped) or another
+ * error, explained in its why. */
+static int nic_claim_locked(struct ssemu_region *r, void *arg)
+{
+	struct nic_claim *c = arg;
+	const struct ssemu_nic_opts *o = c->o;
+	uint32_t i, rv, port = o->port;
+	uint64_t p;
+
+	c->slot = c->jobslot = SSEMU_NONE;
+	for (i = 0; i < r->config.max_nics; i++)
+		if (ssemu_r_nic(r, i)->state == SSEMU_NIC_FREE)
+			break;
+	if (i == r->config.max_nics) {
+		snprintf(c->why, sizeof(c->why), "all %u NIC slots of the "
+			 "fabric are in use by live processes (the fabric "
+			 "configuration's resources.max_nics)",
+			 r->config.max_nics);
+		return -ENOSPC;
+	}
+	c->slot = i;
+	if (port == SSEMU_PORT_ANY && o->policy != SSEMU_PLACE_FIRST_FREE &&
+	    o->rank >= 0 && o->nranks)
+		return place_locked(r, o, &c->port, &c->jobslot, c->why,
+				    sizeof(c->why));
+	if (port == SSEMU_PORT_ANY) {
+		/* first free: neither taken nor reserved for a job */
+		for (p = 0; p < r->topo.nendpoints; p++)
+			if (port_usable(r, (uint32_t)p))
+				break;
+		if (p == r->topo.nendpoints) {
+			snprintf(c->why, sizeof(c->why), "no free port: all "
+				 "%llu ports of the fabric are taken by live "
+				 "processes' NICs or reserved for jobs",
+				 (unsigned long long)r->topo.nendpoints);
+			return -ENOSPC;
+		}
+		c->port = (uint32_t)p;
+		return 0;
+	}
+	if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
+		snprintf(c->why, sizeof(c->why), "port %u is taken by the NIC "
+			 "of process %d", port,
+			 ssemu_r_nic(r, ssemu_r_portmap(r)[port] %
+					r->config.max_nics)->owner_pid);
+		return -EADDRINUSE;
+	}
+	/* reserved: only for that job's rank */
+	rv = ssemu_r_resv(r)[port];
+	if (rv != SSEMU_NONE) {
+		if (SSEMU_RESV_SLOT(rv) >= SSEMU_MAX_JOBS ||
+		    r->jobs[SSEMU_RESV_SLOT(rv)].id != o->job ||
+		    rv != SSEMU_RESV(SSEMU_RESV_SLOT(rv), o->rank)) {
+			snprintf(c->why, sizeof(c->why), "port %u is "
+				 "reserved for rank %u of job %u", port,
+				 rv & 0xffff,
+				 SSEMU_RESV_SLOT(rv) < SSEMU_MAX_JOBS ?
+				 r->jobs[SSEMU_RESV_SLOT(rv)].id : 0);
+			return -EADDRINUSE;
+		}
+		c->jobslot = SSEMU_RESV_SLOT(rv);
+	}
+	c->port = port;
+	return 0;
+}
+
 int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		     struct ssemu_nic **nicp)
 {
 	struct ssemu_region *r = f->r;
 	struct ssemu_nic_opts defo = { .port = SSEMU_PORT_ANY, .rank = -1 };
+	struct nic_claim c = { 0 };
 	struct ssemu_nic_sh *n;
 	struct ssemu_nic *nic;
-	uint32_t slot = SSEMU_NONE, port, i, jobslot = SSEMU_NONE, rv;
-	uint64_t p;
+	uint32_t slot, port, i, jobslot;
 	int ret;
 
 	if (!nicp)
@@ -930,61 +1052,16 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		free(nic);
 		return ret;
 	}
-	for (i = 0; i < 2 * r->config.max_nics && slot == SSEMU_NONE; i++) {
-		/* out of slots: look for NICs of dead processes once */
-		if (i == r->config.max_nics)
-			reap_dead_locked(r);
-		if (ssemu_r_nic(r, i % r->config.max_nics)->state ==
-		    SSEMU_NIC_FREE)
-			slot = i % r->config.max_nics;
-	}
-	if (slot == SSEMU_NONE) {
-		ret = -ENOSPC;
+	c.o = o;
+	ret = claim_reaping_locked(r, nic_claim_locked, &c);
+	if (ret) {
+		ssemu_log(SSEMU_LOG_WARN, "%s", c.why[0] ? c.why :
+			  strerror(-ret));
 		goto err_unlock;
 	}
-	port = o->port;
-	if (port == SSEMU_PORT_ANY && o->policy != SSEMU_PLACE_FIRST_FREE &&
-	    o->rank >= 0 && o->nranks) {
-		ret = place_locked(r, o, &port, &jobslot);
-		if (ret)
-			goto err_unlock;
-	} else if (port == SSEMU_PORT_ANY) {
-		/* first free: neither taken nor reserved for a job */
-		for (p = 0; p < r->topo.nendpoints; p++)
-			if (port_usable(r, (uint32_t)p))
-				break;
-		if (p == r->topo.nendpoints) {
-			ret = -ENOSPC;
-			goto err_unlock;
-		}
-		port = (uint32_t)p;
-	} else {
-		if (ssemu_r_portmap(r)[port] != SSEMU_NONE ||
-		    ssemu_r_resv(r)[port] != SSEMU_NONE) {
-			/* maybe a process that died and was not reaped */
-			reap_dead_locked(r);
-		}
-		if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
-			ret = -EADDRINUSE;
-			goto err_unlock;
-		}
-		/* reserved: only for that job's rank */
-		rv = ssemu_r_resv(r)[port];
-		if (rv != SSEMU_NONE) {
-			if (SSEMU_RESV_SLOT(rv) >= SSEMU_MAX_JOBS ||
-			    r->jobs[SSEMU_RESV_SLOT(rv)].id != o->job ||
-			    rv != SSEMU_RESV(SSEMU_RESV_SLOT(rv), o->rank)) {
-				ssemu_log(SSEMU_LOG_WARN, "port %u is reserved "
-					  "for rank %u of job %u", port,
-					  rv & 0xffff,
-					  SSEMU_RESV_SLOT(rv) < SSEMU_MAX_JOBS ?
-					  r->jobs[SSEMU_RESV_SLOT(rv)].id : 0);
-				ret = -EADDRINUSE;
-				goto err_unlock;
-			}
-			jobslot = SSEMU_RESV_SLOT(rv);
-		}
-	}
+	slot = c.slot;
+	port = c.port;
+	jobslot = c.jobslot;
 	n = ssemu_r_nic(r, slot);
 	ssemu_model_nic_reset(r, slot);
 	/* no stale window entries toward the new NIC either */
@@ -1048,13 +1125,86 @@ int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st)
 /* Endpoints                                                            */
 /* ------------------------------------------------------------------ */
 
+/* Is endpoint slot @epi free of messages (none in use or in flight)? */
+static bool ep_slot_quiet(struct ssemu_region *r, uint32_t epi)
+{
+	uint32_t i, st, k = r->config.msgs_per_ep;
+
+	for (i = epi * k; i < (epi + 1) * k; i++) {
+		st = ssemu_load_acquire(ssemu_r_mstate(r, i));
+		if (st && st != SSEMU_MSG_DONE)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A closed endpoint slot for NIC @nic, or SSEMU_NONE: one with no message
+ * in use, or else one the NIC had before (its messages still in flight are
+ * the NIC's own, and they keep their slots until they are done).
+ */
+static uint32_t ep_slot_find(struct ssemu_region *r, uint32_t nic)
+{
+	uint32_t i, own = SSEMU_NONE;
+
+	for (i = 0; i < r->neps; i++) {
+		struct ssemu_ep_sh *sh = ssemu_r_ep(r, i);
+
+		if (sh->open)
+			continue;
+		if (ep_slot_quiet(r, i))
+			return i;
+		if (own == SSEMU_NONE && sh->nic == nic)
+			own = i;
+	}
+	return own;
+}
+
+/* What ssemu_ep_open claims: a pid of its NIC and an endpoint slot. */
+struct ep_claim {
+	uint32_t nic, pid, epi;
+	char why[256];
+};
+
+static int ep_claim_locked(struct ssemu_region *r, void *arg)
+{
+	struct ep_claim *c = arg;
+	uint32_t *tab = ssemu_r_nic_eps(r, c->nic), e;
+
+	for (e = 0; e < r->config.eps_per_nic; e++)
+		if (tab[e] == SSEMU_NONE)
+			break;
+	if (e == r->config.eps_per_nic) {
+		snprintf(c->why, sizeof(c->why), "NIC at port %u: all %u of "
+			 "its endpoints are open, the fabric's limit per NIC "
+			 "(resources.eps_per_nic in the fabric configuration "
+			 "raises it)", ssemu_r_nic(r, c->nic)->port,
+			 r->config.eps_per_nic);
+		return -ENOSPC;
+	}
+	c->pid = e;
+	/* (slots of processes that died with endpoints open come back
+	 * when claim_reaping_locked reaps them) */
+	c->epi = ep_slot_find(r, c->nic);
+	if (c->epi == SSEMU_NONE) {
+		snprintf(c->why, sizeof(c->why), "NIC at port %u: all %u "
+			 "endpoint slots of the fabric are in use by live "
+			 "processes' NICs (resources.max_eps in the fabric "
+			 "configuration raises it)",
+			 ssemu_r_nic(r, c->nic)->port, r->neps);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
 int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 {
 	struct ssemu_region *r = nic->fab->r;
 	const struct ssemu_config *c = &r->config;
+	struct ep_claim cl = { .nic = nic->slot };
+	uint32_t e, epi;
 	struct ssemu_ep_sh *sh;
 	struct ssemu_ep *ep;
-	uint32_t e, epi;
 	int ret;
 
 	if (!epp)
@@ -1067,25 +1217,25 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 		free(ep);
 		return ret;
 	}
-	for (e = 0; e < c->eps_per_nic; e++) {
-		epi = nic->slot * c->eps_per_nic + e;
-		if (!ssemu_r_ep(r, epi)->open)
-			break;
+	ret = claim_reaping_locked(r, ep_claim_locked, &cl);
+	if (ret) {
+		ssemu_log(SSEMU_LOG_WARN, "%s", cl.why);
+		goto err_unlock;
 	}
-	if (e == c->eps_per_nic) {
-		unlock_region(r);
-		free(ep);
-		return -ENOSPC;
-	}
+	e = cl.pid;
+	epi = cl.epi;
 	sh = ssemu_r_ep(r, epi);
 	ssemu_ring_init(ssemu_r_ring(r, sh->tx_ring_off), c->msgs_per_ep,
 			sizeof(uint32_t));
 	ssemu_ring_init(ssemu_r_ring(r, sh->ev_ring_off), SSEMU_EV_RING,
 			sizeof(struct ssemu_event));
 	sh->rx_head = sh->rx_tail = sh->tx_head = sh->tx_tail = SSEMU_NONE;
+	sh->nic = nic->slot;
+	sh->pid = e;
 	/* Message slots and buffers a previous owner left in flight stay
 	 * taken until their traffic is done (ssemu_model_ep_close). */
 	sh->open = 1;
+	ssemu_store_relaxed(&ssemu_r_nic_eps(r, nic->slot)[e], epi);
 	unlock_region(r);
 	ep->nic = nic;
 	ep->index = epi;
@@ -1094,6 +1244,11 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 	ep->ev_ring = ssemu_r_ring(r, sh->ev_ring_off);
 	*epp = ep;
 	return 0;
+
+err_unlock:
+	unlock_region(r);
+	free(ep);
+	return ret;
 }
 
 void ssemu_ep_close(struct ssemu_ep *ep)
@@ -1104,8 +1259,8 @@ void ssemu_ep_close(struct ssemu_ep *ep)
 		return;
 	r = ep->nic->fab->r;
 	if (!lock_region(r, false)) {
-		if (ssemu_r_ep(r, ep->index)->open)
-			ssemu_model_ep_close(r, ep->index);
+		if (ssemu_r_nic_eps(r, ep->nic->slot)[ep->pid] == ep->index)
+			ep_close_locked(r, ep->nic->slot, ep->pid);
 		unlock_region(r);
 	}
 	free(ep);
@@ -1876,13 +2031,18 @@ bool ssemu_fabric_idle(struct ssemu_fabric *f)
 }
 
 /* Events waiting in the rings of endpoints [first, first + n). */
-static bool eps_ready(struct ssemu_region *r, uint32_t first, uint32_t n)
+/* Has one of the endpoint slots @eps[0, n) (SSEMU_NONE: none) an event? */
+static bool eps_ready(struct ssemu_region *r, const uint32_t *eps, uint32_t n)
 {
-	uint32_t i;
+	uint32_t i, epi;
 
-	for (i = first; i < first + n; i++) {
-		struct ssemu_ep_sh *sh = ssemu_r_ep(r, i);
+	for (i = 0; i < n; i++) {
+		struct ssemu_ep_sh *sh;
 
+		epi = ssemu_load_relaxed(&eps[i]);
+		if (epi >= r->neps)
+			continue;
+		sh = ssemu_r_ep(r, epi);
 		if (sh->open && ssemu_ring_count(ssemu_r_ring(r,
 							      sh->ev_ring_off)))
 			return true;
@@ -1891,13 +2051,13 @@ static bool eps_ready(struct ssemu_region *r, uint32_t first, uint32_t n)
 }
 
 /*
- * Wait until one of the endpoints [first, first + n) has an event, driving
+ * Wait until one of the endpoint slots @eps[0, n) has an event, driving
  * the engine when nobody else does, and otherwise sleeping on @word (bumped
  * with every event push) until woken, until the next model deadline
  * (realtime), or for a short nap that lets us take the engine over if its
  * runner stalls.
  */
-static int wait_events(struct ssemu_fabric *f, uint32_t first, uint32_t n,
+static int wait_events(struct ssemu_fabric *f, const uint32_t *eps, uint32_t n,
 		       uint32_t *word, uint32_t *waiters, int timeout_ms)
 {
 	struct ssemu_region *r = f->r;
@@ -1911,12 +2071,12 @@ static int wait_events(struct ssemu_fabric *f, uint32_t first, uint32_t n,
 	for (;;) {
 		/* pairs with the release in futex_bump */
 		seq = ssemu_load_acquire(word);
-		if (eps_ready(r, first, n))
+		if (eps_ready(r, eps, n))
 			return 1;
 		/* a waiter runs the engine itself: it may be the last one
 		 * polling */
 		ret = progress(f, 4096, false);
-		if (eps_ready(r, first, n))
+		if (eps_ready(r, eps, n))
 			return 1;
 		if (ret < 0 && ret != -EBUSY)
 			return ret;
@@ -1967,7 +2127,7 @@ int ssemu_ep_wait(struct ssemu_ep *ep, int timeout_ms)
 		return -EINVAL;
 	r = ep->nic->fab->r;
 	sh = ssemu_r_ep(r, ep->index);
-	return wait_events(ep->nic->fab, ep->index, 1, &sh->ev_futex,
+	return wait_events(ep->nic->fab, &ep->index, 1, &sh->ev_futex,
 			   &sh->waiters, timeout_ms);
 }
 
@@ -1980,7 +2140,7 @@ int ssemu_nic_wait(struct ssemu_nic *nic, int timeout_ms)
 		return -EINVAL;
 	r = nic->fab->r;
 	n = ssemu_r_nic(r, nic->slot);
-	return wait_events(nic->fab, nic->slot * r->config.eps_per_nic,
+	return wait_events(nic->fab, ssemu_r_nic_eps(r, nic->slot),
 			   r->config.eps_per_nic, &n->ev_futex, &n->waiters,
 			   timeout_ms);
 }
@@ -1990,7 +2150,7 @@ int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer)
 	struct ssemu_region *r;
 	struct ssemu_nic_sh *n;
 	uint32_t port = SSEMU_ADDR_PORT(peer), pid = SSEMU_ADDR_PID(peer);
-	uint32_t slot;
+	uint32_t slot, epi;
 
 	if (!ep)
 		return 0;
@@ -2001,9 +2161,9 @@ int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer)
 	if (slot >= r->config.max_nics)
 		return 0;
 	n = ssemu_r_nic(r, slot);
+	epi = ssemu_load_relaxed(&ssemu_r_nic_eps(r, slot)[pid]);
 	if (ssemu_load_relaxed(&n->state) != SSEMU_NIC_ATTACHED ||
-	    !ssemu_load_relaxed(&ssemu_r_ep(r, slot * r->config.eps_per_nic +
-						   pid)->open))
+	    epi >= r->neps || !ssemu_load_relaxed(&ssemu_r_ep(r, epi)->open))
 		return 0;
 	/* a dead owner's NIC is detached by the liveness check every engine
 	 * runner makes (every 20 ms): no /proc read per call here */
@@ -2111,8 +2271,7 @@ int ssemu_fabric_nics(struct ssemu_fabric *f, struct ssemu_nic_info *out,
 		o->rank = nic->rank;
 		o->alive = pid_alive(nic->owner_pid);
 		for (e = 0; e < r->config.eps_per_nic; e++)
-			o->eps_open += !!ssemu_r_ep(r, i * r->config.eps_per_nic +
-							      e)->open;
+			o->eps_open += ssemu_r_nic_eps(r, i)[e] < r->neps;
 		o->stats = nic->stats;
 		n++;
 	}

@@ -825,8 +825,9 @@ static int recv_ep(struct ssemu_region *r, struct ssemu_msg *m, uint32_t *epi)
 	if (nic == SSEMU_NONE ||
 	    SSEMU_ADDR_PID(m->dst) >= r->config.eps_per_nic)
 		return -EHOSTUNREACH;
-	*epi = nic * r->config.eps_per_nic + SSEMU_ADDR_PID(m->dst);
-	return ssemu_r_ep(r, *epi)->open ? 0 : -ECONNREFUSED;
+	*epi = ssemu_r_nic_eps(r, nic)[SSEMU_ADDR_PID(m->dst)];
+	return *epi < r->neps && ssemu_r_ep(r, *epi)->open ? 0 :
+							       -ECONNREFUSED;
 }
 
 /*
@@ -1175,7 +1176,7 @@ static void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
 						  pkt->dst_port];
 	struct ssemu_msg *m = ssemu_r_msg(r, pkt->msg);
 
-	ssemu_tel_drop(r, pkt->tclass);
+	ssemu_tel_drop(r, pkt->tclass, pkt->type);
 	if (pkt->type == SSEMU_PKT_RESP && src != SSEMU_NONE &&
 	    ssemu_r_nic(r, src)->gen == pkt->src_gen) {
 		/* results that cannot get through: the initiator counts them
@@ -1407,6 +1408,67 @@ static inline void credit_to_switch(struct ssemu_region *r, uint32_t inst,
 		sw_wake(r, inst, port, t);
 }
 
+/*
+ * A lossy class's acknowledgement or RMA result dropped in the fabric: its
+ * sender's NIC sends it again after the end-to-end retry timeout, through
+ * the fabric as before (where it may be dropped again).  On a NIC this is
+ * the initiator's retry asking again (a read or fetching atomic's request,
+ * a data packet whose acknowledgement never came) and the far end, which
+ * has the operation done, answering again; the model keeps the packet and
+ * leaves out the request that prompts it.
+ */
+static void resend_later(struct ssemu_region *r, uint32_t pi)
+{
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	uint32_t nic = ssemu_r_portmap(r)[pkt->src_port];
+
+	/* (a sender already gone is resend_fire's to sort out) */
+	schedule(r, now_of(r) + SSEMU_RTO, SSEMU_MEV_RESEND, nic, pi,
+		 nic < r->config.max_nics ? ssemu_r_nic(r, nic)->gen : 0);
+}
+
+static void resend_fire(struct ssemu_region *r, uint32_t nic, uint32_t pi,
+			uint32_t gen)
+{
+	struct ssemu_nic_sh *n;
+	struct ssemu_pkt *pkt;
+	uint32_t dst;
+
+	if (pi >= r->config.max_pkts)
+		return;
+	pkt = ssemu_r_pkt(r, pi);
+	n = nic < r->config.max_nics ? ssemu_r_nic(r, nic) : NULL;
+	if (!n || n->state != SSEMU_NIC_ATTACHED || n->gen != gen) {
+		/* The sender has gone.  An acknowledgement's packets did
+		 * arrive: it still closes its source's window slots.
+		 * Results fail at their initiator (lose_pkt). */
+		dst = ssemu_r_portmap(r)[pkt->dst_port];
+		if (pkt->type == SSEMU_PKT_ACK && dst < r->config.max_nics &&
+		    ssemu_r_nic(r, dst)->gen == pkt->src_gen) {
+			pkt->to_gen = pkt->src_gen;
+			schedule(r, now_of(r), SSEMU_MEV_NIC_ARRIVE, dst, 1,
+				 pi);
+		} else {
+			lose_pkt(r, pi, -EHOSTUNREACH);
+		}
+		return;
+	}
+	ssemu_tel_retry(r, pkt->tclass);
+	/* a new trip from the sender's edge, minimal like the first */
+	pkt->vc = 0;
+	pkt->via = 0;
+	pkt->phase = 0;
+	if (pkt->type == SSEMU_PKT_RESP)
+		pkt->marked = 0;
+	pkt->next = SSEMU_NONE;
+	if (n->ack_head == SSEMU_NONE)
+		n->ack_head = pi;
+	else
+		ssemu_r_pkt(r, n->ack_tail)->next = pi;
+	n->ack_tail = pi;
+	ssemu_model_nic_kick(r, nic);
+}
+
 static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 		     uint32_t pi)
 {
@@ -1415,16 +1477,20 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	uint32_t out = route_ops[r->route_idx].select(r, s->sw, pkt);
 	uint32_t vcl = pkt->tclass * SSEMU_NVC + pkt->vc;
 
-	/* A lossy class drops rather than wait: a data packet finding a full
-	 * queue for its output goes (its input buffer slot with it); its
-	 * source's end-to-end retry sends it again. */
-	if (pkt->type == SSEMU_PKT_DATA &&
-	    r->config.tclass[pkt->tclass].lossy &&
+	/* A lossy class drops rather than wait: a packet of any kind finding
+	 * a full queue for its output goes (its input buffer slot with it);
+	 * the end-to-end retry sends it again: a data packet from its
+	 * message's go-back-N, an acknowledgement or RMA result by
+	 * resend_later. */
+	if (r->config.tclass[pkt->tclass].lossy &&
 	    s->port[out].vq[vcl].queued >= r->config.port_buf_pkts) {
 		s->port[out].drops++;
-		ssemu_tel_drop(r, pkt->tclass);
+		ssemu_tel_drop(r, pkt->tclass, pkt->type);
 		return_credit(r, s, in, vcl, pkt_cells(pkt->bytes));
-		pkt_free(r, pi);
+		if (pkt->type == SSEMU_PKT_DATA)
+			pkt_free(r, pi);
+		else
+			resend_later(r, pi);
 		return;
 	}
 	voq_push(r, s, in, out, vcl, pi);
@@ -2292,7 +2358,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 {
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
-	ssemu_addr_t self = SSEMU_ADDR(n->port, epi % r->config.eps_per_nic);
+	ssemu_addr_t self = SSEMU_ADDR(n->port, ep->pid);
 	struct ssemu_ring *ring = ssemu_r_ring(r, ep->tx_ring_off);
 	uint32_t mi, prev = SSEMU_NONE, next;
 	struct ssemu_msg *m;
@@ -2547,6 +2613,9 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 		break;
 	case SSEMU_MEV_RTO:
 		rto_fire(r, f->a, f->b, f->c);
+		break;
+	case SSEMU_MEV_RESEND:
+		resend_fire(r, f->a, f->b, f->c);
 		break;
 	case SSEMU_MEV_SW_CREDIT:
 		s = ssemu_r_switch(r, f->a);

@@ -14,10 +14,13 @@
  * the engine) and its event ring (producer: the engine; consumer: the owner).
  *
  * Layout (offsets in struct ssemu_region):
- *   header | engine | nics[max_nics] | eps[max_nics*eps_per_nic] |
+ *   header | engine | nics[max_nics] | eps[neps] |
  *   msgs[... * msgs_per_ep] | bufs | rings | pkts[max_pkts] |
  *   swmap[nswitches] | portmap[nendpoints] | switches[max_switches] |
- *   mrs[max_nics * SSEMU_MRS_PER_NIC]
+ *   mrs[max_nics * SSEMU_MRS_PER_NIC] | nic_eps[max_nics * eps_per_nic]
+ *
+ * Endpoint slots (neps: resources.max_eps, or max_nics * eps_per_nic) are
+ * a pool the NICs share: a NIC's pid names one through its nic_eps entry.
  */
 #ifndef SSEMU_PRIV_H
 #define SSEMU_PRIV_H
@@ -35,7 +38,7 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 10	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
+#define SSEMU_LAYOUT_VERSION 11	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
 				 * 6: lossy classes; 7: VOQ input masks,
 				 * credit returns without events; 8: credits
 				 * in cells; 9: engine bucket wheel, switch
@@ -44,12 +47,16 @@
 				 * fields reordered, NIC-pair state in one
 				 * struct, message states in their own
 				 * section, hot structs cache-aligned;
-				 * 10: parallel local links */
+				 * 10: parallel local links; 11: lossy
+				 * classes drop acknowledgements and RMA
+				 * results (telemetry counts them), endpoint
+				 * slots in a pool shared by the NICs */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
 #define SSEMU_MAX_JOBS 64	/* jobs with placement reservations at once */
 #define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
+#define SSEMU_MAX_EPS 65536	/* endpoint slots of a fabric (max_eps) */
 #define SSEMU_SWLAT_BINS 4096	/* switch latency histogram, 1 ns bins */
 /* A receiving NIC acknowledges every SSEMU_ACK_EVERY packets of a message,
  * its last packet, a packet that filled its source's window and a packet
@@ -70,6 +77,16 @@
 #define SSEMU_MAX_VCLASS (SSEMU_MAX_TCLASS * SSEMU_NVC)
 /* Credit returns in flight kept per switch output (more take an event). */
 #define SSEMU_CR_RING 8
+
+/* Endpoint slots of a fabric with configuration @c (struct ssemu_config's
+ * max_eps, 0: one for every pid of every NIC). */
+static inline uint32_t ssemu_config_neps(const struct ssemu_config *c)
+{
+	uint64_t all = (uint64_t)c->max_nics * c->eps_per_nic;
+
+	return c->max_eps ? c->max_eps :
+			    (uint32_t)(all < UINT32_MAX ? all : UINT32_MAX);
+}
 
 enum ssemu_nic_state {
 	SSEMU_NIC_FREE = 0,
@@ -163,6 +180,8 @@ struct ssemu_ep_sh {
 	uint32_t unreleased;	/* RECVs delivered and not released yet */
 	uint32_t rx_head, rx_tail;	/* RECV events waiting for ring space */
 	uint32_t tx_head, tx_tail;	/* SEND_DONE events waiting */
+	uint32_t nic;		/* NIC slot it is (or was last) open on */
+	uint32_t pid;		/* ... and its pid there */
 	/* (the engine's fields above and these in the first cache line) */
 	uint64_t tx_ring_off;	/* region offsets */
 	uint64_t ev_ring_off;
@@ -377,7 +396,8 @@ struct ssemu_region {
 		 work_off,	/* bitmap: endpoints with posted messages */
 		 ovf_off,	/* bitmap: endpoints with overflowed events */
 		 mrs_off,	/* memory region tables, one per NIC */
-		 resv_off;	/* placement reservation per endpoint port */
+		 resv_off,	/* placement reservation per endpoint port */
+		 nic_eps_off;	/* endpoint slot of each NIC's pids */
 	/* model state */
 	uint32_t pkt_free;
 	uint32_t pkts_used;
@@ -573,9 +593,22 @@ static inline uint32_t ssemu_msg_ep(struct ssemu_region *r, uint32_t msg)
 	return msg / r->config.msgs_per_ep;
 }
 
+/* The NIC endpoint slot @ep belongs to (or last belonged to: its messages
+ * in flight are that NIC's until they are done); read from the segment,
+ * so kept inside the NIC table whatever the segment says. */
 static inline uint32_t ssemu_ep_nic(struct ssemu_region *r, uint32_t ep)
 {
-	return ep / r->config.eps_per_nic;
+	uint32_t nic = ssemu_r_ep(r, ep)->nic;
+
+	return nic < r->config.max_nics ? nic : 0;
+}
+
+/* Endpoint slot of each pid of NIC @nic (eps_per_nic entries), or
+ * SSEMU_NONE: not open. */
+static inline uint32_t *ssemu_r_nic_eps(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint32_t *)SSEMU_AT(r, r->nic_eps_off) +
+	       (size_t)nic * r->config.eps_per_nic;
 }
 
 /* Event types of the model (engine event type field). */
@@ -590,6 +623,7 @@ enum ssemu_model_ev {
 	SSEMU_MEV_ACK_TIMER,		/* a: nic slot, b: msg, c: msg gen */
 	SSEMU_MEV_FGFC,			/* a: nic slot, b: dest nic, c: pause ns */
 	SSEMU_MEV_RTO,			/* a: nic slot, b: msg, c: msg gen */
+	SSEMU_MEV_RESEND,		/* a: nic slot, b: pkt, c: nic gen */
 	SSEMU_MEV_MAX,
 };
 
@@ -667,7 +701,8 @@ void ssemu_tel_tx(struct ssemu_region *r, uint32_t nic, uint32_t tc,
 void ssemu_tel_rx(struct ssemu_region *r, uint32_t src_nic, uint32_t tc,
 		  uint32_t bytes);
 void ssemu_tel_deliver(struct ssemu_region *r, uint32_t msg);
-void ssemu_tel_drop(struct ssemu_region *r, uint32_t tc);
+/* A packet of @type (enum ssemu_pkt_type) lost in the fabric. */
+void ssemu_tel_drop(struct ssemu_region *r, uint32_t tc, uint32_t type);
 void ssemu_tel_retry(struct ssemu_region *r, uint32_t tc);
 void ssemu_tel_throttle(struct ssemu_region *r, uint32_t tc);
 void ssemu_tel_mark(struct ssemu_region *r, uint32_t tc);

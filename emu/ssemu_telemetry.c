@@ -270,13 +270,17 @@ void ssemu_tel_deliver(struct ssemu_region *r, uint32_t mi)
 	p->lat[bin]++;
 }
 
-void ssemu_tel_drop(struct ssemu_region *r, uint32_t tc)
+void ssemu_tel_drop(struct ssemu_region *r, uint32_t tc, uint32_t type)
 {
 	struct ssemu_tel_sh *tl = tel_of(r);
 
 	if (tc >= SSEMU_MAX_TCLASS)
 		return;
 	tl->tc[tc].drops++;
+	if (type == SSEMU_PKT_ACK)
+		tl->tc[tc].drops_ack++;
+	else if (type == SSEMU_PKT_RESP)
+		tl->tc[tc].drops_resp++;
 	tel_now(r, tl)->drops[tc]++;
 }
 
@@ -435,7 +439,7 @@ void ssemu_telemetry_free(struct ssemu_telemetry *t)
 /* ------------------------------------------------------------------ */
 
 #define TEL_MAGIC "SSEMUTEL"
-#define TEL_VERSION 1
+#define TEL_VERSION 2	/* 2: per class drops_ack, drops_resp */
 #define TEL_ENDIAN 0x01020304u
 
 /* 64 bytes, then the snapshot (its samples pointer zeroed), then

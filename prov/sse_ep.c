@@ -669,8 +669,10 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ret = ssemu_ep_open(dom->emu->nic, &ep->emu);
 	if (ret) {
 		pthread_mutex_unlock(&dom->lock);
-		SSE_DOM_WARN(dom, "fi_endpoint: no free pid on the NIC: %s\n",
-			     strerror(-ret));
+		SSE_DOM_WARN(dom, "fi_endpoint: %s%s\n",
+			     ret == -ENOSPC ? "no endpoint left on the NIC "
+			     "(resources.eps_per_nic, resources.max_eps of the "
+			     "fabric configuration): " : "", strerror(-ret));
 		ret = ret == -ENOSPC ? -FI_ENOSPC : -FI_EINVAL;
 		goto err_free;
 	}

@@ -605,7 +605,7 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 	const char *fname = sse_default_fabric_name();
 	struct fi_info *fi, **tail = info;
 	size_t t;
-	uint32_t fabric_id, tc;
+	uint32_t fabric_id, tc, epcnt;
 	uint64_t nports;
 	int ret;
 
@@ -646,10 +646,13 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 			ret = -FI_ENOMEM;
 			goto err;
 		}
-		/* Endpoints are pids on the process's one NIC. */
-		fi->domain_attr->ep_cnt = cfg.eps_per_nic;
-		fi->domain_attr->tx_ctx_cnt = cfg.eps_per_nic;
-		fi->domain_attr->rx_ctx_cnt = cfg.eps_per_nic;
+		/* Endpoints are pids on the process's one NIC (and slots
+		 * of the fabric's pool, which may be smaller). */
+		epcnt = cfg.max_eps && cfg.max_eps < cfg.eps_per_nic ?
+			cfg.max_eps : cfg.eps_per_nic;
+		fi->domain_attr->ep_cnt = epcnt;
+		fi->domain_attr->tx_ctx_cnt = epcnt;
+		fi->domain_attr->rx_ctx_cnt = epcnt;
 
 		if (hints) {
 			ret = sse_check_info(fi, hints, version, &cfg);

@@ -82,6 +82,7 @@ void ssemu_cli_size_fabric(struct ssemu_config *cfg, uint64_t n,
 
 	cfg->max_nics = (uint32_t)n;
 	cfg->eps_per_nic = 1;
+	cfg->max_eps = 0;	/* one endpoint slot for each NIC */
 	cfg->msgs_per_ep = 64;
 	cfg->bufs_per_ep = msg_bytes > SSEMU_INLINE_MAX ? 16 : 0;
 	if (msg_bytes > cfg->buf_size)

@@ -120,7 +120,11 @@ struct ssemu_config {
 	/* Resources of the fabric store. */
 	uint32_t max_nics;		 /* NICs attached at once */
 	uint32_t max_switches;		 /* switch models instantiated at once */
-	uint32_t eps_per_nic;
+	uint32_t eps_per_nic;		 /* endpoints open at once on a NIC */
+	/* endpoint slots of the fabric, shared by its NICs (each holds an
+	 * endpoint's message slots, buffers and rings); 0: max_nics x
+	 * eps_per_nic */
+	uint32_t max_eps;
 	uint32_t msgs_per_ep;		 /* message slots (also tx ring size) */
 	uint32_t bufs_per_ep;		 /* large data buffers per endpoint */
 	uint32_t buf_size;		 /* bytes per large data buffer */
@@ -705,7 +709,11 @@ struct ssemu_tel_counters {
 /* Per class. */
 struct ssemu_tel_class {
 	uint64_t drops;		/* packets lost in the fabric */
-	uint64_t retries;	/* messages sent again from the start */
+	uint64_t drops_ack;	/* ... of which acknowledgements */
+	uint64_t drops_resp;	/* ... of which RMA results */
+	uint64_t retries;	/* messages sent again from the start, and
+				 * acknowledgements and RMA results sent
+				 * again after a drop */
 	uint64_t throttles;	/* congestion window cuts */
 	uint64_t marks;		/* packets marked congested */
 	uint64_t q_max;		/* edge VOQ depth seen by arriving packets */

@@ -750,6 +750,57 @@ static void test_place_bad_input(void **state)
 	expect_no_fabric();
 }
 
+/* The way mpirun ends a rank that will not go: SIGKILL. */
+static void kill_child(struct child *c)
+{
+	int status;
+
+	kill(c->pid, SIGKILL);
+	assert_int_equal(waitpid(c->pid, &status, 0), c->pid);
+	close(c->in);
+	close(c->out);
+	unlink(c->log);
+}
+
+/*
+ * Processes placed first-free take every port of the fabric (16) and are
+ * killed with SIGKILL; the next 16 attach at once, on the same ports, and
+ * so on: more ranks over time than the fabric has ports.  A 17th process
+ * while 16 are alive is refused with -FI_ENOSPC, saying why.
+ */
+static void test_place_dead_ranks_free_ports(void **state)
+{
+	const char *ff[] = { "FI_SLINGSHOT_EMU_PLACEMENT=first-free", NULL };
+	struct child c[17];
+	uint32_t seen;
+	int round, i;
+
+	for (round = 0; round < 3; round++) {
+		seen = 0;
+		for (i = 0; i < 16; i++) {
+			spawn(&c[i], ff, NULL, NULL);
+			expect_ok(&c[i]);
+			assert_true(c[i].port >= 0 && c[i].port < 16);
+			seen |= 1u << c[i].port;
+		}
+		assert_int_equal(seen, 0xffff);
+		if (round == 0) {
+			spawn(&c[16], ff, NULL, NULL);
+			expect_err(&c[16], FI_ENOSPC, "no free port");
+			finish(&c[16]);
+		}
+		/* the last one of the last round leaves properly: the last
+		 * one out removes the fabric */
+		for (i = 0; i < 16; i++) {
+			if (round == 2 && i == 15)
+				finish(&c[i]);
+			else
+				kill_child(&c[i]);
+		}
+	}
+	expect_no_fabric();
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -761,6 +812,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_place_random_seeded),
 		cmocka_unit_test(test_place_map),
 		cmocka_unit_test(test_place_bad_input),
+		cmocka_unit_test(test_place_dead_ranks_free_ports),
 	};
 	ssize_t n;
 

@@ -3,6 +3,9 @@
  * FI_THREAD_SAFE: several threads post sends and receives on the same
  * endpoints and read the same CQs at once (Open MPI with
  * MPI_THREAD_MULTIPLE).  Every message must arrive intact, exactly once.
+ * And an endpoint per thread: 32 threads each open their own endpoint on
+ * one domain (within the default limit of endpoints per NIC) and pass a
+ * message around the ring.
  */
 #include <pthread.h>
 
@@ -167,6 +170,132 @@ static void test_threads_concurrent_receivers(void **state)
 	}
 }
 
+#define EP_THREADS 32
+#define EP_MSG 3000
+
+static struct {
+	pthread_barrier_t opened, inserted;
+	struct fid_ep *ep[EP_THREADS];
+	struct fid_cq *cq[EP_THREADS];
+	char name[EP_THREADS][64];
+	size_t namelen[EP_THREADS];
+	fi_addr_t addr[EP_THREADS];
+	int open_ret[EP_THREADS];	/* opening its endpoint */
+	int failed[EP_THREADS];
+} pt;
+
+/* Wait for one completion on @cq (each thread progresses its own). */
+static int ep_thread_wait(struct fid_cq *cq, struct fi_cq_tagged_entry *e)
+{
+	int spins;
+	ssize_t n;
+
+	for (spins = 0; spins < 20000000; spins++) {
+		n = fi_cq_read(cq, e, 1);
+		if (n == 1)
+			return 0;
+		if (n != -FI_EAGAIN)
+			return (int)n;
+	}
+	return -FI_ETIMEDOUT;
+}
+
+static void *ep_thread(void *arg)
+{
+	int id = (int)(intptr_t)arg, next = (id + 1) % EP_THREADS;
+	int prev = (id + EP_THREADS - 1) % EP_THREADS;
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED };
+	static char sbuf[EP_THREADS][EP_MSG], rbuf[EP_THREADS][EP_MSG];
+	struct fi_cq_tagged_entry e;
+	int ret, got = 0, sent = 0;
+
+	pt.namelen[id] = sizeof(pt.name[id]);
+	ret = fi_endpoint(res.domain, res.info, &pt.ep[id], NULL);
+	if (!ret)
+		ret = fi_cq_open(res.domain, &ca, &pt.cq[id], NULL);
+	if (!ret)
+		ret = fi_ep_bind(pt.ep[id], &pt.cq[id]->fid,
+				 FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_ep_bind(pt.ep[id], &res.av->fid, 0);
+	if (!ret)
+		ret = fi_enable(pt.ep[id]);
+	if (!ret)
+		ret = fi_getname(&pt.ep[id]->fid, pt.name[id],
+				 &pt.namelen[id]);
+	pt.open_ret[id] = pt.failed[id] = ret;
+	pthread_barrier_wait(&pt.opened);
+	pthread_barrier_wait(&pt.inserted);	/* the main thread inserts */
+	if (ret)
+		return NULL;
+	sse_fill(sbuf[id], EP_MSG, (unsigned)id);
+	ret = (int)fi_trecv(pt.ep[id], rbuf[id], EP_MSG, NULL,
+			    pt.addr[prev], 7, 0, rbuf[id]);
+	if (!ret) {
+		do {
+			ret = (int)fi_tsend(pt.ep[id], sbuf[id], EP_MSG, NULL,
+					    pt.addr[next], 7, sbuf[id]);
+			if (ret == -FI_EAGAIN)
+				(void)fi_cq_read(pt.cq[id], NULL, 0);
+		} while (ret == -FI_EAGAIN);
+	}
+	while (!ret && (got < 1 || sent < 1)) {
+		ret = ep_thread_wait(pt.cq[id], &e);
+		if (ret)
+			break;
+		if (e.op_context == rbuf[id])
+			got++;
+		else if (e.op_context == sbuf[id])
+			sent++;
+		else
+			ret = -FI_EOTHER;
+	}
+	if (!ret && sse_check(rbuf[id], EP_MSG, (unsigned)prev) != -1)
+		ret = -FI_EIO;
+	pt.failed[id] = ret;
+	return NULL;
+}
+
+/* An endpoint of its own for each of 32 threads, in one process. */
+static void test_threads_endpoint_per_thread(void **state)
+{
+	pthread_t th[EP_THREADS];
+	int i;
+
+	memset(&pt, 0, sizeof(pt));
+	pthread_barrier_init(&pt.opened, NULL, EP_THREADS + 1);
+	pthread_barrier_init(&pt.inserted, NULL, EP_THREADS + 1);
+	for (i = 0; i < EP_THREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, ep_thread,
+						(void *)(intptr_t)i), 0);
+	pthread_barrier_wait(&pt.opened);
+	for (i = 0; i < EP_THREADS; i++) {
+		if (pt.open_ret[i])
+			continue;
+		assert_int_equal(fi_av_insert(res.av, pt.name[i], 1,
+					      &pt.addr[i], 0, NULL), 1);
+	}
+	pthread_barrier_wait(&pt.inserted);
+	for (i = 0; i < EP_THREADS; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < EP_THREADS; i++) {
+		if (pt.ep[i])
+			assert_fi_ok(fi_close(&pt.ep[i]->fid));
+		if (pt.cq[i])
+			assert_fi_ok(fi_close(&pt.cq[i]->fid));
+	}
+	pthread_barrier_destroy(&pt.opened);
+	pthread_barrier_destroy(&pt.inserted);
+	for (i = 0; i < EP_THREADS; i++)
+		if (pt.open_ret[i])
+			fail_msg("thread %d: opening its endpoint: %s", i,
+				 fi_strerror(-pt.open_ret[i]));
+	for (i = 0; i < EP_THREADS; i++)
+		if (pt.failed[i])
+			fail_msg("thread %d: %s", i,
+				 fi_strerror(-pt.failed[i]));
+}
+
 static int setup(void **state)
 {
 	struct fi_info *hints = sse_test_hints(FI_TAGGED);
@@ -190,6 +319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads_concurrent_senders),
 		cmocka_unit_test(test_threads_concurrent_receivers),
+		cmocka_unit_test(test_threads_endpoint_per_thread),
 	};
 
 	sse_test_init("private", "threads");

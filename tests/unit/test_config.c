@@ -139,7 +139,10 @@ MUT(topo_zero, c->topo.groups = 0)
 MUT(topo_local_links, c->topo.local_links_per_pair = 48)
 MUT(topo_globals, c->topo.groups = 3; c->topo.globals_per_switch = 0)
 MUT(too_many_msgs,
-	c->max_nics = 4096; c->eps_per_nic = 256; c->msgs_per_ep = 65536)
+	c->max_nics = 4096; c->eps_per_nic = 256; c->max_eps = 0;
+	c->msgs_per_ep = 65536)
+MUT(max_eps_big, c->max_eps = 65537)
+MUT(too_many_pool_msgs, c->max_eps = 65536; c->msgs_per_ep = 65536)
 
 static const struct bad_field bad_fields[] = {
 	{ "min shares > 100%", mut_min_sum, "110%" },
@@ -171,6 +174,9 @@ static const struct bad_field bad_fields[] = {
 	{ "max_switches 0", mut_max_sw_zero, "max_switches" },
 	{ "eps_per_nic 0", mut_eps_zero, "eps_per_nic" },
 	{ "eps_per_nic 257", mut_eps_big, "eps_per_nic" },
+	{ "max_eps 65537", mut_max_eps_big, "max_eps 65537" },
+	{ "max_eps x msgs_per_ep", mut_too_many_pool_msgs,
+	  "max_eps x msgs_per_ep" },
 	{ "bufs_per_ep 65", mut_bufs_big, "bufs_per_ep" },
 	{ "buf_size 100", mut_bufsize_small, "buf_size" },
 	{ "buf_size 16M+1", mut_bufsize_big, "buf_size" },
@@ -312,6 +318,7 @@ MUT(h_dilation, c->dilation = 2.0)
 MUT(h_max_nics, c->max_nics++)
 MUT(h_max_switches, c->max_switches++)
 MUT(h_eps, c->eps_per_nic++)
+MUT(h_max_eps, c->max_eps++)
 MUT(h_msgs, c->msgs_per_ep *= 2)
 MUT(h_bufs, c->bufs_per_ep++)
 MUT(h_buf_size, c->buf_size++)
@@ -329,8 +336,9 @@ static void (*const hash_mutations[])(struct ssemu_config *) = {
 	mut_h_tc_min, mut_h_tc_max, mut_h_tc_ordered, mut_h_tc_lossy,
 	mut_h_tc_bias, mut_h_default_tc, mut_h_routing, mut_h_cc, mut_h_arb,
 	mut_h_seed, mut_h_clock, mut_h_dilation, mut_h_max_nics,
-	mut_h_max_switches, mut_h_eps, mut_h_msgs, mut_h_bufs, mut_h_buf_size,
-	mut_h_pkts, mut_h_events, mut_h_tc_denied, mut_h_tclass_denied,
+	mut_h_max_switches, mut_h_eps, mut_h_max_eps, mut_h_msgs, mut_h_bufs,
+	mut_h_buf_size, mut_h_pkts, mut_h_events, mut_h_tc_denied,
+	mut_h_tclass_denied,
 };
 
 static void test_config_hash(void **state)

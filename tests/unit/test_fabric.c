@@ -600,6 +600,7 @@ static void test_fabric_open_bad_options(void **state)
 	tf_config(&c, "switch");
 	c.max_nics = 4096;
 	c.eps_per_nic = 16;
+	c.max_eps = 0;
 	c.bufs_per_ep = 64;
 	c.buf_size = 1u << 24;
 	memset(err, 0, sizeof(err));
@@ -961,6 +962,103 @@ static void test_fabric_buffer_free_after_slot_reuse(void **state)
 	tf_close(t);
 }
 
+/*
+ * The default configuration's limit of endpoints per NIC is one a threaded
+ * application opening an endpoint per thread does not reach; one beyond a
+ * limit is refused with a warning naming the configuration key that raises
+ * it, per NIC (resources.eps_per_nic) and for the fabric's pool of endpoint
+ * slots (resources.max_eps).  A slot goes from one NIC to another and
+ * carries the new NIC's traffic.
+ */
+static void test_fabric_eps_limits(void **state)
+{
+	static struct ssemu_ep *ep[256];
+	struct ssemu_nic *nic, *nic2;
+	struct ssemu_config c;
+	struct tf *t;
+	uint32_t lim, i;
+	char byte;
+
+	/* the default: every pid of one NIC, 64 */
+	assert_int_equal(ssemu_config_preset("switch", &c), 0);
+	lim = c.eps_per_nic;
+	assert_true(lim >= 64 && c.max_eps >= lim);
+	c.max_nics = 4;
+	t = tf_open(&c);
+	assert_int_equal(attach(t->fab, 3, &nic), 0);
+	for (i = 0; i < lim; i++) {
+		assert_int_equal(ssemu_ep_open(nic, &ep[i]), 0);
+		assert_true(ssemu_ep_addr(ep[i]) == SSEMU_ADDR(3, i));
+	}
+	warnings = 0;
+	ssemu_log_set_sink(capture_log);
+	assert_int_equal(ssemu_ep_open(nic, &ep[lim]), -ENOSPC);
+	ssemu_log_set_sink(NULL);
+	assert_int_equal(warnings, 1);
+	assert_non_null(strstr(last_warning, "resources.eps_per_nic"));
+	for (i = 0; i < lim; i++)
+		ssemu_ep_close(ep[i]);
+	ssemu_nic_detach(nic);
+	tf_close(t);
+
+	/* a small limit per NIC, and a pool of 5 slots for 2 NICs */
+	tf_config(&c, "switch");
+	c.eps_per_nic = 3;
+	c.max_eps = 5;
+	t = tf_open(&c);
+	assert_int_equal(attach(t->fab, 0, &nic), 0);
+	assert_int_equal(attach(t->fab, 1, &nic2), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(ssemu_ep_open(nic, &ep[i]), 0);
+	ssemu_log_set_sink(capture_log);
+	warnings = 0;
+	assert_int_equal(ssemu_ep_open(nic, &ep[3]), -ENOSPC);
+	assert_int_equal(warnings, 1);
+	assert_non_null(strstr(last_warning, "resources.eps_per_nic"));
+	assert_non_null(strstr(last_warning, "all 3"));
+	assert_int_equal(ssemu_ep_open(nic2, &ep[3]), 0);
+	assert_int_equal(ssemu_ep_open(nic2, &ep[4]), 0);
+	warnings = 0;
+	assert_int_equal(ssemu_ep_open(nic2, &ep[5]), -ENOSPC);
+	ssemu_log_set_sink(NULL);
+	assert_int_equal(warnings, 1);
+	assert_non_null(strstr(last_warning, "resources.max_eps"));
+	assert_non_null(strstr(last_warning, "all 5"));
+	/* a slot NIC 0 gives back goes to NIC 1, pid 2 there */
+	ssemu_ep_close(ep[1]);
+	assert_int_equal(ssemu_ep_open(nic2, &ep[5]), 0);
+	assert_true(ssemu_ep_addr(ep[5]) == SSEMU_ADDR(1, 2));
+	/* traffic both ways between the NICs, through the moved slot */
+	t->nic[0] = nic;
+	t->nic[1] = nic2;
+	t->ep[0] = ep[2];	/* port 0 pid 2 */
+	t->ep[1] = ep[5];	/* port 1 pid 2 */
+	t->n = 2;
+	for (i = 0; i < 8; i++) {
+		byte = (char)(i * 7 + 1);
+		tf_send(t, i % 2, (i + 1) % 2, &byte, 1, 0, i, i);
+	}
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_RECV), 4);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 4);
+	for (i = 0; i < t->nlog; i++) {
+		const struct ssemu_event *ev = &t->log[i].ev;
+
+		assert_int_equal(ev->status, 0);
+		if (ev->type == SSEMU_EV_RECV)
+			assert_true(ev->src == SSEMU_ADDR(t->log[i].ep ? 0 : 1,
+							  2));
+	}
+	t->n = 0;
+	ssemu_ep_close(ep[0]);
+	ssemu_ep_close(ep[2]);
+	for (i = 3; i < 6; i++)
+		ssemu_ep_close(ep[i]);
+	ssemu_nic_detach(nic);
+	ssemu_nic_detach(nic2);
+	tf_close(t);
+}
+
 static void test_fabric_switch_pool_exhausted(void **state)
 {
 	struct ssemu_config c;
@@ -1003,6 +1101,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_attach_detach),
 		cmocka_unit_test(test_fabric_reattach_traffic),
 		cmocka_unit_test(test_fabric_eps_per_nic_limit),
+		cmocka_unit_test(test_fabric_eps_limits),
 		cmocka_unit_test(test_fabric_open_bad_options),
 		cmocka_unit_test(test_fabric_config_and_stats),
 		cmocka_unit_test(test_fabric_loopback),

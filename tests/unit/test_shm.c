@@ -137,6 +137,10 @@ struct ctl {
 	uint32_t nprocs;
 	uint32_t per_peer;
 	uint32_t small_to_victim;	/* only inline sizes to the victim */
+	/* dead processes free what they held (test_shm_dead_*) */
+	uint32_t job, policy;	/* the job the children attach as */
+	uint32_t wait_kill;	/* at the end, wait to be killed */
+	uint32_t port[MAX_PROCS + 1];	/* where each child's NIC went */
 	uint64_t recv[MAX_PROCS + 1];
 	uint64_t bad_status[MAX_PROCS + 1];	/* completions with errors */
 	char msg[MAX_PROCS + 1][320];		/* why a child failed */
@@ -1429,6 +1433,338 @@ static void test_shm_mode_0644_refused(void **state)
 	expect_no_segment();
 }
 
+/* ------------------------------------------------------------------ */
+/* Dead processes free what they held                                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A child of a job (ctl->job, ctl->policy, ctl->nprocs ranks; policy
+ * first-free when ctl->job is 0): attaches where placement puts it, sends
+ * one message to the next rank and checks the one from the previous rank,
+ * then dies without detaching: exits, or with ctl->wait_kill waits to be
+ * killed.
+ */
+static void job_payload(uint8_t *buf, size_t len, uint32_t job,
+			uint32_t rank)
+{
+	size_t off;
+
+	for (off = 0; off < len; off++)
+		buf[off] = (uint8_t)(job * 29 + rank * 13 + off * 7 + 3);
+}
+
+#define JOB_MSG 3000
+
+static void child_job_rank(uint32_t rank, const struct ssemu_config *c)
+{
+	uint64_t deadline = wall_ms() + CHILD_DEADLINE_S * 1000ULL;
+	uint32_t n = ctl->nprocs, job = ctl->job;
+	struct ssemu_nic_opts no = {
+		.port = SSEMU_PORT_ANY,
+		.job = job,
+		.rank = job ? (int32_t)rank : -1,
+		.nranks = job ? n : 0,
+		.policy = job ? ctl->policy : SSEMU_PLACE_FIRST_FREE,
+	};
+	static uint8_t buf[JOB_MSG], want[JOB_MSG];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct ssemu_send s = { .tclass = 3, .iov = &iov, .iov_count = 1 };
+	struct ssemu_event ev[8];
+	struct ssemu_fabric *f;
+	struct ssemu_nic *nic;
+	struct ssemu_ep *ep;
+	unsigned got = 0, done = 0;
+	char err[160] = "";
+	int ret, k, i;
+
+	ret = shm_open_fabric(c, &f, err, sizeof(err));
+	if (ret)
+		CFAIL("rank %u: open: %d %s", rank, ret, err);
+	/* no progress call first: the attach itself frees what the dead
+	 * held */
+	ret = ssemu_nic_attach(f, &no, &nic);
+	if (ret)
+		CFAIL("job %u rank %u: attach: %s", job, rank, strerror(-ret));
+	ret = ssemu_ep_open(nic, &ep);
+	if (ret)
+		CFAIL("job %u rank %u: ep_open: %s", job, rank,
+		      strerror(-ret));
+	ctl->port[rank] = SSEMU_ADDR_PORT(ssemu_ep_addr(ep));
+	__atomic_add_fetch(&ctl->ready, 1, __ATOMIC_RELEASE);
+	if (n > 1) {
+		ctl_wait_for(&ctl->ready, n, f, deadline,
+			     "the others to attach");
+		job_payload(buf, sizeof(buf), job, rank);
+		job_payload(want, sizeof(want), job, (rank + n - 1) % n);
+		s.dest = SSEMU_ADDR(ctl->port[(rank + 1) % n], 0);
+		s.hdr[0] = rank;
+		while ((ret = ssemu_ep_send(ep, &s)) == -EAGAIN)
+			ssemu_ep_wait(ep, 5);
+		if (ret)
+			CFAIL("job %u rank %u: send: %d", job, rank, ret);
+		while (got < 1 || done < 1) {
+			ssemu_ep_wait(ep, 5);
+			while ((k = ssemu_ep_poll(ep, ev, 8)) > 0) {
+				for (i = 0; i < k; i++) {
+					const uint8_t *p;
+
+					if (ev[i].type == SSEMU_EV_SEND_DONE) {
+						if (ev[i].status)
+							CFAIL("rank %u: send "
+							      "failed: %d",
+							      rank,
+							      ev[i].status);
+						done++;
+						continue;
+					}
+					p = ssemu_event_data(ep, &ev[i]);
+					if (ev[i].type != SSEMU_EV_RECV ||
+					    ev[i].len != JOB_MSG || !p ||
+					    memcmp(p, want, JOB_MSG) ||
+					    ev[i].hdr[0] != (rank + n - 1) % n)
+						CFAIL("job %u rank %u: wrong "
+						      "message (type %u, %llu "
+						      "bytes)", job, rank,
+						      ev[i].type,
+						      (unsigned long long)
+							      ev[i].len);
+					ssemu_event_release(ep, &ev[i]);
+					got++;
+				}
+			}
+			if (wall_ms() > deadline)
+				CFAIL("job %u rank %u: %u received, %u sent",
+				      job, rank, got, done);
+		}
+	}
+	/* everyone's traffic is acknowledged before anyone dies */
+	__atomic_add_fetch(&ctl->finished, 1, __ATOMIC_RELEASE);
+	ctl_wait_for(&ctl->finished, n, f, deadline, "the others to finish");
+	if (!ctl->wait_kill)
+		_exit(0);	/* without detaching: the way many ranks end */
+	for (;;) {
+		usleep(1000);
+		if (wall_ms() > deadline)
+			CFAIL("rank %u: never killed", rank);
+	}
+}
+
+/* Wait until every child of @pids, job number @j of the test, has
+ * finished its part (or failed). */
+static void wait_job_finished(pid_t *pids, unsigned n, unsigned j)
+{
+	uint64_t deadline = wall_ms() + CHILD_DEADLINE_S * 1000ULL;
+	char why[1536];
+
+	while (__atomic_load_n(&ctl->finished, __ATOMIC_ACQUIRE) < n) {
+		for (unsigned i = 0; i < n; i++) {
+			if (ctl->msg[i][0] || wall_ms() > deadline) {
+				reap(pids, n, 1, why, sizeof(why));
+				fail_msg("job %u of the test: %s", j,
+					 why[0] ? why : "timed out");
+			}
+		}
+		usleep(500);
+	}
+}
+
+/* Wait until the children have exited, leaving them zombies. */
+static void wait_exited_unreaped(pid_t *pids, unsigned n)
+{
+	siginfo_t si;
+
+	for (unsigned i = 0; i < n; i++) {
+		memset(&si, 0, sizeof(si));
+		assert_int_equal(waitid(P_PID, (id_t)pids[i], &si,
+					WEXITED | WNOWAIT), 0);
+		if (si.si_code != CLD_EXITED || si.si_status)
+			fail_msg("job %u rank %u: exit %d (code %d): %s",
+				 ctl->job, i, si.si_status, si.si_code,
+				 ctl->msg[i]);
+	}
+}
+
+/*
+ * 16 processes attach with first-free placement, take every port of a
+ * one-switch fabric and are killed with SIGKILL: a newcomer attaches at
+ * once (no progress call in between), and so do 16 NICs after it.
+ */
+static void test_shm_dead_free_first_free_ports(void **state)
+{
+	struct ssemu_nic *nics[MAX_PROCS + 1];
+	struct ssemu_config c;
+	struct ssemu_fabric *f;
+	pid_t pids[MAX_PROCS];
+	uint32_t seen = 0;
+	char err[256] = "", why[1536];
+	unsigned i;
+	int status, ret;
+
+	name_for("dead-ff");
+	shm_config(&c);
+	assert_int_equal(ssemu_config_nports(&c), MAX_PROCS);
+	ctl_reset(MAX_PROCS, 0);
+	ctl->job = 0;
+	ctl->wait_kill = 1;
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	for (i = 0; i < MAX_PROCS; i++)
+		pids[i] = spawn(i, child_job_rank, &c);
+	wait_job_finished(pids, MAX_PROCS, 0);
+	for (i = 0; i < MAX_PROCS; i++)
+		seen |= 1u << ctl->port[i];
+	assert_int_equal(seen, (1u << MAX_PROCS) - 1);
+	for (i = 0; i < MAX_PROCS; i++) {
+		kill(pids[i], SIGKILL);
+		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+		assert_true(WIFSIGNALED(status));
+	}
+
+	/* a new process attaches and runs traffic with a second one */
+	ctl_reset(2, 0);
+	ctl->job = 0;
+	pids[0] = spawn(0, child_job_rank, &c);
+	pids[1] = spawn(1, child_job_rank, &c);
+	if (reap(pids, 2, CHILD_DEADLINE_S + 10, why, sizeof(why)))
+		fail_msg("after 16 SIGKILLs: %s", why);
+
+	/* every port is free again (those two exited without detaching
+	 * too), and the fabric still says no to a 17th NIC */
+	for (i = 0; i < MAX_PROCS; i++) {
+		ret = ssemu_nic_attach(f, NULL, &nics[i]);
+		if (ret)
+			fail_msg("NIC %u after the deaths: %s", i,
+				 strerror(-ret));
+	}
+	assert_int_equal(ssemu_nic_attach(f, NULL, &nics[MAX_PROCS]),
+			 -ENOSPC);
+	for (i = 0; i < MAX_PROCS; i++)
+		ssemu_nic_detach(nics[i]);
+	ssemu_fabric_close(f);
+	expect_no_segment();
+}
+
+/*
+ * Jobs the way an Open MPI user runs them, one after the other, 48 ranks
+ * over time on 16 ports: ranks that exit without closing (left as zombies
+ * until the end), ranks killed by the launcher, first-free placement and
+ * then linear placement by job and rank.
+ */
+static void test_shm_dead_sequential_jobs(void **state)
+{
+	enum { JOBS = 8, RANKS = 6 };
+	pid_t pids[RANKS], zombies[JOBS * RANKS];
+	struct ssemu_config c;
+	struct ssemu_fabric *f;
+	unsigned j, i, nz = 0;
+	char err[256] = "";
+	int status;
+
+	name_for("dead-seq");
+	shm_config(&c);
+	assert_true(JOBS * RANKS > ssemu_config_nports(&c));
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	for (j = 0; j < JOBS; j++) {
+		ctl_reset(RANKS, 0);
+		/* the first half first-free, the second half linear */
+		ctl->job = j < JOBS / 2 ? 0 : 100 + j;
+		ctl->policy = SSEMU_PLACE_LINEAR;
+		ctl->wait_kill = j % 2;	/* odd jobs: SIGKILLed */
+		for (i = 0; i < RANKS; i++)
+			pids[i] = spawn(i, child_job_rank, &c);
+		wait_job_finished(pids, RANKS, j);
+		if (ctl->wait_kill) {
+			for (i = 0; i < RANKS; i++) {
+				kill(pids[i], SIGKILL);
+				assert_int_equal(waitpid(pids[i], &status, 0),
+						 pids[i]);
+			}
+		} else {
+			wait_exited_unreaped(pids, RANKS);
+			for (i = 0; i < RANKS; i++)
+				zombies[nz++] = pids[i];
+		}
+	}
+	for (i = 0; i < nz; i++)
+		assert_int_equal(waitpid(zombies[i], &status, 0), zombies[i]);
+	ssemu_fabric_close(f);
+	expect_no_segment();
+}
+
+/* Attach first-free, open ctl->per_peer endpoints, wait to be killed. */
+static void child_many_eps(uint32_t rank, const struct ssemu_config *c)
+{
+	uint64_t deadline = wall_ms() + CHILD_DEADLINE_S * 1000ULL;
+	struct ssemu_fabric *f;
+	struct ssemu_nic *nic;
+	struct ssemu_ep *ep;
+	char err[160] = "";
+	uint32_t i;
+	int ret;
+
+	ret = shm_open_fabric(c, &f, err, sizeof(err));
+	if (ret)
+		CFAIL("rank %u: open: %d %s", rank, ret, err);
+	ret = ssemu_nic_attach(f, NULL, &nic);
+	if (ret)
+		CFAIL("rank %u: attach: %s", rank, strerror(-ret));
+	for (i = 0; i < ctl->per_peer; i++) {
+		ret = ssemu_ep_open(nic, &ep);
+		if (ret)
+			CFAIL("rank %u: endpoint %u: %s", rank, i,
+			      strerror(-ret));
+	}
+	__atomic_add_fetch(&ctl->finished, 1, __ATOMIC_RELEASE);
+	for (;;) {
+		usleep(1000);
+		if (wall_ms() > deadline)
+			CFAIL("rank %u: never killed", rank);
+	}
+}
+
+/*
+ * The fabric's endpoint slots are a pool its NICs share: two processes
+ * take all 8 and are killed; a newcomer's NIC opens 4 endpoints at once
+ * (the slots come back when the open finds none free).
+ */
+static void test_shm_dead_free_endpoint_slots(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_fabric *f;
+	struct ssemu_nic *nic;
+	struct ssemu_ep *ep[4];
+	pid_t pids[2];
+	char err[256] = "";
+	unsigned i;
+	int status;
+
+	name_for("dead-eps");
+	shm_config(&c);
+	c.eps_per_nic = 4;
+	c.max_eps = 8;
+	ctl_reset(2, 4);
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	for (i = 0; i < 2; i++)
+		pids[i] = spawn(i, child_many_eps, &c);
+	wait_job_finished(pids, 2, 0);
+	assert_int_equal(ssemu_nic_attach(f, NULL, &nic), 0);
+	assert_int_equal(ssemu_ep_open(nic, &ep[0]), -ENOSPC);
+	for (i = 0; i < 2; i++) {
+		kill(pids[i], SIGKILL);
+		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+	}
+	for (i = 0; i < 4; i++)
+		if (ssemu_ep_open(nic, &ep[i]))
+			fail_msg("endpoint %u after the deaths", i);
+	for (i = 0; i < 4; i++)
+		ssemu_ep_close(ep[i]);
+	ssemu_nic_detach(nic);
+	ssemu_fabric_close(f);
+	expect_no_segment();
+}
+
 #define SHM_TEST(f) cmocka_unit_test_teardown(f, teardown_segment)
 
 int main(void)
@@ -1449,6 +1785,9 @@ int main(void)
 		SHM_TEST(test_shm_last_close_removes_segment),
 		SHM_TEST(test_shm_foreign_owner_refused),
 		SHM_TEST(test_shm_mode_0644_refused),
+		SHM_TEST(test_shm_dead_free_first_free_ports),
+		SHM_TEST(test_shm_dead_sequential_jobs),
+		SHM_TEST(test_shm_dead_free_endpoint_slots),
 	};
 
 	return cmocka_run_group_tests_name("shm", tests, NULL, NULL);

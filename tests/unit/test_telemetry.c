@@ -515,7 +515,7 @@ static void test_tel_trace_files(void **state)
 	char dir[] = "/tmp/ssemu-tel-XXXXXX", path[128], bad[128], err[512];
 	struct ssemu_telemetry *tel, *back = NULL;
 	struct ssemu_config c;
-	uint8_t *raw;
+	uint8_t *raw, version;
 	size_t n;
 	struct tf *t;
 	int i;
@@ -556,10 +556,11 @@ static void test_tel_trace_files(void **state)
 	write_bytes(bad, raw, 64);
 	expect_bad(bad, "truncated");
 	/* another version */
+	version = raw[8];
 	raw[8] = 99;
 	write_bytes(bad, raw, n);
 	expect_bad(bad, "version 99");
-	raw[8] = 1;
+	raw[8] = version;
 	/* a sample count the body does not have */
 	raw[24] ^= 1;
 	write_bytes(bad, raw, n);

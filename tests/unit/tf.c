@@ -20,6 +20,7 @@ void tf_config(struct ssemu_config *c, const char *preset)
 	c->max_nics = 16;
 	c->max_switches = 8;
 	c->eps_per_nic = 2;
+	c->max_eps = 0;		/* every pid of every NIC */
 	c->msgs_per_ep = 64;
 	c->bufs_per_ep = 16;
 	c->buf_size = 65536;
