@@ -20,7 +20,7 @@
 
 #include "ssemu_cli.h"
 #include "ssemu_compiler.h"
-#include "ssemu_rng.h"
+#include <slingshot_emu/ssemu_rng.h>
 #include "ssemu_samples.h"
 
 enum pattern { PAT_UNIFORM, PAT_PERMUTATION, PAT_INCAST, PAT_PINGPONG,
