@@ -354,12 +354,11 @@ static int cli_parse(const struct ssemu_cli_cmd *cmd, int argc, char **argv)
 
 int ssemu_cli_parse(const struct ssemu_cli_cmd *cmd, int argc, char **argv)
 {
-	char line[4096];
 	char **nargv = NULL;
 	int nargc, ret;
 
-	ret = ssemu_cli_scenario(cmd->tool, argc, argv, line, sizeof(line),
-				 &nargv, &nargc);
+	ret = ssemu_cli_scenario(cmd->tool, argc, argv, cmd->line,
+				 cmd->line_len, &nargv, &nargc);
 	if (ret)
 		return ret == -ENOMEM ? 1 : 2;
 	ret = nargv ? cli_parse(cmd, nargc, nargv) : cli_parse(cmd, argc, argv);

@@ -139,9 +139,14 @@ struct ssemu_cli_cmd {
 	struct ssemu_cli_fabric *fab;
 	const struct ssemu_cli_opt *opts;
 	void (*usage)(FILE *f);
+	/* holds a --scenario line's words, which string options point
+	 * into: it lives as long as the options do */
+	char *line;
+	size_t line_len;
 };
 
 #define SSEMU_CLI_RUN (-1)
+#define SSEMU_CLI_LINE_MAX 4096	/* a --scenario line */
 
 /*
  * Read @argv (with a --scenario file's options, see ssemu_cli_scenario)

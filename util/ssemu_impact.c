@@ -91,7 +91,7 @@ static const char *const alloc_names[] = {
 
 struct imp_opts {
 	struct ssemu_cli_fabric fab;
-	const char *scenario;
+	char line[SSEMU_CLI_LINE_MAX];	/* --scenario words */
 	uint64_t nendpoints;
 	int victim;		/* enum victim_pat: index into victims */
 	int aggressor;		/* enum agg_pat: index into aggressors */
@@ -281,7 +281,8 @@ static int parse_impact(int argc, char **argv, struct imp_opts *o)
 	};
 	const struct ssemu_cli_cmd cmd = {
 		.tool = "impact", .fab = &o->fab, .opts = opts,
-		.usage = usage_impact,
+		.usage = usage_impact, .line = o->line,
+		.line_len = sizeof(o->line),
 	};
 
 	return ssemu_cli_parse(&cmd, argc, argv);

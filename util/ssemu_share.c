@@ -27,6 +27,7 @@
 
 struct share_opts {
 	struct ssemu_cli_fabric fab;
+	char line[SSEMU_CLI_LINE_MAX];	/* --scenario words */
 	uint64_t nendpoints;
 	uint32_t tc[2];		/* UINT32_MAX: the fabric's default */
 	uint64_t size;
@@ -122,7 +123,8 @@ static int parse_share(int argc, char **argv, struct share_opts *o)
 	};
 	const struct ssemu_cli_cmd cmd = {
 		.tool = "share", .fab = &o->fab, .opts = opts,
-		.usage = usage_share,
+		.usage = usage_share, .line = o->line,
+		.line_len = sizeof(o->line),
 	};
 
 	return ssemu_cli_parse(&cmd, argc, argv);

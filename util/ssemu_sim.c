@@ -40,6 +40,7 @@ struct sim_pattern {
 
 struct sim_opts {
 	struct ssemu_cli_fabric fab;
+	char line[SSEMU_CLI_LINE_MAX];	/* --scenario words */
 	int pattern;		/* index into sim_patterns */
 	uint64_t nendpoints;	/* 0: every endpoint of the topology */
 	uint64_t sources;	/* 0: every endpoint sends */
@@ -502,7 +503,8 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 	};
 	const struct ssemu_cli_cmd cmd = {
 		.tool = "sim", .fab = &o->fab, .opts = opts,
-		.usage = usage_sim,
+		.usage = usage_sim, .line = o->line,
+		.line_len = sizeof(o->line),
 	};
 
 	memset(o, 0, sizeof(*o));
