@@ -117,8 +117,8 @@ struct ssemu_cli_opt {
 	{ .name = (n), .kind = SSEMU_CLI_U32, .u32 = (p), .lo = (l),	\
 	  .hi = (h) }
 #define SSEMU_CLI_OPT_DOUBLE(n, p, l, h)				\
-	{ .name = (n), .kind = SSEMU_CLI_DOUBLE, .dbl = (p), .dlo = (l),	\
-	  .dhi = (h) }
+	{ .name = (n), .kind = SSEMU_CLI_DOUBLE, .dbl = (p),		\
+	  .dlo = (l), .dhi = (h) }
 #define SSEMU_CLI_OPT_FLAG(n, p)					\
 	{ .name = (n), .kind = SSEMU_CLI_FLAG, .flag = (p) }
 #define SSEMU_CLI_OPT_STR(n, p)						\

@@ -188,7 +188,7 @@ struct run {
 	ssemu_time_t win_start, win_end;
 	/* the run's phases, model time rounded to whole steps */
 	ssemu_time_t warm, end, limit;
-	uint64_t agg_rx0;	/* aggressor payload in when the window opened */
+	uint64_t agg_rx0;	/* aggressor payload in at the window's start */
 	struct result *res;
 };
 
@@ -975,53 +975,49 @@ static int ring_step(struct run *r, ssemu_time_t now, bool start_new)
 	uint64_t i;
 	int ret;
 
-	{
-		/* Once time is up, every victim still completes the last
-		 * iteration any of them started (its neighbours wait for it):
-		 * a neighbour is never more than one iteration ahead. */
-		if (!start_new && r->ring_final == UINT64_MAX) {
-			/* iterations the furthest victim has started */
-			r->ring_final = 0;
-			for (i = 0; i < r->nv; i++)
-				r->ring_final = SSEMU_MAX(r->ring_final,
-					r->ring_iter[i] + r->waiting[i]);
-		}
-		for (i = 0; i < r->nv; i++) {
-			uint64_t it = r->ring_iter[i];
-
-			if (r->want[i] && !r->waiting[i]) {
-				if (!start_new && it >= r->ring_final)
-					continue;
-				r->want[i] = false;
-				r->waiting[i] = true;
-				r->posted[i] = now;
-			}
-			if (!r->waiting[i])
-				continue;
-			if (!(r->ring_sent[i] & 1)) {
-				ret = post(r, r->victims[i],
-					   r->victims[r->succ[i]], 8,
-					   r->o->tc_victim, KIND_RING,
-					   it << 1 | 0, r->victims[i]);
-				if (ret && ret != -EAGAIN)
-					return ret;
-				if (!ret)
-					r->ring_sent[i] |= 1;
-			}
-			if (!(r->ring_sent[i] & 2)) {
-				ret = post(r, r->victims[i],
-					   r->victims[r->pred[i]], 8,
-					   r->o->tc_victim, KIND_RING,
-					   it << 1 | 1, r->victims[i]);
-				if (ret && ret != -EAGAIN)
-					return ret;
-				if (!ret)
-					r->ring_sent[i] |= 2;
-			}
-			ring_try_finish(r, i, now);
-		}
-		return 0;
+	/* Once time is up, every victim still completes the last
+	 * iteration any of them started (its neighbours wait for it):
+	 * a neighbour is never more than one iteration ahead. */
+	if (!start_new && r->ring_final == UINT64_MAX) {
+		/* iterations the furthest victim has started */
+		r->ring_final = 0;
+		for (i = 0; i < r->nv; i++)
+			r->ring_final = SSEMU_MAX(r->ring_final,
+				r->ring_iter[i] + r->waiting[i]);
 	}
+	for (i = 0; i < r->nv; i++) {
+		uint64_t it = r->ring_iter[i];
+
+		if (r->want[i] && !r->waiting[i]) {
+			if (!start_new && it >= r->ring_final)
+				continue;
+			r->want[i] = false;
+			r->waiting[i] = true;
+			r->posted[i] = now;
+		}
+		if (!r->waiting[i])
+			continue;
+		if (!(r->ring_sent[i] & 1)) {
+			ret = post(r, r->victims[i], r->victims[r->succ[i]],
+				   8, r->o->tc_victim, KIND_RING, it << 1 | 0,
+				   r->victims[i]);
+			if (ret && ret != -EAGAIN)
+				return ret;
+			if (!ret)
+				r->ring_sent[i] |= 1;
+		}
+		if (!(r->ring_sent[i] & 2)) {
+			ret = post(r, r->victims[i], r->victims[r->pred[i]],
+				   8, r->o->tc_victim, KIND_RING, it << 1 | 1,
+				   r->victims[i]);
+			if (ret && ret != -EAGAIN)
+				return ret;
+			if (!ret)
+				r->ring_sent[i] |= 2;
+		}
+		ring_try_finish(r, i, now);
+	}
+	return 0;
 }
 
 static int allreduce_step(struct run *r, ssemu_time_t now, bool start_new)
