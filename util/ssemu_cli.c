@@ -131,8 +131,16 @@ static int scenario_read(const char *tool, const char *path, char *buf,
 	return 0;
 }
 
-int ssemu_cli_scenario(const char *tool, int argc, char **argv, char *line,
-		       size_t len, char ***nargv, int *nargc)
+/*
+ * `--scenario FILE` in @argv: FILE is a fabric configuration whose
+ * `# TOOL: OPTIONS` comment line holds the experiment's options.  Returns 0
+ * with *@nargv NULL when there is no --scenario; else 0 with *@nargv (free
+ * it) holding argv[0], "--config FILE", the file's options (words in
+ * @line), then argv[1..] (the command line overrides the file).  On error
+ * prints a message naming the file and returns -errno.
+ */
+static int cli_scenario(const char *tool, int argc, char **argv, char *line,
+			size_t len, char ***nargv, int *nargc)
 {
 	char *words[SCEN_MAX_ARGS];
 	const char *scenario = NULL;
@@ -173,7 +181,22 @@ int ssemu_cli_scenario(const char *tool, int argc, char **argv, char *line,
 	return 0;
 }
 
-int ssemu_cli_fabric_opt(int c, const char *arg, struct ssemu_cli_fabric *fo)
+/* The command-line options of @fo, for a getopt_long table. */
+#define CLI_FABRIC_OPTIONS					\
+	{ "preset", required_argument, NULL, 'p' },			\
+	{ "config", required_argument, NULL, 'c' },			\
+	{ "routing", required_argument, NULL, 'R' },			\
+	{ "cc", required_argument, NULL, 'C' },				\
+	{ "seed", required_argument, NULL, 'S' }
+
+/*
+ * Option @c (its argument @arg) into @fo if it is one of
+ * CLI_FABRIC_OPTIONS; the later of --preset and --config wins.
+ * @return 1 if it was, 0 if it is another option, -EINVAL for a bad value
+ * (a message names it).
+ */
+
+static int cli_fabric_opt(int c, const char *arg, struct ssemu_cli_fabric *fo)
 {
 	switch (c) {
 	case 'p':
@@ -299,7 +322,7 @@ static int opt_set(const char *tool, const struct ssemu_cli_opt *o,
 
 static int cli_parse(const struct ssemu_cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option shared[] = { SSEMU_CLI_FABRIC_OPTIONS };
+	static const struct option shared[] = { CLI_FABRIC_OPTIONS };
 	struct option lo[ARRAY_SIZE(shared) + CLI_MAX_OPTS + 3];
 	size_t n = 0, i;
 	int c, ret;
@@ -321,7 +344,7 @@ static int cli_parse(const struct ssemu_cli_cmd *cmd, int argc, char **argv)
 	lo[n] = (struct option){ 0 };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		ret = ssemu_cli_fabric_opt(c, optarg, cmd->fab);
+		ret = cli_fabric_opt(c, optarg, cmd->fab);
 		if (ret < 0)
 			return -EINVAL;
 		if (ret)
@@ -334,7 +357,7 @@ static int cli_parse(const struct ssemu_cli_cmd *cmd, int argc, char **argv)
 		}
 		switch (c) {
 		case 'F':
-			/* read by ssemu_cli_scenario() before parsing */
+			/* read by cli_scenario() before parsing */
 			break;
 		case 'h':
 			cmd->usage(stdout);
@@ -357,7 +380,7 @@ int ssemu_cli_parse(const struct ssemu_cli_cmd *cmd, int argc, char **argv)
 	char **nargv = NULL;
 	int nargc, ret;
 
-	ret = ssemu_cli_scenario(cmd->tool, argc, argv, cmd->line,
+	ret = cli_scenario(cmd->tool, argc, argv, cmd->line,
 				 cmd->line_len, &nargv, &nargc);
 	if (ret)
 		return ret == -ENOMEM ? 1 : 2;

@@ -33,43 +33,16 @@ struct ssemu_cli_fabric {
 	uint64_t seed;
 };
 
-/* The command-line options of @fo, for a getopt_long table. */
-#define SSEMU_CLI_FABRIC_OPTIONS					\
-	{ "preset", required_argument, NULL, 'p' },			\
-	{ "config", required_argument, NULL, 'c' },			\
-	{ "routing", required_argument, NULL, 'R' },			\
-	{ "cc", required_argument, NULL, 'C' },				\
-	{ "seed", required_argument, NULL, 'S' }
-
-/* The help lines of --routing and --cc, for every tool that takes
- * SSEMU_CLI_FABRIC_OPTIONS: one list of the policies to keep true. */
+/* The help lines of --routing and --cc, for every command that takes the
+ * fabric options: one list of the policies to keep true. */
 #define SSEMU_CLI_POLICY_HELP						\
 	"  --routing R          minimal | adaptive | ugal | adaptive-nb\n"	\
 	"                       (default: the fabric's)\n"			\
 	"  --cc C               endpoint-pair | none (default: the fabric's)\n"
 
-/*
- * Option @c (its argument @arg) into @fo if it is one of
- * SSEMU_CLI_FABRIC_OPTIONS; the later of --preset and --config wins.
- * @return 1 if it was, 0 if it is another option, -EINVAL for a bad value
- * (a message names it).
- */
-int ssemu_cli_fabric_opt(int c, const char *arg, struct ssemu_cli_fabric *fo);
-
 /* Fill @cfg as @fo says; a clear message prefixed "@tool: " on error. */
 int ssemu_cli_config(const char *tool, const struct ssemu_cli_fabric *fo,
 		     struct ssemu_config *cfg);
-
-/*
- * `--scenario FILE` in @argv: FILE is a fabric configuration whose
- * `# TOOL: OPTIONS` comment line holds the experiment's options.  Returns 0
- * with *@nargv NULL when there is no --scenario; else 0 with *@nargv (free
- * it) holding argv[0], "--config FILE", the file's options (words in
- * @line), then argv[1..] (the command line overrides the file).  On error
- * prints a message naming the file and returns -errno.
- */
-int ssemu_cli_scenario(const char *tool, int argc, char **argv, char *line,
-		       size_t len, char ***nargv, int *nargc);
 
 /*
  * A command's own options, as a table that ssemu_cli_parse() reads: each
@@ -130,9 +103,11 @@ struct ssemu_cli_opt {
 	  .stride = sizeof((tbl)[0]), .what = (w) }
 
 /*
- * A command's command line: the shared options (SSEMU_CLI_FABRIC_OPTIONS
- * into @fab, --scenario, --help), then @opts, ended by an entry whose name
- * is NULL.
+ * A command's command line: the shared options (--preset, --config,
+ * --routing, --cc and --seed into @fab; --scenario; --help), then @opts,
+ * ended by an entry whose name is NULL.  `--scenario FILE` takes the options
+ * of FILE's `# TOOL: OPTIONS` comment line, before the command line's, and
+ * FILE as --config.
  */
 struct ssemu_cli_cmd {
 	const char *tool;
@@ -149,8 +124,7 @@ struct ssemu_cli_cmd {
 #define SSEMU_CLI_LINE_MAX 4096	/* a --scenario line */
 
 /*
- * Read @argv (with a --scenario file's options, see ssemu_cli_scenario)
- * into the variables of @cmd's table, which hold their defaults.
+ * Read @argv into the variables of @cmd's table, which hold their defaults.
  * @return SSEMU_CLI_RUN to go on, else the status the command exits with:
  * 0 after --help, 2 after a bad option (a message names it), 1 out of
  * memory.
