@@ -76,6 +76,7 @@ struct agg_ops {
 	bool (*sends)(const struct run *r, uint64_t ai);
 	uint64_t (*dest)(struct run *r, uint64_t ai);
 	bool burst;		/* --burst-bytes, then --gap-us idle */
+	bool pairs;		/* aggressors in random pairs */
 	void (*recv)(struct run *r, const struct ssemu_event *ev);
 	void (*sent)(struct run *r, const struct ssemu_event *ev);
 };
@@ -509,17 +510,15 @@ static int run_setup(struct run *r)
 		return -ENOMEM;
 	for (r->p = 1, r->stages = 0; r->p * 2 <= r->nv; r->p *= 2)
 		r->stages++;
-	if (victim_pairs(o->victim) || o->aggressor == AGG_BISECTION) {
+	if (r->vic->pairs || r->agg->pairs) {
 		/* a stream of its own: the other patterns' draws stay as
 		 * they were */
 		struct ssemu_rng prng;
 
 		ssemu_rng_seed(&prng, r->d.cfg.seed, 0x1c);
-		if (victim_pairs(o->victim) &&
-		    !(r->vpart = pair_up(&prng, r->nv)))
+		if (r->vic->pairs && !(r->vpart = pair_up(&prng, r->nv)))
 			return -ENOMEM;
-		if (o->aggressor == AGG_BISECTION &&
-		    !(r->apart = pair_up(&prng, r->na)))
+		if (r->agg->pairs && !(r->apart = pair_up(&prng, r->na)))
 			return -ENOMEM;
 	}
 	r->pp_state = calloc(r->nv, 1);
@@ -1160,6 +1159,7 @@ static const struct agg_ops aggressors[AGG_COUNT] = {
 			 .burst = true },
 	[AGG_NONE] = { .name = "none" },
 	[AGG_BISECTION] = { .name = "bisection", .step = stream_step,
+			    .pairs = true,
 			    .sends = bisection_sends,
 			    .dest = bisection_dest },
 };
