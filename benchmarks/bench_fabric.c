@@ -29,7 +29,7 @@
 #include "ssemu_compiler.h"
 #include "ssemu_engine.h"
 #include "ssemu_ring.h"
-#include "ssemu_rng.h"
+#include <slingshot_emu/ssemu_rng.h>
 
 static double wall(void)
 {

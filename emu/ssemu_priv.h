@@ -34,7 +34,7 @@
 #include "ssemu_compiler.h"
 #include "ssemu_engine.h"
 #include "ssemu_ring.h"
-#include "ssemu_rng.h"
+#include <slingshot_emu/ssemu_rng.h>
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */

@@ -17,7 +17,7 @@
 #include <math.h>
 #include <pthread.h>
 
-#include "ssemu_rng.h"
+#include <slingshot_emu/ssemu_rng.h>
 
 #define ZIG_R 3.442619855899		/* start of the tail */
 #define ZIG_V 9.91256303526217e-3	/* area of each layer */

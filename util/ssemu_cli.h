@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Parse a number in [lo, hi]; print a clear error naming @opt and return
  * -1 on bad input. */
@@ -14,14 +15,7 @@ int ssemu_cli_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi,
 int ssemu_cli_double(const char *opt, const char *s, double lo, double hi,
 		     double *out);
 
-/*
- * Size an in-process fabric for @n endpoints, one NIC and one endpoint
- * each, messages of up to @msg_bytes and about @pkts_per_nic packets in
- * flight per NIC (within the store's limits).
- */
 struct ssemu_config;
-void ssemu_cli_size_fabric(struct ssemu_config *cfg, uint64_t n,
-			   uint64_t msg_bytes, uint64_t pkts_per_nic);
 
 /* ", N local links per switch pair" when a group's switches are joined
  * by more than one link, else "": for the tools' "fabric:" lines. */
@@ -39,61 +33,103 @@ struct ssemu_cli_fabric {
 	uint64_t seed;
 };
 
-/* The command-line options of @fo, for a getopt_long table. */
-#define SSEMU_CLI_FABRIC_OPTIONS					\
-	{ "preset", required_argument, NULL, 'p' },			\
-	{ "config", required_argument, NULL, 'c' },			\
-	{ "routing", required_argument, NULL, 'R' },			\
-	{ "cc", required_argument, NULL, 'C' },				\
-	{ "seed", required_argument, NULL, 'S' }
-
-/* The help lines of --routing and --cc, for every tool that takes
- * SSEMU_CLI_FABRIC_OPTIONS: one list of the policies to keep true. */
+/* The help lines of --routing and --cc, for every command that takes the
+ * fabric options: one list of the policies to keep true. */
 #define SSEMU_CLI_POLICY_HELP						\
 	"  --routing R          minimal | adaptive | ugal | adaptive-nb\n"	\
 	"                       (default: the fabric's)\n"			\
 	"  --cc C               endpoint-pair | none (default: the fabric's)\n"
-
-/*
- * Option @c (its argument @arg) into @fo if it is one of
- * SSEMU_CLI_FABRIC_OPTIONS; the later of --preset and --config wins.
- * @return 1 if it was, 0 if it is another option, -EINVAL for a bad value
- * (a message names it).
- */
-int ssemu_cli_fabric_opt(int c, const char *arg, struct ssemu_cli_fabric *fo);
 
 /* Fill @cfg as @fo says; a clear message prefixed "@tool: " on error. */
 int ssemu_cli_config(const char *tool, const struct ssemu_cli_fabric *fo,
 		     struct ssemu_config *cfg);
 
 /*
- * Validate @cfg (sized already), open it as a private in-process fabric
- * and attach ports 0..@n-1, one NIC and one endpoint each; @job, if given,
- * sets a port's job and rank.  On error the message names @tool and what
- * failed; whatever was opened is in the out parameters for
- * ssemu_cli_close().
+ * A command's own options, as a table that ssemu_cli_parse() reads: each
+ * entry names the option (without "--"), the kind of its argument, the
+ * variable it sets and the bounds of its value.  A bad value gets a message
+ * naming the option ("--NAME: ...").
  */
-struct ssemu_fabric;
-struct ssemu_nic;
-struct ssemu_ep;
-struct ssemu_nic_opts;
-int ssemu_cli_open(const char *tool, struct ssemu_config *cfg, uint64_t n,
-		   void (*job)(uint64_t port, struct ssemu_nic_opts *no),
-		   struct ssemu_fabric **fab, struct ssemu_nic ***nics,
-		   struct ssemu_ep ***eps);
-void ssemu_cli_close(uint64_t n, struct ssemu_fabric *fab,
-		     struct ssemu_nic **nics, struct ssemu_ep **eps);
+enum ssemu_cli_kind {
+	SSEMU_CLI_U64,		/* an integer in [lo, hi] */
+	SSEMU_CLI_U32,		/* the same, into a uint32_t */
+	SSEMU_CLI_DOUBLE,	/* a number in [dlo, dhi] */
+	SSEMU_CLI_FLAG,		/* no argument: sets a bool */
+	SSEMU_CLI_STR,		/* the argument itself */
+	SSEMU_CLI_NAME,		/* one of a table's names: its index */
+};
+
+struct ssemu_cli_opt {
+	const char *name;
+	enum ssemu_cli_kind kind;
+	union {
+		uint64_t *u64;
+		uint32_t *u32;
+		double *dbl;
+		bool *flag;
+		const char **str;
+		int *idx;
+	};
+	uint64_t lo, hi;
+	double dlo, dhi;
+	/* SSEMU_CLI_U64: a further test of the value; prints why and
+	 * returns -EINVAL if it is refused */
+	int (*check)(const char *tool, uint64_t v);
+	/* SSEMU_CLI_NAME: @count entries of @stride bytes, each beginning
+	 * with its name; an unknown value is "unknown @what 'V' (names)"
+	 * if @what is set, else "--NAME: unknown value 'V' (names)" */
+	const void *names;
+	size_t count, stride;
+	const char *what;
+};
+
+#define SSEMU_CLI_OPT_U64(n, p, l, h)					\
+	{ .name = (n), .kind = SSEMU_CLI_U64, .u64 = (p), .lo = (l),	\
+	  .hi = (h) }
+#define SSEMU_CLI_OPT_U32(n, p, l, h)					\
+	{ .name = (n), .kind = SSEMU_CLI_U32, .u32 = (p), .lo = (l),	\
+	  .hi = (h) }
+#define SSEMU_CLI_OPT_DOUBLE(n, p, l, h)				\
+	{ .name = (n), .kind = SSEMU_CLI_DOUBLE, .dbl = (p),		\
+	  .dlo = (l), .dhi = (h) }
+#define SSEMU_CLI_OPT_FLAG(n, p)					\
+	{ .name = (n), .kind = SSEMU_CLI_FLAG, .flag = (p) }
+#define SSEMU_CLI_OPT_STR(n, p)						\
+	{ .name = (n), .kind = SSEMU_CLI_STR, .str = (p) }
+/* @tbl: an array whose elements begin with their name */
+#define SSEMU_CLI_OPT_NAME(n, p, tbl, w)				\
+	{ .name = (n), .kind = SSEMU_CLI_NAME, .idx = (p), .names = (tbl), \
+	  .count = sizeof(tbl) / sizeof((tbl)[0]),			\
+	  .stride = sizeof((tbl)[0]), .what = (w) }
 
 /*
- * `--scenario FILE` in @argv: FILE is a fabric configuration whose
- * `# TOOL: OPTIONS` comment line holds the experiment's options.  Returns 0
- * with *@nargv NULL when there is no --scenario; else 0 with *@nargv (free
- * it) holding argv[0], "--config FILE", the file's options (words in
- * @line), then argv[1..] (the command line overrides the file).  On error
- * prints a message naming the file and returns -errno.
+ * A command's command line: the shared options (--preset, --config,
+ * --routing, --cc and --seed into @fab; --scenario; --help), then @opts,
+ * ended by an entry whose name is NULL.  `--scenario FILE` takes the options
+ * of FILE's `# TOOL: OPTIONS` comment line, before the command line's, and
+ * FILE as --config.
  */
-int ssemu_cli_scenario(const char *tool, int argc, char **argv, char *line,
-		       size_t len, char ***nargv, int *nargc);
+struct ssemu_cli_cmd {
+	const char *tool;
+	struct ssemu_cli_fabric *fab;
+	const struct ssemu_cli_opt *opts;
+	void (*usage)(FILE *f);
+	/* holds a --scenario line's words, which string options point
+	 * into: it lives as long as the options do */
+	char *line;
+	size_t line_len;
+};
+
+#define SSEMU_CLI_RUN (-1)
+#define SSEMU_CLI_LINE_MAX 4096	/* a --scenario line */
+
+/*
+ * Read @argv into the variables of @cmd's table, which hold their defaults.
+ * @return SSEMU_CLI_RUN to go on, else the status the command exits with:
+ * 0 after --help, 2 after a bad option (a message names it), 1 out of
+ * memory.
+ */
+int ssemu_cli_parse(const struct ssemu_cli_cmd *cmd, int argc, char **argv);
 
 int ssemu_cmd_sim(int argc, char **argv);
 int ssemu_cmd_share(int argc, char **argv);

@@ -31,7 +31,8 @@
 
 #include "ssemu_cli.h"
 #include "ssemu_compiler.h"
-#include "ssemu_rng.h"
+#include "ssemu_driver.h"
+#include <slingshot_emu/ssemu_rng.h>
 #include "ssemu_samples.h"
 
 enum victim_pat {
@@ -44,17 +45,46 @@ enum agg_pat {
 };
 enum alloc { ALLOC_LINEAR, ALLOC_INTERLEAVED, ALLOC_RANDOM, ALLOC_COUNT };
 
-static const char *const victim_names[] = {
-	[VIC_RING] = "ring", [VIC_ALLREDUCE] = "allreduce",
-	[VIC_PINGPONG] = "pingpong", [VIC_BISECTION] = "bisection",
-	[VIC_RINGBW] = "ringbw",
+struct run;
+
+/*
+ * A victim pattern: what it posts at a step (@start_new: it may begin new
+ * operations), what it does with a message that arrives, whether an
+ * operation is still in flight, and what it counts of those still in flight
+ * at the --drain cut-off.
+ */
+struct victim_ops {
+	const char *name;
+	const char *unit;	/* what one latency sample is */
+	bool bw;		/* measured by the rate it receives */
+	bool pairs;		/* victims in random pairs */
+	int (*step)(struct run *r, ssemu_time_t now, bool start_new);
+	void (*recv)(struct run *r, uint64_t port,
+		     const struct ssemu_event *ev);
+	bool (*busy)(const struct run *r);
+	void (*censor)(struct run *r, ssemu_time_t now);
 };
-static const char *const agg_names[] = {
-	[AGG_INCAST] = "incast", [AGG_ALLTOALL] = "alltoall",
-	[AGG_PAIRWISE] = "pairwise",
-	[AGG_BURSTY] = "bursty", [AGG_NONE] = "none",
-	[AGG_BISECTION] = "bisection",
+
+/*
+ * An aggressor pattern: what it posts at a step (NULL: nothing); for the
+ * streaming ones, which aggressors send and where each message goes; hooks
+ * for its own messages arriving and completing.
+ */
+struct agg_ops {
+	const char *name;
+	int (*step)(struct run *r, ssemu_time_t now);
+	bool (*sends)(const struct run *r, uint64_t ai);
+	uint64_t (*dest)(struct run *r, uint64_t ai);
+	bool burst;		/* --burst-bytes, then --gap-us idle */
+	bool pairs;		/* aggressors in random pairs */
+	void (*recv)(struct run *r, const struct ssemu_event *ev);
+	void (*sent)(struct run *r, const struct ssemu_event *ev);
 };
+
+static const struct victim_ops victims[VIC_COUNT];
+static const struct agg_ops aggressors[AGG_COUNT];
+static const struct ssemu_drv_ops imp_drv_ops;
+
 static const char *const alloc_names[] = {
 	[ALLOC_LINEAR] = "linear", [ALLOC_INTERLEAVED] = "interleaved",
 	[ALLOC_RANDOM] = "random",
@@ -62,12 +92,12 @@ static const char *const alloc_names[] = {
 
 struct imp_opts {
 	struct ssemu_cli_fabric fab;
-	const char *scenario;
+	char line[SSEMU_CLI_LINE_MAX];	/* --scenario words */
 	uint64_t nendpoints;
-	enum victim_pat victim;
-	enum agg_pat aggressor;
+	int victim;		/* enum victim_pat: index into victims */
+	int aggressor;		/* enum agg_pat: index into aggressors */
 	double victim_frac;
-	enum alloc alloc;
+	int alloc;		/* enum alloc */
 	uint64_t agg_size;
 	uint64_t victim_size;	/* bandwidth victims' messages */
 	uint64_t victim_window;	/* bandwidth victims' messages in flight */
@@ -103,12 +133,10 @@ struct result {
 
 /* One run's state.  Endpoint indices are port numbers 0..n-1. */
 struct run {
+	struct ssemu_drv d;
 	const struct imp_opts *o;
-	struct ssemu_config cfg;
-	struct ssemu_fabric *fab;
-	struct ssemu_nic **nics;
-	struct ssemu_ep **eps;
-	uint64_t n;
+	const struct victim_ops *vic;
+	const struct agg_ops *agg;
 	bool aggressors_on;
 	/* roles */
 	uint64_t nv, na;
@@ -158,10 +186,11 @@ struct run {
 	uint64_t nr;
 	uint64_t *pw_count;
 	uint8_t *pw_flags;	/* PW_* for the current step */
-	void *payload;
 	ssemu_time_t win_start, win_end;
+	/* the run's phases, model time rounded to whole steps */
+	ssemu_time_t warm, end, limit;
+	uint64_t agg_rx0;	/* aggressor payload in at the window's start */
 	struct result *res;
-	uint64_t failed;
 };
 
 static void usage_impact(FILE *f)
@@ -221,173 +250,43 @@ static void usage_impact(FILE *f)
 		"  --json               one JSON object instead of text\n");
 }
 
-static int pick_name(const char *opt, const char *arg,
-		     const char *const *names, int count)
-{
-	int i;
-
-	for (i = 0; i < count; i++)
-		if (!strcmp(arg, names[i]))
-			return i;
-	fprintf(stderr, "impact: %s: unknown value '%s' (", opt, arg);
-	for (i = 0; i < count; i++)
-		fprintf(stderr, "%s%s", names[i], i + 1 < count ? ", " : ")\n");
-	return -1;
-}
-
 static int parse_impact(int argc, char **argv, struct imp_opts *o)
 {
-	static const struct option lo[] = {
-		SSEMU_CLI_FABRIC_OPTIONS,
-		{ "endpoints", required_argument, NULL, 'n' },
-		{ "victim", required_argument, NULL, 'v' },
-		{ "aggressor", required_argument, NULL, 'a' },
-		{ "victim-frac", required_argument, NULL, 'f' },
-		{ "allocation", required_argument, NULL, 'A' },
-		{ "agg-size", required_argument, NULL, 's' },
-		{ "victim-size", required_argument, NULL, 'z' },
-		{ "victim-window", required_argument, NULL, 'W' },
-		{ "incast-targets", required_argument, NULL, 'k' },
-		{ "agg-ppn", required_argument, NULL, 'P' },
-		{ "burst-bytes", required_argument, NULL, 'b' },
-		{ "gap-us", required_argument, NULL, 'g' },
-		{ "tclass-victim", required_argument, NULL, 'V' },
-		{ "tclass-aggressor", required_argument, NULL, 'G' },
-		{ "time", required_argument, NULL, 't' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "step", required_argument, NULL, 'x' },
-		{ "drain", required_argument, NULL, 'D' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "scenario", required_argument, NULL, 'F' },
-		{ "help", no_argument, NULL, 'h' },
+	const struct ssemu_cli_opt opts[] = {
+		SSEMU_CLI_OPT_U64("endpoints", &o->nendpoints, 4, 65536),
+		SSEMU_CLI_OPT_NAME("victim", &o->victim, victims, NULL),
+		SSEMU_CLI_OPT_NAME("aggressor", &o->aggressor, aggressors,
+				   NULL),
+		SSEMU_CLI_OPT_DOUBLE("victim-frac", &o->victim_frac, 0.001,
+				     0.999),
+		SSEMU_CLI_OPT_NAME("allocation", &o->alloc, alloc_names, NULL),
+		SSEMU_CLI_OPT_U64("agg-size", &o->agg_size, 1, 1u << 24),
+		SSEMU_CLI_OPT_U64("victim-size", &o->victim_size, 1, 1u << 24),
+		SSEMU_CLI_OPT_U64("victim-window", &o->victim_window, 1, 1024),
+		SSEMU_CLI_OPT_U64("incast-targets", &o->incast_targets, 1,
+				  65536),
+		SSEMU_CLI_OPT_U64("agg-ppn", &o->agg_ppn, 1, 64),
+		SSEMU_CLI_OPT_U64("burst-bytes", &o->burst_bytes, 1,
+				  1ULL << 40),
+		SSEMU_CLI_OPT_DOUBLE("gap-us", &o->gap_us, 0, 1e6),
+		SSEMU_CLI_OPT_U32("tclass-victim", &o->tc_victim, 0,
+				  SSEMU_MAX_TCLASS - 1),
+		SSEMU_CLI_OPT_U32("tclass-aggressor", &o->tc_agg, 0,
+				  SSEMU_MAX_TCLASS - 1),
+		SSEMU_CLI_OPT_DOUBLE("time", &o->time_us, 0.1, 1e5),
+		SSEMU_CLI_OPT_DOUBLE("warmup", &o->warmup_us, 0, 1e5),
+		SSEMU_CLI_OPT_U64("step", &o->step_ns, 1, 1000000),
+		SSEMU_CLI_OPT_DOUBLE("drain", &o->drain_us, 0, 1e6),
+		SSEMU_CLI_OPT_FLAG("json", &o->json),
 		{ 0 },
 	};
-	uint64_t u;
-	int c, i, ret;
+	const struct ssemu_cli_cmd cmd = {
+		.tool = "impact", .fab = &o->fab, .opts = opts,
+		.usage = usage_impact, .line = o->line,
+		.line_len = sizeof(o->line),
+	};
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		ret = ssemu_cli_fabric_opt(c, optarg, &o->fab);
-		if (ret < 0)
-			return -EINVAL;
-		if (ret)
-			continue;
-		switch (c) {
-		case 'n':
-			if (ssemu_cli_u64("--endpoints", optarg, 4, 65536,
-					  &o->nendpoints))
-				return -EINVAL;
-			break;
-		case 'v':
-			if ((i = pick_name("--victim", optarg, victim_names,
-					   VIC_COUNT)) < 0)
-				return -EINVAL;
-			o->victim = (enum victim_pat)i;
-			break;
-		case 'a':
-			if ((i = pick_name("--aggressor", optarg, agg_names,
-					   AGG_COUNT)) < 0)
-				return -EINVAL;
-			o->aggressor = (enum agg_pat)i;
-			break;
-		case 'f':
-			if (ssemu_cli_double("--victim-frac", optarg, 0.001,
-					     0.999, &o->victim_frac))
-				return -EINVAL;
-			break;
-		case 'A':
-			if ((i = pick_name("--allocation", optarg, alloc_names,
-					   ALLOC_COUNT)) < 0)
-				return -EINVAL;
-			o->alloc = (enum alloc)i;
-			break;
-		case 's':
-			if (ssemu_cli_u64("--agg-size", optarg, 1, 1u << 24,
-					  &o->agg_size))
-				return -EINVAL;
-			break;
-		case 'z':
-			if (ssemu_cli_u64("--victim-size", optarg, 1, 1u << 24,
-					  &o->victim_size))
-				return -EINVAL;
-			break;
-		case 'W':
-			if (ssemu_cli_u64("--victim-window", optarg, 1, 1024,
-					  &o->victim_window))
-				return -EINVAL;
-			break;
-		case 'k':
-			if (ssemu_cli_u64("--incast-targets", optarg, 1, 65536,
-					  &o->incast_targets))
-				return -EINVAL;
-			break;
-		case 'P':
-			if (ssemu_cli_u64("--agg-ppn", optarg, 1, 64,
-					  &o->agg_ppn))
-				return -EINVAL;
-			break;
-		case 'b':
-			if (ssemu_cli_u64("--burst-bytes", optarg, 1,
-					  1ULL << 40, &o->burst_bytes))
-				return -EINVAL;
-			break;
-		case 'g':
-			if (ssemu_cli_double("--gap-us", optarg, 0, 1e6,
-					     &o->gap_us))
-				return -EINVAL;
-			break;
-		case 'V':
-			if (ssemu_cli_u64("--tclass-victim", optarg, 0,
-					  SSEMU_MAX_TCLASS - 1, &u))
-				return -EINVAL;
-			o->tc_victim = (uint32_t)u;
-			break;
-		case 'G':
-			if (ssemu_cli_u64("--tclass-aggressor", optarg, 0,
-					  SSEMU_MAX_TCLASS - 1, &u))
-				return -EINVAL;
-			o->tc_agg = (uint32_t)u;
-			break;
-		case 't':
-			if (ssemu_cli_double("--time", optarg, 0.1, 1e5,
-					     &o->time_us))
-				return -EINVAL;
-			break;
-		case 'w':
-			if (ssemu_cli_double("--warmup", optarg, 0, 1e5,
-					     &o->warmup_us))
-				return -EINVAL;
-			break;
-		case 'D':
-			if (ssemu_cli_double("--drain", optarg, 0, 1e6,
-					     &o->drain_us))
-				return -EINVAL;
-			break;
-		case 'x':
-			if (ssemu_cli_u64("--step", optarg, 1, 1000000,
-					  &o->step_ns))
-				return -EINVAL;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'F':
-			/* handled before parsing */
-			break;
-		case 'h':
-			usage_impact(stdout);
-			return 1;
-		default:
-			usage_impact(stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "impact: unexpected argument '%s'\n",
-			argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
+	return ssemu_cli_parse(&cmd, argc, argv);
 }
 
 static void opts_default(struct imp_opts *o)
@@ -415,56 +314,51 @@ static void opts_default(struct imp_opts *o)
 
 /* --- setup ------------------------------------------------------------- */
 
-static int load_config(const struct imp_opts *o, struct ssemu_config *cfg)
-{
-	return ssemu_cli_config("impact", &o->fab, cfg);
-}
-
 static int split_roles(struct run *r)
 {
 	const struct imp_opts *o = r->o;
 	uint64_t *perm, i, j, tmp, k, iv = 0, ia = 0;
 	struct ssemu_rng rng;
 
-	r->nv = (uint64_t)llround(o->victim_frac * (double)r->n);
+	r->nv = (uint64_t)llround(o->victim_frac * (double)r->d.n);
 	if (r->nv < 2)
 		r->nv = 2;
-	if (r->nv > r->n - 2)
-		r->nv = r->n - 2;
-	r->na = r->n - r->nv;
+	if (r->nv > r->d.n - 2)
+		r->nv = r->d.n - 2;
+	r->na = r->d.n - r->nv;
 	r->victims = calloc(r->nv, sizeof(*r->victims));
 	r->aggs = calloc(r->na, sizeof(*r->aggs));
-	r->role = calloc(r->n, sizeof(*r->role));
-	perm = calloc(r->n, sizeof(*perm));
+	r->role = calloc(r->d.n, sizeof(*r->role));
+	perm = calloc(r->d.n, sizeof(*perm));
 	if (!r->victims || !r->aggs || !r->role || !perm) {
 		free(perm);
 		return -ENOMEM;
 	}
-	for (i = 0; i < r->n; i++)
+	for (i = 0; i < r->d.n; i++)
 		perm[i] = i;
-	ssemu_rng_seed(&rng, r->cfg.seed, 0x1a);
+	ssemu_rng_seed(&rng, r->d.cfg.seed, 0x1a);
 	if (o->alloc == ALLOC_RANDOM) {
-		for (i = r->n - 1; i > 0; i--) {
+		for (i = r->d.n - 1; i > 0; i--) {
 			j = ssemu_rng_below(&rng, i + 1);
 			tmp = perm[i];
 			perm[i] = perm[j];
 			perm[j] = tmp;
 		}
 	}
-	for (i = 0; i < r->n; i++)
+	for (i = 0; i < r->d.n; i++)
 		r->role[i] = INT64_MIN;
 	if (o->alloc == ALLOC_INTERLEAVED) {
-		k = r->n / r->nv;
+		k = r->d.n / r->nv;
 		for (i = 0; i < r->nv; i++)
 			r->role[i * k] = (int64_t)i;
-		for (i = 0; i < r->n; i++) {
+		for (i = 0; i < r->d.n; i++) {
 			if (r->role[i] >= 0)
 				r->victims[iv++] = i;
 			else
 				r->aggs[ia++] = i;
 		}
 	} else {
-		for (i = 0; i < r->n; i++) {
+		for (i = 0; i < r->d.n; i++) {
 			if (i < r->nv)
 				r->victims[iv++] = perm[i];
 			else
@@ -537,15 +431,15 @@ static uint64_t *pair_up(struct ssemu_rng *rng, uint64_t n)
 	return part;
 }
 
-static bool victim_pairs(enum victim_pat v)
+static bool victim_pairs(int v)
 {
-	return v == VIC_PINGPONG || v == VIC_BISECTION;
+	return victims[v].pairs;
 }
 
 /* A bandwidth victim: measured by the rate it receives, not by latency. */
-static bool victim_bw(enum victim_pat v)
+static bool victim_bw(int v)
 {
-	return v == VIC_BISECTION || v == VIC_RINGBW;
+	return victims[v].bw;
 }
 
 /* Bytes of the largest message either side sends. */
@@ -558,40 +452,32 @@ static uint64_t max_msg(const struct imp_opts *o)
 static int run_setup(struct run *r)
 {
 	const struct imp_opts *o = r->o;
-	uint64_t nports, i, pkts;
+	uint64_t nports, n, i;
 	int ret;
 
-	ret = load_config(o, &r->cfg);
+	r->d.tool = "impact";
+	r->d.ops = &imp_drv_ops;
+	r->vic = &victims[o->victim];
+	r->agg = &aggressors[o->aggressor];
+	ret = ssemu_drv_config(&r->d, &o->fab);
 	if (ret)
 		return ret;
-	nports = ssemu_config_nports(&r->cfg);
-	r->n = o->nendpoints ? o->nendpoints : nports;
-	if (r->n > nports) {
+	nports = ssemu_config_nports(&r->d.cfg);
+	n = o->nendpoints ? o->nendpoints : nports;
+	if (n > nports) {
 		fprintf(stderr, "impact: --endpoints %" PRIu64 ": the fabric "
-			"has %" PRIu64 "\n", r->n, nports);
+			"has %" PRIu64 "\n", n, nports);
 		return -EINVAL;
 	}
-	if (r->n < 4) {
+	if (n < 4) {
 		fprintf(stderr, "impact: the fabric has %" PRIu64 " endpoints; "
-			"at least 4 are needed\n", r->n);
+			"at least 4 are needed\n", n);
 		return -EINVAL;
 	}
-	if (r->n > 65536) {
-		fprintf(stderr, "impact: %" PRIu64 " endpoints: this tool "
-			"models at most 65536 at once (use --endpoints)\n",
-			r->n);
-		return -EINVAL;
-	}
-	pkts = (max_msg(o) + r->cfg.mtu - 1) / r->cfg.mtu;
-	pkts = SSEMU_MIN(pkts * 16, 1024);
-	ssemu_cli_size_fabric(&r->cfg, r->n, max_msg(o), pkts + 64);
-	ret = ssemu_cli_open("impact", &r->cfg, r->n, NULL, &r->fab, &r->nics,
-			     &r->eps);
+	ret = ssemu_drv_open(&r->d, n, max_msg(o),
+			     ssemu_drv_window_pkts(&r->d, max_msg(o)), NULL);
 	if (ret)
 		return ret;
-	r->payload = calloc(1, max_msg(o));
-	if (!r->payload)
-		return -ENOMEM;
 	ret = split_roles(r);
 	if (ret)
 		return ret;
@@ -608,7 +494,7 @@ static int run_setup(struct run *r)
 	r->got[0] = calloc(r->nv, sizeof(uint64_t));
 	r->got[1] = calloc(r->nv, sizeof(uint64_t));
 	r->agg_dest_fixed = calloc(r->na, sizeof(uint64_t));
-	r->outstanding = calloc(r->n, sizeof(uint64_t));
+	r->outstanding = calloc(r->d.n, sizeof(uint64_t));
 	r->burst_posted = calloc(r->na, sizeof(uint64_t));
 	r->resume = calloc(r->na, sizeof(ssemu_time_t));
 	r->nr = r->na * o->agg_ppn;
@@ -624,17 +510,15 @@ static int run_setup(struct run *r)
 		return -ENOMEM;
 	for (r->p = 1, r->stages = 0; r->p * 2 <= r->nv; r->p *= 2)
 		r->stages++;
-	if (victim_pairs(o->victim) || o->aggressor == AGG_BISECTION) {
+	if (r->vic->pairs || r->agg->pairs) {
 		/* a stream of its own: the other patterns' draws stay as
 		 * they were */
 		struct ssemu_rng prng;
 
-		ssemu_rng_seed(&prng, r->cfg.seed, 0x1c);
-		if (victim_pairs(o->victim) &&
-		    !(r->vpart = pair_up(&prng, r->nv)))
+		ssemu_rng_seed(&prng, r->d.cfg.seed, 0x1c);
+		if (r->vic->pairs && !(r->vpart = pair_up(&prng, r->nv)))
 			return -ENOMEM;
-		if (o->aggressor == AGG_BISECTION &&
-		    !(r->apart = pair_up(&prng, r->na)))
+		if (r->agg->pairs && !(r->apart = pair_up(&prng, r->na)))
 			return -ENOMEM;
 	}
 	r->pp_state = calloc(r->nv, 1);
@@ -646,14 +530,13 @@ static int run_setup(struct run *r)
 	for (i = 0; i < r->na; i++)
 		r->agg_dest_fixed[i] = r->aggs[i % SSEMU_MIN(o->incast_targets,
 							     r->na)];
-	ssemu_rng_seed(&r->rng, r->cfg.seed, 0x1b);
+	ssemu_rng_seed(&r->rng, r->d.cfg.seed, 0x1b);
 	return 0;
 }
 
 static void run_teardown(struct run *r)
 {
-	ssemu_cli_close(r->n, r->fab, r->nics, r->eps);
-	free(r->payload);
+	ssemu_drv_close(&r->d);
 	free(r->victims);
 	free(r->aggs);
 	free(r->role);
@@ -693,21 +576,7 @@ enum { PW_POSTED = 1, PW_SENT = 2, PW_GOT = 4 };
 static int post(struct run *r, uint64_t src, uint64_t dst, uint64_t len,
 		uint32_t tclass, uint64_t kind, uint64_t tag, uint64_t cookie)
 {
-	struct iovec iov = { r->payload, len };
-	struct ssemu_send m = {
-		.dest = ssemu_ep_addr(r->eps[dst]),
-		.tclass = tclass,
-		.flags = 0,	/* unordered: each packet takes its own path */
-		.iov = &iov,
-		.iov_count = 1,
-		.cookie = cookie,
-	};
-
-	m.hdr[0] = ssemu_fabric_now(r->fab);
-	m.hdr[1] = src;
-	m.hdr[2] = kind;
-	m.hdr[3] = tag;
-	return ssemu_ep_send(r->eps[src], &m);
+	return ssemu_drv_post(&r->d, src, dst, len, tclass, kind, tag, cookie);
 }
 
 static void ar_finish_rank(struct run *r, uint64_t rank, ssemu_time_t t)
@@ -784,7 +653,7 @@ static void pw_got(struct run *r, uint64_t q, uint64_t count)
 	    (r->pw_flags[q] & PW_GOT)) {
 		fprintf(stderr, "impact: pairwise: rank %" PRIu64 " got step %"
 			PRIu64 " out of turn\n", q, count);
-		r->failed++;
+		r->d.failed++;
 		return;
 	}
 	r->pw_flags[q] |= PW_GOT;
@@ -828,124 +697,155 @@ static int pw_step(struct run *r)
 	return 0;
 }
 
-static void on_recv(struct run *r, uint64_t port, const struct ssemu_event *ev)
+static void pw_recv(struct run *r, const struct ssemu_event *ev)
 {
-	uint64_t kind = ev->hdr[2], src = ev->hdr[1];
-	int64_t vi;
+	pw_got(r, ev->hdr[3] >> 40, ev->hdr[3] & ((1ULL << 40) - 1));
+}
 
-	if (kind == KIND_AGG) {
-		if (ev->time >= r->win_start && ev->time < r->win_end) {
-			r->res->agg_msgs++;
-			ssemu_samples_add(&r->res->agg_lat,
-					  (double)(ev->time - ev->hdr[0]) /
-					  SSEMU_PS_PER_US);
-		}
-		if (r->o->aggressor == AGG_PAIRWISE)
-			pw_got(r, ev->hdr[3] >> 40,
-			       ev->hdr[3] & ((1ULL << 40) - 1));
+static void pw_sent_ev(struct run *r, const struct ssemu_event *ev)
+{
+	pw_sent(r, ev->cookie);
+}
+
+static void ring_recv(struct run *r, uint64_t port,
+		      const struct ssemu_event *ev)
+{
+	uint64_t it = ev->hdr[3] >> 1;
+	int64_t vi = r->role[port];
+
+	r->ring_got[it & 1][vi] |= (uint8_t)(1u << (ev->hdr[3] & 1));
+	ring_try_finish(r, (uint64_t)vi, ev->time);
+}
+
+static void pingpong_recv(struct run *r, uint64_t port,
+			  const struct ssemu_event *ev)
+{
+	uint64_t init = ev->hdr[3] >> 1;
+
+	(void)port;
+	/* one-way latency, from the post (at a step) to the arrival: the
+	 * answer's wait for the next step is not the fabric's */
+	ssemu_samples_add(&r->res->lat, (double)(ev->time - ev->hdr[0]) /
+					SSEMU_PS_PER_NS);
+	if (init >= r->nv) {
+		r->d.failed++;
 		return;
 	}
-	if (kind == KIND_RING) {
-		uint64_t it = ev->hdr[3] >> 1;
-
-		(void)src;
-		vi = r->role[port];
-		r->ring_got[it & 1][vi] |= (uint8_t)(1u << (ev->hdr[3] & 1));
-		ring_try_finish(r, (uint64_t)vi, ev->time);
-		return;
-	}
-	if (kind == KIND_PP) {
-		uint64_t init = ev->hdr[3] >> 1;
-
-		/* one-way latency, from the post (at a step) to the arrival:
-		 * the answer's wait for the next step is not the fabric's */
-		ssemu_samples_add(&r->res->lat, (double)(ev->time - ev->hdr[0]) /
-						SSEMU_PS_PER_NS);
-		if (init >= r->nv) {
-			r->failed++;
-			return;
-		}
-		if (ev->hdr[3] & 1) {
-			r->pp_state[init] = PP_IDLE;
-		} else {
-			r->pp_state[init] = PP_PONG_DUE;
-			r->pp_posted[init] = ev->time;
-		}
-		return;
-	}
-	if (kind == KIND_BW) {
-		if (ev->time >= r->win_start && ev->time < r->win_end)
-			r->res->vmsgs++;
-		return;
-	}
-	if (kind == KIND_AR) {
-		uint64_t iter = ev->hdr[3] >> 8, st = ev->hdr[3] & 0xff;
-		uint64_t rank = (uint64_t)r->role[port];
-
-		r->got[iter & 1][rank] |= 1ULL << st;
-		if (iter == r->iter)
-			ar_advance(r, rank, ev->time);
+	if (ev->hdr[3] & 1) {
+		r->pp_state[init] = PP_IDLE;
+	} else {
+		r->pp_state[init] = PP_PONG_DUE;
+		r->pp_posted[init] = ev->time;
 	}
 }
 
-static void drain(struct run *r)
+static void bw_recv(struct run *r, uint64_t port, const struct ssemu_event *ev)
 {
-	struct ssemu_event ev[64];
-	uint64_t i;
-	int k, n;
-
-	for (i = 0; i < r->n; i++) {
-		while ((n = ssemu_ep_poll(r->eps[i], ev, 64)) > 0) {
-			for (k = 0; k < n; k++) {
-				if (ev[k].type == SSEMU_EV_SEND_DONE) {
-					if (ev[k].status)
-						r->failed++;
-					if (r->outstanding[i])
-						r->outstanding[i]--;
-					if (r->o->aggressor == AGG_PAIRWISE &&
-					    r->role[i] < 0)
-						pw_sent(r, ev[k].cookie);
-					continue;
-				}
-				on_recv(r, i, &ev[k]);
-				ssemu_event_release(r->eps[i], &ev[k]);
-			}
-		}
-	}
+	(void)port;
+	if (ev->time >= r->win_start && ev->time < r->win_end)
+		r->res->vmsgs++;
 }
 
-static uint64_t agg_dest(struct run *r, uint64_t ai)
+static void ar_recv(struct run *r, uint64_t port, const struct ssemu_event *ev)
 {
-	uint64_t d;
+	uint64_t iter = ev->hdr[3] >> 8, st = ev->hdr[3] & 0xff;
+	uint64_t rank = (uint64_t)r->role[port];
 
-	if (r->o->aggressor == AGG_ALLTOALL) {
-		d = ssemu_rng_below(&r->rng, r->na - 1);
-		if (d >= ai)
-			d++;
-		return r->aggs[d];
+	r->got[iter & 1][rank] |= 1ULL << st;
+	if (iter == r->iter)
+		ar_advance(r, rank, ev->time);
+}
+
+static void imp_recv(struct ssemu_drv *d, uint64_t port,
+		     const struct ssemu_event *ev)
+{
+	struct run *r = container_of(d, struct run, d);
+
+	if (ev->hdr[2] != KIND_AGG) {
+		r->vic->recv(r, port, ev);
+		return;
 	}
-	if (r->o->aggressor == AGG_BISECTION)
-		return r->aggs[r->apart[ai]];
+	if (ev->time >= r->win_start && ev->time < r->win_end) {
+		r->res->agg_msgs++;
+		ssemu_samples_add(&r->res->agg_lat,
+				  (double)(ev->time - ev->hdr[0]) /
+				  SSEMU_PS_PER_US);
+	}
+	if (r->agg->recv)
+		r->agg->recv(r, ev);
+}
+
+static void imp_sent(struct ssemu_drv *d, uint64_t port,
+		     const struct ssemu_event *ev)
+{
+	struct run *r = container_of(d, struct run, d);
+
+	if (r->outstanding[port])
+		r->outstanding[port]--;
+	if (r->agg->sent && r->role[port] < 0)
+		r->agg->sent(r, ev);
+}
+
+/* Each message to a random other aggressor. */
+static uint64_t alltoall_dest(struct run *r, uint64_t ai)
+{
+	uint64_t d = ssemu_rng_below(&r->rng, r->na - 1);
+
+	if (d >= ai)
+		d++;
+	return r->aggs[d];
+}
+
+static uint64_t bisection_dest(struct run *r, uint64_t ai)
+{
+	return r->aggs[r->apart[ai]];
+}
+
+/* The incast targets, in turn over the senders. */
+static uint64_t incast_dest(struct run *r, uint64_t ai)
+{
 	return r->agg_dest_fixed[ai];
 }
 
-static int aggressors_step(struct run *r, ssemu_time_t now)
+static bool all_send(const struct run *r, uint64_t ai)
+{
+	(void)r;
+	(void)ai;
+	return true;
+}
+
+/* The first --incast-targets aggressors only receive. */
+static bool incast_sends(const struct run *r, uint64_t ai)
+{
+	return ai >= SSEMU_MIN(r->o->incast_targets, r->na);
+}
+
+/* The odd one out has no partner. */
+static bool bisection_sends(const struct run *r, uint64_t ai)
+{
+	return r->apart[ai] != NO_PARTNER;
+}
+
+static int pairwise_step(struct run *r, ssemu_time_t now)
+{
+	(void)now;
+	return pw_step(r);
+}
+
+/* Every sending aggressor posts as many messages as its NIC takes (a
+ * bursty one: until its burst is posted, then idles once it is in). */
+static int stream_step(struct run *r, ssemu_time_t now)
 {
 	const struct imp_opts *o = r->o;
-	uint64_t ai, src, k = SSEMU_MIN(o->incast_targets, r->na);
+	const struct agg_ops *ag = r->agg;
+	uint64_t ai, src;
 	int ret;
 
-	if (o->aggressor == AGG_PAIRWISE)
-		return pw_step(r);
 	for (ai = 0; ai < r->na; ai++) {
-		if (o->aggressor == AGG_BISECTION) {
-			if (r->apart[ai] == NO_PARTNER)
-				continue;	/* the odd one out */
-		} else if (o->aggressor != AGG_ALLTOALL && ai < k) {
-			continue;	/* incast targets only receive */
-		}
+		if (!ag->sends(r, ai))
+			continue;
 		src = r->aggs[ai];
-		if (o->aggressor == AGG_BURSTY) {
+		if (ag->burst) {
 			if (now < r->resume[ai])
 				continue;
 			if (r->burst_posted[ai] >= o->burst_bytes) {
@@ -961,20 +861,20 @@ static int aggressors_step(struct run *r, ssemu_time_t now)
 		for (;;) {
 			uint64_t len = o->agg_size;
 
-			if (o->aggressor == AGG_BURSTY) {
+			if (ag->burst) {
 				if (r->burst_posted[ai] >= o->burst_bytes)
 					break;
 				len = SSEMU_MIN(len, o->burst_bytes -
 						     r->burst_posted[ai]);
 			}
-			ret = post(r, src, agg_dest(r, ai), len, o->tc_agg,
+			ret = post(r, src, ag->dest(r, ai), len, o->tc_agg,
 				   KIND_AGG, 0, src);
 			if (ret == -EAGAIN)
 				break;
 			if (ret)
 				return ret;
 			r->outstanding[src]++;
-			if (o->aggressor == AGG_BURSTY)
+			if (ag->burst)
 				r->burst_posted[ai] += len;
 		}
 	}
@@ -1063,64 +963,67 @@ static int bw_step(struct run *r, bool start_new)
 	return 0;
 }
 
-static int victims_step(struct run *r, ssemu_time_t now, bool start_new)
+static int bw_victim_step(struct run *r, ssemu_time_t now, bool start_new)
+{
+	(void)now;
+	return bw_step(r, start_new);
+}
+
+static int ring_step(struct run *r, ssemu_time_t now, bool start_new)
 {
 	uint64_t i;
 	int ret;
 
-	if (r->o->victim == VIC_PINGPONG)
-		return pingpong_step(r, now, start_new);
-	if (victim_bw(r->o->victim))
-		return bw_step(r, start_new);
-
-	if (r->o->victim == VIC_RING) {
-		/* Once time is up, every victim still completes the last
-		 * iteration any of them started (its neighbours wait for it):
-		 * a neighbour is never more than one iteration ahead. */
-		if (!start_new && r->ring_final == UINT64_MAX) {
-			/* iterations the furthest victim has started */
-			r->ring_final = 0;
-			for (i = 0; i < r->nv; i++)
-				r->ring_final = SSEMU_MAX(r->ring_final,
-					r->ring_iter[i] + r->waiting[i]);
-		}
-		for (i = 0; i < r->nv; i++) {
-			uint64_t it = r->ring_iter[i];
-
-			if (r->want[i] && !r->waiting[i]) {
-				if (!start_new && it >= r->ring_final)
-					continue;
-				r->want[i] = false;
-				r->waiting[i] = true;
-				r->posted[i] = now;
-			}
-			if (!r->waiting[i])
-				continue;
-			if (!(r->ring_sent[i] & 1)) {
-				ret = post(r, r->victims[i],
-					   r->victims[r->succ[i]], 8,
-					   r->o->tc_victim, KIND_RING,
-					   it << 1 | 0, r->victims[i]);
-				if (ret && ret != -EAGAIN)
-					return ret;
-				if (!ret)
-					r->ring_sent[i] |= 1;
-			}
-			if (!(r->ring_sent[i] & 2)) {
-				ret = post(r, r->victims[i],
-					   r->victims[r->pred[i]], 8,
-					   r->o->tc_victim, KIND_RING,
-					   it << 1 | 1, r->victims[i]);
-				if (ret && ret != -EAGAIN)
-					return ret;
-				if (!ret)
-					r->ring_sent[i] |= 2;
-			}
-			ring_try_finish(r, i, now);
-		}
-		return 0;
+	/* Once time is up, every victim still completes the last
+	 * iteration any of them started (its neighbours wait for it):
+	 * a neighbour is never more than one iteration ahead. */
+	if (!start_new && r->ring_final == UINT64_MAX) {
+		/* iterations the furthest victim has started */
+		r->ring_final = 0;
+		for (i = 0; i < r->nv; i++)
+			r->ring_final = SSEMU_MAX(r->ring_final,
+				r->ring_iter[i] + r->waiting[i]);
 	}
-	/* allreduce */
+	for (i = 0; i < r->nv; i++) {
+		uint64_t it = r->ring_iter[i];
+
+		if (r->want[i] && !r->waiting[i]) {
+			if (!start_new && it >= r->ring_final)
+				continue;
+			r->want[i] = false;
+			r->waiting[i] = true;
+			r->posted[i] = now;
+		}
+		if (!r->waiting[i])
+			continue;
+		if (!(r->ring_sent[i] & 1)) {
+			ret = post(r, r->victims[i], r->victims[r->succ[i]],
+				   8, r->o->tc_victim, KIND_RING, it << 1 | 0,
+				   r->victims[i]);
+			if (ret && ret != -EAGAIN)
+				return ret;
+			if (!ret)
+				r->ring_sent[i] |= 1;
+		}
+		if (!(r->ring_sent[i] & 2)) {
+			ret = post(r, r->victims[i], r->victims[r->pred[i]],
+				   8, r->o->tc_victim, KIND_RING, it << 1 | 1,
+				   r->victims[i]);
+			if (ret && ret != -EAGAIN)
+				return ret;
+			if (!ret)
+				r->ring_sent[i] |= 2;
+		}
+		ring_try_finish(r, i, now);
+	}
+	return 0;
+}
+
+static int allreduce_step(struct run *r, ssemu_time_t now, bool start_new)
+{
+	uint64_t i;
+	int ret;
+
 	if (r->ar_active && r->ar_done == r->p) {
 		ssemu_samples_add(&r->res->lat,
 			    (double)(r->ar_last - r->ar_start) /
@@ -1153,19 +1056,113 @@ static int victims_step(struct run *r, ssemu_time_t now, bool start_new)
 	return 0;
 }
 
-static bool victims_busy(const struct run *r)
+static bool allreduce_busy(const struct run *r)
+{
+	return r->ar_active;
+}
+
+static bool ring_busy(const struct run *r)
 {
 	uint64_t i;
 
-	if (r->o->victim == VIC_ALLREDUCE)
-		return r->ar_active;
-	if (victim_bw(r->o->victim))
-		return false;	/* a rate: nothing to finish */
 	for (i = 0; i < r->nv; i++)
-		if (r->waiting[i] || r->pp_state[i] != PP_IDLE)
+		if (r->waiting[i])
 			return true;
 	return false;
 }
+
+static bool pingpong_busy(const struct run *r)
+{
+	uint64_t i;
+
+	for (i = 0; i < r->nv; i++)
+		if (r->pp_state[i] != PP_IDLE)
+			return true;
+	return false;
+}
+
+/* A rate: nothing to finish. */
+static bool bw_busy(const struct run *r)
+{
+	(void)r;
+	return false;
+}
+
+/* What is still in flight at the cut-off is censored: its latency is at
+ * least the time it has waited. */
+static void allreduce_censor(struct run *r, ssemu_time_t t)
+{
+	ssemu_samples_add(&r->res->lat,
+			  (double)(t - r->ar_start) / SSEMU_PS_PER_NS);
+	r->res->unfinished++;
+}
+
+/* The message in flight, or the answer due since the ping came in. */
+static void pingpong_censor(struct run *r, ssemu_time_t t)
+{
+	uint64_t i;
+
+	for (i = 0; i < r->nv; i++) {
+		if (r->pp_state[i] == PP_IDLE)
+			continue;
+		ssemu_samples_add(&r->res->lat,
+				  (double)(t - r->pp_posted[i]) /
+				  SSEMU_PS_PER_NS);
+		r->res->unfinished++;
+	}
+}
+
+static void ring_censor(struct run *r, ssemu_time_t t)
+{
+	uint64_t i;
+
+	for (i = 0; i < r->nv; i++) {
+		if (!r->waiting[i])
+			continue;
+		ssemu_samples_add(&r->res->lat,
+				  (double)(t - r->posted[i]) / 2.0 /
+				  SSEMU_PS_PER_NS);
+		r->res->unfinished++;
+	}
+}
+
+static const struct victim_ops victims[VIC_COUNT] = {
+	[VIC_RING] = { .name = "ring", .unit = "message", .step = ring_step,
+		       .recv = ring_recv, .busy = ring_busy,
+		       .censor = ring_censor },
+	[VIC_ALLREDUCE] = { .name = "allreduce", .unit = "allreduce",
+			    .step = allreduce_step, .recv = ar_recv,
+			    .busy = allreduce_busy,
+			    .censor = allreduce_censor },
+	[VIC_PINGPONG] = { .name = "pingpong", .unit = "message",
+			   .pairs = true, .step = pingpong_step,
+			   .recv = pingpong_recv, .busy = pingpong_busy,
+			   .censor = pingpong_censor },
+	[VIC_BISECTION] = { .name = "bisection", .unit = "message",
+			    .bw = true, .pairs = true,
+			    .step = bw_victim_step, .recv = bw_recv,
+			    .busy = bw_busy },
+	[VIC_RINGBW] = { .name = "ringbw", .unit = "message", .bw = true,
+			 .step = bw_victim_step, .recv = bw_recv,
+			 .busy = bw_busy },
+};
+
+static const struct agg_ops aggressors[AGG_COUNT] = {
+	[AGG_INCAST] = { .name = "incast", .step = stream_step,
+			 .sends = incast_sends, .dest = incast_dest },
+	[AGG_ALLTOALL] = { .name = "alltoall", .step = stream_step,
+			   .sends = all_send, .dest = alltoall_dest },
+	[AGG_PAIRWISE] = { .name = "pairwise", .step = pairwise_step,
+			   .recv = pw_recv, .sent = pw_sent_ev },
+	[AGG_BURSTY] = { .name = "bursty", .step = stream_step,
+			 .sends = incast_sends, .dest = incast_dest,
+			 .burst = true },
+	[AGG_NONE] = { .name = "none" },
+	[AGG_BISECTION] = { .name = "bisection", .step = stream_step,
+			    .pairs = true,
+			    .sends = bisection_sends,
+			    .dest = bisection_dest },
+};
 
 /* Payload bytes the aggressors' NICs have received so far, counted by
  * packet (the NIC counts bytes only when a whole message is in, and under
@@ -1173,28 +1170,20 @@ static bool victims_busy(const struct run *r)
  * packet of an aggressor message. */
 static uint64_t agg_rx_bytes(struct run *r)
 {
-	struct ssemu_nic_stats st;
-	uint64_t i, pkts = 0, npkts;
+	uint64_t i, pkts = 0;
 
 	for (i = 0; i < r->na; i++)
-		if (!ssemu_nic_stats(r->nics[r->aggs[i]], &st))
-			pkts += st.rx_pkts;
-	npkts = (r->o->agg_size + r->cfg.mtu - 1) / r->cfg.mtu;
-	return (uint64_t)((double)pkts * (double)r->o->agg_size /
-			  (double)npkts);
+		pkts += ssemu_drv_rx_pkts(&r->d, r->aggs[i]);
+	return ssemu_drv_pkts_bytes(&r->d, pkts, r->o->agg_size);
 }
 
 /* Payload bytes bandwidth victim @vi's NIC has received so far (by
  * packet, as agg_rx_bytes). */
 static uint64_t victim_rx_bytes(struct run *r, uint64_t vi)
 {
-	struct ssemu_nic_stats st;
-	uint64_t npkts = (r->o->victim_size + r->cfg.mtu - 1) / r->cfg.mtu;
-
-	if (ssemu_nic_stats(r->nics[r->victims[vi]], &st))
-		return 0;
-	return (uint64_t)((double)st.rx_pkts * (double)r->o->victim_size /
-			  (double)npkts);
+	return ssemu_drv_pkts_bytes(&r->d,
+				    ssemu_drv_rx_pkts(&r->d, r->victims[vi]),
+				    r->o->victim_size);
 }
 
 /* The bandwidth victims' window opens (@open) or closes: one sample per
@@ -1218,93 +1207,77 @@ static void victims_window(struct run *r, bool open)
 	}
 }
 
+/* At model time @t: the aggressors stream until the window ends, the
+ * victims run from the warm-up (a bandwidth victim from the start, so that
+ * the window sees it steady); the run ends once the victims finished what
+ * they began, or at the --drain cut-off. */
+static int imp_step(struct ssemu_drv *d, ssemu_time_t t)
+{
+	struct run *r = container_of(d, struct run, d);
+	bool measuring = t >= r->warm && t < r->end;
+	int ret;
+
+	if (r->aggressors_on && r->agg->step && t < r->end) {
+		ret = r->agg->step(r, t);
+		if (ret)
+			return ret;
+	}
+	if (r->vic->bw) {
+		ret = r->vic->step(r, t, t < r->end);
+		if (ret)
+			return ret;
+	} else if (t >= r->warm) {
+		ret = r->vic->step(r, t, measuring);
+		if (ret)
+			return ret;
+	}
+	if (t == r->warm) {
+		r->agg_rx0 = agg_rx_bytes(r);
+		victims_window(r, true);
+	}
+	if (t == r->end) {
+		r->res->agg_bytes = agg_rx_bytes(r) - r->agg_rx0;
+		victims_window(r, false);
+	}
+	if (t >= r->end && !r->vic->busy(r)) {
+		r->res->end = t;
+		return 1;
+	}
+	if (t >= r->limit) {
+		if (r->vic->censor)
+			r->vic->censor(r, t);
+		r->res->end = t;
+		return 1;
+	}
+	return 0;
+}
+
+static const struct ssemu_drv_ops imp_drv_ops = {
+	.recv = imp_recv,
+	.sent = imp_sent,
+	.step = imp_step,
+};
+
 static int run_once(struct run *r)
 {
 	const struct imp_opts *o = r->o;
-	ssemu_time_t step = o->step_ns * SSEMU_PS_PER_NS, t = 0;
+	ssemu_time_t step = o->step_ns * SSEMU_PS_PER_NS;
 	ssemu_time_t warm = (ssemu_time_t)(o->warmup_us * SSEMU_PS_PER_US);
 	ssemu_time_t end = warm + (ssemu_time_t)(o->time_us * SSEMU_PS_PER_US);
 	ssemu_time_t limit;
-	uint64_t i, rx0 = 0;
-	int ret;
+	uint64_t i;
 
 	warm = (warm + step - 1) / step * step;
 	end = (end + step - 1) / step * step;
 	r->res->window_ns = (double)(end - warm) / SSEMU_PS_PER_NS;
 	limit = end + (ssemu_time_t)(o->drain_us * SSEMU_PS_PER_US);
 	limit = (limit + step - 1) / step * step;
-	r->win_start = warm;
-	r->win_end = end;
+	r->win_start = r->warm = warm;
+	r->win_end = r->end = end;
+	r->limit = limit;
 	for (i = 0; i < r->nv; i++)
 		r->want[i] = true;
-	for (;;) {
-		bool measuring = t >= warm && t < end;
-
-		if (r->aggressors_on && o->aggressor != AGG_NONE && t < end) {
-			ret = aggressors_step(r, t);
-			if (ret)
-				return ret;
-		}
-		if (victim_bw(o->victim)) {
-			/* a rate: streaming from the start, so that the
-			 * window sees it steady */
-			ret = victims_step(r, t, t < end);
-			if (ret)
-				return ret;
-		} else if (t >= warm) {
-			ret = victims_step(r, t, measuring);
-			if (ret)
-				return ret;
-		}
-		if (t == warm) {
-			rx0 = agg_rx_bytes(r);
-			victims_window(r, true);
-		}
-		if (t == end) {
-			r->res->agg_bytes = agg_rx_bytes(r) - rx0;
-			victims_window(r, false);
-		}
-		if (t >= end && !victims_busy(r))
-			break;
-		if (t >= limit) {
-			/* Censor what is still in flight at the cut-off: its
-			 * latency is at least the time it has waited. */
-			if (o->victim == VIC_ALLREDUCE) {
-				ssemu_samples_add(&r->res->lat,
-					    (double)(t - r->ar_start) /
-					    SSEMU_PS_PER_NS);
-				r->res->unfinished++;
-			} else if (o->victim == VIC_PINGPONG) {
-				/* the message in flight, or the answer due
-				 * since the ping came in */
-				for (i = 0; i < r->nv; i++) {
-					if (r->pp_state[i] == PP_IDLE)
-						continue;
-					ssemu_samples_add(&r->res->lat,
-						    (double)(t - r->pp_posted[i]) /
-						    SSEMU_PS_PER_NS);
-					r->res->unfinished++;
-				}
-			} else {
-				for (i = 0; i < r->nv; i++) {
-					if (!r->waiting[i])
-						continue;
-					ssemu_samples_add(&r->res->lat,
-						    (double)(t - r->posted[i]) /
-						    2.0 / SSEMU_PS_PER_NS);
-					r->res->unfinished++;
-				}
-			}
-			break;
-		}
-		t += step;
-		ret = ssemu_fabric_run_until(r->fab, t);
-		if (ret)
-			return ret;
-		drain(r);
-	}
-	r->res->end = t;
-	return 0;
+	return ssemu_drv_run_steps(&r->d, step);
 }
 
 static void summarize(struct result *res)
@@ -1339,13 +1312,13 @@ static int do_run(const struct imp_opts *o, bool aggressors,
 	ret = run_setup(&r);
 	if (!ret && (o->tc_victim != UINT32_MAX || o->tc_agg != UINT32_MAX)) {
 		uint32_t bad = o->tc_victim != UINT32_MAX &&
-			       o->tc_victim >= r.cfg.ntclass ? o->tc_victim :
+			       o->tc_victim >= r.d.cfg.ntclass ? o->tc_victim :
 			       o->tc_agg != UINT32_MAX &&
-			       o->tc_agg >= r.cfg.ntclass ? o->tc_agg :
+			       o->tc_agg >= r.d.cfg.ntclass ? o->tc_agg :
 			       UINT32_MAX;
 		if (bad != UINT32_MAX) {
 			fprintf(stderr, "impact: traffic class %u: the fabric "
-				"has %u classes\n", bad, r.cfg.ntclass);
+				"has %u classes\n", bad, r.d.cfg.ntclass);
 			ret = -EINVAL;
 		}
 	}
@@ -1353,14 +1326,14 @@ static int do_run(const struct imp_opts *o, bool aggressors,
 		struct imp_opts oo = *o;
 
 		if (oo.tc_victim == UINT32_MAX)
-			oo.tc_victim = r.cfg.default_tclass;
+			oo.tc_victim = r.d.cfg.default_tclass;
 		if (oo.tc_agg == UINT32_MAX)
-			oo.tc_agg = r.cfg.default_tclass;
+			oo.tc_agg = r.d.cfg.default_tclass;
 		r.o = &oo;
 		ret = run_once(&r);
-		if (!ret && r.failed) {
+		if (!ret && r.d.failed) {
 			fprintf(stderr, "impact: %" PRIu64 " messages failed "
-				"or came out of turn\n", r.failed);
+				"or came out of turn\n", r.d.failed);
 			ret = -EIO;
 		}
 		if (ret && ret != -ETIMEDOUT)
@@ -1370,8 +1343,8 @@ static int do_run(const struct imp_opts *o, bool aggressors,
 	}
 	summarize(res);
 	if (keep) {
-		keep->cfg = r.cfg;
-		keep->n = r.n;
+		keep->d.cfg = r.d.cfg;
+		keep->d.n = r.d.n;
 		keep->nv = r.nv;
 		keep->na = r.na;
 		keep->p = r.p;
@@ -1404,7 +1377,7 @@ static void json_impact(double v)
 static void report(const struct imp_opts *o, const struct run *info,
 		   const struct result *alone, const struct result *with)
 {
-	const struct ssemu_config *c = &info->cfg;
+	const struct ssemu_config *c = &info->d.cfg;
 	uint32_t tv = o->tc_victim == UINT32_MAX ? c->default_tclass :
 						  o->tc_victim;
 	uint32_t ta = o->tc_agg == UINT32_MAX ? c->default_tclass : o->tc_agg;
@@ -1416,8 +1389,7 @@ static void report(const struct imp_opts *o, const struct run *info,
 			   o->aggressor == AGG_PAIRWISE ? info->na :
 			   o->aggressor == AGG_BISECTION ? paired :
 			   info->na - SSEMU_MIN(o->incast_targets, info->na);
-	const char *unit = o->victim == VIC_ALLREDUCE ? "allreduce" :
-							 "message";
+	const char *unit = victims[o->victim].unit;
 	/* the links the aggressors' traffic ends on: every aggressor's, or
 	 * the incast targets' */
 	uint64_t sinks = o->aggressor == AGG_INCAST ||
@@ -1444,15 +1416,15 @@ static void report(const struct imp_opts *o, const struct run *info,
 		       PRIu64 "},\n",
 		       preset, c->topo.groups, c->topo.switches_per_group,
 		       c->topo.endpoints_per_switch,
-		       c->topo.local_links_per_pair, info->n, c->routing,
+		       c->topo.local_links_per_pair, info->d.n, c->routing,
 		       c->cc, c->arb, c->seed);
 		printf(" \"victim\": {\"pattern\": \"%s\", \"endpoints\": %"
 		       PRIu64 ", \"size\": %" PRIu64 ", \"tclass\": \"%s\"},\n",
-		       victim_names[o->victim], vn, vsize, c->tclass[tv].name);
+		       victims[o->victim].name, vn, vsize, c->tclass[tv].name);
 		printf(" \"aggressor\": {\"pattern\": \"%s\", \"endpoints\": %"
 		       PRIu64 ", \"senders\": %" PRIu64 ", \"tclass\": \"%s\", "
 		       "\"size\": %" PRIu64 "},\n",
-		       agg_names[o->aggressor], info->na,
+		       aggressors[o->aggressor].name, info->na,
 		       o->aggressor == AGG_NONE ? 0 : senders,
 		       c->tclass[ta].name, o->agg_size);
 		printf(" \"allocation\": \"%s\", \"time_us\": %.3f, "
@@ -1493,10 +1465,10 @@ static void report(const struct imp_opts *o, const struct run *info,
 	       "%" PRIu64 " endpoints used\n",
 	       preset, c->topo.groups, c->topo.switches_per_group,
 	       c->topo.endpoints_per_switch,
-	       ssemu_cli_links_note(c, note, sizeof(note)), info->n);
+	       ssemu_cli_links_note(c, note, sizeof(note)), info->d.n);
 	printf("policies: routing %s, congestion control %s, arbitration %s, "
 	       "seed %" PRIu64 "\n", c->routing, c->cc, c->arb, c->seed);
-	printf("victim: %s on %" PRIu64 " endpoints", victim_names[o->victim],
+	printf("victim: %s on %" PRIu64 " endpoints", victims[o->victim].name,
 	       vn);
 	if (victim_pairs(o->victim))
 		printf(" (%" PRIu64 " pairs)", vn / 2);
@@ -1506,7 +1478,7 @@ static void report(const struct imp_opts *o, const struct run *info,
 	printf(", class %s\n", c->tclass[tv].name);
 	printf("aggressor: %s on %" PRIu64 " endpoints (%" PRIu64
 	       " sending), %" PRIu64 " B, class %s",
-	       agg_names[o->aggressor], info->na,
+	       aggressors[o->aggressor].name, info->na,
 	       o->aggressor == AGG_NONE ? 0 : senders, o->agg_size,
 	       c->tclass[ta].name);
 	if (o->aggressor == AGG_INCAST || o->aggressor == AGG_BURSTY)
@@ -1553,23 +1525,12 @@ int ssemu_cmd_impact(int argc, char **argv)
 	struct imp_opts o;
 	struct result alone, with;
 	struct run info;
-	char line[4096];
-	char **nargv = NULL;
-	int nargc, ret;
+	int ret;
 
 	opts_default(&o);
-	ret = ssemu_cli_scenario("impact", argc, argv, line, sizeof(line),
-				 &nargv, &nargc);
-	if (ret)
-		return ret == -ENOMEM ? 1 : 2;
-	if (nargv) {
-		ret = parse_impact(nargc, nargv, &o);
-		free(nargv);
-	} else {
-		ret = parse_impact(argc, argv, &o);
-	}
-	if (ret)
-		return ret > 0 ? 0 : 2;
+	ret = parse_impact(argc, argv, &o);
+	if (ret != SSEMU_CLI_RUN)
+		return ret;
 	if (o.victim == VIC_ALLREDUCE && o.victim_frac <= 0)
 		return 2;
 

@@ -22,9 +22,12 @@
 #include <slingshot_emu/ssemu.h>
 
 #include "ssemu_cli.h"
+#include "ssemu_compiler.h"
+#include "ssemu_driver.h"
 
 struct share_opts {
 	struct ssemu_cli_fabric fab;
+	char line[SSEMU_CLI_LINE_MAX];	/* --scenario words */
 	uint64_t nendpoints;
 	uint32_t tc[2];		/* UINT32_MAX: the fabric's default */
 	uint64_t size;
@@ -43,16 +46,16 @@ struct share_result {
 };
 
 struct share_run {
+	struct ssemu_drv d;
 	const struct share_opts *o;
-	struct ssemu_config cfg;
-	struct ssemu_fabric *fab;
-	struct ssemu_nic **nics;
-	struct ssemu_ep **eps;
-	uint64_t n;
-	void *payload;
 	uint64_t *inflight;	/* per endpoint */
 	uint64_t outstanding[2];	/* per job */
-	uint64_t failed;
+	bool with_b;
+	struct share_result *res;
+	/* the phases, model time rounded to whole steps: both jobs measured
+	 * in [w0, w1), A alone in [s0, s1) (UINT64_MAX until B is done) */
+	ssemu_time_t step, w0, w1, s0, s1, limit;
+	uint64_t at_w0[2], at_s0[2];	/* payload in when a window opened */
 };
 
 static void usage_share(FILE *f)
@@ -89,109 +92,42 @@ static void usage_share(FILE *f)
 		"  --json               one JSON object instead of text\n");
 }
 
+static int share_endpoints_check(const char *tool, uint64_t v)
+{
+	if (!(v % 4))
+		return 0;
+	fprintf(stderr, "%s: --endpoints %" PRIu64 ": not a multiple of 4 (two "
+		"jobs on both halves)\n", tool, v);
+	return -EINVAL;
+}
+
 static int parse_share(int argc, char **argv, struct share_opts *o)
 {
-	static const struct option lo[] = {
-		SSEMU_CLI_FABRIC_OPTIONS,
-		{ "endpoints", required_argument, NULL, 'n' },
-		{ "tclass-a", required_argument, NULL, 'A' },
-		{ "tclass-b", required_argument, NULL, 'B' },
-		{ "size", required_argument, NULL, 's' },
-		{ "window", required_argument, NULL, 'W' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "time", required_argument, NULL, 't' },
-		{ "settle", required_argument, NULL, 'e' },
-		{ "survivor", required_argument, NULL, 'v' },
-		{ "step", required_argument, NULL, 'x' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "scenario", required_argument, NULL, 'F' },
-		{ "help", no_argument, NULL, 'h' },
+	const struct ssemu_cli_opt opts[] = {
+		{ .name = "endpoints", .kind = SSEMU_CLI_U64,
+		  .u64 = &o->nendpoints, .lo = 4, .hi = 65536,
+		  .check = share_endpoints_check },
+		SSEMU_CLI_OPT_U32("tclass-a", &o->tc[0], 0,
+				  SSEMU_MAX_TCLASS - 1),
+		SSEMU_CLI_OPT_U32("tclass-b", &o->tc[1], 0,
+				  SSEMU_MAX_TCLASS - 1),
+		SSEMU_CLI_OPT_U64("size", &o->size, 1, 1u << 24),
+		SSEMU_CLI_OPT_U64("window", &o->window, 1, 64),
+		SSEMU_CLI_OPT_DOUBLE("warmup", &o->warmup_us, 0, 1e6),
+		SSEMU_CLI_OPT_DOUBLE("time", &o->time_us, 0.001, 1e6),
+		SSEMU_CLI_OPT_DOUBLE("settle", &o->settle_us, 0, 1e6),
+		SSEMU_CLI_OPT_DOUBLE("survivor", &o->survivor_us, 0.001, 1e6),
+		SSEMU_CLI_OPT_U64("step", &o->step_ns, 1, 1000000),
+		SSEMU_CLI_OPT_FLAG("json", &o->json),
 		{ 0 },
 	};
-	uint64_t u;
-	int c, ret;
+	const struct ssemu_cli_cmd cmd = {
+		.tool = "share", .fab = &o->fab, .opts = opts,
+		.usage = usage_share, .line = o->line,
+		.line_len = sizeof(o->line),
+	};
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		ret = ssemu_cli_fabric_opt(c, optarg, &o->fab);
-		if (ret < 0)
-			return -EINVAL;
-		if (ret)
-			continue;
-		switch (c) {
-		case 'n':
-			if (ssemu_cli_u64("--endpoints", optarg, 4, 65536,
-					  &o->nendpoints))
-				return -EINVAL;
-			if (o->nendpoints % 4) {
-				fprintf(stderr, "share: --endpoints %" PRIu64
-					": not a multiple of 4 (two jobs on "
-					"both halves)\n", o->nendpoints);
-				return -EINVAL;
-			}
-			break;
-		case 'A':
-		case 'B':
-			if (ssemu_cli_u64(c == 'A' ? "--tclass-a" : "--tclass-b",
-					  optarg, 0, SSEMU_MAX_TCLASS - 1, &u))
-				return -EINVAL;
-			o->tc[c == 'B'] = (uint32_t)u;
-			break;
-		case 's':
-			if (ssemu_cli_u64("--size", optarg, 1, 1u << 24,
-					  &o->size))
-				return -EINVAL;
-			break;
-		case 'W':
-			if (ssemu_cli_u64("--window", optarg, 1, 64,
-					  &o->window))
-				return -EINVAL;
-			break;
-		case 'w':
-			if (ssemu_cli_double("--warmup", optarg, 0, 1e6,
-					     &o->warmup_us))
-				return -EINVAL;
-			break;
-		case 't':
-			if (ssemu_cli_double("--time", optarg, 0.001, 1e6,
-					     &o->time_us))
-				return -EINVAL;
-			break;
-		case 'e':
-			if (ssemu_cli_double("--settle", optarg, 0, 1e6,
-					     &o->settle_us))
-				return -EINVAL;
-			break;
-		case 'v':
-			if (ssemu_cli_double("--survivor", optarg, 0.001, 1e6,
-					     &o->survivor_us))
-				return -EINVAL;
-			break;
-		case 'x':
-			if (ssemu_cli_u64("--step", optarg, 1, 1000000,
-					  &o->step_ns))
-				return -EINVAL;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'F':
-			/* handled before parsing */
-			break;
-		case 'h':
-			usage_share(stdout);
-			return 1;
-		default:
-			usage_share(stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "share: unexpected argument '%s'\n",
-			argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
+	return ssemu_cli_parse(&cmd, argc, argv);
 }
 
 /* Job 1 (A) on the even ports, job 2 (B) on the odd ones. */
@@ -201,116 +137,96 @@ static void share_job(uint64_t port, struct ssemu_nic_opts *no)
 	no->rank = (int32_t)(port / 2);
 }
 
+static void share_sent(struct ssemu_drv *d, uint64_t port,
+		       const struct ssemu_event *ev)
+{
+	struct share_run *r = container_of(d, struct share_run, d);
+
+	(void)ev;
+	r->inflight[port]--;
+	r->outstanding[port & 1]--;
+}
+
+static int share_step(struct ssemu_drv *d, ssemu_time_t now);
+
+static const struct ssemu_drv_ops share_drv_ops = {
+	.sent = share_sent,
+	.step = share_step,
+};
+
 static int share_setup(struct share_run *r)
 {
 	const struct share_opts *o = r->o;
-	uint64_t nports, pkts;
+	struct ssemu_config *c = &r->d.cfg;
+	uint64_t nports, n;
 	int ret, j;
 
-	ret = ssemu_cli_config("share", &o->fab, &r->cfg);
+	r->d.tool = "share";
+	r->d.ops = &share_drv_ops;
+	ret = ssemu_drv_config(&r->d, &o->fab);
 	if (ret)
 		return ret;
 	for (j = 0; j < 2; j++)
-		if (o->tc[j] != UINT32_MAX && o->tc[j] >= r->cfg.ntclass) {
+		if (o->tc[j] != UINT32_MAX && o->tc[j] >= c->ntclass) {
 			fprintf(stderr, "share: traffic class %u: the fabric "
-				"has %u classes\n", o->tc[j], r->cfg.ntclass);
+				"has %u classes\n", o->tc[j], c->ntclass);
 			return -EINVAL;
 		}
-	nports = ssemu_config_nports(&r->cfg);
-	r->n = o->nendpoints ? o->nendpoints : nports & ~3ULL;
-	if (r->n > nports || r->n < 4) {
+	nports = ssemu_config_nports(c);
+	n = o->nendpoints ? o->nendpoints : nports & ~3ULL;
+	if (n > nports || n < 4) {
 		fprintf(stderr, "share: %" PRIu64 " endpoints wanted, the "
-			"fabric has %" PRIu64 " (4 or more needed)\n", r->n,
+			"fabric has %" PRIu64 " (4 or more needed)\n", n,
 			nports);
 		return -EINVAL;
 	}
-	if (r->n > 65536) {
-		fprintf(stderr, "share: %" PRIu64 " endpoints: this tool "
-			"models at most 65536 at once (use --endpoints)\n",
-			r->n);
-		return -EINVAL;
-	}
-	pkts = (o->size + r->cfg.mtu - 1) / r->cfg.mtu;
-	ssemu_cli_size_fabric(&r->cfg, r->n, o->size,
-			      (pkts * 16 < 1024 ? pkts * 16 : 1024) + 64);
-	ret = ssemu_cli_open("share", &r->cfg, r->n, share_job, &r->fab,
-			     &r->nics, &r->eps);
+	ret = ssemu_drv_open(&r->d, n, o->size,
+			     ssemu_drv_window_pkts(&r->d, o->size), share_job);
 	if (ret)
 		return ret;
-	r->payload = calloc(1, o->size);
-	r->inflight = calloc(r->n, sizeof(*r->inflight));
-	if (!r->payload || !r->inflight)
+	r->inflight = calloc(n, sizeof(*r->inflight));
+	if (!r->inflight)
 		return -ENOMEM;
 	return 0;
 }
 
 static void share_teardown(struct share_run *r)
 {
-	ssemu_cli_close(r->n, r->fab, r->nics, r->eps);
-	free(r->payload);
+	ssemu_drv_close(&r->d);
 	free(r->inflight);
 }
 
 static uint32_t job_tclass(const struct share_run *r, int job)
 {
-	return r->o->tc[job] == UINT32_MAX ? r->cfg.default_tclass :
+	return r->o->tc[job] == UINT32_MAX ? r->d.cfg.default_tclass :
 					     r->o->tc[job];
 }
 
 /* Payload received by each job's NICs so far, counted by data packet. */
 static void job_rx(struct share_run *r, uint64_t out[2])
 {
-	struct ssemu_nic_stats st;
-	uint64_t i, pkts[2] = { 0, 0 }, npkts;
+	uint64_t i, pkts[2] = { 0, 0 };
 	int j;
 
-	for (i = 0; i < r->n; i++)
-		if (!ssemu_nic_stats(r->nics[i], &st))
-			pkts[i & 1] += st.rx_pkts;
-	npkts = (r->o->size + r->cfg.mtu - 1) / r->cfg.mtu;
+	for (i = 0; i < r->d.n; i++)
+		pkts[i & 1] += ssemu_drv_rx_pkts(&r->d, i);
 	for (j = 0; j < 2; j++)
-		out[j] = (uint64_t)((double)pkts[j] * (double)r->o->size /
-				    (double)npkts);
-}
-
-static void drain(struct share_run *r)
-{
-	struct ssemu_event ev[64];
-	uint64_t i;
-	int k, n;
-
-	for (i = 0; i < r->n; i++)
-		while ((n = ssemu_ep_poll(r->eps[i], ev, 64)) > 0)
-			for (k = 0; k < n; k++) {
-				if (ev[k].type == SSEMU_EV_SEND_DONE) {
-					if (ev[k].status)
-						r->failed++;
-					r->inflight[i]--;
-					r->outstanding[i & 1]--;
-					continue;
-				}
-				ssemu_event_release(r->eps[i], &ev[k]);
-			}
+		out[j] = ssemu_drv_pkts_bytes(&r->d, pkts[j], r->o->size);
 }
 
 /* Every endpoint of a job that is on keeps its window of messages to its
  * partner full (while its NIC takes them). */
 static int post_job(struct share_run *r, int job)
 {
-	struct iovec iov = { r->payload, r->o->size };
-	struct ssemu_send m = {
-		.tclass = job_tclass(r, job),
-		.iov = &iov,
-		.iov_count = 1,
-	};
-	uint64_t i, half = r->n / 2;
+	uint32_t tclass = job_tclass(r, job);
+	uint64_t i, n = r->d.n, half = n / 2;
 	int ret = 0;
 
-	for (i = (uint64_t)job; i < r->n; i += 2) {
-		m.dest = ssemu_ep_addr(r->eps[(i + half) % r->n]);
-		m.cookie = i;
+	for (i = (uint64_t)job; i < n; i += 2) {
 		while (r->inflight[i] < r->o->window &&
-		       (ret = ssemu_ep_send(r->eps[i], &m)) == 0) {
+		       (ret = ssemu_drv_post(&r->d, i, (i + half) % n,
+					     r->o->size, tclass, 0, 0,
+					     i)) == 0) {
 			r->inflight[i]++;
 			r->outstanding[job]++;
 		}
@@ -325,74 +241,75 @@ static ssemu_time_t us_to_ps(double us)
 	return (ssemu_time_t)(us * SSEMU_PS_PER_US);
 }
 
-/*
- * One run: A posts throughout; B (if @with_b) until the both-window ends.
- * The survivor window starts --settle after B's last message is done.
- * Windows are rounded to whole steps.
- */
+static ssemu_time_t up_to_step(const struct share_run *r, ssemu_time_t t)
+{
+	return (t + r->step - 1) / r->step * r->step;
+}
+
+/* At model time @t: A posts throughout; B until the both-window ends.
+ * The survivor window starts --settle after B's last message is done. */
+static int share_step(struct ssemu_drv *d, ssemu_time_t t)
+{
+	struct share_run *r = container_of(d, struct share_run, d);
+	const struct share_opts *o = r->o;
+	struct share_result *res = r->res;
+	uint64_t rx[2];
+	int ret, j;
+
+	if (t >= r->w1 && r->s0 == UINT64_MAX && !r->outstanding[1]) {
+		res->drain_us = (double)(t - r->w1) / SSEMU_PS_PER_US;
+		r->s0 = up_to_step(r, t + us_to_ps(o->settle_us));
+		r->s1 = up_to_step(r, r->s0 + us_to_ps(o->survivor_us));
+		if (r->s1 == r->s0)
+			r->s1 += r->step;
+		res->after_us = (double)(r->s1 - r->s0) / SSEMU_PS_PER_US;
+	}
+	if (r->s0 == UINT64_MAX && t >= r->limit) {
+		fprintf(stderr, "share: job B's messages still in flight %.3f "
+			"us after it stopped\n",
+			(double)(t - r->w1) / SSEMU_PS_PER_US);
+		return -ETIMEDOUT;
+	}
+	ret = post_job(r, 0);
+	if (!ret && r->with_b && t < r->w1)
+		ret = post_job(r, 1);
+	if (ret)
+		return ret;
+	if (t == r->w0 || t == r->w1 || t == r->s0 || t == r->s1) {
+		job_rx(r, rx);
+		for (j = 0; j < 2; j++) {
+			if (t == r->w0)
+				r->at_w0[j] = rx[j];
+			if (t == r->w1)
+				res->both[j] = rx[j] - r->at_w0[j];
+			if (t == r->s0)
+				r->at_s0[j] = rx[j];
+			if (t == r->s1)
+				res->after[j] = rx[j] - r->at_s0[j];
+		}
+	}
+	return t >= r->s1;
+}
+
+/* One run, B in it if @with_b; windows rounded to whole steps. */
 static int share_run_once(struct share_run *r, bool with_b,
 			  struct share_result *res)
 {
 	const struct share_opts *o = r->o;
-	ssemu_time_t step = o->step_ns * SSEMU_PS_PER_NS, t = 0;
-	ssemu_time_t w0 = us_to_ps(o->warmup_us);
-	ssemu_time_t w1 = w0 + us_to_ps(o->time_us);
-	ssemu_time_t s0 = UINT64_MAX, s1 = UINT64_MAX;
-	ssemu_time_t limit;
-	uint64_t rx[2], at_w0[2] = { 0, 0 }, at_s0[2] = { 0, 0 };
-	int ret, j;
 
-	w0 = (w0 + step - 1) / step * step;
-	w1 = (w1 + step - 1) / step * step;
-	if (w1 == w0)
-		w1 += step;
-	res->both_us = (double)(w1 - w0) / SSEMU_PS_PER_US;
+	r->with_b = with_b;
+	r->res = res;
+	r->step = o->step_ns * SSEMU_PS_PER_NS;
+	r->w0 = up_to_step(r, us_to_ps(o->warmup_us));
+	r->w1 = up_to_step(r, us_to_ps(o->warmup_us) + us_to_ps(o->time_us));
+	if (r->w1 == r->w0)
+		r->w1 += r->step;
+	r->s0 = r->s1 = UINT64_MAX;
+	res->both_us = (double)(r->w1 - r->w0) / SSEMU_PS_PER_US;
 	/* B's windows drain at its share (a few hundred microseconds in the
 	 * scenarios): give up after 100 ms and 100 windows */
-	limit = w1 + 100 * (w1 - w0) + 100000 * SSEMU_PS_PER_US;
-	for (;;) {
-		if (t >= w1 && s0 == UINT64_MAX && !r->outstanding[1]) {
-			res->drain_us = (double)(t - w1) / SSEMU_PS_PER_US;
-			s0 = t + us_to_ps(o->settle_us);
-			s0 = (s0 + step - 1) / step * step;
-			s1 = s0 + us_to_ps(o->survivor_us);
-			s1 = (s1 + step - 1) / step * step;
-			if (s1 == s0)
-				s1 += step;
-			res->after_us = (double)(s1 - s0) / SSEMU_PS_PER_US;
-		}
-		if (s0 == UINT64_MAX && t >= limit) {
-			fprintf(stderr, "share: job B's messages still in "
-				"flight %.3f us after it stopped\n",
-				(double)(t - w1) / SSEMU_PS_PER_US);
-			return -ETIMEDOUT;
-		}
-		ret = post_job(r, 0);
-		if (!ret && with_b && t < w1)
-			ret = post_job(r, 1);
-		if (ret)
-			return ret;
-		if (t == w0 || t == w1 || t == s0 || t == s1) {
-			job_rx(r, rx);
-			for (j = 0; j < 2; j++) {
-				if (t == w0)
-					at_w0[j] = rx[j];
-				if (t == w1)
-					res->both[j] = rx[j] - at_w0[j];
-				if (t == s0)
-					at_s0[j] = rx[j];
-				if (t == s1)
-					res->after[j] = rx[j] - at_s0[j];
-			}
-		}
-		if (t >= s1)
-			return 0;
-		t += step;
-		ret = ssemu_fabric_run_until(r->fab, t);
-		if (ret)
-			return ret;
-		drain(r);
-	}
+	r->limit = r->w1 + 100 * (r->w1 - r->w0) + 100000 * SSEMU_PS_PER_US;
+	return ssemu_drv_run_steps(&r->d, r->step);
 }
 
 static int share_do(const struct share_opts *o, bool with_b,
@@ -406,16 +323,16 @@ static int share_do(const struct share_opts *o, bool with_b,
 	ret = share_setup(&r);
 	if (!ret)
 		ret = share_run_once(&r, with_b, res);
-	if (!ret && r.failed) {
+	if (!ret && r.d.failed) {
 		fprintf(stderr, "share: %" PRIu64 " messages failed\n",
-			r.failed);
+			r.d.failed);
 		ret = -EIO;
 	}
 	if (ret && ret != -EINVAL)
 		fprintf(stderr, "share: the run failed: %s\n", strerror(-ret));
 	if (keep) {
-		keep->cfg = r.cfg;
-		keep->n = r.n;
+		keep->d.cfg = r.d.cfg;
+		keep->d.n = r.d.n;
 	}
 	share_teardown(&r);
 	return ret;
@@ -436,7 +353,7 @@ static void share_report(const struct share_opts *o,
 			 const struct share_result *alone,
 			 const struct share_result *both)
 {
-	const struct ssemu_config *c = &info->cfg;
+	const struct ssemu_config *c = &info->d.cfg;
 	const struct ssemu_tclass_desc *ta, *tb;
 	double a_alone = gbps(alone->both[0], alone->both_us);
 	double a = gbps(both->both[0], both->both_us);
@@ -453,7 +370,7 @@ static void share_report(const struct share_opts *o,
 		printf("{\"fabric\": {\"preset\": \"%s\", \"endpoints\": %"
 		       PRIu64 ", \"routing\": \"%s\", \"cc\": \"%s\", "
 		       "\"arbitration\": \"%s\", \"seed\": %" PRIu64 "},\n",
-		       c->preset[0] ? c->preset : "(file)", info->n,
+		       c->preset[0] ? c->preset : "(file)", info->d.n,
 		       c->routing, c->cc, c->arb, c->seed);
 		printf(" \"jobs\": {\"a\": {\"tclass\": \"%s\", \"min_pct\": "
 		       "%u}, \"b\": {\"tclass\": \"%s\", \"min_pct\": %u}, "
@@ -473,13 +390,13 @@ static void share_report(const struct share_opts *o,
 	       "%" PRIu64 " endpoints used\n",
 	       c->preset[0] ? c->preset : "(file)", c->topo.groups,
 	       c->topo.switches_per_group, c->topo.endpoints_per_switch,
-	       ssemu_cli_links_note(c, note, sizeof(note)), info->n);
+	       ssemu_cli_links_note(c, note, sizeof(note)), info->d.n);
 	printf("policies: routing %s, congestion control %s, arbitration %s, "
 	       "seed %" PRIu64 "\n", c->routing, c->cc, c->arb, c->seed);
 	printf("jobs: A on %" PRIu64 " endpoints, class %s (min %u%%, max "
 	       "%u%%); B on %" PRIu64 " endpoints, class %s (min %u%%, max "
-	       "%u%%); bisection, %" PRIu64 " B messages\n", info->n / 2,
-	       ta->name, ta->min_pct, ta->max_pct, info->n / 2, tb->name,
+	       "%u%%); bisection, %" PRIu64 " B messages\n", info->d.n / 2,
+	       ta->name, ta->min_pct, ta->max_pct, info->d.n / 2, tb->name,
 	       tb->min_pct, tb->max_pct, o->size);
 	printf("phases: %.3f us warm-up, both measured %.3f us; B stops "
 	       "(its last message done %.3f us later), %.3f us settle, A "
@@ -508,19 +425,11 @@ int ssemu_cmd_share(int argc, char **argv)
 	};
 	struct share_result alone, both;
 	struct share_run info;
-	char line[4096];
-	char **nargv = NULL;
-	int nargc, ret;
+	int ret;
 
-	ret = ssemu_cli_scenario("share", argc, argv, line, sizeof(line),
-				 &nargv, &nargc);
-	if (ret)
-		return ret == -ENOMEM ? 1 : 2;
-	ret = nargv ? parse_share(nargc, nargv, &o) :
-		      parse_share(argc, argv, &o);
-	free(nargv);
-	if (ret)
-		return ret > 0 ? 0 : 2;
+	ret = parse_share(argc, argv, &o);
+	if (ret != SSEMU_CLI_RUN)
+		return ret;
 	memset(&alone, 0, sizeof(alone));
 	memset(&both, 0, sizeof(both));
 	memset(&info, 0, sizeof(info));

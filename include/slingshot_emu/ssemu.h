@@ -28,6 +28,15 @@
 extern "C" {
 #endif
 
+/*
+ * Everything declared here is libssemu's exported interface: the library is
+ * built with hidden visibility, and only what this header (and
+ * ssemu_rng.h) declares is visible outside the shared library.
+ */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 typedef uint64_t ssemu_time_t; /* picoseconds */
 
 #define SSEMU_PS_PER_NS 1000ULL
@@ -807,6 +816,10 @@ void ssemu_tel_latency(const uint64_t *lat, uint64_t sum,
 enum ssemu_log_level { SSEMU_LOG_WARN, SSEMU_LOG_INFO, SSEMU_LOG_DEBUG };
 typedef void (*ssemu_log_fn)(enum ssemu_log_level lvl, const char *msg);
 void ssemu_log_set_sink(ssemu_log_fn fn);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

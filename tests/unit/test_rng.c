@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "ssemu_rng.h"
+#include <slingshot_emu/ssemu_rng.h>
 
 #define N_DRAWS 4000000u
 

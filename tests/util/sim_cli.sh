@@ -50,7 +50,9 @@ bad() {	# bad EXPECTED_TEXT ARGS...
 bad "unknown preset" sim --preset nosuch
 bad "not a non-negative integer" sim --size -5
 bad "out of range" sim --load 2
-bad "unknown pattern" sim --pattern zigzag
+# the message lists every pattern the option takes
+bad "unknown pattern 'zigzag' (uniform, permutation, incast, pingpong, groups, alltoall)" \
+	sim --pattern zigzag
 bad "unexpected argument" sim extra
 bad "unknown command" frobnicate
 bad "cannot read" sim --config /nonexistent/fabric.cfg

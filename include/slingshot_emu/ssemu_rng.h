@@ -13,6 +13,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 struct ssemu_rng {
 	uint64_t s[4];
 };
@@ -70,9 +78,8 @@ static inline uint64_t ssemu_rng_below(struct ssemu_rng *r, uint64_t n)
 
 /*
  * Standard normal: a ziggurat (ssemu_rng.c says how), one draw per value
- * about 99% of the time.  It replaced Box-Muller (a logarithm, a square
- * root and a cosine per value), which was a tenth of the model's cost per
- * packet-hop.
+ * about 99% of the time, where Box-Muller pays a logarithm, a square root
+ * and a cosine per value (a tenth of the model's cost per packet-hop).
  */
 #define SSEMU_ZIG_N 128
 extern double ssemu_zig_x[SSEMU_ZIG_N + 1];
@@ -111,4 +118,11 @@ static inline double ssemu_rng_normal(struct ssemu_rng *r)
 	return ssemu_rng_normal_slow(r, i, u);
 }
 
+#if defined(__GNUC__)
+#pragma GCC visibility pop
 #endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SSEMU_RNG_H */

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The traffic driver of the model-time commands: the fabric and its
+ * endpoints, posting, draining and running the engine.  See ssemu_driver.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slingshot_emu/ssemu.h>
+
+#include "ssemu_compiler.h"
+#include "ssemu_driver.h"
+
+int ssemu_drv_config(struct ssemu_drv *d, const struct ssemu_cli_fabric *fo)
+{
+	return ssemu_cli_config(d->tool, fo, &d->cfg);
+}
+
+/* The store's tables for @n endpoints, one NIC and one endpoint each. */
+static void drv_size(struct ssemu_config *cfg, uint64_t n,
+		     uint64_t msg_bytes, uint64_t pkts_per_nic)
+{
+	uint64_t pkts = n * pkts_per_nic + 4096;
+
+	cfg->max_nics = (uint32_t)n;
+	cfg->eps_per_nic = 1;
+	cfg->max_eps = 0;	/* one endpoint slot for each NIC */
+	cfg->msgs_per_ep = 64;
+	cfg->bufs_per_ep = msg_bytes > SSEMU_INLINE_MAX ? 16 : 0;
+	if (msg_bytes > cfg->buf_size)
+		cfg->buf_size = (uint32_t)msg_bytes;
+	cfg->max_switches = cfg->topo.groups * cfg->topo.switches_per_group;
+	cfg->max_pkts = (uint32_t)(pkts < (1u << 24) ? pkts : 1u << 24);
+	/* the engine holds at most 2^24 pending events */
+	cfg->max_events = cfg->max_pkts < (1u << 22) ? cfg->max_pkts * 4 :
+						      1u << 24;
+}
+
+uint64_t ssemu_drv_window_pkts(const struct ssemu_drv *d, uint64_t bytes)
+{
+	uint64_t pkts = (bytes + d->cfg.mtu - 1) / d->cfg.mtu;
+
+	return SSEMU_MIN(pkts * 16, 1024) + 64;
+}
+
+int ssemu_drv_open(struct ssemu_drv *d, uint64_t n, uint64_t msg_bytes,
+		   uint64_t pkts_per_nic,
+		   void (*job)(uint64_t port, struct ssemu_nic_opts *no))
+{
+	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
+	char err[256];
+	uint64_t i;
+	int ret;
+
+	if (n > SSEMU_DRV_MAX_ENDPOINTS) {
+		fprintf(stderr, "%s: %" PRIu64 " endpoints: this tool models "
+			"at most %u at once (use --endpoints)\n", d->tool, n,
+			SSEMU_DRV_MAX_ENDPOINTS);
+		return -EINVAL;
+	}
+	drv_size(&d->cfg, n, msg_bytes, pkts_per_nic);
+	ret = ssemu_config_validate(&d->cfg, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "%s: %s\n", d->tool, err);
+		return ret;
+	}
+	fo.config = &d->cfg;
+	ret = ssemu_fabric_open(&fo, &d->fab, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "%s: cannot build the fabric: %s\n", d->tool,
+			err);
+		return ret;
+	}
+	d->n = n;
+	d->nics = calloc(n, sizeof(*d->nics));
+	d->eps = calloc(n, sizeof(*d->eps));
+	d->payload = calloc(1, msg_bytes ? msg_bytes : 1);
+	if (!d->nics || !d->eps || !d->payload)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct ssemu_nic_opts no = { .port = (uint32_t)i, .rank = -1 };
+
+		if (job)
+			job(i, &no);
+		ret = ssemu_nic_attach(d->fab, &no, &d->nics[i]);
+		if (!ret)
+			ret = ssemu_ep_open(d->nics[i], &d->eps[i]);
+		if (ret) {
+			fprintf(stderr, "%s: endpoint %" PRIu64 ": %s\n",
+				d->tool, i, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void ssemu_drv_close(struct ssemu_drv *d)
+{
+	uint64_t i;
+
+	for (i = 0; d->eps && i < d->n; i++)
+		if (d->eps[i])
+			ssemu_ep_close(d->eps[i]);
+	for (i = 0; d->nics && i < d->n; i++)
+		if (d->nics[i])
+			ssemu_nic_detach(d->nics[i]);
+	if (d->fab)
+		ssemu_fabric_close(d->fab);
+	free(d->nics);
+	free(d->eps);
+	free(d->payload);
+	d->fab = NULL;
+	d->nics = NULL;
+	d->eps = NULL;
+	d->payload = NULL;
+}
+
+void ssemu_drv_drain(struct ssemu_drv *d)
+{
+	const struct ssemu_drv_ops *ops = d->ops;
+	struct ssemu_event ev[64];
+	uint64_t i;
+	int k, n;
+
+	for (i = 0; i < d->n; i++) {
+		while ((n = ssemu_ep_poll(d->eps[i], ev, 64)) > 0) {
+			for (k = 0; k < n; k++) {
+				if (ev[k].type == SSEMU_EV_SEND_DONE) {
+					if (ev[k].status)
+						d->failed++;
+					if (ops->sent)
+						ops->sent(d, i, &ev[k]);
+					continue;
+				}
+				if (ops->recv)
+					ops->recv(d, i, &ev[k]);
+				ssemu_event_release(d->eps[i], &ev[k]);
+			}
+		}
+	}
+}
+
+int ssemu_drv_progress(struct ssemu_drv *d, uint32_t events)
+{
+	int ret = ssemu_fabric_progress(d->fab, events);
+
+	if (ret < 0)
+		return ret;
+	ssemu_drv_drain(d);
+	return ret;
+}
+
+int ssemu_drv_finish(struct ssemu_drv *d)
+{
+	int ret;
+
+	while (!ssemu_fabric_idle(d->fab)) {
+		ret = ssemu_drv_progress(d, 65536);
+		if (ret < 0)
+			return ret;
+	}
+	ssemu_drv_drain(d);
+	return 0;
+}
+
+int ssemu_drv_run_steps(struct ssemu_drv *d, ssemu_time_t step)
+{
+	ssemu_time_t t = 0;
+	int ret;
+
+	for (;;) {
+		ret = d->ops->step(d, t);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		t += step;
+		ret = ssemu_fabric_run_until(d->fab, t);
+		if (ret)
+			return ret;
+		ssemu_drv_drain(d);
+	}
+}
+
+uint64_t ssemu_drv_rx_pkts(const struct ssemu_drv *d, uint64_t port)
+{
+	struct ssemu_nic_stats st;
+
+	return ssemu_nic_stats(d->nics[port], &st) ? 0 : st.rx_pkts;
+}
+
+uint64_t ssemu_drv_pkts_bytes(const struct ssemu_drv *d, uint64_t pkts,
+			      uint64_t size)
+{
+	uint64_t npkts = (size + d->cfg.mtu - 1) / d->cfg.mtu;
+
+	return (uint64_t)((double)pkts * (double)size / (double)npkts);
+}
