@@ -219,6 +219,11 @@ static bool pid_alive(int32_t pid)
 	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }
 
+bool ssemu_pid_alive(int32_t pid)
+{
+	return pid_alive(pid);
+}
+
 static void nic_detach_locked(struct ssemu_region *r, uint32_t slot);
 static void jobs_sweep_locked(struct ssemu_region *r);
 
@@ -889,8 +894,10 @@ static void nic_detach_locked(struct ssemu_region *r, uint32_t slot)
 		return;
 	for (e = 0; e < r->config.eps_per_nic; e++) {
 		epi = slot * r->config.eps_per_nic + e;
-		if (ssemu_r_ep(r, epi)->open)
+		if (ssemu_r_ep(r, epi)->open) {
+			ssemu_svc_ep_closed_locked(r, epi);
 			ssemu_model_ep_close(r, epi);
+		}
 	}
 	ssemu_model_nic_reset(r, slot);
 	if (n->port < r->topo.nendpoints)
@@ -1104,8 +1111,10 @@ void ssemu_ep_close(struct ssemu_ep *ep)
 		return;
 	r = ep->nic->fab->r;
 	if (!lock_region(r, false)) {
-		if (ssemu_r_ep(r, ep->index)->open)
+		if (ssemu_r_ep(r, ep->index)->open) {
+			ssemu_svc_ep_closed_locked(r, ep->index);
 			ssemu_model_ep_close(r, ep->index);
+		}
 		unlock_region(r);
 	}
 	free(ep);

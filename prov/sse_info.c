@@ -531,30 +531,37 @@ static int sse_copy_hint_addr(void **dst, size_t *dstlen, const void *src,
 	return sse_set_addr(dst, dstlen, &addr);
 }
 
+/*
+ * fi_getinfo(3)'s addresses: with FI_SOURCE (or a service and no node)
+ * node/service name the source, otherwise the destination; the hints'
+ * addresses fill what that leaves unset; and a source address is always
+ * returned, "any port" when nothing names one (the endpoint's NIC is then
+ * placed by policy).
+ */
 static int sse_info_addrs(struct fi_info *info, const char *node,
 			  const char *service, uint64_t flags,
-			  const struct fi_info *hints, uint32_t fabric_id,
-			  uint64_t nports)
+			  const struct fi_info *hints, const char *fname,
+			  uint32_t fabric_id, uint64_t nports)
 {
 	struct fi_sse_addr addr;
 	int ret;
 
 	if ((flags & FI_SOURCE) || (!node && service)) {
 		if (node || service) {
-			ret = sse_addr_parse(node, service, fabric_id, nports,
-					     true, &addr);
+			ret = sse_addr_parse(node, service, fname, fabric_id,
+					     nports, true, &addr);
 			if (ret)
-				goto unknown;
+				return ret;
 			ret = sse_set_addr(&info->src_addr,
 					   &info->src_addrlen, &addr);
 			if (ret)
 				return ret;
 		}
 	} else if (node) {
-		ret = sse_addr_parse(node, service, fabric_id, nports, false,
-				     &addr);
+		ret = sse_addr_parse(node, service, fname, fabric_id, nports,
+				     false, &addr);
 		if (ret)
-			goto unknown;
+			return ret;
 		ret = sse_set_addr(&info->dest_addr, &info->dest_addrlen,
 				   &addr);
 		if (ret)
@@ -576,11 +583,15 @@ static int sse_info_addrs(struct fi_info *info, const char *node,
 		if (ret)
 			return ret;
 	}
+	if (!info->src_addr) {
+		addr.fabric_id = fabric_id;
+		addr.addr = FI_SSE_ADDR_ANY;
+		ret = sse_set_addr(&info->src_addr, &info->src_addrlen,
+				   &addr);
+		if (ret)
+			return ret;
+	}
 	return 0;
-unknown:
-	SSE_NOMATCH("node \"%s\" service \"%s\": not an address on fabric %08x (use this host's name or sse://<fabric>/<port>[:<pid>])\n",
-		    node ? node : "", service ? service : "", fabric_id);
-	return -FI_ENODATA;
 }
 
 static bool sse_valid_fabric_name(const char *name)
@@ -655,7 +666,7 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 			}
 		}
 		sse_alter_info(fi, hints, version);
-		ret = sse_info_addrs(fi, node, service, flags, hints,
+		ret = sse_info_addrs(fi, node, service, flags, hints, fname,
 				     fabric_id, nports);
 		if (ret) {
 			fi_freeinfo(fi);
