@@ -420,14 +420,15 @@ static bool sse_is_local_ip(const char *node)
 	if (getifaddrs(&ifs))
 		return false;
 	for (i = ifs; i && !found; i = i->ifa_next) {
+		const struct sockaddr_in *s4 = (const void *)i->ifa_addr;
+		const struct sockaddr_in6 *s6 = (const void *)i->ifa_addr;
+
 		if (!i->ifa_addr)
 			continue;
 		if (v4 && i->ifa_addr->sa_family == AF_INET)
-			found = !memcmp(&((struct sockaddr_in *)i->ifa_addr)->sin_addr,
-					&a4, sizeof(a4));
+			found = !memcmp(&s4->sin_addr, &a4, sizeof(a4));
 		else if (!v4 && i->ifa_addr->sa_family == AF_INET6)
-			found = !memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
-					&a6, sizeof(a6));
+			found = !memcmp(&s6->sin6_addr, &a6, sizeof(a6));
 	}
 	freeifaddrs(ifs);
 	return found;
@@ -571,7 +572,7 @@ int sse_addr_parse(const char *node, const char *service,
 		}
 		if (id != fabric_id) {
 			SSE_ADDR_WARN(node, service,
-				      "fabric %08lx is not this fabric (%08x)\n",
+				      "fabric %08lx is not this one (%08x)\n",
 				      id, fabric_id);
 			return -FI_ENODATA;
 		}

@@ -482,7 +482,8 @@ static int sse_ep_bind_service(struct sse_ep *ep, const struct fi_info *info)
 	ret = ssemu_svc_bind(ep->emu, name, &holder);
 	if (ret == -EADDRINUSE) {
 		SSE_EP_WARN(ep, "fi_endpoint: service \"%s\" is already bound%s to endpoint %u:%u of process %d: one endpoint per service\n",
-			    name, strcmp(name, holder.name) ? " (a name with the same key)" : "",
+			    name, strcmp(name, holder.name) ?
+			    " (a name with the same key)" : "",
 			    SSEMU_ADDR_PORT(holder.addr),
 			    SSEMU_ADDR_PID(holder.addr), holder.pid);
 		return -FI_EADDRINUSE;

@@ -44,7 +44,9 @@ typedef uint32_t ssemu_addr_t;
 #define SSEMU_ADDR_PORT(a) ((uint32_t)(a) >> 8)
 #define SSEMU_ADDR_PID(a) ((uint32_t)(a) & 0xff)
 #define SSEMU_ADDR_INVALID UINT32_MAX
-#define SSEMU_MAX_PORTS (1u << 24)
+/* Ports stay below 0xff0000: the provider's addresses use port values
+ * from there up to name services (fi_slingshot_emu_ext.h). */
+#define SSEMU_MAX_PORTS 0xff0000u
 
 #define SSEMU_MAX_TCLASS 8
 #define SSEMU_NAME_MAX 32

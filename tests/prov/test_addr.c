@@ -267,7 +267,7 @@ static void test_addr_not_this_host(void **state)
 {
 	struct fi_info *hints = sse_test_hints(FI_TAGGED), *info = NULL;
 
-	assert_int_equal(fi_getinfo(FI_VERSION(1, 17), "192.0.2.7", "9228", 0,
+	assert_int_equal(fi_getinfo(FI_VERSION(1, 17), "203.0.113.7", "9228", 0,
 				    hints, &info), -FI_ENODATA);
 	assert_null(info);
 	assert_int_equal(fi_getinfo(FI_VERSION(1, 17), "not-a-host.invalid",
