@@ -637,8 +637,9 @@ int sse_addr_parse(const char *node, const char *service,
 		   uint64_t nports, bool src, struct fi_sse_addr *addr);
 int sse_svc_remember(const char *name, uint32_t *key);
 const char *sse_svc_name(uint32_t key, char *buf, size_t len);
+uint64_t sse_svc_deadline(void);
 int sse_svc_resolve(struct ssemu_fabric *fabric, uint32_t key,
-		    ssemu_addr_t *addr);
+		    uint64_t deadline, ssemu_addr_t *addr);
 int sse_addr_check(const struct fi_sse_addr *addr, uint32_t fabric_id,
 		   uint64_t nports);
 

@@ -354,19 +354,24 @@ static uint64_t sse_mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+uint64_t sse_svc_deadline(void)
+{
+	return sse_mono_ms() + (uint64_t)sse_env.service_wait;
+}
+
 /*
- * The endpoint address the service with @key is bound to, waiting up to
- * FI_SLINGSHOT_EMU_SERVICE_WAIT ms for it to be bound: a client started
- * right after its server may get here before the server's fi_endpoint.
+ * The endpoint address the service with @key is bound to, waiting until
+ * @deadline (sse_svc_deadline: FI_SLINGSHOT_EMU_SERVICE_WAIT ms from the
+ * call that inserts it) for it to be bound: a client started right after
+ * its server may get here before the server's fi_endpoint.
  * @return 0, or -FI_EADDRNOTAVAIL (with a warning) when nothing bound it
  * in time.
  */
 int sse_svc_resolve(struct ssemu_fabric *fabric, uint32_t key,
-		    ssemu_addr_t *addr)
+		    uint64_t deadline, ssemu_addr_t *addr)
 {
 	struct ssemu_svc_info si;
 	char name[SSEMU_SVC_NAME_MAX + 8];
-	uint64_t deadline = sse_mono_ms() + (uint64_t)sse_env.service_wait;
 	unsigned nap_us = 200;
 	int ret;
 
@@ -377,7 +382,7 @@ int sse_svc_resolve(struct ssemu_fabric *fabric, uint32_t key,
 			break;
 		if (ret != -ENOENT || sse_mono_ms() >= deadline) {
 			SSE_WARN(FI_LOG_AV,
-				 "service \"%s\" is not bound by any endpoint of the fabric (waited %d ms, FI_SLINGSHOT_EMU_SERVICE_WAIT): is its server running, on this fabric?\n",
+				 "service \"%s\" is not bound by any endpoint of the fabric (FI_SLINGSHOT_EMU_SERVICE_WAIT=%d ms): is its server running, on this fabric?\n",
 				 name, sse_env.service_wait);
 			return -FI_EADDRNOTAVAIL;
 		}

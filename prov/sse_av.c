@@ -111,6 +111,9 @@ static int sse_av_insert(struct fid_av *av_fid, const void *addr,
 			break;
 	}
 	if (i < count) {
+		/* one wait for the whole call, however many services */
+		uint64_t deadline = sse_svc_deadline();
+
 		resolved = malloc(count * sizeof(*resolved));
 		if (!resolved)
 			return -FI_ENOMEM;
@@ -123,7 +126,7 @@ static int sse_av_insert(struct fid_av *av_fid, const void *addr,
 				continue;
 			if (sse_svc_resolve(dom->emu->fabric,
 					    FI_SSE_ADDR_SVC_KEY(&resolved[i]),
-					    &ea))
+					    deadline, &ea))
 				resolved[i].addr = FI_SSE_ADDR_ANY;
 			else
 				resolved[i].addr = ea;

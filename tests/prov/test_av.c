@@ -141,6 +141,26 @@ static void test_av_bad_addresses(void **state)
 		assert_int_equal(fa[0], FI_ADDR_NOTAVAIL);
 		assert_true(dt >= 190 && dt < 3000);
 	}
+	/* several services nobody binds share one wait */
+	{
+		struct fi_sse_addr svc[3];
+		int i;
+		uint64_t t0, dt;
+
+		for (i = 0; i < 3; i++) {
+			svc[i].fabric_id = fabric_id;
+			svc[i].addr = 0xff000000u | (0x100u + (uint32_t)i);
+		}
+		t0 = now_ms();
+		assert_int_equal(fi_av_insert(av, svc, 3, fa, FI_SYNC_ERR,
+					      err), 0);
+		dt = now_ms() - t0;
+		assert_true(dt >= 190 && dt < 390);
+		for (i = 0; i < 3; i++) {
+			assert_int_equal(fa[i], FI_ADDR_NOTAVAIL);
+			assert_int_equal(err[i], FI_EADDRNOTAVAIL);
+		}
+	}
 	assert_int_equal(fi_av_insertsvc(av, NULL, NULL, fa, 0, NULL),
 			 -FI_EINVAL);
 	assert_fi_ok(fi_close(&av->fid));
