@@ -531,39 +531,55 @@ static int sse_copy_hint_addr(void **dst, size_t *dstlen, const void *src,
 	return sse_set_addr(dst, dstlen, &addr);
 }
 
+/* What node/service name: nothing, the source or the destination. */
+enum sse_named { SSE_NAMED_NONE, SSE_NAMED_SRC, SSE_NAMED_DEST };
+
 /*
- * fi_getinfo(3)'s addresses: with FI_SOURCE (or a service and no node)
- * node/service name the source, otherwise the destination; the hints'
+ * fi_getinfo(3)'s rule: with FI_SOURCE (or a service and no node),
+ * node/service name the source, otherwise the destination.  Resolved once
+ * per fi_getinfo call (its warnings too), for every fi_info it returns.
+ */
+static int sse_resolve_node(const char *node, const char *service,
+			    uint64_t flags, const char *fname,
+			    uint32_t fabric_id, uint64_t nports,
+			    enum sse_named *named, struct fi_sse_addr *addr)
+{
+	*named = SSE_NAMED_NONE;
+	if ((flags & FI_SOURCE) || (!node && service)) {
+		if (!node && !service)
+			return 0;
+		*named = SSE_NAMED_SRC;
+		return sse_addr_parse(node, service, fname, fabric_id, nports,
+				      true, addr);
+	}
+	if (!node)
+		return 0;
+	*named = SSE_NAMED_DEST;
+	return sse_addr_parse(node, service, fname, fabric_id, nports, false,
+			      addr);
+}
+
+/*
+ * The addresses of one fi_info: what node/service named; the hints'
  * addresses fill what that leaves unset; and a source address is always
  * returned, "any port" when nothing names one (the endpoint's NIC is then
  * placed by policy).
  */
-static int sse_info_addrs(struct fi_info *info, const char *node,
-			  const char *service, uint64_t flags,
-			  const struct fi_info *hints, const char *fname,
-			  uint32_t fabric_id, uint64_t nports)
+static int sse_info_addrs(struct fi_info *info, enum sse_named named,
+			  const struct fi_sse_addr *naddr,
+			  const struct fi_info *hints, uint32_t fabric_id,
+			  uint64_t nports)
 {
 	struct fi_sse_addr addr;
 	int ret;
 
-	if ((flags & FI_SOURCE) || (!node && service)) {
-		if (node || service) {
-			ret = sse_addr_parse(node, service, fname, fabric_id,
-					     nports, true, &addr);
-			if (ret)
-				return ret;
-			ret = sse_set_addr(&info->src_addr,
-					   &info->src_addrlen, &addr);
-			if (ret)
-				return ret;
-		}
-	} else if (node) {
-		ret = sse_addr_parse(node, service, fname, fabric_id, nports,
-				     false, &addr);
+	if (named == SSE_NAMED_SRC) {
+		ret = sse_set_addr(&info->src_addr, &info->src_addrlen, naddr);
 		if (ret)
 			return ret;
+	} else if (named == SSE_NAMED_DEST) {
 		ret = sse_set_addr(&info->dest_addr, &info->dest_addrlen,
-				   &addr);
+				   naddr);
 		if (ret)
 			return ret;
 	}
@@ -614,6 +630,8 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 	size_t t;
 	uint32_t fabric_id, tc;
 	uint64_t nports;
+	enum sse_named named;
+	struct fi_sse_addr naddr;
 	int ret;
 
 	*info = NULL;
@@ -640,6 +658,10 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 	}
 	fabric_id = sse_fabric_id(store, fname);
 	nports = ssemu_config_nports(&cfg);
+	ret = sse_resolve_node(node, service, flags, fname, fabric_id, nports,
+			       &named, &naddr);
+	if (ret)
+		return ret;
 
 	/* One entry per endpoint type, RDM first; the hints' type picks. */
 	ret = -FI_ENODATA;
@@ -666,8 +688,8 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 			}
 		}
 		sse_alter_info(fi, hints, version);
-		ret = sse_info_addrs(fi, node, service, flags, hints, fname,
-				     fabric_id, nports);
+		ret = sse_info_addrs(fi, named, &naddr, hints, fabric_id,
+				     nports);
 		if (ret) {
 			fi_freeinfo(fi);
 			goto err;
