@@ -138,6 +138,33 @@ static int insert_dest(struct sse_res *r, const struct fi_info *info,
 	return ret;
 }
 
+/* `slingshot-emu status --json` of this test's fabric lists service
+ * @name bound by process @pid (when the tool is there to ask). */
+static void check_status_lists(const char *name, pid_t pid)
+{
+	const char *top = getenv("TOP_BUILDDIR");
+	char cmd[512], out[8192], want[128];
+	size_t n;
+	FILE *p;
+
+	if (!top)
+		top = ".";
+	snprintf(cmd, sizeof(cmd), "%s/util/slingshot-emu", top);
+	if (access(cmd, X_OK))
+		return;
+	snprintf(cmd, sizeof(cmd), "%s/util/slingshot-emu status --json "
+		 "--fabric %s", top, getenv("FI_SLINGSHOT_EMU_FABRIC"));
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+	snprintf(want, sizeof(want), "{\"name\":\"%s\",", name);
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want), "\"pid\":%d}", (int)pid);
+	assert_non_null(strstr(strstr(out, "\"services\""), want));
+}
+
 /* The server binds in one process, the client resolves it from another
  * and sends it a message that arrives intact. */
 static void test_addr_bind_resolve(void **state)
@@ -151,6 +178,7 @@ static void test_addr_bind_resolve(void **state)
 
 	start_child(&ch, "9228", 0, true);
 	child_address(&ch, &srv);
+	check_status_lists("9228", ch.pid);
 	sse_res_open(&c, 1, NULL);
 	cinfo = getinfo_svc("127.0.0.1", "9228", 0);
 	assert_int_equal(insert_dest(&c, cinfo, &fa, &got), 1);
