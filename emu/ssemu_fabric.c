@@ -224,6 +224,11 @@ static bool pid_alive(int32_t pid)
 	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }
 
+bool ssemu_pid_alive(int32_t pid)
+{
+	return pid_alive(pid);
+}
+
 static void nic_detach_locked(struct ssemu_region *r, uint32_t slot);
 static void jobs_sweep_locked(struct ssemu_region *r);
 
@@ -924,8 +929,10 @@ static void ep_close_locked(struct ssemu_region *r, uint32_t nic, uint32_t pid)
 
 	if (epi >= r->neps)
 		return;
-	if (ssemu_r_ep(r, epi)->open)
+	if (ssemu_r_ep(r, epi)->open) {
+		ssemu_svc_ep_closed_locked(r, epi);
 		ssemu_model_ep_close(r, epi);
+	}
 	/* (relaxed: ssemu_nic_wait and ssemu_ep_peer_alive read it
 	 * without the lock) */
 	ssemu_store_relaxed(&tab[pid], SSEMU_NONE);

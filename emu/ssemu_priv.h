@@ -50,7 +50,8 @@
 				 * 10: parallel local links; 11: lossy
 				 * classes drop acknowledgements and RMA
 				 * results (telemetry counts them), endpoint
-				 * slots in a pool shared by the NICs */
+				 * slots in a pool shared by the NICs, a
+				 * service directory */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
@@ -370,6 +371,25 @@ struct ssemu_job_sh {
 #define SSEMU_RESV_SLOT(v) ((v) >> 16)
 #define SSEMU_RESV_MAX_RANKS 65536
 
+/*
+ * A service directory entry (ssemu_svc.c): @name bound to the endpoint
+ * with global index @ep, on the NIC attached with generation @nic_gen, by
+ * process @pid.  An entry is live while all three still hold; a dead or
+ * stale one is free for the next bind.
+ */
+struct ssemu_svc_sh {
+	uint32_t state;		/* SSEMU_SVC_FREE or SSEMU_SVC_BOUND */
+	uint32_t key;		/* ssemu_svc_key(name) */
+	uint32_t ep;
+	uint32_t nic_gen;
+	ssemu_addr_t addr;
+	int32_t pid;
+	char name[SSEMU_SVC_NAME_MAX];
+};
+
+#define SSEMU_SVC_FREE 0
+#define SSEMU_SVC_BOUND 1
+
 struct ssemu_region {
 	uint64_t magic;
 	uint32_t version;
@@ -384,6 +404,7 @@ struct ssemu_region {
 	uint32_t nnics;		/* NICs attached */
 	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
 	struct ssemu_job_sh jobs[SSEMU_MAX_JOBS];	/* placement */
+	struct ssemu_svc_sh svc[SSEMU_MAX_SVCS];	/* service directory */
 	/* derived */
 	struct ssemu_topo topo;
 	uint32_t neps, nmsgs, nbufs;
@@ -711,6 +732,10 @@ void ssemu_tel_queue(struct ssemu_region *r, uint32_t tc, uint32_t depth);
 /* ssemu_fabric.c: the fabric lock, for readers outside the engine. */
 int ssemu_region_lock(struct ssemu_region *r);
 void ssemu_region_unlock(struct ssemu_region *r);
+/* ssemu_fabric.c: is @pid a running process (not a zombie)? */
+bool ssemu_pid_alive(int32_t pid);
+/* ssemu_svc.c: release the services bound to endpoint @epi (it closes). */
+void ssemu_svc_ep_closed_locked(struct ssemu_region *r, uint32_t epi);
 /* ssemu_place.c: the policies, pure functions (tests/unit/test_place.c) */
 struct ssemu_place_req {
 	const struct ssemu_topo *topo;

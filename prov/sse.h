@@ -130,6 +130,7 @@ struct sse_env {
 	size_t tx_size;
 	size_t rx_size;
 	int progress_budget;	/* engine events per progress call */
+	int service_wait;	/* ms fi_av_insert waits for a service */
 	char *placement;	/* policy name or "map:<file>", or NULL */
 	uint64_t placement_seed;
 	bool placement_seed_set;	/* else the fabric's seed */
@@ -746,8 +747,13 @@ int sse_tclass_lookup(const struct ssemu_config *cfg, uint32_t tclass,
 int sse_tclass_resolve(const struct ssemu_config *cfg, uint32_t tclass,
 		       uint32_t *emu_tclass);
 int sse_addr_parse(const char *node, const char *service,
-		   uint32_t fabric_id, uint64_t nports, bool src,
-		   struct fi_sse_addr *addr);
+		   const char *fabric_name, uint32_t fabric_id,
+		   uint64_t nports, bool src, struct fi_sse_addr *addr);
+int sse_svc_remember(const char *name, uint32_t *key);
+const char *sse_svc_name(uint32_t key, char *buf, size_t len);
+uint64_t sse_svc_deadline(void);
+int sse_svc_resolve(struct ssemu_fabric *fabric, uint32_t key,
+		    uint64_t deadline, ssemu_addr_t *addr);
 int sse_addr_check(const struct fi_sse_addr *addr, uint32_t fabric_id,
 		   uint64_t nports);
 
@@ -938,12 +944,6 @@ int sse_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
 		  struct fid_ep **tx_ep, void *context);
 int sse_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
 		  struct fid_ep **rx_ep, void *context);
-int sse_no_av_insertsvc(struct fid_av *av, const char *node,
-			const char *service, fi_addr_t *fi_addr,
-			uint64_t flags, void *context);
-int sse_no_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
-			const char *service, size_t svccnt,
-			fi_addr_t *fi_addr, uint64_t flags, void *context);
 int sse_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 		  struct fid_av_set **av_set, void *context);
 

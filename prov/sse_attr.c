@@ -3,9 +3,15 @@
  * sse_attr.c: the provider's attributes (the one fi_info it offers before
  * hints trim it), traffic-class mapping and the address syntax.
  */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sse.h"
@@ -258,21 +264,194 @@ int sse_addr_check(const struct fi_sse_addr *addr, uint32_t fabric_id,
 {
 	if (addr->fabric_id != fabric_id)
 		return -FI_EADDRNOTAVAIL;
-	if (addr->addr == FI_SSE_ADDR_ANY)
+	if (addr->addr == FI_SSE_ADDR_ANY || FI_SSE_ADDR_IS_SVC(addr))
 		return 0;
 	if (FI_SSE_ADDR_PORT(addr) >= nports)
 		return -FI_EADDRNOTAVAIL;
 	return 0;
 }
 
-static bool sse_is_this_host(const char *node)
+/* ------------------------------------------------------------------ */
+/* Service names this process has seen, by key                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Addresses carry a service's 24-bit key, not its name.  The names that
+ * fi_getinfo and fi_av_insertsvc were given are kept here, so that
+ * fi_endpoint can bind the service by name and log lines can say which
+ * service they mean.  A name forgotten (the table is full and reused
+ * round-robin) is bound as "#<key>"; resolution is by key either way.
+ */
+#define SSE_SVC_NAMES 256
+
+static struct {
+	uint32_t key;
+	char name[SSEMU_SVC_NAME_MAX];
+} sse_svc_names[SSE_SVC_NAMES];
+static unsigned sse_svc_next;
+static pthread_mutex_t sse_svc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int sse_svc_remember(const char *name, uint32_t *key)
+{
+	size_t len = strlen(name);
+	uint32_t k;
+	unsigned i;
+	int ret = 0;
+
+	if (!len || len >= SSEMU_SVC_NAME_MAX) {
+		SSE_WARN(FI_LOG_CORE,
+			 "service \"%s\": service names are 1 to %d bytes\n",
+			 name, SSEMU_SVC_NAME_MAX - 1);
+		return -FI_ENODATA;
+	}
+	k = ssemu_svc_key(name);
+	pthread_mutex_lock(&sse_svc_lock);
+	for (i = 0; i < SSE_SVC_NAMES; i++) {
+		if (sse_svc_names[i].key != k)
+			continue;
+		if (strcmp(sse_svc_names[i].name, name)) {
+			SSE_WARN(FI_LOG_CORE,
+				 "service \"%s\" has the key (%06x) of service \"%s\", which this process already uses: use another name\n",
+				 name, k, sse_svc_names[i].name);
+			ret = -FI_ENODATA;
+		}
+		goto out;
+	}
+	i = sse_svc_next++ % SSE_SVC_NAMES;
+	sse_svc_names[i].key = k;
+	memcpy(sse_svc_names[i].name, name, len + 1);
+out:
+	pthread_mutex_unlock(&sse_svc_lock);
+	if (!ret)
+		*key = k;
+	return ret;
+}
+
+/* The name of the service with @key, as this process knows it, or
+ * "#<key>" in @buf. */
+const char *sse_svc_name(uint32_t key, char *buf, size_t len)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&sse_svc_lock);
+	for (i = 0; i < SSE_SVC_NAMES; i++) {
+		if (sse_svc_names[i].key == key && key) {
+			snprintf(buf, len, "%s", sse_svc_names[i].name);
+			pthread_mutex_unlock(&sse_svc_lock);
+			return buf;
+		}
+	}
+	pthread_mutex_unlock(&sse_svc_lock);
+	snprintf(buf, len, "#%06x", key);
+	return buf;
+}
+
+static uint64_t sse_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t sse_svc_deadline(void)
+{
+	return sse_mono_ms() + (uint64_t)sse_env.service_wait;
+}
+
+/*
+ * The endpoint address the service with @key is bound to, waiting until
+ * @deadline (sse_svc_deadline: FI_SLINGSHOT_EMU_SERVICE_WAIT ms from the
+ * call that inserts it) for it to be bound: a client started right after
+ * its server may get here before the server's fi_endpoint.
+ * @return 0, or -FI_EADDRNOTAVAIL (with a warning) when nothing bound it
+ * in time.
+ */
+int sse_svc_resolve(struct ssemu_fabric *fabric, uint32_t key,
+		    uint64_t deadline, ssemu_addr_t *addr)
+{
+	struct ssemu_svc_info si;
+	char name[SSEMU_SVC_NAME_MAX + 8];
+	unsigned nap_us = 200;
+	int ret;
+
+	sse_svc_name(key, name, sizeof(name));
+	for (;;) {
+		ret = ssemu_svc_lookup(fabric, NULL, key, &si);
+		if (!ret)
+			break;
+		if (ret != -ENOENT || sse_mono_ms() >= deadline) {
+			SSE_WARN(FI_LOG_AV,
+				 "service \"%s\" is not bound by any endpoint of the fabric (FI_SLINGSHOT_EMU_SERVICE_WAIT=%d ms): is its server running, on this fabric?\n",
+				 name, sse_env.service_wait);
+			return -FI_EADDRNOTAVAIL;
+		}
+		usleep(nap_us);
+		if (nap_us < 5000)
+			nap_us *= 2;
+	}
+	if (name[0] != '#' && si.name[0] != '#' && strcmp(name, si.name)) {
+		SSE_WARN(FI_LOG_AV,
+			 "service \"%s\": its key %06x is bound to service \"%s\", a different name\n",
+			 name, key, si.name);
+		return -FI_EADDRNOTAVAIL;
+	}
+	SSE_INFO(FI_LOG_AV, "service \"%s\" is endpoint %u:%u (process %d)\n",
+		 si.name, SSEMU_ADDR_PORT(si.addr), SSEMU_ADDR_PID(si.addr),
+		 si.pid);
+	*addr = si.addr;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Nodes                                                                */
+/* ------------------------------------------------------------------ */
+
+/* Is numeric @node one of this host's addresses (loopback included)? */
+static bool sse_is_local_ip(const char *node)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+	struct ifaddrs *ifs, *i;
+	bool v4, found = false;
+
+	v4 = inet_pton(AF_INET, node, &a4) == 1;
+	if (!v4 && inet_pton(AF_INET6, node, &a6) != 1)
+		return false;
+	if (v4 && ((ntohl(a4.s_addr) >> 24) == 127 || a4.s_addr == INADDR_ANY))
+		return true;
+	if (!v4 && (IN6_IS_ADDR_LOOPBACK(&a6) || IN6_IS_ADDR_UNSPECIFIED(&a6)))
+		return true;
+	if (getifaddrs(&ifs))
+		return false;
+	for (i = ifs; i && !found; i = i->ifa_next) {
+		const struct sockaddr_in *s4 = (const void *)i->ifa_addr;
+		const struct sockaddr_in6 *s6 = (const void *)i->ifa_addr;
+
+		if (!i->ifa_addr)
+			continue;
+		if (v4 && i->ifa_addr->sa_family == AF_INET)
+			found = !memcmp(&s4->sin_addr, &a4, sizeof(a4));
+		else if (!v4 && i->ifa_addr->sa_family == AF_INET6)
+			found = !memcmp(&s6->sin6_addr, &a6, sizeof(a6));
+	}
+	freeifaddrs(ifs);
+	return found;
+}
+
+static bool sse_is_this_host(const char *node, const char *fabric_name)
 {
 	char host[256];
 	size_t n;
 
-	if (!strcasecmp(node, "localhost") || !strcmp(node, "127.0.0.1") ||
-	    !strcmp(node, "::1") || !strcmp(node, "0.0.0.0") ||
-	    !strcmp(node, "::"))
+	if (!strcasecmp(node, "localhost") ||
+	    !strcasecmp(node, "localhost.localdomain") ||
+	    !strcasecmp(node, "ip6-localhost") ||
+	    !strcasecmp(node, "ip6-loopback"))
+		return true;
+	if (fabric_name && !strcmp(node, fabric_name))
+		return true;
+	if (sse_is_local_ip(node))
 		return true;
 	if (gethostname(host, sizeof(host)))
 		return false;
@@ -312,20 +491,76 @@ static int sse_parse_port_pid(const char *s, uint32_t *port, uint32_t *pid)
 	return 0;
 }
 
+#define SSE_ADDR_WARN(node, service, fmt, ...)				\
+	SSE_WARN(FI_LOG_CORE, "node \"%s\" service \"%s\": " fmt,	\
+		 (node) ? (node) : "", (service) ? (service) : "",	\
+		 ##__VA_ARGS__)
+
+/* The part after "sse://<fabric id>/": "any", "<port>[:<pid>]",
+ * "svc:<name>" or "svc#<key, hex>". */
+static int sse_parse_sse_url(const char *node, const char *p, bool src,
+			     uint64_t nports, struct fi_sse_addr *addr)
+{
+	uint32_t port, pid, key;
+	unsigned long k;
+	char *end;
+	int ret;
+
+	if (!strcmp(p, "any")) {
+		if (!src) {
+			SSE_ADDR_WARN(node, NULL,
+				      "\"any\" is a source address only\n");
+			return -FI_ENODATA;
+		}
+		addr->addr = FI_SSE_ADDR_ANY;
+		return 0;
+	}
+	if (!strncmp(p, "svc:", 4)) {
+		ret = sse_svc_remember(p + 4, &key);
+		if (ret)
+			return ret;
+		addr->addr = FI_SSE_ADDR_SVC_BASE | key;
+		return 0;
+	}
+	if (!strncmp(p, "svc#", 4)) {
+		k = strtoul(p + 4, &end, 16);
+		if (end == p + 4 || *end || !k || k >= SSEMU_SVC_KEY_MASK) {
+			SSE_ADDR_WARN(node, NULL, "not a service key\n");
+			return -FI_ENODATA;
+		}
+		addr->addr = FI_SSE_ADDR_SVC_BASE | (uint32_t)k;
+		return 0;
+	}
+	if (sse_parse_port_pid(p, &port, &pid)) {
+		SSE_ADDR_WARN(node, NULL,
+			      "expected sse://<fabric>/<port>[:<pid>], .../any, .../svc:<name> or .../svc#<key>\n");
+		return -FI_ENODATA;
+	}
+	if (port >= nports) {
+		SSE_ADDR_WARN(node, NULL, "the fabric has %llu ports\n",
+			      (unsigned long long)nports);
+		return -FI_ENODATA;
+	}
+	addr->addr = SSEMU_ADDR(port, pid);
+	return 0;
+}
+
 /*
- * Resolve a getinfo node/service pair.  Accepted nodes:
- *   "sse://<fabric id, hex>/<port>[:<pid>]"  (what fi_av_straddr prints)
- *   this host ("localhost", "127.0.0.1", its host name) or NULL
- * with service "<port>[:<pid>]".  A source address without a service
- * means any port; a destination without one means port 0, pid 0.
- * @return 0, or -FI_ENODATA for anything else (unknown host, another
- * fabric, a port the fabric does not have).
+ * Resolve a getinfo (or fi_av_insertsvc) node/service pair:
+ *   node "sse://<fabric id, hex>/..." (what fi_av_straddr prints), with no
+ *     service: that exact address;
+ *   node NULL, any name or address of this host, or the fabric's name,
+ *     with a service: the service's address (a reference the directory
+ *     resolves, see FI_SSE_ADDR_IS_SVC); without a service: any port for
+ *     a source, port 0 pid 0 for a destination.
+ * @return 0, or -FI_ENODATA with a warning saying why.
  */
 int sse_addr_parse(const char *node, const char *service,
-		   uint32_t fabric_id, uint64_t nports, bool src,
-		   struct fi_sse_addr *addr)
+		   const char *fabric_name, uint32_t fabric_id,
+		   uint64_t nports, bool src, struct fi_sse_addr *addr)
 {
-	uint32_t port = 0, pid = 0;
+	uint32_t key;
+	int ret;
 
 	addr->fabric_id = fabric_id;
 
@@ -335,27 +570,37 @@ int sse_addr_parse(const char *node, const char *service,
 		char *end;
 
 		id = strtoul(p, &end, 16);
-		if (end == p || *end != '/' || id != fabric_id)
+		if (end == p || *end != '/') {
+			SSE_ADDR_WARN(node, service,
+				      "expected sse://<fabric id>/...\n");
 			return -FI_ENODATA;
-		p = end + 1;
-		if (!strcmp(p, "any")) {
-			addr->addr = FI_SSE_ADDR_ANY;
-			return 0;
 		}
-		if (sse_parse_port_pid(p, &port, &pid))
+		if (id != fabric_id) {
+			SSE_ADDR_WARN(node, service,
+				      "fabric %08lx is not this one (%08x)\n",
+				      id, fabric_id);
 			return -FI_ENODATA;
-	} else {
-		if (node && !sse_is_this_host(node))
-			return -FI_ENODATA;
-		if (!service || !*service) {
-			addr->addr = src ? FI_SSE_ADDR_ANY : SSEMU_ADDR(0, 0);
-			return 0;
 		}
-		if (sse_parse_port_pid(service, &port, &pid))
+		if (service && *service) {
+			SSE_ADDR_WARN(node, service,
+				      "an sse:// node is a whole address: it takes no service\n");
 			return -FI_ENODATA;
+		}
+		return sse_parse_sse_url(node, end + 1, src, nports, addr);
 	}
-	if (port >= nports)
+	if (node && !sse_is_this_host(node, fabric_name)) {
+		SSE_ADDR_WARN(node, service,
+			      "not this host (the fabric is reached from this host only: use localhost, one of its names or addresses, the fabric's name \"%s\", or sse://%08x/<port>[:<pid>])\n",
+			      fabric_name ? fabric_name : "", fabric_id);
 		return -FI_ENODATA;
-	addr->addr = SSEMU_ADDR(port, pid);
+	}
+	if (!service || !*service) {
+		addr->addr = src ? FI_SSE_ADDR_ANY : SSEMU_ADDR(0, 0);
+		return 0;
+	}
+	ret = sse_svc_remember(service, &key);
+	if (ret)
+		return ret;
+	addr->addr = FI_SSE_ADDR_SVC_BASE | key;
 	return 0;
 }

@@ -88,6 +88,7 @@ static int sse_av_insert(struct fid_av *av_fid, const void *addr,
 	struct sse_av *av = container_of(av_fid, struct sse_av, av_fid);
 	struct sse_domain *dom = av->domain;
 	const struct fi_sse_addr *in = addr;
+	struct fi_sse_addr *resolved = NULL;
 	int *sync_err = (flags & FI_SYNC_ERR) ? context : NULL;
 	size_t i;
 	int n = 0, ret;
@@ -101,10 +102,43 @@ static int sse_av_insert(struct fid_av *av_fid, const void *addr,
 	if ((flags & FI_SYNC_ERR) && (!context || (av->flags & FI_EVENT)))
 		return -FI_EINVAL;
 
+	/* Services resolve before the domain lock: it may take a while. */
+	for (i = 0; i < count; i++) {
+		struct fi_sse_addr a;
+
+		memcpy(&a, &in[i], sizeof(a));
+		if (a.fabric_id == av->fabric_id && FI_SSE_ADDR_IS_SVC(&a))
+			break;
+	}
+	if (i < count) {
+		/* one wait for the whole call, however many services */
+		uint64_t deadline = sse_svc_deadline();
+
+		resolved = malloc(count * sizeof(*resolved));
+		if (!resolved)
+			return -FI_ENOMEM;
+		memcpy(resolved, in, count * sizeof(*resolved));
+		for (; i < count; i++) {
+			ssemu_addr_t ea;
+
+			if (resolved[i].fabric_id != av->fabric_id ||
+			    !FI_SSE_ADDR_IS_SVC(&resolved[i]))
+				continue;
+			if (sse_svc_resolve(dom->emu->fabric,
+					    FI_SSE_ADDR_SVC_KEY(&resolved[i]),
+					    deadline, &ea))
+				resolved[i].addr = FI_SSE_ADDR_ANY;
+			else
+				resolved[i].addr = ea;
+		}
+		in = resolved;
+	}
+
 	pthread_mutex_lock(&dom->lock);
 	ret = __sse_av_grow(av, av->count + count);
 	if (ret) {
 		pthread_mutex_unlock(&dom->lock);
+		free(resolved);
 		return ret;
 	}
 	for (i = 0; i < count; i++) {
@@ -113,7 +147,7 @@ static int sse_av_insert(struct fid_av *av_fid, const void *addr,
 		size_t h;
 
 		memcpy(&a, &in[i], sizeof(a));
-		if (a.addr == FI_SSE_ADDR_ANY ||
+		if (a.addr == FI_SSE_ADDR_ANY || FI_SSE_ADDR_IS_SVC(&a) ||
 		    sse_addr_check(&a, av->fabric_id, av->nports)) {
 			SSE_INFO(FI_LOG_AV,
 				 "fi_av_insert: %08x/%u:%u is not an endpoint of fabric %08x\n",
@@ -151,6 +185,7 @@ static int sse_av_insert(struct fid_av *av_fid, const void *addr,
 		n++;
 	}
 	pthread_mutex_unlock(&dom->lock);
+	free(resolved);
 
 	if (av->flags & FI_EVENT) {
 		struct fi_eq_entry ev = {
@@ -238,6 +273,9 @@ static const char *sse_av_straddr(struct fid_av *av_fid, const void *addr,
 	memcpy(&a, addr, sizeof(a));
 	if (a.addr == FI_SSE_ADDR_ANY)
 		n = snprintf(tmp, sizeof(tmp), "sse://%08x/any", a.fabric_id);
+	else if (FI_SSE_ADDR_IS_SVC(&a))
+		n = snprintf(tmp, sizeof(tmp), "sse://%08x/svc#%06x",
+			     a.fabric_id, FI_SSE_ADDR_SVC_KEY(&a));
 	else
 		n = snprintf(tmp, sizeof(tmp), "sse://%08x/%u:%u", a.fabric_id,
 			     FI_SSE_ADDR_PORT(&a), FI_SSE_ADDR_PID(&a));
@@ -247,11 +285,102 @@ static const char *sse_av_straddr(struct fid_av *av_fid, const void *addr,
 	return buf;
 }
 
+/*
+ * fi_av_insertsvc: @node/@service as fi_getinfo takes them for a
+ * destination (a name or address of this host with a service, or the
+ * sse:// string fi_av_straddr prints), inserted as fi_av_insert inserts
+ * that address: a service resolves to the endpoint bound to it.
+ */
+static int sse_av_insertsvc(struct fid_av *av_fid, const char *node,
+			    const char *service, fi_addr_t *fi_addr,
+			    uint64_t flags, void *context)
+{
+	struct sse_av *av = container_of(av_fid, struct sse_av, av_fid);
+	struct fi_sse_addr a;
+
+	if (!node && !service)
+		return -FI_EINVAL;
+	if (sse_addr_parse(node, service, av->domain->fabric->name,
+			   av->fabric_id, av->nports, false, &a)) {
+		if (fi_addr)
+			*fi_addr = FI_ADDR_NOTAVAIL;
+		return -FI_EADDRNOTAVAIL;
+	}
+	return sse_av_insert(av_fid, &a, 1, fi_addr, flags, context);
+}
+
+/*
+ * fi_av_insertsym: @nodecnt nodes from @node and @svccnt services from
+ * @service, counting up the decimal number that ends each.  The fabric is
+ * on this host, so the nodes are either this host (@nodecnt 1) or sse://
+ * addresses whose pid is what counts; the services are names of the
+ * fabric's directory ("9228", "9229"...).  Addresses are inserted
+ * node-major.
+ * @return the number inserted, or -FI_EINVAL for counts the names cannot
+ * make.
+ */
+static int sse_sym_name(const char *base, size_t i, char *out, size_t len)
+{
+	size_t n = strlen(base), d = n;
+	unsigned long long v;
+
+	while (d > 0 && base[d - 1] >= '0' && base[d - 1] <= '9')
+		d--;
+	if (d == n) {
+		if (i || n >= len)
+			return -FI_EINVAL;
+		memcpy(out, base, n + 1);
+		return 0;
+	}
+	v = strtoull(base + d, NULL, 10) + i;
+	if ((size_t)snprintf(out, len, "%.*s%0*llu", (int)d, base,
+			     (int)(n - d), v) >= len)
+		return -FI_EINVAL;
+	return 0;
+}
+
+static int sse_av_insertsym(struct fid_av *av_fid, const char *node,
+			    size_t nodecnt, const char *service,
+			    size_t svccnt, fi_addr_t *fi_addr, uint64_t flags,
+			    void *context)
+{
+	struct sse_av *av = container_of(av_fid, struct sse_av, av_fid);
+	char nbuf[256], sbuf[SSEMU_SVC_NAME_MAX];
+	size_t i, j, k = 0, nsvc = service ? svccnt : 1;
+	int n = 0, ret;
+
+	if (!node || !nodecnt || (service && !svccnt) ||
+	    (!service && svccnt > 1))
+		return -FI_EINVAL;
+	if ((flags & FI_SYNC_ERR) || (flags & ~FI_MORE))
+		return -FI_EBADFLAGS;
+	if (av->flags & FI_EVENT)
+		return -FI_ENOSYS;	/* one event per address would do */
+	for (i = 0; i < nodecnt; i++) {
+		if (sse_sym_name(node, i, nbuf, sizeof(nbuf)))
+			return -FI_EINVAL;
+		for (j = 0; j < nsvc; j++, k++) {
+			if (service &&
+			    sse_sym_name(service, j, sbuf, sizeof(sbuf)))
+				return -FI_EINVAL;
+			ret = sse_av_insertsvc(av_fid, nbuf,
+					       service ? sbuf : NULL,
+					       fi_addr ? &fi_addr[k] : NULL,
+					       flags, context);
+			if (ret < 0 && ret != -FI_EADDRNOTAVAIL)
+				return ret;
+			if (ret == 1)
+				n++;
+		}
+	}
+	return n;
+}
+
 static struct fi_ops_av sse_av_ops = {
 	.size = sizeof(struct fi_ops_av),
 	.insert = sse_av_insert,
-	.insertsvc = sse_no_av_insertsvc,
-	.insertsym = sse_no_av_insertsym,
+	.insertsvc = sse_av_insertsvc,
+	.insertsym = sse_av_insertsym,
 	.remove = sse_av_remove,
 	.lookup = sse_av_lookup,
 	.straddr = sse_av_straddr,

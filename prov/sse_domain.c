@@ -98,7 +98,8 @@ static int sse_domain_check(struct sse_fabric *fab, const struct fi_info *info,
 		if (sse_addr_check(&a, fab->emu->fabric_id,
 				   ssemu_config_nports(fab->emu->cfg)))
 			return -FI_EADDRNOTAVAIL;
-		if (a.addr != FI_SSE_ADDR_ANY)
+		/* a service's address leaves the port to placement */
+		if (a.addr != FI_SSE_ADDR_ANY && !FI_SSE_ADDR_IS_SVC(&a))
 			*port = FI_SSE_ADDR_PORT(&a);
 	}
 	return 0;

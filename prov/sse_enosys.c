@@ -92,20 +92,6 @@ int sse_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
 }
 
 /* av */
-int sse_no_av_insertsvc(struct fid_av *av, const char *node,
-			const char *service, fi_addr_t *fi_addr,
-			uint64_t flags, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-int sse_no_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
-			const char *service, size_t svccnt,
-			fi_addr_t *fi_addr, uint64_t flags, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 int sse_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 		  struct fid_av_set **av_set, void *context)
 {

@@ -578,6 +578,49 @@ struct fi_ops_cm sse_cm_ops = {
 
 /* ------------------------------------------------------------------ */
 
+/*
+ * A source address naming a service (fi_getinfo with FI_SOURCE and a
+ * service) binds that service to the new endpoint in the fabric's
+ * directory, until the endpoint closes or its process dies.
+ */
+static int sse_ep_bind_service(struct sse_ep *ep, const struct fi_info *info)
+{
+	struct ssemu_svc_info holder;
+	struct fi_sse_addr a;
+	char name[SSEMU_SVC_NAME_MAX + 8];
+	int ret;
+
+	if (!info->src_addr || info->src_addrlen != sizeof(a))
+		return 0;
+	memcpy(&a, info->src_addr, sizeof(a));
+	if (!FI_SSE_ADDR_IS_SVC(&a))
+		return 0;
+	if (a.fabric_id != ep->fabric_id) {
+		SSE_EP_WARN(ep, "fi_endpoint: source address is a service of fabric %08x, not of this one (%08x)\n",
+			    a.fabric_id, ep->fabric_id);
+		return -FI_EINVAL;
+	}
+	sse_svc_name(FI_SSE_ADDR_SVC_KEY(&a), name, sizeof(name));
+	ret = ssemu_svc_bind(ep->emu, name, &holder);
+	if (ret == -EADDRINUSE) {
+		SSE_EP_WARN(ep, "fi_endpoint: service \"%s\" is already bound%s to endpoint %u:%u of process %d: one endpoint per service\n",
+			    name, strcmp(name, holder.name) ?
+			    " (a name with the same key)" : "",
+			    SSEMU_ADDR_PORT(holder.addr),
+			    SSEMU_ADDR_PID(holder.addr), holder.pid);
+		return -FI_EADDRINUSE;
+	}
+	if (ret) {
+		SSE_EP_WARN(ep, "fi_endpoint: cannot bind service \"%s\": %s\n",
+			    name, ret == -ENOSPC ?
+			    "the fabric's service directory is full" :
+			    strerror(-ret));
+		return ret == -ENOSPC ? -FI_ENOSPC : -FI_EINVAL;
+	}
+	SSE_EP_INFO(ep, "service \"%s\" bound to this endpoint\n", name);
+	return 0;
+}
+
 int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **epp, void *context)
 {
@@ -678,6 +721,12 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	}
 	ep->addr = ssemu_ep_addr(ep->emu);
 	ep->max_frag = ssemu_ep_max_msg(ep->emu);
+	ret = sse_ep_bind_service(ep, info);
+	if (ret) {
+		ssemu_ep_close(ep->emu);
+		pthread_mutex_unlock(&dom->lock);
+		goto err_free;
+	}
 	sse_dlist_insert_tail(&ep->entry, &dom->eps);
 	pthread_mutex_unlock(&dom->lock);
 

@@ -535,32 +535,55 @@ static int sse_copy_hint_addr(void **dst, size_t *dstlen, const void *src,
 	return sse_set_addr(dst, dstlen, &addr);
 }
 
-static int sse_info_addrs(struct fi_info *info, const char *node,
-			  const char *service, uint64_t flags,
+/* What node/service name: nothing, the source or the destination. */
+enum sse_named { SSE_NAMED_NONE, SSE_NAMED_SRC, SSE_NAMED_DEST };
+
+/*
+ * fi_getinfo(3)'s rule: with FI_SOURCE (or a service and no node),
+ * node/service name the source, otherwise the destination.  Resolved once
+ * per fi_getinfo call (its warnings too), for every fi_info it returns.
+ */
+static int sse_resolve_node(const char *node, const char *service,
+			    uint64_t flags, const char *fname,
+			    uint32_t fabric_id, uint64_t nports,
+			    enum sse_named *named, struct fi_sse_addr *addr)
+{
+	*named = SSE_NAMED_NONE;
+	if ((flags & FI_SOURCE) || (!node && service)) {
+		if (!node && !service)
+			return 0;
+		*named = SSE_NAMED_SRC;
+		return sse_addr_parse(node, service, fname, fabric_id, nports,
+				      true, addr);
+	}
+	if (!node)
+		return 0;
+	*named = SSE_NAMED_DEST;
+	return sse_addr_parse(node, service, fname, fabric_id, nports, false,
+			      addr);
+}
+
+/*
+ * The addresses of one fi_info: what node/service named; the hints'
+ * addresses fill what that leaves unset; and a source address is always
+ * returned, "any port" when nothing names one (the endpoint's NIC is then
+ * placed by policy).
+ */
+static int sse_info_addrs(struct fi_info *info, enum sse_named named,
+			  const struct fi_sse_addr *naddr,
 			  const struct fi_info *hints, uint32_t fabric_id,
 			  uint64_t nports)
 {
 	struct fi_sse_addr addr;
 	int ret;
 
-	if ((flags & FI_SOURCE) || (!node && service)) {
-		if (node || service) {
-			ret = sse_addr_parse(node, service, fabric_id, nports,
-					     true, &addr);
-			if (ret)
-				goto unknown;
-			ret = sse_set_addr(&info->src_addr,
-					   &info->src_addrlen, &addr);
-			if (ret)
-				return ret;
-		}
-	} else if (node) {
-		ret = sse_addr_parse(node, service, fabric_id, nports, false,
-				     &addr);
+	if (named == SSE_NAMED_SRC) {
+		ret = sse_set_addr(&info->src_addr, &info->src_addrlen, naddr);
 		if (ret)
-			goto unknown;
+			return ret;
+	} else if (named == SSE_NAMED_DEST) {
 		ret = sse_set_addr(&info->dest_addr, &info->dest_addrlen,
-				   &addr);
+				   naddr);
 		if (ret)
 			return ret;
 	}
@@ -580,11 +603,15 @@ static int sse_info_addrs(struct fi_info *info, const char *node,
 		if (ret)
 			return ret;
 	}
+	if (!info->src_addr) {
+		addr.fabric_id = fabric_id;
+		addr.addr = FI_SSE_ADDR_ANY;
+		ret = sse_set_addr(&info->src_addr, &info->src_addrlen,
+				   &addr);
+		if (ret)
+			return ret;
+	}
 	return 0;
-unknown:
-	SSE_NOMATCH("node \"%s\" service \"%s\": not an address on fabric %08x (use this host's name or sse://<fabric>/<port>[:<pid>])\n",
-		    node ? node : "", service ? service : "", fabric_id);
-	return -FI_ENODATA;
 }
 
 static bool sse_valid_fabric_name(const char *name)
@@ -607,6 +634,8 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 	size_t t;
 	uint32_t fabric_id, tc, epcnt;
 	uint64_t nports;
+	enum sse_named named;
+	struct fi_sse_addr naddr;
 	int ret;
 
 	*info = NULL;
@@ -633,6 +662,10 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 	}
 	fabric_id = sse_fabric_id(store, fname);
 	nports = ssemu_config_nports(&cfg);
+	ret = sse_resolve_node(node, service, flags, fname, fabric_id, nports,
+			       &named, &naddr);
+	if (ret)
+		return ret;
 
 	/* One entry per endpoint type, RDM first; the hints' type picks. */
 	ret = -FI_ENODATA;
@@ -662,8 +695,8 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 			}
 		}
 		sse_alter_info(fi, hints, version);
-		ret = sse_info_addrs(fi, node, service, flags, hints,
-				     fabric_id, nports);
+		ret = sse_info_addrs(fi, named, &naddr, hints, fabric_id,
+				     nports);
 		if (ret) {
 			fi_freeinfo(fi);
 			goto err;

@@ -27,6 +27,7 @@ struct sse_env sse_env = {
 	.tx_size = 16384,
 	.rx_size = 16384,
 	.progress_budget = 256,
+	.service_wait = 5000,
 };
 
 static char sse_default_fabric[64];
@@ -161,6 +162,8 @@ static void sse_init_env(void)
 			"Receives posted per endpoint (rx_attr->size); more return -FI_EAGAIN. Default: 16384");
 	fi_param_define(&sse_prov, "progress_budget", FI_PARAM_INT,
 			"Emulator events processed per progress call. Default: 256");
+	fi_param_define(&sse_prov, "service_wait", FI_PARAM_INT,
+			"Milliseconds fi_av_insert (and fi_av_insertsvc) waits for a service named by fi_getinfo's node/service to be bound by the endpoint that serves it, before the address fails as -FI_EADDRNOTAVAIL; 0 does not wait. Default: 5000");
 
 	sse_env.store = sse_param_str("store");
 	sse_env.fabric = sse_param_str("fabric");
@@ -183,6 +186,8 @@ static void sse_init_env(void)
 	sse_param_size("rx_size", &sse_env.rx_size);
 	if (!fi_param_get_int(&sse_prov, "progress_budget", &ival) && ival > 0)
 		sse_env.progress_budget = ival;
+	if (!fi_param_get_int(&sse_prov, "service_wait", &ival) && ival >= 0)
+		sse_env.service_wait = ival;
 	if (!sse_env.tx_size)
 		sse_env.tx_size = 1;
 	if (!sse_env.rx_size)

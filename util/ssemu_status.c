@@ -136,6 +136,36 @@ static void print_jobs(struct ssemu_fabric *f, bool json)
 		printf("]");
 }
 
+/* The service directory: names fi_getinfo's node/service resolve to. */
+static void print_services(struct ssemu_fabric *f, bool json)
+{
+	struct ssemu_svc_info svc[SSEMU_MAX_SVCS];
+	int n, i;
+
+	n = ssemu_fabric_services(f, svc, SSEMU_MAX_SVCS);
+	if (n > SSEMU_MAX_SVCS)
+		n = SSEMU_MAX_SVCS;
+	if (json)
+		printf(",\"services\":[");
+	else if (n > 0)
+		printf("  %-24s %-12s %s\n", "service", "endpoint", "pid");
+	for (i = 0; i < n; i++) {
+		if (json) {
+			printf("%s{\"name\":", i ? "," : "");
+			json_str(svc[i].name);
+			printf(",\"port\":%u,\"pid_on_nic\":%u,\"pid\":%d}",
+			       SSEMU_ADDR_PORT(svc[i].addr),
+			       SSEMU_ADDR_PID(svc[i].addr), svc[i].pid);
+		} else {
+			printf("  %-24s %u:%-10u %d\n", svc[i].name,
+			       SSEMU_ADDR_PORT(svc[i].addr),
+			       SSEMU_ADDR_PID(svc[i].addr), svc[i].pid);
+		}
+	}
+	if (json)
+		printf("]");
+}
+
 static void print_status_text(struct ssemu_fabric *f)
 {
 	const struct ssemu_config *c = ssemu_fabric_config(f);
@@ -171,6 +201,7 @@ static void print_status_text(struct ssemu_fabric *f)
 		       nics[i].eps_open, nics[i].alive ? "alive" : "dead");
 	free(nics);
 	print_jobs(f, false);
+	print_services(f, false);
 }
 
 static void print_status_json(struct ssemu_fabric *f, bool comma)
@@ -206,6 +237,7 @@ static void print_status_json(struct ssemu_fabric *f, bool comma)
 	printf("]");
 	free(nics);
 	print_jobs(f, true);
+	print_services(f, true);
 	printf("}");
 }
 

@@ -36,6 +36,19 @@ struct fi_sse_addr {
 #define FI_SSE_ADDR_PID(a) ((a)->addr & 0xff)
 /* addr value meaning "any port, any pid" in a source address. */
 #define FI_SSE_ADDR_ANY UINT32_MAX
+/*
+ * addr values with the top byte 0xff (other than FI_SSE_ADDR_ANY) name a
+ * service of the fabric's directory by its 24-bit key, not an endpoint:
+ * what fi_getinfo returns for a node/service pair.  In a source address the
+ * endpoint opened with it binds the service; in a destination address
+ * fi_av_insert resolves it to the endpoint that bound it.  Ports of real
+ * addresses stay below 0xff0000.
+ */
+#define FI_SSE_ADDR_SVC_BASE 0xff000000u
+#define FI_SSE_ADDR_IS_SVC(a)						\
+	(((a)->addr & 0xff000000u) == FI_SSE_ADDR_SVC_BASE &&		\
+	 (a)->addr != FI_SSE_ADDR_ANY)
+#define FI_SSE_ADDR_SVC_KEY(a) ((a)->addr & 0xffffffu)
 
 /* Longest string fi_av_straddr produces, with its NUL. */
 #define FI_SSE_ADDR_STRLEN 32

@@ -53,7 +53,9 @@ typedef uint32_t ssemu_addr_t;
 #define SSEMU_ADDR_PORT(a) ((uint32_t)(a) >> 8)
 #define SSEMU_ADDR_PID(a) ((uint32_t)(a) & 0xff)
 #define SSEMU_ADDR_INVALID UINT32_MAX
-#define SSEMU_MAX_PORTS (1u << 24)
+/* Ports stay below 0xff0000: the provider's addresses use port values
+ * from there up to name services (fi_slingshot_emu_ext.h). */
+#define SSEMU_MAX_PORTS 0xff0000u
 
 #define SSEMU_MAX_TCLASS 8
 #define SSEMU_NAME_MAX 32
@@ -430,6 +432,63 @@ int ssemu_nic_wait(struct ssemu_nic *nic, int timeout_ms);
  * @return 1 yes, 0 no.
  */
 int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer);
+
+/* ------------------------------------------------------------------ */
+/* Service directory                                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The fabric keeps a directory of service names (the "service" strings
+ * applications pass to fi_getinfo, like sockets' port numbers), each bound
+ * to one open endpoint.  A binding lasts until its endpoint closes, its NIC
+ * detaches, or its process dies (checked by pid at every lookup and bind).
+ * Names are 1 to SSEMU_SVC_NAME_MAX - 1 bytes; a name's 24-bit key is what
+ * a fixed-size address can carry, so the directory keeps keys unique too.
+ */
+#define SSEMU_SVC_NAME_MAX 64
+#define SSEMU_MAX_SVCS 256	/* bindings at once */
+#define SSEMU_SVC_KEY_MASK 0xffffffu
+
+/** The 24-bit key of a service name: never 0 or SSEMU_SVC_KEY_MASK. */
+uint32_t ssemu_svc_key(const char *name);
+
+struct ssemu_svc_info {
+	char name[SSEMU_SVC_NAME_MAX];
+	uint32_t key;
+	ssemu_addr_t addr;	/* the endpoint it is bound to */
+	int32_t pid;		/* the process that bound it */
+};
+
+/**
+ * Bind the service @name to @ep.
+ * @holder: if not NULL, filled with the binding that is in the way when
+ *          the answer is -EADDRINUSE.
+ * @return 0; -EADDRINUSE the name (or another name with the same key) is
+ * bound to a live endpoint (this one included); -ENAMETOOLONG, -EINVAL bad
+ * name; -ENOSPC SSEMU_MAX_SVCS live bindings.
+ */
+int ssemu_svc_bind(struct ssemu_ep *ep, const char *name,
+		   struct ssemu_svc_info *holder);
+
+/**
+ * Release the services bound to @ep (ssemu_ep_close does it too).
+ * @return the number released.
+ */
+int ssemu_svc_unbind(struct ssemu_ep *ep);
+
+/**
+ * Look up a live binding by @name, or by @key alone when @name is NULL.
+ * @return 0 with @out filled; -ENOENT none.
+ */
+int ssemu_svc_lookup(struct ssemu_fabric *fabric, const char *name,
+		     uint32_t key, struct ssemu_svc_info *out);
+
+/**
+ * The live bindings, up to @max of them in @out.
+ * @return how many there are (may exceed @max), or a negative error.
+ */
+int ssemu_fabric_services(struct ssemu_fabric *fabric,
+			  struct ssemu_svc_info *out, int max);
 
 /* ------------------------------------------------------------------ */
 /* Remote memory access: the target NIC does the work                   */

@@ -4,6 +4,8 @@
  * addresses of other fabrics, FI_SYNC_ERR, fi_av_straddr, asynchronous
  * insertion through an EQ (FI_EVENT), and what is not offered.
  */
+#include <time.h>
+
 #include "sse_test.h"
 
 static struct fi_info *info;
@@ -36,6 +38,14 @@ static int teardown(void **state)
 	assert_fi_ok(fi_close(&fab->fid));
 	fi_freeinfo(info);
 	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static struct fi_sse_addr mk(uint32_t port, uint32_t pid)
@@ -117,8 +127,42 @@ static void test_av_bad_addresses(void **state)
 	assert_int_equal(fi_av_insert(av, in, 1, fa, 1ULL << 40, NULL),
 			 -FI_EBADFLAGS);
 	assert_int_equal(fi_av_insert(av, NULL, 1, fa, 0, NULL), -FI_EINVAL);
-	assert_int_equal(fi_av_insertsvc(av, "localhost", "1", fa, 0, NULL),
-			 -FI_ENOSYS);
+	/* by name: a host that is not this one, a service nobody binds
+	 * (after FI_SLINGSHOT_EMU_SERVICE_WAIT, 200 ms here) */
+	assert_int_equal(fi_av_insertsvc(av, "g00n13s", "1", fa, 0, NULL),
+			 -FI_EADDRNOTAVAIL);
+	assert_int_equal(fa[0], FI_ADDR_NOTAVAIL);
+	{
+		uint64_t t0 = now_ms(), dt;
+
+		assert_int_equal(fi_av_insertsvc(av, "localhost", "nobody",
+						 fa, 0, NULL), 0);
+		dt = now_ms() - t0;
+		assert_int_equal(fa[0], FI_ADDR_NOTAVAIL);
+		assert_true(dt >= 190 && dt < 3000);
+	}
+	/* several services nobody binds share one wait */
+	{
+		struct fi_sse_addr svc[3];
+		int i;
+		uint64_t t0, dt;
+
+		for (i = 0; i < 3; i++) {
+			svc[i].fabric_id = fabric_id;
+			svc[i].addr = 0xff000000u | (0x100u + (uint32_t)i);
+		}
+		t0 = now_ms();
+		assert_int_equal(fi_av_insert(av, svc, 3, fa, FI_SYNC_ERR,
+					      err), 0);
+		dt = now_ms() - t0;
+		assert_true(dt >= 190 && dt < 390);
+		for (i = 0; i < 3; i++) {
+			assert_int_equal(fa[i], FI_ADDR_NOTAVAIL);
+			assert_int_equal(err[i], FI_EADDRNOTAVAIL);
+		}
+	}
+	assert_int_equal(fi_av_insertsvc(av, NULL, NULL, fa, 0, NULL),
+			 -FI_EINVAL);
 	assert_fi_ok(fi_close(&av->fid));
 }
 
@@ -215,6 +259,117 @@ static void test_av_event(void **state)
 	assert_fi_ok(fi_close(&eq->fid));
 }
 
+/* An endpoint opened from fi_getinfo(localhost, @service, FI_SOURCE). */
+static struct fid_ep *open_bound(const char *service, struct fi_info **fip)
+{
+	struct fi_info *hints = sse_test_hints(FI_TAGGED);
+	struct fid_ep *ep;
+
+	assert_fi_ok(fi_getinfo(FI_VERSION(1, 17), "localhost", service,
+				FI_SOURCE, hints, fip));
+	fi_freeinfo(hints);
+	assert_fi_ok(fi_endpoint(dom, *fip, &ep, NULL));
+	return ep;
+}
+
+static void lookup(struct fid_av *av, fi_addr_t fa, struct fi_sse_addr *a)
+{
+	size_t len = sizeof(*a);
+
+	assert_fi_ok(fi_av_lookup(av, fa, a, &len));
+	assert_int_equal(len, sizeof(*a));
+}
+
+/*
+ * FI_ADDR_STR round trips: what fi_av_straddr prints, fi_av_insertsvc
+ * (and fi_getinfo) take back, for endpoint addresses and for services;
+ * a node/service pair inserts the endpoint that bound the service; and
+ * fi_av_insertsym counts services up.
+ */
+static void test_av_str_roundtrip(void **state)
+{
+	struct fi_av_attr attr = { .type = FI_AV_TABLE };
+	struct fi_info *fi1, *fi2, *fi3, *hints;
+	struct fid_ep *ep1, *ep2, *ep3, *ep4;
+	struct fi_sse_addr me1, me2, me3, got, svc;
+	char str[FI_SSE_ADDR_STRLEN];
+	fi_addr_t fa[4];
+	struct fid_av *av;
+	size_t len;
+
+	ep1 = open_bound("av-server", &fi1);
+	ep2 = open_bound("sym7", &fi2);
+	ep3 = open_bound("sym8", &fi3);
+	len = sizeof(me1);
+	assert_fi_ok(fi_getname(&ep1->fid, &me1, &len));
+	len = sizeof(me2);
+	assert_fi_ok(fi_getname(&ep2->fid, &me2, &len));
+	len = sizeof(me3);
+	assert_fi_ok(fi_getname(&ep3->fid, &me3, &len));
+	assert_false(FI_SSE_ADDR_IS_SVC(&me1));
+	/* a second endpoint cannot bind a service already bound */
+	assert_int_equal(fi_endpoint(dom, fi1, &ep4, NULL), -FI_EADDRINUSE);
+	assert_fi_ok(fi_av_open(dom, &attr, &av, NULL));
+
+	/* node/service: the endpoint bound to the service */
+	assert_int_equal(fi_av_insertsvc(av, "localhost", "av-server", &fa[0],
+					 0, NULL), 1);
+	lookup(av, fa[0], &got);
+	assert_memory_equal(&got, &me1, sizeof(got));
+
+	/* an endpoint address: straddr -> insertsvc -> the same address */
+	len = sizeof(str);
+	assert_ptr_equal(fi_av_straddr(av, &me2, str, &len), str);
+	assert_int_equal(fi_av_insertsvc(av, str, NULL, &fa[1], 0, NULL), 1);
+	lookup(av, fa[1], &got);
+	assert_memory_equal(&got, &me2, sizeof(got));
+
+	/* a service's address as getinfo returns it: its string names the
+	 * service, and inserting either resolves it */
+	hints = sse_test_hints(FI_TAGGED);
+	assert_fi_ok(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", "sym8", 0,
+				hints, &fi2->next));
+	memcpy(&svc, fi2->next->dest_addr, sizeof(svc));
+	fi_freeinfo(fi2->next);
+	fi2->next = NULL;
+	fi_freeinfo(hints);
+	assert_true(FI_SSE_ADDR_IS_SVC(&svc));
+	len = sizeof(str);
+	assert_ptr_equal(fi_av_straddr(av, &svc, str, &len), str);
+	assert_true(len <= FI_SSE_ADDR_STRLEN);
+	assert_non_null(strstr(str, "/svc#"));
+	assert_int_equal(fi_av_insertsvc(av, str, NULL, &fa[2], 0, NULL), 1);
+	lookup(av, fa[2], &got);
+	assert_memory_equal(&got, &me3, sizeof(got));
+	assert_int_equal(fi_av_insert(av, &svc, 1, &fa[3], 0, NULL), 1);
+	lookup(av, fa[3], &got);
+	assert_memory_equal(&got, &me3, sizeof(got));
+	assert_fi_ok(fi_close(&av->fid));
+
+	/* insertsym: services sym7 and sym8 of this host */
+	assert_fi_ok(fi_av_open(dom, &attr, &av, NULL));
+	assert_int_equal(fi_av_insertsym(av, "localhost", 1, "sym7", 2, fa, 0,
+					 NULL), 2);
+	lookup(av, fa[0], &got);
+	assert_memory_equal(&got, &me2, sizeof(got));
+	lookup(av, fa[1], &got);
+	assert_memory_equal(&got, &me3, sizeof(got));
+	/* a node name with no number to count up cannot make two nodes */
+	assert_int_equal(fi_av_insertsym(av, "localhost", 2, "sym7", 1, fa, 0,
+					 NULL), -FI_EINVAL);
+	assert_fi_ok(fi_close(&av->fid));
+
+	/* closing the endpoint releases its service: another binds it */
+	assert_fi_ok(fi_close(&ep1->fid));
+	assert_fi_ok(fi_endpoint(dom, fi1, &ep4, NULL));
+	assert_fi_ok(fi_close(&ep4->fid));
+	assert_fi_ok(fi_close(&ep2->fid));
+	assert_fi_ok(fi_close(&ep3->fid));
+	fi_freeinfo(fi1);
+	fi_freeinfo(fi2);
+	fi_freeinfo(fi3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -222,10 +377,12 @@ int main(void)
 		cmocka_unit_test(test_av_map),
 		cmocka_unit_test(test_av_bad_addresses),
 		cmocka_unit_test(test_av_straddr),
+		cmocka_unit_test(test_av_str_roundtrip),
 		cmocka_unit_test(test_av_open_errors),
 		cmocka_unit_test(test_av_event),
 	};
 
 	sse_test_init("private", "av");
+	setenv("FI_SLINGSHOT_EMU_SERVICE_WAIT", "200", 1);
 	return cmocka_run_group_tests_name("av", tests, setup, teardown);
 }

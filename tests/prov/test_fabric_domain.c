@@ -383,10 +383,19 @@ static void test_domain_src_port(void **state)
 	struct fi_sse_addr a;
 	size_t len = sizeof(a);
 
-	assert_fi_ok(fi_getinfo(FI_VERSION(1, 17), "localhost", "5",
-				FI_SOURCE, hints, &info));
-	assert_fi_ok(fi_getinfo(FI_VERSION(1, 17), "localhost", "6",
-				FI_SOURCE, hints, &info2));
+	char node[64];
+
+	/* the fabric's id, from the "any port" source address */
+	assert_fi_ok(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
+				&info));
+	memcpy(&a, info->src_addr, sizeof(a));
+	fi_freeinfo(info);
+	snprintf(node, sizeof(node), "sse://%08x/5", a.fabric_id);
+	assert_fi_ok(fi_getinfo(FI_VERSION(1, 17), node, NULL, FI_SOURCE,
+				hints, &info));
+	snprintf(node, sizeof(node), "sse://%08x/6", a.fabric_id);
+	assert_fi_ok(fi_getinfo(FI_VERSION(1, 17), node, NULL, FI_SOURCE,
+				hints, &info2));
 	assert_fi_ok(fi_fabric(info->fabric_attr, &fab, NULL));
 	assert_fi_ok(fi_domain(fab, info, &dom, NULL));
 	assert_fi_ok(fi_endpoint(dom, info, &ep, NULL));

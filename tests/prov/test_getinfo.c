@@ -4,7 +4,12 @@
  * for anything it cannot do) and trimmed, and node/service resolution.
  * The cases follow fabtests' fi_getinfo_test and what Open MPI asks for.
  */
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <unistd.h>
+
+#include <slingshot_emu/ssemu.h>
 
 #include "sse_test.h"
 
@@ -88,7 +93,11 @@ static void test_getinfo_no_hints(void **state)
 		assert_true(fi->tx_attr->msg_order & FI_ORDER_SAS);
 		assert_true(fi->ep_attr->max_msg_size >= (64u << 20));
 		assert_true(fi->tx_attr->inject_size > 0);
-		assert_null(fi->src_addr);
+		/* fi_getinfo(3): a source address, here "any port" */
+		assert_non_null(fi->src_addr);
+		assert_int_equal(fi->src_addrlen, sizeof(struct fi_sse_addr));
+		assert_int_equal(((struct fi_sse_addr *)fi->src_addr)->addr,
+				 FI_SSE_ADDR_ANY);
 		assert_null(fi->dest_addr);
 	}
 	assert_int_equal(n, 1);
@@ -337,66 +346,143 @@ static void get_fabric_id(uint32_t *id)
 	fi_freeinfo(info);
 }
 
+static struct fi_sse_addr addr_of(const void *p, size_t len)
+{
+	struct fi_sse_addr a;
+
+	assert_non_null(p);
+	assert_int_equal(len, sizeof(a));
+	memcpy(&a, p, sizeof(a));
+	return a;
+}
+
+/* This host's first interface address that is not loopback, as text. */
+static bool first_if_addr(char *buf, size_t len)
+{
+	struct ifaddrs *ifs, *i;
+	bool found = false;
+
+	if (getifaddrs(&ifs))
+		return false;
+	for (i = ifs; i && !found; i = i->ifa_next) {
+		const struct sockaddr_in *s4 = (const void *)i->ifa_addr;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+		    (ntohl(s4->sin_addr.s_addr) >> 24) == 127)
+			continue;
+		found = inet_ntop(AF_INET, &s4->sin_addr, buf,
+				  (socklen_t)len) != NULL;
+	}
+	freeifaddrs(ifs);
+	return found;
+}
+
 static void test_getinfo_node_service(void **state)
 {
 	struct fi_info *info, *h;
-	struct fi_sse_addr a;
+	struct fi_sse_addr a, b;
 	char node[64], host[256];
 	uint32_t id;
 
-	/* FI_SOURCE: node/service name the local address */
-	info = expect_one(FI_VERSION(1, 17), "localhost", "3", FI_SOURCE,
+	/* FI_SOURCE: node/service name the service the endpoint will bind;
+	 * the port stays placement's */
+	info = expect_one(FI_VERSION(1, 17), "localhost", "9228", FI_SOURCE,
 			  sse_test_hints(FI_TAGGED));
-	assert_non_null(info->src_addr);
-	assert_int_equal(info->src_addrlen, sizeof(a));
+	a = addr_of(info->src_addr, info->src_addrlen);
 	assert_null(info->dest_addr);
-	memcpy(&a, info->src_addr, sizeof(a));
-	assert_int_equal(FI_SSE_ADDR_PORT(&a), 3);
-	assert_int_equal(FI_SSE_ADDR_PID(&a), 0);
+	assert_true(FI_SSE_ADDR_IS_SVC(&a));
+	assert_int_equal(FI_SSE_ADDR_SVC_KEY(&a), ssemu_svc_key("9228"));
 	id = a.fabric_id;
 	fi_freeinfo(info);
 
-	/* without FI_SOURCE: the destination */
-	info = expect_one(FI_VERSION(1, 17), "127.0.0.1", "5:2", 0,
+	/* without FI_SOURCE: the same service as destination, and a source
+	 * address (any port) as tcp gives one */
+	info = expect_one(FI_VERSION(1, 17), "127.0.0.1", "9228", 0,
 			  sse_test_hints(FI_TAGGED));
-	assert_null(info->src_addr);
-	assert_non_null(info->dest_addr);
-	memcpy(&a, info->dest_addr, sizeof(a));
-	assert_int_equal(a.fabric_id, id);
-	assert_int_equal(FI_SSE_ADDR_PORT(&a), 5);
-	assert_int_equal(FI_SSE_ADDR_PID(&a), 2);
+	b = addr_of(info->dest_addr, info->dest_addrlen);
+	assert_memory_equal(&a, &b, sizeof(a));
+	b = addr_of(info->src_addr, info->src_addrlen);
+	assert_int_equal(b.fabric_id, id);
+	assert_int_equal(b.addr, FI_SSE_ADDR_ANY);
+	fi_freeinfo(info);
+
+	/* any service string is a name: distinct names, distinct keys */
+	info = expect_one(FI_VERSION(1, 17), "localhost", "my-server", 0,
+			  sse_test_hints(FI_TAGGED));
+	b = addr_of(info->dest_addr, info->dest_addrlen);
+	assert_true(FI_SSE_ADDR_IS_SVC(&b));
+	assert_int_not_equal(b.addr, a.addr);
 	fi_freeinfo(info);
 
 	/* FI_SOURCE with a node only: any port */
 	info = expect_one(FI_VERSION(1, 17), "localhost", NULL, FI_SOURCE,
 			  sse_test_hints(FI_TAGGED));
-	memcpy(&a, info->src_addr, sizeof(a));
+	a = addr_of(info->src_addr, info->src_addrlen);
 	assert_int_equal(a.addr, FI_SSE_ADDR_ANY);
 	fi_freeinfo(info);
 
 	/* a service alone is local */
 	info = expect_one(FI_VERSION(1, 17), NULL, "7", 0,
 			  sse_test_hints(FI_TAGGED));
-	assert_non_null(info->src_addr);
+	a = addr_of(info->src_addr, info->src_addrlen);
+	assert_true(FI_SSE_ADDR_IS_SVC(&a));
+	assert_null(info->dest_addr);
 	fi_freeinfo(info);
 
-	/* this host by name */
+	/* this host by any of its names and addresses, and the fabric */
 	assert_int_equal(gethostname(host, sizeof(host)), 0);
 	info = expect_one(FI_VERSION(1, 17), host, "1", 0,
 			  sse_test_hints(FI_TAGGED));
 	fi_freeinfo(info);
+	info = expect_one(FI_VERSION(1, 17), "::1", "1", 0,
+			  sse_test_hints(FI_TAGGED));
+	fi_freeinfo(info);
+	info = expect_one(FI_VERSION(1, 17), getenv("FI_SLINGSHOT_EMU_FABRIC"),
+			  "1", 0, sse_test_hints(FI_TAGGED));
+	fi_freeinfo(info);
+	if (first_if_addr(host, sizeof(host))) {
+		info = expect_one(FI_VERSION(1, 17), host, "1", 0,
+				  sse_test_hints(FI_TAGGED));
+		fi_freeinfo(info);
+	}
 
-	/* the string fi_av_straddr prints */
+	/* the strings fi_av_straddr prints: exact endpoints, services */
 	snprintf(node, sizeof(node), "sse://%08x/4:1", id);
 	info = expect_one(FI_VERSION(1, 17), node, NULL, 0,
 			  sse_test_hints(FI_TAGGED));
-	memcpy(&a, info->dest_addr, sizeof(a));
+	a = addr_of(info->dest_addr, info->dest_addrlen);
 	assert_int_equal(a.addr, ((4u << 8) | 1));
 	fi_freeinfo(info);
+	snprintf(node, sizeof(node), "sse://%08x/svc:9228", id);
+	info = expect_one(FI_VERSION(1, 17), node, NULL, 0,
+			  sse_test_hints(FI_TAGGED));
+	a = addr_of(info->dest_addr, info->dest_addrlen);
+	assert_int_equal(a.addr, 0xff000000u | ssemu_svc_key("9228"));
+	fi_freeinfo(info);
+	snprintf(node, sizeof(node), "sse://%08x/svc#%06x", id,
+		 ssemu_svc_key("9228"));
+	info = expect_one(FI_VERSION(1, 17), node, NULL, 0,
+			  sse_test_hints(FI_TAGGED));
+	b = addr_of(info->dest_addr, info->dest_addrlen);
+	assert_memory_equal(&a, &b, sizeof(a));
+	fi_freeinfo(info);
+	/* ports by number: an sse:// source address places the NIC */
+	snprintf(node, sizeof(node), "sse://%08x/5", id);
+	info = expect_one(FI_VERSION(1, 17), node, NULL, FI_SOURCE,
+			  sse_test_hints(FI_TAGGED));
+	a = addr_of(info->src_addr, info->src_addrlen);
+	assert_int_equal(FI_SSE_ADDR_PORT(&a), 5);
+	fi_freeinfo(info);
 
-	/* unknown hosts, other fabrics, ports the fabric lacks */
-	assert_int_equal(getinfo(FI_VERSION(1, 17), "g00n13s", NULL, 0,
+	/* hosts that are not this one, other fabrics, ports the fabric
+	 * lacks, names too long, an sse:// address with a service */
+	assert_int_equal(getinfo(FI_VERSION(1, 17), "g00n13s", "9228", 0,
 				 h = sse_test_hints(FI_TAGGED), &info),
+			 -FI_ENODATA);
+	fi_freeinfo(h);
+	assert_int_equal(getinfo(FI_VERSION(1, 17), "198.51.100.1", "9228",
+				 FI_SOURCE, h = sse_test_hints(FI_TAGGED),
+				 &info),
 			 -FI_ENODATA);
 	fi_freeinfo(h);
 	snprintf(node, sizeof(node), "sse://%08x/4:1", id ^ 1);
@@ -404,14 +490,68 @@ static void test_getinfo_node_service(void **state)
 				 h = sse_test_hints(FI_TAGGED), &info),
 			 -FI_ENODATA);
 	fi_freeinfo(h);
-	assert_int_equal(getinfo(FI_VERSION(1, 17), "localhost", "100000", 0,
+	snprintf(node, sizeof(node), "sse://%08x/100000", id);
+	assert_int_equal(getinfo(FI_VERSION(1, 17), node, NULL, 0,
 				 h = sse_test_hints(FI_TAGGED), &info),
 			 -FI_ENODATA);
 	fi_freeinfo(h);
-	assert_int_equal(getinfo(FI_VERSION(1, 17), "localhost", "http", 0,
+	snprintf(node, sizeof(node), "sse://%08x/4", id);
+	assert_int_equal(getinfo(FI_VERSION(1, 17), node, "9228", 0,
 				 h = sse_test_hints(FI_TAGGED), &info),
 			 -FI_ENODATA);
 	fi_freeinfo(h);
+	memset(host, 'x', 64);
+	host[64] = '\0';
+	assert_int_equal(getinfo(FI_VERSION(1, 17), "localhost", host, 0,
+				 h = sse_test_hints(FI_TAGGED), &info),
+			 -FI_ENODATA);
+	fi_freeinfo(h);
+}
+
+/* What fabtests' getinfo_test checks: a source address for every
+ * combination of node, service and FI_SOURCE, and a destination too for
+ * node and service without FI_SOURCE. */
+static void test_getinfo_src_addr(void **state)
+{
+	static const struct {
+		const char *node, *service;
+		uint64_t flags;
+		bool dest;
+	} c[] = {
+		{ NULL, NULL, 0, false },
+		{ "localhost", NULL, FI_SOURCE, false },
+		{ NULL, "9228", FI_SOURCE, false },
+		{ "localhost", "9228", FI_SOURCE, false },
+		{ "localhost", "9228", 0, true },
+	};
+	struct fi_info *info, *fi;
+	size_t i;
+	int hinted;
+
+	for (hinted = 0; hinted < 2; hinted++) {
+		for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+			struct fi_info *h = hinted ?
+				sse_test_hints(FI_MSG) : NULL;
+
+			assert_fi_ok(getinfo(FI_VERSION(1, 17), c[i].node,
+					     c[i].service, c[i].flags, h,
+					     &info));
+			for (fi = info; fi; fi = fi->next) {
+				assert_non_null(fi->src_addr);
+				assert_int_equal(fi->src_addrlen,
+						 sizeof(struct fi_sse_addr));
+				if (c[i].dest) {
+					assert_non_null(fi->dest_addr);
+					assert_int_equal(fi->dest_addrlen,
+						sizeof(struct fi_sse_addr));
+				} else {
+					assert_null(fi->dest_addr);
+				}
+			}
+			fi_freeinfo(info);
+			fi_freeinfo(h);
+		}
+	}
 }
 
 /* fi_pingpong hands the peer's fi_getname() over as hints->dest_addr. */
@@ -492,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_getinfo_trim_and_copy),
 		cmocka_unit_test(test_getinfo_mr_mode),
 		cmocka_unit_test(test_getinfo_node_service),
+		cmocka_unit_test(test_getinfo_src_addr),
 		cmocka_unit_test(test_getinfo_hint_addresses),
 		cmocka_unit_test(test_getinfo_fabric_name),
 		cmocka_unit_test(test_getinfo_roundtrip),
