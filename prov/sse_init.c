@@ -27,6 +27,7 @@ struct sse_env sse_env = {
 	.tx_size = 16384,
 	.rx_size = 16384,
 	.progress_budget = 256,
+	.close_timeout = SSEMU_CLOSE_DRAIN_MS,
 };
 
 static char sse_default_fabric[64];
@@ -161,6 +162,8 @@ static void sse_init_env(void)
 			"Receives posted per endpoint (rx_attr->size); more return -FI_EAGAIN. Default: 16384");
 	fi_param_define(&sse_prov, "progress_budget", FI_PARAM_INT,
 			"Emulator events processed per progress call. Default: 256");
+	fi_param_define(&sse_prov, "close_timeout", FI_PARAM_INT,
+			"Milliseconds fi_close of an endpoint waits, at most, for the messages and RMA operations it accepted to be delivered (they are the NIC's: injected sends included); what is left after that is discarded with a warning and counted. 0: discard at once. Default: 5000");
 
 	sse_env.store = sse_param_str("store");
 	sse_env.fabric = sse_param_str("fabric");
@@ -183,6 +186,8 @@ static void sse_init_env(void)
 	sse_param_size("rx_size", &sse_env.rx_size);
 	if (!fi_param_get_int(&sse_prov, "progress_budget", &ival) && ival > 0)
 		sse_env.progress_budget = ival;
+	if (!fi_param_get_int(&sse_prov, "close_timeout", &ival) && ival >= 0)
+		sse_env.close_timeout = ival;
 	if (!sse_env.tx_size)
 		sse_env.tx_size = 1;
 	if (!sse_env.rx_size)

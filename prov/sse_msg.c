@@ -97,7 +97,15 @@ ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
 				ret = -FI_ENOMEM;
 				goto unlock;
 			}
-			sse_copy_from_iov(tx->bounce, iov, count, 0, len);
+			if (sse_copy_from_iov(tx->bounce, iov, count, 0,
+					      len)) {
+				SSE_EP_WARN(ep, "inject of %zu bytes from memory that is not readable refused\n",
+					    len);
+				free(tx->bounce);
+				free(tx);
+				ret = -FI_EFAULT;
+				goto unlock;
+			}
 			tx->iov[0].iov_base = tx->bounce;
 			tx->iov[0].iov_len = len;
 			tx->iov_count = 1;
