@@ -1059,6 +1059,8 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 
 	if (!epp)
 		return -EINVAL;
+	/* the NIC accesses application memory under the fault guard */
+	ssemu_guard_arm();
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
@@ -1315,6 +1317,7 @@ int ssemu_mr_reg(struct ssemu_nic *nic, const struct ssemu_mr_desc *mr)
 	    (uintptr_t)mr->addr + mr->len < (uintptr_t)mr->addr ||
 	    mr->base + mr->len < mr->base)
 		return -EINVAL;
+	ssemu_guard_arm();
 	r = nic->fab->r;
 	ret = lock_region(r, false);
 	if (ret)

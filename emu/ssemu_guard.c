@@ -20,9 +20,10 @@
  * guard costs a sigsetjmp without a signal mask (no system call) and two
  * stores to a thread-local word.
  *
- * An application that installs its own SIGSEGV handler after the first
- * guarded access replaces this one: its faults in guarded copies then go to
- * its handler, as any fault in its own code does.
+ * An application (or test harness) that installs its own SIGSEGV handler
+ * later replaces this one until the guard looks again (ssemu_guard_arm):
+ * a fault in a guarded copy meanwhile goes to its handler, as any fault in
+ * its own code does.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -40,9 +41,14 @@ struct guard {
 };
 
 static __thread struct guard *volatile cur_guard;
+static __thread unsigned guard_calls;
 static struct sigaction old_segv, old_bus;
-static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
-static bool guard_ready;
+static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool guard_ready, guard_warned;
+
+/* Look at the guard's handler again every this many guarded accesses of a
+ * thread (the look is a system call). */
+#define GUARD_RECHECK 1024
 
 static void guard_chain(int sig, siginfo_t *si, void *uc)
 {
@@ -73,39 +79,60 @@ static void guard_handler(int sig, siginfo_t *si, void *uc)
 	guard_chain(sig, si, uc);
 }
 
-static void guard_install(void)
+/* Put the handler in for @sig unless it is there; what was there is
+ * chained to. */
+static int guard_install(int sig, struct sigaction *old)
 {
-	struct sigaction sa;
+	struct sigaction sa, cur;
 
+	if (sigaction(sig, NULL, &cur))
+		return -errno;
+	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == guard_handler)
+		return 0;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = guard_handler;
 	/* SA_NODEFER: the jump out of the handler leaves the signal
 	 * unblocked without a signal-mask system call per guard */
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGSEGV, &sa, &old_segv)) {
+	/* (the chain reads @old only on a fault outside a guard) */
+	*old = cur;
+	if (sigaction(sig, &sa, NULL))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Install the guard's handlers, or put them back if somebody replaced
+ * them (a test harness that sets its own per test, an application that
+ * installs one later): done when an endpoint opens, when a region is
+ * registered, and every GUARD_RECHECK guarded accesses of a thread.
+ */
+void ssemu_guard_arm(void)
+{
+	int ret;
+
+	pthread_mutex_lock(&guard_lock);
+	ret = guard_install(SIGSEGV, &old_segv);
+	if (!ret)
+		ret = guard_install(SIGBUS, &old_bus);
+	guard_ready = !ret;
+	if (ret && !guard_warned) {
+		guard_warned = true;
 		ssemu_log(SSEMU_LOG_WARN, "cannot install the fault guard "
 			  "(%s): a bad application buffer will crash the "
 			  "process instead of failing its transfer",
-			  strerror(errno));
-		return;
+			  strerror(-ret));
 	}
-	if (sigaction(SIGBUS, &sa, &old_bus)) {
-		sigaction(SIGSEGV, &old_segv, NULL);
-		ssemu_log(SSEMU_LOG_WARN, "cannot install the fault guard "
-			  "(%s): a bad application buffer will crash the "
-			  "process instead of failing its transfer",
-			  strerror(errno));
-		return;
-	}
-	guard_ready = true;
+	pthread_mutex_unlock(&guard_lock);
 }
 
 int ssemu_guarded(void (*fn)(void *), void *arg)
 {
 	struct guard g;
 
-	pthread_once(&guard_once, guard_install);
+	if (!guard_ready || ++guard_calls % GUARD_RECHECK == 0)
+		ssemu_guard_arm();
 	if (!guard_ready || cur_guard) {
 		/* no handler, or nested: the outer guard catches it */
 		fn(arg);

@@ -706,6 +706,8 @@ int ssemu_place_choose(const struct ssemu_place_req *req, uint32_t *out,
 /* Run @fn(@arg) under the fault guard (ssemu_guard.c): 0, or -EFAULT if it
  * touched memory that is not mapped (or not writable) and was cut short. */
 int ssemu_guarded(void (*fn)(void *), void *arg);
+/* (Re)install the fault guard's signal handlers if they are not in. */
+void ssemu_guard_arm(void);
 
 void ssemu_log(enum ssemu_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
