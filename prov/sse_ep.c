@@ -157,6 +157,8 @@ static bool __sse_ep_drain(struct sse_ep *ep, uint64_t deadline)
 		pthread_mutex_unlock(&dom->lock);
 		sse_engine_progress(dom);
 		pthread_mutex_lock(&dom->lock);
+		/* receivers in this process free the slots we wait for */
+		__sse_domain_progress(dom);
 	}
 	sse_dlist_foreach(&ep->tx_queue, tx, struct sse_tx, entry)
 		n++;

@@ -1098,8 +1098,8 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 
 		/* The common case: all of it, straight into the buffer. */
 		__sse_rx_place(ep, rx, total, &off, &room);
-		if (hflags & SSE_HF_FAULT)
-			err = FI_EFAULT;	/* its sender could not read it */
+		if (hflags & SSE_HF_FAULT)	/* its sender could not read */
+			err = FI_EFAULT;
 		else if (sse_copy_to_iov(rx->iov, rx->iov_count, off, data,
 					 SSEMU_MIN(total, room)))
 			err = __sse_rx_fault(ep, ev->src);
