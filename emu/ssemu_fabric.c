@@ -1213,6 +1213,7 @@ static int copy_iov(uint8_t **dstp, const struct iovec *iov, size_t n)
 	int ret;
 
 	for (v = 0; v < n; v++) {
+		/* (address 0 with a length is one more unmapped address) */
 		ret = ssemu_copy_user(dst, iov[v].iov_base, iov[v].iov_len);
 		if (ret)
 			return ret;
@@ -1222,7 +1223,9 @@ static int copy_iov(uint8_t **dstp, const struct iovec *iov, size_t n)
 	return 0;
 }
 
-/* Bytes in @iov; -1 if an entry with a length has no base. */
+/* Bytes in @iov; -1 if there is none or they add up past INT64_MAX.  (An
+ * entry with a length and no base fails in copy_iov, as any address the
+ * NIC cannot read does.) */
 static int64_t iov_bytes(const struct iovec *iov, size_t n)
 {
 	uint64_t len = 0;
@@ -1231,7 +1234,7 @@ static int64_t iov_bytes(const struct iovec *iov, size_t n)
 	if (n && !iov)
 		return -1;
 	for (v = 0; v < n; v++) {
-		if (iov[v].iov_len && !iov[v].iov_base)
+		if (iov[v].iov_len > INT64_MAX)
 			return -1;
 		len += iov[v].iov_len;
 		if (len > INT64_MAX)

@@ -167,5 +167,7 @@ int ssemu_copy_user(void *dst, const void *src, size_t len)
 
 	if (!len)
 		return 0;
+	if (!dst || !src)
+		return -EFAULT;
 	return ssemu_guarded(copy_fn, &a);
 }

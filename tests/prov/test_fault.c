@@ -10,6 +10,8 @@
  * - fi_write, fi_read and atomics against a region unmapped after it was
  *   registered, and a large fi_read from a region registered longer than
  *   its mapping: FI_EFAULT at the initiator;
+ * - a send naming address 0 with a length (MPI_BOTTOM from Open MPI's
+ *   MTL): FI_EFAULT at both ends;
  * - an inject from unmapped memory: -FI_EFAULT from the call.
  * After each, the endpoints carry a good transfer.  In one process and
  * across two (fork), over the shared-memory store.
@@ -151,6 +153,35 @@ static void test_send_partly_unmapped_eager(void **state)
 static void test_send_partly_unmapped_rndv(void **state)
 {
 	send_fault(RNDV_LEN, RNDV_LEN / 2);
+}
+
+/*
+ * Address 0 with a length, as Open MPI's MTL passes MPI_BOTTOM for
+ * MPI_Alltoallw with absolute struct datatypes: both ends fail (an error
+ * returned by the call alone leaves the receiver waiting).
+ */
+static void test_send_null(void **state)
+{
+	size_t lens[] = { 8, 5000, RNDV_LEN }, i;
+	char *dst = malloc(RNDV_LEN);
+	struct fi_info *hints;
+	struct sse_res r;
+	int sc, rc;
+
+	res_open(&r, 2, &hints);
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		assert_fi_ok(fi_trecv(r.ep[1], dst, lens[i], NULL,
+				      FI_ADDR_UNSPEC, i, 0, &rc));
+		assert_fi_ok(fi_tsenddata(r.ep[0], NULL, lens[i], NULL, 1,
+					  r.addr[1], i, &sc));
+		expect_efault(&r, r.cq[0], &sc);
+		expect_efault(&r, r.cq[1], &rc);
+	}
+	assert_int_equal(fi_inject(r.ep[0], NULL, 8, r.addr[1]), -FI_EFAULT);
+	good_msg(&r, 0, 1, 100);
+	sse_res_close(&r);
+	fi_freeinfo(hints);
+	free(dst);
 }
 
 /* A receive of @len into a buffer mapped for its first @good bytes; the
@@ -486,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_send_unmapped_eager),
 		cmocka_unit_test(test_send_partly_unmapped_eager),
 		cmocka_unit_test(test_send_partly_unmapped_rndv),
+		cmocka_unit_test(test_send_null),
 		cmocka_unit_test(test_recv_unmapped_eager),
 		cmocka_unit_test(test_recv_partly_unmapped_rndv),
 		cmocka_unit_test(test_inject_unmapped),
