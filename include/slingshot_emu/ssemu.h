@@ -373,7 +373,8 @@ struct ssemu_send {
  * Post a message.  Data is copied before return; the iov may be reused.
  * @return 0; -EAGAIN no slot or ring space (progress and retry, nothing is
  * lost); -EMSGSIZE longer than ssemu_ep_max_msg; -EINVAL bad dest or class;
- * -EFAULT part of the iov is not readable memory (nothing is posted).
+ * -EFAULT part of the iov is not readable memory, address 0 included
+ * (nothing is posted).
  */
 int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *send);
 
