@@ -116,7 +116,7 @@ void ssemu_guard_arm(void)
 	ret = guard_install(SIGSEGV, &old_segv);
 	if (!ret)
 		ret = guard_install(SIGBUS, &old_bus);
-	guard_ready = !ret;
+	__atomic_store_n(&guard_ready, !ret, __ATOMIC_RELEASE);
 	if (ret && !guard_warned) {
 		guard_warned = true;
 		ssemu_log(SSEMU_LOG_WARN, "cannot install the fault guard "
@@ -129,11 +129,14 @@ void ssemu_guard_arm(void)
 
 int ssemu_guarded(void (*fn)(void *), void *arg)
 {
+	bool ready = __atomic_load_n(&guard_ready, __ATOMIC_ACQUIRE);
 	struct guard g;
 
-	if (!guard_ready || ++guard_calls % GUARD_RECHECK == 0)
+	if (!ready || ++guard_calls % GUARD_RECHECK == 0) {
 		ssemu_guard_arm();
-	if (!guard_ready || cur_guard) {
+		ready = __atomic_load_n(&guard_ready, __ATOMIC_ACQUIRE);
+	}
+	if (!ready || cur_guard) {
 		/* no handler, or nested: the outer guard catches it */
 		fn(arg);
 		return 0;
