@@ -1216,6 +1216,8 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 
 	if (!epp)
 		return -EINVAL;
+	/* the NIC accesses application memory under the fault guard */
+	ssemu_guard_arm();
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
@@ -1258,20 +1260,6 @@ err_unlock:
 	return ret;
 }
 
-void ssemu_ep_close(struct ssemu_ep *ep)
-{
-	struct ssemu_region *r;
-
-	if (!ep)
-		return;
-	r = ep->nic->fab->r;
-	if (!lock_region(r, false)) {
-		if (ssemu_r_nic_eps(r, ep->nic->slot)[ep->pid] == ep->index)
-			ep_close_locked(r, ep->nic->slot, ep->pid);
-		unlock_region(r);
-	}
-	free(ep);
-}
 
 ssemu_addr_t ssemu_ep_addr(struct ssemu_ep *ep)
 {
@@ -1374,18 +1362,32 @@ static uint8_t *msg_data(struct ssemu_region *r, struct ssemu_msg *m)
 	return m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
 }
 
-static uint8_t *copy_iov(uint8_t *dst, const struct iovec *iov, size_t n)
+/*
+ * Copy the application's @iov to @dst (the NIC reading host memory): a
+ * page that is not mapped fails the copy with -EFAULT, as a DMA read
+ * error fails a real NIC's command, and never faults the process.
+ * *@dstp advances past what was copied.
+ */
+static int copy_iov(uint8_t **dstp, const struct iovec *iov, size_t n)
 {
+	uint8_t *dst = *dstp;
 	size_t v;
+	int ret;
 
 	for (v = 0; v < n; v++) {
-		memcpy(dst, iov[v].iov_base, iov[v].iov_len);
+		/* (address 0 with a length is one more unmapped address) */
+		ret = ssemu_copy_user(dst, iov[v].iov_base, iov[v].iov_len);
+		if (ret)
+			return ret;
 		dst += iov[v].iov_len;
 	}
-	return dst;
+	*dstp = dst;
+	return 0;
 }
 
-/* Bytes in @iov; -1 if an entry with a length has no base. */
+/* Bytes in @iov; -1 if there is none or they add up past INT64_MAX.  (An
+ * entry with a length and no base fails in copy_iov, as any address the
+ * NIC cannot read does.) */
 static int64_t iov_bytes(const struct iovec *iov, size_t n)
 {
 	uint64_t len = 0;
@@ -1394,7 +1396,7 @@ static int64_t iov_bytes(const struct iovec *iov, size_t n)
 	if (n && !iov)
 		return -1;
 	for (v = 0; v < n; v++) {
-		if (iov[v].iov_len && !iov[v].iov_base)
+		if (iov[v].iov_len > INT64_MAX)
 			return -1;
 		len += iov[v].iov_len;
 		if (len > INT64_MAX)
@@ -1428,6 +1430,8 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	struct ssemu_msg *m;
 	uint32_t mi;
 	int64_t len;
+	uint8_t *p;
+	int ret;
 
 	if (!ep || !s || (s->iov_count && !s->iov))
 		return -EINVAL;
@@ -1453,7 +1457,11 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	memcpy(m->hdr, s->hdr, sizeof(m->hdr));
 	m->cookie = s->cookie;
 	m->npkts = len ? (uint32_t)((len + c->mtu - 1) / c->mtu) : 1;
-	copy_iov(msg_data(r, m), s->iov, s->iov_count);
+	p = msg_data(r, m);
+	/* a slot that is not posted stays free */
+	ret = copy_iov(&p, s->iov, s->iov_count);
+	if (ret)
+		return ret;
 	return msg_post(ep, m, mi);
 }
 
@@ -1474,6 +1482,7 @@ int ssemu_mr_reg(struct ssemu_nic *nic, const struct ssemu_mr_desc *mr)
 	    (uintptr_t)mr->addr + mr->len < (uintptr_t)mr->addr ||
 	    mr->base + mr->len < mr->base)
 		return -EINVAL;
+	ssemu_guard_arm();
 	r = nic->fab->r;
 	ret = lock_region(r, false);
 	if (ret)
@@ -1551,6 +1560,7 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 	uint32_t mi;
 	size_t esize;
 	uint8_t *p;
+	int ret;
 
 	if (!ep || !rma)
 		return -EINVAL;
@@ -1633,10 +1643,13 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 	m->key = rma->key;
 	m->raddr = rma->addr;
 	p = msg_data(r, m);
+	ret = 0;
 	if (payload)
-		p = copy_iov(p, rma->iov, rma->iov_count);
-	if (rma->op == SSEMU_RMA_COMPARE)
-		copy_iov(p, rma->cmp, rma->cmp_count);
+		ret = copy_iov(&p, rma->iov, rma->iov_count);
+	if (!ret && rma->op == SSEMU_RMA_COMPARE)
+		ret = copy_iov(&p, rma->cmp, rma->cmp_count);
+	if (ret)
+		return ret;
 	return msg_post(ep, m, mi);
 }
 
@@ -1999,6 +2012,95 @@ int ssemu_fabric_progress(struct ssemu_fabric *f, unsigned budget)
 	return progress(f, budget, true);
 }
 
+/*
+ * Messages and RMA operations endpoint @epi posted that are not done yet
+ * at their destination: busy slots whose completion was neither reported
+ * (pushed to the endpoint's event ring or queued for it) nor given up.
+ * Under the lock.
+ */
+static uint32_t ep_undelivered_locked(struct ssemu_region *r, uint32_t epi)
+{
+	uint32_t i, lo = epi * r->config.msgs_per_ep, n = 0, st;
+	struct ssemu_msg *m;
+
+	for (i = lo; i < lo + r->config.msgs_per_ep; i++) {
+		st = ssemu_load_acquire(ssemu_r_mstate(r, i));
+		if (!(st & SSEMU_MSG_BUSY) || (st & SSEMU_MSG_TXDONE))
+			continue;
+		m = ssemu_r_msg(r, i);
+		if (m->mflags & (SSEMU_MSGF_TXPUSH | SSEMU_MSGF_TXOVF))
+			continue;
+		n++;
+	}
+	return n;
+}
+
+/* Events per engine turn while a closing endpoint waits for its traffic. */
+#define CLOSE_BUDGET 4096
+
+/*
+ * The NIC owns what an endpoint posted: the close runs the engine (taking
+ * it over as any waiting process does) until all of it is delivered, for
+ * at most @timeout_ms.  Realtime fabrics release events by the wall clock:
+ * between turns that ran nothing, nap.
+ */
+int ssemu_ep_close_timeout(struct ssemu_ep *ep, int timeout_ms)
+{
+	struct ssemu_fabric *f;
+	struct ssemu_region *r;
+	struct ssemu_ep_sh *sh;
+	uint64_t deadline;
+	uint32_t left;
+	int ret, ran;
+
+	if (!ep)
+		return -EINVAL;
+	f = ep->nic->fab;
+	r = f->r;
+	deadline = wall_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) *
+				1000000ULL;
+	for (;;) {
+		ret = lock_region(r, false);
+		if (ret)
+			break;
+		sh = ssemu_r_ep(r, ep->index);
+		if (ssemu_r_nic_eps(r, ep->nic->slot)[ep->pid] != ep->index ||
+		    !sh->open) {
+			unlock_region(r);
+			break;
+		}
+		left = ep_undelivered_locked(r, ep->index);
+		if (left && wall_ns() >= deadline) {
+			ssemu_log(SSEMU_LOG_WARN, "endpoint %u:%u closes with "
+				  "%u message%s it posted not delivered after "
+				  "%d ms: discarded", ssemu_nic_port(ep->nic),
+				  ep->pid, left, left == 1 ? "" : "s",
+				  timeout_ms);
+			ret = -ETIMEDOUT;
+			left = 0;
+		}
+		if (!left) {
+			ep_close_locked(r, ep->nic->slot, ep->pid);
+			unlock_region(r);
+			break;
+		}
+		ran = run_locked(f, CLOSE_BUDGET, true);
+		unlock_region(r);
+		if (ran <= 0) {
+			struct timespec ts = { 0, 50000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	free(ep);
+	return ret;
+}
+
+void ssemu_ep_close(struct ssemu_ep *ep)
+{
+	ssemu_ep_close_timeout(ep, SSEMU_CLOSE_DRAIN_MS);
+}
+
 int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 {
 	struct ssemu_region *r = f->r;
@@ -2192,6 +2294,8 @@ int ssemu_fabric_stats(struct ssemu_fabric *f, struct ssemu_fabric_stats *st)
 	st->switch_lat_sum = r->switch_lat_sum;
 	st->nics_attached = r->nnics;
 	st->switches_instantiated = r->sw_used;
+	st->msgs_unreachable = r->msgs_unreachable;
+	st->msgs_discarded = r->msgs_discarded;
 	return 0;
 }
 

@@ -985,18 +985,20 @@ static int rma_execute(struct ssemu_region *r, uint32_t nic,
 	local = mr->pid == getpid();
 	if (!len)
 		return 0;
+	/* This process's memory is accessed under the fault guard: a region
+	 * unmapped since it was registered (or registered longer than its
+	 * mapping) fails the operation with -EFAULT, as cma() does for
+	 * another process's. */
 	switch (m->rma_op) {
 	case SSEMU_RMA_WRITE:
-		if (local) {
-			memcpy((void *)(uintptr_t)off, buf, len);
-			return 0;
-		}
+		if (local)
+			return ssemu_copy_user((void *)(uintptr_t)off, buf,
+					       len);
 		return cma(mr->pid, true, off, buf, len);
 	case SSEMU_RMA_READ:
-		if (local) {
-			memcpy(buf, (void *)(uintptr_t)off, len);
-			return 0;
-		}
+		if (local)
+			return ssemu_copy_user(buf, (void *)(uintptr_t)off,
+					       len);
 		return cma(mr->pid, false, off, buf, len);
 	case SSEMU_RMA_ATOMIC:
 	case SSEMU_RMA_FETCH:
@@ -1013,23 +1015,22 @@ static int rma_execute(struct ssemu_region *r, uint32_t nic,
 		return -EPROTO;
 	src = m->aop == SSEMU_AOP_READ ? NULL : buf;
 	cmp = m->rma_op == SSEMU_RMA_COMPARE ? buf + len : NULL;
-	if (local)
-		return ssemu_atomic_apply(m->aop, m->dtype,
-					  (void *)(uintptr_t)off, src, cmp,
-					  m->rma_op == SSEMU_RMA_ATOMIC ? NULL :
-									   buf,
-					  len / esize);
+	/* applied to a copy, so that memory it cannot read is left as it
+	 * was */
 	tmp = malloc(len);
 	if (!tmp)
 		return -ENOMEM;
-	ret = cma(mr->pid, false, off, tmp, len);
+	ret = local ? ssemu_copy_user(tmp, (void *)(uintptr_t)off, len) :
+		      cma(mr->pid, false, off, tmp, len);
 	if (!ret)
 		ret = ssemu_atomic_apply(m->aop, m->dtype, tmp, src, cmp,
 					 m->rma_op == SSEMU_RMA_ATOMIC ? NULL :
 									  buf,
 					 len / esize);
 	if (!ret && m->aop != SSEMU_AOP_READ)
-		ret = cma(mr->pid, true, off, tmp, len);
+		ret = local ? ssemu_copy_user((void *)(uintptr_t)off, tmp,
+					      len) :
+			      cma(mr->pid, true, off, tmp, len);
 	free(tmp);
 	return ret;
 }
@@ -1083,6 +1084,7 @@ static void deliver_recv(struct ssemu_region *r, uint32_t mi)
 
 	ret = recv_ep(r, m, &epi);
 	if (ret) {
+		r->msgs_unreachable++;
 		m->status = ret;
 		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 		return;
@@ -2053,6 +2055,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			if (n->inj_tail == mi)
 				n->inj_tail = prev;
 			m->npkts = m->sent;
+			r->msgs_unreachable++;
 			if (m->acked == m->sent)
 				fail_queued(r, mi, -EHOSTUNREACH);
 			else
@@ -2363,11 +2366,17 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	uint32_t mi, prev = SSEMU_NONE, next;
 	struct ssemu_msg *m;
 
-	/* posted and never taken by the engine: they never will be */
+	/*
+	 * Posted and not taken by the engine.  A close waits for those
+	 * (ssemu_ep_close_timeout): any left here are the ones its bound
+	 * gave up on, or their process died; they are discarded, counted.
+	 */
 	while (!ssemu_ring_peek(ring, &mi)) {
-		if (mi / r->config.msgs_per_ep == epi)
+		if (mi / r->config.msgs_per_ep == epi) {
 			ssemu_fetch_or(ssemu_r_mstate(r, mi),
 				       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+			r->msgs_discarded++;
+		}
 		ssemu_ring_advance(ring);
 	}
 	for (mi = n->inj_head; mi != SSEMU_NONE; mi = next) {
@@ -2385,6 +2394,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 			n->inj_tail = prev;
 		m->gen++;
 		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+		r->msgs_discarded++;
 	}
 	/*
 	 * Messages delivered to it and never released (in its event ring, on

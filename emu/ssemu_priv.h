@@ -431,6 +431,10 @@ struct ssemu_region {
 	uint64_t wall_t0_ns;	/* realtime: wall clock at model time 0 */
 	uint64_t lag_ps;	/* realtime: how far the model fell behind */
 	uint64_t pkts_delivered, pkt_hops, switch_lat_sum;
+	/* messages failed because nobody was at their destination any more,
+	 * and messages a closing endpoint had posted that could not be
+	 * delivered within its close bound (or whose process died) */
+	uint64_t msgs_unreachable, msgs_discarded;
 	/* per-hop switch latency (arrival to departure), 1 ns bins */
 	uint64_t swlat_hist[SSEMU_SWLAT_BINS];
 	/* telemetry (ssemu_telemetry.c) */
@@ -759,6 +763,12 @@ int ssemu_place_choose(const struct ssemu_place_req *req, uint32_t *out,
 		       char *err, size_t errlen);
 
 /* ssemu_log.c */
+/* Run @fn(@arg) under the fault guard (ssemu_guard.c): 0, or -EFAULT if it
+ * touched memory that is not mapped (or not writable) and was cut short. */
+int ssemu_guarded(void (*fn)(void *), void *arg);
+/* (Re)install the fault guard's signal handlers if they are not in. */
+void ssemu_guard_arm(void);
+
 void ssemu_log(enum ssemu_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

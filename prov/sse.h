@@ -131,6 +131,8 @@ struct sse_env {
 	size_t rx_size;
 	int progress_budget;	/* engine events per progress call */
 	int service_wait;	/* ms fi_av_insert waits for a service */
+	int close_timeout;	/* ms an endpoint's close waits for what it
+				 * sent to be delivered */
 	char *placement;	/* policy name or "map:<file>", or NULL */
 	uint64_t placement_seed;
 	bool placement_seed_set;	/* else the fabric's seed */
@@ -425,6 +427,9 @@ enum sse_op {
 #define SSE_HF_RREAD 0x04	/* RMA: a remote read (else a remote write) */
 #define SSE_HF_ATOMIC 0x08	/* RMA: an atomic (else a read or write) */
 #define SSE_HF_RNDV_READ 0x10	/* RTS: read it (payload: key, address) */
+/* EAGER, FRAG: the sender's NIC could not read the data from here on
+ * (no payload): the message fails with FI_EFAULT at the receiver */
+#define SSE_HF_FAULT 0x20
 
 /*
  * Read rendezvous.  Internal region keys have the top bit set, where
@@ -488,6 +493,8 @@ struct sse_tx {
 	bool hdr_posted;
 	bool rkey_tried;	/* read rendezvous considered */
 	bool rkey_reg;		/* rkey is in the NIC's table */
+	bool fault;		/* its data could not be read: SSE_HF_FAULT
+				 * goes out in place of the failed piece */
 	int err;		/* first error, positive FI_E* */
 	size_t len;		/* payload length */
 	size_t send_len;	/* bytes that go out (rendezvous: wanted) */
@@ -600,6 +607,7 @@ struct sse_msg {
 	size_t read_next;	/* next byte to ask for */
 	unsigned reads_out;	/* reads posted, not done */
 	int read_err;		/* first failure, -errno */
+	int err;		/* positive FI_E* the receive fails with */
 };
 
 struct sse_ep {
@@ -907,10 +915,13 @@ static inline void *sse_zalloc(size_t size)
 size_t sse_iov_len(const struct iovec *iov, size_t count);
 size_t sse_iov_slice(const struct iovec *iov, size_t count, size_t off,
 		     size_t len, struct iovec *out, size_t max_out);
-size_t sse_copy_to_iov(const struct iovec *iov, size_t count, size_t off,
-		       const void *src, size_t len);
-size_t sse_copy_from_iov(void *dst, const struct iovec *iov, size_t count,
-			 size_t off, size_t len);
+/* Copies between application iovs and the library's memory, through
+ * ssemu_copy_user: 0, or -FI_EFAULT if application memory was not mapped
+ * (or not writable). */
+int sse_copy_to_iov(const struct iovec *iov, size_t count, size_t off,
+		    const void *src, size_t len);
+int sse_copy_from_iov(void *dst, const struct iovec *iov, size_t count,
+		      size_t off, size_t len);
 
 /* Time helpers */
 uint64_t sse_now_ms(void);

@@ -133,6 +133,41 @@ static void sse_unref(int *ref)
 	__atomic_sub_fetch(ref, 1, __ATOMIC_ACQ_REL);
 }
 
+/*
+ * What the endpoint accepted belongs to the NIC: sends and RMA operations
+ * still waiting in the endpoint's queues for room in the emulator (an
+ * injected send is complete for the application already) are posted
+ * before it closes, until @deadline (ms).  The emulator's close then waits
+ * for them to be delivered.  Called with the domain lock held (dropped
+ * while the engine runs).  @return whether some could not be posted.
+ */
+static bool __sse_ep_drain(struct sse_ep *ep, uint64_t deadline)
+{
+	struct sse_domain *dom = ep->domain;
+	struct sse_tx *tx;
+	size_t n = 0;
+
+	for (;;) {
+		__sse_ep_progress(ep);
+		if (sse_dlist_empty(&ep->tx_queue) &&
+		    sse_dlist_empty(&ep->rma_queue))
+			return false;
+		if (sse_now_ms() >= deadline)
+			break;
+		pthread_mutex_unlock(&dom->lock);
+		sse_engine_progress(dom);
+		pthread_mutex_lock(&dom->lock);
+		/* receivers in this process free the slots we wait for */
+		__sse_domain_progress(dom);
+	}
+	sse_dlist_foreach(&ep->tx_queue, tx, struct sse_tx, entry)
+		n++;
+	SSE_EP_WARN(ep, "closing: %zu sends and %s RMA operations it accepted could not be handed to the NIC within %d ms: discarded\n",
+		    n, sse_dlist_empty(&ep->rma_queue) ? "no" : "some",
+		    sse_env.close_timeout);
+	return true;
+}
+
 static int sse_ep_close(struct fid *fid)
 {
 	struct sse_ep *ep = container_of(fid, struct sse_ep, ep_fid.fid);
@@ -141,7 +176,10 @@ static int sse_ep_close(struct fid *fid)
 		&ep->send_cntr, &ep->recv_cntr, &ep->read_cntr,
 		&ep->write_cntr, &ep->rread_cntr, &ep->rwrite_cntr,
 	};
+	uint64_t deadline = sse_now_ms() + (uint64_t)sse_env.close_timeout;
+	uint64_t now;
 	size_t i;
+	bool left;
 
 	if (ep->rma_reads || ep->rma_writes || ep->rma_atomics)
 		SSE_EP_INFO(ep, "RMA initiated: %llu reads, %llu writes, %llu atomics, %llu bytes\n",
@@ -164,12 +202,16 @@ static int sse_ep_close(struct fid *fid)
 	/* Nobody may sleep on the ssemu endpoint we are about to close. */
 	while (ep->waiters)
 		pthread_cond_wait(&dom->cond, &dom->lock);
-	/* triggered operations that never ran go with it */
+	/* triggered operations that never ran go with it; what the
+	 * endpoint accepted goes to the NIC */
 	__sse_trigger_ep_flush(ep);
+	left = __sse_ep_drain(ep, deadline);
 	__sse_ep_flush(ep);
 	pthread_mutex_unlock(&dom->lock);
 
-	ssemu_ep_close(ep->emu);
+	now = sse_now_ms();
+	ssemu_ep_close_timeout(ep->emu, left ? 0 :
+				   (int)(deadline > now ? deadline - now : 0));
 	if (ep->av)
 		sse_unref(&ep->av->ref);
 	if (ep->tx_cq)

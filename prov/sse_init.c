@@ -28,6 +28,7 @@ struct sse_env sse_env = {
 	.rx_size = 16384,
 	.progress_budget = 256,
 	.service_wait = 5000,
+	.close_timeout = SSEMU_CLOSE_DRAIN_MS,
 };
 
 static char sse_default_fabric[64];
@@ -164,6 +165,8 @@ static void sse_init_env(void)
 			"Emulator events processed per progress call. Default: 256");
 	fi_param_define(&sse_prov, "service_wait", FI_PARAM_INT,
 			"Milliseconds fi_av_insert (and fi_av_insertsvc) waits for a service named by fi_getinfo's node/service to be bound by the endpoint that serves it, before the address fails as -FI_EADDRNOTAVAIL; 0 does not wait. Default: 5000");
+	fi_param_define(&sse_prov, "close_timeout", FI_PARAM_INT,
+			"Milliseconds fi_close of an endpoint waits, at most, for the messages and RMA operations it accepted to be delivered (they are the NIC's: injected sends included); what is left after that is discarded with a warning and counted. 0: discard at once. Default: 5000");
 
 	sse_env.store = sse_param_str("store");
 	sse_env.fabric = sse_param_str("fabric");
@@ -188,6 +191,8 @@ static void sse_init_env(void)
 		sse_env.progress_budget = ival;
 	if (!fi_param_get_int(&sse_prov, "service_wait", &ival) && ival >= 0)
 		sse_env.service_wait = ival;
+	if (!fi_param_get_int(&sse_prov, "close_timeout", &ival) && ival >= 0)
+		sse_env.close_timeout = ival;
 	if (!sse_env.tx_size)
 		sse_env.tx_size = 1;
 	if (!sse_env.rx_size)

@@ -13,13 +13,19 @@
 #define SSE_RX_FLAGS_OK (SSE_RX_OP_FLAGS | FI_MORE | FI_MSG | FI_TAGGED | \
 			 FI_RECV)
 
-static int sse_check_iov(const struct iovec *iov, size_t count, size_t limit)
+/*
+ * @null_ok: a send may name address 0 with a length (MPI_BOTTOM as Open
+ * MPI's MTL passes it): to the NIC that is memory it cannot read, and the
+ * send fails with FI_EFAULT at both ends, as from any unmapped buffer.
+ */
+static int sse_check_iov(const struct iovec *iov, size_t count, size_t limit,
+			 bool null_ok)
 {
 	size_t i;
 
 	if (count > limit || (count && !iov))
 		return -FI_EINVAL;
-	for (i = 0; i < count; i++) {
+	for (i = 0; i < count && !null_ok; i++) {
 		if (!iov[i].iov_base && iov[i].iov_len)
 			return -FI_EINVAL;
 	}
@@ -37,7 +43,7 @@ int sse_send_check(struct sse_ep *ep, const struct iovec *iov, size_t count,
 		return -FI_EOPNOTSUPP;
 	if (flags & ~SSE_TX_FLAGS_OK)
 		return -FI_EBADFLAGS;
-	ret = sse_check_iov(iov, count, ep->tx_iov_limit);
+	ret = sse_check_iov(iov, count, ep->tx_iov_limit, true);
 	if (ret)
 		return ret;
 	len = sse_iov_len(iov, count);
@@ -121,7 +127,14 @@ ssize_t __sse_send(struct sse_ep *ep, const struct iovec *iov, size_t count,
 				free(tx);
 				return -FI_ENOMEM;
 			}
-			sse_copy_from_iov(tx->bounce, iov, count, 0, len);
+			if (sse_copy_from_iov(tx->bounce, iov, count, 0,
+					      len)) {
+				SSE_EP_WARN(ep, "inject of %zu bytes from memory that is not readable refused\n",
+					    len);
+				free(tx->bounce);
+				free(tx);
+				return -FI_EFAULT;
+			}
 			tx->iov[0].iov_base = tx->bounce;
 			tx->iov[0].iov_len = len;
 			tx->iov_count = 1;
@@ -170,7 +183,7 @@ ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
 		return -FI_EOPNOTSUPP;
 	if (flags & ~SSE_RX_FLAGS_OK)
 		return -FI_EBADFLAGS;
-	ret = sse_check_iov(iov, count, ep->rx_iov_limit);
+	ret = sse_check_iov(iov, count, ep->rx_iov_limit, false);
 	if (ret)
 		return ret;
 	if (flags & FI_MULTI_RECV) {

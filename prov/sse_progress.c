@@ -87,8 +87,8 @@ size_t sse_iov_slice(const struct iovec *iov, size_t count, size_t off,
 	return n;
 }
 
-size_t sse_copy_to_iov(const struct iovec *iov, size_t count, size_t off,
-		       const void *src, size_t len)
+int sse_copy_to_iov(const struct iovec *iov, size_t count, size_t off,
+		    const void *src, size_t len)
 {
 	const char *s = src;
 	size_t i, done = 0;
@@ -101,15 +101,17 @@ size_t sse_copy_to_iov(const struct iovec *iov, size_t count, size_t off,
 			continue;
 		}
 		n = SSEMU_MIN(seg - off, len - done);
-		memcpy((char *)iov[i].iov_base + off, s + done, n);
+		if (ssemu_copy_user((char *)iov[i].iov_base + off, s + done,
+				    n))
+			return -FI_EFAULT;
 		done += n;
 		off = 0;
 	}
-	return done;
+	return 0;
 }
 
-size_t sse_copy_from_iov(void *dst, const struct iovec *iov, size_t count,
-			 size_t off, size_t len)
+int sse_copy_from_iov(void *dst, const struct iovec *iov, size_t count,
+		      size_t off, size_t len)
 {
 	char *d = dst;
 	size_t i, done = 0;
@@ -122,11 +124,13 @@ size_t sse_copy_from_iov(void *dst, const struct iovec *iov, size_t count,
 			continue;
 		}
 		n = SSEMU_MIN(seg - off, len - done);
-		memcpy(d + done, (const char *)iov[i].iov_base + off, n);
+		if (ssemu_copy_user(d + done,
+				    (const char *)iov[i].iov_base + off, n))
+			return -FI_EFAULT;
 		done += n;
 		off = 0;
 	}
-	return done;
+	return 0;
 }
 
 static int sse_errno_to_fi(int err)
@@ -348,6 +352,8 @@ static int __sse_post_iov(struct sse_ep *ep, struct sse_tx *tx,
 	ret = ssemu_ep_send(ep->emu, &s);
 	if (ret == -EAGAIN)
 		return -FI_EAGAIN;
+	if (ret == -EFAULT)
+		return -FI_EFAULT;	/* the caller sends SSE_HF_FAULT */
 	if (ret) {
 		/* Fail the whole operation: nothing more will be posted. */
 		if (!tx->err)
@@ -375,6 +381,23 @@ static int __sse_post(struct sse_ep *ep, struct sse_tx *tx,
 }
 
 /*
+ * The emulated NIC could not read @tx's data (part of the application's
+ * buffer is not mapped): the send fails with FI_EFAULT, and in place of
+ * the piece that failed its receiver gets a data-less one flagged
+ * SSE_HF_FAULT, so that the receive fails too instead of waiting for
+ * bytes that never come.
+ */
+static void __sse_tx_fault(struct sse_ep *ep, struct sse_tx *tx, size_t off)
+{
+	SSE_EP_WARN(ep, "send of %zu bytes to %u:%u: bytes from %zu are not readable: it fails with FI_EFAULT\n",
+		    tx->len, SSEMU_ADDR_PORT(tx->dest),
+		    SSEMU_ADDR_PID(tx->dest), off);
+	tx->fault = true;
+	if (!tx->err)
+		tx->err = FI_EFAULT;
+}
+
+/*
  * Post what can be posted of @tx.  @return 0 when nothing more is to be
  * posted now (all of it, or the rest waits for a CTS or FIN), -FI_EAGAIN
  * when the emulator is full.
@@ -390,7 +413,9 @@ static int __sse_tx_post(struct sse_ep *ep, struct sse_tx *tx)
 		if (tx->op == SSE_OP_CTS || tx->op == SSE_OP_FIN) {
 			memcpy(hdr, tx->ctrl_hdr, sizeof(hdr));
 		} else {
-			hdr[0] = SSE_HDR0(tx->op, tx->hflags, tx->msg_id);
+			hdr[0] = SSE_HDR0(tx->op, tx->hflags |
+					  (tx->fault ? SSE_HF_FAULT : 0),
+					  tx->msg_id);
 			hdr[1] = tx->tag;
 			hdr[2] = tx->data;
 			hdr[3] = tx->len;
@@ -409,29 +434,46 @@ static int __sse_tx_post(struct sse_ep *ep, struct sse_tx *tx)
 					  tx->hflags | SSE_HF_RNDV_READ,
 					  tx->msg_id);
 			ret = __sse_post_iov(ep, tx, hdr, &desc, 1);
+		} else if (tx->fault) {
+			ret = __sse_post_iov(ep, tx, hdr, NULL, 0);
 		} else {
 			ret = __sse_post(ep, tx, hdr, 0, first);
+			if (ret == -FI_EFAULT) {
+				__sse_tx_fault(ep, tx, 0);
+				hdr[0] |= (uint64_t)SSE_HF_FAULT << 48;
+				ret = __sse_post_iov(ep, tx, hdr, NULL, 0);
+			}
 		}
 		if (ret < 0)
 			return ret;
 		if (ret > 0) {
 			tx->hdr_posted = true;
-			tx->next_off = first;
+			tx->next_off = tx->fault ? tx->send_len : first;
 		}
 	}
 	while (tx->data_ready && tx->next_off < tx->send_len) {
 		size_t n = SSEMU_MIN(tx->send_len - tx->next_off,
 				     ep->max_frag);
 
-		hdr[0] = SSE_HDR0(SSE_OP_FRAG, tx->hflags, tx->msg_id);
+		hdr[0] = SSE_HDR0(SSE_OP_FRAG, tx->hflags |
+				  (tx->fault ? SSE_HF_FAULT : 0), tx->msg_id);
 		hdr[1] = tx->next_off;
 		hdr[2] = 0;
 		hdr[3] = tx->len;
-		ret = __sse_post(ep, tx, hdr, tx->next_off, n);
+		if (tx->fault) {
+			ret = __sse_post_iov(ep, tx, hdr, NULL, 0);
+		} else {
+			ret = __sse_post(ep, tx, hdr, tx->next_off, n);
+			if (ret == -FI_EFAULT) {
+				__sse_tx_fault(ep, tx, tx->next_off);
+				continue;	/* the flagged piece instead */
+			}
+		}
 		if (ret < 0)
 			return ret;
 		if (ret > 0)
-			tx->next_off += n;
+			tx->next_off = tx->fault ? tx->send_len :
+						   tx->next_off + n;
 	}
 	return 0;
 }
@@ -741,6 +783,14 @@ static struct sse_msg *sse_msg_new(const struct ssemu_event *ev)
 	return msg;
 }
 
+/* A receive buffer the NIC cannot write: the receive fails with this. */
+static int __sse_rx_fault(struct sse_ep *ep, ssemu_addr_t src)
+{
+	SSE_EP_WARN(ep, "message from %u:%u: the receive buffer is not writable memory: the receive fails with FI_EFAULT\n",
+		    SSEMU_ADDR_PORT(src), SSEMU_ADDR_PID(src));
+	return FI_EFAULT;
+}
+
 /* Every expected byte of @msg is here. */
 static void __sse_msg_done(struct sse_ep *ep, struct sse_msg *msg)
 {
@@ -754,11 +804,13 @@ static void __sse_msg_done(struct sse_ep *ep, struct sse_msg *msg)
 	}
 	if (!rx)
 		return;		/* unexpected: waits for a receive */
-	if (msg->buf)
-		sse_copy_to_iov(rx->iov, rx->iov_count, msg->rx_off, msg->buf,
-				SSEMU_MIN(msg->total, msg->rx_len));
+	if (msg->buf && !msg->err &&
+	    sse_copy_to_iov(rx->iov, rx->iov_count, msg->rx_off, msg->buf,
+			    SSEMU_MIN(msg->total, msg->rx_len)))
+		msg->err = __sse_rx_fault(ep, msg->src);
 	__sse_rx_complete(ep, rx, msg->src, msg->hflags, msg->tag, msg->data,
-			  msg->total, msg->rx_off, msg->rx_len, 0, 0);
+			  msg->total, msg->rx_off, msg->rx_len, msg->err,
+			  msg->err);
 	__sse_msg_free(msg);
 }
 
@@ -774,6 +826,8 @@ static int sse_rndv_read_errno(int status)
 	case -EHOSTUNREACH:	/* its NIC is gone */
 	case -ECONNREFUSED:	/* its endpoint is closed */
 		return FI_EHOSTUNREACH;
+	case -EFAULT:		/* a buffer not mapped (either side) */
+		return FI_EFAULT;
 	default:
 		return FI_EIO;
 	}
@@ -891,8 +945,12 @@ void __sse_rndv_read_done(struct sse_ep *ep, struct sse_rma_piece *p,
 		const void *data = ssemu_event_data(ep->emu, ev);
 
 		if (data) {
-			sse_copy_to_iov(rx->iov, rx->iov_count,
-					msg->rx_off + p->off, data, p->len);
+			if (sse_copy_to_iov(rx->iov, rx->iov_count,
+					    msg->rx_off + p->off, data,
+					    p->len) && !msg->read_err) {
+				__sse_rx_fault(ep, msg->src);
+				msg->read_err = -EFAULT;
+			}
 			msg->received += p->len;
 		} else if (!msg->read_err) {
 			msg->read_err = -EIO;
@@ -1033,15 +1091,20 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 	}
 
 	rx = __sse_find_posted(ep, ev->src, tagged, ev->hdr[1]);
-	if (rx && op == SSE_OP_EAGER && payload == total) {
+	if (rx && op == SSE_OP_EAGER &&
+	    (payload == total || (hflags & SSE_HF_FAULT))) {
 		size_t off, room;
+		int err = 0;
 
 		/* The common case: all of it, straight into the buffer. */
 		__sse_rx_place(ep, rx, total, &off, &room);
-		sse_copy_to_iov(rx->iov, rx->iov_count, off, data,
-				SSEMU_MIN(total, room));
+		if (hflags & SSE_HF_FAULT)	/* its sender could not read */
+			err = FI_EFAULT;
+		else if (sse_copy_to_iov(rx->iov, rx->iov_count, off, data,
+					 SSEMU_MIN(total, room)))
+			err = __sse_rx_fault(ep, ev->src);
 		__sse_rx_complete(ep, rx, ev->src, hflags, ev->hdr[1],
-				  ev->hdr[2], total, off, room, 0, 0);
+				  ev->hdr[2], total, off, room, err, err);
 		return;
 	}
 
@@ -1062,8 +1125,9 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 		}
 		msg->expect = total;
 		msg->received = payload;
-		sse_copy_to_iov(rx->iov, rx->iov_count, msg->rx_off, data,
-				SSEMU_MIN(payload, msg->rx_len));
+		if (sse_copy_to_iov(rx->iov, rx->iov_count, msg->rx_off, data,
+				    SSEMU_MIN(payload, msg->rx_len)))
+			msg->err = __sse_rx_fault(ep, ev->src);
 		sse_dlist_insert_tail(&msg->active, &ep->rx_active);
 		return;
 	}
@@ -1071,6 +1135,11 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 	/* Unexpected. */
 	if (op == SSE_OP_RTS) {
 		msg->rndv = true;
+	} else if (hflags & SSE_HF_FAULT) {
+		/* fails with FI_EFAULT when a receive matches it */
+		msg->err = FI_EFAULT;
+		msg->expect = msg->received = total;
+		msg->complete = true;
 	} else {
 		if (total) {
 			msg->buf = malloc(total);
@@ -1111,6 +1180,14 @@ static void __sse_handle_frag(struct sse_ep *ep, const struct ssemu_event *ev)
 		    (unsigned long long)id);
 	return;
 found:
+	if (SSE_HDR_FLAGS(ev->hdr[0]) & SSE_HF_FAULT) {
+		/* its sender could not read the rest: nothing more comes */
+		msg->err = FI_EFAULT;
+		free(msg->buf);
+		msg->buf = NULL;
+		__sse_msg_done(ep, msg);
+		return;
+	}
 	if (off + ev->len > msg->total || !data || msg->rread) {
 		SSE_EP_WARN(ep, "malformed fragment from %u:%u dropped\n",
 			    SSEMU_ADDR_PORT(ev->src), SSEMU_ADDR_PID(ev->src));
@@ -1118,10 +1195,13 @@ found:
 	}
 	if (msg->buf) {
 		memcpy((char *)msg->buf + off, data, ev->len);
-	} else if (msg->rx && !msg->discard && off < msg->rx_len) {
-		sse_copy_to_iov(msg->rx->iov, msg->rx->iov_count,
-				msg->rx_off + off, data,
-				SSEMU_MIN((size_t)ev->len, msg->rx_len - off));
+	} else if (msg->rx && !msg->discard && !msg->err &&
+		   off < msg->rx_len &&
+		   sse_copy_to_iov(msg->rx->iov, msg->rx->iov_count,
+				   msg->rx_off + off, data,
+				   SSEMU_MIN((size_t)ev->len,
+					     msg->rx_len - off))) {
+		msg->err = __sse_rx_fault(ep, ev->src);
 	}
 	msg->received += ev->len;
 	if (msg->received >= msg->expect)

@@ -276,16 +276,20 @@ void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev)
 	} else if (op->op == SSEMU_RMA_READ) {
 		const void *data = ssemu_event_data(ep->emu, ev);
 
-		if (data)
-			sse_copy_to_iov(op->iov, op->iov_count, p->off, data,
-					p->len);
+		if (data && sse_copy_to_iov(op->iov, op->iov_count, p->off,
+					    data, p->len) && !op->err) {
+			op->err = FI_EFAULT;
+			op->prov_errno = EFAULT;
+		}
 	} else if (op->op == SSEMU_RMA_FETCH ||
 		   op->op == SSEMU_RMA_COMPARE) {
 		const void *data = ssemu_event_data(ep->emu, ev);
 
-		if (data)
-			sse_copy_to_iov(op->res, op->res_count, p->off, data,
-					p->len);
+		if (data && sse_copy_to_iov(op->res, op->res_count, p->off,
+					    data, p->len) && !op->err) {
+			op->err = FI_EFAULT;
+			op->prov_errno = EFAULT;
+		}
 	}
 	ssemu_event_release(ep->emu, ev);
 	sse_dlist_remove(&p->entry);
@@ -475,8 +479,14 @@ int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
 			free(op);
 			return -FI_ENOMEM;
 		}
-		sse_copy_from_iov(op->bounce, req->iov, req->iov_count, 0,
-				  len);
+		if (sse_copy_from_iov(op->bounce, req->iov, req->iov_count, 0,
+				      len)) {
+			SSE_EP_WARN(ep, "inject of %zu bytes from memory that is not readable refused\n",
+				    len);
+			free(op->bounce);
+			free(op);
+			return -FI_EFAULT;
+		}
 		op->iov[0].iov_base = op->bounce;
 		op->iov[0].iov_len = len;
 		op->iov_count = 1;

@@ -329,9 +329,41 @@ uint32_t ssemu_nic_port(struct ssemu_nic *nic);
  * @return 0; -ENOSPC all pids in use.
  */
 int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **ep);
+
+/* How long ssemu_ep_close waits for what the endpoint posted. */
+#define SSEMU_CLOSE_DRAIN_MS 5000
+
+/**
+ * Close an endpoint.  Messages and RMA operations it posted belong to the
+ * NIC: the close drives the engine (or waits for the process that runs
+ * it) until each of them has been delivered, or has failed at its
+ * destination (nobody there: counted in msgs_unreachable), for at most
+ * @timeout_ms of wall-clock time (0: not at all).  The destination NIC
+ * takes every packet whether or not its application polls, so delivery
+ * takes model time only; the bound is reached when the engine cannot run
+ * (a realtime clock slowed far down, a runner stopped holding the fabric
+ * lock), or for messages still waiting for a free message slot in the
+ * provider, which a receiver that has not polled for msgs_per_ep of this
+ * endpoint's messages holds.  What is left then is discarded, logged and
+ * counted in msgs_discarded.  Its completion events, which nobody will
+ * read, are dropped.
+ * @return 0 all delivered (or failed at the destination); -ETIMEDOUT some
+ * were discarded; another negative errno if the fabric lock is broken.
+ */
+int ssemu_ep_close_timeout(struct ssemu_ep *ep, int timeout_ms);
+/** ssemu_ep_close_timeout(@ep, SSEMU_CLOSE_DRAIN_MS). */
 void ssemu_ep_close(struct ssemu_ep *ep);
 ssemu_addr_t ssemu_ep_addr(struct ssemu_ep *ep);
 struct ssemu_fabric *ssemu_ep_fabric(struct ssemu_ep *ep);
+
+/**
+ * Copy @len bytes from @src to @dst, either of which may be application
+ * memory that is not mapped or not writable: the copy then stops and
+ * returns -EFAULT instead of faulting the process (the emulated NIC's DMA
+ * error).  Costs a sigsetjmp over memcpy.
+ * @return 0 or -EFAULT.
+ */
+int ssemu_copy_user(void *dst, const void *src, size_t len);
 
 /** Largest message one ssemu_ep_send can carry. */
 size_t ssemu_ep_max_msg(struct ssemu_ep *ep);
@@ -355,7 +387,9 @@ struct ssemu_send {
 /**
  * Post a message.  Data is copied before return; the iov may be reused.
  * @return 0; -EAGAIN no slot or ring space (progress and retry, nothing is
- * lost); -EMSGSIZE longer than ssemu_ep_max_msg; -EINVAL bad dest or class.
+ * lost); -EMSGSIZE longer than ssemu_ep_max_msg; -EINVAL bad dest or class;
+ * -EFAULT part of the iov is not readable memory, address 0 included
+ * (nothing is posted).
  */
 int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *send);
 
@@ -638,7 +672,8 @@ struct ssemu_rma {
  * op or flag, an atomic not valid on its type, len not a multiple of the
  * element size, iov bytes not len, any iov on a READ, cmp bytes not len on
  * a COMPARE or any on another op; a FETCH of SSEMU_AOP_READ may pass no
- * iov or len ignored bytes).
+ * iov or len ignored bytes); -EFAULT data or operands not readable memory
+ * (nothing is posted).
  */
 int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma);
 
@@ -666,6 +701,11 @@ struct ssemu_fabric_stats {
 	uint64_t switch_lat_sum;	/* ps, over hops */
 	uint64_t nics_attached;
 	uint64_t switches_instantiated;
+	/* messages failed because nobody was at their destination any more */
+	uint64_t msgs_unreachable;
+	/* messages discarded when their endpoint closed (not delivered
+	 * within its bound) or their process died */
+	uint64_t msgs_discarded;
 };
 
 int ssemu_fabric_stats(struct ssemu_fabric *fabric,

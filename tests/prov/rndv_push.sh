@@ -3,7 +3,8 @@
 #
 # The push rendezvous (FI_SLINGSHOT_EMU_RNDV_READ=0), the protocol the read
 # rendezvous falls back to: test_msg and test_tagged again (their
-# idle-sender tests check that the data then waits for the sender), and
+# idle-sender tests check that the data then waits for the sender),
+# test_fault (bad buffers of pushed data), and
 # fi_pingpong (if installed) between a process set to 0 and one left at
 # the default, so that read offers are answered with a CTS and pushed.
 
@@ -11,7 +12,7 @@ dir="${TOP_BUILDDIR:-.}/tests/prov"
 : "${FI_PROVIDER_PATH:=${TOP_BUILDDIR:-.}/prov/.libs}"
 export FI_PROVIDER_PATH
 status=0
-for t in test_msg test_tagged; do
+for t in test_msg test_tagged test_fault; do
 	if [ ! -x "$dir/$t" ]; then
 		echo "ERROR: $dir/$t not built"
 		exit 99

@@ -543,8 +543,9 @@ static void test_nic_einval(void **state)
 	/* bad vectors */
 	s.iov = NULL;
 	assert_int_equal(ssemu_ep_send(t->ep[0], &s), -EINVAL);
+	/* address 0 with a length: memory the NIC cannot read */
 	s.iov = &nulliov;
-	assert_int_equal(ssemu_ep_send(t->ep[0], &s), -EINVAL);
+	assert_int_equal(ssemu_ep_send(t->ep[0], &s), -EFAULT);
 	s.iov = &iov;
 	assert_int_equal(ssemu_ep_send(t->ep[0], NULL), -EINVAL);
 	assert_int_equal(ssemu_ep_send(NULL, &s), -EINVAL);
