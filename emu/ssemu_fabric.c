@@ -23,7 +23,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "ssemu_priv.h"
 
@@ -91,6 +94,147 @@ static void compute_layout(const struct ssemu_config *c,
 	off = SSEMU_ALIGN_UP(off, (uint64_t)4096);
 	l->bufs = take(&off, neps * c->bufs_per_ep * (uint64_t)c->buf_size);
 	l->total = SSEMU_ALIGN_UP(off, (uint64_t)4096);
+}
+
+/*
+ * The header fields every process derives from the configuration, by name:
+ * an attach compares the segment's with the layout it computes itself, and
+ * the engine compares them with what attach found before every run.  A new
+ * section is one more line here (and in compute_layout).
+ */
+#define HDR_FIELD(f, v)                                                     \
+	{ #f, offsetof(struct ssemu_region, f),                              \
+	  sizeof(((struct ssemu_region *)0)->f), (v) }
+
+struct hdr_field {
+	const char *name;
+	size_t off, size;
+	uint64_t want;
+};
+
+static int check_layout(struct ssemu_region *r, char *err, size_t errlen)
+{
+	const struct ssemu_config *c = &r->config;
+	uint64_t neps = (uint64_t)c->max_nics * c->eps_per_nic;
+	struct ssemu_engine *e;
+	struct ssemu_topo t;
+	struct layout l;
+	char why[200];
+	size_t i;
+
+	if (ssemu_config_validate(c, why, sizeof(why))) {
+		snprintf(err, errlen, "fabric segment header is corrupt (its "
+			 "configuration does not validate: %s): refused", why);
+		return -EPROTO;
+	}
+	memset(&t, 0, sizeof(t));
+	if (ssemu_topo_init(&t, &c->topo, why, sizeof(why)) ||
+	    memcmp(&t, &r->topo, sizeof(t))) {
+		snprintf(err, errlen, "fabric segment header is corrupt (its "
+			 "topology is not the configuration's): refused");
+		return -EPROTO;
+	}
+	compute_layout(c, &t, &l);
+
+	const struct hdr_field fields[] = {
+		HDR_FIELD(total_size, l.total),
+		HDR_FIELD(neps, neps),
+		HDR_FIELD(nmsgs, neps * c->msgs_per_ep),
+		HDR_FIELD(nbufs, neps * c->bufs_per_ep),
+		HDR_FIELD(voq_per_switch, l.voq_per_switch),
+		HDR_FIELD(engine_off, l.engine),
+		HDR_FIELD(nics_off, l.nics),
+		HDR_FIELD(eps_off, l.eps),
+		HDR_FIELD(msgs_off, l.msgs),
+		HDR_FIELD(bufs_off, l.bufs),
+		HDR_FIELD(rings_off, l.rings),
+		HDR_FIELD(mstate_off, l.mstate),
+		HDR_FIELD(pkts_off, l.pkts),
+		HDR_FIELD(swmap_off, l.swmap),
+		HDR_FIELD(portmap_off, l.portmap),
+		HDR_FIELD(switches_off, l.switches),
+		HDR_FIELD(voqs_off, l.voqs),
+		HDR_FIELD(pair_off, l.pair),
+		HDR_FIELD(work_off, l.work),
+		HDR_FIELD(ovf_off, l.ovf),
+		HDR_FIELD(mrs_off, l.mrs),
+		HDR_FIELD(resv_off, l.resv),
+		HDR_FIELD(tel_off, l.tel),
+		HDR_FIELD(route_idx, (uint64_t)ssemu_route_index(c->routing)),
+		HDR_FIELD(arb_idx, (uint64_t)ssemu_arb_index(c->arb)),
+		HDR_FIELD(cc_idx, (uint64_t)ssemu_cc_index(c->cc)),
+	};
+
+	for (i = 0; i < ARRAY_SIZE(fields); i++) {
+		const struct hdr_field *hf = &fields[i];
+		uint64_t have = 0;
+
+		if (hf->size == sizeof(uint32_t)) {
+			uint32_t v;
+
+			memcpy(&v, (char *)r + hf->off, sizeof(v));
+			have = v;
+		} else {
+			memcpy(&have, (char *)r + hf->off, sizeof(have));
+		}
+		if (have != (hf->size == sizeof(uint32_t) ?
+			     (uint32_t)hf->want : hf->want)) {
+			snprintf(err, errlen, "fabric segment header is corrupt "
+				 "(%s is %#llx, the layout of its configuration "
+				 "has %#llx): refused", hf->name,
+				 (unsigned long long)have,
+				 (unsigned long long)hf->want);
+			return -EPROTO;
+		}
+	}
+	e = SSEMU_AT(r, r->engine_off);
+	if (!ssemu_engine_geometry_ok(e, c->max_events)) {
+		snprintf(err, errlen, "fabric segment is corrupt (the event "
+			 "engine's geometry is not that of %u events): refused",
+			 c->max_events);
+		return -EPROTO;
+	}
+	if (r->sw_used > c->max_switches ||
+	    (r->pkt_free != SSEMU_NONE && r->pkt_free >= c->max_pkts)) {
+		snprintf(err, errlen, "fabric segment is corrupt (model state: "
+			 "%u switches modelled of %u, free packet %u of %u): "
+			 "refused", r->sw_used, c->max_switches, r->pkt_free,
+			 c->max_pkts);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+bool ssemu_fail(struct ssemu_region *r, const char *fmt, ...)
+{
+	uint32_t zero = 0;
+	va_list ap;
+
+	if (!ssemu_cas(&r->broken, &zero, 1))
+		return true;	/* said once already */
+	va_start(ap, fmt);
+	vsnprintf(r->broken_why, sizeof(r->broken_why), fmt, ap);
+	va_end(ap);
+	r->broken_why[sizeof(r->broken_why) - 1] = 0;
+	ssemu_log(SSEMU_LOG_WARN, "the fabric segment is corrupt (%s): the "
+		  "fabric is marked broken, every call on it now fails with "
+		  "EIO; `slingshot-emu clean` removes it", r->broken_why);
+	return true;
+}
+
+uint32_t ssemu_crc(const void *p, size_t n)
+{
+	uLong crc = crc32(0L, Z_NULL, 0);
+
+	/* (zlib takes at most UINT_MAX bytes at a time) */
+	while (n) {
+		uInt k = n > UINT32_MAX ? UINT32_MAX : (uInt)n;
+
+		crc = crc32(crc, p, k);
+		p = (const char *)p + k;
+		n -= k;
+	}
+	return (uint32_t)crc;
 }
 
 /* Initialise a zero-filled region. */
@@ -274,6 +418,8 @@ static int check_header(struct ssemu_region *r, size_t size,
 			const struct ssemu_config *want, char *err,
 			size_t errlen)
 {
+	int ret;
+
 	if (size < sizeof(*r) || r->magic != SSEMU_MAGIC) {
 		snprintf(err, errlen, "not a slingshot-emu fabric segment "
 			 "(bad magic)");
@@ -297,6 +443,18 @@ static int check_header(struct ssemu_region *r, size_t size,
 			 "(configuration hash mismatch)");
 		return -EPROTO;
 	}
+	if (ssemu_load_relaxed(&r->broken)) {
+		char why[sizeof(r->broken_why)];
+
+		memcpy(why, r->broken_why, sizeof(why));
+		why[sizeof(why) - 1] = 0;
+		snprintf(err, errlen, "the fabric was marked broken (%s): "
+			 "refused; `slingshot-emu clean` removes it", why);
+		return -EIO;
+	}
+	ret = check_layout(r, err, errlen);
+	if (ret)
+		return ret;
 	if (want && r->config_hash != ssemu_config_hash(want)) {
 		char diff[200] = "another configuration";
 
@@ -517,11 +675,237 @@ struct fabric_local {
 	uint32_t runner;	/* we ran the engine last, as far as we know */
 	uint32_t bulk;		/* a bulk transfer is on: see BULK_EVENTS */
 	uint64_t look_exec;	/* engine->executed at our last look */
+	/* the header as attach found and checked it (check_layout): the
+	 * fields derived from the configuration, compared before every run
+	 * of the engine */
+	struct ssemu_config config;
+	struct ssemu_topo topo;
+	uint8_t derived[offsetof(struct ssemu_region, resv_off) +
+			sizeof(uint64_t) - offsetof(struct ssemu_region, neps)];
+	uint64_t tel_off;
+	uint32_t route_idx, arb_idx, cc_idx;
 };
 
 static struct fabric_local *fabric_local(struct ssemu_fabric *f)
 {
 	return container_of(f, struct fabric_local, f);
+}
+
+#define DERIVED(r) ((char *)(r) + offsetof(struct ssemu_region, neps))
+
+static void image_take(struct ssemu_fabric *f)
+{
+	struct fabric_local *fl = fabric_local(f);
+	struct ssemu_region *r = f->r;
+
+	fl->config = r->config;
+	fl->topo = r->topo;
+	memcpy(fl->derived, DERIVED(r), sizeof(fl->derived));
+	fl->tel_off = r->tel_off;
+	fl->route_idx = r->route_idx;
+	fl->arb_idx = r->arb_idx;
+	fl->cc_idx = r->cc_idx;
+	f->cfg = &fl->config;
+	f->neps = r->neps;
+	f->nmsgs = r->nmsgs;
+	f->nbufs = r->nbufs;
+	f->nendpoints = r->topo.nendpoints;
+}
+
+/*
+ * Is the header still what attach checked (else the fabric is marked
+ * broken)?  A few hundred bytes compared, once per run of the engine.
+ */
+static bool image_bad(struct ssemu_fabric *f)
+{
+	struct fabric_local *fl = fabric_local(f);
+	struct ssemu_region *r = f->r;
+	const char *what = NULL;
+
+	if (memcmp(&fl->config, &r->config, sizeof(fl->config)))
+		what = "its configuration";
+	else if (memcmp(&fl->topo, &r->topo, sizeof(fl->topo)))
+		what = "its topology";
+	else if (memcmp(fl->derived, DERIVED(r), sizeof(fl->derived)) ||
+		 fl->tel_off != r->tel_off)
+		what = "a section offset or count";
+	else if (fl->route_idx != r->route_idx || fl->arb_idx != r->arb_idx ||
+		 fl->cc_idx != r->cc_idx)
+		what = "a policy index";
+	else if (!ssemu_engine_geometry_ok(ssemu_r_engine(r),
+					   fl->config.max_events))
+		what = "the event engine's geometry";
+	if (!what)
+		return false;
+	return ssemu_fail(r, "the segment header changed under the fabric: "
+			  "%s", what);
+}
+
+/*
+ * May a call go on: the segment neither cut short under this process
+ * (SIGBUS) nor marked broken?  @return 0 or -EIO.
+ */
+static int fab_check(struct ssemu_fabric *f)
+{
+	if (unlikely(f->gone)) {
+		if (!ssemu_broken(f->r))
+			ssemu_fail(f->r, "the segment was truncated under "
+				   "process %d", (int)getpid());
+		return -EIO;
+	}
+	return ssemu_broken(f->r) ? -EIO : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The SIGBUS guard                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A POSIX shared-memory segment cannot be sealed against shrinking
+ * (F_SEAL_SHRINK is for memfds), so anyone with the owner's rights may
+ * truncate a fabric's segment under its users, whose next touch of a page
+ * past the new end raises SIGBUS.  While a segment is mapped, a SIGBUS
+ * handler looks at the fault address: inside a mapped segment, it maps
+ * anonymous zero pages over the rest of the mapping (MAP_FIXED; over all
+ * of it, with the header rebuilt from this process's checked copy and
+ * marked broken, if the header itself is gone), marks the handle gone and
+ * returns, so the faulting access completes on the zero page; the library
+ * checks the handle at its entry points and after every engine event, so
+ * the call in progress and every later one fail with -EIO.  Any other
+ * SIGBUS goes to the handler that was there before (or kills the process,
+ * as it would have).  (mmap is a plain system call on Linux, safe here.)
+ */
+#define GUARD_MAX 64
+
+static struct guard {
+	uintptr_t base;		/* 0: slot free */
+	size_t size;
+	struct ssemu_fabric *f;
+} guards[GUARD_MAX];
+static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sigaction guard_prev;
+static bool guard_on;
+static uintptr_t guard_page;
+
+static void guard_rebuild_header(struct ssemu_fabric *f)
+{
+	struct fabric_local *fl = fabric_local(f);
+	struct ssemu_region *r = f->r;
+	static const char why[] = "the segment was truncated";
+
+	r->magic = SSEMU_MAGIC;
+	r->version = SSEMU_LAYOUT_VERSION;
+	r->hdr_size = sizeof(*r);
+	r->total_size = f->map_size;
+	r->config = fl->config;
+	r->topo = fl->topo;
+	memcpy(DERIVED(r), fl->derived, sizeof(fl->derived));
+	r->tel_off = fl->tel_off;
+	r->route_idx = fl->route_idx;
+	r->arb_idx = fl->arb_idx;
+	r->cc_idx = fl->cc_idx;
+	/* (the engine's control block is zero: it holds nothing) */
+	memcpy(r->broken_why, why, sizeof(why));
+	r->broken = 1;
+	r->ready = 1;
+}
+
+static void guard_chain(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction dfl;
+
+	if (guard_prev.sa_flags & SA_SIGINFO) {
+		if (guard_prev.sa_sigaction) {
+			guard_prev.sa_sigaction(sig, si, uc);
+			return;
+		}
+	} else if (guard_prev.sa_handler != SIG_DFL &&
+		   guard_prev.sa_handler != SIG_IGN) {
+		guard_prev.sa_handler(sig);
+		return;
+	}
+	/* sent by someone and ignored before us: still ignored */
+	if (!(guard_prev.sa_flags & SA_SIGINFO) &&
+	    guard_prev.sa_handler == SIG_IGN && si->si_code <= 0)
+		return;
+	/* as without us: a fault re-runs and kills, a signal is re-sent */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGBUS, &dfl, NULL);
+	if (si->si_code <= 0)
+		raise(sig);
+}
+
+static void guard_handler(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr, base, page, end;
+	int saved = errno, i;
+
+	for (i = 0; si->si_code > 0 && i < GUARD_MAX; i++) {
+		base = ssemu_load_acquire(&guards[i].base);
+		if (!base || a < base || a - base >= guards[i].size)
+			continue;
+		end = base + guards[i].size;
+		page = a & ~(guard_page - 1);
+		if (page < base + sizeof(struct ssemu_region))
+			page = base;
+		if (mmap((void *)page, end - page, PROT_READ | PROT_WRITE,
+			 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) ==
+		    MAP_FAILED)
+			break;
+		guards[i].f->gone = 1;
+		if (page == base)
+			guard_rebuild_header(guards[i].f);
+		errno = saved;
+		return;
+	}
+	errno = saved;
+	guard_chain(sig, si, uc);
+}
+
+static void sigbus_guard_add(struct ssemu_fabric *f)
+{
+	struct sigaction sa;
+	int i;
+
+	pthread_mutex_lock(&guard_lock);
+	if (!guard_on) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = guard_handler;
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+		sigemptyset(&sa.sa_mask);
+		guard_page = (uintptr_t)sysconf(_SC_PAGESIZE);
+		if (!sigaction(SIGBUS, &sa, &guard_prev))
+			guard_on = true;
+		else
+			ssemu_log(SSEMU_LOG_WARN, "sigaction(SIGBUS): %s: a "
+				  "segment truncated under this process "
+				  "will kill it", strerror(errno));
+	}
+	for (i = 0; i < GUARD_MAX; i++) {
+		if (!guards[i].base) {
+			guards[i].size = f->map_size;
+			guards[i].f = f;
+			ssemu_store_release(&guards[i].base, (uintptr_t)f->r);
+			break;
+		}
+	}
+	if (i == GUARD_MAX)
+		ssemu_log(SSEMU_LOG_WARN, "more than %d shared fabrics open: "
+			  "this one is not guarded against truncation",
+			  GUARD_MAX);
+	pthread_mutex_unlock(&guard_lock);
+}
+
+static void sigbus_guard_remove(struct ssemu_fabric *f)
+{
+	int i;
+
+	pthread_mutex_lock(&guard_lock);
+	for (i = 0; i < GUARD_MAX; i++)
+		if (guards[i].base && guards[i].f == f)
+			ssemu_store_release(&guards[i].base, (uintptr_t)0);
+	pthread_mutex_unlock(&guard_lock);
 }
 
 int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
@@ -559,6 +943,8 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 	ret = ssemu_config_validate(c, err, errlen);
 	if (ret)
 		return ret;
+	/* (zeroed: the header's copy is compared byte for byte) */
+	memset(&t, 0, sizeof(t));
 	ret = ssemu_topo_init(&t, &c->topo, err, errlen);
 	if (ret)
 		return ret;
@@ -637,6 +1023,9 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 					(uint64_t)ts.tv_nsec;
 		ssemu_cas(&f->r->wall_t0_ns, &zero, t0);
 	}
+	image_take(f);
+	if (f->store == SSEMU_STORE_SHM)
+		sigbus_guard_add(f);
 	*fabric = f;
 	return 0;
 
@@ -653,7 +1042,11 @@ void ssemu_fabric_close(struct ssemu_fabric *f)
 	if (!f)
 		return;
 	r = f->r;
-	if (f->store == SSEMU_STORE_SHM && !(f->flags & SSEMU_OPEN_OBSERVER)) {
+	if (f->store == SSEMU_STORE_SHM)
+		sigbus_guard_remove(f);
+	/* (a segment cut short under us is left to `slingshot-emu clean`) */
+	if (f->store == SSEMU_STORE_SHM && !(f->flags & SSEMU_OPEN_OBSERVER) &&
+	    !f->gone) {
 		if (!lock_region(r, false)) {
 			left = proc_unregister_locked(r);
 			if (!left) {
@@ -917,6 +1310,9 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		return -EINVAL;
 	if (!o)
 		o = &defo;
+	ret = fab_check(f);
+	if (ret)
+		return ret;
 	if (o->port != SSEMU_PORT_ANY && o->port >= r->topo.nendpoints)
 		return -EINVAL;
 	if (o->policy >= SSEMU_PLACE_COUNT ||
@@ -1040,6 +1436,8 @@ int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st)
 {
 	if (!nic || !st)
 		return -EINVAL;
+	if (fab_check(nic->fab))
+		return -EIO;
 	*st = ssemu_r_nic(nic->fab->r, nic->slot)->stats;
 	return 0;
 }
@@ -1059,6 +1457,9 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 
 	if (!epp)
 		return -EINVAL;
+	ret = fab_check(nic->fab);
+	if (ret)
+		return ret;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
@@ -1123,7 +1524,7 @@ struct ssemu_fabric *ssemu_ep_fabric(struct ssemu_ep *ep)
 
 size_t ssemu_ep_max_msg(struct ssemu_ep *ep)
 {
-	const struct ssemu_config *c = &ep->r->config;
+	const struct ssemu_config *c = ep->nic->fab->cfg;
 
 	return c->bufs_per_ep ? c->buf_size : SSEMU_INLINE_MAX;
 }
@@ -1144,14 +1545,14 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 				   uint32_t *mip)
 {
 	struct ssemu_region *r = ep->r;
-	const struct ssemu_config *c = &r->config;
+	const struct ssemu_config *c = ep->nic->fab->cfg;
 	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
 	uint32_t i, k, mi = SSEMU_NONE, buf = SSEMU_NONE, local = 0;
 	/* (in locals: the acquire loads below would have them read again
 	 * on every turn) */
 	struct ssemu_msg *msgs = ssemu_r_msg(r, 0);
 	uint32_t *mstate = ssemu_r_mstate(r, 0);
-	uint32_t nmsgs = r->nmsgs, nbufs = c->bufs_per_ep;
+	uint32_t nmsgs = ep->nic->fab->nmsgs, nbufs = c->bufs_per_ep;
 	uint32_t mask = c->msgs_per_ep - 1, cursor = sh->alloc_cursor;
 	uint32_t first = ep->index * c->msgs_per_ep;
 	struct ssemu_msg *m;
@@ -1266,12 +1667,15 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	struct ssemu_msg *m;
 	uint32_t mi;
 	int64_t len;
+	int ret;
 
 	if (!ep || !s || (s->iov_count && !s->iov))
 		return -EINVAL;
+	if (fab_check(ep->nic->fab))
+		return -EIO;
 	r = ep->r;
-	c = &r->config;
-	if (SSEMU_ADDR_PORT(s->dest) >= r->topo.nendpoints ||
+	c = ep->nic->fab->cfg;
+	if (SSEMU_ADDR_PORT(s->dest) >= ep->nic->fab->nendpoints ||
 	    SSEMU_ADDR_PID(s->dest) >= c->eps_per_nic ||
 	    s->tclass >= c->ntclass)
 		return -EINVAL;
@@ -1292,7 +1696,10 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	m->cookie = s->cookie;
 	m->npkts = len ? (uint32_t)((len + c->mtu - 1) / c->mtu) : 1;
 	copy_iov(msg_data(r, m), s->iov, s->iov_count);
-	return msg_post(ep, m, mi);
+	m->crc = ssemu_crc(msg_data(r, m), (size_t)len);
+	ret = msg_post(ep, m, mi);
+	/* (the segment may have been cut short while we copied) */
+	return ret ? ret : fab_check(ep->nic->fab);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1313,6 +1720,9 @@ int ssemu_mr_reg(struct ssemu_nic *nic, const struct ssemu_mr_desc *mr)
 	    mr->base + mr->len < mr->base)
 		return -EINVAL;
 	r = nic->fab->r;
+	ret = fab_check(nic->fab);
+	if (ret)
+		return ret;
 	ret = lock_region(r, false);
 	if (ret)
 		return ret;
@@ -1359,6 +1769,9 @@ int ssemu_mr_dereg(struct ssemu_nic *nic, uint64_t key)
 	if (!nic)
 		return -EINVAL;
 	r = nic->fab->r;
+	ret = fab_check(nic->fab);
+	if (ret)
+		return ret;
 	ret = lock_region(r, false);
 	if (ret)
 		return ret;
@@ -1392,9 +1805,11 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 
 	if (!ep || !rma)
 		return -EINVAL;
+	if (fab_check(ep->nic->fab))
+		return -EIO;
 	r = ep->nic->fab->r;
-	c = &r->config;
-	if (SSEMU_ADDR_PORT(rma->dest) >= r->topo.nendpoints ||
+	c = ep->nic->fab->cfg;
+	if (SSEMU_ADDR_PORT(rma->dest) >= ep->nic->fab->nendpoints ||
 	    SSEMU_ADDR_PID(rma->dest) >= c->eps_per_nic ||
 	    rma->tclass >= c->ntclass ||
 	    (rma->flags & ~(SSEMU_SEND_ORDERED | SSEMU_RMA_REMOTE_EVENT)))
@@ -1483,6 +1898,14 @@ int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 	struct ssemu_ring *ring = ep->ev_ring;
 	int n = 0;
 
+	if (fab_check(ep->nic->fab))
+		return -EIO;
+	/* (the ring's geometry is checked here, its offset by the engine) */
+	if (SSEMU_BAD(ep->r, !ssemu_ring_sane(ring, SSEMU_EV_RING,
+					      sizeof(struct ssemu_event)),
+		      "endpoint %u: its event ring's control block is corrupt",
+		      ep->index))
+		return -EIO;
 	while (n < max && !ssemu_ring_pop(ring, &ev[n]))
 		n++;
 	return n;
@@ -1496,7 +1919,7 @@ static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
 	struct ssemu_region *r = ep->r;
 	struct ssemu_msg *m;
 
-	if (!ev || ev->slot >= r->nmsgs)
+	if (!ev || ev->slot >= ep->nic->fab->nmsgs || fab_check(ep->nic->fab))
 		return NULL;
 	m = ssemu_r_msg(r, ev->slot);
 	if (m->gen != ev->gen)
@@ -1512,12 +1935,14 @@ static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
 	} else {
 		return NULL;
 	}
-	if (m->buf != SSEMU_NONE && m->buf >= r->nbufs)
+	if (m->buf != SSEMU_NONE && m->buf >= ep->nic->fab->nbufs)
 		return NULL;
 	return m;
 }
 
-const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
+static const uint8_t *event_payload(struct ssemu_ep *ep,
+				    const struct ssemu_event *ev,
+				    struct ssemu_msg **mp)
 {
 	struct ssemu_msg *m = event_msg(ep, ev);
 
@@ -1528,20 +1953,59 @@ const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
 	    (ev->status || m->rma_op == SSEMU_RMA_WRITE ||
 	     m->rma_op == SSEMU_RMA_ATOMIC))
 		return NULL;
+	*mp = m;
 	return msg_data(ep->r, m);
+}
+
+/*
+ * A received message whose payload is not what its sender posted (its
+ * CRC, computed at the post, says so): counted, logged, never handed out.
+ */
+static bool recv_crc_bad(struct ssemu_ep *ep, const struct ssemu_event *ev,
+			 const struct ssemu_msg *m, const void *data)
+{
+	struct ssemu_region *r = ep->r;
+
+	if (ev->type != SSEMU_EV_RECV || ssemu_crc(data, ev->len) == m->crc)
+		return false;
+	ssemu_fetch_add(&r->crc_errors, 1);
+	ssemu_log(SSEMU_LOG_WARN, "endpoint %u: a %llu-byte message from "
+		  "port %u failed its CRC: the payload changed after it was "
+		  "posted; dropped", ep->index, (unsigned long long)ev->len,
+		  SSEMU_ADDR_PORT(ev->src));
+	return true;
+}
+
+const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
+{
+	struct ssemu_msg *m;
+	const uint8_t *data = event_payload(ep, ev, &m);
+
+	if (!data || recv_crc_bad(ep, ev, m, data))
+		return NULL;
+	return data;
 }
 
 size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			size_t off, void *buf, size_t len)
 {
-	const uint8_t *data = ssemu_event_data(ep, ev);
+	struct ssemu_msg *m;
+	const uint8_t *data = event_payload(ep, ev, &m);
 
 	if (!data || off >= ev->len)
 		return 0;
 	if (len > ev->len - off)
 		len = ev->len - off;
-	memcpy(buf, data + off, len);
-	return len;
+	/* the whole message: its CRC is checked on the copy, which nothing
+	 * can change after the check; a part: on the shared payload */
+	if (off || len < ev->len) {
+		if (recv_crc_bad(ep, ev, m, data))
+			return 0;
+		memcpy(buf, data + off, len);
+		return len;
+	}
+	memcpy(buf, data, len);
+	return recv_crc_bad(ep, ev, m, buf) ? 0 : len;
 }
 
 void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
@@ -1582,6 +2046,16 @@ static ssemu_time_t model_limit(struct ssemu_region *r)
 		return UINT64_MAX;
 	w = wall_ns() - r->wall_t0_ns;
 	return (ssemu_time_t)((double)w * 1000.0 / r->config.dilation);
+}
+
+/* Did the engine find its memory corrupt (then the fabric is marked
+ * broken)? */
+static bool engine_bad(struct ssemu_region *r)
+{
+	uint32_t bad = ssemu_load_relaxed(&ssemu_r_engine(r)->bad);
+
+	return bad && ssemu_fail(r, "the event engine's memory is corrupt "
+				 "(%s)", ssemu_engine_why(bad));
 }
 
 /* Move posted messages from the tx rings into the model, and retry event
@@ -1629,6 +2103,8 @@ static void drain_tx_locked(struct ssemu_region *r)
 			if (!sh->open ||
 			    ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED)
 				continue;
+			if (ssemu_ep_rings_bad(r, epi))
+				return;
 			ring = ssemu_r_ring(r, sh->tx_ring_off);
 			lo = epi * c->msgs_per_ep;
 			/* take the message into the NIC, then off the ring:
@@ -1642,6 +2118,8 @@ static void drain_tx_locked(struct ssemu_region *r)
 				else
 					ssemu_model_enqueue_msg(r, nic, mi);
 				ssemu_ring_advance(ring);
+				if (ssemu_broken(r))
+					return;
 			}
 			ssemu_model_nic_kick(r, nic);
 		}
@@ -1673,13 +2151,19 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 			reap_dead_locked(r);
 		}
 	}
+	if (fab_check(f) || image_bad(f))
+		return -EIO;
 	if (!realtime)
 		drain_tx_locked(r);
 	limit = model_limit(r);
 	while (n < budget && ssemu_engine_pop(e, limit, &fired)) {
 		ssemu_model_dispatch(r, &fired);
 		n++;
+		if (unlikely(ssemu_broken(r) || f->gone))
+			break;
 	}
+	if (engine_bad(r) || fab_check(f))
+		return -EIO;
 	if (realtime) {
 		next = ssemu_engine_next_time(e);
 		if (next <= limit) {
@@ -1696,11 +2180,12 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 }
 
 /* Anything posted, or a delivery to retry? */
-static bool work_posted(struct ssemu_region *r)
+static bool work_posted(struct ssemu_fabric *f)
 {
+	struct ssemu_region *r = f->r;
 	const uint64_t *work = ssemu_r_bits(r, r->work_off);
 	const uint64_t *ovf = ssemu_r_bits(r, r->ovf_off);
-	uint32_t w, nwords = (r->neps + 63) / 64;
+	uint32_t w, nwords = (f->neps + 63) / 64;
 
 	for (w = 0; w < nwords; w++)
 		if (ssemu_load_relaxed(&work[w]) ||
@@ -1787,7 +2272,7 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 		 r->config.clock == SSEMU_CLOCK_VIRTUAL &&
 		 !ssemu_load_relaxed(&fl->bulk);
 	reap = ++f->progress_calls % 64 == 0;
-	if (!reap && sticky && !work_posted(r)) {
+	if (!reap && sticky && !work_posted(f)) {
 		uint32_t looks = ssemu_load_relaxed(&fl->looks) + 1;
 
 		ssemu_store_relaxed(&fl->looks, looks);
@@ -1807,7 +2292,7 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 		ssemu_store_relaxed(&fl->look_exec, exec);
 	} else if (!reap && r->config.clock == SSEMU_CLOCK_VIRTUAL &&
 		   /* bulk: straight to the lock, as every poll used to */
-		   !ssemu_load_relaxed(&fl->bulk) && !work_posted(r) &&
+		   !ssemu_load_relaxed(&fl->bulk) && !work_posted(f) &&
 		   !ssemu_load_relaxed(&ssemu_r_engine(r)->nlive)) {
 		return 0;
 	}
@@ -1832,8 +2317,13 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 
 int ssemu_fabric_progress(struct ssemu_fabric *f, unsigned budget)
 {
+	int ret;
+
 	if (!f)
 		return -EINVAL;
+	ret = fab_check(f);
+	if (ret)
+		return ret;
 	return progress(f, budget, true);
 }
 
@@ -1844,16 +2334,24 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 	struct ssemu_fired fired;
 	int ret;
 
+	ret = fab_check(f);
+	if (ret)
+		return ret;
 	ret = lock_region(r, false);
 	if (ret)
 		return ret;
+	if (image_bad(f)) {
+		unlock_region(r);
+		return -EIO;
+	}
 	drain_tx_locked(r);
-	while (ssemu_engine_pop(e, t, &fired))
+	while (!ssemu_broken(r) && !f->gone && ssemu_engine_pop(e, t, &fired))
 		ssemu_model_dispatch(r, &fired);
-	if (e->now < t)
+	ret = engine_bad(r) || fab_check(f) ? -EIO : 0;
+	if (!ret && e->now < t)
 		e->now = t;
 	unlock_region(r);
-	return 0;
+	return ret;
 }
 
 bool ssemu_fabric_idle(struct ssemu_fabric *f)
@@ -1861,13 +2359,18 @@ bool ssemu_fabric_idle(struct ssemu_fabric *f)
 	struct ssemu_region *r = f->r;
 	uint32_t epi;
 
+	/* (broken: nothing will ever happen) */
+	if (fab_check(f))
+		return true;
 	if (ssemu_engine_pending(ssemu_r_engine(r)))
 		return false;
-	for (epi = 0; epi < r->neps; epi++) {
+	for (epi = 0; epi < f->neps; epi++) {
 		struct ssemu_ep_sh *sh = ssemu_r_ep(r, epi);
 
 		if (!sh->open)
 			continue;
+		if (ssemu_ep_rings_bad(r, epi))
+			return true;
 		if (ssemu_ring_count(ssemu_r_ring(r, sh->tx_ring_off)) ||
 		    sh->rx_head != SSEMU_NONE || sh->tx_head != SSEMU_NONE)
 			return false;
@@ -1883,8 +2386,10 @@ static bool eps_ready(struct ssemu_region *r, uint32_t first, uint32_t n)
 	for (i = first; i < first + n; i++) {
 		struct ssemu_ep_sh *sh = ssemu_r_ep(r, i);
 
-		if (sh->open && ssemu_ring_count(ssemu_r_ring(r,
-							      sh->ev_ring_off)))
+		/* (a corrupt ring: "ready", and the poll says -EIO) */
+		if (sh->open && (ssemu_ep_rings_bad(r, i) ||
+				 ssemu_ring_count(ssemu_r_ring(r,
+							sh->ev_ring_off))))
 			return true;
 	}
 	return false;
@@ -1909,6 +2414,9 @@ static int wait_events(struct ssemu_fabric *f, uint32_t first, uint32_t n,
 	deadline = timeout_ms < 0 ? UINT64_MAX :
 				    start + (uint64_t)timeout_ms * 1000000ULL;
 	for (;;) {
+		ret = fab_check(f);
+		if (ret)
+			return ret;
 		/* pairs with the release in futex_bump */
 		seq = ssemu_load_acquire(word);
 		if (eps_ready(r, first, n))
@@ -1980,8 +2488,8 @@ int ssemu_nic_wait(struct ssemu_nic *nic, int timeout_ms)
 		return -EINVAL;
 	r = nic->fab->r;
 	n = ssemu_r_nic(r, nic->slot);
-	return wait_events(nic->fab, nic->slot * r->config.eps_per_nic,
-			   r->config.eps_per_nic, &n->ev_futex, &n->waiters,
+	return wait_events(nic->fab, nic->slot * nic->fab->cfg->eps_per_nic,
+			   nic->fab->cfg->eps_per_nic, &n->ev_futex, &n->waiters,
 			   timeout_ms);
 }
 
@@ -1992,7 +2500,7 @@ int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer)
 	uint32_t port = SSEMU_ADDR_PORT(peer), pid = SSEMU_ADDR_PID(peer);
 	uint32_t slot;
 
-	if (!ep)
+	if (!ep || fab_check(ep->nic->fab))
 		return 0;
 	r = ep->nic->fab->r;
 	if (port >= r->topo.nendpoints || pid >= r->config.eps_per_nic)
@@ -2025,6 +2533,7 @@ int ssemu_fabric_stats(struct ssemu_fabric *f, struct ssemu_fabric_stats *st)
 	st->switch_lat_sum = r->switch_lat_sum;
 	st->nics_attached = r->nnics;
 	st->switches_instantiated = r->sw_used;
+	st->crc_errors = r->crc_errors;
 	return 0;
 }
 

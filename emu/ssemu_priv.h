@@ -35,7 +35,7 @@
 #include "ssemu_topo.h"
 
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
-#define SSEMU_LAYOUT_VERSION 10	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
+#define SSEMU_LAYOUT_VERSION 11	/* 2: RMA; 3: FGFC; 4: telemetry; 5: jobs;
 				 * 6: lossy classes; 7: VOQ input masks,
 				 * credit returns without events; 8: credits
 				 * in cells; 9: engine bucket wheel, switch
@@ -44,7 +44,8 @@
 				 * fields reordered, NIC-pair state in one
 				 * struct, message states in their own
 				 * section, hot structs cache-aligned;
-				 * 10: parallel local links */
+				 * 10: parallel local links; 11: the
+				 * broken flag, packet and message CRCs */
 #define SSEMU_NONE UINT32_MAX
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
@@ -117,6 +118,7 @@ struct ssemu_msg {
 	uint64_t len;
 	uint64_t hdr[SSEMU_HDR_WORDS];
 	uint64_t cookie;
+	uint32_t crc;		/* CRC-32 of the payload, by the sender */
 	uint32_t buf;		/* large buffer index in the ep, or NONE */
 	uint32_t npkts, sent, arrived, acked;
 	uint32_t rx_acked;	/* arrivals the receiver has acknowledged */
@@ -251,7 +253,7 @@ struct ssemu_pkt {
 	uint32_t src_gen;	/* source NIC's attach generation */
 	uint32_t src_port;	/* endpoint port */
 	int32_t status;		/* ACK: delivery status */
-	uint32_t pad;
+	uint32_t crc;		/* DATA: CRC-32 of its payload, at injection */
 	ssemu_time_t inject_time;
 };
 
@@ -359,6 +361,12 @@ struct ssemu_region {
 	uint64_t config_hash;
 	uint32_t owner_uid;
 	uint32_t ready;		/* set (release) once initialised */
+	/* Set (once) when the model found the segment's contents corrupt:
+	 * every call on the fabric fails with -EIO from then on and no
+	 * process attaches any more (ssemu_fail).  Read on every call: kept
+	 * with the read-mostly fields, away from the lock's line. */
+	uint32_t broken;
+	char broken_why[156];
 	struct ssemu_config config;
 	pthread_mutex_t lock;
 	uint32_t dead;		/* being removed: attachers must retry */
@@ -390,6 +398,7 @@ struct ssemu_region {
 	uint64_t wall_t0_ns;	/* realtime: wall clock at model time 0 */
 	uint64_t lag_ps;	/* realtime: how far the model fell behind */
 	uint64_t pkts_delivered, pkt_hops, switch_lat_sum;
+	uint64_t crc_errors;	/* packets and messages whose CRC failed */
 	/* per-hop switch latency (arrival to departure), 1 ns bins */
 	uint64_t swlat_hist[SSEMU_SWLAT_BINS];
 	/* telemetry (ssemu_telemetry.c) */
@@ -437,6 +446,16 @@ struct ssemu_fabric {
 	uint32_t flags;		/* SSEMU_OPEN_* */
 	char shm_name[64];
 	unsigned progress_calls;
+	/* this process's mapping of the segment was cut short under it
+	 * (the segment truncated, a SIGBUS caught): set by the signal
+	 * handler, never cleared */
+	volatile uint32_t gone;
+	/* this process's checked copies of the configuration and counts
+	 * (set at open): the owner's calls size their loops and bounds by
+	 * them, never by the segment's */
+	const struct ssemu_config *cfg;
+	uint32_t neps, nmsgs, nbufs;
+	uint64_t nendpoints;
 };
 
 struct ssemu_nic {
@@ -453,6 +472,54 @@ struct ssemu_ep {
 	struct ssemu_region *r;
 	struct ssemu_ring *ev_ring;
 };
+
+/*
+ * A corrupt segment.  ssemu_fail marks the fabric broken (the first caller
+ * logs what was wrong, once), after which every participant's calls fail
+ * with -EIO and later attaches are refused; it returns true, so that
+ *	if (SSEMU_BAD(r, idx >= n, "what %u", idx)) return;
+ * reads as the check it is.  Everything the model reads from the segment
+ * and uses as an index or an offset goes through such a check first.
+ */
+bool ssemu_fail(struct ssemu_region *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), cold));
+#define SSEMU_BAD(r, cond, ...) \
+	(unlikely(cond) ? ssemu_fail((r), __VA_ARGS__) : false)
+
+static inline bool ssemu_broken(const struct ssemu_region *r)
+{
+	return ssemu_load_relaxed(&r->broken) != 0;
+}
+
+/* The CRC-32 every packet and message payload carries (zlib's). */
+uint32_t ssemu_crc(const void *p, size_t n);
+
+/* Bytes of an endpoint's two rings, and where each starts (the layout's
+ * own numbers: the offsets the segment holds are checked against them). */
+static inline uint64_t ssemu_txring_bytes(const struct ssemu_config *c)
+{
+	return SSEMU_ALIGN_UP(ssemu_ring_bytes(c->msgs_per_ep,
+					       sizeof(uint32_t)),
+			      (uint64_t)SSEMU_CACHELINE);
+}
+
+static inline uint64_t ssemu_rings_stride(const struct ssemu_config *c)
+{
+	return ssemu_txring_bytes(c) +
+	       SSEMU_ALIGN_UP(ssemu_ring_bytes(SSEMU_EV_RING,
+					       sizeof(struct ssemu_event)),
+			      (uint64_t)SSEMU_CACHELINE);
+}
+
+/* Is the control block of a ring of @cap entries of @esize sound: its
+ * geometry as made, and no more entries than it holds? */
+static inline bool ssemu_ring_sane(struct ssemu_ring *ring, uint32_t cap,
+				   uint32_t esize)
+{
+	return ring->mask == cap - 1 && ring->esize == esize &&
+	       ring->data_off == sizeof(*ring) &&
+	       ssemu_ring_count(ring) <= cap;
+}
 
 /* Section accessors. */
 #define SSEMU_AT(r, off) ((void *)((char *)(r) + (off)))
@@ -566,6 +633,72 @@ static inline struct ssemu_ring *ssemu_r_ring(struct ssemu_region *r,
 					      uint64_t off)
 {
 	return SSEMU_AT(r, off);
+}
+
+/*
+ * Are endpoint @epi's rings where the layout puts them and sound (else the
+ * fabric is marked broken)?  The engine asks before it touches them.
+ */
+static inline bool ssemu_ep_rings_bad(struct ssemu_region *r, uint32_t epi)
+{
+	const struct ssemu_config *c = &r->config;
+	struct ssemu_ep_sh *sh = ssemu_r_ep(r, epi);
+	uint64_t tx = r->rings_off + (uint64_t)epi * ssemu_rings_stride(c);
+
+	if (SSEMU_BAD(r, sh->tx_ring_off != tx ||
+		      sh->ev_ring_off != tx + ssemu_txring_bytes(c),
+		      "endpoint %u: ring offsets %#llx/%#llx, the layout has "
+		      "%#llx/%#llx", epi,
+		      (unsigned long long)sh->tx_ring_off,
+		      (unsigned long long)sh->ev_ring_off,
+		      (unsigned long long)tx,
+		      (unsigned long long)(tx + ssemu_txring_bytes(c))))
+		return true;
+	if (SSEMU_BAD(r, !ssemu_ring_sane(ssemu_r_ring(r, tx), c->msgs_per_ep,
+					  sizeof(uint32_t)) ||
+		      !ssemu_ring_sane(ssemu_r_ring(r, sh->ev_ring_off),
+				       SSEMU_EV_RING,
+				       sizeof(struct ssemu_event)),
+		      "endpoint %u: a ring's control block is corrupt", epi))
+		return true;
+	return false;
+}
+
+/* The NIC slot attached at endpoint port @port, or SSEMU_NONE (nobody, or
+ * a corrupt map: then the fabric is marked broken). */
+static inline uint32_t ssemu_port_nic(struct ssemu_region *r, uint64_t port)
+{
+	uint32_t nic;
+
+	if (SSEMU_BAD(r, port >= r->topo.nendpoints, "endpoint port %llu "
+		      "of %llu", (unsigned long long)port,
+		      (unsigned long long)r->topo.nendpoints))
+		return SSEMU_NONE;
+	nic = ssemu_r_portmap(r)[port];
+	if (nic != SSEMU_NONE &&
+	    SSEMU_BAD(r, nic >= r->config.max_nics, "port %llu maps to NIC "
+		      "slot %u of %u", (unsigned long long)port, nic,
+		      r->config.max_nics))
+		return SSEMU_NONE;
+	return nic;
+}
+
+/* The model of topology switch @sw, or SSEMU_NONE (not modelled yet, or
+ * a corrupt map: then the fabric is marked broken). */
+static inline uint32_t ssemu_sw_inst(struct ssemu_region *r, uint32_t sw)
+{
+	uint32_t inst;
+
+	if (SSEMU_BAD(r, sw >= r->topo.nswitches, "switch %u of %u", sw,
+		      r->topo.nswitches))
+		return SSEMU_NONE;
+	inst = ssemu_r_swmap(r)[sw];
+	if (inst != SSEMU_NONE &&
+	    SSEMU_BAD(r, inst >= r->sw_used || inst >= r->config.max_switches,
+		      "switch %u maps to model %u of %u", sw, inst,
+		      r->sw_used))
+		return SSEMU_NONE;
+	return inst;
 }
 
 static inline uint32_t ssemu_msg_ep(struct ssemu_region *r, uint32_t msg)

@@ -375,7 +375,8 @@ struct ssemu_event {
 /**
  * Take up to @max events off the endpoint's event ring.  Does not run the
  * engine.
- * @return number of events (>= 0).
+ * @return number of events (>= 0), or -EIO: the fabric is broken (its
+ * segment found corrupt or cut short); every call on it fails so.
  */
 int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max);
 
@@ -582,6 +583,9 @@ struct ssemu_nic_stats {
 	uint64_t credit_stalls;
 	uint64_t ack_pkts;	/* acknowledgement packets received (one
 				 * covers up to 16 packets of a message) */
+	uint64_t crc_errors;	/* data packets received whose payload
+				 * failed its CRC (lost, or the message
+				 * failed with -EIO) */
 };
 
 int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st);
@@ -594,6 +598,9 @@ struct ssemu_fabric_stats {
 	uint64_t switch_lat_sum;	/* ps, over hops */
 	uint64_t nics_attached;
 	uint64_t switches_instantiated;
+	/* packets and messages whose payload failed its CRC: at a receiving
+	 * NIC, or when its receiver read it (never delivered) */
+	uint64_t crc_errors;
 };
 
 int ssemu_fabric_stats(struct ssemu_fabric *fabric,
