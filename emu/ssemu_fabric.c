@@ -222,9 +222,43 @@ bool ssemu_fail(struct ssemu_region *r, const char *fmt, ...)
 	return true;
 }
 
-uint32_t ssemu_crc(const void *p, size_t n)
+#if defined(__x86_64__)
+/* CRC-32C with the SSE4.2 instruction: several times zlib's speed. */
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_hw(uint32_t seed, const void *p, size_t n)
 {
-	uLong crc = crc32(0L, Z_NULL, 0);
+	const uint8_t *b = p;
+	uint64_t crc = ~seed & 0xffffffffu, v;
+
+	for (; n >= 8; n -= 8, b += 8) {
+		memcpy(&v, b, sizeof(v));
+		crc = __builtin_ia32_crc32di(crc, v);
+	}
+	for (; n; n--, b++)
+		crc = __builtin_ia32_crc32qi((uint32_t)crc, *b);
+	return ~(uint32_t)crc;
+}
+#endif
+
+/*
+ * Where the CPU has it (every process of a fabric runs on one host, so
+ * all of them choose alike), CRC-32C in hardware; else zlib's CRC-32.
+ */
+uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n)
+{
+	uLong crc = seed;
+
+#if defined(__x86_64__)
+	static int hw_cache = -1;
+	int hw = ssemu_load_relaxed(&hw_cache);
+
+	if (unlikely(hw < 0)) {
+		hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+		ssemu_store_relaxed(&hw_cache, hw);
+	}
+	if (hw)
+		return crc32c_hw(seed, p, n);
+#endif
 
 	/* (zlib takes at most UINT_MAX bytes at a time) */
 	while (n) {
@@ -235,6 +269,18 @@ uint32_t ssemu_crc(const void *p, size_t n)
 		n -= k;
 	}
 	return (uint32_t)crc;
+}
+
+/* A message's end-to-end CRC: its source, header words, length and
+ * payload, as the sender posted them. */
+static uint32_t msg_crc(ssemu_addr_t src, const uint64_t *hdr, uint64_t len,
+			const void *data)
+{
+	uint32_t crc = ssemu_crc(0, &src, sizeof(src));
+
+	crc = ssemu_crc(crc, hdr, SSEMU_HDR_WORDS * sizeof(uint64_t));
+	crc = ssemu_crc(crc, &len, sizeof(len));
+	return ssemu_crc(crc, data, (size_t)len);
 }
 
 /* Initialise a zero-filled region. */
@@ -508,9 +554,44 @@ static int proc_unregister_locked(struct ssemu_region *r)
 	return n;
 }
 
+/*
+ * This process's own copy of the header's write-once page, over the shared
+ * mapping at @r (see struct ssemu_region), and a read-only view of the
+ * segment's copy in *@view.  @return 0 or -errno.
+ */
+static int header_private(struct ssemu_region *r, int fd, const void **view)
+{
+	void *v;
+
+	void *tmp;
+
+	v = mmap(NULL, SSEMU_HDR_PRIVATE, PROT_READ, MAP_SHARED, fd, 0);
+	if (v == MAP_FAILED)
+		return -errno;
+	/* anonymous memory, not a private mapping of the file: truncating
+	 * the file takes even the copied pages of those away */
+	tmp = malloc(SSEMU_HDR_PRIVATE);
+	if (!tmp) {
+		munmap(v, SSEMU_HDR_PRIVATE);
+		return -ENOMEM;
+	}
+	memcpy(tmp, v, SSEMU_HDR_PRIVATE);
+	if (mmap(r, SSEMU_HDR_PRIVATE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+	    MAP_FAILED) {
+		free(tmp);
+		munmap(v, SSEMU_HDR_PRIVATE);
+		return -errno;
+	}
+	memcpy(r, tmp, SSEMU_HDR_PRIVATE);
+	free(tmp);
+	*view = v;
+	return 0;
+}
+
 static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
-		    const struct ssemu_topo *t, uint32_t flags, char *err,
-		    size_t errlen)
+		    const struct ssemu_topo *t, uint32_t flags,
+		    const void **view, char *err, size_t errlen)
 {
 	bool existing = flags & (SSEMU_OPEN_EXISTING | SSEMU_OPEN_OBSERVER);
 	struct layout l;
@@ -541,9 +622,9 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 			}
 			p = mmap(NULL, l.total, PROT_READ | PROT_WRITE,
 				 MAP_SHARED, fd, 0);
-			close(fd);
 			if (p == MAP_FAILED) {
 				ret = -errno;
+				close(fd);
 				shm_unlink(f->shm_name);
 				snprintf(err, errlen, "mmap: %s",
 					 strerror(errno));
@@ -554,6 +635,7 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 			if (!ret)
 				ret = proc_register_locked(r);
 			if (ret) {
+				close(fd);
 				munmap(p, l.total);
 				shm_unlink(f->shm_name);
 				snprintf(err, errlen, "cannot initialise the "
@@ -563,6 +645,15 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 			r->magic = SSEMU_MAGIC;
 			/* publish; pairs with the acquire of ready below */
 			ssemu_store_release(&r->ready, 1);
+			ret = header_private(r, fd, view);
+			close(fd);
+			if (ret) {
+				munmap(p, l.total);
+				shm_unlink(f->shm_name);
+				snprintf(err, errlen, "cannot map the header: "
+					 "%s", strerror(-ret));
+				return ret;
+			}
 			f->r = r;
 			f->map_size = l.total;
 			return 0;
@@ -616,17 +707,29 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 		}
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			 0);
-		close(fd);
-		if (p == MAP_FAILED)
-			return -errno;
+		if (p == MAP_FAILED) {
+			ret = -errno;
+			close(fd);
+			return ret;
+		}
 		r = p;
 		if (!ssemu_load_acquire(&r->ready)) {
+			close(fd);
 			munmap(p, size);
 			usleep(10000);
 			continue;
 		}
+		/* our copy of the header, checked: then used, whatever the
+		 * segment's becomes */
+		ret = header_private(r, fd, view);
+		close(fd);
+		if (ret) {
+			munmap(p, size);
+			return ret;
+		}
 		ret = check_header(r, size, existing ? NULL : c, err, errlen);
 		if (ret) {
+			munmap((void *)*view, SSEMU_HDR_PRIVATE);
 			munmap(p, size);
 			return ret;
 		}
@@ -638,6 +741,7 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 		if (r->dead) {
 			/* the last user is removing it: start over */
 			unlock_region(r);
+			munmap((void *)*view, SSEMU_HDR_PRIVATE);
 			munmap(p, size);
 			usleep(1000);
 			continue;
@@ -645,6 +749,7 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 		ret = flags & SSEMU_OPEN_OBSERVER ? 0 : proc_register_locked(r);
 		unlock_region(r);
 		if (ret) {
+			munmap((void *)*view, SSEMU_HDR_PRIVATE);
 			munmap(p, size);
 			snprintf(err, errlen, "too many processes on fabric %s",
 				 f->shm_name);
@@ -675,15 +780,9 @@ struct fabric_local {
 	uint32_t runner;	/* we ran the engine last, as far as we know */
 	uint32_t bulk;		/* a bulk transfer is on: see BULK_EVENTS */
 	uint64_t look_exec;	/* engine->executed at our last look */
-	/* the header as attach found and checked it (check_layout): the
-	 * fields derived from the configuration, compared before every run
-	 * of the engine */
-	struct ssemu_config config;
-	struct ssemu_topo topo;
-	uint8_t derived[offsetof(struct ssemu_region, resv_off) +
-			sizeof(uint64_t) - offsetof(struct ssemu_region, neps)];
-	uint64_t tel_off;
-	uint32_t route_idx, arb_idx, cc_idx;
+	/* shared store: the segment's own copy of the header's write-once
+	 * page (read only), compared with ours before every run */
+	const void *view;
 };
 
 static struct fabric_local *fabric_local(struct ssemu_fabric *f)
@@ -691,21 +790,11 @@ static struct fabric_local *fabric_local(struct ssemu_fabric *f)
 	return container_of(f, struct fabric_local, f);
 }
 
-#define DERIVED(r) ((char *)(r) + offsetof(struct ssemu_region, neps))
-
 static void image_take(struct ssemu_fabric *f)
 {
-	struct fabric_local *fl = fabric_local(f);
 	struct ssemu_region *r = f->r;
 
-	fl->config = r->config;
-	fl->topo = r->topo;
-	memcpy(fl->derived, DERIVED(r), sizeof(fl->derived));
-	fl->tel_off = r->tel_off;
-	fl->route_idx = r->route_idx;
-	fl->arb_idx = r->arb_idx;
-	fl->cc_idx = r->cc_idx;
-	f->cfg = &fl->config;
+	f->cfg = &r->config;
 	f->neps = r->neps;
 	f->nmsgs = r->nmsgs;
 	f->nbufs = r->nbufs;
@@ -713,32 +802,22 @@ static void image_take(struct ssemu_fabric *f)
 }
 
 /*
- * Is the header still what attach checked (else the fabric is marked
- * broken)?  A few hundred bytes compared, once per run of the engine.
+ * Is the segment's header still what attach checked (else the fabric is
+ * marked broken)?  This process uses its own copy of it; the segment's is
+ * compared with it (a page), once per run of the engine.
  */
 static bool image_bad(struct ssemu_fabric *f)
 {
 	struct fabric_local *fl = fabric_local(f);
 	struct ssemu_region *r = f->r;
-	const char *what = NULL;
 
-	if (memcmp(&fl->config, &r->config, sizeof(fl->config)))
-		what = "its configuration";
-	else if (memcmp(&fl->topo, &r->topo, sizeof(fl->topo)))
-		what = "its topology";
-	else if (memcmp(fl->derived, DERIVED(r), sizeof(fl->derived)) ||
-		 fl->tel_off != r->tel_off)
-		what = "a section offset or count";
-	else if (fl->route_idx != r->route_idx || fl->arb_idx != r->arb_idx ||
-		 fl->cc_idx != r->cc_idx)
-		what = "a policy index";
-	else if (!ssemu_engine_geometry_ok(ssemu_r_engine(r),
-					   fl->config.max_events))
-		what = "the event engine's geometry";
-	if (!what)
-		return false;
-	return ssemu_fail(r, "the segment header changed under the fabric: "
-			  "%s", what);
+	if (fl->view && memcmp(fl->view, r, SSEMU_HDR_PRIVATE))
+		return ssemu_fail(r, "the segment's header changed under the "
+				  "fabric (its configuration, a section "
+				  "offset or a count)");
+	return !ssemu_engine_geometry_ok(ssemu_r_engine(r),
+					 r->config.max_events) &&
+	       ssemu_fail(r, "the event engine's geometry changed");
 }
 
 /*
@@ -765,13 +844,13 @@ static int fab_check(struct ssemu_fabric *f)
  * (F_SEAL_SHRINK is for memfds), so anyone with the owner's rights may
  * truncate a fabric's segment under its users, whose next touch of a page
  * past the new end raises SIGBUS.  While a segment is mapped, a SIGBUS
- * handler looks at the fault address: inside a mapped segment, it maps
- * anonymous zero pages over the rest of the mapping (MAP_FIXED; over all
- * of it, with the header rebuilt from this process's checked copy and
- * marked broken, if the header itself is gone), marks the handle gone and
- * returns, so the faulting access completes on the zero page; the library
- * checks the handle at its entry points and after every engine event, so
- * the call in progress and every later one fail with -EIO.  Any other
+ * handler looks at the fault address: inside a mapped segment (the shared
+ * part of its mapping, or the view of the segment's header; this process's
+ * own copy of the header cannot fault), it maps anonymous zero pages from
+ * the faulting page to the end of that range (MAP_FIXED), marks the handle
+ * gone and returns, so the faulting access completes on a zero page; the
+ * library checks the handle at its entry points and after every engine
+ * event, so the call in progress and every later one fail with -EIO.  Any other
  * SIGBUS goes to the handler that was there before (or kills the process,
  * as it would have).  (mmap is a plain system call on Linux, safe here.)
  */
@@ -786,29 +865,6 @@ static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction guard_prev;
 static bool guard_on;
 static uintptr_t guard_page;
-
-static void guard_rebuild_header(struct ssemu_fabric *f)
-{
-	struct fabric_local *fl = fabric_local(f);
-	struct ssemu_region *r = f->r;
-	static const char why[] = "the segment was truncated";
-
-	r->magic = SSEMU_MAGIC;
-	r->version = SSEMU_LAYOUT_VERSION;
-	r->hdr_size = sizeof(*r);
-	r->total_size = f->map_size;
-	r->config = fl->config;
-	r->topo = fl->topo;
-	memcpy(DERIVED(r), fl->derived, sizeof(fl->derived));
-	r->tel_off = fl->tel_off;
-	r->route_idx = fl->route_idx;
-	r->arb_idx = fl->arb_idx;
-	r->cc_idx = fl->cc_idx;
-	/* (the engine's control block is zero: it holds nothing) */
-	memcpy(r->broken_why, why, sizeof(why));
-	r->broken = 1;
-	r->ready = 1;
-}
 
 static void guard_chain(int sig, siginfo_t *si, void *uc)
 {
@@ -847,15 +903,11 @@ static void guard_handler(int sig, siginfo_t *si, void *uc)
 			continue;
 		end = base + guards[i].size;
 		page = a & ~(guard_page - 1);
-		if (page < base + sizeof(struct ssemu_region))
-			page = base;
 		if (mmap((void *)page, end - page, PROT_READ | PROT_WRITE,
 			 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) ==
 		    MAP_FAILED)
 			break;
 		guards[i].f->gone = 1;
-		if (page == base)
-			guard_rebuild_header(guards[i].f);
 		errno = saved;
 		return;
 	}
@@ -866,9 +918,13 @@ static void guard_handler(int sig, siginfo_t *si, void *uc)
 static void sigbus_guard_add(struct ssemu_fabric *f)
 {
 	struct sigaction sa;
-	int i;
+	int i, k;
 
 	pthread_mutex_lock(&guard_lock);
+	/* (again if someone replaced it since: the old one is chained) */
+	if (guard_on && !sigaction(SIGBUS, NULL, &sa) &&
+	    (!(sa.sa_flags & SA_SIGINFO) || sa.sa_sigaction != guard_handler))
+		guard_on = false;
 	if (!guard_on) {
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_sigaction = guard_handler;
@@ -882,15 +938,19 @@ static void sigbus_guard_add(struct ssemu_fabric *f)
 				  "segment truncated under this process "
 				  "will kill it", strerror(errno));
 	}
-	for (i = 0; i < GUARD_MAX; i++) {
-		if (!guards[i].base) {
-			guards[i].size = f->map_size;
-			guards[i].f = f;
-			ssemu_store_release(&guards[i].base, (uintptr_t)f->r);
-			break;
-		}
+	for (i = 0, k = 0; i < GUARD_MAX && k < 2; i++) {
+		if (guards[i].base)
+			continue;
+		/* the shared part of the mapping, then the header's view */
+		guards[i].size = k ? SSEMU_HDR_PRIVATE :
+				     f->map_size - SSEMU_HDR_PRIVATE;
+		guards[i].f = f;
+		ssemu_store_release(&guards[i].base,
+				    k ? (uintptr_t)fabric_local(f)->view :
+					(uintptr_t)f->r + SSEMU_HDR_PRIVATE);
+		k++;
 	}
-	if (i == GUARD_MAX)
+	if (k < 2)
 		ssemu_log(SSEMU_LOG_WARN, "more than %d shared fabrics open: "
 			  "this one is not guarded against truncation",
 			  GUARD_MAX);
@@ -993,7 +1053,8 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 			snprintf(f->shm_name, sizeof(f->shm_name),
 				 "/ssemu-%u", (unsigned)geteuid());
 		f->flags = opts->flags;
-		ret = open_shm(f, c, &t, opts->flags, err, errlen);
+		ret = open_shm(f, c, &t, opts->flags,
+			       &fabric_local(f)->view, err, errlen);
 		if (ret)
 			goto err_free;
 		/*
@@ -1056,6 +1117,8 @@ void ssemu_fabric_close(struct ssemu_fabric *f)
 			unlock_region(r);
 		}
 	}
+	if (fabric_local(f)->view)
+		munmap((void *)fabric_local(f)->view, SSEMU_HDR_PRIVATE);
 	munmap(r, f->map_size);
 	free(fabric_local(f));
 }
@@ -1696,7 +1759,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	m->cookie = s->cookie;
 	m->npkts = len ? (uint32_t)((len + c->mtu - 1) / c->mtu) : 1;
 	copy_iov(msg_data(r, m), s->iov, s->iov_count);
-	m->crc = ssemu_crc(msg_data(r, m), (size_t)len);
+	m->crc = msg_crc(m->src, m->hdr, m->len, msg_data(r, m));
 	ret = msg_post(ep, m, mi);
 	/* (the segment may have been cut short while we copied) */
 	return ret ? ret : fab_check(ep->nic->fab);
@@ -1906,8 +1969,16 @@ int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 		      "endpoint %u: its event ring's control block is corrupt",
 		      ep->index))
 		return -EIO;
-	while (n < max && !ssemu_ring_pop(ring, &ev[n]))
+	while (n < max && !ssemu_ring_pop(ring, &ev[n])) {
+		/* (an event is the engine's word on a message: it must be
+		 * what the engine pushed) */
+		if (SSEMU_BAD(ep->r, ev[n].crc != ssemu_event_crc(&ev[n]),
+			      "endpoint %u: an event in its ring changed "
+			      "after it was pushed (its CRC fails)",
+			      ep->index))
+			return -EIO;
 		n++;
+	}
 	return n;
 }
 
@@ -1958,15 +2029,17 @@ static const uint8_t *event_payload(struct ssemu_ep *ep,
 }
 
 /*
- * A received message whose payload is not what its sender posted (its
- * CRC, computed at the post, says so): counted, logged, never handed out.
+ * A received message whose header or payload is not what its sender
+ * posted (its CRC, computed at the post, says so): counted, logged, never
+ * handed out.
  */
 static bool recv_crc_bad(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			 const struct ssemu_msg *m, const void *data)
 {
 	struct ssemu_region *r = ep->r;
 
-	if (ev->type != SSEMU_EV_RECV || ssemu_crc(data, ev->len) == m->crc)
+	if (ev->type != SSEMU_EV_RECV ||
+	    msg_crc(ev->src, ev->hdr, ev->len, data) == m->crc)
 		return false;
 	ssemu_fetch_add(&r->crc_errors, 1);
 	ssemu_log(SSEMU_LOG_WARN, "endpoint %u: a %llu-byte message from "
@@ -2048,6 +2121,50 @@ static ssemu_time_t model_limit(struct ssemu_region *r)
 	return (ssemu_time_t)((double)w * 1000.0 / r->config.dilation);
 }
 
+/*
+ * With no event pending, nothing in the model moves until something is
+ * posted; a message the engine took and has not completed then never
+ * completes: the model's state is corrupt (an index, a count or a flag
+ * changed under it), its sender would wait forever.  Such a stall marks
+ * the fabric broken.  Looked for now and then (with the liveness check),
+ * over the slots of the open endpoints of attached NICs.
+ */
+static void stall_check_locked(struct ssemu_region *r)
+{
+	const struct ssemu_config *c = &r->config;
+	uint32_t nic, e, k, epi, mi;
+
+	if (ssemu_engine_pending(ssemu_r_engine(r)) || ssemu_broken(r))
+		return;
+	for (nic = 0; nic < c->max_nics; nic++) {
+		if (ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED)
+			continue;
+		for (e = 0; e < c->eps_per_nic; e++) {
+			epi = nic * c->eps_per_nic + e;
+			if (!ssemu_r_ep(r, epi)->open)
+				continue;
+			for (k = 0; k < c->msgs_per_ep; k++) {
+				uint32_t st, fl;
+
+				mi = epi * c->msgs_per_ep + k;
+				st = ssemu_load_acquire(ssemu_r_mstate(r, mi));
+				fl = ssemu_r_msg(r, mi)->mflags;
+				if ((st & SSEMU_MSG_BUSY) &&
+				    !(st & SSEMU_MSG_TXDONE) &&
+				    (fl & SSEMU_MSGF_QUEUED) &&
+				    !(fl & (SSEMU_MSGF_TXPUSH |
+					    SSEMU_MSGF_TXOVF))) {
+					ssemu_fail(r, "the model stalled: "
+						   "message slot %u is in "
+						   "flight with no event "
+						   "pending", mi);
+					return;
+				}
+			}
+		}
+	}
+}
+
 /* Did the engine find its memory corrupt (then the fabric is marked
  * broken)? */
 static bool engine_bad(struct ssemu_region *r)
@@ -2111,12 +2228,12 @@ static void drain_tx_locked(struct ssemu_region *r)
 			 * if we die in between, crash recovery finds it */
 			while (!ssemu_ring_peek(ring, &mi)) {
 				/* never trust an index from shared memory */
-				if (mi < lo || mi >= lo + c->msgs_per_ep)
-					ssemu_log(SSEMU_LOG_WARN, "endpoint %u "
-						  "posted a bad slot %u: "
-						  "ignored", epi, mi);
-				else
-					ssemu_model_enqueue_msg(r, nic, mi);
+				if (SSEMU_BAD(r, mi < lo ||
+					      mi >= lo + c->msgs_per_ep,
+					      "endpoint %u: slot %u in its "
+					      "tx ring", epi, mi))
+					return;
+				ssemu_model_enqueue_msg(r, nic, mi);
 				ssemu_ring_advance(ring);
 				if (ssemu_broken(r))
 					return;
@@ -2141,6 +2258,8 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 	ssemu_time_t limit, next;
 	unsigned n = 0;
 
+	if (fab_check(f) || image_bad(f))
+		return -EIO;
 	/* Look for dead processes now and then (by the wall clock, so a
 	 * busy fabric finds them as fast as an idle one). */
 	if (reap) {
@@ -2149,19 +2268,23 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 		if (w - r->last_reap_ns > LIVENESS_PERIOD_NS) {
 			r->last_reap_ns = w;
 			reap_dead_locked(r);
+			stall_check_locked(r);
 		}
 	}
-	if (fab_check(f) || image_bad(f))
-		return -EIO;
 	if (!realtime)
 		drain_tx_locked(r);
 	limit = model_limit(r);
-	while (n < budget && ssemu_engine_pop(e, limit, &fired)) {
+	/* (the engine's control block is shared: its geometry is checked
+	 * before every event, against our own configuration) */
+	while (n < budget && ssemu_engine_geometry_ok(e, r->config.max_events) &&
+	       ssemu_engine_pop(e, limit, &fired)) {
 		ssemu_model_dispatch(r, &fired);
 		n++;
 		if (unlikely(ssemu_broken(r) || f->gone))
 			break;
 	}
+	if (!ssemu_engine_geometry_ok(e, r->config.max_events))
+		ssemu_fail(r, "the event engine's geometry changed");
 	if (engine_bad(r) || fab_check(f))
 		return -EIO;
 	if (realtime) {
@@ -2324,7 +2447,9 @@ int ssemu_fabric_progress(struct ssemu_fabric *f, unsigned budget)
 	ret = fab_check(f);
 	if (ret)
 		return ret;
-	return progress(f, budget, true);
+	ret = progress(f, budget, true);
+	/* (the segment may have been cut short while we looked at it) */
+	return unlikely(f->gone) ? fab_check(f) : ret;
 }
 
 int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
@@ -2345,8 +2470,12 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 		return -EIO;
 	}
 	drain_tx_locked(r);
-	while (!ssemu_broken(r) && !f->gone && ssemu_engine_pop(e, t, &fired))
+	while (!ssemu_broken(r) && !f->gone &&
+	       ssemu_engine_geometry_ok(e, r->config.max_events) &&
+	       ssemu_engine_pop(e, t, &fired))
 		ssemu_model_dispatch(r, &fired);
+	if (!ssemu_engine_geometry_ok(e, r->config.max_events))
+		ssemu_fail(r, "the event engine's geometry changed");
 	ret = engine_bad(r) || fab_check(f) ? -EIO : 0;
 	if (!ret && e->now < t)
 		e->now = t;

@@ -760,12 +760,17 @@ static const struct ssemu_cc_ops cc_ops[] = {
 static void schedule(struct ssemu_region *r, ssemu_time_t t, uint32_t type,
 		     uint32_t a, uint32_t b, uint32_t c)
 {
-	int ret = ssemu_engine_schedule(ssemu_r_engine(r), t, type, a, b, c,
-					NULL);
+	struct ssemu_engine *e = ssemu_r_engine(r);
+	int ret;
+
+	if (SSEMU_BAD(r, !ssemu_engine_geometry_ok(e, r->config.max_events),
+		      "the event engine's geometry changed"))
+		return;
+	ret = ssemu_engine_schedule(e, t, type, a, b, c, NULL);
 
 	if (ret == -EIO)
 		ssemu_fail(r, "the event engine's memory is corrupt (%s)",
-			   ssemu_engine_why(ssemu_r_engine(r)->bad));
+			   ssemu_engine_why(e->bad));
 	else if (ret)
 		ssemu_log(SSEMU_LOG_WARN, "engine event pool exhausted "
 			  "(max_events %u): the model is now inconsistent",
@@ -780,7 +785,13 @@ static uint32_t pkt_alloc(struct ssemu_region *r)
 {
 	uint32_t i = r->pkt_free;
 
-	if (i == SSEMU_NONE || pkt_link_bad(r, i, "the free packet list") ||
+	/* (an empty pool with packets unaccounted for: the list is cut) */
+	if (i == SSEMU_NONE)
+		return SSEMU_BAD(r, r->pkts_used < r->config.max_pkts,
+				 "the free packet list is empty with %u of %u "
+				 "packets in use", r->pkts_used,
+				 r->config.max_pkts), SSEMU_NONE;
+	if (pkt_link_bad(r, i, "the free packet list") ||
 	    pkt_link_bad(r, ssemu_r_pkt(r, i)->next, "the free packet list"))
 		return SSEMU_NONE;
 	r->pkt_free = ssemu_r_pkt(r, i)->next;
@@ -860,6 +871,7 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	 * receiver may release it and its owner reuse it. */
 	m->rx_pos = ssemu_load_relaxed(&ring->tail);
 	m->mflags |= SSEMU_MSGF_RXPUSH;
+	ev.crc = ssemu_event_crc(&ev);
 	if (ssemu_ring_push(ring, &ev)) {
 		m->mflags &= ~SSEMU_MSGF_RXPUSH;
 		return false;
@@ -894,6 +906,7 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	}
 	m->tx_pos = ssemu_load_relaxed(&ring->tail);
 	m->mflags |= SSEMU_MSGF_TXPUSH;
+	ev.crc = ssemu_event_crc(&ev);
 	if (ssemu_ring_push(ring, &ev)) {
 		m->mflags &= ~SSEMU_MSGF_TXPUSH;
 		return false;
@@ -2196,7 +2209,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		pkt->epoch = m->epoch;
 		/* as a link does: the payload's CRC goes with it, checked
 		 * where it arrives */
-		pkt->crc = ssemu_crc(msg_payload(r, m, (uint64_t)m->sent *
+		pkt->crc = ssemu_crc(0, msg_payload(r, m, (uint64_t)m->sent *
 						       r->config.mtu),
 				     chunk);
 		if (r->config.tclass[m->tclass].lossy &&
@@ -2287,7 +2300,7 @@ static bool crc_bad(struct ssemu_region *r, struct ssemu_nic_sh *n,
 	if (msg_bad(r, pkt->msg))
 		return true;
 	if (off + chunk <= m->len &&
-	    ssemu_crc(msg_payload(r, m, off), chunk) == pkt->crc)
+	    ssemu_crc(0, msg_payload(r, m, off), chunk) == pkt->crc)
 		return false;
 	n->stats.crc_errors++;
 	ssemu_log(ssemu_fetch_add(&r->crc_errors, 1) ? SSEMU_LOG_DEBUG :

@@ -24,6 +24,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <slingshot_emu/ssemu.h>
@@ -47,6 +48,8 @@
 				 * 10: parallel local links; 11: the
 				 * broken flag, packet and message CRCs */
 #define SSEMU_NONE UINT32_MAX
+/* Bytes of the header's write-once part (struct ssemu_region): a page. */
+#define SSEMU_HDR_PRIVATE 4096
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
 #define SSEMU_MAX_JOBS 64	/* jobs with placement reservations at once */
@@ -353,6 +356,18 @@ struct ssemu_job_sh {
 #define SSEMU_RESV_SLOT(v) ((v) >> 16)
 #define SSEMU_RESV_MAX_RANKS 65536
 
+/*
+ * The region's header has two parts.  The first, up to broken, is written
+ * once by the creator before it publishes the region (ready) and never
+ * again: the configuration and everything derived from it (topology,
+ * counts, section offsets, policy indices).  Each process that maps a
+ * shared segment maps that page privately and copies it (copy on write)
+ * before it checks it (check_layout), so what it then uses as bounds and
+ * offsets cannot change under it, whatever is written into the segment;
+ * the segment's own copy is compared with it before every run of the
+ * engine (a difference marks the fabric broken).  The second part, from
+ * its own page on, is shared state.
+ */
 struct ssemu_region {
 	uint64_t magic;
 	uint32_t version;
@@ -361,18 +376,7 @@ struct ssemu_region {
 	uint64_t config_hash;
 	uint32_t owner_uid;
 	uint32_t ready;		/* set (release) once initialised */
-	/* Set (once) when the model found the segment's contents corrupt:
-	 * every call on the fabric fails with -EIO from then on and no
-	 * process attaches any more (ssemu_fail).  Read on every call: kept
-	 * with the read-mostly fields, away from the lock's line. */
-	uint32_t broken;
-	char broken_why[156];
 	struct ssemu_config config;
-	pthread_mutex_t lock;
-	uint32_t dead;		/* being removed: attachers must retry */
-	uint32_t nnics;		/* NICs attached */
-	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
-	struct ssemu_job_sh jobs[SSEMU_MAX_JOBS];	/* placement */
 	/* derived */
 	struct ssemu_topo topo;
 	uint32_t neps, nmsgs, nbufs;
@@ -385,12 +389,26 @@ struct ssemu_region {
 		 work_off,	/* bitmap: endpoints with posted messages */
 		 ovf_off,	/* bitmap: endpoints with overflowed events */
 		 mrs_off,	/* memory region tables, one per NIC */
-		 resv_off;	/* placement reservation per endpoint port */
+		 resv_off,	/* placement reservation per endpoint port */
+		 tel_off;	/* telemetry (ssemu_telemetry.c) */
+	uint32_t route_idx, arb_idx, cc_idx;	/* policy registries */
+
+	/* ---- shared state ---- */
+	/* Set (once) when the model found the segment's contents corrupt:
+	 * every call on the fabric fails with -EIO from then on and no
+	 * process attaches any more (ssemu_fail).  Read on every call: on a
+	 * line of its own, away from the lock's. */
+	uint32_t broken __attribute__((aligned(SSEMU_HDR_PRIVATE)));
+	char broken_why[156];
+	pthread_mutex_t lock SSEMU_CACHELINE_ALIGNED;
+	uint32_t dead;		/* being removed: attachers must retry */
+	uint32_t nnics;		/* NICs attached */
+	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
+	struct ssemu_job_sh jobs[SSEMU_MAX_JOBS];	/* placement */
 	/* model state */
 	uint32_t pkt_free;
 	uint32_t pkts_used;
 	uint32_t sw_used;
-	uint32_t route_idx, arb_idx, cc_idx;	/* policy registries */
 	uint32_t pkt_waiters;	/* NICs with wait_pkt set */
 	uint64_t msg_seq;	/* messages taken from tx rings so far */
 	uint64_t recoveries;	/* engine runners that died mid-step */
@@ -401,10 +419,12 @@ struct ssemu_region {
 	uint64_t crc_errors;	/* packets and messages whose CRC failed */
 	/* per-hop switch latency (arrival to departure), 1 ns bins */
 	uint64_t swlat_hist[SSEMU_SWLAT_BINS];
-	/* telemetry (ssemu_telemetry.c) */
-	uint64_t tel_off;
-	ssemu_time_t tel_next;	/* model time the open sample ends */
+	ssemu_time_t tel_next;	/* telemetry: model time the open sample
+				 * ends */
 };
+
+_Static_assert(offsetof(struct ssemu_region, broken) == SSEMU_HDR_PRIVATE,
+	       "the header's write-once part is one page");
 
 /*
  * Telemetry, counted by the model under the fabric lock (public types in
@@ -491,8 +511,19 @@ static inline bool ssemu_broken(const struct ssemu_region *r)
 	return ssemu_load_relaxed(&r->broken) != 0;
 }
 
-/* The CRC-32 every packet and message payload carries (zlib's). */
-uint32_t ssemu_crc(const void *p, size_t n);
+/* The CRC-32 every packet and message payload carries (zlib's), of @n
+ * bytes at @p, continuing from @seed (0 to start). */
+uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n);
+
+/* An event's CRC, of every field but crc (which the engine sets to it
+ * before the push and the owner checks after the poll). */
+static inline uint32_t ssemu_event_crc(const struct ssemu_event *ev)
+{
+	struct ssemu_event e = *ev;
+
+	e.crc = 0;
+	return ssemu_crc(0, &e, sizeof(e));
+}
 
 /* Bytes of an endpoint's two rings, and where each starts (the layout's
  * own numbers: the offsets the segment holds are checked against them). */
@@ -675,10 +706,14 @@ static inline uint32_t ssemu_port_nic(struct ssemu_region *r, uint64_t port)
 		      (unsigned long long)r->topo.nendpoints))
 		return SSEMU_NONE;
 	nic = ssemu_r_portmap(r)[port];
+	/* (and the map and the NIC agree on the port) */
 	if (nic != SSEMU_NONE &&
-	    SSEMU_BAD(r, nic >= r->config.max_nics, "port %llu maps to NIC "
-		      "slot %u of %u", (unsigned long long)port, nic,
-		      r->config.max_nics))
+	    SSEMU_BAD(r, nic >= r->config.max_nics ||
+		      ssemu_r_nic(r, nic)->port != port, "port %llu maps to "
+		      "NIC slot %u of %u, at port %u",
+		      (unsigned long long)port, nic, r->config.max_nics,
+		      nic < r->config.max_nics ? ssemu_r_nic(r, nic)->port :
+						 0))
 		return SSEMU_NONE;
 	return nic;
 }
