@@ -2662,7 +2662,7 @@ int ssemu_fabric_stats(struct ssemu_fabric *f, struct ssemu_fabric_stats *st)
 	st->switch_lat_sum = r->switch_lat_sum;
 	st->nics_attached = r->nnics;
 	st->switches_instantiated = r->sw_used;
-	st->crc_errors = r->crc_errors;
+	st->crc_errors = ssemu_load_relaxed(&r->crc_errors);
 	return 0;
 }
 
@@ -2723,6 +2723,7 @@ int ssemu_fabric_info(struct ssemu_fabric *f, struct ssemu_fabric_info *info)
 	info->now = ssemu_load_relaxed(&ssemu_r_engine(r)->now);
 	info->lag_ps = ssemu_load_relaxed(&r->lag_ps);
 	info->pkts_in_flight = ssemu_load_relaxed(&r->pkts_used);
+	info->crc_errors = ssemu_load_relaxed(&r->crc_errors);
 	return 0;
 }
 

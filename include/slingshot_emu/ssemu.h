@@ -628,6 +628,7 @@ struct ssemu_fabric_info {
 	ssemu_time_t now;
 	uint64_t lag_ps;	/* realtime: how far the model fell behind */
 	uint64_t pkts_in_flight;
+	uint64_t crc_errors;	/* as in struct ssemu_fabric_stats */
 };
 
 int ssemu_fabric_info(struct ssemu_fabric *fabric,
