@@ -46,8 +46,12 @@ static inline ssemu_time_t now_of(struct ssemu_region *r)
  * fabric broken; each returns true if what it looked at is bad).
  */
 
-/* Packet @pi, its index and every field used as an index or a size. */
-static bool pkt_bad(struct ssemu_region *r, uint32_t pi)
+/*
+ * Packet @pi as a switch sees it: its index, and the fields a hop uses as
+ * an index or a size (all in its first 40 bytes, the line a hop touches
+ * anyway).
+ */
+static bool pkt_hop_bad(struct ssemu_region *r, uint32_t pi)
 {
 	const struct ssemu_config *c = &r->config;
 	const struct ssemu_topo *t = &r->topo;
@@ -59,16 +63,27 @@ static bool pkt_bad(struct ssemu_region *r, uint32_t pi)
 	p = ssemu_r_pkt(r, pi);
 	return SSEMU_BAD(r, p->type < SSEMU_PKT_DATA ||
 			 p->type > SSEMU_PKT_RESP || p->tclass >= c->ntclass ||
-			 p->vc >= SSEMU_NVC || p->msg >= r->nmsgs ||
-			 p->src_port >= t->nendpoints ||
-			 p->dst_port >= t->nendpoints ||
+			 p->vc >= SSEMU_NVC || p->dst_port >= t->nendpoints ||
 			 p->in_port >= t->radix || p->phase > 1 ||
 			 p->bytes > c->mtu + c->pkt_overhead ||
 			 (!(p->via & 0x8000u) && p->via > t->g),
 			 "packet %u: a field is out of range (type %u, class "
-			 "%u, vc %u, message %u, ports %u to %u, %u bytes)", pi,
-			 p->type, p->tclass, p->vc, p->msg, p->src_port,
-			 p->dst_port, p->bytes);
+			 "%u, vc %u, to port %u, %u bytes)", pi, p->type,
+			 p->tclass, p->vc, p->dst_port, p->bytes);
+}
+
+/* ... and as a NIC sees it: the rest too. */
+static bool pkt_bad(struct ssemu_region *r, uint32_t pi)
+{
+	const struct ssemu_pkt *p;
+
+	if (pkt_hop_bad(r, pi))
+		return true;
+	p = ssemu_r_pkt(r, pi);
+	return SSEMU_BAD(r, p->msg >= r->nmsgs ||
+			 p->src_port >= r->topo.nendpoints,
+			 "packet %u: message %u, from port %u", pi, p->msg,
+			 p->src_port);
 }
 
 /* A link to a packet (NONE ends a list). */
@@ -1707,7 +1722,7 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 		      "vclass %u", s->sw, out, in, vcl))
 		return;
 	pi = voq_pop(r, s, in, out, vcl);
-	if (pi == SSEMU_NONE || pkt_bad(r, pi))
+	if (pi == SSEMU_NONE || pkt_hop_bad(r, pi))
 		return;
 	pkt = ssemu_r_pkt(r, pi);
 	tc = pkt->tclass;
@@ -2758,7 +2773,7 @@ static bool event_bad(struct ssemu_region *r, const struct ssemu_fired *f)
 		break;
 	case SSEMU_MEV_SW_READY:
 		bad = f->a >= r->sw_used || f->b >= r->topo.radix ||
-		      pkt_bad(r, f->c);
+		      pkt_hop_bad(r, f->c);
 		break;
 	case SSEMU_MEV_SW_OUT_DONE:
 		bad = f->a >= r->sw_used || f->b >= r->topo.radix;
