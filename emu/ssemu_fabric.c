@@ -352,6 +352,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 		ssemu_r_pkt(r, i)->next = i + 1 < c->max_pkts ? i + 1 :
 								SSEMU_NONE;
 	r->pkt_free = 0;
+	r->stall_mi = SSEMU_NONE;
 	for (i = 0; i < c->max_nics * c->max_nics; i++) {
 		pair_cc_reset(c, ssemu_r_pair(r, 0, i));
 		ssemu_r_pair(r, 0, i)->egq = 0;
@@ -2123,46 +2124,63 @@ static ssemu_time_t model_limit(struct ssemu_region *r)
 
 /*
  * With no event pending, nothing in the model moves until something is
- * posted; a message the engine took and has not completed then never
+ * posted; a message that was posted and has not completed then never
  * completes: the model's state is corrupt (an index, a count or a flag
- * changed under it), its sender would wait forever.  Such a stall marks
- * the fabric broken.  Looked for now and then (with the liveness check),
- * over the slots of the open endpoints of attached NICs.
+ * changed under it), its sender would wait forever.  A slot found so
+ * twice in a row, the engine idle both times and having run nothing in
+ * between (a post caught between its two steps is drained and run by
+ * then), marks the fabric broken.  Looked for now and then (with the
+ * liveness check), over the slots of the open endpoints of attached NICs.
  */
 static void stall_check_locked(struct ssemu_region *r)
 {
 	const struct ssemu_config *c = &r->config;
-	uint32_t nic, e, k, epi, mi;
+	struct ssemu_engine *e = ssemu_r_engine(r);
+	uint32_t nic, k, epi, mi, st, fl;
+	struct ssemu_ep_sh *sh;
+	struct ssemu_msg *m;
 
-	if (ssemu_engine_pending(ssemu_r_engine(r)) || ssemu_broken(r))
+	if (ssemu_engine_pending(e) || ssemu_broken(r))
 		return;
-	for (nic = 0; nic < c->max_nics; nic++) {
-		if (ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED)
+	for (epi = 0; epi < r->neps; epi++) {
+		nic = epi / c->eps_per_nic;
+		sh = ssemu_r_ep(r, epi);
+		if (!sh->open)
 			continue;
-		for (e = 0; e < c->eps_per_nic; e++) {
-			epi = nic * c->eps_per_nic + e;
-			if (!ssemu_r_ep(r, epi)->open)
+		/* (a NIC detaches after closing its endpoints) */
+		if (ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED) {
+			ssemu_fail(r, "endpoint %u is open on NIC slot %u, "
+				   "which is not attached (state %u)", epi,
+				   nic, ssemu_r_nic(r, nic)->state);
+			return;
+		}
+		for (k = 0; k < c->msgs_per_ep; k++) {
+			mi = epi * c->msgs_per_ep + k;
+			st = ssemu_load_acquire(ssemu_r_mstate(r, mi));
+			m = ssemu_r_msg(r, mi);
+			fl = m->mflags;
+			/* in flight: busy, not completed, and neither waiting
+			 * for ring space (its endpoint has an overflow list)
+			 * nor an RMA whose initiator holds its RMA_DONE */
+			if (!(st & SSEMU_MSG_BUSY) || (st & SSEMU_MSG_TXDONE) ||
+			    ((fl & SSEMU_MSGF_TXOVF) &&
+			     sh->tx_head != SSEMU_NONE) ||
+			    (m->rma_op && (fl & SSEMU_MSGF_TXPUSH)))
 				continue;
-			for (k = 0; k < c->msgs_per_ep; k++) {
-				uint32_t st, fl;
-
-				mi = epi * c->msgs_per_ep + k;
-				st = ssemu_load_acquire(ssemu_r_mstate(r, mi));
-				fl = ssemu_r_msg(r, mi)->mflags;
-				if ((st & SSEMU_MSG_BUSY) &&
-				    !(st & SSEMU_MSG_TXDONE) &&
-				    (fl & SSEMU_MSGF_QUEUED) &&
-				    !(fl & (SSEMU_MSGF_TXPUSH |
-					    SSEMU_MSGF_TXOVF))) {
-					ssemu_fail(r, "the model stalled: "
-						   "message slot %u is in "
-						   "flight with no event "
-						   "pending", mi);
-					return;
-				}
+			if (r->stall_mi == mi && r->stall_gen == m->gen &&
+			    r->stall_exec == e->executed) {
+				ssemu_fail(r, "the model stalled: message slot "
+					   "%u is in flight with no event "
+					   "pending", mi);
+				return;
 			}
+			r->stall_mi = mi;
+			r->stall_gen = m->gen;
+			r->stall_exec = e->executed;
+			return;
 		}
 	}
+	r->stall_mi = SSEMU_NONE;
 }
 
 /* Did the engine find its memory corrupt (then the fabric is marked
@@ -2256,6 +2274,7 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 	bool realtime = r->config.clock == SSEMU_CLOCK_REALTIME;
 	struct ssemu_fired fired;
 	ssemu_time_t limit, next;
+	bool reaped = false;
 	unsigned n = 0;
 
 	if (fab_check(f) || image_bad(f))
@@ -2268,7 +2287,7 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 		if (w - r->last_reap_ns > LIVENESS_PERIOD_NS) {
 			r->last_reap_ns = w;
 			reap_dead_locked(r);
-			stall_check_locked(r);
+			reaped = true;
 		}
 	}
 	if (!realtime)
@@ -2287,6 +2306,9 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 		ssemu_fail(r, "the event engine's geometry changed");
 	if (engine_bad(r) || fab_check(f))
 		return -EIO;
+	/* (after the run: what was posted is in the model by now) */
+	if (reaped)
+		stall_check_locked(r);
 	if (realtime) {
 		next = ssemu_engine_next_time(e);
 		if (next <= limit) {

@@ -2077,13 +2077,16 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 	struct ssemu_msg *m;
 	struct ssemu_pkt *pkt;
 
-	if (mi >= r->nmsgs) {
-		ssemu_log(SSEMU_LOG_WARN, "NIC %u: bad response queue entry "
-			  "%u: queue dropped", nic, mi);
-		n->resp_head = n->resp_tail = SSEMU_NONE;
+	if (msg_link_bad(r, mi, "a NIC's response queue"))
 		return SSEMU_NONE;
-	}
 	m = ssemu_r_msg(r, mi);
+	/* (an RMA to this NIC, queued here) */
+	if (SSEMU_BAD(r, !m->rma_op || !(m->mflags & SSEMU_MSGF_RESPQ) ||
+		      SSEMU_ADDR_PORT(m->dst) != n->port ||
+		      msg_link_bad(r, m->resp_next, "a NIC's response queue"),
+		      "NIC %u: its response queue holds slot %u, not an RMA "
+		      "to it", nic, mi))
+		return SSEMU_NONE;
 	chunk = pkt_chunk(m->rma_len, (uint64_t)m->resp_sent * mtu, mtu);
 	if (m->tclass >= r->config.ntclass ||
 	    n->credits[m->tclass] < pkt_cells(chunk + r->config.pkt_overhead)) {
@@ -2119,7 +2122,7 @@ static bool resp_paused(struct ssemu_region *r, uint32_t nic)
 	uint32_t mi = ssemu_r_nic(r, nic)->resp_head, inic;
 
 	if (mi >= r->nmsgs)
-		return false;	/* nic_next_resp drops a bad queue */
+		return false;	/* (nic_next_resp finds it bad) */
 	inic = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
 	return inic < r->config.max_nics &&
 	       cc_ops[r->cc_idx].window(r, nic, inic) == 0;
@@ -2145,7 +2148,10 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 	if (n->ack_head != SSEMU_NONE) {
 		pi = n->ack_head;
 		if (pkt_bad(r, pi) || pkt_link_bad(r, ssemu_r_pkt(r, pi)->next,
-						   "a NIC's ack queue"))
+						   "a NIC's ack queue") ||
+		    SSEMU_BAD(r, ssemu_r_pkt(r, pi)->type != SSEMU_PKT_ACK,
+			      "NIC %u: its ack queue holds a packet of type %u",
+			      nic, ssemu_r_pkt(r, pi)->type))
 			return SSEMU_NONE;
 		pkt = ssemu_r_pkt(r, pi);
 		if (n->credits[pkt->tclass] < pkt_cells(pkt->bytes)) {
@@ -2163,7 +2169,11 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 	for (mi = n->inj_head, k = 0; mi != SSEMU_NONE &&
 				      k < SSEMU_INJ_LOOKAHEAD;
 	     prev = mi, mi = next, k++) {
-		if (msg_bad(r, mi))
+		if (msg_bad(r, mi) ||
+		    SSEMU_BAD(r, ssemu_ep_nic(r, ssemu_msg_ep(r, mi)) != nic ||
+			      !(ssemu_r_msg(r, mi)->mflags & SSEMU_MSGF_QUEUED),
+			      "NIC %u: its injection queue holds slot %u, not "
+			      "one of its own queued messages", nic, mi))
 			return SSEMU_NONE;
 		m = ssemu_r_msg(r, mi);
 		next = m->next;

@@ -413,6 +413,10 @@ struct ssemu_region {
 	uint64_t msg_seq;	/* messages taken from tx rings so far */
 	uint64_t recoveries;	/* engine runners that died mid-step */
 	uint64_t last_reap_ns;	/* wall clock of the last liveness check */
+	/* the stall check's suspect: a slot (and its gen) that was in
+	 * flight with the engine idle at executed == stall_exec */
+	uint32_t stall_mi, stall_gen;
+	uint64_t stall_exec;
 	uint64_t wall_t0_ns;	/* realtime: wall clock at model time 0 */
 	uint64_t lag_ps;	/* realtime: how far the model fell behind */
 	uint64_t pkts_delivered, pkt_hops, switch_lat_sum;
