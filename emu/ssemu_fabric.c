@@ -177,15 +177,14 @@ static int check_layout(struct ssemu_region *r, char *err, size_t errlen)
 		} else {
 			memcpy(&have, (char *)r + hf->off, sizeof(have));
 		}
-		if (have != (hf->size == sizeof(uint32_t) ?
-			     (uint32_t)hf->want : hf->want)) {
-			snprintf(err, errlen, "fabric segment header is corrupt "
-				 "(%s is %#llx, the layout of its configuration "
-				 "has %#llx): refused", hf->name,
-				 (unsigned long long)have,
-				 (unsigned long long)hf->want);
-			return -EPROTO;
-		}
+		if (have == (hf->size == sizeof(uint32_t) ?
+			     (uint32_t)hf->want : hf->want))
+			continue;
+		snprintf(err, errlen, "fabric segment header is corrupt (%s "
+			 "is %#llx, the layout of its configuration has "
+			 "%#llx): refused", hf->name, (unsigned long long)have,
+			 (unsigned long long)hf->want);
+		return -EPROTO;
 	}
 	e = SSEMU_AT(r, r->engine_off);
 	if (!ssemu_engine_geometry_ok(e, c->max_events)) {
@@ -2295,7 +2294,8 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 	limit = model_limit(r);
 	/* (the engine's control block is shared: its geometry is checked
 	 * before every event, against our own configuration) */
-	while (n < budget && ssemu_engine_geometry_ok(e, r->config.max_events) &&
+	while (n < budget &&
+	       ssemu_engine_geometry_ok(e, r->config.max_events) &&
 	       ssemu_engine_pop(e, limit, &fired)) {
 		ssemu_model_dispatch(r, &fired);
 		n++;
@@ -2634,14 +2634,15 @@ int ssemu_nic_wait(struct ssemu_nic *nic, int timeout_ms)
 {
 	struct ssemu_region *r;
 	struct ssemu_nic_sh *n;
+	uint32_t e;
 
 	if (!nic)
 		return -EINVAL;
 	r = nic->fab->r;
 	n = ssemu_r_nic(r, nic->slot);
-	return wait_events(nic->fab, nic->slot * nic->fab->cfg->eps_per_nic,
-			   nic->fab->cfg->eps_per_nic, &n->ev_futex, &n->waiters,
-			   timeout_ms);
+	e = nic->fab->cfg->eps_per_nic;
+	return wait_events(nic->fab, nic->slot * e, e, &n->ev_futex,
+			   &n->waiters, timeout_ms);
 }
 
 int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer)

@@ -256,7 +256,7 @@ struct ssemu_pkt {
 	uint32_t src_gen;	/* source NIC's attach generation */
 	uint32_t src_port;	/* endpoint port */
 	int32_t status;		/* ACK: delivery status */
-	uint32_t crc;		/* DATA: CRC-32 of its payload, at injection */
+	uint32_t crc;		/* DATA: its payload's CRC, at injection */
 	ssemu_time_t inject_time;
 };
 

@@ -366,7 +366,7 @@ struct ssemu_event {
 	ssemu_time_t posted;	/* model time the source NIC took the
 				 * message (time - posted: its latency) */
 	uint32_t op;		/* RMA_DONE, RMA_REMOTE: enum ssemu_rma_op */
-	uint32_t crc;		/* private: of the event, checked at the poll */
+	uint32_t crc;		/* private: its CRC, checked at the poll */
 	uint64_t addr;		/* RMA_REMOTE: target address, as sent */
 	uint32_t slot;		/* private: message slot */
 	uint32_t gen;		/* private */
