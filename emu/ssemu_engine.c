@@ -30,19 +30,30 @@
 _Static_assert((NB & (NB - 1)) == 0 && NB >= 4096,
 	       "the bucket bitmap's summary is whole 64-bit words");
 
+/*
+ * Where the bucket heads, the heaps and the pool are: computed, not read
+ * from the offsets in the control block (which may live in a shared
+ * segment and be written under us; they are kept, and checked by
+ * ssemu_engine_geometry_ok, for the layout's sake).
+ */
+#define HEADS_OFF SSEMU_ALIGN_UP(sizeof(struct ssemu_engine), 64)
+#define HEAP_OFF (HEADS_OFF + SSEMU_ALIGN_UP(NB * sizeof(uint32_t), 64))
+
 static inline uint32_t *heads(struct ssemu_engine *e)
 {
-	return (uint32_t *)((char *)e + e->heads_off);
+	return (uint32_t *)((char *)e + HEADS_OFF);
 }
 
 static inline struct ssemu_heap_ent *heap(struct ssemu_engine *e)
 {
-	return (struct ssemu_heap_ent *)((char *)e + e->heap_off);
+	return (struct ssemu_heap_ent *)((char *)e + HEAP_OFF);
 }
 
 static inline struct ssemu_ev *pool(struct ssemu_engine *e)
 {
-	return (struct ssemu_ev *)((char *)e + e->pool_off);
+	return (struct ssemu_ev *)((char *)e + HEAP_OFF +
+				   (size_t)e->cap *
+					   sizeof(struct ssemu_heap_ent));
 }
 
 static inline uint64_t bucket_of(ssemu_time_t t)

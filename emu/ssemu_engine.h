@@ -140,6 +140,15 @@ size_t ssemu_engine_bytes(uint32_t cap);
  */
 bool ssemu_engine_geometry_ok(const struct ssemu_engine *e, uint32_t cap);
 
+/** The quick check before every use of an engine whose geometry was
+ * checked once (ssemu_engine_geometry_ok): the size everything else is
+ * computed from. */
+static inline bool ssemu_engine_cap_ok(const struct ssemu_engine *e,
+				       uint32_t cap)
+{
+	return e->cap == cap;
+}
+
 /** What ssemu_engine.bad says, in words. */
 const char *ssemu_engine_why(uint32_t bad);
 void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap);

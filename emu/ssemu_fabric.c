@@ -2292,18 +2292,18 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 	if (!realtime)
 		drain_tx_locked(r);
 	limit = model_limit(r);
-	/* (the engine's control block is shared: its geometry is checked
-	 * before every event, against our own configuration) */
-	while (n < budget &&
-	       ssemu_engine_geometry_ok(e, r->config.max_events) &&
+	/* (the engine's control block is shared: its size, which places
+	 * everything in it, is checked before every event, against our own
+	 * configuration; the rest of its geometry by image_bad) */
+	while (n < budget && ssemu_engine_cap_ok(e, r->config.max_events) &&
 	       ssemu_engine_pop(e, limit, &fired)) {
 		ssemu_model_dispatch(r, &fired);
 		n++;
 		if (unlikely(ssemu_broken(r) || f->gone))
 			break;
 	}
-	if (!ssemu_engine_geometry_ok(e, r->config.max_events))
-		ssemu_fail(r, "the event engine's geometry changed");
+	if (!ssemu_engine_cap_ok(e, r->config.max_events))
+		ssemu_fail(r, "the event engine's size changed");
 	if (engine_bad(r) || fab_check(f))
 		return -EIO;
 	/* (after the run: what was posted is in the model by now) */
@@ -2493,11 +2493,11 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 	}
 	drain_tx_locked(r);
 	while (!ssemu_broken(r) && !f->gone &&
-	       ssemu_engine_geometry_ok(e, r->config.max_events) &&
+	       ssemu_engine_cap_ok(e, r->config.max_events) &&
 	       ssemu_engine_pop(e, t, &fired))
 		ssemu_model_dispatch(r, &fired);
-	if (!ssemu_engine_geometry_ok(e, r->config.max_events))
-		ssemu_fail(r, "the event engine's geometry changed");
+	if (!ssemu_engine_cap_ok(e, r->config.max_events))
+		ssemu_fail(r, "the event engine's size changed");
 	ret = engine_bad(r) || fab_check(f) ? -EIO : 0;
 	if (!ret && e->now < t)
 		e->now = t;

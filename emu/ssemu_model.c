@@ -778,8 +778,8 @@ static void schedule(struct ssemu_region *r, ssemu_time_t t, uint32_t type,
 	struct ssemu_engine *e = ssemu_r_engine(r);
 	int ret;
 
-	if (SSEMU_BAD(r, !ssemu_engine_geometry_ok(e, r->config.max_events),
-		      "the event engine's geometry changed"))
+	if (SSEMU_BAD(r, !ssemu_engine_cap_ok(e, r->config.max_events),
+		      "the event engine's size changed"))
 		return;
 	ret = ssemu_engine_schedule(e, t, type, a, b, c, NULL);
 
