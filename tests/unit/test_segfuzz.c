@@ -636,6 +636,7 @@ static void fuzz_write(struct run *rn, uint64_t *s, unsigned *cat_out)
 static void test_fuzz(void **state)
 {
 	unsigned counts[3] = { 0 }, cats_hit[4] = { 0 }, run, w, nw, cat;
+	unsigned crc_caught = 0;
 	uint64_t s, t0 = wall_ms();
 	struct run rn;
 	enum outcome out;
@@ -659,16 +660,19 @@ static void test_fuzz(void **state)
 		run_reap(&rn);
 		out = run_judge(&rn);
 		counts[out]++;
+		if (out == O_CORRECT && (ctl->a_eio || ctl->b_dropped))
+			crc_caught++;
 		if (out == O_BAD)
 			fail_msg("fuzz run %u (seed %#x): %s", run, FUZZ_SEED,
 				 rn.why);
 	}
-	print_message("segfuzz: %u runs in %.1f s: %u correct, %u clean "
-		      "errors (writes: %u header, %u tables, %u engine, %u "
-		      "buffers)\n", FUZZ_RUNS,
-		      (double)(wall_ms() - t0) / 1000, counts[O_CORRECT],
-		      counts[O_CLEAN_ERROR], cats_hit[0], cats_hit[1],
-		      cats_hit[2], cats_hit[3]);
+	print_message("segfuzz: %u runs in %.1f s: %u correct (%u of them "
+		      "with a corrupt payload caught by its CRC, the message "
+		      "failed or dropped), %u clean errors (writes: %u "
+		      "header, %u tables, %u engine, %u buffers)\n",
+		      FUZZ_RUNS, (double)(wall_ms() - t0) / 1000,
+		      counts[O_CORRECT], crc_caught, counts[O_CLEAN_ERROR],
+		      cats_hit[0], cats_hit[1], cats_hit[2], cats_hit[3]);
 	/* enough writes hit something to mean something */
 	assert_true(counts[O_CLEAN_ERROR] >= FUZZ_RUNS / 10);
 }
