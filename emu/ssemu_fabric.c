@@ -804,7 +804,8 @@ static void image_take(struct ssemu_fabric *f)
 /*
  * Is the segment's header still what attach checked (else the fabric is
  * marked broken)?  This process uses its own copy of it; the segment's is
- * compared with it (a page), once per run of the engine.
+ * compared with it (a page), with every liveness check of the engine's
+ * runner (and every ssemu_fabric_run_until).
  */
 static bool image_bad(struct ssemu_fabric *f)
 {
@@ -2276,15 +2277,19 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 	bool reaped = false;
 	unsigned n = 0;
 
-	if (fab_check(f) || image_bad(f))
+	if (fab_check(f))
 		return -EIO;
 	/* Look for dead processes now and then (by the wall clock, so a
-	 * busy fabric finds them as fast as an idle one). */
+	 * busy fabric finds them as fast as an idle one), and at the
+	 * segment's header (this process works from its own copy: the
+	 * segment's matters to the processes that attach next). */
 	if (reap) {
 		uint64_t w = wall_ns();
 
 		if (w - r->last_reap_ns > LIVENESS_PERIOD_NS) {
 			r->last_reap_ns = w;
+			if (image_bad(f))
+				return -EIO;
 			reap_dead_locked(r);
 			reaped = true;
 		}
