@@ -30,19 +30,30 @@
 _Static_assert((NB & (NB - 1)) == 0 && NB >= 4096,
 	       "the bucket bitmap's summary is whole 64-bit words");
 
+/*
+ * Where the bucket heads, the heaps and the pool are: computed, not read
+ * from the offsets in the control block (which may live in a shared
+ * segment and be written under us; they are kept, and checked by
+ * ssemu_engine_geometry_ok, for the layout's sake).
+ */
+#define HEADS_OFF SSEMU_ALIGN_UP(sizeof(struct ssemu_engine), 64)
+#define HEAP_OFF (HEADS_OFF + SSEMU_ALIGN_UP(NB * sizeof(uint32_t), 64))
+
 static inline uint32_t *heads(struct ssemu_engine *e)
 {
-	return (uint32_t *)((char *)e + e->heads_off);
+	return (uint32_t *)((char *)e + HEADS_OFF);
 }
 
 static inline struct ssemu_heap_ent *heap(struct ssemu_engine *e)
 {
-	return (struct ssemu_heap_ent *)((char *)e + e->heap_off);
+	return (struct ssemu_heap_ent *)((char *)e + HEAP_OFF);
 }
 
 static inline struct ssemu_ev *pool(struct ssemu_engine *e)
 {
-	return (struct ssemu_ev *)((char *)e + e->pool_off);
+	return (struct ssemu_ev *)((char *)e + HEAP_OFF +
+				   (size_t)e->cap *
+					   sizeof(struct ssemu_heap_ent));
 }
 
 static inline uint64_t bucket_of(ssemu_time_t t)
@@ -61,6 +72,44 @@ size_t ssemu_engine_bytes(uint32_t cap)
 	       SSEMU_ALIGN_UP(NB * sizeof(uint32_t), 64) +
 	       (size_t)cap * sizeof(struct ssemu_heap_ent) +
 	       (size_t)cap * sizeof(struct ssemu_ev);
+}
+
+bool ssemu_engine_geometry_ok(const struct ssemu_engine *e, uint32_t cap)
+{
+	uint64_t heads_off = SSEMU_ALIGN_UP(sizeof(struct ssemu_engine), 64);
+	uint64_t heap_off = heads_off + SSEMU_ALIGN_UP(NB * sizeof(uint32_t),
+						       64);
+
+	return e->cap == cap && cap <= SSEMU_ENGINE_MAX_CAP &&
+	       e->heads_off == heads_off && e->heap_off == heap_off &&
+	       e->pool_off == heap_off +
+				      (uint64_t)cap *
+					      sizeof(struct ssemu_heap_ent) &&
+	       e->nnear <= cap && e->nfar <= cap - e->nnear &&
+	       e->nwheel <= cap && e->near_sorted <= 1 &&
+	       (e->free_head < cap || e->free_head == SSEMU_EV_NONE);
+}
+
+const char *ssemu_engine_why(uint32_t bad)
+{
+	static const char *const why[] = {
+		[SSEMU_ENGINE_OK] = "no fault",
+		[SSEMU_ENGINE_BAD_GEOMETRY] = "its size, offsets or counts",
+		[SSEMU_ENGINE_BAD_FREE] = "a free event list link",
+		[SSEMU_ENGINE_BAD_BUCKET] = "a bucket list link or its bitmap",
+		[SSEMU_ENGINE_BAD_HEAP] = "a queued event's index",
+	};
+
+	return bad < ARRAY_SIZE(why) ? why[bad] : "an unknown fault";
+}
+
+/* Mark the engine corrupt (the first fault found is kept). */
+static bool __attribute__((cold)) corrupt(struct ssemu_engine *e,
+					  uint32_t why)
+{
+	if (!e->bad)
+		e->bad = why;
+	return false;
 }
 
 void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap)
@@ -234,12 +283,25 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 	uint64_t key, bk;
 	uint32_t idx;
 
+	if (unlikely(e->bad))
+		return -EIO;
 	if (t < e->now)
 		return -EINVAL;
 	if (e->free_head == SSEMU_EV_NONE)
 		return -ENOSPC;
 	if (e->seq >> (64 - SSEMU_ENGINE_IDX_BITS))
 		return -EOVERFLOW;
+	/* every index and count from the engine's memory is checked: a
+	 * corrupt one stops the engine rather than write out of bounds */
+	if (unlikely(e->free_head >= e->cap)) {
+		corrupt(e, SSEMU_ENGINE_BAD_FREE);
+		return -EIO;
+	}
+	if (unlikely(e->nnear + (uint64_t)e->nfar >= e->cap ||
+		     e->nwheel >= e->cap)) {
+		corrupt(e, SSEMU_ENGINE_BAD_GEOMETRY);
+		return -EIO;
+	}
 	idx = e->free_head;
 	ev = &pool(e)[idx];
 	e->free_head = ev->next;
@@ -305,24 +367,31 @@ static inline void release(struct ssemu_engine *e, struct ssemu_ev *ev,
 	e->free_head = idx;
 }
 
-/* The first non-empty bucket after base (the wheel is not empty). */
+/* The first non-empty bucket after base (the wheel is not empty), or
+ * UINT64_MAX if the bitmap says there is none (it is corrupt). */
 static uint64_t next_bucket(struct ssemu_engine *e)
 {
 	uint32_t p = (uint32_t)(e->base + 1) & (NB - 1);
-	uint32_t w = p / 64, s, x;
-	uint64_t word = e->bits[w] & (~0ull << (p % 64)), sm;
+	uint32_t w = p / 64, s, x, turns = 0;
+	uint64_t word = e->bits[w] & (~0ull << (p % 64)), sm = 0;
 
 	if (!word) {
-		/* the next word with a bit set, round from after w */
-		for (x = w + 1;; x = (x / 64 + 1) * 64) {
+		/* the next word with a bit set, round from after w (once
+		 * round at most: the bitmap may be corrupt) */
+		for (x = w + 1; turns <= NWORDS / 64 + 1;
+		     x = (x / 64 + 1) * 64, turns++) {
 			if (x >= NWORDS)
 				x = 0;
 			sm = e->summary[x / 64] & (~0ull << (x % 64));
 			if (sm)
 				break;
 		}
+		if (unlikely(!sm))
+			return corrupt(e, SSEMU_ENGINE_BAD_BUCKET), UINT64_MAX;
 		w = x / 64 * 64 + (uint32_t)__builtin_ctzll(sm);
 		word = e->bits[w];
+		if (unlikely(!word))
+			return corrupt(e, SSEMU_ENGINE_BAD_BUCKET), UINT64_MAX;
 	}
 	s = w * 64 + (uint32_t)__builtin_ctzll(word);
 	return e->base + 1 + ((s - p) & (NB - 1));
@@ -338,21 +407,29 @@ static bool refill(struct ssemu_engine *e)
 	struct ssemu_heap_ent *h = heap(e), *f;
 	struct ssemu_ev *p = pool(e), *ev;
 	uint64_t bw = UINT64_MAX, bf = UINT64_MAX;
-	uint32_t n = 0, idx, next, i, j;
+	uint32_t n = 0, idx, next, i, j, room;
 
+	if (unlikely(e->bad || !ssemu_engine_geometry_ok(e, e->cap)))
+		return corrupt(e, SSEMU_ENGINE_BAD_GEOMETRY);
 	if (e->nwheel)
 		bw = next_bucket(e);
+	if (unlikely(e->bad))
+		return false;
 	if (e->nfar)
 		bf = bucket_of(far_heap(e)->time);
 	if (bw == UINT64_MAX && bf == UINT64_MAX)
 		return false;
 	e->base = SSEMU_MIN(bw, bf);
+	/* near's entries must not run into far's */
+	room = e->cap - e->nfar;
 
 	if (bw == e->base) {
 		uint32_t s = (uint32_t)bw & (NB - 1);
 		uint32_t *hd = heads(e);
 
 		for (idx = hd[s]; idx != SSEMU_EV_NONE; idx = next) {
+			if (unlikely(idx >= e->cap || !e->nwheel || n >= room))
+				return corrupt(e, SSEMU_ENGINE_BAD_BUCKET);
 			ev = &p[idx];
 			next = ev->next;
 			e->nwheel--;
@@ -379,6 +456,8 @@ static bool refill(struct ssemu_engine *e)
 
 		far_pop(e);
 		idx = ent_ev(&v);
+		if (unlikely(idx >= e->cap || n >= e->cap - e->nfar))
+			return corrupt(e, SSEMU_ENGINE_BAD_HEAP);
 		ev = &p[idx];
 		if (ev->state == SSEMU_EV_CANCELLED) {
 			release(e, ev, idx);
@@ -417,6 +496,8 @@ static inline struct ssemu_heap_ent *top(struct ssemu_engine *e)
 	struct ssemu_ev *ev;
 	uint32_t idx;
 
+	if (unlikely(e->bad))
+		return NULL;
 	for (;;) {
 		if (unlikely(!e->nnear)) {
 			/* a refill can bring nothing but cancelled events */
@@ -424,7 +505,11 @@ static inline struct ssemu_heap_ent *top(struct ssemu_engine *e)
 				return NULL;
 			continue;
 		}
+		if (unlikely(e->nnear > e->cap - e->nfar))
+			return corrupt(e, SSEMU_ENGINE_BAD_GEOMETRY), NULL;
 		t = near_top(e);
+		if (unlikely(ent_ev(t) >= e->cap))
+			return corrupt(e, SSEMU_ENGINE_BAD_HEAP), NULL;
 		if (likely(!e->ncancelled))
 			return t;
 		idx = ent_ev(t);

@@ -96,6 +96,11 @@ struct ssemu_engine {
 	uint32_t nlive;		/* scheduled and not cancelled */
 	uint32_t ncancelled;	/* cancelled, still queued */
 	uint32_t near_sorted;	/* near is a sorted run, not a heap */
+	/* an index or count read from the engine's memory was out of range
+	 * (the memory is corrupt): SSEMU_ENGINE_BAD_*, and every call fails
+	 * from then on */
+	uint32_t bad;
+	uint32_t pad;
 	uint64_t base;		/* bucket of the window: near holds all <= it */
 	uint64_t heads_off;	/* bucket list heads; relative to the engine */
 	uint64_t heap_off;	/* near heap from the front, far from the back */
@@ -116,12 +121,42 @@ struct ssemu_fired {
 typedef uint64_t ssemu_evid_t;
 #define SSEMU_EVID_NONE UINT64_MAX
 
+/* ssemu_engine.bad: what was found wrong (ssemu_engine_why) */
+enum {
+	SSEMU_ENGINE_OK = 0,
+	SSEMU_ENGINE_BAD_GEOMETRY,	/* cap, offsets or counts */
+	SSEMU_ENGINE_BAD_FREE,		/* the free list */
+	SSEMU_ENGINE_BAD_BUCKET,	/* a bucket list or the bitmap */
+	SSEMU_ENGINE_BAD_HEAP,		/* a heap entry */
+};
+
 size_t ssemu_engine_bytes(uint32_t cap);
+
+/**
+ * Is @e an engine of @cap events as ssemu_engine_init made it, with its
+ * counts in range?  Checks the control block only (the rest is checked as
+ * it is used: an engine whose memory is found corrupt sets bad, and
+ * schedule then fails with -EIO and pop returns false).
+ */
+bool ssemu_engine_geometry_ok(const struct ssemu_engine *e, uint32_t cap);
+
+/** The quick check before every use of an engine whose geometry was
+ * checked once (ssemu_engine_geometry_ok): the size everything else is
+ * computed from. */
+static inline bool ssemu_engine_cap_ok(const struct ssemu_engine *e,
+				       uint32_t cap)
+{
+	return e->cap == cap;
+}
+
+/** What ssemu_engine.bad says, in words. */
+const char *ssemu_engine_why(uint32_t bad);
 void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap);
 
 /**
  * Schedule an event at absolute time @t (>= now).
- * @return 0, -EINVAL for a time in the past, -ENOSPC when the pool is full.
+ * @return 0, -EINVAL for a time in the past, -ENOSPC when the pool is full,
+ * -EIO when the engine's memory was found corrupt.
  */
 int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 			  uint32_t type, uint32_t a, uint32_t b, uint32_t c,

@@ -23,7 +23,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "ssemu_priv.h"
 
@@ -93,6 +96,193 @@ static void compute_layout(const struct ssemu_config *c,
 	off = SSEMU_ALIGN_UP(off, (uint64_t)4096);
 	l->bufs = take(&off, neps * c->bufs_per_ep * (uint64_t)c->buf_size);
 	l->total = SSEMU_ALIGN_UP(off, (uint64_t)4096);
+}
+
+/*
+ * The header fields every process derives from the configuration, by name:
+ * an attach compares the segment's with the layout it computes itself, and
+ * the engine compares them with what attach found before every run.  A new
+ * section is one more line here (and in compute_layout).
+ */
+#define HDR_FIELD(f, v)                                                     \
+	{ #f, offsetof(struct ssemu_region, f),                              \
+	  sizeof(((struct ssemu_region *)0)->f), (v) }
+
+struct hdr_field {
+	const char *name;
+	size_t off, size;
+	uint64_t want;
+};
+
+static int check_layout(struct ssemu_region *r, char *err, size_t errlen)
+{
+	const struct ssemu_config *c = &r->config;
+	uint64_t neps = ssemu_config_neps(c);
+	struct ssemu_engine *e;
+	struct ssemu_topo t;
+	struct layout l;
+	char why[200];
+	size_t i;
+
+	if (ssemu_config_validate(c, why, sizeof(why))) {
+		snprintf(err, errlen, "fabric segment header is corrupt (its "
+			 "configuration does not validate: %s): refused", why);
+		return -EPROTO;
+	}
+	memset(&t, 0, sizeof(t));
+	if (ssemu_topo_init(&t, &c->topo, why, sizeof(why)) ||
+	    memcmp(&t, &r->topo, sizeof(t))) {
+		snprintf(err, errlen, "fabric segment header is corrupt (its "
+			 "topology is not the configuration's): refused");
+		return -EPROTO;
+	}
+	compute_layout(c, &t, &l);
+
+	const struct hdr_field fields[] = {
+		HDR_FIELD(total_size, l.total),
+		HDR_FIELD(neps, neps),
+		HDR_FIELD(nmsgs, neps * c->msgs_per_ep),
+		HDR_FIELD(nbufs, neps * c->bufs_per_ep),
+		HDR_FIELD(voq_per_switch, l.voq_per_switch),
+		HDR_FIELD(engine_off, l.engine),
+		HDR_FIELD(nics_off, l.nics),
+		HDR_FIELD(eps_off, l.eps),
+		HDR_FIELD(msgs_off, l.msgs),
+		HDR_FIELD(bufs_off, l.bufs),
+		HDR_FIELD(rings_off, l.rings),
+		HDR_FIELD(mstate_off, l.mstate),
+		HDR_FIELD(pkts_off, l.pkts),
+		HDR_FIELD(swmap_off, l.swmap),
+		HDR_FIELD(portmap_off, l.portmap),
+		HDR_FIELD(switches_off, l.switches),
+		HDR_FIELD(voqs_off, l.voqs),
+		HDR_FIELD(pair_off, l.pair),
+		HDR_FIELD(work_off, l.work),
+		HDR_FIELD(ovf_off, l.ovf),
+		HDR_FIELD(mrs_off, l.mrs),
+		HDR_FIELD(resv_off, l.resv),
+		HDR_FIELD(nic_eps_off, l.nic_eps),
+		HDR_FIELD(tel_off, l.tel),
+		HDR_FIELD(route_idx, (uint64_t)ssemu_route_index(c->routing)),
+		HDR_FIELD(arb_idx, (uint64_t)ssemu_arb_index(c->arb)),
+		HDR_FIELD(cc_idx, (uint64_t)ssemu_cc_index(c->cc)),
+	};
+
+	for (i = 0; i < ARRAY_SIZE(fields); i++) {
+		const struct hdr_field *hf = &fields[i];
+		uint64_t have = 0;
+
+		if (hf->size == sizeof(uint32_t)) {
+			uint32_t v;
+
+			memcpy(&v, (char *)r + hf->off, sizeof(v));
+			have = v;
+		} else {
+			memcpy(&have, (char *)r + hf->off, sizeof(have));
+		}
+		if (have == (hf->size == sizeof(uint32_t) ?
+			     (uint32_t)hf->want : hf->want))
+			continue;
+		snprintf(err, errlen, "fabric segment header is corrupt (%s "
+			 "is %#llx, the layout of its configuration has "
+			 "%#llx): refused", hf->name, (unsigned long long)have,
+			 (unsigned long long)hf->want);
+		return -EPROTO;
+	}
+	e = SSEMU_AT(r, r->engine_off);
+	if (!ssemu_engine_geometry_ok(e, c->max_events)) {
+		snprintf(err, errlen, "fabric segment is corrupt (the event "
+			 "engine's geometry is not that of %u events): refused",
+			 c->max_events);
+		return -EPROTO;
+	}
+	if (r->sw_used > c->max_switches ||
+	    (r->pkt_free != SSEMU_NONE && r->pkt_free >= c->max_pkts)) {
+		snprintf(err, errlen, "fabric segment is corrupt (model state: "
+			 "%u switches modelled of %u, free packet %u of %u): "
+			 "refused", r->sw_used, c->max_switches, r->pkt_free,
+			 c->max_pkts);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+bool ssemu_fail(struct ssemu_region *r, const char *fmt, ...)
+{
+	uint32_t zero = 0;
+	va_list ap;
+
+	if (!ssemu_cas(&r->broken, &zero, 1))
+		return true;	/* said once already */
+	va_start(ap, fmt);
+	vsnprintf(r->broken_why, sizeof(r->broken_why), fmt, ap);
+	va_end(ap);
+	r->broken_why[sizeof(r->broken_why) - 1] = 0;
+	ssemu_log(SSEMU_LOG_WARN, "the fabric segment is corrupt (%s): the "
+		  "fabric is marked broken, every call on it now fails with "
+		  "EIO; `slingshot-emu clean` removes it", r->broken_why);
+	return true;
+}
+
+#if defined(__x86_64__)
+/* CRC-32C with the SSE4.2 instruction: several times zlib's speed. */
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_hw(uint32_t seed, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t crc = ~seed & 0xffffffffu, v;
+
+	for (; n >= 8; n -= 8, b += 8) {
+		memcpy(&v, b, sizeof(v));
+		crc = __builtin_ia32_crc32di(crc, v);
+	}
+	for (; n; n--, b++)
+		crc = __builtin_ia32_crc32qi((uint32_t)crc, *b);
+	return ~(uint32_t)crc;
+}
+#endif
+
+/*
+ * Where the CPU has it (every process of a fabric runs on one host, so
+ * all of them choose alike), CRC-32C in hardware; else zlib's CRC-32.
+ */
+uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n)
+{
+	uLong crc = seed;
+
+#if defined(__x86_64__)
+	static int hw_cache = -1;
+	int hw = ssemu_load_relaxed(&hw_cache);
+
+	if (unlikely(hw < 0)) {
+		hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+		ssemu_store_relaxed(&hw_cache, hw);
+	}
+	if (hw)
+		return crc32c_hw(seed, p, n);
+#endif
+
+	/* (zlib takes at most UINT_MAX bytes at a time) */
+	while (n) {
+		uInt k = n > UINT32_MAX ? UINT32_MAX : (uInt)n;
+
+		crc = crc32(crc, p, k);
+		p = (const char *)p + k;
+		n -= k;
+	}
+	return (uint32_t)crc;
+}
+
+/* A message's end-to-end CRC: its source, header words, length and
+ * payload, as the sender posted them. */
+static uint32_t msg_crc(ssemu_addr_t src, const uint64_t *hdr, uint64_t len,
+			const void *data)
+{
+	uint32_t crc = ssemu_crc(0, &src, sizeof(src));
+
+	crc = ssemu_crc(crc, hdr, SSEMU_HDR_WORDS * sizeof(uint64_t));
+	crc = ssemu_crc(crc, &len, sizeof(len));
+	return ssemu_crc(crc, data, (size_t)len);
 }
 
 /* Initialise a zero-filled region. */
@@ -165,6 +355,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 		ssemu_r_pkt(r, i)->next = i + 1 < c->max_pkts ? i + 1 :
 								SSEMU_NONE;
 	r->pkt_free = 0;
+	r->stall_mi = SSEMU_NONE;
 	for (i = 0; i < c->max_nics * c->max_nics; i++) {
 		pair_cc_reset(c, ssemu_r_pair(r, 0, i));
 		ssemu_r_pair(r, 0, i)->egq = 0;
@@ -315,6 +506,8 @@ static int check_header(struct ssemu_region *r, size_t size,
 			const struct ssemu_config *want, char *err,
 			size_t errlen)
 {
+	int ret;
+
 	if (size < sizeof(*r) || r->magic != SSEMU_MAGIC) {
 		snprintf(err, errlen, "not a slingshot-emu fabric segment "
 			 "(bad magic)");
@@ -338,6 +531,18 @@ static int check_header(struct ssemu_region *r, size_t size,
 			 "(configuration hash mismatch)");
 		return -EPROTO;
 	}
+	if (ssemu_load_relaxed(&r->broken)) {
+		char why[sizeof(r->broken_why)];
+
+		memcpy(why, r->broken_why, sizeof(why));
+		why[sizeof(why) - 1] = 0;
+		snprintf(err, errlen, "the fabric was marked broken (%s): "
+			 "refused; `slingshot-emu clean` removes it", why);
+		return -EIO;
+	}
+	ret = check_layout(r, err, errlen);
+	if (ret)
+		return ret;
 	if (want && r->config_hash != ssemu_config_hash(want)) {
 		char diff[200] = "another configuration";
 
@@ -390,9 +595,44 @@ static int proc_unregister_locked(struct ssemu_region *r)
 	return n;
 }
 
+/*
+ * This process's own copy of the header's write-once page, over the shared
+ * mapping at @r (see struct ssemu_region), and a read-only view of the
+ * segment's copy in *@view.  @return 0 or -errno.
+ */
+static int header_private(struct ssemu_region *r, int fd, const void **view)
+{
+	void *v;
+
+	void *tmp;
+
+	v = mmap(NULL, SSEMU_HDR_PRIVATE, PROT_READ, MAP_SHARED, fd, 0);
+	if (v == MAP_FAILED)
+		return -errno;
+	/* anonymous memory, not a private mapping of the file: truncating
+	 * the file takes even the copied pages of those away */
+	tmp = malloc(SSEMU_HDR_PRIVATE);
+	if (!tmp) {
+		munmap(v, SSEMU_HDR_PRIVATE);
+		return -ENOMEM;
+	}
+	memcpy(tmp, v, SSEMU_HDR_PRIVATE);
+	if (mmap(r, SSEMU_HDR_PRIVATE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+	    MAP_FAILED) {
+		free(tmp);
+		munmap(v, SSEMU_HDR_PRIVATE);
+		return -errno;
+	}
+	memcpy(r, tmp, SSEMU_HDR_PRIVATE);
+	free(tmp);
+	*view = v;
+	return 0;
+}
+
 static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
-		    const struct ssemu_topo *t, uint32_t flags, char *err,
-		    size_t errlen)
+		    const struct ssemu_topo *t, uint32_t flags,
+		    const void **view, char *err, size_t errlen)
 {
 	bool existing = flags & (SSEMU_OPEN_EXISTING | SSEMU_OPEN_OBSERVER);
 	struct layout l;
@@ -423,9 +663,9 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 			}
 			p = mmap(NULL, l.total, PROT_READ | PROT_WRITE,
 				 MAP_SHARED, fd, 0);
-			close(fd);
 			if (p == MAP_FAILED) {
 				ret = -errno;
+				close(fd);
 				shm_unlink(f->shm_name);
 				snprintf(err, errlen, "mmap: %s",
 					 strerror(errno));
@@ -436,6 +676,7 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 			if (!ret)
 				ret = proc_register_locked(r);
 			if (ret) {
+				close(fd);
 				munmap(p, l.total);
 				shm_unlink(f->shm_name);
 				snprintf(err, errlen, "cannot initialise the "
@@ -445,6 +686,15 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 			r->magic = SSEMU_MAGIC;
 			/* publish; pairs with the acquire of ready below */
 			ssemu_store_release(&r->ready, 1);
+			ret = header_private(r, fd, view);
+			close(fd);
+			if (ret) {
+				munmap(p, l.total);
+				shm_unlink(f->shm_name);
+				snprintf(err, errlen, "cannot map the header: "
+					 "%s", strerror(-ret));
+				return ret;
+			}
 			f->r = r;
 			f->map_size = l.total;
 			return 0;
@@ -498,17 +748,29 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 		}
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			 0);
-		close(fd);
-		if (p == MAP_FAILED)
-			return -errno;
+		if (p == MAP_FAILED) {
+			ret = -errno;
+			close(fd);
+			return ret;
+		}
 		r = p;
 		if (!ssemu_load_acquire(&r->ready)) {
+			close(fd);
 			munmap(p, size);
 			usleep(10000);
 			continue;
 		}
+		/* our copy of the header, checked: then used, whatever the
+		 * segment's becomes */
+		ret = header_private(r, fd, view);
+		close(fd);
+		if (ret) {
+			munmap(p, size);
+			return ret;
+		}
 		ret = check_header(r, size, existing ? NULL : c, err, errlen);
 		if (ret) {
+			munmap((void *)*view, SSEMU_HDR_PRIVATE);
 			munmap(p, size);
 			return ret;
 		}
@@ -520,6 +782,7 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 		if (r->dead) {
 			/* the last user is removing it: start over */
 			unlock_region(r);
+			munmap((void *)*view, SSEMU_HDR_PRIVATE);
 			munmap(p, size);
 			usleep(1000);
 			continue;
@@ -527,6 +790,7 @@ static int open_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 		ret = flags & SSEMU_OPEN_OBSERVER ? 0 : proc_register_locked(r);
 		unlock_region(r);
 		if (ret) {
+			munmap((void *)*view, SSEMU_HDR_PRIVATE);
 			munmap(p, size);
 			snprintf(err, errlen, "%d live processes are attached "
 				 "to fabric %s already, the most it takes",
@@ -558,11 +822,159 @@ struct fabric_local {
 	uint32_t runner;	/* we ran the engine last, as far as we know */
 	uint32_t bulk;		/* a bulk transfer is on: see BULK_EVENTS */
 	uint64_t look_exec;	/* engine->executed at our last look */
+	/* shared store: the segment's own copy of the header's write-once
+	 * page (read only), compared with ours before every run */
+	const void *view;
 };
 
 static struct fabric_local *fabric_local(struct ssemu_fabric *f)
 {
 	return container_of(f, struct fabric_local, f);
+}
+
+static void image_take(struct ssemu_fabric *f)
+{
+	struct ssemu_region *r = f->r;
+
+	f->cfg = &r->config;
+	f->neps = r->neps;
+	f->nmsgs = r->nmsgs;
+	f->nbufs = r->nbufs;
+	f->nendpoints = r->topo.nendpoints;
+}
+
+/*
+ * Is the segment's header still what attach checked (else the fabric is
+ * marked broken)?  This process uses its own copy of it; the segment's is
+ * compared with it (a page), with every liveness check of the engine's
+ * runner (and every ssemu_fabric_run_until).
+ */
+static bool image_bad(struct ssemu_fabric *f)
+{
+	struct fabric_local *fl = fabric_local(f);
+	struct ssemu_region *r = f->r;
+
+	if (fl->view && memcmp(fl->view, r, SSEMU_HDR_PRIVATE))
+		return ssemu_fail(r, "the segment's header changed under the "
+				  "fabric (its configuration, a section "
+				  "offset or a count)");
+	return !ssemu_engine_geometry_ok(ssemu_r_engine(r),
+					 r->config.max_events) &&
+	       ssemu_fail(r, "the event engine's geometry changed");
+}
+
+/*
+ * May a call go on: the segment neither cut short under this process
+ * (SIGBUS) nor marked broken?  @return 0 or -EIO.
+ */
+static int fab_check(struct ssemu_fabric *f)
+{
+	if (unlikely(f->gone)) {
+		if (!ssemu_broken(f->r))
+			ssemu_fail(f->r, "the segment was truncated under "
+				   "process %d", (int)getpid());
+		return -EIO;
+	}
+	return ssemu_broken(f->r) ? -EIO : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The SIGBUS guard                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A POSIX shared-memory segment cannot be sealed against shrinking
+ * (F_SEAL_SHRINK is for memfds), so anyone with the owner's rights may
+ * truncate a fabric's segment under its users, whose next touch of a page
+ * past the new end raises SIGBUS.  While a segment is mapped, the fault
+ * guard's handler (ssemu_guard.c) asks segment_bus_fault about a SIGBUS
+ * outside a guarded access, which looks at the fault address: inside a
+ * mapped segment (the shared
+ * part of its mapping, or the view of the segment's header; this process's
+ * own copy of the header cannot fault), it maps anonymous zero pages from
+ * the faulting page to the end of that range (MAP_FIXED), marks the handle
+ * gone and returns, so the faulting access completes on a zero page; the
+ * library checks the handle at its entry points and after every engine
+ * event, so the call in progress and every later one fail with -EIO.  Any
+ * other SIGBUS goes to the handler that was there before (or kills the
+ * process, as it would have).  (mmap is a plain system call on Linux, safe here.)
+ */
+#define GUARD_MAX 64
+
+static struct guard {
+	uintptr_t base;		/* 0: slot free */
+	size_t size;
+	struct ssemu_fabric *f;
+} guards[GUARD_MAX];
+static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool guard_on;
+static uintptr_t guard_page;
+
+/* Called by the fault guard's handler (ssemu_guard.c) for a SIGBUS
+ * outside a guarded access: true if it lay in a mapped segment. */
+static bool segment_bus_fault(const siginfo_t *si)
+{
+	uintptr_t a = (uintptr_t)si->si_addr, base, page, end;
+	int saved = errno, i;
+
+	for (i = 0; i < GUARD_MAX; i++) {
+		base = ssemu_load_acquire(&guards[i].base);
+		if (!base || a < base || a - base >= guards[i].size)
+			continue;
+		end = base + guards[i].size;
+		page = a & ~(guard_page - 1);
+		if (mmap((void *)page, end - page, PROT_READ | PROT_WRITE,
+			 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) ==
+		    MAP_FAILED)
+			break;
+		guards[i].f->gone = 1;
+		errno = saved;
+		return true;
+	}
+	errno = saved;
+	return false;
+}
+
+static void sigbus_guard_add(struct ssemu_fabric *f)
+{
+	int i, k;
+
+	pthread_mutex_lock(&guard_lock);
+	if (!guard_on) {
+		guard_page = (uintptr_t)sysconf(_SC_PAGESIZE);
+		ssemu_guard_set_bus_hook(segment_bus_fault);
+		guard_on = true;
+	}
+	/* (again if someone replaced it since: the old one is chained) */
+	ssemu_guard_arm();
+	for (i = 0, k = 0; i < GUARD_MAX && k < 2; i++) {
+		if (guards[i].base)
+			continue;
+		/* the shared part of the mapping, then the header's view */
+		guards[i].size = k ? SSEMU_HDR_PRIVATE :
+				     f->map_size - SSEMU_HDR_PRIVATE;
+		guards[i].f = f;
+		ssemu_store_release(&guards[i].base,
+				    k ? (uintptr_t)fabric_local(f)->view :
+					(uintptr_t)f->r + SSEMU_HDR_PRIVATE);
+		k++;
+	}
+	if (k < 2)
+		ssemu_log(SSEMU_LOG_WARN, "more than %d shared fabrics open: "
+			  "this one is not guarded against truncation",
+			  GUARD_MAX);
+	pthread_mutex_unlock(&guard_lock);
+}
+
+static void sigbus_guard_remove(struct ssemu_fabric *f)
+{
+	int i;
+
+	pthread_mutex_lock(&guard_lock);
+	for (i = 0; i < GUARD_MAX; i++)
+		if (guards[i].base && guards[i].f == f)
+			ssemu_store_release(&guards[i].base, (uintptr_t)0);
+	pthread_mutex_unlock(&guard_lock);
 }
 
 int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
@@ -600,6 +1012,8 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 	ret = ssemu_config_validate(c, err, errlen);
 	if (ret)
 		return ret;
+	/* (zeroed: the header's copy is compared byte for byte) */
+	memset(&t, 0, sizeof(t));
 	ret = ssemu_topo_init(&t, &c->topo, err, errlen);
 	if (ret)
 		return ret;
@@ -648,7 +1062,8 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 			snprintf(f->shm_name, sizeof(f->shm_name),
 				 "/ssemu-%u", (unsigned)geteuid());
 		f->flags = opts->flags;
-		ret = open_shm(f, c, &t, opts->flags, err, errlen);
+		ret = open_shm(f, c, &t, opts->flags,
+			       &fabric_local(f)->view, err, errlen);
 		if (ret)
 			goto err_free;
 		/*
@@ -678,6 +1093,9 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 					(uint64_t)ts.tv_nsec;
 		ssemu_cas(&f->r->wall_t0_ns, &zero, t0);
 	}
+	image_take(f);
+	if (f->store == SSEMU_STORE_SHM)
+		sigbus_guard_add(f);
 	*fabric = f;
 	return 0;
 
@@ -694,7 +1112,11 @@ void ssemu_fabric_close(struct ssemu_fabric *f)
 	if (!f)
 		return;
 	r = f->r;
-	if (f->store == SSEMU_STORE_SHM && !(f->flags & SSEMU_OPEN_OBSERVER)) {
+	if (f->store == SSEMU_STORE_SHM)
+		sigbus_guard_remove(f);
+	/* (a segment cut short under us is left to `slingshot-emu clean`) */
+	if (f->store == SSEMU_STORE_SHM && !(f->flags & SSEMU_OPEN_OBSERVER) &&
+	    !f->gone) {
 		if (!lock_region(r, false)) {
 			left = proc_unregister_locked(r);
 			if (!left) {
@@ -704,6 +1126,8 @@ void ssemu_fabric_close(struct ssemu_fabric *f)
 			unlock_region(r);
 		}
 	}
+	if (fabric_local(f)->view)
+		munmap((void *)fabric_local(f)->view, SSEMU_HDR_PRIVATE);
 	munmap(r, f->map_size);
 	free(fabric_local(f));
 }
@@ -1046,6 +1470,9 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 		return -EINVAL;
 	if (!o)
 		o = &defo;
+	ret = fab_check(f);
+	if (ret)
+		return ret;
 	if (o->port != SSEMU_PORT_ANY && o->port >= r->topo.nendpoints)
 		return -EINVAL;
 	if (o->policy >= SSEMU_PLACE_COUNT ||
@@ -1124,6 +1551,8 @@ int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st)
 {
 	if (!nic || !st)
 		return -EINVAL;
+	if (fab_check(nic->fab))
+		return -EIO;
 	*st = ssemu_r_nic(nic->fab->r, nic->slot)->stats;
 	return 0;
 }
@@ -1218,6 +1647,9 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 		return -EINVAL;
 	/* the NIC accesses application memory under the fault guard */
 	ssemu_guard_arm();
+	ret = fab_check(nic->fab);
+	if (ret)
+		return ret;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
@@ -1273,7 +1705,7 @@ struct ssemu_fabric *ssemu_ep_fabric(struct ssemu_ep *ep)
 
 size_t ssemu_ep_max_msg(struct ssemu_ep *ep)
 {
-	const struct ssemu_config *c = &ep->r->config;
+	const struct ssemu_config *c = ep->nic->fab->cfg;
 
 	return c->bufs_per_ep ? c->buf_size : SSEMU_INLINE_MAX;
 }
@@ -1294,14 +1726,14 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 				   uint32_t *mip)
 {
 	struct ssemu_region *r = ep->r;
-	const struct ssemu_config *c = &r->config;
+	const struct ssemu_config *c = ep->nic->fab->cfg;
 	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
 	uint32_t i, k, mi = SSEMU_NONE, buf = SSEMU_NONE, local = 0;
 	/* (in locals: the acquire loads below would have them read again
 	 * on every turn) */
 	struct ssemu_msg *msgs = ssemu_r_msg(r, 0);
 	uint32_t *mstate = ssemu_r_mstate(r, 0);
-	uint32_t nmsgs = r->nmsgs, nbufs = c->bufs_per_ep;
+	uint32_t nmsgs = ep->nic->fab->nmsgs, nbufs = c->bufs_per_ep;
 	uint32_t mask = c->msgs_per_ep - 1, cursor = sh->alloc_cursor;
 	uint32_t first = ep->index * c->msgs_per_ep;
 	struct ssemu_msg *m;
@@ -1435,9 +1867,11 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 
 	if (!ep || !s || (s->iov_count && !s->iov))
 		return -EINVAL;
+	if (fab_check(ep->nic->fab))
+		return -EIO;
 	r = ep->r;
-	c = &r->config;
-	if (SSEMU_ADDR_PORT(s->dest) >= r->topo.nendpoints ||
+	c = ep->nic->fab->cfg;
+	if (SSEMU_ADDR_PORT(s->dest) >= ep->nic->fab->nendpoints ||
 	    SSEMU_ADDR_PID(s->dest) >= c->eps_per_nic ||
 	    s->tclass >= c->ntclass)
 		return -EINVAL;
@@ -1462,7 +1896,10 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	ret = copy_iov(&p, s->iov, s->iov_count);
 	if (ret)
 		return ret;
-	return msg_post(ep, m, mi);
+	m->crc = msg_crc(m->src, m->hdr, m->len, msg_data(r, m));
+	ret = msg_post(ep, m, mi);
+	/* (the segment may have been cut short while we copied) */
+	return ret ? ret : fab_check(ep->nic->fab);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1484,6 +1921,9 @@ int ssemu_mr_reg(struct ssemu_nic *nic, const struct ssemu_mr_desc *mr)
 		return -EINVAL;
 	ssemu_guard_arm();
 	r = nic->fab->r;
+	ret = fab_check(nic->fab);
+	if (ret)
+		return ret;
 	ret = lock_region(r, false);
 	if (ret)
 		return ret;
@@ -1530,6 +1970,9 @@ int ssemu_mr_dereg(struct ssemu_nic *nic, uint64_t key)
 	if (!nic)
 		return -EINVAL;
 	r = nic->fab->r;
+	ret = fab_check(nic->fab);
+	if (ret)
+		return ret;
 	ret = lock_region(r, false);
 	if (ret)
 		return ret;
@@ -1564,9 +2007,11 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 
 	if (!ep || !rma)
 		return -EINVAL;
+	if (fab_check(ep->nic->fab))
+		return -EIO;
 	r = ep->nic->fab->r;
-	c = &r->config;
-	if (SSEMU_ADDR_PORT(rma->dest) >= r->topo.nendpoints ||
+	c = ep->nic->fab->cfg;
+	if (SSEMU_ADDR_PORT(rma->dest) >= ep->nic->fab->nendpoints ||
 	    SSEMU_ADDR_PID(rma->dest) >= c->eps_per_nic ||
 	    rma->tclass >= c->ntclass ||
 	    (rma->flags & ~(SSEMU_SEND_ORDERED | SSEMU_RMA_REMOTE_EVENT)))
@@ -1658,8 +2103,24 @@ int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 	struct ssemu_ring *ring = ep->ev_ring;
 	int n = 0;
 
-	while (n < max && !ssemu_ring_pop(ring, &ev[n]))
+	if (fab_check(ep->nic->fab))
+		return -EIO;
+	/* (the ring's geometry is checked here, its offset by the engine) */
+	if (SSEMU_BAD(ep->r, !ssemu_ring_sane(ring, SSEMU_EV_RING,
+					      sizeof(struct ssemu_event)),
+		      "endpoint %u: its event ring's control block is corrupt",
+		      ep->index))
+		return -EIO;
+	while (n < max && !ssemu_ring_pop(ring, &ev[n])) {
+		/* (an event is the engine's word on a message: it must be
+		 * what the engine pushed) */
+		if (SSEMU_BAD(ep->r, ev[n].crc != ssemu_event_crc(&ev[n]),
+			      "endpoint %u: an event in its ring changed "
+			      "after it was pushed (its CRC fails)",
+			      ep->index))
+			return -EIO;
 		n++;
+	}
 	return n;
 }
 
@@ -1671,7 +2132,7 @@ static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
 	struct ssemu_region *r = ep->r;
 	struct ssemu_msg *m;
 
-	if (!ev || ev->slot >= r->nmsgs)
+	if (!ev || ev->slot >= ep->nic->fab->nmsgs || fab_check(ep->nic->fab))
 		return NULL;
 	m = ssemu_r_msg(r, ev->slot);
 	if (m->gen != ev->gen)
@@ -1687,12 +2148,14 @@ static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
 	} else {
 		return NULL;
 	}
-	if (m->buf != SSEMU_NONE && m->buf >= r->nbufs)
+	if (m->buf != SSEMU_NONE && m->buf >= ep->nic->fab->nbufs)
 		return NULL;
 	return m;
 }
 
-const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
+static const uint8_t *event_payload(struct ssemu_ep *ep,
+				    const struct ssemu_event *ev,
+				    struct ssemu_msg **mp)
 {
 	struct ssemu_msg *m = event_msg(ep, ev);
 
@@ -1703,20 +2166,61 @@ const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
 	    (ev->status || m->rma_op == SSEMU_RMA_WRITE ||
 	     m->rma_op == SSEMU_RMA_ATOMIC))
 		return NULL;
+	*mp = m;
 	return msg_data(ep->r, m);
+}
+
+/*
+ * A received message whose header or payload is not what its sender
+ * posted (its CRC, computed at the post, says so): counted, logged, never
+ * handed out.
+ */
+static bool recv_crc_bad(struct ssemu_ep *ep, const struct ssemu_event *ev,
+			 const struct ssemu_msg *m, const void *data)
+{
+	struct ssemu_region *r = ep->r;
+
+	if (ev->type != SSEMU_EV_RECV ||
+	    msg_crc(ev->src, ev->hdr, ev->len, data) == m->crc)
+		return false;
+	ssemu_fetch_add(&r->crc_errors, 1);
+	ssemu_log(SSEMU_LOG_WARN, "endpoint %u: a %llu-byte message from "
+		  "port %u failed its CRC: the payload changed after it was "
+		  "posted; dropped", ep->index, (unsigned long long)ev->len,
+		  SSEMU_ADDR_PORT(ev->src));
+	return true;
+}
+
+const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
+{
+	struct ssemu_msg *m;
+	const uint8_t *data = event_payload(ep, ev, &m);
+
+	if (!data || recv_crc_bad(ep, ev, m, data))
+		return NULL;
+	return data;
 }
 
 size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			size_t off, void *buf, size_t len)
 {
-	const uint8_t *data = ssemu_event_data(ep, ev);
+	struct ssemu_msg *m;
+	const uint8_t *data = event_payload(ep, ev, &m);
 
 	if (!data || off >= ev->len)
 		return 0;
 	if (len > ev->len - off)
 		len = ev->len - off;
-	memcpy(buf, data + off, len);
-	return len;
+	/* the whole message: its CRC is checked on the copy, which nothing
+	 * can change after the check; a part: on the shared payload */
+	if (off || len < ev->len) {
+		if (recv_crc_bad(ep, ev, m, data))
+			return 0;
+		memcpy(buf, data + off, len);
+		return len;
+	}
+	memcpy(buf, data, len);
+	return recv_crc_bad(ep, ev, m, buf) ? 0 : len;
 }
 
 void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
@@ -1757,6 +2261,77 @@ static ssemu_time_t model_limit(struct ssemu_region *r)
 		return UINT64_MAX;
 	w = wall_ns() - r->wall_t0_ns;
 	return (ssemu_time_t)((double)w * 1000.0 / r->config.dilation);
+}
+
+/*
+ * With no event pending, nothing in the model moves until something is
+ * posted; a message that was posted and has not completed then never
+ * completes: the model's state is corrupt (an index, a count or a flag
+ * changed under it), its sender would wait forever.  A slot found so
+ * twice in a row, the engine idle both times and having run nothing in
+ * between (a post caught between its two steps is drained and run by
+ * then), marks the fabric broken.  Looked for now and then (with the
+ * liveness check), over the slots of the open endpoints of attached NICs.
+ */
+static void stall_check_locked(struct ssemu_region *r)
+{
+	const struct ssemu_config *c = &r->config;
+	struct ssemu_engine *e = ssemu_r_engine(r);
+	uint32_t nic, k, epi, mi, st, fl;
+	struct ssemu_ep_sh *sh;
+	struct ssemu_msg *m;
+
+	if (ssemu_engine_pending(e) || ssemu_broken(r))
+		return;
+	for (epi = 0; epi < r->neps; epi++) {
+		sh = ssemu_r_ep(r, epi);
+		if (!sh->open)
+			continue;
+		nic = sh->nic;
+		/* (a NIC detaches after closing its endpoints) */
+		if (nic >= c->max_nics ||
+		    ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED) {
+			ssemu_fail(r, "endpoint %u is open on NIC slot %u, "
+				   "which is not attached", epi, nic);
+			return;
+		}
+		for (k = 0; k < c->msgs_per_ep; k++) {
+			mi = epi * c->msgs_per_ep + k;
+			st = ssemu_load_acquire(ssemu_r_mstate(r, mi));
+			m = ssemu_r_msg(r, mi);
+			fl = m->mflags;
+			/* in flight: busy, not completed, and neither waiting
+			 * for ring space (its endpoint has an overflow list)
+			 * nor an RMA whose initiator holds its RMA_DONE */
+			if (!(st & SSEMU_MSG_BUSY) || (st & SSEMU_MSG_TXDONE) ||
+			    ((fl & SSEMU_MSGF_TXOVF) &&
+			     sh->tx_head != SSEMU_NONE) ||
+			    (m->rma_op && (fl & SSEMU_MSGF_TXPUSH)))
+				continue;
+			if (r->stall_mi == mi && r->stall_gen == m->gen &&
+			    r->stall_exec == e->executed) {
+				ssemu_fail(r, "the model stalled: message slot "
+					   "%u is in flight with no event "
+					   "pending", mi);
+				return;
+			}
+			r->stall_mi = mi;
+			r->stall_gen = m->gen;
+			r->stall_exec = e->executed;
+			return;
+		}
+	}
+	r->stall_mi = SSEMU_NONE;
+}
+
+/* Did the engine find its memory corrupt (then the fabric is marked
+ * broken)? */
+static bool engine_bad(struct ssemu_region *r)
+{
+	uint32_t bad = ssemu_load_relaxed(&ssemu_r_engine(r)->bad);
+
+	return bad && ssemu_fail(r, "the event engine's memory is corrupt "
+				 "(%s)", ssemu_engine_why(bad));
 }
 
 /* Move posted messages from the tx rings into the model, and retry event
@@ -1804,19 +2379,23 @@ static void drain_tx_locked(struct ssemu_region *r)
 			if (!sh->open ||
 			    ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED)
 				continue;
+			if (ssemu_ep_rings_bad(r, epi))
+				return;
 			ring = ssemu_r_ring(r, sh->tx_ring_off);
 			lo = epi * c->msgs_per_ep;
 			/* take the message into the NIC, then off the ring:
 			 * if we die in between, crash recovery finds it */
 			while (!ssemu_ring_peek(ring, &mi)) {
 				/* never trust an index from shared memory */
-				if (mi < lo || mi >= lo + c->msgs_per_ep)
-					ssemu_log(SSEMU_LOG_WARN, "endpoint %u "
-						  "posted a bad slot %u: "
-						  "ignored", epi, mi);
-				else
-					ssemu_model_enqueue_msg(r, nic, mi);
+				if (SSEMU_BAD(r, mi < lo ||
+					      mi >= lo + c->msgs_per_ep,
+					      "endpoint %u: slot %u in its "
+					      "tx ring", epi, mi))
+					return;
+				ssemu_model_enqueue_msg(r, nic, mi);
 				ssemu_ring_advance(ring);
+				if (ssemu_broken(r))
+					return;
 			}
 			ssemu_model_nic_kick(r, nic);
 		}
@@ -1836,25 +2415,46 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 	bool realtime = r->config.clock == SSEMU_CLOCK_REALTIME;
 	struct ssemu_fired fired;
 	ssemu_time_t limit, next;
+	bool reaped = false;
 	unsigned n = 0;
 
+	if (fab_check(f))
+		return -EIO;
 	/* Look for dead processes now and then (by the wall clock, so a
-	 * busy fabric finds them as fast as an idle one). */
+	 * busy fabric finds them as fast as an idle one), and at the
+	 * segment's header (this process works from its own copy: the
+	 * segment's matters to the processes that attach next). */
 	if (reap) {
 		uint64_t w = wall_ns();
 
 		if (w - r->last_reap_ns > LIVENESS_PERIOD_NS) {
 			r->last_reap_ns = w;
+			if (image_bad(f))
+				return -EIO;
 			reap_dead_locked(r);
+			reaped = true;
 		}
 	}
 	if (!realtime)
 		drain_tx_locked(r);
 	limit = model_limit(r);
-	while (n < budget && ssemu_engine_pop(e, limit, &fired)) {
+	/* (the engine's control block is shared: its size, which places
+	 * everything in it, is checked before every event, against our own
+	 * configuration; the rest of its geometry by image_bad) */
+	while (n < budget && ssemu_engine_cap_ok(e, r->config.max_events) &&
+	       ssemu_engine_pop(e, limit, &fired)) {
 		ssemu_model_dispatch(r, &fired);
 		n++;
+		if (unlikely(ssemu_broken(r) || f->gone))
+			break;
 	}
+	if (!ssemu_engine_cap_ok(e, r->config.max_events))
+		ssemu_fail(r, "the event engine's size changed");
+	if (engine_bad(r) || fab_check(f))
+		return -EIO;
+	/* (after the run: what was posted is in the model by now) */
+	if (reaped)
+		stall_check_locked(r);
 	if (realtime) {
 		next = ssemu_engine_next_time(e);
 		if (next <= limit) {
@@ -1871,11 +2471,12 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 }
 
 /* Anything posted, or a delivery to retry? */
-static bool work_posted(struct ssemu_region *r)
+static bool work_posted(struct ssemu_fabric *f)
 {
+	struct ssemu_region *r = f->r;
 	const uint64_t *work = ssemu_r_bits(r, r->work_off);
 	const uint64_t *ovf = ssemu_r_bits(r, r->ovf_off);
-	uint32_t w, nwords = (r->neps + 63) / 64;
+	uint32_t w, nwords = (f->neps + 63) / 64;
 
 	for (w = 0; w < nwords; w++)
 		if (ssemu_load_relaxed(&work[w]) ||
@@ -1962,7 +2563,7 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 		 r->config.clock == SSEMU_CLOCK_VIRTUAL &&
 		 !ssemu_load_relaxed(&fl->bulk);
 	reap = ++f->progress_calls % 64 == 0;
-	if (!reap && sticky && !work_posted(r)) {
+	if (!reap && sticky && !work_posted(f)) {
 		uint32_t looks = ssemu_load_relaxed(&fl->looks) + 1;
 
 		ssemu_store_relaxed(&fl->looks, looks);
@@ -1982,7 +2583,7 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 		ssemu_store_relaxed(&fl->look_exec, exec);
 	} else if (!reap && r->config.clock == SSEMU_CLOCK_VIRTUAL &&
 		   /* bulk: straight to the lock, as every poll used to */
-		   !ssemu_load_relaxed(&fl->bulk) && !work_posted(r) &&
+		   !ssemu_load_relaxed(&fl->bulk) && !work_posted(f) &&
 		   !ssemu_load_relaxed(&ssemu_r_engine(r)->nlive)) {
 		return 0;
 	}
@@ -2007,9 +2608,16 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 
 int ssemu_fabric_progress(struct ssemu_fabric *f, unsigned budget)
 {
+	int ret;
+
 	if (!f)
 		return -EINVAL;
-	return progress(f, budget, true);
+	ret = fab_check(f);
+	if (ret)
+		return ret;
+	ret = progress(f, budget, true);
+	/* (the segment may have been cut short while we looked at it) */
+	return unlikely(f->gone) ? fab_check(f) : ret;
 }
 
 /*
@@ -2108,16 +2716,28 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 	struct ssemu_fired fired;
 	int ret;
 
+	ret = fab_check(f);
+	if (ret)
+		return ret;
 	ret = lock_region(r, false);
 	if (ret)
 		return ret;
+	if (image_bad(f)) {
+		unlock_region(r);
+		return -EIO;
+	}
 	drain_tx_locked(r);
-	while (ssemu_engine_pop(e, t, &fired))
+	while (!ssemu_broken(r) && !f->gone &&
+	       ssemu_engine_cap_ok(e, r->config.max_events) &&
+	       ssemu_engine_pop(e, t, &fired))
 		ssemu_model_dispatch(r, &fired);
-	if (e->now < t)
+	if (!ssemu_engine_cap_ok(e, r->config.max_events))
+		ssemu_fail(r, "the event engine's size changed");
+	ret = engine_bad(r) || fab_check(f) ? -EIO : 0;
+	if (!ret && e->now < t)
 		e->now = t;
 	unlock_region(r);
-	return 0;
+	return ret;
 }
 
 bool ssemu_fabric_idle(struct ssemu_fabric *f)
@@ -2125,13 +2745,18 @@ bool ssemu_fabric_idle(struct ssemu_fabric *f)
 	struct ssemu_region *r = f->r;
 	uint32_t epi;
 
+	/* (broken: nothing will ever happen) */
+	if (fab_check(f))
+		return true;
 	if (ssemu_engine_pending(ssemu_r_engine(r)))
 		return false;
-	for (epi = 0; epi < r->neps; epi++) {
+	for (epi = 0; epi < f->neps; epi++) {
 		struct ssemu_ep_sh *sh = ssemu_r_ep(r, epi);
 
 		if (!sh->open)
 			continue;
+		if (ssemu_ep_rings_bad(r, epi))
+			return true;
 		if (ssemu_ring_count(ssemu_r_ring(r, sh->tx_ring_off)) ||
 		    sh->rx_head != SSEMU_NONE || sh->tx_head != SSEMU_NONE)
 			return false;
@@ -2152,8 +2777,10 @@ static bool eps_ready(struct ssemu_region *r, const uint32_t *eps, uint32_t n)
 		if (epi >= r->neps)
 			continue;
 		sh = ssemu_r_ep(r, epi);
-		if (sh->open && ssemu_ring_count(ssemu_r_ring(r,
-							      sh->ev_ring_off)))
+		/* (a corrupt ring: "ready", and the poll says -EIO) */
+		if (sh->open && (ssemu_ep_rings_bad(r, epi) ||
+				 ssemu_ring_count(ssemu_r_ring(r,
+							sh->ev_ring_off))))
 			return true;
 	}
 	return false;
@@ -2178,6 +2805,9 @@ static int wait_events(struct ssemu_fabric *f, const uint32_t *eps, uint32_t n,
 	deadline = timeout_ms < 0 ? UINT64_MAX :
 				    start + (uint64_t)timeout_ms * 1000000ULL;
 	for (;;) {
+		ret = fab_check(f);
+		if (ret)
+			return ret;
 		/* pairs with the release in futex_bump */
 		seq = ssemu_load_acquire(word);
 		if (eps_ready(r, eps, n))
@@ -2250,8 +2880,8 @@ int ssemu_nic_wait(struct ssemu_nic *nic, int timeout_ms)
 	r = nic->fab->r;
 	n = ssemu_r_nic(r, nic->slot);
 	return wait_events(nic->fab, ssemu_r_nic_eps(r, nic->slot),
-			   r->config.eps_per_nic, &n->ev_futex, &n->waiters,
-			   timeout_ms);
+			   nic->fab->cfg->eps_per_nic, &n->ev_futex,
+			   &n->waiters, timeout_ms);
 }
 
 int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer)
@@ -2261,7 +2891,7 @@ int ssemu_ep_peer_alive(struct ssemu_ep *ep, ssemu_addr_t peer)
 	uint32_t port = SSEMU_ADDR_PORT(peer), pid = SSEMU_ADDR_PID(peer);
 	uint32_t slot, epi;
 
-	if (!ep)
+	if (!ep || fab_check(ep->nic->fab))
 		return 0;
 	r = ep->nic->fab->r;
 	if (port >= r->topo.nendpoints || pid >= r->config.eps_per_nic)
@@ -2296,6 +2926,7 @@ int ssemu_fabric_stats(struct ssemu_fabric *f, struct ssemu_fabric_stats *st)
 	st->switches_instantiated = r->sw_used;
 	st->msgs_unreachable = r->msgs_unreachable;
 	st->msgs_discarded = r->msgs_discarded;
+	st->crc_errors = ssemu_load_relaxed(&r->crc_errors);
 	return 0;
 }
 
@@ -2356,6 +2987,7 @@ int ssemu_fabric_info(struct ssemu_fabric *f, struct ssemu_fabric_info *info)
 	info->now = ssemu_load_relaxed(&ssemu_r_engine(r)->now);
 	info->lag_ps = ssemu_load_relaxed(&r->lag_ps);
 	info->pkts_in_flight = ssemu_load_relaxed(&r->pkts_used);
+	info->crc_errors = ssemu_load_relaxed(&r->crc_errors);
 	return 0;
 }
 

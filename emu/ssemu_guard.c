@@ -17,6 +17,8 @@
  * guard's sigsetjmp when the faulting thread is inside a guarded access and
  * otherwise hands the signal to whatever handler was there before (or to
  * the default action, which then ends the process as it would have).  The
+ * same handler serves the shared segments' truncation check: a SIGBUS on a
+ * mapped segment goes to the hook that ssemu_fabric.c sets.  The
  * guard costs a sigsetjmp without a signal mask (no system call) and two
  * stores to a thread-local word.
  *
@@ -31,6 +33,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <string.h>
 
@@ -50,9 +53,19 @@ static bool guard_ready, guard_warned;
  * thread (the look is a system call). */
 #define GUARD_RECHECK 1024
 
+/* The shared-segment truncation check (ssemu_fabric.c), asked first about
+ * a SIGBUS outside a guarded access. */
+static bool (*bus_hook)(const siginfo_t *si);
+
+void ssemu_guard_set_bus_hook(bool (*hook)(const siginfo_t *si))
+{
+	__atomic_store_n(&bus_hook, hook, __ATOMIC_RELEASE);
+}
+
 static void guard_chain(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction *old = sig == SIGBUS ? &old_bus : &old_segv;
+	struct sigaction dfl;
 
 	if (old->sa_flags & SA_SIGINFO) {
 		if (old->sa_sigaction) {
@@ -63,19 +76,38 @@ static void guard_chain(int sig, siginfo_t *si, void *uc)
 		old->sa_handler(sig);
 		return;
 	}
-	/* The default action: put it back, and the faulting instruction,
-	 * run again on return, ends the process with this signal. */
-	signal(sig, SIG_DFL);
+	/* sent by someone and ignored before us: still ignored */
+	if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_IGN &&
+	    si->si_code <= 0)
+		return;
+	/* As without us: the default action is put back; a fault runs the
+	 * faulting instruction again on return and ends the process with
+	 * this signal, a signal that was sent is sent again. */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(sig, &dfl, NULL);
+	if (si->si_code <= 0)
+		raise(sig);
 }
 
+/*
+ * One handler for both signals, whoever is interested: a fault inside a
+ * guarded access jumps back to its guard; a SIGBUS on a truncated shared
+ * segment is the segment check's; anything else goes to the handler that
+ * was there before.
+ */
 static void guard_handler(int sig, siginfo_t *si, void *uc)
 {
 	struct guard *g = cur_guard;
+	bool (*hook)(const siginfo_t *);
 
 	if (g) {
 		cur_guard = NULL;
 		siglongjmp(g->env, 1);
 	}
+	hook = __atomic_load_n(&bus_hook, __ATOMIC_ACQUIRE);
+	if (sig == SIGBUS && si->si_code > 0 && hook && hook(si))
+		return;
 	guard_chain(sig, si, uc);
 }
 

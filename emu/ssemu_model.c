@@ -42,6 +42,104 @@ static inline ssemu_time_t now_of(struct ssemu_region *r)
 }
 
 /*
+ * Checks of what the model reads from the segment (ssemu_fail marks the
+ * fabric broken; each returns true if what it looked at is bad).
+ */
+
+/*
+ * Packet @pi as a switch sees it: its index, and the fields a hop uses as
+ * an index or a size (all in its first 40 bytes, the line a hop touches
+ * anyway).
+ */
+static bool pkt_hop_bad(struct ssemu_region *r, uint32_t pi)
+{
+	const struct ssemu_config *c = &r->config;
+	const struct ssemu_topo *t = &r->topo;
+	const struct ssemu_pkt *p;
+
+	if (SSEMU_BAD(r, pi >= c->max_pkts, "packet index %u of %u", pi,
+		      c->max_pkts))
+		return true;
+	p = ssemu_r_pkt(r, pi);
+	return SSEMU_BAD(r, p->type < SSEMU_PKT_DATA ||
+			 p->type > SSEMU_PKT_RESP || p->tclass >= c->ntclass ||
+			 p->vc >= SSEMU_NVC || p->dst_port >= t->nendpoints ||
+			 p->in_port >= t->radix || p->phase > 1 ||
+			 p->bytes > c->mtu + c->pkt_overhead ||
+			 (!(p->via & 0x8000u) && p->via > t->g),
+			 "packet %u: a field is out of range (type %u, class "
+			 "%u, vc %u, to port %u, %u bytes)", pi, p->type,
+			 p->tclass, p->vc, p->dst_port, p->bytes);
+}
+
+/* ... and as a NIC sees it: the rest too. */
+static bool pkt_bad(struct ssemu_region *r, uint32_t pi)
+{
+	const struct ssemu_pkt *p;
+
+	if (pkt_hop_bad(r, pi))
+		return true;
+	p = ssemu_r_pkt(r, pi);
+	return SSEMU_BAD(r, p->msg >= r->nmsgs ||
+			 p->src_port >= r->topo.nendpoints,
+			 "packet %u: message %u, from port %u", pi, p->msg,
+			 p->src_port);
+}
+
+/* A link to a packet (NONE ends a list). */
+static inline bool pkt_link_bad(struct ssemu_region *r, uint32_t pi,
+				const char *what)
+{
+	return SSEMU_BAD(r, pi != SSEMU_NONE && pi >= r->config.max_pkts,
+			 "%s: packet index %u of %u", what, pi,
+			 r->config.max_pkts);
+}
+
+/* A link to a message slot (NONE ends a list). */
+static inline bool msg_link_bad(struct ssemu_region *r, uint32_t mi,
+				const char *what)
+{
+	return SSEMU_BAD(r, mi != SSEMU_NONE && mi >= r->nmsgs,
+			 "%s: message slot %u of %u", what, mi, r->nmsgs);
+}
+
+/* Message @mi as the NIC injects it: where its payload lies and what it
+ * is sent with. */
+static bool msg_bad(struct ssemu_region *r, uint32_t mi)
+{
+	const struct ssemu_config *c = &r->config;
+	const struct ssemu_msg *m;
+	uint32_t ep = ssemu_msg_ep(r, mi);
+
+	if (SSEMU_BAD(r, mi >= r->nmsgs, "message slot %u of %u", mi,
+		      r->nmsgs))
+		return true;
+	m = ssemu_r_msg(r, mi);
+	return SSEMU_BAD(r, m->tclass >= c->ntclass ||
+			 SSEMU_ADDR_PORT(m->dst) >= r->topo.nendpoints ||
+			 SSEMU_ADDR_PID(m->dst) >= c->eps_per_nic ||
+			 (m->buf != SSEMU_NONE &&
+			  m->buf / SSEMU_MAX(c->bufs_per_ep, 1u) != ep) ||
+			 m->len > (m->buf == SSEMU_NONE ? SSEMU_INLINE_MAX :
+							 c->buf_size) ||
+			 m->sent > m->npkts ||
+			 (!m->rma_op && m->npkts != (m->len ?
+				(m->len + c->mtu - 1) / c->mtu : 1)),
+			 "message slot %u: a field is out of range (class %u, "
+			 "to port %u, buffer %u, %llu bytes in %u packets)", mi,
+			 m->tclass, SSEMU_ADDR_PORT(m->dst), m->buf,
+			 (unsigned long long)m->len, m->npkts);
+}
+
+/* The payload of message @m (checked by msg_bad) from byte @off on. */
+static inline const uint8_t *msg_payload(struct ssemu_region *r,
+					 const struct ssemu_msg *m,
+					 uint64_t off)
+{
+	return (m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf)) + off;
+}
+
+/*
  * Link-level credits count buffer space in cells of SSEMU_CELL_BYTES, as
  * Rosetta's count flits: a 64-byte acknowledgement takes one cell of an
  * input buffer, a full 2048-byte data packet 33.  A buffer holds
@@ -677,7 +775,18 @@ static const struct ssemu_cc_ops cc_ops[] = {
 static void schedule(struct ssemu_region *r, ssemu_time_t t, uint32_t type,
 		     uint32_t a, uint32_t b, uint32_t c)
 {
-	if (ssemu_engine_schedule(ssemu_r_engine(r), t, type, a, b, c, NULL))
+	struct ssemu_engine *e = ssemu_r_engine(r);
+	int ret;
+
+	if (SSEMU_BAD(r, !ssemu_engine_cap_ok(e, r->config.max_events),
+		      "the event engine's size changed"))
+		return;
+	ret = ssemu_engine_schedule(e, t, type, a, b, c, NULL);
+
+	if (ret == -EIO)
+		ssemu_fail(r, "the event engine's memory is corrupt (%s)",
+			   ssemu_engine_why(e->bad));
+	else if (ret)
 		ssemu_log(SSEMU_LOG_WARN, "engine event pool exhausted "
 			  "(max_events %u): the model is now inconsistent",
 			  r->config.max_events);
@@ -691,7 +800,14 @@ static uint32_t pkt_alloc(struct ssemu_region *r)
 {
 	uint32_t i = r->pkt_free;
 
+	/* (an empty pool with packets unaccounted for: the list is cut) */
 	if (i == SSEMU_NONE)
+		return SSEMU_BAD(r, r->pkts_used < r->config.max_pkts,
+				 "the free packet list is empty with %u of %u "
+				 "packets in use", r->pkts_used,
+				 r->config.max_pkts), SSEMU_NONE;
+	if (pkt_link_bad(r, i, "the free packet list") ||
+	    pkt_link_bad(r, ssemu_r_pkt(r, i)->next, "the free packet list"))
 		return SSEMU_NONE;
 	r->pkt_free = ssemu_r_pkt(r, i)->next;
 	r->pkts_used++;
@@ -770,6 +886,7 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	 * receiver may release it and its owner reuse it. */
 	m->rx_pos = ssemu_load_relaxed(&ring->tail);
 	m->mflags |= SSEMU_MSGF_RXPUSH;
+	ev.crc = ssemu_event_crc(&ev);
 	if (ssemu_ring_push(ring, &ev)) {
 		m->mflags &= ~SSEMU_MSGF_RXPUSH;
 		return false;
@@ -804,6 +921,7 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	}
 	m->tx_pos = ssemu_load_relaxed(&ring->tail);
 	m->mflags |= SSEMU_MSGF_TXPUSH;
+	ev.crc = ssemu_event_crc(&ev);
 	if (ssemu_ring_push(ring, &ev)) {
 		m->mflags &= ~SSEMU_MSGF_TXPUSH;
 		return false;
@@ -820,7 +938,7 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 /* The receiving endpoint of @m (its index in @epi), or an error. */
 static int recv_ep(struct ssemu_region *r, struct ssemu_msg *m, uint32_t *epi)
 {
-	uint32_t nic = ssemu_r_portmap(r)[SSEMU_ADDR_PORT(m->dst)];
+	uint32_t nic = ssemu_port_nic(r, SSEMU_ADDR_PORT(m->dst));
 
 	if (nic == SSEMU_NONE ||
 	    SSEMU_ADDR_PID(m->dst) >= r->config.eps_per_nic)
@@ -849,6 +967,8 @@ static void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
 	struct ssemu_msg *m = ssemu_r_msg(r, mi);
 
+	if (ssemu_ep_rings_bad(r, epi))
+		return;
 	m->rx_next = SSEMU_NONE;
 	if (ep->rx_head == SSEMU_NONE && push_recv(r, ep, mi)) {
 		ep_wake(r, ep);
@@ -859,6 +979,9 @@ static void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
 	m->mflags |= SSEMU_MSGF_RXOVF;
 	if (ep->rx_head == SSEMU_NONE)
 		ep->rx_head = mi;
+	else if (SSEMU_BAD(r, ep->rx_tail >= r->nmsgs, "endpoint %u: "
+			   "receive overflow tail %u", epi, ep->rx_tail))
+		return;
 	else
 		ssemu_r_msg(r, ep->rx_tail)->rx_next = mi;
 	ep->rx_tail = mi;
@@ -1064,6 +1187,10 @@ static void rma_deliver(struct ssemu_region *r, uint32_t mi, uint32_t epi)
 		m->mflags |= SSEMU_MSGF_RESPQ;
 		if (n->resp_head == SSEMU_NONE)
 			n->resp_head = mi;
+		else if (SSEMU_BAD(r, n->resp_tail >= r->nmsgs, "NIC %u: "
+				   "response queue tail %u", nic,
+				   n->resp_tail))
+			return;
 		else
 			ssemu_r_msg(r, n->resp_tail)->resp_next = mi;
 		n->resp_tail = mi;
@@ -1082,9 +1209,13 @@ static void deliver_recv(struct ssemu_region *r, uint32_t mi)
 	uint32_t epi;
 	int ret;
 
-	ret = recv_ep(r, m, &epi);
+	ret = m->status ? m->status : recv_ep(r, m, &epi);
 	if (ret) {
-		r->msgs_unreachable++;
+		/* (a packet that failed its CRC failed the message: it is
+		 * never delivered, its sender gets the error; otherwise
+		 * nobody is at the destination any more) */
+		if (!m->status)
+			r->msgs_unreachable++;
 		m->status = ret;
 		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 		return;
@@ -1112,6 +1243,8 @@ static void complete_tx(struct ssemu_region *r, uint32_t mi)
 		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
 		return;
 	}
+	if (ssemu_ep_rings_bad(r, epi))
+		return;
 	m->tx_next = SSEMU_NONE;
 	if (ep->tx_head == SSEMU_NONE && push_send_done(r, ep, mi)) {
 		ep_wake(r, ep);
@@ -1121,6 +1254,9 @@ static void complete_tx(struct ssemu_region *r, uint32_t mi)
 	m->mflags |= SSEMU_MSGF_TXOVF;
 	if (ep->tx_head == SSEMU_NONE)
 		ep->tx_head = mi;
+	else if (SSEMU_BAD(r, ep->tx_tail >= r->nmsgs, "endpoint %u: send "
+			   "overflow tail %u", epi, ep->tx_tail))
+		return;
 	else
 		ssemu_r_msg(r, ep->tx_tail)->tx_next = mi;
 	ep->tx_tail = mi;
@@ -1135,7 +1271,11 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
 
 	/* Read the links before pushing: once its event is out, a slot may
 	 * be released and reused by its owner at any moment. */
+	if (ssemu_ep_rings_bad(r, epi))
+		return;
 	while ((mi = ep->rx_head) != SSEMU_NONE) {
+		if (msg_link_bad(r, mi, "a receive overflow list"))
+			return;
 		m = ssemu_r_msg(r, mi);
 		next = m->rx_next;
 		m->mflags &= ~SSEMU_MSGF_RXOVF;
@@ -1148,6 +1288,8 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
 		rma_rx_done(r, m);
 	}
 	while ((mi = ep->tx_head) != SSEMU_NONE) {
+		if (msg_link_bad(r, mi, "a send overflow list"))
+			return;
 		m = ssemu_r_msg(r, mi);
 		next = m->tx_next;
 		m->mflags &= ~SSEMU_MSGF_TXOVF;
@@ -1173,9 +1315,9 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
 static void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
 {
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
-	uint32_t src = ssemu_r_portmap(r)[pkt->type == SSEMU_PKT_DATA ?
+	uint32_t src = ssemu_port_nic(r, pkt->type == SSEMU_PKT_DATA ?
 						  pkt->src_port :
-						  pkt->dst_port];
+						  pkt->dst_port);
 	struct ssemu_msg *m = ssemu_r_msg(r, pkt->msg);
 
 	ssemu_tel_drop(r, pkt->tclass, pkt->type);
@@ -1214,10 +1356,13 @@ static struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 	struct ssemu_switch_sh *s;
 	struct ssemu_peer peer;
 
-	if (map[sw] != SSEMU_NONE) {
-		*inst = map[sw];
-		return ssemu_r_switch(r, map[sw]);
+	i = ssemu_sw_inst(r, sw);
+	if (i != SSEMU_NONE) {
+		*inst = i;
+		return ssemu_r_switch(r, i);
 	}
+	if (ssemu_broken(r))
+		return NULL;
 	if (r->sw_used >= r->config.max_switches) {
 		ssemu_log(SSEMU_LOG_WARN, "switch %u: no room to model it "
 			  "(max_switches %u)", sw, r->config.max_switches);
@@ -1294,8 +1439,13 @@ static void voq_push(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	if (!(op->vq[vcl].inmask & (1ULL << in))) {
 		q->head = pi;
 		op->vq[vcl].inmask |= 1ULL << in;
-	} else
+	} else if (!pkt_link_bad(r, q->tail, "a VOQ's tail") &&
+		   q->tail != SSEMU_NONE) {
 		ssemu_r_pkt(r, q->tail)->next = pi;
+	} else {
+		ssemu_fail(r, "a VOQ with packets has no tail");
+		return;
+	}
 	q->tail = pi;
 	if (cc_paced(pkt) && cc_ops[r->cc_idx].on_queue &&
 	    port_is_edge(r, out))
@@ -1312,8 +1462,13 @@ static uint32_t voq_pop(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, vcl);
 	struct ssemu_swport *op = &s->port[out];
 	uint32_t pi = q->head;
-	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	struct ssemu_pkt *pkt;
 
+	if (SSEMU_BAD(r, pi >= r->config.max_pkts, "a VOQ's head: packet "
+		      "index %u of %u", pi, r->config.max_pkts) ||
+	    pkt_link_bad(r, ssemu_r_pkt(r, pi)->next, "a VOQ link"))
+		return SSEMU_NONE;
+	pkt = ssemu_r_pkt(r, pi);
 	q->head = pkt->next;
 	if (q->head == SSEMU_NONE)
 		op->vq[vcl].inmask &= ~(1ULL << in);
@@ -1370,9 +1525,18 @@ static void sw_wake(struct ssemu_region *r, uint32_t inst, uint32_t out,
 }
 
 /* The credit returns that have reached output @op by @now count now. */
-static inline void credits_settle(struct ssemu_swport *op, ssemu_time_t now)
+static inline void credits_settle(struct ssemu_region *r,
+				  struct ssemu_swport *op, ssemu_time_t now)
 {
+	if (SSEMU_BAD(r, op->cr_n > SSEMU_CR_RING ||
+		      op->cr_head >= SSEMU_CR_RING, "a switch output's credit "
+		      "ring: %u from %u", op->cr_n, op->cr_head))
+		return;
 	while (op->cr_n && op->cr_time[op->cr_head] <= now) {
+		if (SSEMU_BAD(r, op->cr_vcl[op->cr_head] >= SSEMU_MAX_VCLASS,
+			      "a credit for vclass %u",
+			      op->cr_vcl[op->cr_head]))
+			return;
 		op->vq[op->cr_vcl[op->cr_head]].credits +=
 			op->cr_cells[op->cr_head];
 		op->cr_head = (uint8_t)((op->cr_head + 1) % SSEMU_CR_RING);
@@ -1479,6 +1643,11 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	uint32_t out = route_ops[r->route_idx].select(r, s->sw, pkt);
 	uint32_t vcl = pkt->tclass * SSEMU_NVC + pkt->vc;
 
+	if (SSEMU_BAD(r, out >= r->topo.radix || in >= 64, "switch %u: "
+		      "packet %u routed from port %u to port %u", s->sw, pi,
+		      in, out))
+		return;
+
 	/* A lossy class drops rather than wait: a packet of any kind finding
 	 * a full queue for its output goes (its input buffer slot with it);
 	 * the end-to-end retry sends it again: a data packet from its
@@ -1506,10 +1675,18 @@ static void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 }
 
 /* The credit returns that have reached NIC @n by @now count now. */
-static inline void nic_credits_settle(struct ssemu_nic_sh *n,
-				      ssemu_time_t now)
+static inline void nic_credits_settle(struct ssemu_region *r,
+				      struct ssemu_nic_sh *n, ssemu_time_t now)
 {
+	if (SSEMU_BAD(r, n->cr_n > SSEMU_CR_RING ||
+		      n->cr_head >= SSEMU_CR_RING, "a NIC's credit ring: %u "
+		      "from %u", n->cr_n, n->cr_head))
+		return;
 	while (n->cr_n && n->cr_time[n->cr_head] <= now) {
+		if (SSEMU_BAD(r, n->cr_tc[n->cr_head] >= SSEMU_MAX_TCLASS,
+			      "a NIC credit for class %u",
+			      n->cr_tc[n->cr_head]))
+			return;
 		n->credits[n->cr_tc[n->cr_head]] += n->cr_cells[n->cr_head];
 		n->cr_head = (uint8_t)((n->cr_head + 1) % SSEMU_CR_RING);
 		n->cr_n--;
@@ -1571,14 +1748,14 @@ static inline void return_credit(struct ssemu_region *r,
 	uint32_t nic, pinst;
 
 	if (peer->kind == SSEMU_PORT_ENDPOINT) {
-		nic = ssemu_r_portmap(r)[peer->ep];
+		nic = ssemu_port_nic(r, peer->ep);
 		if (nic != SSEMU_NONE)
 			credit_to_nic(r, nic, vcl / SSEMU_NVC, cells, t);
 		return;
 	}
 	if (peer->kind == SSEMU_PORT_NONE)
 		return;
-	pinst = ssemu_r_swmap(r)[peer->sw];
+	pinst = ssemu_sw_inst(r, peer->sw);
 	if (pinst != SSEMU_NONE)
 		credit_to_switch(r, pinst, peer->port, vcl, cells, t);
 }
@@ -1598,7 +1775,7 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 			sw_wake(r, inst, out, op->busy_until);
 		return;
 	}
-	credits_settle(op, now);
+	credits_settle(r, op, now);
 	/* ("shares", the default, without the indirect call) */
 	if (!(r->arb_idx == 0 ? arb_shares(r, s, out, &in, &vcl, &retry) :
 	      arb_ops[r->arb_idx].pick(r, s, out, &in, &vcl, &retry))) {
@@ -1610,7 +1787,13 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 			sw_wake(r, inst, out, op->cr_time[op->cr_head]);
 		return;
 	}
+	if (SSEMU_BAD(r, in >= r->topo.radix || vcl >= SSEMU_MAX_VCLASS,
+		      "switch %u output %u: arbitration picked input %u, "
+		      "vclass %u", s->sw, out, in, vcl))
+		return;
 	pi = voq_pop(r, s, in, out, vcl);
+	if (pi == SSEMU_NONE || pkt_hop_bad(r, pi))
+		return;
 	pkt = ssemu_r_pkt(r, pi);
 	tc = pkt->tclass;
 	cells = pkt_cells(pkt->bytes);
@@ -1638,7 +1821,7 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 			pkt->marked = 1;
 			ssemu_tel_mark(r, tc);
 		}
-		nic = ssemu_r_portmap(r)[peer.ep];
+		nic = ssemu_port_nic(r, peer.ep);
 		if (nic != SSEMU_NONE) {
 			pkt->to_gen = ssemu_r_nic(r, nic)->gen;
 			schedule(r, now + ser + op->delay,
@@ -1655,6 +1838,10 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	 * stays until the switch models are all dropped, ports with them) */
 	if (op->peer_inst) {
 		pinst = op->peer_inst - 1;
+		if (SSEMU_BAD(r, pinst >= r->sw_used, "switch %u output %u: "
+			      "peer model %u of %u", s->sw, out, pinst,
+			      r->sw_used))
+			return;
 	} else if (sw_get(r, peer.sw, &pinst)) {
 		op->peer_inst = pinst + 1;
 	} else {
@@ -1682,6 +1869,9 @@ void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 	m->mflags = SSEMU_MSGF_QUEUED;
 	if (n->inj_head == SSEMU_NONE)
 		n->inj_head = mi;
+	else if (SSEMU_BAD(r, n->inj_tail >= r->nmsgs, "NIC %u: injection "
+			   "queue tail %u", nic, n->inj_tail))
+		return;
 	else
 		ssemu_r_msg(r, n->inj_tail)->next = mi;
 	n->inj_tail = mi;
@@ -1727,7 +1917,7 @@ static uint32_t port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	uint32_t load = waits_behind(r, op->queued_tc, tc), cr;
 
 	if (!port_is_edge(r, port)) {
-		credits_settle(op, now_of(r));
+		credits_settle(r, op, now_of(r));
 		/* the downstream buffer's use, in full-size packets */
 		cr = op->vq[tc * SSEMU_NVC + 1].credits;
 		if (cr < buf_cells(&r->config))
@@ -1761,7 +1951,7 @@ static uint32_t nb_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	if (!route_ops[r->route_idx].neighbours ||
 	    (pe->kind != SSEMU_PORT_LOCAL && pe->kind != SSEMU_PORT_GLOBAL))
 		return 0;
-	inst = ssemu_r_swmap(r)[pe->sw];
+	inst = ssemu_sw_inst(r, pe->sw);
 	if (inst == SSEMU_NONE)
 		return 0;	/* never used: nothing queued there */
 	q = ssemu_topo_min_port(&r->topo, pe->sw, target, copy);
@@ -1957,13 +2147,16 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 	struct ssemu_msg *m;
 	struct ssemu_pkt *pkt;
 
-	if (mi >= r->nmsgs) {
-		ssemu_log(SSEMU_LOG_WARN, "NIC %u: bad response queue entry "
-			  "%u: queue dropped", nic, mi);
-		n->resp_head = n->resp_tail = SSEMU_NONE;
+	if (msg_link_bad(r, mi, "a NIC's response queue"))
 		return SSEMU_NONE;
-	}
 	m = ssemu_r_msg(r, mi);
+	/* (an RMA to this NIC, queued here) */
+	if (SSEMU_BAD(r, !m->rma_op || !(m->mflags & SSEMU_MSGF_RESPQ) ||
+		      SSEMU_ADDR_PORT(m->dst) != n->port ||
+		      msg_link_bad(r, m->resp_next, "a NIC's response queue"),
+		      "NIC %u: its response queue holds slot %u, not an RMA "
+		      "to it", nic, mi))
+		return SSEMU_NONE;
 	chunk = pkt_chunk(m->rma_len, (uint64_t)m->resp_sent * mtu, mtu);
 	if (m->tclass >= r->config.ntclass ||
 	    n->credits[m->tclass] < pkt_cells(chunk + r->config.pkt_overhead)) {
@@ -1999,7 +2192,7 @@ static bool resp_paused(struct ssemu_region *r, uint32_t nic)
 	uint32_t mi = ssemu_r_nic(r, nic)->resp_head, inic;
 
 	if (mi >= r->nmsgs)
-		return false;	/* nic_next_resp drops a bad queue */
+		return false;	/* (nic_next_resp finds it bad) */
 	inic = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
 	return inic < r->config.max_nics &&
 	       cc_ops[r->cc_idx].window(r, nic, inic) == 0;
@@ -2024,6 +2217,12 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 
 	if (n->ack_head != SSEMU_NONE) {
 		pi = n->ack_head;
+		if (pkt_bad(r, pi) || pkt_link_bad(r, ssemu_r_pkt(r, pi)->next,
+						   "a NIC's ack queue") ||
+		    SSEMU_BAD(r, ssemu_r_pkt(r, pi)->type != SSEMU_PKT_ACK,
+			      "NIC %u: its ack queue holds a packet of type %u",
+			      nic, ssemu_r_pkt(r, pi)->type))
+			return SSEMU_NONE;
 		pkt = ssemu_r_pkt(r, pi);
 		if (n->credits[pkt->tclass] < pkt_cells(pkt->bytes)) {
 			n->stats.credit_stalls++;
@@ -2040,10 +2239,18 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 	for (mi = n->inj_head, k = 0; mi != SSEMU_NONE &&
 				      k < SSEMU_INJ_LOOKAHEAD;
 	     prev = mi, mi = next, k++) {
+		if (msg_bad(r, mi) ||
+		    SSEMU_BAD(r, ssemu_ep_nic(r, ssemu_msg_ep(r, mi)) != nic ||
+			      !(ssemu_r_msg(r, mi)->mflags & SSEMU_MSGF_QUEUED),
+			      "NIC %u: its injection queue holds slot %u, not "
+			      "one of its own queued messages", nic, mi))
+			return SSEMU_NONE;
 		m = ssemu_r_msg(r, mi);
 		next = m->next;
+		if (msg_link_bad(r, next, "a NIC's injection queue"))
+			return SSEMU_NONE;
 		dport = SSEMU_ADDR_PORT(m->dst);
-		dnic = ssemu_r_portmap(r)[dport];
+		dnic = ssemu_port_nic(r, dport);
 		if (dnic == SSEMU_NONE) {
 			/* Nobody attached there (any more): send no more of
 			 * it.  It completes with an error now, or with the
@@ -2096,6 +2303,11 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		pkt->ack_req = ++pr->window >= allowed;
 		pkt->idx = m->sent;
 		pkt->epoch = m->epoch;
+		/* as a link does: the payload's CRC goes with it, checked
+		 * where it arrives */
+		pkt->crc = ssemu_crc(0, msg_payload(r, m, (uint64_t)m->sent *
+						       r->config.mtu),
+				     chunk);
 		if (r->config.tclass[m->tclass].lossy &&
 		    !(m->mflags & SSEMU_MSGF_RTO)) {
 			m->mflags |= SSEMU_MSGF_RTO;
@@ -2138,7 +2350,7 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 		}
 		return;
 	}
-	nic_credits_settle(n, now);
+	nic_credits_settle(r, n, now);
 	pi = nic_next_pkt(r, nic);
 	if (pi == SSEMU_NONE) {
 		/* maybe waiting for a credit on its way: look when it is in */
@@ -2169,6 +2381,33 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 	arrive_at_switch(r, inst, eport, pi, now + ser + r->config.edge.delay);
 }
 
+/*
+ * Does data packet @pkt of message @m fail its CRC?  A failure is counted
+ * (the fabric's first one is logged as a warning, later ones at debug
+ * level).
+ */
+static bool crc_bad(struct ssemu_region *r, struct ssemu_nic_sh *n,
+		    struct ssemu_msg *m, struct ssemu_pkt *pkt)
+{
+	const struct ssemu_config *c = &r->config;
+	uint64_t off = (uint64_t)pkt->idx * c->mtu;
+	uint32_t chunk = pkt->bytes - SSEMU_MIN(pkt->bytes, c->pkt_overhead);
+
+	if (msg_bad(r, pkt->msg))
+		return true;
+	if (off + chunk <= m->len &&
+	    ssemu_crc(0, msg_payload(r, m, off), chunk) == pkt->crc)
+		return false;
+	n->stats.crc_errors++;
+	ssemu_log(ssemu_fetch_add(&r->crc_errors, 1) ? SSEMU_LOG_DEBUG :
+						      SSEMU_LOG_WARN,
+		  "a packet of a message from port %u to port %u failed its "
+		  "CRC: the payload changed in flight (further ones are "
+		  "counted in crc_errors)", SSEMU_ADDR_PORT(m->src),
+		  SSEMU_ADDR_PORT(m->dst));
+	return true;
+}
+
 static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		       uint32_t pi)
 {
@@ -2182,7 +2421,7 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	 * the port now; a packet reported straight back took no credit. */
 	if (!direct) {
 		esw = edge_switch(r, n->port, &eport);
-		inst = ssemu_r_swmap(r)[esw];
+		inst = ssemu_sw_inst(r, esw);
 		if (inst != SSEMU_NONE)
 			credit_to_switch(r, inst, eport,
 					 tc * SSEMU_NVC, pkt_cells(pkt->bytes),
@@ -2205,6 +2444,16 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 			 * (go-back-N); a stale or early one goes, unacked */
 			pkt_free(r, pi);
 			return;
+		}
+		if (live && crc_bad(r, n, m, pkt)) {
+			/* lossy: lost, the source's go-back-N resends it;
+			 * else the message fails (never delivered) */
+			if (r->config.tclass[tc].lossy) {
+				pkt_free(r, pi);
+				return;
+			}
+			if (!m->status)
+				m->status = -EIO;
 		}
 		if (live) {
 			ssemu_tel_rx(r,
@@ -2247,6 +2496,10 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		pkt->next = SSEMU_NONE;
 		if (n->ack_head == SSEMU_NONE)
 			n->ack_head = pi;
+		else if (SSEMU_BAD(r, n->ack_tail >= r->config.max_pkts,
+				   "NIC %u: ack queue tail %u", nic,
+				   n->ack_tail))
+			return;
 		else
 			ssemu_r_pkt(r, n->ack_tail)->next = pi;
 		n->ack_tail = pi;
@@ -2345,6 +2598,9 @@ static void ack_timer(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 	pkt->next = SSEMU_NONE;
 	if (n->ack_head == SSEMU_NONE)
 		n->ack_head = pi;
+	else if (SSEMU_BAD(r, n->ack_tail >= r->config.max_pkts,
+			   "NIC %u: ack queue tail %u", nic, n->ack_tail))
+		return;
 	else
 		ssemu_r_pkt(r, n->ack_tail)->next = pi;
 	n->ack_tail = pi;
@@ -2476,7 +2732,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 	while ((pi = n->ack_head) != SSEMU_NONE) {
 		pkt = ssemu_r_pkt(r, pi);
 		n->ack_head = pkt->next;
-		src = ssemu_r_portmap(r)[pkt->dst_port];
+		src = ssemu_port_nic(r, pkt->dst_port);
 		if (src != SSEMU_NONE && ssemu_r_nic(r, src)->gen ==
 		    pkt->src_gen) {
 			pkt->to_gen = pkt->src_gen;
@@ -2563,7 +2819,7 @@ static void rto_fire(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 		m->mflags &= ~SSEMU_MSGF_RTO;
 		return;
 	}
-	dnic = ssemu_r_portmap(r)[SSEMU_ADDR_PORT(m->dst)];
+	dnic = ssemu_port_nic(r, SSEMU_ADDR_PORT(m->dst));
 	if (m->sent > m->arrived && dnic < r->config.max_nics) {
 		win = &ssemu_r_pair(r, nic, dnic)->window;
 		lost = m->sent - m->arrived;
@@ -2585,10 +2841,56 @@ static void rto_fire(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 	schedule(r, now_of(r) + SSEMU_RTO, SSEMU_MEV_RTO, nic, mi, gen);
 }
 
+/* Are the arguments of event @f in range (else the fabric is marked
+ * broken)? */
+static bool event_bad(struct ssemu_region *r, const struct ssemu_fired *f)
+{
+	const struct ssemu_config *c = &r->config;
+	bool bad;
+
+	switch (f->type) {
+	case SSEMU_MEV_NIC_TX_DONE:
+	case SSEMU_MEV_NIC_KICK:
+		bad = f->a >= c->max_nics;
+		break;
+	case SSEMU_MEV_NIC_CREDIT:
+		bad = f->a >= c->max_nics || f->b >= c->ntclass;
+		break;
+	case SSEMU_MEV_NIC_ARRIVE:
+		bad = f->a >= c->max_nics || f->b > 1 || pkt_bad(r, f->c);
+		break;
+	case SSEMU_MEV_SW_READY:
+		bad = f->a >= r->sw_used || f->b >= r->topo.radix ||
+		      pkt_hop_bad(r, f->c);
+		break;
+	case SSEMU_MEV_SW_OUT_DONE:
+		bad = f->a >= r->sw_used || f->b >= r->topo.radix;
+		break;
+	case SSEMU_MEV_SW_CREDIT:
+		bad = f->a >= r->sw_used || (f->b & 0xff) >= r->topo.radix ||
+		      (f->b >> 8) >= SSEMU_MAX_VCLASS;
+		break;
+	case SSEMU_MEV_ACK_TIMER:
+	case SSEMU_MEV_RTO:
+		bad = f->a >= c->max_nics || f->b >= r->nmsgs;
+		break;
+	case SSEMU_MEV_FGFC:
+		bad = f->a >= c->max_nics || f->b >= c->max_nics;
+		break;
+	default:
+		bad = true;
+		break;
+	}
+	return SSEMU_BAD(r, bad, "model event %u (%u, %u, %u): an argument "
+			 "is out of range", f->type, f->a, f->b, f->c);
+}
+
 void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 {
 	struct ssemu_switch_sh *s;
 
+	if (event_bad(r, f))
+		return;
 	switch (f->type) {
 	case SSEMU_MEV_NIC_TX_DONE:
 		ssemu_r_nic(r, f->a)->done_pending = 0;

@@ -26,7 +26,9 @@
 #define SSEMU_PRIV_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <slingshot_emu/ssemu.h>
@@ -51,8 +53,11 @@
 				 * classes drop acknowledgements and RMA
 				 * results (telemetry counts them), endpoint
 				 * slots in a pool shared by the NICs, a
-				 * service directory */
+				 * service directory, the broken flag,
+				 * packet and message CRCs */
 #define SSEMU_NONE UINT32_MAX
+/* Bytes of the header's write-once part (struct ssemu_region): a page. */
+#define SSEMU_HDR_PRIVATE 4096
 #define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
 #define SSEMU_MAX_JOBS 64	/* jobs with placement reservations at once */
@@ -135,6 +140,7 @@ struct ssemu_msg {
 	uint64_t len;
 	uint64_t hdr[SSEMU_HDR_WORDS];
 	uint64_t cookie;
+	uint32_t crc;		/* CRC-32 of the payload, by the sender */
 	uint32_t buf;		/* large buffer index in the ep, or NONE */
 	uint32_t npkts, sent, arrived, acked;
 	uint32_t rx_acked;	/* arrivals the receiver has acknowledged */
@@ -271,7 +277,7 @@ struct ssemu_pkt {
 	uint32_t src_gen;	/* source NIC's attach generation */
 	uint32_t src_port;	/* endpoint port */
 	int32_t status;		/* ACK: delivery status */
-	uint32_t pad;
+	uint32_t crc;		/* DATA: its payload's CRC, at injection */
 	ssemu_time_t inject_time;
 };
 
@@ -390,6 +396,18 @@ struct ssemu_svc_sh {
 #define SSEMU_SVC_FREE 0
 #define SSEMU_SVC_BOUND 1
 
+/*
+ * The region's header has two parts.  The first, up to broken, is written
+ * once by the creator before it publishes the region (ready) and never
+ * again: the configuration and everything derived from it (topology,
+ * counts, section offsets, policy indices).  Each process that maps a
+ * shared segment maps that page privately and copies it (copy on write)
+ * before it checks it (check_layout), so what it then uses as bounds and
+ * offsets cannot change under it, whatever is written into the segment;
+ * the segment's own copy is compared with it before every run of the
+ * engine (a difference marks the fabric broken).  The second part, from
+ * its own page on, is shared state.
+ */
 struct ssemu_region {
 	uint64_t magic;
 	uint32_t version;
@@ -399,12 +417,6 @@ struct ssemu_region {
 	uint32_t owner_uid;
 	uint32_t ready;		/* set (release) once initialised */
 	struct ssemu_config config;
-	pthread_mutex_t lock;
-	uint32_t dead;		/* being removed: attachers must retry */
-	uint32_t nnics;		/* NICs attached */
-	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
-	struct ssemu_job_sh jobs[SSEMU_MAX_JOBS];	/* placement */
-	struct ssemu_svc_sh svc[SSEMU_MAX_SVCS];	/* service directory */
 	/* derived */
 	struct ssemu_topo topo;
 	uint32_t neps, nmsgs, nbufs;
@@ -418,16 +430,35 @@ struct ssemu_region {
 		 ovf_off,	/* bitmap: endpoints with overflowed events */
 		 mrs_off,	/* memory region tables, one per NIC */
 		 resv_off,	/* placement reservation per endpoint port */
-		 nic_eps_off;	/* endpoint slot of each NIC's pids */
+		 nic_eps_off,	/* endpoint slot of each NIC's pids */
+		 tel_off;	/* telemetry (ssemu_telemetry.c) */
+	uint32_t route_idx, arb_idx, cc_idx;	/* policy registries */
+
+	/* ---- shared state ---- */
+	/* Set (once) when the model found the segment's contents corrupt:
+	 * every call on the fabric fails with -EIO from then on and no
+	 * process attaches any more (ssemu_fail).  Read on every call: on a
+	 * line of its own, away from the lock's. */
+	uint32_t broken __attribute__((aligned(SSEMU_HDR_PRIVATE)));
+	char broken_why[156];
+	pthread_mutex_t lock SSEMU_CACHELINE_ALIGNED;
+	uint32_t dead;		/* being removed: attachers must retry */
+	uint32_t nnics;		/* NICs attached */
+	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
+	struct ssemu_job_sh jobs[SSEMU_MAX_JOBS];	/* placement */
+	struct ssemu_svc_sh svc[SSEMU_MAX_SVCS];	/* service directory */
 	/* model state */
 	uint32_t pkt_free;
 	uint32_t pkts_used;
 	uint32_t sw_used;
-	uint32_t route_idx, arb_idx, cc_idx;	/* policy registries */
 	uint32_t pkt_waiters;	/* NICs with wait_pkt set */
 	uint64_t msg_seq;	/* messages taken from tx rings so far */
 	uint64_t recoveries;	/* engine runners that died mid-step */
 	uint64_t last_reap_ns;	/* wall clock of the last liveness check */
+	/* the stall check's suspect: a slot (and its gen) that was in
+	 * flight with the engine idle at executed == stall_exec */
+	uint32_t stall_mi, stall_gen;
+	uint64_t stall_exec;
 	uint64_t wall_t0_ns;	/* realtime: wall clock at model time 0 */
 	uint64_t lag_ps;	/* realtime: how far the model fell behind */
 	uint64_t pkts_delivered, pkt_hops, switch_lat_sum;
@@ -435,12 +466,15 @@ struct ssemu_region {
 	 * and messages a closing endpoint had posted that could not be
 	 * delivered within its close bound (or whose process died) */
 	uint64_t msgs_unreachable, msgs_discarded;
+	uint64_t crc_errors;	/* packets and messages whose CRC failed */
 	/* per-hop switch latency (arrival to departure), 1 ns bins */
 	uint64_t swlat_hist[SSEMU_SWLAT_BINS];
-	/* telemetry (ssemu_telemetry.c) */
-	uint64_t tel_off;
-	ssemu_time_t tel_next;	/* model time the open sample ends */
+	ssemu_time_t tel_next;	/* telemetry: model time the open sample
+				 * ends */
 };
+
+_Static_assert(offsetof(struct ssemu_region, broken) == SSEMU_HDR_PRIVATE,
+	       "the header's write-once part is one page");
 
 /*
  * Telemetry, counted by the model under the fabric lock (public types in
@@ -482,6 +516,16 @@ struct ssemu_fabric {
 	uint32_t flags;		/* SSEMU_OPEN_* */
 	char shm_name[64];
 	unsigned progress_calls;
+	/* this process's mapping of the segment was cut short under it
+	 * (the segment truncated, a SIGBUS caught): set by the signal
+	 * handler, never cleared */
+	volatile uint32_t gone;
+	/* this process's checked copies of the configuration and counts
+	 * (set at open): the owner's calls size their loops and bounds by
+	 * them, never by the segment's */
+	const struct ssemu_config *cfg;
+	uint32_t neps, nmsgs, nbufs;
+	uint64_t nendpoints;
 };
 
 struct ssemu_nic {
@@ -498,6 +542,66 @@ struct ssemu_ep {
 	struct ssemu_region *r;
 	struct ssemu_ring *ev_ring;
 };
+
+/*
+ * A corrupt segment.  ssemu_fail marks the fabric broken (the first caller
+ * logs what was wrong, once), after which every participant's calls fail
+ * with -EIO and later attaches are refused; it returns true, so that
+ *	if (SSEMU_BAD(r, idx >= n, "what %u", idx)) return;
+ * reads as the check it is.  Everything the model reads from the segment
+ * and uses as an index or an offset goes through such a check first.
+ */
+bool ssemu_fail(struct ssemu_region *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), cold));
+#define SSEMU_BAD(r, cond, ...) \
+	(unlikely(cond) ? ssemu_fail((r), __VA_ARGS__) : false)
+
+static inline bool ssemu_broken(const struct ssemu_region *r)
+{
+	return ssemu_load_relaxed(&r->broken) != 0;
+}
+
+/* The CRC-32 every packet and message payload carries (zlib's), of @n
+ * bytes at @p, continuing from @seed (0 to start). */
+uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n);
+
+/* An event's CRC, of every field but crc (which the engine sets to it
+ * before the push and the owner checks after the poll). */
+static inline uint32_t ssemu_event_crc(const struct ssemu_event *ev)
+{
+	struct ssemu_event e = *ev;
+
+	e.crc = 0;
+	return ssemu_crc(0, &e, sizeof(e));
+}
+
+/* Bytes of an endpoint's two rings, and where each starts (the layout's
+ * own numbers: the offsets the segment holds are checked against them). */
+static inline uint64_t ssemu_txring_bytes(const struct ssemu_config *c)
+{
+	return SSEMU_ALIGN_UP(ssemu_ring_bytes(c->msgs_per_ep,
+					       sizeof(uint32_t)),
+			      (uint64_t)SSEMU_CACHELINE);
+}
+
+static inline uint64_t ssemu_rings_stride(const struct ssemu_config *c)
+{
+	return ssemu_txring_bytes(c) +
+	       SSEMU_ALIGN_UP(ssemu_ring_bytes(SSEMU_EV_RING,
+					       sizeof(struct ssemu_event)),
+			      (uint64_t)SSEMU_CACHELINE);
+}
+
+/* Is the control block of a ring of @cap entries of @esize sound: its
+ * geometry as made?  (Then every slot it names is inside it, whatever
+ * head and tail say: a push to a ring whose counts are wild finds it
+ * full, a pop takes a stale entry, whose own checks catch it.) */
+static inline bool ssemu_ring_sane(struct ssemu_ring *ring, uint32_t cap,
+				   uint32_t esize)
+{
+	return ring->mask == cap - 1 && ring->esize == esize &&
+	       ring->data_off == sizeof(*ring);
+}
 
 /* Section accessors. */
 #define SSEMU_AT(r, off) ((void *)((char *)(r) + (off)))
@@ -611,6 +715,76 @@ static inline struct ssemu_ring *ssemu_r_ring(struct ssemu_region *r,
 					      uint64_t off)
 {
 	return SSEMU_AT(r, off);
+}
+
+/*
+ * Are endpoint @epi's rings where the layout puts them and sound (else the
+ * fabric is marked broken)?  The engine asks before it touches them.
+ */
+static inline bool ssemu_ep_rings_bad(struct ssemu_region *r, uint32_t epi)
+{
+	const struct ssemu_config *c = &r->config;
+	struct ssemu_ep_sh *sh = ssemu_r_ep(r, epi);
+	uint64_t tx = r->rings_off + (uint64_t)epi * ssemu_rings_stride(c);
+
+	if (SSEMU_BAD(r, sh->tx_ring_off != tx ||
+		      sh->ev_ring_off != tx + ssemu_txring_bytes(c),
+		      "endpoint %u: ring offsets %#llx/%#llx, the layout has "
+		      "%#llx/%#llx", epi,
+		      (unsigned long long)sh->tx_ring_off,
+		      (unsigned long long)sh->ev_ring_off,
+		      (unsigned long long)tx,
+		      (unsigned long long)(tx + ssemu_txring_bytes(c))))
+		return true;
+	if (SSEMU_BAD(r, !ssemu_ring_sane(ssemu_r_ring(r, tx), c->msgs_per_ep,
+					  sizeof(uint32_t)) ||
+		      !ssemu_ring_sane(ssemu_r_ring(r, sh->ev_ring_off),
+				       SSEMU_EV_RING,
+				       sizeof(struct ssemu_event)),
+		      "endpoint %u: a ring's control block is corrupt", epi))
+		return true;
+	return false;
+}
+
+/* The NIC slot attached at endpoint port @port, or SSEMU_NONE (nobody, or
+ * a corrupt map: then the fabric is marked broken). */
+static inline uint32_t ssemu_port_nic(struct ssemu_region *r, uint64_t port)
+{
+	uint32_t nic;
+
+	if (SSEMU_BAD(r, port >= r->topo.nendpoints, "endpoint port %llu "
+		      "of %llu", (unsigned long long)port,
+		      (unsigned long long)r->topo.nendpoints))
+		return SSEMU_NONE;
+	nic = ssemu_r_portmap(r)[port];
+	/* (and the map and the NIC agree on the port) */
+	if (nic != SSEMU_NONE &&
+	    SSEMU_BAD(r, nic >= r->config.max_nics ||
+		      ssemu_r_nic(r, nic)->port != port, "port %llu maps to "
+		      "NIC slot %u of %u, at port %u",
+		      (unsigned long long)port, nic, r->config.max_nics,
+		      nic < r->config.max_nics ? ssemu_r_nic(r, nic)->port :
+						 0))
+		return SSEMU_NONE;
+	return nic;
+}
+
+/* The model of topology switch @sw, or SSEMU_NONE (not modelled yet, or
+ * a corrupt map: then the fabric is marked broken). */
+static inline uint32_t ssemu_sw_inst(struct ssemu_region *r, uint32_t sw)
+{
+	uint32_t inst;
+
+	if (SSEMU_BAD(r, sw >= r->topo.nswitches, "switch %u of %u", sw,
+		      r->topo.nswitches))
+		return SSEMU_NONE;
+	inst = ssemu_r_swmap(r)[sw];
+	if (inst != SSEMU_NONE &&
+	    SSEMU_BAD(r, inst >= r->sw_used || inst >= r->config.max_switches,
+		      "switch %u maps to model %u of %u", sw, inst,
+		      r->sw_used))
+		return SSEMU_NONE;
+	return inst;
 }
 
 static inline uint32_t ssemu_msg_ep(struct ssemu_region *r, uint32_t msg)
@@ -768,6 +942,9 @@ int ssemu_place_choose(const struct ssemu_place_req *req, uint32_t *out,
 int ssemu_guarded(void (*fn)(void *), void *arg);
 /* (Re)install the fault guard's signal handlers if they are not in. */
 void ssemu_guard_arm(void);
+/* The check asked about a SIGBUS outside any guarded access (the shared
+ * segments' truncation guard): true if it dealt with it. */
+void ssemu_guard_set_bus_hook(bool (*hook)(const siginfo_t *si));
 
 void ssemu_log(enum ssemu_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

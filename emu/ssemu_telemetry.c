@@ -256,7 +256,7 @@ void ssemu_tel_deliver(struct ssemu_region *r, uint32_t mi)
 	jc->lat_sum += lat;
 	jc->lat[bin]++;
 	if (dport < r->topo.nendpoints)
-		dnic = ssemu_r_portmap(r)[dport];
+		dnic = ssemu_port_nic(r, dport);
 	jp = &tl->jpair[sj][tel_job(r, tl, dnic)];
 	jp->msgs++;
 	jp->lat_sum += lat;

@@ -885,7 +885,7 @@ ssize_t sse_trecv_peek_claim(struct sse_ep *ep, const struct iovec *iov,
 void __sse_ep_progress(struct sse_ep *ep);
 void __sse_domain_progress(struct sse_domain *dom);
 void sse_domain_progress(struct sse_domain *dom);
-void sse_engine_progress(struct sse_domain *dom);
+int sse_engine_progress(struct sse_domain *dom);
 int __sse_tx_start(struct sse_ep *ep, struct sse_tx *tx);
 bool __sse_rx_match_unexp(struct sse_ep *ep, struct sse_rx *rx,
 			  struct sse_msg *msg);

@@ -182,12 +182,17 @@ static ssize_t sse_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	struct sse_domain *dom = cq->domain;
 	ssize_t ret;
 
+	int broken;
+
 	if (count && !buf)
 		return -FI_EINVAL;
-	sse_engine_progress(dom);
+	broken = sse_engine_progress(dom);
 	pthread_mutex_lock(&dom->lock);
 	__sse_domain_progress(dom);
 	ret = __sse_cq_read(cq, buf, count, src_addr);
+	/* nothing will ever come: say so rather than "try again" */
+	if (ret == -FI_EAGAIN && broken)
+		ret = broken;
 	/*
 	 * A caller that polls an empty CQ in a loop (MPI does) waits for a
 	 * peer process, which on an oversubscribed host may need this core:
@@ -285,11 +290,15 @@ static ssize_t sse_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 	threshold = SSEMU_MAX(SSEMU_MIN(threshold, count), (size_t)1);
 
 	for (;;) {
-		int slice = SSE_CQ_WAIT_SLICE_MS;
+		int slice = SSE_CQ_WAIT_SLICE_MS, broken;
 
-		sse_engine_progress(dom);
+		broken = sse_engine_progress(dom);
 		pthread_mutex_lock(&dom->lock);
 		__sse_domain_progress(dom);
+		if (broken && !cq->count) {
+			pthread_mutex_unlock(&dom->lock);
+			return broken;
+		}
 		if (cq->count >= threshold ||
 		    (cq->count && cq->ring[cq->head].is_err) ||
 		    (cq->count && (cq->signaled || (timeout >= 0 &&

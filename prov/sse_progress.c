@@ -1318,11 +1318,15 @@ void __sse_domain_progress(struct sse_domain *dom)
 		__sse_trigger_progress(dom);
 }
 
-/* Run the fabric's engine (a no-op when another process runs it). */
-void sse_engine_progress(struct sse_domain *dom)
+/* Run the fabric's engine (a no-op when another process runs it).
+ * @return 0, or -FI_EIO: the fabric is broken (its segment was found
+ * corrupt or cut short), no completion will ever come. */
+int sse_engine_progress(struct sse_domain *dom)
 {
-	ssemu_fabric_progress(dom->emu->fabric,
-			      (unsigned)sse_env.progress_budget);
+	int ret = ssemu_fabric_progress(dom->emu->fabric,
+					(unsigned)sse_env.progress_budget);
+
+	return ret == -EIO ? -FI_EIO : 0;
 }
 
 void sse_domain_progress(struct sse_domain *dom)

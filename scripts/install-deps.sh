@@ -11,7 +11,7 @@ PACKAGES=(
 	build-essential autoconf automake libtool pkg-config
 	libfabric-dev libfabric-bin
 	libopenmpi-dev openmpi-bin
-	libcmocka-dev rdma-core libconfig-dev
+	libcmocka-dev rdma-core libconfig-dev zlib1g-dev
 	gnuplot-nox
 )
 

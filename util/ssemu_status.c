@@ -380,8 +380,8 @@ static void print_stat(struct ssemu_fabric *f, bool json)
 	if (json) {
 		printf("{\"fabric\":");
 		json_str(fi.name);
-		printf(",\"model_time_ps\":%" PRIu64 ",\"congestion_control\":",
-		       fi.now);
+		printf(",\"model_time_ps\":%" PRIu64 ",\"crc_errors\":%" PRIu64
+		       ",\"congestion_control\":", fi.now, fi.crc_errors);
 		json_str(c->cc);
 		printf(",\"nics\":[");
 		for (i = 0; i < nn; i++) {
@@ -416,8 +416,9 @@ static void print_stat(struct ssemu_fabric *f, bool json)
 		printf("]}\n");
 		goto out;
 	}
-	printf("fabric %s at model time %.3f us (congestion control: %s)\n",
-	       fi.name, (double)fi.now / SSEMU_PS_PER_US, c->cc);
+	printf("fabric %s at model time %.3f us (congestion control: %s, "
+	       "crc errors: %" PRIu64 ")\n", fi.name,
+	       (double)fi.now / SSEMU_PS_PER_US, c->cc, fi.crc_errors);
 	printf("  %-6s %-8s %10s %12s %10s %10s %12s %10s %8s %8s\n", "port",
 	       "pid", "tx_msgs", "tx_bytes", "tx_pkts", "rx_msgs", "rx_bytes",
 	       "rx_pkts", "win_stl", "crd_stl");

@@ -415,7 +415,7 @@ struct ssemu_event {
 	ssemu_time_t posted;	/* model time the source NIC took the
 				 * message (time - posted: its latency) */
 	uint32_t op;		/* RMA_DONE, RMA_REMOTE: enum ssemu_rma_op */
-	uint32_t pad;
+	uint32_t crc;		/* private: its CRC, checked at the poll */
 	uint64_t addr;		/* RMA_REMOTE: target address, as sent */
 	uint32_t slot;		/* private: message slot */
 	uint32_t gen;		/* private */
@@ -424,7 +424,8 @@ struct ssemu_event {
 /**
  * Take up to @max events off the endpoint's event ring.  Does not run the
  * engine.
- * @return number of events (>= 0).
+ * @return number of events (>= 0), or -EIO: the fabric is broken (its
+ * segment found corrupt or cut short); every call on it fails so.
  */
 int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max);
 
@@ -689,6 +690,9 @@ struct ssemu_nic_stats {
 	uint64_t credit_stalls;
 	uint64_t ack_pkts;	/* acknowledgement packets received (one
 				 * covers up to 16 packets of a message) */
+	uint64_t crc_errors;	/* data packets received whose payload
+				 * failed its CRC (lost, or the message
+				 * failed with -EIO) */
 };
 
 int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st);
@@ -706,6 +710,9 @@ struct ssemu_fabric_stats {
 	/* messages discarded when their endpoint closed (not delivered
 	 * within its bound) or their process died */
 	uint64_t msgs_discarded;
+	/* packets and messages whose payload failed its CRC: at a receiving
+	 * NIC, or when its receiver read it (never delivered) */
+	uint64_t crc_errors;
 };
 
 int ssemu_fabric_stats(struct ssemu_fabric *fabric,
@@ -733,6 +740,7 @@ struct ssemu_fabric_info {
 	ssemu_time_t now;
 	uint64_t lag_ps;	/* realtime: how far the model fell behind */
 	uint64_t pkts_in_flight;
+	uint64_t crc_errors;	/* as in struct ssemu_fabric_stats */
 };
 
 int ssemu_fabric_info(struct ssemu_fabric *fabric,
