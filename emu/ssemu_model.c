@@ -1600,15 +1600,13 @@ static void resend_fire(struct ssemu_region *r, uint32_t nic, uint32_t pi,
 	struct ssemu_pkt *pkt;
 	uint32_t dst;
 
-	if (pi >= r->config.max_pkts)
-		return;
 	pkt = ssemu_r_pkt(r, pi);
 	n = nic < r->config.max_nics ? ssemu_r_nic(r, nic) : NULL;
 	if (!n || n->state != SSEMU_NIC_ATTACHED || n->gen != gen) {
 		/* The sender has gone.  An acknowledgement's packets did
 		 * arrive: it still closes its source's window slots.
 		 * Results fail at their initiator (lose_pkt). */
-		dst = ssemu_r_portmap(r)[pkt->dst_port];
+		dst = ssemu_port_nic(r, pkt->dst_port);
 		if (pkt->type == SSEMU_PKT_ACK && dst < r->config.max_nics &&
 		    ssemu_r_nic(r, dst)->gen == pkt->src_gen) {
 			pkt->to_gen = pkt->src_gen;
@@ -1629,6 +1627,9 @@ static void resend_fire(struct ssemu_region *r, uint32_t nic, uint32_t pi,
 	pkt->next = SSEMU_NONE;
 	if (n->ack_head == SSEMU_NONE)
 		n->ack_head = pi;
+	else if (SSEMU_BAD(r, n->ack_tail >= r->config.max_pkts, "NIC %u: "
+			   "ack queue tail %u", nic, n->ack_tail))
+		return;
 	else
 		ssemu_r_pkt(r, n->ack_tail)->next = pi;
 	n->ack_tail = pi;
@@ -2219,7 +2220,10 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		pi = n->ack_head;
 		if (pkt_bad(r, pi) || pkt_link_bad(r, ssemu_r_pkt(r, pi)->next,
 						   "a NIC's ack queue") ||
-		    SSEMU_BAD(r, ssemu_r_pkt(r, pi)->type != SSEMU_PKT_ACK,
+		    /* (acknowledgements, and RMA results sent again after
+		     * a lossy class dropped them: resend_fire) */
+		    SSEMU_BAD(r, ssemu_r_pkt(r, pi)->type != SSEMU_PKT_ACK &&
+				 ssemu_r_pkt(r, pi)->type != SSEMU_PKT_RESP,
 			      "NIC %u: its ack queue holds a packet of type %u",
 			      nic, ssemu_r_pkt(r, pi)->type))
 			return SSEMU_NONE;
@@ -2876,6 +2880,10 @@ static bool event_bad(struct ssemu_region *r, const struct ssemu_fired *f)
 		break;
 	case SSEMU_MEV_FGFC:
 		bad = f->a >= c->max_nics || f->b >= c->max_nics;
+		break;
+	case SSEMU_MEV_RESEND:
+		/* (a: the sending NIC's slot, which may have gone since) */
+		bad = pkt_bad(r, f->b);
 		break;
 	default:
 		bad = true;
