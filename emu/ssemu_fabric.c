@@ -1084,8 +1084,9 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 			sizeof(struct ssemu_event));
 	sh->rx_head = sh->rx_tail = sh->tx_head = sh->tx_tail = SSEMU_NONE;
 	/* Message slots and buffers a previous owner left in flight stay
-	 * taken until their traffic is done (ssemu_model_ep_close). */
-	sh->open = 1;
+	 * taken until their traffic is done (ssemu_model_ep_close).
+	 * Published last: eps_ready looks at it without the lock. */
+	ssemu_store_release(&sh->open, 1);
 	unlock_region(r);
 	ep->nic = nic;
 	ep->index = epi;
@@ -1786,7 +1787,9 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 	sticky = defer && f->store == SSEMU_STORE_SHM &&
 		 r->config.clock == SSEMU_CLOCK_VIRTUAL &&
 		 !ssemu_load_relaxed(&fl->bulk);
-	reap = ++f->progress_calls % 64 == 0;
+	/* several threads of the process may progress at once */
+	reap = __atomic_add_fetch(&f->progress_calls, 1, __ATOMIC_RELAXED) %
+	       64 == 0;
 	if (!reap && sticky && !work_posted(r)) {
 		uint32_t looks = ssemu_load_relaxed(&fl->looks) + 1;
 
@@ -1883,8 +1886,8 @@ static bool eps_ready(struct ssemu_region *r, uint32_t first, uint32_t n)
 	for (i = first; i < first + n; i++) {
 		struct ssemu_ep_sh *sh = ssemu_r_ep(r, i);
 
-		if (sh->open && ssemu_ring_count(ssemu_r_ring(r,
-							      sh->ev_ring_off)))
+		if (ssemu_load_acquire(&sh->open) &&
+		    ssemu_ring_count(ssemu_r_ring(r, sh->ev_ring_off)))
 			return true;
 	}
 	return false;
