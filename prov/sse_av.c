@@ -119,12 +119,15 @@ static int sse_av_insert(struct fid_av *av_fid, const void *addr,
 	}
 
 	pthread_mutex_lock(&dom->lock);
-	ret = count > SSE_AV_MAX - av->count ? -FI_EINVAL :
-					       __sse_av_grow(av, av->count + count);
+	if (count > SSE_AV_MAX - av->count)
+		ret = -FI_EINVAL;
+	else
+		ret = __sse_av_grow(av, av->count + count);
 	if (ret) {
+		i = av->count;
 		pthread_mutex_unlock(&dom->lock);
 		SSE_WARN(FI_LOG_AV, "fi_av_insert: no room for %zu more addresses (%zu in the AV): %s\n",
-			 count, av->count, fi_strerror(-ret));
+			 count, i, fi_strerror(-ret));
 		return ret;
 	}
 	for (i = 0; i < count; i++) {
