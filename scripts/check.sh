@@ -100,16 +100,6 @@ summary=$(bash scripts/test-summary.sh .)
 sum_rc=$?
 echo "$summary" | sed '$d'
 
-leftover=$(comm -13 <(echo "$shm_before" | sort) <(shm_list | sort) | grep . || true)
-if [ -n "$leftover" ]; then
-	echo "check: WARNING: new ssemu* POSIX shm segments in /dev/shm after the run"
-	echo "check: (left by the tests, or by other processes meanwhile; not removed):"
-	echo "$leftover" | sed 's/^/    /'
-fi
-old=$(echo "$shm_before" | grep -c . || true)
-if [ "$old" -gt 0 ]; then
-	echo "check: note: $old ssemu* segment(s) were already in /dev/shm before the run"
-fi
 echo "check: main suite: $(echo "$summary" | tail -n 1)"
 echo "check: main suite $(( $(date +%s) - start )) s"
 
@@ -148,6 +138,16 @@ if [ "${SANITIZE:-yes}" != no ]; then
 	done
 fi
 
+leftover=$(comm -13 <(echo "$shm_before" | sort) <(shm_list | sort) | grep . || true)
+if [ -n "$leftover" ]; then
+	echo "check: WARNING: new ssemu* POSIX shm segments in /dev/shm after the run"
+	echo "check: (left by the tests, or by other processes meanwhile; not removed):"
+	echo "$leftover" | sed 's/^/    /'
+fi
+old=$(echo "$shm_before" | grep -c . || true)
+if [ "$old" -gt 0 ]; then
+	echo "check: note: $old ssemu* segment(s) were already in /dev/shm before the run"
+fi
 echo "check: $(( $(date +%s) - start )) s"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ] && [ "$rc" -eq 0 ]
