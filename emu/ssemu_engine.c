@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ssemu_engine.h"
+#include "ssemu_atomic.h"
 #include "ssemu_compiler.h"
 
 #define NB SSEMU_ENGINE_NBUCKETS
@@ -314,7 +315,7 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 	ev->a = a;
 	ev->b = b;
 	ev->c = c;
-	e->nlive++;
+	ssemu_store_relaxed(&e->nlive, e->nlive + 1);
 	if (id)
 		*id = ((uint64_t)ev->gen << 32) | idx;
 
@@ -354,7 +355,7 @@ int ssemu_engine_cancel(struct ssemu_engine *e, ssemu_evid_t id)
 	if (ev->gen != (uint32_t)(id >> 32) || ev->state != SSEMU_EV_LIVE)
 		return -ENOENT;
 	ev->state = SSEMU_EV_CANCELLED;
-	e->nlive--;
+	ssemu_store_relaxed(&e->nlive, e->nlive - 1);
 	e->ncancelled++;
 	return 0;
 }
@@ -547,8 +548,8 @@ bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 	out->b = ev->b;
 	out->c = ev->c;
 	e->now = out->time;
-	e->nlive--;
-	e->executed++;
+	ssemu_store_relaxed(&e->nlive, e->nlive - 1);
+	ssemu_store_relaxed(&e->executed, e->executed + 1);
 	release(e, ev, idx);
 	return true;
 }

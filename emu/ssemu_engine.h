@@ -87,13 +87,15 @@ struct ssemu_ev {
 struct ssemu_engine {
 	ssemu_time_t now;
 	uint64_t seq;
-	uint64_t executed;	/* events handed out (not counting cancelled) */
+	/* events handed out (not counting cancelled); written under the
+	 * fabric lock, read without it (relaxed atomics) */
+	uint64_t executed;
 	uint32_t cap;
 	uint32_t nnear;		/* entries in near */
 	uint32_t nfar;		/* entries of the far heap */
 	uint32_t nwheel;	/* events on the buckets' lists */
 	uint32_t free_head;
-	uint32_t nlive;		/* scheduled and not cancelled */
+	uint32_t nlive;		/* scheduled and not cancelled (as executed) */
 	uint32_t ncancelled;	/* cancelled, still queued */
 	uint32_t near_sorted;	/* near is a sorted run, not a heap */
 	/* an index or count read from the engine's memory was out of range
@@ -177,7 +179,7 @@ ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e);
 
 static inline uint32_t ssemu_engine_pending(const struct ssemu_engine *e)
 {
-	return e->nlive;
+	return __atomic_load_n(&e->nlive, __ATOMIC_RELAXED);
 }
 
 #endif

@@ -1674,9 +1674,10 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 	sh->nic = nic->slot;
 	sh->pid = e;
 	/* Message slots and buffers a previous owner left in flight stay
-	 * taken until their traffic is done (ssemu_model_ep_close). */
-	sh->open = 1;
+	 * taken until their traffic is done (ssemu_model_ep_close).
+	 * Published last: eps_ready looks at it without the lock. */
 	ssemu_store_relaxed(&ssemu_r_nic_eps(r, nic->slot)[e], epi);
+	ssemu_store_release(&sh->open, 1);
 	unlock_region(r);
 	ep->nic = nic;
 	ep->index = epi;
@@ -2562,7 +2563,9 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 	sticky = defer && f->store == SSEMU_STORE_SHM &&
 		 r->config.clock == SSEMU_CLOCK_VIRTUAL &&
 		 !ssemu_load_relaxed(&fl->bulk);
-	reap = ++f->progress_calls % 64 == 0;
+	/* several threads of the process may progress at once */
+	reap = __atomic_add_fetch(&f->progress_calls, 1, __ATOMIC_RELAXED) %
+	       64 == 0;
 	if (!reap && sticky && !work_posted(f)) {
 		uint32_t looks = ssemu_load_relaxed(&fl->looks) + 1;
 
@@ -2764,7 +2767,6 @@ bool ssemu_fabric_idle(struct ssemu_fabric *f)
 	return true;
 }
 
-/* Events waiting in the rings of endpoints [first, first + n). */
 /* Has one of the endpoint slots @eps[0, n) (SSEMU_NONE: none) an event? */
 static bool eps_ready(struct ssemu_region *r, const uint32_t *eps, uint32_t n)
 {
@@ -2778,9 +2780,9 @@ static bool eps_ready(struct ssemu_region *r, const uint32_t *eps, uint32_t n)
 			continue;
 		sh = ssemu_r_ep(r, epi);
 		/* (a corrupt ring: "ready", and the poll says -EIO) */
-		if (sh->open && (ssemu_ep_rings_bad(r, epi) ||
-				 ssemu_ring_count(ssemu_r_ring(r,
-							sh->ev_ring_off))))
+		if (ssemu_load_acquire(&sh->open) &&
+		    (ssemu_ep_rings_bad(r, epi) ||
+		     ssemu_ring_count(ssemu_r_ring(r, sh->ev_ring_off))))
 			return true;
 	}
 	return false;

@@ -2692,7 +2692,8 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	for (mi = ep->tx_head; mi != SSEMU_NONE; mi = ssemu_r_msg(r, mi)->tx_next)
 		ssemu_fetch_or(ssemu_r_mstate(r, mi), SSEMU_MSG_TXDONE);
 	ep->rx_head = ep->rx_tail = ep->tx_head = ep->tx_tail = SSEMU_NONE;
-	ep->open = 0;
+	/* (read without the lock by waiters, see eps_ready) */
+	ssemu_store_release(&ep->open, 0);
 	ep->gen++;
 }
 

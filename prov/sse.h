@@ -194,6 +194,8 @@ void sse_emu_put(struct sse_emu *emu);
 int sse_emu_nic_get(struct sse_emu *emu, uint32_t port);
 void sse_emu_nic_put(struct sse_emu *emu);
 uint32_t sse_fabric_id(enum ssemu_store store, const char *name);
+int sse_fabric_exists(enum ssemu_store store, const char *name);
+int sse_errno_fi(int err);
 int sse_env_store(enum ssemu_store *store);
 int sse_env_config(struct ssemu_config *cfg);
 const char *sse_default_fabric_name(void);

@@ -86,8 +86,10 @@ static int sse_atomic_valid_common(struct fid_ep *ep_fid, uint32_t kind,
 	n = sse_atomic_count(ep->max_frag, kind, dtype, op);
 	if (!n)
 		return -FI_EOPNOTSUPP;
-	if (count)
-		*count = n;
+	/* a supported pair's answer is the count */
+	if (!count)
+		return -FI_EINVAL;
+	*count = n;
 	return 0;
 }
 
@@ -242,11 +244,12 @@ static ssize_t sse_atomic_common(struct fid_ep *ep_fid, uint32_t kind,
 	    (ret = sse_ioc_to_iov(resv, res_count, req.elem, lres)) ||
 	    (ret = sse_rma_ioc_to_rma(rma, rma_count, req.elem, lrma)))
 		return ret;
-	for (i = 0; i < rma_count; i++)
-		total += rma[i].count;
 	/* One operation is one request at the target (see *valid). */
-	if (total > max)
-		return -FI_EINVAL;
+	for (i = 0; i < rma_count; i++) {
+		if (rma[i].count > max - total)
+			return -FI_EINVAL;
+		total += rma[i].count;
+	}
 
 	req.iov = liov;
 	req.iov_count = count;
@@ -273,14 +276,18 @@ static ssize_t sse_atomic_write(struct fid_ep *ep, const void *buf,
 				 sse_tx_flags(ep), context, false);
 }
 
+/* Elements in an fi_ioc list; SIZE_MAX (refused later) if that wraps. */
 static size_t sse_ioc_count(const struct fi_ioc *ioc, size_t count)
 {
 	size_t i, n = 0;
 
 	if (!ioc || count > SSE_IOV_LIMIT)
 		return 0;
-	for (i = 0; i < count; i++)
+	for (i = 0; i < count; i++) {
+		if (ioc[i].count > SIZE_MAX - n)
+			return SIZE_MAX;
 		n += ioc[i].count;
+	}
 	return n;
 }
 

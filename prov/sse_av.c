@@ -7,6 +7,7 @@
  * lookup that FI_SOURCE and directed receives need.  With an EQ bound
  * (FI_EVENT), insertions complete with an FI_AV_COMPLETE event.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,33 +20,44 @@ static inline size_t sse_av_hash(ssemu_addr_t a, size_t mask)
 	return (size_t)((a * 2654435761u) ^ (a >> 16)) & mask;
 }
 
+/*
+ * Addresses one AV holds at most: fi_av_insert reports how many it
+ * inserted as an int, and the table and its hash (24 + 8 bytes an entry)
+ * stay far from overflowing a size_t.
+ */
+#define SSE_AV_MAX ((size_t)INT_MAX)
+
+/* Room for @need entries; on failure the AV is as it was. */
 static int __sse_av_grow(struct sse_av *av, size_t need)
 {
 	size_t cap = av->cap ? av->cap : SSE_AV_MIN_CAP;
 	struct sse_av_entry *tab;
 	int64_t *hash;
-	size_t i, hsize;
+	size_t i;
 
 	if (need <= av->cap)
 		return 0;
+	if (need > SSE_AV_MAX)
+		return -FI_EINVAL;
 	while (cap < need)
-		cap *= 2;
-	tab = realloc(av->tab, cap * sizeof(*tab));
-	if (!tab)
-		return -FI_ENOMEM;
-	av->tab = tab;
-	av->cap = cap;
+		cap *= 2;	/* need <= INT_MAX: never wraps */
 
 	/* Keep the chains short: as many heads as entries. */
-	hsize = cap;
-	hash = malloc(hsize * sizeof(*hash));
+	hash = malloc(cap * sizeof(*hash));
 	if (!hash)
 		return -FI_ENOMEM;
-	for (i = 0; i < hsize; i++)
+	tab = realloc(av->tab, cap * sizeof(*tab));
+	if (!tab) {
+		free(hash);
+		return -FI_ENOMEM;
+	}
+	av->tab = tab;
+	av->cap = cap;
+	for (i = 0; i < cap; i++)
 		hash[i] = -1;
 	free(av->hash);
 	av->hash = hash;
-	av->hmask = hsize - 1;
+	av->hmask = cap - 1;
 	for (i = av->count; i-- > 0;) {
 		size_t h;
 
@@ -101,6 +113,11 @@ static int sse_av_insert(struct fid_av *av_fid, const void *addr,
 		return -FI_ENOEQ;
 	if ((flags & FI_SYNC_ERR) && (!context || (av->flags & FI_EVENT)))
 		return -FI_EINVAL;
+	if (count > SSE_AV_MAX) {
+		SSE_WARN(FI_LOG_AV, "fi_av_insert: %zu addresses: an AV holds at most %zu\n",
+			 count, SSE_AV_MAX);
+		return -FI_EINVAL;
+	}
 
 	/* Services resolve before the domain lock: it may take a while. */
 	for (i = 0; i < count; i++) {
@@ -135,9 +152,15 @@ static int sse_av_insert(struct fid_av *av_fid, const void *addr,
 	}
 
 	pthread_mutex_lock(&dom->lock);
-	ret = __sse_av_grow(av, av->count + count);
+	if (count > SSE_AV_MAX - av->count)
+		ret = -FI_EINVAL;
+	else
+		ret = __sse_av_grow(av, av->count + count);
 	if (ret) {
+		i = av->count;
 		pthread_mutex_unlock(&dom->lock);
+		SSE_WARN(FI_LOG_AV, "fi_av_insert: no room for %zu more addresses (%zu in the AV): %s\n",
+			 count, i, fi_strerror(-ret));
 		free(resolved);
 		return ret;
 	}
@@ -431,6 +454,7 @@ int sse_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	struct sse_domain *dom = sse_dom(domain);
 	enum fi_av_type type;
 	struct sse_av *av;
+	size_t nfab;
 	int ret;
 
 	if (!attr || !avp)
@@ -448,6 +472,11 @@ int sse_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		return -FI_ENOSYS;	/* no shared AVs */
 	if (attr->flags & ~(FI_EVENT | FI_READ | FI_SYMMETRIC))
 		return -FI_EINVAL;
+	if (attr->count > SSE_AV_MAX) {
+		SSE_WARN(FI_LOG_AV, "fi_av_open: count %zu: an AV holds at most %zu addresses\n",
+			 attr->count, SSE_AV_MAX);
+		return -FI_EINVAL;
+	}
 
 	av = calloc(1, sizeof(*av));
 	if (!av)
@@ -457,9 +486,15 @@ int sse_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	av->flags = attr->flags;
 	av->fabric_id = dom->emu->fabric_id;
 	av->nports = ssemu_config_nports(dom->emu->cfg);
-	ret = __sse_av_grow(av, attr->count ? attr->count : SSE_AV_MIN_CAP);
+	/*
+	 * attr->count is a hint: the table starts with room for that many,
+	 * but never for more distinct addresses than the fabric has
+	 * endpoints; it grows past that as addresses come.
+	 */
+	nfab = (size_t)av->nports * dom->emu->cfg->eps_per_nic;
+	ret = __sse_av_grow(av, SSEMU_MAX(SSEMU_MIN(attr->count, nfab),
+					  (size_t)SSE_AV_MIN_CAP));
 	if (ret) {
-		free(av->tab);
 		free(av);
 		return ret;
 	}

@@ -14,6 +14,13 @@
 
 #include "sse.h"
 
+/*
+ * Largest event fi_eq_write takes: far more than any libfabric event
+ * (struct fi_eq_cm_entry plus connection data), and small enough that the
+ * event's size and its copy never overflow.
+ */
+#define SSE_EQ_WRITE_MAX (64 * 1024)
+
 static void __sse_eq_push(struct sse_eq *eq, struct sse_eq_ev *ev)
 {
 	bool was_empty = sse_dlist_empty(&eq->events);
@@ -40,8 +47,11 @@ static void __sse_eq_pop(struct sse_eq *eq, struct sse_eq_ev *ev)
 int sse_eq_report(struct sse_eq *eq, uint32_t event, const void *buf,
 		  size_t len, uint64_t flags)
 {
-	struct sse_eq_ev *ev = calloc(1, sizeof(*ev) + len);
+	struct sse_eq_ev *ev;
 
+	if (len > SSE_EQ_WRITE_MAX)
+		return -FI_EINVAL;
+	ev = calloc(1, sizeof(*ev) + len);
 	if (!ev)
 		return -FI_ENOMEM;
 	ev->event = event;
@@ -155,6 +165,13 @@ static ssize_t sse_eq_write(struct fid_eq *eq_fid, uint32_t event,
 
 	if (len && !buf)
 		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (len > SSE_EQ_WRITE_MAX) {
+		SSE_WARN(FI_LOG_EQ, "fi_eq_write: %zu bytes: an event is at most %d bytes\n",
+			 len, SSE_EQ_WRITE_MAX);
+		return -FI_EINVAL;
+	}
 	ret = sse_eq_report(eq, event, buf, len, flags);
 	return ret ? ret : (ssize_t)len;
 }

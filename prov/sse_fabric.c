@@ -36,6 +36,92 @@ uint32_t sse_fabric_id(enum ssemu_store store, const char *name)
 	return h ? h : 1;
 }
 
+/*
+ * The libfabric code for an error of the emulator's (-errno): the same
+ * value where fi_errno.h has it, so that the code returned and the log
+ * line that names the error agree; the closest one otherwise.
+ */
+int sse_errno_fi(int err)
+{
+	switch (err) {
+	case 0:
+		return 0;
+	case -EPERM: case -ENOENT: case -EINTR: case -EIO: case -E2BIG:
+	case -EBADF: case -EAGAIN: case -ENOMEM: case -EACCES: case -EFAULT:
+	case -EBUSY: case -ENODEV: case -EINVAL: case -EMFILE: case -ENOSPC:
+	case -ENOSYS: case -ENOMSG: case -ENODATA: case -EOVERFLOW:
+	case -EMSGSIZE: case -ENOPROTOOPT: case -EOPNOTSUPP:
+	case -EADDRINUSE: case -EADDRNOTAVAIL: case -ENETDOWN:
+	case -ENETUNREACH: case -ECONNABORTED: case -ECONNRESET:
+	case -ENOBUFS: case -EISCONN: case -ENOTCONN: case -ESHUTDOWN:
+	case -ETIMEDOUT: case -ECONNREFUSED: case -EHOSTDOWN:
+	case -EHOSTUNREACH: case -EALREADY: case -EINPROGRESS:
+	case -EREMOTEIO: case -ECANCELED: case -EKEYREJECTED:
+		return err;
+	case -EEXIST:		/* the name is taken by another fabric */
+		return -FI_EADDRINUSE;
+	case -ENFILE:
+		return -FI_EMFILE;
+	case -ENAMETOOLONG:
+		return -FI_EINVAL;
+	case -EPROTO:		/* a damaged or incompatible segment */
+		return -FI_EIO;
+	default:
+		return -FI_EOTHER;
+	}
+}
+
+/*
+ * The fabrics this process may open: the one FI_SLINGSHOT_EMU_FABRIC
+ * names (default ssemu-<uid>), created if nobody has yet, and any other
+ * that exists already (a shared segment of that name, or a fabric this
+ * process has open).  Returns the registry entry, or NULL.
+ */
+static struct sse_emu *__sse_emu_find(enum ssemu_store store,
+				      const char *name)
+{
+	struct sse_emu *emu;
+
+	sse_dlist_foreach(&sse_emus, emu, struct sse_emu, entry) {
+		if (emu->store == store && !strcmp(emu->name, name))
+			return emu;
+	}
+	return NULL;
+}
+
+static bool sse_fabric_name_ok(const char *name)
+{
+	return name[0] && strlen(name) < sizeof(((struct sse_emu *)0)->name) &&
+	       !strchr(name, '/');
+}
+
+int sse_fabric_exists(enum ssemu_store store, const char *name)
+{
+	struct ssemu_fabric_opts opts = {
+		.store = store,
+		.name = name,
+		.flags = SSEMU_OPEN_OBSERVER,
+	};
+	struct ssemu_fabric *f;
+	char err[256];
+	int ret;
+
+	if (!sse_fabric_name_ok(name))
+		return -FI_EINVAL;
+	if (!strcmp(name, sse_default_fabric_name()))
+		return 0;
+	pthread_mutex_lock(&sse_emu_lock);
+	ret = __sse_emu_find(store, name) ? 0 : -FI_ENODATA;
+	pthread_mutex_unlock(&sse_emu_lock);
+	if (!ret || store != SSEMU_STORE_SHM)
+		return ret;
+	ret = ssemu_fabric_open(&opts, &f, err, sizeof(err));
+	if (ret)
+		return ret == -ENOENT ? -FI_ENODATA : sse_errno_fi(ret);
+	ssemu_fabric_close(f);
+	return 0;
+}
+
 int sse_emu_get(enum ssemu_store store, const char *name,
 		struct sse_emu **emup)
 {
@@ -43,19 +129,28 @@ int sse_emu_get(enum ssemu_store store, const char *name,
 	struct ssemu_config cfg;
 	struct sse_emu *emu;
 	char err[256] = "";
+	bool own = !strcmp(name, sse_default_fabric_name());
 	int ret;
 
-	if (strlen(name) >= sizeof(emu->name) || strchr(name, '/'))
+	if (!sse_fabric_name_ok(name)) {
+		SSE_WARN(FI_LOG_FABRIC, "fi_fabric: bad fabric name \"%s\" (1 to %zu characters, no '/')\n",
+			 name, sizeof(emu->name) - 1);
 		return -FI_EINVAL;
+	}
 
 	pthread_mutex_lock(&sse_emu_lock);
-	sse_dlist_foreach(&sse_emus, emu, struct sse_emu, entry) {
-		if (emu->store == store && !strcmp(emu->name, name)) {
-			emu->ref++;
-			*emup = emu;
-			pthread_mutex_unlock(&sse_emu_lock);
-			return 0;
-		}
+	emu = __sse_emu_find(store, name);
+	if (emu) {
+		emu->ref++;
+		*emup = emu;
+		pthread_mutex_unlock(&sse_emu_lock);
+		return 0;
+	}
+	if (!own && store != SSEMU_STORE_SHM) {
+		SSE_WARN(FI_LOG_FABRIC, "fi_fabric: no fabric named %s: this process's private fabric is %s (FI_SLINGSHOT_EMU_FABRIC)\n",
+			 name, sse_default_fabric_name());
+		ret = -FI_ENODATA;
+		goto unlock;
 	}
 
 	ret = sse_env_config(&cfg);
@@ -74,13 +169,23 @@ int sse_emu_get(enum ssemu_store store, const char *name,
 	opts.store = store;
 	opts.name = name;
 	opts.config = &cfg;
+	/* Only this process's own fabric is created on demand. */
+	opts.flags = own ? 0 : SSEMU_OPEN_EXISTING;
 	ret = ssemu_fabric_open(&opts, &emu->fabric, err, sizeof(err));
+	if (ret == -ENOENT && !own) {
+		SSE_WARN(FI_LOG_FABRIC, "fi_fabric: no fabric named %s (shm): only this process's own fabric (FI_SLINGSHOT_EMU_FABRIC, now %s) is created on demand\n",
+			 name, sse_default_fabric_name());
+		ret = -FI_ENODATA;
+		goto err_free;
+	}
 	if (ret) {
-		SSE_WARN(FI_LOG_FABRIC, "cannot open fabric %s (%s): %s%s%s\n",
+		int fret = sse_errno_fi(ret);
+
+		SSE_WARN(FI_LOG_FABRIC, "cannot open fabric %s (%s): %s%s%s (returning %s)\n",
 			 name, store == SSEMU_STORE_SHM ? "shm" : "private",
-			 strerror(-ret), *err ? ": " : "", err);
-		ret = (ret == -ENOMEM) ? -FI_ENOMEM :
-		      (ret == -EACCES) ? -FI_EACCES : -FI_EINVAL;
+			 strerror(-ret), *err ? ": " : "", err,
+			 fi_strerror(-fret));
+		ret = fret;
 		goto err_free;
 	}
 	emu->cfg = ssemu_fabric_config(emu->fabric);
@@ -431,9 +536,7 @@ int sse_emu_nic_get(struct sse_emu *emu, uint32_t port)
 			 emu->name, port == SSEMU_PORT_ANY ? -1 : (int)port,
 			 opts.job, opts.rank, opts.nranks,
 			 ssemu_place_policy_name(opts.policy), strerror(-ret));
-		ret = (ret == -EADDRINUSE) ? -FI_EADDRINUSE :
-		      (ret == -ENOSPC) ? -FI_ENOSPC :
-		      (ret == -ENOMEM) ? -FI_ENOMEM : -FI_EINVAL;
+		ret = sse_errno_fi(ret);
 		emu->nic = NULL;
 		goto unlock;
 	}

@@ -614,14 +614,6 @@ static int sse_info_addrs(struct fi_info *info, enum sse_named named,
 	return 0;
 }
 
-static bool sse_valid_fabric_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	return n > 0 && n < sizeof(((struct sse_emu *)0)->name) &&
-	       !strchr(name, '/');
-}
-
 int sse_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info)
@@ -653,10 +645,12 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 	if (sse_tclass_lookup(&cfg, FI_TC_UNSPEC, &tc))
 		return -FI_ENODATA;
 
+	/* Other fabrics than this process's own are offered if they exist. */
 	if (hints && hints->fabric_attr && hints->fabric_attr->name) {
 		fname = hints->fabric_attr->name;
-		if (!sse_valid_fabric_name(fname)) {
-			SSE_NOMATCH("fabric name \"%s\"\n", fname);
+		if (sse_fabric_exists(store, fname)) {
+			SSE_NOMATCH("fabric name \"%s\": no such fabric (this process's own is %s)\n",
+				    fname, sse_default_fabric_name());
 			return -FI_ENODATA;
 		}
 	}

@@ -14,20 +14,27 @@
 			 FI_RECV)
 
 /*
+ * A valid iov list, and its total length (which must not wrap).
  * @null_ok: a send may name address 0 with a length (MPI_BOTTOM as Open
  * MPI's MTL passes it): to the NIC that is memory it cannot read, and the
  * send fails with FI_EFAULT at both ends, as from any unmapped buffer.
  */
 static int sse_check_iov(const struct iovec *iov, size_t count, size_t limit,
-			 bool null_ok)
+			 bool null_ok, size_t *len)
 {
 	size_t i;
 
+	*len = 0;
 	if (count > limit || (count && !iov))
 		return -FI_EINVAL;
-	for (i = 0; i < count && !null_ok; i++) {
-		if (!iov[i].iov_base && iov[i].iov_len)
+	for (i = 0; i < count; i++) {
+		if (!null_ok && !iov[i].iov_base && iov[i].iov_len)
 			return -FI_EINVAL;
+		if (iov[i].iov_len > SIZE_MAX - *len) {
+			SSE_WARN(FI_LOG_EP_DATA, "iov lengths add up to more than SIZE_MAX\n");
+			return -FI_EINVAL;
+		}
+		*len += iov[i].iov_len;
 	}
 	return 0;
 }
@@ -43,10 +50,9 @@ int sse_send_check(struct sse_ep *ep, const struct iovec *iov, size_t count,
 		return -FI_EOPNOTSUPP;
 	if (flags & ~SSE_TX_FLAGS_OK)
 		return -FI_EBADFLAGS;
-	ret = sse_check_iov(iov, count, ep->tx_iov_limit, true);
+	ret = sse_check_iov(iov, count, ep->tx_iov_limit, true, &len);
 	if (ret)
 		return ret;
-	len = sse_iov_len(iov, count);
 	if (len > ep->max_msg_size)
 		return -FI_EMSGSIZE;
 	if ((flags & FI_INJECT) && len > ep->inject_size)
@@ -177,13 +183,14 @@ ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
 	struct sse_msg *msg, *tmp;
 	ssemu_addr_t saddr = SSEMU_ADDR_INVALID;
 	struct sse_rx *rx;
+	size_t len;
 	int ret;
 
 	if (!(ep->caps & (tagged ? FI_TAGGED : FI_MSG)))
 		return -FI_EOPNOTSUPP;
 	if (flags & ~SSE_RX_FLAGS_OK)
 		return -FI_EBADFLAGS;
-	ret = sse_check_iov(iov, count, ep->rx_iov_limit, false);
+	ret = sse_check_iov(iov, count, ep->rx_iov_limit, false, &len);
 	if (ret)
 		return ret;
 	if (flags & FI_MULTI_RECV) {
@@ -228,7 +235,7 @@ ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
 	rx->iov_count = count;
 	if (count)
 		memcpy(rx->iov, iov, count * sizeof(*iov));
-	rx->len = sse_iov_len(iov, count);
+	rx->len = len;
 	ep->rx_count++;
 
 	/* Unexpected messages first, in arrival order. */

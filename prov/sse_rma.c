@@ -352,18 +352,26 @@ void __sse_rma_flush(struct sse_ep *ep)
 /* Submission                                                           */
 /* ------------------------------------------------------------------ */
 
+/* A valid iov list, and its total length (which must not wrap). */
 static int sse_rma_check_iov(const struct iovec *iov, size_t count,
-			     size_t limit)
+			     size_t limit, size_t *len)
 {
 	size_t i;
 
+	*len = 0;
 	if (count > limit || (count && !iov))
 		return -FI_EINVAL;
 	for (i = 0; i < count; i++) {
 		if (!iov[i].iov_base && iov[i].iov_len)
 			return -FI_EINVAL;
+		if (iov[i].iov_len > SIZE_MAX - *len)
+			goto wrap;
+		*len += iov[i].iov_len;
 	}
 	return 0;
+wrap:
+	SSE_WARN(FI_LOG_EP_DATA, "iov lengths add up to more than SIZE_MAX\n");
+	return -FI_EINVAL;
 }
 
 void sse_rma_op_free(struct sse_rma_op *op)
@@ -388,7 +396,7 @@ int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
 		       !(req->op == SSEMU_RMA_FETCH &&
 			 req->aop == FI_ATOMIC_READ);
 	struct sse_rma_op *op;
-	size_t len, rlen = 0, i;
+	size_t len, rlen = 0, clen, reslen, i;
 	int ret;
 
 	if (!(ep->caps & (is_atomic ? FI_ATOMIC : FI_RMA)))
@@ -398,16 +406,18 @@ int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
 	if (req->rma_count > SSE_IOV_LIMIT || (req->rma_count && !req->rma))
 		return -FI_EINVAL;
 	if ((ret = sse_rma_check_iov(req->iov, req->iov_count,
-				     ep->tx_iov_limit)) ||
+				     ep->tx_iov_limit, &len)) ||
 	    (ret = sse_rma_check_iov(req->cmp, req->cmp_count,
-				     ep->tx_iov_limit)) ||
+				     ep->tx_iov_limit, &clen)) ||
 	    (ret = sse_rma_check_iov(req->res, req->res_count,
-				     ep->tx_iov_limit)))
+				     ep->tx_iov_limit, &reslen)))
 		return ret;
-	len = sse_iov_len(req->iov, req->iov_count);
 	for (i = 0; i < req->rma_count; i++) {
-		if (req->rma[i].len % req->elem)
+		if (req->rma[i].len % req->elem ||
+		    req->rma[i].len > SIZE_MAX - rlen) {
+			SSE_WARN(FI_LOG_EP_DATA, "remote iov lengths add up to more than SIZE_MAX\n");
 			return -FI_EINVAL;
+		}
 		rlen += req->rma[i].len;
 	}
 	if (has_src || req->op == SSEMU_RMA_READ) {
@@ -420,10 +430,9 @@ int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
 	if (len % req->elem || len > SSE_MAX_MSG_SIZE)
 		return -FI_EINVAL;
 	if ((req->op == SSEMU_RMA_FETCH || req->op == SSEMU_RMA_COMPARE) &&
-	    sse_iov_len(req->res, req->res_count) != len)
+	    reslen != len)
 		return -FI_EINVAL;
-	if (req->op == SSEMU_RMA_COMPARE &&
-	    sse_iov_len(req->cmp, req->cmp_count) != len)
+	if (req->op == SSEMU_RMA_COMPARE && clen != len)
 		return -FI_EINVAL;
 	if (inject && len > ep->inject_size)
 		return -FI_EINVAL;

@@ -9,6 +9,8 @@
 #
 # usage: scripts/test-summary.sh [--list] [BUILDDIR]
 #   --list  only print this tree's test log paths, one per line
+# TESTS_OVERRIDE (environment): summarise only these tests (a run of
+# "make check TESTS=...", as scripts/sanitize.sh makes).
 set -uo pipefail
 set -f	# word lists below are never globbed
 
@@ -25,7 +27,8 @@ cd "$builddir" || exit 1
 # these files, so nothing else may ever come out of here.
 test_logs() {
 	local out w
-	out=$(make -s --no-print-directory print-test-logs 2>/dev/null) || return 1
+	out=$(make -s --no-print-directory print-test-logs \
+		${TESTS_OVERRIDE:+"TESTS=$TESTS_OVERRIDE"} 2>/dev/null) || return 1
 	out=$(printf '%s\n' "$out" | sed -n 's/^SSEMU_TEST_LOGS://p' | tail -n 1)
 	for w in $out; do
 		case $w in

@@ -72,8 +72,10 @@ static void *receiver(void *arg)
 		}
 		/* the entry may be another thread's: only totals count */
 	}
-	free(buf);
-	return NULL;
+	/* A completion read here may be another thread's, so this thread's
+	 * own last receive may still be landing in buf: the test frees it
+	 * once every receiver is done, when every receive is complete. */
+	return buf;
 }
 
 /* Senders race on one endpoint; one receiver checks the per-tag order. */
@@ -143,6 +145,7 @@ static void test_threads_concurrent_receivers(void **state)
 	pthread_t rth[NTHREADS], sth[NTHREADS];
 	struct targ targ[NTHREADS];
 	struct fi_cq_tagged_entry e;
+	void *rbuf[NTHREADS];
 	int i, sends = 0;
 
 	for (i = 0; i < NTHREADS; i++) {
@@ -155,8 +158,10 @@ static void test_threads_concurrent_receivers(void **state)
 						&targ[i]), 0);
 	for (i = 0; i < NTHREADS; i++) {
 		assert_int_equal(pthread_join(sth[i], NULL), 0);
-		assert_int_equal(pthread_join(rth[i], NULL), 0);
+		assert_int_equal(pthread_join(rth[i], &rbuf[i]), 0);
 	}
+	for (i = 0; i < NTHREADS; i++)
+		free(rbuf[i]);
 	while (sends < NTHREADS * PER_THREAD) {
 		ssize_t n = fi_cq_read(res.cq[0], &e, 1);
 
