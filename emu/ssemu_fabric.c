@@ -1844,6 +1844,9 @@ static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi)
 	struct ssemu_region *r = ep->r;
 	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
 
+	/* (the ring's offset is read from the segment) */
+	if (ssemu_ep_rings_bad(r, ep->index))
+		return -EIO;
 	ssemu_store_release(ssemu_r_mstate(r, mi), SSEMU_MSG_BUSY);
 	/* The tx ring has a slot per message slot, so it cannot be full. */
 	if (ssemu_ring_push(ssemu_r_ring(r, sh->tx_ring_off), &mi)) {

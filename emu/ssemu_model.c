@@ -2631,7 +2631,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	 * (ssemu_ep_close_timeout): any left here are the ones its bound
 	 * gave up on, or their process died; they are discarded, counted.
 	 */
-	while (!ssemu_ring_peek(ring, &mi)) {
+	while (!ssemu_ep_rings_bad(r, epi) && !ssemu_ring_peek(ring, &mi)) {
 		if (mi / r->config.msgs_per_ep == epi) {
 			ssemu_fetch_or(ssemu_r_mstate(r, mi),
 				       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
@@ -3093,7 +3093,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		uint32_t idx, tail, v;
 
 		ep = ssemu_r_ep(r, epi);
-		if (!ep->open)
+		if (!ep->open || ssemu_ep_rings_bad(r, epi))
 			continue;
 		ring = ssemu_r_ring(r, ep->tx_ring_off);
 		tail = ssemu_load_acquire(&ring->tail);

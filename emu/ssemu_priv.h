@@ -792,22 +792,37 @@ static inline uint32_t ssemu_msg_ep(struct ssemu_region *r, uint32_t msg)
 	return msg / r->config.msgs_per_ep;
 }
 
-/* The NIC endpoint slot @ep belongs to (or last belonged to: its messages
- * in flight are that NIC's until they are done); read from the segment,
- * so kept inside the NIC table whatever the segment says. */
-static inline uint32_t ssemu_ep_nic(struct ssemu_region *r, uint32_t ep)
-{
-	uint32_t nic = ssemu_r_ep(r, ep)->nic;
-
-	return nic < r->config.max_nics ? nic : 0;
-}
-
 /* Endpoint slot of each pid of NIC @nic (eps_per_nic entries), or
  * SSEMU_NONE: not open. */
 static inline uint32_t *ssemu_r_nic_eps(struct ssemu_region *r, uint32_t nic)
 {
 	return (uint32_t *)SSEMU_AT(r, r->nic_eps_off) +
 	       (size_t)nic * r->config.eps_per_nic;
+}
+
+/*
+ * The NIC endpoint slot @ep belongs to (or last belonged to: its messages
+ * in flight are that NIC's until they are done).  Read from the segment,
+ * so checked: inside the NIC table, and for an open endpoint, named by
+ * that NIC's table at its pid; otherwise the fabric is broken (and NIC 0
+ * is returned, so that callers index nothing out of range).
+ */
+static inline uint32_t ssemu_ep_nic(struct ssemu_region *r, uint32_t ep)
+{
+	const struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep);
+	uint32_t nic = sh->nic;
+
+	if (SSEMU_BAD(r, nic >= r->config.max_nics, "endpoint slot %u: NIC "
+		      "slot %u of %u", ep, nic, r->config.max_nics))
+		return 0;
+	if (ssemu_load_relaxed(&sh->open) &&
+	    SSEMU_BAD(r, sh->pid >= r->config.eps_per_nic ||
+			 ssemu_load_relaxed(&ssemu_r_nic_eps(r, nic)[sh->pid]) !=
+				 ep,
+		      "endpoint slot %u: open as pid %u of NIC slot %u, "
+		      "which does not name it", ep, sh->pid, nic))
+		return 0;
+	return nic;
 }
 
 /* Event types of the model (engine event type field). */
