@@ -2302,13 +2302,16 @@ static void stall_check_locked(struct ssemu_region *r)
 		for (k = 0; k < c->msgs_per_ep; k++) {
 			mi = epi * c->msgs_per_ep + k;
 			st = ssemu_load_acquire(ssemu_r_mstate(r, mi));
-			m = ssemu_r_msg(r, mi);
-			fl = m->mflags;
-			/* in flight: busy, not completed, and neither waiting
+			/* in flight: busy, not completed (only then are its
+			 * fields the engine's to read: the owner fills a free
+			 * slot without the fabric lock), and neither waiting
 			 * for ring space (its endpoint has an overflow list)
 			 * nor an RMA whose initiator holds its RMA_DONE */
-			if (!(st & SSEMU_MSG_BUSY) || (st & SSEMU_MSG_TXDONE) ||
-			    ((fl & SSEMU_MSGF_TXOVF) &&
+			if (!(st & SSEMU_MSG_BUSY) || (st & SSEMU_MSG_TXDONE))
+				continue;
+			m = ssemu_r_msg(r, mi);
+			fl = m->mflags;
+			if (((fl & SSEMU_MSGF_TXOVF) &&
 			     sh->tx_head != SSEMU_NONE) ||
 			    (m->rma_op && (fl & SSEMU_MSGF_TXPUSH)))
 				continue;

@@ -91,23 +91,25 @@ static void guard_chain(int sig, siginfo_t *si, void *uc)
 }
 
 /*
- * One handler for both signals, whoever is interested: a fault inside a
- * guarded access jumps back to its guard; a SIGBUS on a truncated shared
- * segment is the segment check's; anything else goes to the handler that
- * was there before.
+ * One handler for both signals, whoever is interested: a SIGBUS on a
+ * truncated shared segment is the segment check's (it maps zero pages
+ * there, so the access, guarded or not, completes; the library then finds
+ * the segment gone), a fault inside a guarded access jumps back to its
+ * guard, and anything else goes to the handler that was there before.
  */
 static void guard_handler(int sig, siginfo_t *si, void *uc)
 {
-	struct guard *g = cur_guard;
 	bool (*hook)(const siginfo_t *);
+	struct guard *g;
 
+	hook = __atomic_load_n(&bus_hook, __ATOMIC_ACQUIRE);
+	if (sig == SIGBUS && si->si_code > 0 && hook && hook(si))
+		return;
+	g = cur_guard;
 	if (g) {
 		cur_guard = NULL;
 		siglongjmp(g->env, 1);
 	}
-	hook = __atomic_load_n(&bus_hook, __ATOMIC_ACQUIRE);
-	if (sig == SIGBUS && si->si_code > 0 && hook && hook(si))
-		return;
 	guard_chain(sig, si, uc);
 }
 

@@ -124,7 +124,8 @@ static uint32_t tel_job(struct ssemu_region *r, struct ssemu_tel_sh *tl,
 	 * clears it (ssemu_tel_nic_attach), so the NIC's own line need not
 	 * be read to check */
 	if (c->gen)
-		return c->slot;
+		/* (read from the segment: kept inside the counters) */
+		return SSEMU_MIN(c->slot, (uint32_t)SSEMU_TEL_OTHER);
 	n = ssemu_r_nic(r, nic);
 	for (i = 0; i < tl->njobs && i < SSEMU_TEL_JOBS; i++)
 		if (tl->job[i] == n->job)
