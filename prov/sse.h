@@ -904,6 +904,31 @@ void sse_progress_thread_stop(struct sse_domain *dom);
  * piece): glibc's calloc always takes its slow path, past the thread's
  * cache of recently freed chunks that malloc serves these from.
  */
+/*
+ * fi_control's FI_GETWAITOBJ and FI_GETWAIT for an object waited on with
+ * @obj and, where it has one, file descriptor @fd (< 0: none).
+ */
+static inline int sse_wait_control(int command, void *arg,
+				   enum fi_wait_obj obj, int fd)
+{
+	switch (command) {
+	case FI_GETWAITOBJ:
+		if (!arg)
+			return -FI_EINVAL;
+		*(enum fi_wait_obj *)arg = obj;
+		return 0;
+	case FI_GETWAIT:
+		if (fd < 0)
+			return -FI_ENODATA;
+		if (!arg)
+			return -FI_EINVAL;
+		*(int *)arg = fd;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
 static inline void *sse_zalloc(size_t size)
 {
 	void *p = malloc(size);

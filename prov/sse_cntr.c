@@ -158,15 +158,10 @@ static int sse_cntr_control(struct fid *fid, int command, void *arg)
 	struct sse_cntr *cntr = container_of(fid, struct sse_cntr,
 					     cntr_fid.fid);
 
-	switch (command) {
-	case FI_GETWAITOBJ:
-		if (!arg)
-			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = cntr->wait_obj;
-		return 0;
-	default:
+	/* (no file descriptor of its own: FI_GETWAIT is -FI_ENOSYS) */
+	if (command == FI_GETWAIT)
 		return -FI_ENOSYS;
-	}
+	return sse_wait_control(command, arg, cntr->wait_obj, -1);
 }
 
 static struct fi_ops sse_cntr_fi_ops = {

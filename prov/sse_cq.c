@@ -390,22 +390,7 @@ static int sse_cq_control(struct fid *fid, int command, void *arg)
 {
 	struct sse_cq *cq = container_of(fid, struct sse_cq, cq_fid.fid);
 
-	switch (command) {
-	case FI_GETWAITOBJ:
-		if (!arg)
-			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = cq->wait_obj;
-		return 0;
-	case FI_GETWAIT:
-		if (cq->fd < 0)
-			return -FI_ENODATA;
-		if (!arg)
-			return -FI_EINVAL;
-		*(int *)arg = cq->fd;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return sse_wait_control(command, arg, cq->wait_obj, cq->fd);
 }
 
 static struct fi_ops sse_cq_fi_ops = {

@@ -260,22 +260,7 @@ static int sse_eq_control(struct fid *fid, int command, void *arg)
 {
 	struct sse_eq *eq = container_of(fid, struct sse_eq, eq_fid.fid);
 
-	switch (command) {
-	case FI_GETWAIT:
-		if (eq->fd < 0)
-			return -FI_ENODATA;
-		if (!arg)
-			return -FI_EINVAL;
-		*(int *)arg = eq->fd;
-		return 0;
-	case FI_GETWAITOBJ:
-		if (!arg)
-			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = eq->wait_obj;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return sse_wait_control(command, arg, eq->wait_obj, eq->fd);
 }
 
 static struct fi_ops sse_eq_fi_ops = {

@@ -288,33 +288,18 @@ static int sse_wait_close(struct fid *fid)
 	return 0;
 }
 
-static int sse_wait_control(struct fid *fid, int command, void *arg)
+static int sse_waitset_control(struct fid *fid, int command, void *arg)
 {
 	struct sse_wait *w = container_of(fid, struct sse_wait, wait_fid.fid);
 
-	switch (command) {
-	case FI_GETWAITOBJ:
-		if (!arg)
-			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = w->wait_obj;
-		return 0;
-	case FI_GETWAIT:
-		if (w->fd < 0)
-			return -FI_ENODATA;
-		if (!arg)
-			return -FI_EINVAL;
-		*(int *)arg = w->fd;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return sse_wait_control(command, arg, w->wait_obj, w->fd);
 }
 
 static struct fi_ops sse_wait_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = sse_wait_close,
 	.bind = sse_no_bind,
-	.control = sse_wait_control,
+	.control = sse_waitset_control,
 	.ops_open = sse_no_ops_open,
 	.tostr = sse_no_tostr,
 	.ops_set = sse_no_ops_set,

@@ -467,7 +467,9 @@ static void test_mr(void **state)
 	CHK(-FI_EINVAL, fi_mr_bind(mr, NULL, 0));
 	CHK(-FI_EINVAL, fi_mr_bind(mr, &r.av->fid, 0));
 	OK(fi_cntr_open(r.domain, &ca, &cntr, NULL));
-	/* counters only for FI_RMA_EVENT regions */
+	/* a counter binds to any region (this domain's mr_mode has no
+	 * FI_MR_RMA_EVENT), but not twice to one */
+	OK(fi_mr_bind(mr, &cntr->fid, FI_REMOTE_WRITE));
 	CHK(-FI_EINVAL, fi_mr_bind(mr, &cntr->fid, FI_REMOTE_WRITE));
 	OK(fi_mr_reg(r.domain, mem, 64, FI_REMOTE_WRITE, 0, 0, FI_RMA_EVENT,
 		     &mr2, NULL));
@@ -477,9 +479,11 @@ static void test_mr(void **state)
 	CHK(-FI_EINVAL, fi_mr_bind(mr2, &cntr->fid, FI_REMOTE_WRITE));
 	CHK(-FI_EBUSY, fi_close(&cntr->fid));
 	OK(fi_close(&mr2->fid));
-	OK(fi_close(&cntr->fid));
+	/* still bound to the first region */
+	CHK(-FI_EBUSY, fi_close(&cntr->fid));
 	CHK(-FI_EBUSY, fi_close(&r.domain->fid));
 	OK(fi_close(&mr->fid));
+	OK(fi_close(&cntr->fid));
 	pingpong(&r, 3);
 	sse_res_close(&r);
 }
