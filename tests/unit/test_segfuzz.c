@@ -894,6 +894,10 @@ static void test_buffer_crc(void **state)
 		/* an intact message still goes through */
 		ssemu_r_buf(r, m->buf)[10] ^= 0x80;
 	}
+	ssemu_ep_close(a);
+	ssemu_ep_close(b);
+	ssemu_nic_detach(na);
+	ssemu_nic_detach(nb);
 	ssemu_fabric_close(f);
 }
 
