@@ -350,7 +350,7 @@ static void test_av(void **state)
 	OK(fi_av_open(r.domain, &attr, &av, NULL));
 
 	/* fi_av_insert: counts no AV holds are refused before anything is
-	 * read, and the AV is untouched (it used to be freed) */
+	 * read, and the AV is left as it was (its table not freed) */
 	for (i = 0; i < ARRAY_SIZE(huge_insert); i++)
 		CHK(-FI_EINVAL, fi_av_insert(av, a, huge_insert[i], fa, 0,
 					     NULL));
