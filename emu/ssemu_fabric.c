@@ -887,8 +887,8 @@ static int fab_check(struct ssemu_fabric *f)
  * (F_SEAL_SHRINK is for memfds), so anyone with the owner's rights may
  * truncate a fabric's segment under its users, whose next touch of a page
  * past the new end raises SIGBUS.  While a segment is mapped, the fault
- * guard's handler (ssemu_guard.c) asks segment_bus_fault about a SIGBUS
- * outside a guarded access, which looks at the fault address: inside a
+ * guard's handler (ssemu_guard.c) asks segment_bus_fault about every
+ * SIGBUS first, which looks at the fault address: inside a
  * mapped segment (the shared
  * part of its mapping, or the view of the segment's header; this process's
  * own copy of the header cannot fault), it maps anonymous zero pages from
@@ -910,8 +910,8 @@ static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool guard_on;
 static uintptr_t guard_page;
 
-/* Called by the fault guard's handler (ssemu_guard.c) for a SIGBUS
- * outside a guarded access: true if it lay in a mapped segment. */
+/* Called by the fault guard's handler (ssemu_guard.c) for every SIGBUS:
+ * true if it lay in a mapped segment. */
 static bool segment_bus_fault(const siginfo_t *si)
 {
 	uintptr_t a = (uintptr_t)si->si_addr, base, page, end;

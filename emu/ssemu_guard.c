@@ -54,7 +54,7 @@ static bool guard_ready, guard_warned;
 #define GUARD_RECHECK 1024
 
 /* The shared-segment truncation check (ssemu_fabric.c), asked first about
- * a SIGBUS outside a guarded access. */
+ * every SIGBUS, guarded access or not. */
 static bool (*bus_hook)(const siginfo_t *si);
 
 void ssemu_guard_set_bus_hook(bool (*hook)(const siginfo_t *si))

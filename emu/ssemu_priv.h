@@ -957,8 +957,8 @@ int ssemu_place_choose(const struct ssemu_place_req *req, uint32_t *out,
 int ssemu_guarded(void (*fn)(void *), void *arg);
 /* (Re)install the fault guard's signal handlers if they are not in. */
 void ssemu_guard_arm(void);
-/* The check asked about a SIGBUS outside any guarded access (the shared
- * segments' truncation guard): true if it dealt with it. */
+/* The check asked first about every SIGBUS (the shared segments'
+ * truncation guard): true if it dealt with it. */
 void ssemu_guard_set_bus_hook(bool (*hook)(const siginfo_t *si));
 
 void ssemu_log(enum ssemu_log_level lvl, const char *fmt, ...)
