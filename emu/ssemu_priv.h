@@ -927,8 +927,9 @@ int ssemu_region_lock(struct ssemu_region *r);
 void ssemu_region_unlock(struct ssemu_region *r);
 /* ssemu_fabric.c: is @pid a running process (not a zombie)? */
 bool ssemu_pid_alive(int32_t pid);
-/* ssemu_svc.c: release the services bound to endpoint @epi (it closes). */
-void ssemu_svc_ep_closed_locked(struct ssemu_region *r, uint32_t epi);
+/* ssemu_svc.c: release the services bound to endpoint @epi (it closes);
+ * @return how many. */
+int ssemu_svc_ep_closed_locked(struct ssemu_region *r, uint32_t epi);
 /* ssemu_place.c: the policies, pure functions (tests/unit/test_place.c) */
 struct ssemu_place_req {
 	const struct ssemu_topo *topo;

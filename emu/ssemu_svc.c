@@ -123,21 +123,24 @@ out:
 	return ret;
 }
 
-void ssemu_svc_ep_closed_locked(struct ssemu_region *r, uint32_t epi)
+int ssemu_svc_ep_closed_locked(struct ssemu_region *r, uint32_t epi)
 {
 	uint32_t i;
+	int n = 0;
 
 	for (i = 0; i < SSEMU_MAX_SVCS; i++) {
-		if (r->svc[i].state == SSEMU_SVC_BOUND && r->svc[i].ep == epi)
+		if (r->svc[i].state == SSEMU_SVC_BOUND && r->svc[i].ep == epi) {
 			r->svc[i].state = SSEMU_SVC_FREE;
+			n++;
+		}
 	}
+	return n;
 }
 
 int ssemu_svc_unbind(struct ssemu_ep *ep)
 {
 	struct ssemu_region *r;
-	uint32_t i;
-	int n = 0;
+	int n;
 
 	if (!ep)
 		return -EINVAL;
@@ -145,13 +148,7 @@ int ssemu_svc_unbind(struct ssemu_ep *ep)
 	n = ssemu_region_lock(r);
 	if (n)
 		return n;
-	for (i = 0; i < SSEMU_MAX_SVCS; i++) {
-		if (r->svc[i].state == SSEMU_SVC_BOUND &&
-		    r->svc[i].ep == ep->index) {
-			r->svc[i].state = SSEMU_SVC_FREE;
-			n++;
-		}
-	}
+	n = ssemu_svc_ep_closed_locked(r, ep->index);
 	ssemu_region_unlock(r);
 	return n;
 }

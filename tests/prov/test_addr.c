@@ -165,6 +165,22 @@ static void check_status_lists(const char *name, pid_t pid)
 	assert_non_null(strstr(strstr(out, "\"services\""), want));
 }
 
+/* Send the child the message it checks, let it finish, and close. */
+static void send_to_child(struct sse_res *c, fi_addr_t fa, struct child *ch,
+			  struct fi_info *cinfo)
+{
+	char *buf = malloc(MSG_LEN);
+
+	assert_non_null(buf);
+	sse_fill(buf, MSG_LEN, 5);
+	assert_fi_ok(fi_tsend(c->ep[0], buf, MSG_LEN, NULL, fa, TAG, buf));
+	sse_cq_expect(c, c->cq[0], buf, FI_TAGGED | FI_SEND);
+	finish_child(ch);
+	fi_freeinfo(cinfo);
+	sse_res_close(c);
+	free(buf);
+}
+
 /* The server binds in one process, the client resolves it from another
  * and sends it a message that arrives intact. */
 static void test_addr_bind_resolve(void **state)
@@ -174,7 +190,6 @@ static void test_addr_bind_resolve(void **state)
 	struct child ch;
 	struct sse_res c;
 	fi_addr_t fa;
-	char *buf = malloc(MSG_LEN);
 
 	start_child(&ch, "9228", 0, true);
 	child_address(&ch, &srv);
@@ -183,13 +198,7 @@ static void test_addr_bind_resolve(void **state)
 	cinfo = getinfo_svc("127.0.0.1", "9228", 0);
 	assert_int_equal(insert_dest(&c, cinfo, &fa, &got), 1);
 	assert_memory_equal(&got, &srv, sizeof(got));
-	sse_fill(buf, MSG_LEN, 5);
-	assert_fi_ok(fi_tsend(c.ep[0], buf, MSG_LEN, NULL, fa, TAG, buf));
-	sse_cq_expect(&c, c.cq[0], buf, FI_TAGGED | FI_SEND);
-	finish_child(&ch);
-	fi_freeinfo(cinfo);
-	sse_res_close(&c);
-	free(buf);
+	send_to_child(&c, fa, &ch, cinfo);
 }
 
 /* fabtests start the client right after the server: the client's
@@ -203,7 +212,6 @@ static void test_addr_client_first(void **state)
 	struct sse_res c;
 	fi_addr_t fa;
 	uint64_t t0;
-	char *buf = malloc(MSG_LEN);
 
 	/* (fork first: a child must not inherit an open fabric) */
 	start_child(&ch, "early", 400, true);
@@ -215,13 +223,7 @@ static void test_addr_client_first(void **state)
 	assert_true(now_ms() - t0 >= 400);
 	child_address(&ch, &srv);
 	assert_memory_equal(&got, &srv, sizeof(got));
-	sse_fill(buf, MSG_LEN, 5);
-	assert_fi_ok(fi_tsend(c.ep[0], buf, MSG_LEN, NULL, fa, TAG, buf));
-	sse_cq_expect(&c, c.cq[0], buf, FI_TAGGED | FI_SEND);
-	finish_child(&ch);
-	fi_freeinfo(cinfo);
-	sse_res_close(&c);
-	free(buf);
+	send_to_child(&c, fa, &ch, cinfo);
 }
 
 /* Bound by a live endpoint of another process: -FI_EADDRINUSE; free
