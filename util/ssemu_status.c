@@ -301,7 +301,8 @@ static void usage_status(FILE *f)
 	fprintf(f, "usage: slingshot-emu status [--fabric NAME] [--json]\n"
 		   "  Lists the shared fabrics of this user (or one of them):\n"
 		   "  configuration, clock mode and lag, and the attached NICs\n"
-		   "  with their pid, job, rank and port.\n");
+		   "  with their pid, job, rank and port, and the services\n"
+		   "  bound in its directory (name, endpoint, pid).\n");
 }
 
 int ssemu_cmd_status(int argc, char **argv)
