@@ -1,0 +1,781 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The fabric store: one contiguous, position-independent region holding the
+ * whole model (engine, switches, NICs, endpoints, message slots, packets).
+ * The in-process store is the same region in private memory; the shared
+ * store is the same region in a POSIX shared-memory segment.  Every link is
+ * an index or an offset from the region base, never a pointer, and every
+ * index read back from the region is bounds-checked before use.
+ *
+ * Locking: region->lock (robust, process-shared) serialises the engine, NIC
+ * attach/detach and endpoint open/close.  Outside it, only the SPSC rings
+ * and the message slot state words are touched, each through acquire/release
+ * atomics: an endpoint's tx ring (producer: the endpoint's owner; consumer:
+ * the engine) and its event ring (producer: the engine; consumer: the owner).
+ *
+ * Layout (offsets in struct ssemu_region):
+ *   header | engine | nics[max_nics] | eps[neps] |
+ *   msgs[... * msgs_per_ep] | bufs | rings | pkts[max_pkts] |
+ *   swmap[nswitches] | portmap[nendpoints] | switches[max_switches] |
+ *   mrs[max_nics * SSEMU_MRS_PER_NIC] | nic_eps[max_nics * eps_per_nic]
+ *
+ * Endpoint slots (neps: resources.max_eps, or max_nics * eps_per_nic) are
+ * a pool the NICs share: a NIC's pid names one through its nic_eps entry.
+ */
+#ifndef SSEMU_REGION_H
+#define SSEMU_REGION_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <slingshot_emu/ssemu.h>
+
+#include "ssemu_compiler.h"
+#include "ssemu_engine.h"
+#include "ssemu_ring.h"
+#include <slingshot_emu/ssemu_rng.h>
+#include "ssemu_topo.h"
+
+#define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
+/* Bumped whenever the layout of anything in the segment changes: a process
+ * refuses a segment of another version rather than misread it. */
+#define SSEMU_LAYOUT_VERSION 11
+#define SSEMU_NONE UINT32_MAX
+/* Bytes of the header's write-once part (struct ssemu_region): a page. */
+#define SSEMU_HDR_PRIVATE 4096
+#define SSEMU_EV_RING 1024	/* events per endpoint ring */
+#define SSEMU_MAX_PROCS 256	/* processes attached at once */
+#define SSEMU_MAX_JOBS 64	/* jobs with placement reservations at once */
+#define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
+#define SSEMU_MAX_EPS 65536	/* endpoint slots of a fabric (max_eps) */
+#define SSEMU_SWLAT_BINS 4096	/* switch latency histogram, 1 ns bins */
+/* A receiving NIC acknowledges every SSEMU_ACK_EVERY packets of a message,
+ * its last packet, a packet that filled its source's window and a packet
+ * marked by congestion, each ack counting for all the packets since the
+ * previous one. */
+#define SSEMU_ACK_EVERY 16
+/* ... and in any case no later than this after a packet arrived (its
+ * source may be waiting for it: its window shrank meanwhile). */
+#define SSEMU_ACK_DELAY (1 * SSEMU_PS_PER_US)
+/*
+ * Virtual channels: a packet's VC is the number of switch-to-switch hops it
+ * has taken, so buffer dependencies only ever point to a higher VC and the
+ * Dragonfly's cyclic channel graph cannot deadlock (local, global, local
+ * needs VCs 0-3; non-minimal paths up to 5).  Buffers and credits are kept
+ * per (port, class, VC): a "vclass" is tc * SSEMU_NVC + vc.
+ */
+#define SSEMU_NVC 6
+#define SSEMU_MAX_VCLASS (SSEMU_MAX_TCLASS * SSEMU_NVC)
+/* Credit returns in flight kept per switch output (more take an event). */
+#define SSEMU_CR_RING 8
+
+/* Endpoint slots of a fabric with configuration @c (struct ssemu_config's
+ * max_eps, 0: one for every pid of every NIC). */
+static inline uint32_t ssemu_config_neps(const struct ssemu_config *c)
+{
+	uint64_t all = (uint64_t)c->max_nics * c->eps_per_nic;
+
+	return c->max_eps ? c->max_eps :
+			    (uint32_t)(all < UINT32_MAX ? all : UINT32_MAX);
+}
+
+enum ssemu_nic_state {
+	SSEMU_NIC_FREE = 0,
+	SSEMU_NIC_ATTACHED,
+};
+
+/* Message slot state bits (atomic). */
+#define SSEMU_MSG_BUSY 1u	/* allocated by the owner */
+#define SSEMU_MSG_TXDONE 2u	/* engine: acknowledged or failed */
+#define SSEMU_MSG_RXDONE 4u	/* receiver released it (or never will) */
+#define SSEMU_MSG_DONE (SSEMU_MSG_BUSY | SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE)
+
+/* Message bookkeeping flags (engine only), for crash recovery. */
+#define SSEMU_MSGF_QUEUED 1u	/* taken from the tx ring into the NIC */
+#define SSEMU_MSGF_RXOVF 2u	/* on the receiver's event overflow list */
+#define SSEMU_MSGF_TXOVF 4u	/* on the sender's event overflow list */
+#define SSEMU_MSGF_RXPUSH 8u	/* RECV pushed (or being) at rx_pos */
+#define SSEMU_MSGF_TXPUSH 16u	/* SEND_DONE pushed (or being) at tx_pos */
+#define SSEMU_MSGF_RMABEGIN 32u	/* RMA: the target started on memory */
+#define SSEMU_MSGF_RMAEXEC 64u	/* RMA: done (or refused) at the target */
+#define SSEMU_MSGF_RESPQ 128u	/* RMA: on the target NIC's response queue */
+#define SSEMU_MSGF_RTO 256u	/* lossy class: a retry timer is pending */
+
+/*
+ * RMA operations use the message slot state bits differently from sends:
+ * TXDONE says the initiator is done with the slot (it released the
+ * RMA_DONE event, or never will), RXDONE that the target side is (the
+ * operation done or refused, its RMA_REMOTE event pushed).  Results are
+ * written into the slot's buffer by the engine when the target does the
+ * operation; the response packets only model their way back.
+ */
+
+/* (a slot's state word, SSEMU_MSG_*, is kept apart in the mstate section:
+ * an owner looking for a free slot or buffer reads a few lines, not a line
+ * per slot) */
+struct ssemu_msg {
+	uint32_t gen;		/* bumped on every allocation */
+	uint64_t seq;		/* order in which the engine took it */
+	uint32_t mflags;	/* SSEMU_MSGF_* */
+	uint32_t rx_pos;	/* receiver's event ring index of its RECV */
+	uint32_t tx_pos;	/* sender's event ring index of its SEND_DONE */
+	uint32_t epoch;		/* lossy class: bumped on every go-back */
+	ssemu_addr_t src, dst;
+	uint32_t tclass, flags;
+	uint64_t len;
+	uint64_t hdr[SSEMU_HDR_WORDS];
+	uint64_t cookie;
+	uint32_t crc;		/* CRC-32 of the payload, by the sender */
+	uint32_t buf;		/* large buffer index in the ep, or NONE */
+	uint32_t npkts, sent, arrived, acked;
+	uint32_t rx_acked;	/* arrivals the receiver has acknowledged */
+	uint32_t rx_marked;	/* a marked packet since the last ack */
+	uint32_t next;		/* NIC injection queue */
+	uint32_t rx_next;	/* receiver's event overflow list */
+	uint32_t tx_next;	/* sender's event overflow list */
+	int32_t status;
+	uint32_t ep_gen;	/* sending endpoint's generation at post */
+	ssemu_time_t post_time;
+	/* RMA (rma_op 0: a send); len above is the request's payload */
+	uint8_t rma_op;		/* enum ssemu_rma_op */
+	uint8_t aop, dtype;
+	uint8_t pad8;
+	uint32_t resp_npkts;	/* response packets the target sends */
+	uint32_t resp_sent;	/* ... of which it injected */
+	uint32_t resp_arrived;	/* ... of which reached the initiator */
+	uint32_t resp_next;	/* target NIC's response queue */
+	uint32_t pad32;
+	uint64_t rma_len;	/* bytes at the target (and of results) */
+	uint64_t key;
+	uint64_t raddr;
+	uint8_t data[SSEMU_INLINE_MAX];
+} SSEMU_CACHELINE_ALIGNED;
+
+/* A memory region in a NIC's table (ssemu_mr_reg). */
+struct ssemu_mr_sh {
+	uint64_t key;
+	uint64_t addr;		/* start, in the owner's address space */
+	uint64_t len;
+	uint64_t base;		/* the address peers name addr[0] by */
+	int32_t pid;		/* owner process */
+	uint32_t access;	/* SSEMU_MR_* */
+	uint32_t in_use;
+	uint32_t pad;
+};
+
+struct ssemu_ep_sh {
+	uint32_t open;
+	uint32_t gen;
+	uint32_t alloc_cursor;	/* owner only */
+	uint32_t ev_futex;	/* bumped after every event push */
+	uint32_t waiters;	/* processes sleeping on ev_futex */
+	uint32_t unreleased;	/* RECVs delivered and not released yet */
+	uint32_t rx_head, rx_tail;	/* RECV events waiting for ring space */
+	uint32_t tx_head, tx_tail;	/* SEND_DONE events waiting */
+	uint32_t nic;		/* NIC slot it is (or was last) open on */
+	uint32_t pid;		/* ... and its pid there */
+	/* (the engine's fields above and these in the first cache line) */
+	uint64_t tx_ring_off;	/* region offsets */
+	uint64_t ev_ring_off;
+	uint32_t buf_msg[64];	/* owner only: message using each buffer */
+} SSEMU_CACHELINE_ALIGNED;
+
+struct ssemu_nic_sh {
+	uint32_t state;
+	int32_t owner_pid;
+	uint32_t port;
+	uint32_t job;
+	int32_t rank;
+	uint32_t gen;
+	uint32_t ev_futex;	/* bumped after an event push to any of its eps */
+	uint32_t waiters;	/* processes sleeping on ev_futex */
+	uint32_t rx_unacked;	/* packets arrived, their ack still pending */
+	uint32_t jobslot;	/* its job's reservation, or SSEMU_NONE */
+	/* model: injection */
+	uint32_t inj_head, inj_tail;	/* messages to packetise */
+	uint32_t ack_head, ack_tail;	/* ack packets to send */
+	uint32_t done_pending;	/* a TX_DONE event is scheduled */
+	uint32_t wait_pkt;	/* stalled on an empty packet pool */
+	uint32_t resp_head, resp_tail;	/* RMA results to send back */
+	uint32_t mr_hwm;	/* table entries [0, mr_hwm) may be in use */
+	uint32_t pad2;
+	ssemu_time_t busy_until;	/* the edge link serialises until then */
+	uint32_t credits[SSEMU_MAX_TCLASS];
+	struct ssemu_nic_stats stats;
+	/* credits on their way back from the edge switch, as a switch
+	 * output's (cr_tc: the class), and when a kick for them is due */
+	ssemu_time_t cr_time[SSEMU_CR_RING];
+	uint8_t cr_tc[SSEMU_CR_RING];
+	uint16_t cr_cells[SSEMU_CR_RING];	/* credit returned, in cells */
+	uint8_t cr_head, cr_n;
+	ssemu_time_t kick_at;
+} SSEMU_CACHELINE_ALIGNED;	/* a NIC's fields on its own lines */
+
+/*
+ * What a NIC keeps toward each other NIC, [nic][dnic], side by side: an
+ * injection and an acknowledgement each touch several of these fields, in
+ * one cache line (in separate arrays, one line each).
+ */
+struct ssemu_pair {
+	uint64_t pause;		/* next injection not before (FGFC) */
+	uint64_t slow;		/* FGFC pacing ends (ps) */
+	uint32_t cwnd;		/* congestion window, 1/256 packets */
+	uint32_t gap;		/* FGFC gap between packets (ps) */
+	uint32_t cc_acked;	/* packets acknowledged since the last cut */
+	uint16_t window;	/* data packets in flight */
+	uint16_t egq;		/* data packets queued at the destination's
+				 * edge output */
+	uint16_t path;		/* ordered flows: the current via */
+	uint16_t pad;
+};
+
+enum ssemu_pkt_type {
+	SSEMU_PKT_DATA = 1,
+	SSEMU_PKT_ACK,
+	SSEMU_PKT_RESP,		/* RMA results, target to initiator */
+};
+
+struct ssemu_pkt {
+	/* (what every hop touches first, in 40 bytes: one cache line for
+	 * half of the packets, two for the rest) */
+	uint32_t next;		/* free list, VOQ and ack queue link */
+	uint8_t type;
+	uint8_t tclass;
+	uint8_t vc;		/* switch-to-switch hops taken so far */
+	uint8_t marked;		/* congestion seen (DATA) or echoed (ACK) */
+	uint8_t ack_req;	/* DATA: the source's window is now full */
+	uint8_t phase;		/* non-minimal: 0 toward via, 1 toward dst */
+	uint16_t via;		/* intermediate group + 1, 0: minimal path */
+	uint16_t copy;		/* global link copy for minimal routing */
+	uint16_t count;		/* ACK: data packets it acknowledges */
+	uint32_t dst_port;	/* endpoint port */
+	uint32_t bytes;		/* on the wire, with overhead */
+	uint32_t in_port;	/* input port at the current switch */
+	uint32_t to_gen;	/* NIC_ARRIVE: the target NIC's generation */
+	ssemu_time_t sw_arrive;	/* arrival at the current switch */
+	uint32_t src_nic;	/* source NIC (DATA) */
+	uint32_t win;		/* source NIC's window slot */
+	uint32_t msg;		/* global message index */
+	uint32_t msg_gen;
+	uint32_t idx;		/* DATA: its index in the message */
+	uint32_t epoch;		/* DATA: the message's epoch when sent */
+	uint32_t src_gen;	/* source NIC's attach generation */
+	uint32_t src_port;	/* endpoint port */
+	int32_t status;		/* ACK: delivery status */
+	uint32_t crc;		/* DATA: its payload's CRC, at injection */
+	ssemu_time_t inject_time;
+};
+
+/* Valid while the input's bit in its output's vq[vclass].inmask is set (an
+ * empty VOQ's head and tail are left as they are, never read). */
+struct ssemu_voq {
+	uint32_t head, tail;
+};
+
+struct ssemu_swport {
+	/* (the fields every packet through the port touches come first: a
+	 * hop costs fewer cache lines) */
+	uint32_t done_pending;	/* an OUT_DONE event is scheduled */
+	uint32_t rr;		/* round-robin pointer over inputs */
+	uint32_t nqueued;	/* VOQ packets for this output, all vclasses */
+	uint32_t queued_tc[SSEMU_MAX_TCLASS];	/* the same, per class */
+	uint32_t vc_rr;		/* turns among the VCs of an input */
+	/* bit vcl: vq[vcl].queued is not 0 (arbitration looks at these
+	 * only) */
+	uint64_t vclmask;
+	ssemu_time_t busy_until;	/* the output serialises until then */
+	ssemu_time_t wake_at;	/* done_pending: the earliest OUT_DONE */
+	ssemu_time_t last_ready;		/* keeps each input FIFO */
+	ssemu_time_t tok_time;
+	uint32_t tc_rr;				/* last class served */
+	/* bit tc: both of the class's token buckets are full (at their
+	 * depth), so a refill leaves them as they are and is skipped */
+	uint32_t tok_full;
+	uint32_t nflows;	/* edge output: source NICs with data packets
+				 * queued for it (congestion control) */
+	/* credits on their way back from downstream, oldest first (one link
+	 * delay each, so in time order): they count from their time on,
+	 * settled when the output next looks, and cost no event */
+	uint8_t cr_vcl[SSEMU_CR_RING];
+	uint16_t cr_cells[SSEMU_CR_RING];	/* credit returned, in cells */
+	uint8_t cr_head, cr_n;
+	ssemu_time_t cr_time[SSEMU_CR_RING];
+	struct ssemu_peer peer;	/* the far end (ssemu_topo_peer, once) */
+	/* from the port's link parameters (the configuration's for its
+	 * kind), once: every hop needs them */
+	ssemu_time_t delay;
+	double bytes_per_ps;	/* rate_bps / 8e12 */
+	uint32_t ps_per_byte;	/* 8e12 / rate_bps if whole, or 0 */
+	uint32_t peer_inst;	/* the peer switch's model + 1, 0: not known */
+	/* traffic-class shares ("shares" arbitration): token buckets in
+	 * bytes for each class's guaranteed minimum (g) and its cap (c) */
+	struct {
+		double g, c;
+	} tok[SSEMU_MAX_TCLASS];
+	/* per vclass, side by side (a hop touches one vclass's) */
+	struct {
+		/* the inputs whose VOQ for this output and vclass is not
+		 * empty (bit in): arbitration finds the next one without a
+		 * scan */
+		uint64_t inmask;
+		uint32_t queued;	/* VOQ packets for this output */
+		uint32_t credits;	/* downstream buffer */
+	} vq[SSEMU_MAX_VCLASS];
+	/* sent, per class (side by side: a hop counts both in one line) */
+	struct {
+		uint64_t pkts, bytes;
+	} tx[SSEMU_MAX_TCLASS];
+	uint64_t drops;
+	/* what the upstream neighbours' adaptive routing sees of this
+	 * output's queues, per class: a sample published at most every
+	 * SSEMU_NB_PERIOD and seen one sample late (nb_load) */
+	ssemu_time_t nb_time;
+	uint32_t nb_seen[SSEMU_MAX_TCLASS];
+	uint32_t nb_next[SSEMU_MAX_TCLASS];
+};
+
+struct ssemu_switch_sh {
+	uint32_t sw;		/* topology switch id */
+	uint32_t pad;
+	struct ssemu_rng rng;
+	/* each port on its own cache lines (none shares its first line with
+	 * the previous port's last fields) */
+	struct ssemu_swport port[SSEMU_RADIX] SSEMU_CACHELINE_ALIGNED;
+	uint64_t voq_off;	/* region offset: voq[out][vclass][in] */
+};
+
+/*
+ * A job placed by policy: its first rank reserved a port for each of its
+ * ranks (resv[port] = slot << 16 | rank); the reservation lasts while any
+ * NIC of the job is attached.
+ */
+struct ssemu_job_sh {
+	uint32_t id;		/* launcher job id */
+	uint32_t active;
+	uint32_t nranks;
+	uint32_t policy;	/* enum ssemu_place_policy */
+	uint32_t nics;		/* NICs of the job attached now */
+	uint32_t pad;
+};
+
+#define SSEMU_RESV(slot, rank) ((uint32_t)(slot) << 16 | (uint32_t)(rank))
+#define SSEMU_RESV_SLOT(v) ((v) >> 16)
+#define SSEMU_RESV_MAX_RANKS 65536
+
+/*
+ * A service directory entry (ssemu_svc.c): @name bound to the endpoint
+ * with global index @ep, on the NIC attached with generation @nic_gen, by
+ * process @pid.  An entry is live while all three still hold; a dead or
+ * stale one is free for the next bind.
+ */
+struct ssemu_svc_sh {
+	uint32_t state;		/* SSEMU_SVC_FREE or SSEMU_SVC_BOUND */
+	uint32_t key;		/* ssemu_svc_key(name) */
+	uint32_t ep;
+	uint32_t nic_gen;
+	ssemu_addr_t addr;
+	int32_t pid;
+	char name[SSEMU_SVC_NAME_MAX];
+};
+
+#define SSEMU_SVC_FREE 0
+#define SSEMU_SVC_BOUND 1
+
+/*
+ * The region's header has two parts.  The first, up to broken, is written
+ * once by the creator before it publishes the region (ready) and never
+ * again: the configuration and everything derived from it (topology,
+ * counts, section offsets, policy indices).  Each process that maps a
+ * shared segment maps that page privately and copies it (copy on write)
+ * before it checks it (check_layout), so what it then uses as bounds and
+ * offsets cannot change under it, whatever is written into the segment;
+ * the segment's own copy is compared with it before every run of the
+ * engine (a difference marks the fabric broken).  The second part, from
+ * its own page on, is shared state.
+ */
+struct ssemu_region {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t hdr_size;
+	uint64_t total_size;
+	uint64_t config_hash;
+	uint32_t owner_uid;
+	uint32_t ready;		/* set (release) once initialised */
+	struct ssemu_config config;
+	/* derived */
+	struct ssemu_topo topo;
+	uint32_t neps, nmsgs, nbufs;
+	uint32_t voq_per_switch;	/* radix * radix * ntclass * NVC */
+	/* sections */
+	uint64_t engine_off, nics_off, eps_off, msgs_off, bufs_off, rings_off,
+		 mstate_off,	/* each message slot's state word (atomic) */
+		 pkts_off, swmap_off, portmap_off, switches_off, voqs_off,
+		 pair_off,	/* per NIC pair state (struct ssemu_pair) */
+		 work_off,	/* bitmap: endpoints with posted messages */
+		 ovf_off,	/* bitmap: endpoints with overflowed events */
+		 mrs_off,	/* memory region tables, one per NIC */
+		 resv_off,	/* placement reservation per endpoint port */
+		 nic_eps_off,	/* endpoint slot of each NIC's pids */
+		 tel_off;	/* telemetry (ssemu_telemetry.c) */
+	uint32_t route_idx, arb_idx, cc_idx;	/* policy registries */
+
+	/* ---- shared state ---- */
+	/* Set (once) when the model found the segment's contents corrupt:
+	 * every call on the fabric fails with -EIO from then on and no
+	 * process attaches any more (ssemu_fail).  Read on every call: on a
+	 * line of its own, away from the lock's. */
+	uint32_t broken __attribute__((aligned(SSEMU_HDR_PRIVATE)));
+	char broken_why[156];
+	pthread_mutex_t lock SSEMU_CACHELINE_ALIGNED;
+	uint32_t dead;		/* being removed: attachers must retry */
+	uint32_t nnics;		/* NICs attached */
+	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
+	struct ssemu_job_sh jobs[SSEMU_MAX_JOBS];	/* placement */
+	struct ssemu_svc_sh svc[SSEMU_MAX_SVCS];	/* service directory */
+	/* model state */
+	uint32_t pkt_free;
+	uint32_t pkts_used;
+	uint32_t sw_used;
+	uint32_t pkt_waiters;	/* NICs with wait_pkt set */
+	uint64_t msg_seq;	/* messages taken from tx rings so far */
+	uint64_t recoveries;	/* engine runners that died mid-step */
+	uint64_t last_reap_ns;	/* wall clock of the last liveness check */
+	/* the stall check's suspect: a slot (and its gen) that was in
+	 * flight with the engine idle at executed == stall_exec */
+	uint32_t stall_mi, stall_gen;
+	uint64_t stall_exec;
+	uint64_t wall_t0_ns;	/* realtime: wall clock at model time 0 */
+	uint64_t lag_ps;	/* realtime: how far the model fell behind */
+	uint64_t pkts_delivered, pkt_hops, switch_lat_sum;
+	/* messages failed because nobody was at their destination any more,
+	 * and messages a closing endpoint had posted that could not be
+	 * delivered within its close bound (or whose process died) */
+	uint64_t msgs_unreachable, msgs_discarded;
+	uint64_t crc_errors;	/* packets and messages whose CRC failed */
+	/* per-hop switch latency (arrival to departure), 1 ns bins */
+	uint64_t swlat_hist[SSEMU_SWLAT_BINS];
+	ssemu_time_t tel_next;	/* telemetry: model time the open sample
+				 * ends */
+};
+
+_Static_assert(offsetof(struct ssemu_region, broken) == SSEMU_HDR_PRIVATE,
+	       "the header's write-once part is one page");
+
+/*
+ * Telemetry, counted by the model under the fabric lock (public types in
+ * ssemu.h).  The section is this header, then the sample ring (ring
+ * samples, sample i in slot i % ring), then a job-slot cache per NIC.
+ */
+#define SSEMU_TEL_HASH 512	/* pair index: open addressing, 0 = empty */
+
+struct ssemu_tel_sh {
+	ssemu_time_t interval;	/* 0: no time series */
+	uint32_t ring;		/* samples the ring holds */
+	uint32_t njobs;
+	uint32_t npairs;
+	uint32_t pad;
+	uint32_t job[SSEMU_TEL_JOBS];
+	uint64_t closed;	/* samples closed since model time 0 */
+	uint64_t ring_off;	/* region offsets */
+	uint64_t nicjob_off;
+	struct ssemu_tel_counters jc[SSEMU_TEL_JOB_SLOTS][SSEMU_MAX_TCLASS];
+	struct ssemu_tel_class tc[SSEMU_MAX_TCLASS];
+	struct ssemu_tel_pair pair[SSEMU_TEL_PAIRS];
+	struct ssemu_tel_pair other;
+	struct ssemu_tel_jpair jpair[SSEMU_TEL_JOB_SLOTS][SSEMU_TEL_JOB_SLOTS];
+	uint16_t pair_hash[SSEMU_TEL_HASH];	/* pair index + 1 */
+	struct ssemu_tel_sample cur;	/* the open sample */
+};
+
+/* A NIC's job slot, valid while gen is the NIC's attach generation. */
+struct ssemu_tel_nic {
+	uint32_t gen;
+	uint32_t slot;
+};
+
+/*
+ * A corrupt segment.  ssemu_fail marks the fabric broken (the first caller
+ * logs what was wrong, once), after which every participant's calls fail
+ * with -EIO and later attaches are refused; it returns true, so that
+ *	if (SSEMU_BAD(r, idx >= n, "what %u", idx)) return;
+ * reads as the check it is.  Everything the model reads from the segment
+ * and uses as an index or an offset goes through such a check first.
+ */
+bool ssemu_fail(struct ssemu_region *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), cold));
+#define SSEMU_BAD(r, cond, ...) \
+	(unlikely(cond) ? ssemu_fail((r), __VA_ARGS__) : false)
+
+static inline bool ssemu_broken(const struct ssemu_region *r)
+{
+	return ssemu_load_relaxed(&r->broken) != 0;
+}
+
+/* The CRC-32 every packet and message payload carries (zlib's), of @n
+ * bytes at @p, continuing from @seed (0 to start). */
+uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n);
+
+/* An event's CRC, of every field but crc (which the engine sets to it
+ * before the push and the owner checks after the poll). */
+static inline uint32_t ssemu_event_crc(const struct ssemu_event *ev)
+{
+	struct ssemu_event e = *ev;
+
+	e.crc = 0;
+	return ssemu_crc(0, &e, sizeof(e));
+}
+
+/* Bytes of an endpoint's two rings, and where each starts (the layout's
+ * own numbers: the offsets the segment holds are checked against them). */
+static inline uint64_t ssemu_txring_bytes(const struct ssemu_config *c)
+{
+	return SSEMU_ALIGN_UP(ssemu_ring_bytes(c->msgs_per_ep,
+					       sizeof(uint32_t)),
+			      (uint64_t)SSEMU_CACHELINE);
+}
+
+static inline uint64_t ssemu_rings_stride(const struct ssemu_config *c)
+{
+	return ssemu_txring_bytes(c) +
+	       SSEMU_ALIGN_UP(ssemu_ring_bytes(SSEMU_EV_RING,
+					       sizeof(struct ssemu_event)),
+			      (uint64_t)SSEMU_CACHELINE);
+}
+
+/* Is the control block of a ring of @cap entries of @esize sound: its
+ * geometry as made?  (Then every slot it names is inside it, whatever
+ * head and tail say: a push to a ring whose counts are wild finds it
+ * full, a pop takes a stale entry, whose own checks catch it.) */
+static inline bool ssemu_ring_sane(struct ssemu_ring *ring, uint32_t cap,
+				   uint32_t esize)
+{
+	return ring->mask == cap - 1 && ring->esize == esize &&
+	       ring->data_off == sizeof(*ring);
+}
+
+/* Section accessors. */
+#define SSEMU_AT(r, off) ((void *)((char *)(r) + (off)))
+
+static inline struct ssemu_engine *ssemu_r_engine(struct ssemu_region *r)
+{
+	return SSEMU_AT(r, r->engine_off);
+}
+
+static inline struct ssemu_nic_sh *ssemu_r_nic(struct ssemu_region *r,
+					       uint32_t i)
+{
+	return (struct ssemu_nic_sh *)SSEMU_AT(r, r->nics_off) + i;
+}
+
+static inline struct ssemu_ep_sh *ssemu_r_ep(struct ssemu_region *r, uint32_t i)
+{
+	return (struct ssemu_ep_sh *)SSEMU_AT(r, r->eps_off) + i;
+}
+
+static inline struct ssemu_msg *ssemu_r_msg(struct ssemu_region *r, uint32_t i)
+{
+	return (struct ssemu_msg *)SSEMU_AT(r, r->msgs_off) + i;
+}
+
+/* The state word (SSEMU_MSG_*) of message slot @i, or of slot @m. */
+static inline uint32_t *ssemu_r_mstate(struct ssemu_region *r, uint32_t i)
+{
+	return (uint32_t *)SSEMU_AT(r, r->mstate_off) + i;
+}
+
+static inline uint32_t *ssemu_msg_state(struct ssemu_region *r,
+					const struct ssemu_msg *m)
+{
+	return ssemu_r_mstate(r, (uint32_t)(m - ssemu_r_msg(r, 0)));
+}
+
+static inline uint8_t *ssemu_r_buf(struct ssemu_region *r, uint32_t i)
+{
+	return (uint8_t *)SSEMU_AT(r, r->bufs_off) +
+	       (size_t)i * r->config.buf_size;
+}
+
+static inline struct ssemu_pkt *ssemu_r_pkt(struct ssemu_region *r, uint32_t i)
+{
+	return (struct ssemu_pkt *)SSEMU_AT(r, r->pkts_off) + i;
+}
+
+static inline uint32_t *ssemu_r_swmap(struct ssemu_region *r)
+{
+	return SSEMU_AT(r, r->swmap_off);
+}
+
+static inline uint32_t *ssemu_r_portmap(struct ssemu_region *r)
+{
+	return SSEMU_AT(r, r->portmap_off);
+}
+
+/* Reservation of each endpoint port: SSEMU_RESV(job slot, rank) or
+ * SSEMU_NONE. */
+static inline uint32_t *ssemu_r_resv(struct ssemu_region *r)
+{
+	return SSEMU_AT(r, r->resv_off);
+}
+
+static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
+						     uint32_t i)
+{
+	return (struct ssemu_switch_sh *)SSEMU_AT(r, r->switches_off) + i;
+}
+
+/* What @nic keeps toward NIC @dnic. */
+static inline struct ssemu_pair *ssemu_r_pair(struct ssemu_region *r,
+					      uint32_t nic, uint32_t dnic)
+{
+	return (struct ssemu_pair *)SSEMU_AT(r, r->pair_off) +
+	       (size_t)nic * r->config.max_nics + dnic;
+}
+
+static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
+					    struct ssemu_switch_sh *s,
+					    uint32_t in, uint32_t out,
+					    uint32_t vcl)
+{
+	uint32_t R = r->topo.radix, T = r->config.ntclass * SSEMU_NVC;
+
+	/* [out][vclass][in]: an output's arbitration scans contiguous memory */
+	return (struct ssemu_voq *)SSEMU_AT(r, s->voq_off) +
+	       ((size_t)out * T + vcl) * R + in;
+}
+
+/* Memory region table of NIC @nic (SSEMU_MRS_PER_NIC entries). */
+static inline struct ssemu_mr_sh *ssemu_r_mrs(struct ssemu_region *r,
+					      uint32_t nic)
+{
+	return (struct ssemu_mr_sh *)SSEMU_AT(r, r->mrs_off) +
+	       (size_t)nic * SSEMU_MRS_PER_NIC;
+}
+
+static inline uint64_t *ssemu_r_bits(struct ssemu_region *r, uint64_t off)
+{
+	return SSEMU_AT(r, off);
+}
+
+static inline void ssemu_bit_set(uint64_t *bits, uint32_t i)
+{
+	ssemu_fetch_or(&bits[i / 64], 1ULL << (i % 64));
+}
+
+static inline struct ssemu_ring *ssemu_r_ring(struct ssemu_region *r,
+					      uint64_t off)
+{
+	return SSEMU_AT(r, off);
+}
+
+/*
+ * Are endpoint @epi's rings where the layout puts them and sound (else the
+ * fabric is marked broken)?  The engine asks before it touches them.
+ */
+static inline bool ssemu_ep_rings_bad(struct ssemu_region *r, uint32_t epi)
+{
+	const struct ssemu_config *c = &r->config;
+	struct ssemu_ep_sh *sh = ssemu_r_ep(r, epi);
+	uint64_t tx = r->rings_off + (uint64_t)epi * ssemu_rings_stride(c);
+
+	if (SSEMU_BAD(r, sh->tx_ring_off != tx ||
+		      sh->ev_ring_off != tx + ssemu_txring_bytes(c),
+		      "endpoint %u: ring offsets %#llx/%#llx, the layout has "
+		      "%#llx/%#llx", epi,
+		      (unsigned long long)sh->tx_ring_off,
+		      (unsigned long long)sh->ev_ring_off,
+		      (unsigned long long)tx,
+		      (unsigned long long)(tx + ssemu_txring_bytes(c))))
+		return true;
+	if (SSEMU_BAD(r, !ssemu_ring_sane(ssemu_r_ring(r, tx), c->msgs_per_ep,
+					  sizeof(uint32_t)) ||
+		      !ssemu_ring_sane(ssemu_r_ring(r, sh->ev_ring_off),
+				       SSEMU_EV_RING,
+				       sizeof(struct ssemu_event)),
+		      "endpoint %u: a ring's control block is corrupt", epi))
+		return true;
+	return false;
+}
+
+/* The NIC slot attached at endpoint port @port, or SSEMU_NONE (nobody, or
+ * a corrupt map: then the fabric is marked broken). */
+static inline uint32_t ssemu_port_nic(struct ssemu_region *r, uint64_t port)
+{
+	uint32_t nic;
+
+	if (SSEMU_BAD(r, port >= r->topo.nendpoints, "endpoint port %llu "
+		      "of %llu", (unsigned long long)port,
+		      (unsigned long long)r->topo.nendpoints))
+		return SSEMU_NONE;
+	nic = ssemu_r_portmap(r)[port];
+	/* (and the map and the NIC agree on the port) */
+	if (nic != SSEMU_NONE &&
+	    SSEMU_BAD(r, nic >= r->config.max_nics ||
+		      ssemu_r_nic(r, nic)->port != port, "port %llu maps to "
+		      "NIC slot %u of %u, at port %u",
+		      (unsigned long long)port, nic, r->config.max_nics,
+		      nic < r->config.max_nics ? ssemu_r_nic(r, nic)->port :
+						 0))
+		return SSEMU_NONE;
+	return nic;
+}
+
+/* The model of topology switch @sw, or SSEMU_NONE (not modelled yet, or
+ * a corrupt map: then the fabric is marked broken). */
+static inline uint32_t ssemu_sw_inst(struct ssemu_region *r, uint32_t sw)
+{
+	uint32_t inst;
+
+	if (SSEMU_BAD(r, sw >= r->topo.nswitches, "switch %u of %u", sw,
+		      r->topo.nswitches))
+		return SSEMU_NONE;
+	inst = ssemu_r_swmap(r)[sw];
+	if (inst != SSEMU_NONE &&
+	    SSEMU_BAD(r, inst >= r->sw_used || inst >= r->config.max_switches,
+		      "switch %u maps to model %u of %u", sw, inst,
+		      r->sw_used))
+		return SSEMU_NONE;
+	return inst;
+}
+
+static inline uint32_t ssemu_msg_ep(struct ssemu_region *r, uint32_t msg)
+{
+	return msg / r->config.msgs_per_ep;
+}
+
+/* Endpoint slot of each pid of NIC @nic (eps_per_nic entries), or
+ * SSEMU_NONE: not open. */
+static inline uint32_t *ssemu_r_nic_eps(struct ssemu_region *r, uint32_t nic)
+{
+	return (uint32_t *)SSEMU_AT(r, r->nic_eps_off) +
+	       (size_t)nic * r->config.eps_per_nic;
+}
+
+/*
+ * The NIC endpoint slot @ep belongs to (or last belonged to: its messages
+ * in flight are that NIC's until they are done).  Read from the segment,
+ * so checked: inside the NIC table, and for an open endpoint, named by
+ * that NIC's table at its pid; otherwise the fabric is broken (and NIC 0
+ * is returned, so that callers index nothing out of range).
+ */
+static inline uint32_t ssemu_ep_nic(struct ssemu_region *r, uint32_t ep)
+{
+	const struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep);
+	uint32_t nic = sh->nic;
+
+	if (SSEMU_BAD(r, nic >= r->config.max_nics, "endpoint slot %u: NIC "
+		      "slot %u of %u", ep, nic, r->config.max_nics))
+		return 0;
+	if (ssemu_load_relaxed(&sh->open) &&
+	    SSEMU_BAD(r, sh->pid >= r->config.eps_per_nic ||
+			 ssemu_load_relaxed(&ssemu_r_nic_eps(r, nic)[sh->pid]) !=
+				 ep,
+		      "endpoint slot %u: open as pid %u of NIC slot %u, "
+		      "which does not name it", ep, sh->pid, nic))
+		return 0;
+	return nic;
+}
+
+#endif
