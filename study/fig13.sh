@@ -150,7 +150,7 @@ cat >"$STUDY_OUT/fig13.dat" <<EOF
 "separate classes" $sd_sep $msd_sep 1.15
 EOF
 gnuplot <<EOF || fail "gnuplot failed"
-set terminal pngcairo size 700,450 noenhanced
+set terminal pngcairo size 700,520 noenhanced
 set output '$STUDY_OUT/fig13.png'
 set title 'MPI_Allreduce 8 B slowdown with a 256 KiB MPI_Alltoall aggressor'
 set ylabel 'slowdown (mean with / mean alone)'
@@ -159,7 +159,8 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set yrange [0:*]
 set grid ytics
-set key top right
+# the legend below the plot, where no bar or title can be under it
+set key outside bottom center vertical
 plot '$STUDY_OUT/fig13.dat' using 2:xtic(1) \
 	title 'MPI jobs: allreduce time (MPI_Wtime)', \
      '' using 3 title 'fabric telemetry: message latency (model)', \

@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,13 +189,44 @@ struct study_rx {
 	int next;		/* oldest posted receive */
 	int done;		/* TAG_LAST seen */
 	uint64_t bytes, total;
+	uint64_t held;		/* bytes of the window held back */
 };
+
+/* A closed reporting window, printed one window late (see below). */
+struct study_win {
+	int open;		/* a window is held */
+	double t, dt, epoch;	/* its end (since t0), length, epoch at end */
+};
+
+static inline void study_win_print(const char *rec,
+				   const struct study_opts *o,
+				   struct study_rx *rx, int nsrc,
+				   const struct study_win *win)
+{
+	for (int s = 0; s < nsrc; s++) {
+		printf("%s job=%s src=%d dst=%d t=%.3f dt=%.4f epoch=%.3f "
+		       "bytes=%llu gbps=%.6f\n", rec, o->label, rx[s].src,
+		       study_rank, win->t, win->dt, win->epoch,
+		       (unsigned long long)rx[s].held,
+		       rx[s].held * 8.0 / win->dt / 1e9);
+		rx[s].held = 0;
+	}
+	fflush(stdout);
+}
 
 /*
  * Receive the streams of @nsrc senders (@srcs) with @o->window receives
  * posted per sender, printing one "bw" line per sender and interval.
  * Receives from one sender complete in order (MPI's non-overtaking rule),
  * so the oldest one is the one to wait for.
+ *
+ * Each window is printed when the next one closes.  The stream's last
+ * window ends when the last message arrives, usually soon after the one
+ * before it closed: a megabyte over a few milliseconds would print as a
+ * rate many times the link's.  A last window shorter than half an
+ * interval is therefore joined to the one held back and printed with it,
+ * so every byte is counted once and no window is shorter than half an
+ * interval (unless the whole stream was).
  */
 static inline void study_stream_recv(const struct study_opts *o,
 				     const char *rec, const int *srcs,
@@ -203,6 +235,7 @@ static inline void study_stream_recv(const struct study_opts *o,
 	struct study_rx *rx = calloc((size_t)nsrc, sizeof(*rx));
 	int w = o->window, s, i, flag, left = nsrc;
 	double tlast = t0, t;
+	struct study_win win = { 0 };
 	MPI_Status st;
 
 	if (!rx)
@@ -245,20 +278,24 @@ static inline void study_stream_recv(const struct study_opts *o,
 		}
 		t = MPI_Wtime();
 		if (t - tlast >= o->interval || !left) {
+			bool join = !left && win.open &&
+				    t - tlast < o->interval / 2;
+
+			if (win.open && !join)
+				study_win_print(rec, o, rx, nsrc, &win);
 			for (s = 0; s < nsrc; s++) {
-				printf("%s job=%s src=%d dst=%d t=%.3f "
-				       "dt=%.4f epoch=%.3f bytes=%llu "
-				       "gbps=%.6f\n", rec, o->label,
-				       rx[s].src, study_rank, t - t0,
-				       t - tlast, study_epoch(),
-				       (unsigned long long)rx[s].bytes,
-				       rx[s].bytes * 8.0 / (t - tlast) / 1e9);
+				rx[s].held += rx[s].bytes;
 				rx[s].bytes = 0;
 			}
-			fflush(stdout);
+			win.dt = join ? win.dt + (t - tlast) : t - tlast;
+			win.t = t - t0;
+			win.epoch = study_epoch();
+			win.open = 1;
 			tlast = t;
 		}
 	}
+	if (win.open)
+		study_win_print(rec, o, rx, nsrc, &win);
 	t = MPI_Wtime();
 	for (s = 0; s < nsrc; s++) {
 		printf("total job=%s src=%d dst=%d seconds=%.3f bytes=%llu "

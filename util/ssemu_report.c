@@ -55,6 +55,8 @@ struct rep {
 	uint32_t ns;			/* samples in view */
 	const struct ssemu_tel_sample **s;
 	double *t0_us, *dur_us;		/* per sample */
+	struct ssemu_tel_sample joined;	/* the last closed sample and a
+					 * short open one, together */
 	int64_t ov_first, ov_last;	/* overlap window, -1: none (its
 					 * edge samples left out) */
 	double ov_us;
@@ -182,6 +184,28 @@ static uint64_t rx_of(const struct rep *p, uint32_t k, const struct series *s)
 	return p->s[k]->rx_bytes[s->slot][s->tc];
 }
 
+/* @out = samples @a and @b (which follows it) as one: counts summed,
+ * the deepest queue the deeper of the two. */
+static void sample_join(struct ssemu_tel_sample *out,
+			const struct ssemu_tel_sample *a,
+			const struct ssemu_tel_sample *b)
+{
+	uint32_t j, tc;
+
+	*out = *a;
+	for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++) {
+		for (j = 0; j < SSEMU_TEL_JOB_SLOTS; j++)
+			out->rx_bytes[j][tc] += b->rx_bytes[j][tc];
+		out->tx_bytes[tc] += b->tx_bytes[tc];
+		out->drops[tc] += b->drops[tc];
+		out->throttles[tc] += b->throttles[tc];
+		out->marks[tc] += b->marks[tc];
+		out->q_max[tc] = SSEMU_MAX(out->q_max[tc], b->q_max[tc]);
+		out->q_sum[tc] += b->q_sum[tc];
+		out->q_n[tc] += b->q_n[tc];
+	}
+}
+
 /* Series, samples, spans, the overlap window and the shares in it. */
 static int analyse(struct rep *p)
 {
@@ -213,7 +237,10 @@ static int analyse(struct rep *p)
 			p->nser++;
 		}
 	}
-	/* the closed samples, then the open one if it has any length */
+	/* the closed samples, then the open one if it has any length: on
+	 * its own if it is at least half an interval long, else joined to
+	 * the last closed sample (a few bytes over a sliver of time would
+	 * plot as a spike that flattens the rest) */
 	p->s = calloc(t->nsamples + 1, sizeof(*p->s));
 	p->t0_us = calloc(t->nsamples + 1, sizeof(double));
 	p->dur_us = calloc(t->nsamples + 1, sizeof(double));
@@ -231,7 +258,11 @@ static int analyse(struct rep *p)
 
 		if (!t->interval)
 			start = 0;
-		if (end > start) {
+		if (end > start && p->ns && end - start < iv / 2) {
+			sample_join(&p->joined, p->s[p->ns - 1], &t->open);
+			p->s[p->ns - 1] = &p->joined;
+			p->dur_us[p->ns - 1] += end - start;
+		} else if (end > start) {
 			p->s[p->ns] = &t->open;
 			p->t0_us[p->ns] = start;
 			p->dur_us[p->ns] = end - start;
