@@ -51,6 +51,7 @@
 
 #include "ssemu_compiler.h"
 #include "sse_list.h"
+#include "sse_proto.h"
 
 #define SSE_PROV_NAME "slingshot_emu"
 #define SSE_PROV_VERSION FI_VERSION(0, 1)
@@ -394,44 +395,8 @@ struct sse_mr {
 };
 
 /* ------------------------------------------------------------------ */
-/* Wire protocol (the four header words of every ssemu message)          */
+/* Rendezvous regions                                                   */
 /* ------------------------------------------------------------------ */
-
-/*
- * hdr[0] = op << 56 | flags << 48 | message id (48 bits, per sending ep)
- * EAGER: first (or only) piece of a message, payload from offset 0.
- *        hdr[1] = tag, hdr[2] = CQ data, hdr[3] = total length
- * RTS:   rendezvous request, no payload; same words as EAGER.
- * FRAG:  a later piece of a message. hdr[1] = offset, hdr[3] = total
- *        With SSE_HF_RNDV_READ, a 16-byte payload { key, address }: the
- *        sender's buffer is in its NIC's region table for the receiver
- *        to read (SSEMU_RMA_READ); the sender waits for a FIN.
- * CTS:   receiver to sender: send the data.  hdr[0] carries the sender's
- *        message id, hdr[1] = bytes wanted (0: discarded), hdr[3] = total
- *        (also the answer to a read RTS whose data cannot be read).
- * FIN:   receiver to sender: done reading (or discarded) a read RTS.
- *        hdr[0] carries the sender's message id, hdr[1] = 0 or the
- *        positive FI_E* error the receive failed with, hdr[3] = total
- * Pieces of one message arrive in order (SSEMU_SEND_ORDERED), so matching
- * order is posting order per (sender, receiver) pair (FI_ORDER_SAS).
- */
-enum sse_op {
-	SSE_OP_EAGER = 1,
-	SSE_OP_RTS,
-	SSE_OP_FRAG,
-	SSE_OP_CTS,
-	SSE_OP_RMA,	/* header of an RMA_REMOTE event, see sse_rma.c */
-	SSE_OP_FIN,
-};
-
-#define SSE_HF_TAGGED 0x01	/* tagged (else untagged message) */
-#define SSE_HF_DATA 0x02	/* hdr[2] is remote CQ data */
-#define SSE_HF_RREAD 0x04	/* RMA: a remote read (else a remote write) */
-#define SSE_HF_ATOMIC 0x08	/* RMA: an atomic (else a read or write) */
-#define SSE_HF_RNDV_READ 0x10	/* RTS: read it (payload: key, address) */
-/* EAGER, FRAG: the sender's NIC could not read the data from here on
- * (no payload): the message fails with FI_EFAULT at the receiver */
-#define SSE_HF_FAULT 0x20
 
 /*
  * Read rendezvous.  Internal region keys have the top bit set, where
@@ -463,13 +428,6 @@ struct sse_rndv_reg {
 	uint64_t used;		/* last use, for LRU */
 	bool valid;
 };
-
-#define SSE_HDR0(op, fl, id) \
-	(((uint64_t)(op) << 56) | ((uint64_t)(fl) << 48) | \
-	 ((id) & 0xffffffffffffULL))
-#define SSE_HDR_OP(h) ((unsigned)((h) >> 56))
-#define SSE_HDR_FLAGS(h) ((unsigned)(((h) >> 48) & 0xff))
-#define SSE_HDR_ID(h) ((h) & 0xffffffffffffULL)
 
 /* ------------------------------------------------------------------ */
 /* Endpoint and its operations                                          */
@@ -508,7 +466,7 @@ struct sse_tx {
 	uint64_t ctrl_hdr[SSEMU_HDR_WORDS];
 	uint64_t rkey;		/* read rendezvous: the buffer's region */
 	struct sse_rndv_reg *rreg;	/* its cache entry, if any */
-	uint64_t rts_desc[2];	/* RTS payload: key, address */
+	struct sse_rndv_desc rts_desc;	/* read RTS payload */
 	void *bounce;
 };
 

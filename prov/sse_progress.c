@@ -274,8 +274,8 @@ found:
 	tx->rreg = c;
 	tx->rkey = d.key;
 	tx->rkey_reg = true;
-	tx->rts_desc[0] = d.key;
-	tx->rts_desc[1] = d.base;
+	tx->rts_desc.key = d.key;
+	tx->rts_desc.addr = d.base;
 	return;
 full:
 	__atomic_sub_fetch(&emu->rndv_keys, 1, __ATOMIC_ACQ_REL);
@@ -426,7 +426,7 @@ static int __sse_tx_post(struct sse_ep *ep, struct sse_tx *tx)
 			__sse_tx_reg(ep, tx);
 		if (tx->rkey_reg) {
 			struct iovec desc = {
-				.iov_base = tx->rts_desc,
+				.iov_base = &tx->rts_desc,
 				.iov_len = sizeof(tx->rts_desc),
 			};
 
@@ -1078,12 +1078,12 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 	size_t payload = op == SSE_OP_EAGER ? ev->len : 0;
 	const void *data = payload ? ssemu_event_data(ep->emu, ev) : NULL;
 	bool rread = op == SSE_OP_RTS && (hflags & SSE_HF_RNDV_READ);
-	uint64_t desc[2] = { 0, 0 };
+	struct sse_rndv_desc desc = { 0, 0 };
 	struct sse_rx *rx;
 	struct sse_msg *msg;
 
 	if (payload > total || (payload && !data) ||
-	    (rread && ssemu_event_copy(ep->emu, ev, 0, desc, sizeof(desc)) !=
+	    (rread && ssemu_event_copy(ep->emu, ev, 0, &desc, sizeof(desc)) !=
 		      sizeof(desc))) {
 		SSE_EP_WARN(ep, "malformed message from %u:%u dropped\n",
 			    SSEMU_ADDR_PORT(ev->src), SSEMU_ADDR_PID(ev->src));
@@ -1113,8 +1113,8 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 		goto nomem;
 	if (rread) {
 		msg->rread = true;
-		msg->rkey = desc[0];
-		msg->raddr = desc[1];
+		msg->rkey = desc.key;
+		msg->raddr = desc.addr;
 	}
 	if (rx) {
 		__sse_rx_place(ep, rx, total, &msg->rx_off, &msg->rx_len);
