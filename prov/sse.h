@@ -529,7 +529,7 @@ struct sse_rma_op {
 /*
  * A posted ssemu_ep_rma, found again through the RMA_DONE cookie: a piece
  * of an RMA operation (op), or a rendezvous read of a receive (msg,
- * sse_progress.c).
+ * sse_rndv.c).
  */
 struct sse_rma_piece {
 	struct sse_dlist entry;	/* ep->rma_pieces */
@@ -841,18 +841,50 @@ ssize_t sse_trecv_peek_claim(struct sse_ep *ep, const struct iovec *iov,
 			     size_t count, fi_addr_t src, uint64_t tag,
 			     uint64_t ignore, uint64_t flags, void *context);
 
+/* sse_tx.c */
+int __sse_tx_start(struct sse_ep *ep, struct sse_tx *tx);
+int __sse_tx_post(struct sse_ep *ep, struct sse_tx *tx);
+void __sse_tx_posted(struct sse_ep *ep, struct sse_tx *tx);
+void __sse_tx_check_done(struct sse_ep *ep, struct sse_tx *tx);
+void __sse_tx_free(struct sse_ep *ep, struct sse_tx *tx);
+void __sse_ep_tx_progress(struct sse_ep *ep);
+void __sse_handle_send_done(struct sse_ep *ep, const struct ssemu_event *ev);
+
+/* sse_rx.c */
+void __sse_handle_recv(struct sse_ep *ep, const struct ssemu_event *ev);
+bool __sse_rx_match_unexp(struct sse_ep *ep, struct sse_rx *rx,
+			  struct sse_msg *msg);
+void __sse_rx_complete(struct sse_ep *ep, struct sse_rx *rx,
+		       ssemu_addr_t src, uint8_t hflags, uint64_t tag,
+		       uint64_t data, size_t total, size_t off, size_t room,
+		       int err, int prov_errno);
+int __sse_rx_fault(struct sse_ep *ep, ssemu_addr_t src);
+void __sse_rx_free(struct sse_ep *ep, struct sse_rx *rx);
+void __sse_msg_done(struct sse_ep *ep, struct sse_msg *msg);
+void __sse_msg_free(struct sse_msg *msg);
+
+/* sse_rndv.c */
+void __sse_tx_reg(struct sse_ep *ep, struct sse_tx *tx);
+void __sse_tx_unreg(struct sse_ep *ep, struct sse_tx *tx);
+void __sse_rndv_cache_flush(struct sse_ep *ep);
+int __sse_send_cts(struct sse_ep *ep, struct sse_msg *msg, size_t wanted);
+int __sse_send_fin(struct sse_ep *ep, struct sse_msg *msg, int err);
+void __sse_handle_cts(struct sse_ep *ep, const struct ssemu_event *ev);
+void __sse_handle_fin(struct sse_ep *ep, const struct ssemu_event *ev);
+void __sse_rndv_start(struct sse_ep *ep, struct sse_msg *msg);
+void __sse_rndv_decline(struct sse_ep *ep, struct sse_msg *msg);
+void __sse_rndv_read_progress(struct sse_ep *ep);
+/* Domain progress calls between two looks at the peers of parked
+ * rendezvous sends (__sse_rndv_check_peers). */
+#define SSE_PEER_CHECK_PERIOD 1024
+void __sse_rndv_check_peers(struct sse_ep *ep);
+
 /* sse_progress.c */
 void __sse_ep_progress(struct sse_ep *ep);
 void __sse_domain_progress(struct sse_domain *dom);
 void sse_domain_progress(struct sse_domain *dom);
 int sse_engine_progress(struct sse_domain *dom);
-int __sse_tx_start(struct sse_ep *ep, struct sse_tx *tx);
-bool __sse_rx_match_unexp(struct sse_ep *ep, struct sse_rx *rx,
-			  struct sse_msg *msg);
-void __sse_msg_free(struct sse_msg *msg);
 void __sse_ep_flush(struct sse_ep *ep);
-int __sse_send_cts(struct sse_ep *ep, struct sse_msg *msg, size_t wanted);
-void __sse_rndv_decline(struct sse_ep *ep, struct sse_msg *msg);
 int sse_domain_wait(struct sse_domain *dom, int timeout_ms);
 int sse_progress_thread_start(struct sse_domain *dom);
 void sse_progress_thread_stop(struct sse_domain *dom);

@@ -2,7 +2,7 @@
 /*
  * sse_msg.c: fi_ops_msg and the send/receive code shared with fi_tagged.
  * Posting only validates, builds the operation and hands it to the engine
- * in sse_progress.c; a receive first looks for an unexpected message.
+ * in sse_tx.c and sse_rx.c; a receive first looks for an unexpected message.
  */
 #include <stdlib.h>
 

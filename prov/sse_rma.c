@@ -263,7 +263,7 @@ void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev)
 		return;
 	}
 	if (p->msg) {
-		/* a rendezvous read (sse_progress.c) */
+		/* a rendezvous read (sse_rndv.c) */
 		__sse_rndv_read_done(ep, p, ev);
 		return;
 	}
