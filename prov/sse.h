@@ -665,6 +665,23 @@ struct sse_trig {
 	struct sse_rma_op *op;
 };
 
+/*
+ * The match rule, the one place it is written: a receive waiting for
+ * @want_src (SSEMU_ADDR_INVALID: any source) and, when @tagged, for the
+ * tag bits of @want_tag not set in @ignore, takes a message from @src
+ * tagged @tag.  Posted receives are tried against an arriving message in
+ * posting order, unexpected messages against a new receive (and FI_PEEK)
+ * in arrival order.
+ */
+static inline bool sse_match(ssemu_addr_t want_src, bool tagged,
+			     uint64_t want_tag, uint64_t ignore,
+			     ssemu_addr_t src, uint64_t tag)
+{
+	if (want_src != SSEMU_ADDR_INVALID && want_src != src)
+		return false;
+	return !tagged || !((tag ^ want_tag) & ~ignore);
+}
+
 /* ------------------------------------------------------------------ */
 /* Navigation                                                           */
 /* ------------------------------------------------------------------ */

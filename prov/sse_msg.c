@@ -244,9 +244,8 @@ ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
 			      &ep->rx_posted[tagged ? SSE_Q_TAG : SSE_Q_MSG]);
 	unexp = &ep->rx_unexp[tagged ? SSE_Q_TAG : SSE_Q_MSG];
 	sse_dlist_foreach_safe(unexp, msg, tmp, struct sse_msg, entry) {
-		if (saddr != SSEMU_ADDR_INVALID && msg->src != saddr)
-			continue;
-		if (tagged && ((msg->tag ^ rx->tag) & ~rx->ignore))
+		if (!sse_match(rx->src, tagged, rx->tag, rx->ignore,
+			       msg->src, msg->tag))
 			continue;
 		if (!__sse_rx_match_unexp(ep, rx, msg))
 			break;	/* consumed (and maybe already freed) */

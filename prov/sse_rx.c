@@ -14,14 +14,6 @@
 
 #include "sse.h"
 
-static inline bool sse_rx_matches(const struct sse_rx *rx, ssemu_addr_t src,
-				  bool tagged, uint64_t tag)
-{
-	if (rx->src != SSEMU_ADDR_INVALID && rx->src != src)
-		return false;
-	return !tagged || !((tag ^ rx->tag) & ~rx->ignore);
-}
-
 void __sse_msg_free(struct sse_msg *msg)
 {
 	sse_dlist_remove(&msg->entry);
@@ -213,7 +205,8 @@ static struct sse_rx *__sse_find_posted(struct sse_ep *ep, ssemu_addr_t src,
 	struct sse_rx *rx;
 
 	sse_dlist_foreach(q, rx, struct sse_rx, entry) {
-		if (sse_rx_matches(rx, src, tagged, tag))
+		if (sse_match(rx->src, tagged, rx->tag, rx->ignore, src,
+			      tag))
 			return rx;
 	}
 	return NULL;

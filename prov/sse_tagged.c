@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * sse_tagged.c: fi_ops_tagged.  Matching is ((tag ^ want) & ~ignore) == 0
- * against posted receives in posting order and unexpected messages in
- * arrival order.  FI_PEEK looks at the unexpected queue (no match: an
- * FI_ENOMSG error entry); FI_CLAIM sets a message aside for a later
- * receive carrying the same context; FI_DISCARD drops it.
+ * sse_tagged.c: fi_ops_tagged.  Matching is sse_match (sse.h):
+ * ((tag ^ want) & ~ignore) == 0, against posted receives in posting order
+ * and unexpected messages in arrival order.  FI_PEEK looks at the
+ * unexpected queue (no match: an FI_ENOMSG error entry); FI_CLAIM sets a
+ * message aside for a later receive carrying the same context; FI_DISCARD
+ * drops it.
  */
 #include <stdlib.h>
 
@@ -17,11 +18,8 @@ static struct sse_msg *__sse_find_unexp(struct sse_ep *ep, ssemu_addr_t src,
 
 	sse_dlist_foreach(&ep->rx_unexp[SSE_Q_TAG], msg, struct sse_msg,
 			  entry) {
-		if (src != SSEMU_ADDR_INVALID && msg->src != src)
-			continue;
-		if ((msg->tag ^ tag) & ~ignore)
-			continue;
-		return msg;
+		if (sse_match(src, true, tag, ignore, msg->src, msg->tag))
+			return msg;
 	}
 	return NULL;
 }
