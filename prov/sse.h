@@ -51,6 +51,7 @@
 
 #include "ssemu_compiler.h"
 #include "sse_list.h"
+#include "sse_pool.h"
 #include "sse_proto.h"
 
 #define SSE_PROV_NAME "slingshot_emu"
@@ -435,7 +436,11 @@ struct sse_rndv_reg {
 
 enum sse_q { SSE_Q_MSG = 0, SSE_Q_TAG = 1 };
 
-/* A send (user) or a control message (CTS, FIN) in progress. */
+/*
+ * A send (user) or a control message (CTS, FIN) in progress, from the
+ * endpoint's tx_pool (__sse_tx_get).  Whoever starts one sets every field
+ * down to bounce; the progress state from hdr_posted on starts at zero.
+ */
 struct sse_tx {
 	struct sse_dlist entry;	/* ep->tx_queue or ep->tx_rndv */
 	struct sse_dlist all;	/* ep->tx_all, until freed */
@@ -450,27 +455,31 @@ struct sse_tx {
 	bool completion;	/* write a CQ entry on success */
 	bool reported;		/* already completed (inject) */
 	bool data_ready;	/* every message it needs is known */
+	uint32_t tclass;
+	size_t len;		/* payload length */
+	size_t send_len;	/* bytes that go out (rendezvous: wanted) */
+	size_t iov_count;
+	struct iovec iov[SSE_IOV_LIMIT];
+	uint64_t ctrl_hdr[SSEMU_HDR_WORDS];	/* CTS, FIN */
+	void *bounce;		/* FI_INJECT copy (ep->bounce_pool) */
+	/* progress state, zero at the start */
 	bool hdr_posted;
 	bool rkey_tried;	/* read rendezvous considered */
 	bool rkey_reg;		/* rkey is in the NIC's table */
 	bool fault;		/* its data could not be read: SSE_HF_FAULT
 				 * goes out in place of the failed piece */
 	int err;		/* first error, positive FI_E* */
-	size_t len;		/* payload length */
-	size_t send_len;	/* bytes that go out (rendezvous: wanted) */
 	size_t next_off;	/* next payload byte to post */
 	uint32_t posted, done;	/* ssemu messages posted / completed */
-	uint32_t tclass;
-	size_t iov_count;
-	struct iovec iov[SSE_IOV_LIMIT];
-	uint64_t ctrl_hdr[SSEMU_HDR_WORDS];
 	uint64_t rkey;		/* read rendezvous: the buffer's region */
 	struct sse_rndv_reg *rreg;	/* its cache entry, if any */
 	struct sse_rndv_desc rts_desc;	/* read RTS payload */
-	void *bounce;
 };
 
-/* A posted receive. */
+/*
+ * A posted receive, from the endpoint's rx_pool (__sse_rx_get): its poster
+ * sets every field down to iov; the multi-recv state starts at zero.
+ */
 struct sse_rx {
 	struct sse_dlist entry;	/* ep->rx_posted[q] */
 	void *context;
@@ -483,7 +492,7 @@ struct sse_rx {
 	size_t len;
 	size_t iov_count;
 	struct iovec iov[SSE_IOV_LIMIT];
-	/* FI_MULTI_RECV */
+	/* FI_MULTI_RECV, zero at the start */
 	size_t mr_off;		/* next free byte */
 	int mr_pending;		/* messages placed but not complete */
 	bool mr_released;
@@ -492,10 +501,13 @@ struct sse_rx {
 /*
  * An RMA or atomic operation in progress (sse_rma.c): cut into pieces of at
  * most one ssemu_ep_rma each, posted in FIFO order from ep->rma_queue.
+ * From the endpoint's rma_pool: __sse_rma_build sets every field down to
+ * bounce; the progress state from active on starts at zero.
  */
 struct sse_rma_op {
 	struct sse_dlist entry;	/* ep->rma_queue while pieces remain */
 	struct sse_dlist all;	/* ep->rma_all, until freed */
+	struct sse_ep *ep;	/* whose pools it came from */
 	void *context;
 	uint64_t cq_flags;	/* FI_RMA|FI_ATOMIC, FI_READ|FI_WRITE */
 	uint64_t data;		/* remote CQ data (SSE_HF_DATA) */
@@ -508,28 +520,29 @@ struct sse_rma_op {
 	bool completion;	/* CQ entry on success */
 	bool no_comp;		/* fi_inject_*: no CQ entry, not even errors */
 	bool fence;		/* wait for every earlier operation */
-	bool active;		/* counted in ep->rma_active */
-	bool posting_done;	/* nothing more to post (all, or failed) */
-	int err;		/* first error, positive FI_E* */
-	int prov_errno;		/* the emulator's errno */
 	size_t len;		/* bytes at the target */
 	size_t piece_max;	/* multiple of elem */
-	size_t next_off;	/* next local byte to post */
-	size_t rma_idx;		/* cursor in rma[] */
-	uint64_t rma_off;
-	uint32_t posted, done;	/* pieces */
 	size_t iov_count, cmp_count, res_count, rma_count;
 	struct iovec iov[SSE_IOV_LIMIT];	/* source, or read target */
 	struct iovec cmp[SSE_IOV_LIMIT];	/* compare values */
 	struct iovec res[SSE_IOV_LIMIT];	/* fetch/compare results */
 	struct fi_rma_iov rma[SSE_IOV_LIMIT];	/* len in bytes */
-	void *bounce;		/* FI_INJECT copy */
+	void *bounce;		/* FI_INJECT copy (ep->bounce_pool) */
+	/* progress state, zero at the start */
+	bool active;		/* counted in ep->rma_active */
+	bool posting_done;	/* nothing more to post (all, or failed) */
+	int err;		/* first error, positive FI_E* */
+	int prov_errno;		/* the emulator's errno */
+	size_t next_off;	/* next local byte to post */
+	size_t rma_idx;		/* cursor in rma[] */
+	uint64_t rma_off;
+	uint32_t posted, done;	/* pieces */
 };
 
 /*
  * A posted ssemu_ep_rma, found again through the RMA_DONE cookie: a piece
  * of an RMA operation (op), or a rendezvous read of a receive (msg,
- * sse_rndv.c).
+ * sse_rndv.c).  From the endpoint's piece_pool.
  */
 struct sse_rma_piece {
 	struct sse_dlist entry;	/* ep->rma_pieces */
@@ -625,6 +638,12 @@ struct sse_ep {
 	uint64_t rndv_reads, rndv_pushes;	/* rendezvous received */
 	struct sse_dlist trigs;		/* triggered ops not yet run */
 	int aliases;			/* fi_ep_alias endpoints open */
+	/* data-path objects (sse_pool.h), under the domain lock */
+	struct sse_pool tx_pool;	/* struct sse_tx */
+	struct sse_pool rx_pool;	/* struct sse_rx */
+	struct sse_pool rma_pool;	/* struct sse_rma_op */
+	struct sse_pool piece_pool;	/* struct sse_rma_piece */
+	struct sse_pool bounce_pool;	/* SSE_INJECT_SIZE bytes */
 };
 
 /*
@@ -715,6 +734,53 @@ static inline uint64_t sse_rx_flags(struct fid_ep *e)
 		return container_of(e, struct sse_ep_alias,
 				    ep_fid)->rx_op_flags;
 	return container_of(e, struct sse_ep, ep_fid)->rx_op_flags;
+}
+
+/*
+ * Data-path objects from the endpoint's pools (domain lock held): only
+ * the progress state at the end of each object is cleared; the caller
+ * sets the rest.  Each goes back to the pool it came from.
+ */
+static inline struct sse_tx *__sse_tx_get(struct sse_ep *ep)
+{
+	struct sse_tx *tx = sse_pool_get(&ep->tx_pool);
+
+	if (tx)
+		memset(&tx->hdr_posted, 0,
+		       sizeof(*tx) - offsetof(struct sse_tx, hdr_posted));
+	return tx;
+}
+
+static inline struct sse_rx *__sse_rx_get(struct sse_ep *ep)
+{
+	struct sse_rx *rx = sse_pool_get(&ep->rx_pool);
+
+	if (rx)
+		memset(&rx->mr_off, 0,
+		       sizeof(*rx) - offsetof(struct sse_rx, mr_off));
+	return rx;
+}
+
+static inline struct sse_rma_op *__sse_rma_op_get(struct sse_ep *ep)
+{
+	struct sse_rma_op *op = sse_pool_get(&ep->rma_pool);
+
+	if (op)
+		memset(&op->active, 0,
+		       sizeof(*op) - offsetof(struct sse_rma_op, active));
+	return op;
+}
+
+/* Room for @len <= SSE_INJECT_SIZE bytes of injected data, or NULL. */
+static inline void *__sse_bounce_get(struct sse_ep *ep, size_t len)
+{
+	return len <= SSE_INJECT_SIZE ? sse_pool_get(&ep->bounce_pool) : NULL;
+}
+
+static inline void __sse_bounce_put(struct sse_ep *ep, void *bounce)
+{
+	if (bounce)
+		sse_pool_put(&ep->bounce_pool, bounce);
 }
 
 /* ------------------------------------------------------------------ */
@@ -808,11 +874,11 @@ struct sse_rma_req {
 	bool no_comp;		/* fi_inject_* */
 };
 ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req);
-int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
+int __sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
 		  struct sse_rma_op **opp);
 ssize_t __sse_rma_start(struct sse_ep *ep, struct sse_rma_op *op,
 			fi_addr_t dest);
-void sse_rma_op_free(struct sse_rma_op *op);
+void __sse_rma_op_free(struct sse_rma_op *op);
 size_t sse_rma_piece_max(struct sse_ep *ep, uint32_t op, size_t elem);
 void __sse_rma_progress(struct sse_ep *ep);
 void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev);

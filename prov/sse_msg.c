@@ -108,10 +108,13 @@ ssize_t __sse_send(struct sse_ep *ep, const struct iovec *iov, size_t count,
 			return -FI_EAGAIN;
 	}
 
-	tx = sse_zalloc(sizeof(*tx));
+	tx = __sse_tx_get(ep);
 	if (!tx)
 		return -FI_ENOMEM;
 	tx->user = true;
+	tx->reported = false;
+	tx->bounce = NULL;
+	tx->iov_count = 0;
 	tx->context = context;
 	tx->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
 	tx->msg_id = ep->next_msg_id++;
@@ -128,17 +131,17 @@ ssize_t __sse_send(struct sse_ep *ep, const struct iovec *iov, size_t count,
 	if (flags & FI_INJECT) {
 		/* The caller may reuse its buffer as soon as we return. */
 		if (len) {
-			tx->bounce = malloc(len);
+			tx->bounce = __sse_bounce_get(ep, len);
 			if (!tx->bounce) {
-				free(tx);
+				sse_pool_put(&ep->tx_pool, tx);
 				return -FI_ENOMEM;
 			}
 			if (sse_copy_from_iov(tx->bounce, iov, count, 0,
 					      len)) {
 				SSE_EP_WARN(ep, "inject of %zu bytes from memory that is not readable refused\n",
 					    len);
-				free(tx->bounce);
-				free(tx);
+				__sse_bounce_put(ep, tx->bounce);
+				sse_pool_put(&ep->tx_pool, tx);
 				return -FI_EFAULT;
 			}
 			tx->iov[0].iov_base = tx->bounce;
@@ -219,7 +222,7 @@ ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
 		}
 	}
 
-	rx = sse_zalloc(sizeof(*rx));
+	rx = __sse_rx_get(ep);
 	if (!rx) {
 		ret = -FI_ENOMEM;
 		goto unlock;

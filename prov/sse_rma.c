@@ -75,8 +75,7 @@ static void __sse_rma_free(struct sse_rma_op *op)
 {
 	sse_dlist_remove(&op->entry);
 	sse_dlist_remove(&op->all);
-	free(op->bounce);
-	free(op);
+	__sse_rma_op_free(op);
 }
 
 static void __sse_rma_report(struct sse_ep *ep, struct sse_rma_op *op)
@@ -198,22 +197,23 @@ static int __sse_rma_post(struct sse_ep *ep, struct sse_rma_op *op)
 			r.hdr[3] = op->len;
 		}
 
-		p = sse_zalloc(sizeof(*p));
+		p = sse_pool_get(&ep->piece_pool);
 		if (!p)
 			return -FI_EAGAIN;	/* retried later */
 		p->op = op;
+		p->msg = NULL;
 		p->off = op->next_off;
 		p->len = n;
 		r.cookie = (uint64_t)(uintptr_t)p;
 
 		ret = ssemu_ep_rma(ep->emu, &r);
 		if (ret == -EAGAIN) {
-			free(p);
+			sse_pool_put(&ep->piece_pool, p);
 			return -FI_EAGAIN;
 		}
 		if (ret) {
 			/* Fail the operation: nothing more is posted. */
-			free(p);
+			sse_pool_put(&ep->piece_pool, p);
 			if (!op->err) {
 				op->err = sse_rma_errno(ret);
 				op->prov_errno = -ret;
@@ -293,7 +293,7 @@ void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev)
 	}
 	ssemu_event_release(ep->emu, ev);
 	sse_dlist_remove(&p->entry);
-	free(p);
+	sse_pool_put(&ep->piece_pool, p);
 	op->done++;
 	/* Still on rma_queue: its posting finishes first. */
 	if (op->posting_done)
@@ -341,7 +341,7 @@ void __sse_rma_flush(struct sse_ep *ep)
 	sse_dlist_foreach_safe(&ep->rma_pieces, p, ptmp, struct sse_rma_piece,
 			       entry) {
 		sse_dlist_remove(&p->entry);
-		free(p);
+		sse_pool_put(&ep->piece_pool, p);
 	}
 	sse_dlist_foreach_safe(&ep->rma_all, op, otmp, struct sse_rma_op, all)
 		__sse_rma_free(op);
@@ -374,19 +374,21 @@ wrap:
 	return -FI_EINVAL;
 }
 
-void sse_rma_op_free(struct sse_rma_op *op)
+/* Give a built operation back to its endpoint's pools (NULL: nothing). */
+void __sse_rma_op_free(struct sse_rma_op *op)
 {
 	if (op) {
-		free(op->bounce);
-		free(op);
+		__sse_bounce_put(op->ep, op->bounce);
+		sse_pool_put(&op->ep->rma_pool, op);
 	}
 }
 
 /*
- * Validate and build one operation (no lock needed).  @return 0 with the
- * operation in *@opp, or an argument error.
+ * Validate and build one operation (domain lock held: it comes from the
+ * endpoint's pool).  @return 0 with the operation in *@opp, or an
+ * argument error.
  */
-int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
+int __sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
 		  struct sse_rma_op **opp)
 {
 	bool is_atomic = req->op != SSEMU_RMA_WRITE &&
@@ -439,10 +441,19 @@ int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
 	if ((req->flags & FI_REMOTE_CQ_DATA) && req->op == SSEMU_RMA_READ)
 		return -FI_EINVAL;
 
-	op = sse_zalloc(sizeof(*op));
+	op = __sse_rma_op_get(ep);
 	if (!op)
 		return -FI_ENOMEM;
 	sse_dlist_init(&op->entry);
+	sse_dlist_init(&op->all);
+	op->ep = ep;
+	op->dest = SSEMU_ADDR_INVALID;
+	op->cq_flags = 0;
+	op->data = 0;
+	op->rflags = 0;
+	op->hflags = 0;
+	op->bounce = NULL;
+	op->iov_count = op->cmp_count = op->res_count = op->rma_count = 0;
 	op->context = req->context;
 	op->op = req->op;
 	op->aop = req->aop;
@@ -483,17 +494,16 @@ int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
 
 	if (inject && len) {
 		/* The caller may reuse its buffer as soon as we return. */
-		op->bounce = malloc(len);
+		op->bounce = __sse_bounce_get(ep, len);
 		if (!op->bounce) {
-			free(op);
+			__sse_rma_op_free(op);
 			return -FI_ENOMEM;
 		}
 		if (sse_copy_from_iov(op->bounce, req->iov, req->iov_count, 0,
 				      len)) {
 			SSE_EP_WARN(ep, "inject of %zu bytes from memory that is not readable refused\n",
 				    len);
-			free(op->bounce);
-			free(op);
+			__sse_rma_op_free(op);
 			return -FI_EFAULT;
 		}
 		op->iov[0].iov_base = op->bounce;
@@ -583,17 +593,18 @@ ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req)
 
 	if (req->flags & FI_TRIGGER)
 		return sse_trigger_rma(ep, req);
-	ret = sse_rma_build(ep, req, &op);
-	if (ret)
-		return ret;
 	pthread_mutex_lock(&dom->lock);
+	ret = __sse_rma_build(ep, req, &op);
+	if (ret)
+		goto unlock;
 	ret = __sse_rma_start(ep, op, req->dest);
+	if (ret)
+		__sse_rma_op_free(op);
 	/* one that completed at once counted: triggered operations due */
 	if (!sse_dlist_empty(&dom->trig_cntrs))
 		__sse_trigger_progress(dom);
+unlock:
 	pthread_mutex_unlock(&dom->lock);
-	if (ret)
-		sse_rma_op_free(op);
 	return ret;
 }
 

@@ -179,19 +179,29 @@ full:
 static int __sse_send_ctrl(struct sse_ep *ep, struct sse_msg *msg,
 			   unsigned op, uint64_t arg)
 {
-	struct sse_tx *tx = sse_zalloc(sizeof(*tx));
+	struct sse_tx *tx = __sse_tx_get(ep);
 
 	if (!tx) {
 		SSE_EP_WARN(ep, "out of memory: rendezvous reply lost\n");
 		return -FI_ENOMEM;
 	}
+	tx->context = NULL;
+	tx->cq_flags = 0;
+	tx->msg_id = msg->msg_id;
 	tx->dest = msg->src;
-	tx->tclass = ep->emu_tclass;
+	tx->tag = tx->data = 0;
+	tx->hflags = 0;
 	tx->op = (uint8_t)op;
+	tx->user = tx->completion = tx->reported = false;
 	tx->data_ready = true;
+	tx->tclass = ep->emu_tclass;
+	tx->len = tx->send_len = 0;
+	tx->iov_count = 0;
 	tx->ctrl_hdr[0] = SSE_HDR0(op, 0, msg->msg_id);
 	tx->ctrl_hdr[1] = arg;
+	tx->ctrl_hdr[2] = 0;
 	tx->ctrl_hdr[3] = msg->total;
+	tx->bounce = NULL;
 	/* Control messages do not take part in matching: let them overtake
 	 * queued sends. */
 	sse_dlist_insert_tail(&tx->all, &ep->tx_all);
@@ -361,7 +371,7 @@ static int __sse_rndv_read_post(struct sse_ep *ep, struct sse_msg *msg)
 	       msg->reads_out < SSE_RNDV_READS) {
 		size_t n = SSEMU_MIN(msg->expect - msg->read_next,
 				     ep->max_frag);
-		struct sse_rma_piece *p = sse_zalloc(sizeof(*p));
+		struct sse_rma_piece *p = sse_pool_get(&ep->piece_pool);
 		struct ssemu_rma r = {
 			.dest = msg->src,
 			.tclass = msg->tclass,
@@ -377,7 +387,7 @@ static int __sse_rndv_read_post(struct sse_ep *ep, struct sse_msg *msg)
 		r.cookie = (uint64_t)(uintptr_t)p;
 		ret = ssemu_ep_rma(ep->emu, &r);
 		if (ret) {
-			free(p);
+			sse_pool_put(&ep->piece_pool, p);
 			if (ret == -EAGAIN) {
 				full = -FI_EAGAIN;
 				break;
@@ -385,6 +395,7 @@ static int __sse_rndv_read_post(struct sse_ep *ep, struct sse_msg *msg)
 			msg->read_err = ret;
 			break;
 		}
+		p->op = NULL;
 		p->msg = msg;
 		p->off = msg->read_next;
 		p->len = n;
@@ -426,7 +437,7 @@ void __sse_rndv_read_done(struct sse_ep *ep, struct sse_rma_piece *p,
 	}
 	ssemu_event_release(ep->emu, ev);
 	sse_dlist_remove(&p->entry);
-	free(p);
+	sse_pool_put(&ep->piece_pool, p);
 	assert(msg->reads_out > 0);
 	msg->reads_out--;
 	if (msg->read_err) {

@@ -53,7 +53,7 @@ void __sse_rx_free(struct sse_ep *ep, struct sse_rx *rx)
 {
 	assert(ep->rx_count > 0);
 	ep->rx_count--;
-	free(rx);
+	sse_pool_put(&ep->rx_pool, rx);
 }
 
 /*

@@ -122,12 +122,13 @@ claimed:
 		__sse_msg_discard(ep, msg);
 		goto unlock;
 	}
-	rx = sse_zalloc(sizeof(*rx));
+	rx = __sse_rx_get(ep);
 	if (!rx) {
 		ret = -FI_ENOMEM;
 		goto unlock;
 	}
 	sse_dlist_init(&rx->entry);
+	rx->posted = false;
 	rx->context = context;
 	rx->flags = flags & FI_COMPLETION;
 	rx->tagged = true;

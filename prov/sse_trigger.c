@@ -69,7 +69,7 @@ static void __sse_trigger_free(struct sse_trig *t)
 	__atomic_sub_fetch(&t->cntr->ref, 1, __ATOMIC_ACQ_REL);
 	if (sse_dlist_empty(&t->cntr->trigs))
 		sse_dlist_remove(&t->cntr->trig_entry);
-	sse_rma_op_free(t->op);
+	__sse_rma_op_free(t->op);
 	free(t->bounce);
 	free(t);
 }
@@ -189,19 +189,17 @@ ssize_t sse_trigger_rma(struct sse_ep *ep, const struct sse_rma_req *req)
 	if (!t)
 		return -FI_ENOMEM;
 	t->kind = SSE_TRIG_RMA;
-	/* built now: the arguments are checked and FI_INJECT data copied */
-	ret = sse_rma_build(ep, &r, &t->op);
-	if (ret) {
-		free(t);
-		return ret;
-	}
 	pthread_mutex_lock(&dom->lock);
-	ret = __sse_trigger_queue(ep, t);
-	pthread_mutex_unlock(&dom->lock);
-	if (ret) {
-		sse_rma_op_free(t->op);
-		free(t);
+	/* built now: the arguments are checked and FI_INJECT data copied */
+	ret = __sse_rma_build(ep, &r, &t->op);
+	if (!ret) {
+		ret = __sse_trigger_queue(ep, t);
+		if (ret)
+			__sse_rma_op_free(t->op);
 	}
+	pthread_mutex_unlock(&dom->lock);
+	if (ret)
+		free(t);
 	return ret;
 }
 

@@ -26,8 +26,8 @@ void __sse_tx_free(struct sse_ep *ep, struct sse_tx *tx)
 	__sse_tx_unreg(ep, tx);
 	sse_dlist_remove(&tx->entry);
 	sse_dlist_remove(&tx->all);
-	free(tx->bounce);
-	free(tx);
+	__sse_bounce_put(ep, tx->bounce);
+	sse_pool_put(&ep->tx_pool, tx);
 }
 
 static void __sse_tx_report(struct sse_ep *ep, struct sse_tx *tx)
