@@ -830,10 +830,9 @@ int sse_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 int __sse_cq_write(struct sse_cq *cq, void *context, uint64_t flags,
 		   size_t len, void *buf, uint64_t data, uint64_t tag,
 		   fi_addr_t src);
-int __sse_cq_write_err(struct sse_cq *cq, void *context, uint64_t flags,
-		       size_t len, void *buf, uint64_t data, uint64_t tag,
-		       size_t olen, int err, int prov_errno,
-		       const void *err_data, size_t err_data_size);
+/* An error entry as fi_cq_readerr will return it; err_data (at most
+ * sizeof(struct fi_sse_addr) bytes of it) is copied. */
+int __sse_cq_write_err(struct sse_cq *cq, const struct fi_cq_err_entry *err);
 
 /* sse_cntr.c */
 int sse_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
@@ -897,32 +896,41 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 /* sse_msg.c, sse_tagged.c */
 extern struct fi_ops_msg sse_msg_ops;
 extern struct fi_ops_tagged sse_tagged_ops;
-ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
-			size_t count, fi_addr_t dest, uint64_t tag,
-			uint64_t data, uint64_t flags, void *context,
-			bool tagged, bool no_comp);
-int sse_send_check(struct sse_ep *ep, const struct iovec *iov, size_t count,
-		   uint64_t flags, bool tagged);
-ssize_t __sse_send(struct sse_ep *ep, const struct iovec *iov, size_t count,
-		   fi_addr_t dest, uint64_t tag, uint64_t data,
-		   uint64_t flags, void *context, bool tagged, bool no_comp);
+/* A send as an fi_send* or fi_tsend* call gives it. */
+struct sse_send_req {
+	const struct iovec *iov;
+	size_t count;
+	fi_addr_t dest;
+	uint64_t tag;		/* tagged */
+	uint64_t data;		/* with FI_REMOTE_CQ_DATA */
+	uint64_t flags;		/* FI_* operation flags */
+	void *context;
+	bool tagged;
+	bool no_comp;		/* fi_inject*: no completion entry */
+};
+/* A receive as an fi_recv* or fi_trecv* call gives it. */
+struct sse_recv_req {
+	const struct iovec *iov;
+	size_t count;
+	fi_addr_t src;		/* FI_ADDR_UNSPEC: any */
+	uint64_t tag, ignore;	/* tagged */
+	uint64_t flags;
+	void *context;
+	bool tagged;
+};
+ssize_t sse_send_common(struct sse_ep *ep, const struct sse_send_req *req);
+int sse_send_check(struct sse_ep *ep, const struct sse_send_req *req);
+ssize_t __sse_send(struct sse_ep *ep, const struct sse_send_req *req);
 
 /* sse_trigger.c */
-ssize_t sse_trigger_send(struct sse_ep *ep, const struct iovec *iov,
-			 size_t count, fi_addr_t dest, uint64_t tag,
-			 uint64_t data, uint64_t flags, void *context,
-			 bool tagged, bool no_comp);
+ssize_t sse_trigger_send(struct sse_ep *ep, const struct sse_send_req *req);
 ssize_t sse_trigger_rma(struct sse_ep *ep, const struct sse_rma_req *req);
 void __sse_trigger_progress(struct sse_domain *dom);
 int __sse_trigger_cancel(struct sse_ep *ep, void *context);
 void __sse_trigger_ep_flush(struct sse_ep *ep);
-ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
-			size_t count, fi_addr_t src, uint64_t tag,
-			uint64_t ignore, uint64_t flags, void *context,
-			bool tagged);
-ssize_t sse_trecv_peek_claim(struct sse_ep *ep, const struct iovec *iov,
-			     size_t count, fi_addr_t src, uint64_t tag,
-			     uint64_t ignore, uint64_t flags, void *context);
+ssize_t sse_recv_common(struct sse_ep *ep, const struct sse_recv_req *req);
+ssize_t sse_trecv_peek_claim(struct sse_ep *ep,
+			     const struct sse_recv_req *req);
 
 /* sse_tx.c */
 int __sse_tx_start(struct sse_ep *ep, struct sse_tx *tx);
@@ -937,10 +945,20 @@ void __sse_handle_send_done(struct sse_ep *ep, const struct ssemu_event *ev);
 void __sse_handle_recv(struct sse_ep *ep, const struct ssemu_event *ev);
 bool __sse_rx_match_unexp(struct sse_ep *ep, struct sse_rx *rx,
 			  struct sse_msg *msg);
+/* How a message landed in a receive (__sse_rx_complete). */
+struct sse_rx_done {
+	ssemu_addr_t src;
+	uint8_t hflags;		/* the message's SSE_HF_* */
+	uint64_t tag, data;
+	size_t total;		/* message length at the sender */
+	size_t off, room;	/* where it went in the receive, room there */
+	int err;		/* 0, or the positive FI_E* it fails with */
+	int prov_errno;
+};
 void __sse_rx_complete(struct sse_ep *ep, struct sse_rx *rx,
-		       ssemu_addr_t src, uint8_t hflags, uint64_t tag,
-		       uint64_t data, size_t total, size_t off, size_t room,
-		       int err, int prov_errno);
+		       const struct sse_rx_done *d);
+void __sse_msg_complete(struct sse_ep *ep, struct sse_msg *msg, int err,
+			int prov_errno);
 int __sse_rx_fault(struct sse_ep *ep, ssemu_addr_t src);
 void __sse_rx_free(struct sse_ep *ep, struct sse_rx *rx);
 void __sse_msg_done(struct sse_ep *ep, struct sse_msg *msg);

@@ -467,9 +467,11 @@ found:
 				 (rx->flags & FI_MULTI_RECV);
 
 		if (ep->rx_cq)
-			__sse_cq_write_err(ep->rx_cq, rx->context, flags, 0,
-					   NULL, 0, rx->tag, 0, FI_ECANCELED,
-					   FI_ECANCELED, NULL, 0);
+			__sse_cq_write_err(ep->rx_cq, &(struct fi_cq_err_entry){
+				.op_context = rx->context, .flags = flags,
+				.tag = rx->tag, .err = FI_ECANCELED,
+				.prov_errno = FI_ECANCELED,
+			});
 		sse_cntr_inc_err(ep->recv_cntr);
 		__sse_rx_free(ep, rx);
 	}

@@ -33,7 +33,7 @@
 struct sse_pool_chunk;
 
 struct sse_pool {
-	void *free;		/* free objects, linked through their first word */
+	void *free;		/* free objects, linked by their first word */
 	struct sse_pool_chunk *chunks;
 	size_t obj_size;	/* rounded up to the maximum alignment */
 	size_t used;		/* objects handed out */

@@ -92,9 +92,11 @@ static void __sse_rma_report(struct sse_ep *ep, struct sse_rma_op *op)
 			    fi_strerror(op->err), op->prov_errno);
 		/* An injected operation has no context to report. */
 		if (ep->tx_cq && !op->no_comp)
-			__sse_cq_write_err(ep->tx_cq, op->context,
-					   op->cq_flags, 0, NULL, 0, 0, 0,
-					   op->err, op->prov_errno, NULL, 0);
+			__sse_cq_write_err(ep->tx_cq, &(struct fi_cq_err_entry){
+				.op_context = op->context,
+				.flags = op->cq_flags, .err = op->err,
+				.prov_errno = op->prov_errno,
+			});
 		sse_cntr_inc_err(cntr);
 		return;
 	}
@@ -612,39 +614,19 @@ unlock:
 /* fi_ops_rma                                                           */
 /* ------------------------------------------------------------------ */
 
-static ssize_t sse_rma_common(struct fid_ep *ep_fid, uint32_t op,
-			      const struct iovec *iov, size_t count,
-			      fi_addr_t addr, const struct fi_rma_iov *rma,
-			      size_t rma_count, uint64_t data,
-			      uint64_t flags, void *context, bool no_comp)
-{
-	struct sse_rma_req req = {
-		.op = op,
-		.flags = flags,
-		.context = context,
-		.data = data,
-		.dest = addr,
-		.elem = 1,
-		.iov = iov,
-		.iov_count = count,
-		.rma = rma,
-		.rma_count = rma_count,
-		.no_comp = no_comp,
-	};
-
-	return sse_rma_submit(sse_ep_of(ep_fid), &req);
-}
-
 static ssize_t sse_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
 			    void *desc, fi_addr_t src_addr, uint64_t addr,
 			    uint64_t key, void *context)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
+	struct sse_rma_req req = {
+		.op = SSEMU_RMA_READ, .flags = sse_tx_flags(ep_fid),
+		.context = context, .dest = src_addr, .elem = 1,
+		.iov = &iov, .iov_count = 1, .rma = &rma, .rma_count = 1,
+	};
 
-	return sse_rma_common(ep_fid, SSEMU_RMA_READ, &iov, 1, src_addr, &rma,
-			      1, 0, sse_tx_flags(ep_fid), context,
-			      false);
+	return sse_rma_submit(sse_ep_of(ep_fid), &req);
 }
 
 /* fi_readv and fi_writev: one remote segment as long as the local ones. */
@@ -654,11 +636,15 @@ static ssize_t sse_rma_vec(struct fid_ep *ep_fid, uint32_t op,
 			   void *context)
 {
 	struct fi_rma_iov rma = { .addr = addr, .key = key };
+	struct sse_rma_req req = {
+		.op = op, .flags = sse_tx_flags(ep_fid), .context = context,
+		.dest = peer, .elem = 1, .iov = iov, .iov_count = count,
+		.rma = &rma, .rma_count = 1,
+	};
 
 	if (count && iov)
 		rma.len = sse_iov_len(iov, SSEMU_MIN(count, SSE_IOV_LIMIT));
-	return sse_rma_common(ep_fid, op, iov, count, peer, &rma, 1, 0,
-			      sse_tx_flags(ep_fid), context, false);
+	return sse_rma_submit(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -669,27 +655,53 @@ static ssize_t sse_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
 			   key, context);
 }
 
+/* fi_readmsg and fi_writemsg. */
+static ssize_t sse_rma_msg(struct fid_ep *ep_fid, uint32_t op,
+			   const struct fi_msg_rma *msg, uint64_t flags)
+{
+	struct sse_rma_req req;
+
+	if (!msg)
+		return -FI_EINVAL;
+	req = (struct sse_rma_req){
+		.op = op, .flags = flags, .context = msg->context,
+		.data = op == SSEMU_RMA_WRITE ? msg->data : 0,
+		.dest = msg->addr, .elem = 1, .iov = msg->msg_iov,
+		.iov_count = msg->iov_count, .rma = msg->rma_iov,
+		.rma_count = msg->rma_iov_count,
+	};
+	return sse_rma_submit(sse_ep_of(ep_fid), &req);
+}
+
 static ssize_t sse_rma_readmsg(struct fid_ep *ep_fid,
 			       const struct fi_msg_rma *msg, uint64_t flags)
 {
-	if (!msg)
-		return -FI_EINVAL;
-	return sse_rma_common(ep_fid, SSEMU_RMA_READ, msg->msg_iov,
-			      msg->iov_count, msg->addr, msg->rma_iov,
-			      msg->rma_iov_count, 0, flags, msg->context,
-			      false);
+	return sse_rma_msg(ep_fid, SSEMU_RMA_READ, msg, flags);
+}
+
+/* Every write call but fi_writev and fi_writemsg: one buffer. */
+static ssize_t sse_rma_write_buf(struct fid_ep *ep_fid, fi_addr_t dest,
+				 const struct fi_rma_iov *rma, const void *buf,
+				 uint64_t data, uint64_t flags, void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = rma->len };
+	struct sse_rma_req req = {
+		.op = SSEMU_RMA_WRITE, .flags = sse_tx_flags(ep_fid) | flags,
+		.context = context, .data = data, .dest = dest, .elem = 1,
+		.iov = &iov, .iov_count = 1, .rma = rma, .rma_count = 1,
+		.no_comp = flags & FI_INJECT,
+	};
+
+	return sse_rma_submit(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_rma_write(struct fid_ep *ep_fid, const void *buf,
 			     size_t len, void *desc, fi_addr_t dest_addr,
 			     uint64_t addr, uint64_t key, void *context)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
 
-	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
-			      &rma, 1, 0, sse_tx_flags(ep_fid),
-			      context, false);
+	return sse_rma_write_buf(ep_fid, dest_addr, &rma, buf, 0, 0, context);
 }
 
 static ssize_t sse_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -703,25 +715,17 @@ static ssize_t sse_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
 static ssize_t sse_rma_writemsg(struct fid_ep *ep_fid,
 				const struct fi_msg_rma *msg, uint64_t flags)
 {
-	if (!msg)
-		return -FI_EINVAL;
-	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, msg->msg_iov,
-			      msg->iov_count, msg->addr, msg->rma_iov,
-			      msg->rma_iov_count, msg->data, flags,
-			      msg->context, false);
+	return sse_rma_msg(ep_fid, SSEMU_RMA_WRITE, msg, flags);
 }
 
 static ssize_t sse_rma_inject(struct fid_ep *ep_fid, const void *buf,
 			      size_t len, fi_addr_t dest_addr, uint64_t addr,
 			      uint64_t key)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
 
-	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
-			      &rma, 1, 0,
-			      sse_tx_flags(ep_fid) | FI_INJECT,
-			      NULL, true);
+	return sse_rma_write_buf(ep_fid, dest_addr, &rma, buf, 0, FI_INJECT,
+				 NULL);
 }
 
 static ssize_t sse_rma_writedata(struct fid_ep *ep_fid, const void *buf,
@@ -729,13 +733,10 @@ static ssize_t sse_rma_writedata(struct fid_ep *ep_fid, const void *buf,
 				 fi_addr_t dest_addr, uint64_t addr,
 				 uint64_t key, void *context)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
 
-	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
-			      &rma, 1, data,
-			      sse_tx_flags(ep_fid) |
-			      FI_REMOTE_CQ_DATA, context, false);
+	return sse_rma_write_buf(ep_fid, dest_addr, &rma, buf, data,
+				 FI_REMOTE_CQ_DATA, context);
 }
 
 static ssize_t sse_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
@@ -743,15 +744,11 @@ static ssize_t sse_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
 				  fi_addr_t dest_addr, uint64_t addr,
 				  uint64_t key)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
 
-	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
-			      &rma, 1, data,
-			      sse_tx_flags(ep_fid) | FI_INJECT |
-			      FI_REMOTE_CQ_DATA, NULL, true);
+	return sse_rma_write_buf(ep_fid, dest_addr, &rma, buf, data,
+				 FI_INJECT | FI_REMOTE_CQ_DATA, NULL);
 }
-
 struct fi_ops_rma sse_rma_ops = {
 	.size = sizeof(struct fi_ops_rma),
 	.read = sse_rma_read,

@@ -318,7 +318,6 @@ static int sse_rndv_read_errno(int status)
  */
 static void __sse_rndv_read_finish(struct sse_ep *ep, struct sse_msg *msg)
 {
-	struct sse_rx *rx = msg->rx;
 	int err;
 
 	sse_dlist_remove(&msg->rdq);
@@ -351,9 +350,7 @@ static void __sse_rndv_read_finish(struct sse_ep *ep, struct sse_msg *msg)
 	if (ssemu_ep_peer_alive(ep->emu, msg->src))
 		__sse_send_fin(ep, msg, err);
 	sse_dlist_remove(&msg->active);
-	__sse_rx_complete(ep, rx, msg->src, msg->hflags, msg->tag, msg->data,
-			  msg->total, msg->rx_off, msg->rx_len, err,
-			  -msg->read_err);
+	__sse_msg_complete(ep, msg, err, -msg->read_err);
 	__sse_msg_free(msg);
 }
 

@@ -63,10 +63,12 @@ void __sse_rx_free(struct sse_ep *ep, struct sse_rx *rx)
  * @prov_errno the emulator's errno).
  */
 void __sse_rx_complete(struct sse_ep *ep, struct sse_rx *rx,
-			      ssemu_addr_t src, uint8_t hflags, uint64_t tag,
-			      uint64_t data, size_t total, size_t off,
-			      size_t room, int err, int prov_errno)
+		       const struct sse_rx_done *d)
 {
+	ssemu_addr_t src = d->src;
+	uint64_t tag = d->tag, data = d->data;
+	size_t total = d->total, off = d->off, room = d->room;
+	int err = d->err, prov_errno = d->prov_errno;
 	uint64_t flags = FI_RECV | (rx->tagged ? FI_TAGGED : FI_MSG);
 	size_t len = SSEMU_MIN(total, room);
 	fi_addr_t fsrc = FI_ADDR_NOTAVAIL;
@@ -74,7 +76,7 @@ void __sse_rx_complete(struct sse_ep *ep, struct sse_rx *rx,
 	bool last = true;
 	void *buf;
 
-	if (hflags & SSE_HF_DATA)
+	if (d->hflags & SSE_HF_DATA)
 		flags |= FI_REMOTE_CQ_DATA;
 	else
 		data = 0;
@@ -94,24 +96,33 @@ void __sse_rx_complete(struct sse_ep *ep, struct sse_rx *rx,
 
 	if (err) {
 		if (ep->rx_cq)
-			__sse_cq_write_err(ep->rx_cq, rx->context, flags, 0,
-					   buf, data, tag, 0, err, prov_errno,
-					   NULL, 0);
+			__sse_cq_write_err(ep->rx_cq, &(struct fi_cq_err_entry){
+				.op_context = rx->context, .flags = flags,
+				.buf = buf, .data = data, .tag = tag,
+				.err = err, .prov_errno = prov_errno,
+			});
 		sse_cntr_inc_err(ep->recv_cntr);
 	} else if (total > room) {
 		if (ep->rx_cq)
-			__sse_cq_write_err(ep->rx_cq, rx->context, flags, len,
-					   buf, data, tag, total - room,
-					   FI_ETRUNC, FI_ETRUNC, NULL, 0);
+			__sse_cq_write_err(ep->rx_cq, &(struct fi_cq_err_entry){
+				.op_context = rx->context, .flags = flags,
+				.len = len, .buf = buf, .data = data,
+				.tag = tag, .olen = total - room,
+				.err = FI_ETRUNC, .prov_errno = FI_ETRUNC,
+			});
 		sse_cntr_inc_err(ep->recv_cntr);
 	} else if (fsrc == FI_ADDR_NOTAVAIL && (ep->caps & FI_SOURCE_ERR) &&
 		   (ep->caps & FI_SOURCE)) {
 		struct fi_sse_addr a = { ep->fabric_id, src };
 
 		if (ep->rx_cq)
-			__sse_cq_write_err(ep->rx_cq, rx->context, flags, len,
-					   buf, data, tag, 0, FI_EADDRNOTAVAIL,
-					   FI_EADDRNOTAVAIL, &a, sizeof(a));
+			__sse_cq_write_err(ep->rx_cq, &(struct fi_cq_err_entry){
+				.op_context = rx->context, .flags = flags,
+				.len = len, .buf = buf, .data = data,
+				.tag = tag, .err = FI_EADDRNOTAVAIL,
+				.prov_errno = FI_EADDRNOTAVAIL, .err_data = &a,
+				.err_data_size = sizeof(a),
+			});
 		sse_cntr_inc_err(ep->recv_cntr);
 	} else {
 		if (ep->rx_cq && (rx->completion || (multi && last)))
@@ -121,6 +132,17 @@ void __sse_rx_complete(struct sse_ep *ep, struct sse_rx *rx,
 	}
 	if (last && !rx->posted)
 		__sse_rx_free(ep, rx);
+}
+
+/* Complete the receive @msg was placed in (msg->rx), as @msg says. */
+void __sse_msg_complete(struct sse_ep *ep, struct sse_msg *msg, int err,
+			int prov_errno)
+{
+	__sse_rx_complete(ep, msg->rx, &(struct sse_rx_done){
+		.src = msg->src, .hflags = msg->hflags, .tag = msg->tag,
+		.data = msg->data, .total = msg->total, .off = msg->rx_off,
+		.room = msg->rx_len, .err = err, .prov_errno = prov_errno,
+	});
 }
 
 static struct sse_msg *sse_msg_new(const struct ssemu_event *ev)
@@ -168,9 +190,7 @@ void __sse_msg_done(struct sse_ep *ep, struct sse_msg *msg)
 	    sse_copy_to_iov(rx->iov, rx->iov_count, msg->rx_off, msg->buf,
 			    SSEMU_MIN(msg->total, msg->rx_len)))
 		msg->err = __sse_rx_fault(ep, msg->src);
-	__sse_rx_complete(ep, rx, msg->src, msg->hflags, msg->tag, msg->data,
-			  msg->total, msg->rx_off, msg->rx_len, msg->err,
-			  msg->err);
+	__sse_msg_complete(ep, msg, msg->err, msg->err);
 	__sse_msg_free(msg);
 }
 
@@ -246,8 +266,11 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 		else if (sse_copy_to_iov(rx->iov, rx->iov_count, off, data,
 					 SSEMU_MIN(total, room)))
 			err = __sse_rx_fault(ep, ev->src);
-		__sse_rx_complete(ep, rx, ev->src, hflags, ev->hdr[1],
-				  ev->hdr[2], total, off, room, err, err);
+		__sse_rx_complete(ep, rx, &(struct sse_rx_done){
+			.src = ev->src, .hflags = hflags, .tag = ev->hdr[1],
+			.data = ev->hdr[2], .total = total, .off = off,
+			.room = room, .err = err, .prov_errno = err,
+		});
 		return;
 	}
 

@@ -120,33 +120,34 @@ static struct sse_trig *sse_trig_new(struct sse_cntr *cntr,
 	return t;
 }
 
-ssize_t sse_trigger_send(struct sse_ep *ep, const struct iovec *iov,
-			 size_t count, fi_addr_t dest, uint64_t tag,
-			 uint64_t data, uint64_t flags, void *context,
-			 bool tagged, bool no_comp)
+ssize_t sse_trigger_send(struct sse_ep *ep, const struct sse_send_req *req)
 {
 	struct sse_domain *dom = ep->domain;
+	struct sse_send_req check = *req;
+	const struct iovec *iov = req->iov;
+	size_t count = req->count;
 	struct sse_cntr *cntr;
 	struct sse_trig *t;
 	uint64_t threshold;
 	size_t len;
 	ssize_t ret;
 
-	cntr = sse_trigger_cntr(ep, context, &threshold);
+	cntr = sse_trigger_cntr(ep, req->context, &threshold);
 	if (!cntr)
 		return -FI_EINVAL;
-	ret = sse_send_check(ep, iov, count, flags & ~FI_TRIGGER, tagged);
+	check.flags &= ~FI_TRIGGER;
+	ret = sse_send_check(ep, &check);
 	if (ret)
 		return ret;
-	t = sse_trig_new(cntr, threshold, context, flags, dest);
+	t = sse_trig_new(cntr, threshold, req->context, req->flags, req->dest);
 	if (!t)
 		return -FI_ENOMEM;
-	t->kind = tagged ? SSE_TRIG_TAGGED : SSE_TRIG_MSG;
-	t->tag = tag;
-	t->data = data;
-	t->no_comp = no_comp;
+	t->kind = req->tagged ? SSE_TRIG_TAGGED : SSE_TRIG_MSG;
+	t->tag = req->tag;
+	t->data = req->data;
+	t->no_comp = req->no_comp;
 	len = sse_iov_len(iov, count);
-	if ((flags & FI_INJECT) && len) {
+	if ((req->flags & FI_INJECT) && len) {
 		/* the caller may reuse its buffer at once */
 		t->bounce = malloc(len);
 		if (!t->bounce) {
@@ -228,8 +229,10 @@ static void __sse_trigger_fail(struct sse_trig *t, int err)
 	else
 		cntr = (flags & FI_READ) ? ep->read_cntr : ep->write_cntr;
 	if (ep->tx_cq && !t->no_comp && !(t->op && t->op->no_comp))
-		__sse_cq_write_err(ep->tx_cq, t->context, flags, 0, NULL, 0,
-				   t->tag, 0, err, err, NULL, 0);
+		__sse_cq_write_err(ep->tx_cq, &(struct fi_cq_err_entry){
+			.op_context = t->context, .flags = flags,
+			.tag = t->tag, .err = err, .prov_errno = err,
+		});
 	sse_cntr_inc_err(cntr);
 }
 
@@ -244,9 +247,19 @@ static ssize_t __sse_trigger_run(struct sse_trig *t)
 		if (!ret)
 			t->op = NULL;	/* the endpoint's now */
 	} else {
-		ret = __sse_send(ep, t->iov, t->iov_count, t->dest, t->tag,
-				 t->data, t->flags, t->context,
-				 t->kind == SSE_TRIG_TAGGED, t->no_comp);
+		struct sse_send_req req = {
+			.iov = t->iov,
+			.count = t->iov_count,
+			.dest = t->dest,
+			.tag = t->tag,
+			.data = t->data,
+			.flags = t->flags,
+			.context = t->context,
+			.tagged = t->kind == SSE_TRIG_TAGGED,
+			.no_comp = t->no_comp,
+		};
+
+		ret = __sse_send(ep, &req);
 	}
 	if (ret == -FI_EAGAIN)
 		return ret;

@@ -37,9 +37,11 @@ static void __sse_tx_report(struct sse_ep *ep, struct sse_tx *tx)
 			    SSEMU_ADDR_PORT(tx->dest), SSEMU_ADDR_PID(tx->dest),
 			    fi_strerror(tx->err));
 		if (ep->tx_cq)
-			__sse_cq_write_err(ep->tx_cq, tx->context,
-					   tx->cq_flags, 0, NULL, 0, tx->tag,
-					   0, tx->err, tx->err, NULL, 0);
+			__sse_cq_write_err(ep->tx_cq, &(struct fi_cq_err_entry){
+				.op_context = tx->context,
+				.flags = tx->cq_flags, .tag = tx->tag,
+				.err = tx->err, .prov_errno = tx->err,
+			});
 		sse_cntr_inc_err(ep->send_cntr);
 		return;
 	}
