@@ -581,6 +581,7 @@ struct sse_msg {
 	unsigned reads_out;	/* reads posted, not done */
 	int read_err;		/* first failure, -errno */
 	int err;		/* positive FI_E* the receive fails with */
+	int prov_errno;		/* its provider errno, if not err itself */
 };
 
 struct sse_ep {

@@ -275,20 +275,24 @@ void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev)
 			op->err = sse_rma_errno(ev->status);
 			op->prov_errno = -ev->status;
 		}
-	} else if (op->op == SSEMU_RMA_READ) {
-		const void *data = ssemu_event_data(ep->emu, ev);
-
-		if (data && sse_copy_to_iov(op->iov, op->iov_count, p->off,
-					    data, p->len) && !op->err) {
-			op->err = FI_EFAULT;
-			op->prov_errno = EFAULT;
-		}
-	} else if (op->op == SSEMU_RMA_FETCH ||
+	} else if (op->op == SSEMU_RMA_READ || op->op == SSEMU_RMA_FETCH ||
 		   op->op == SSEMU_RMA_COMPARE) {
+		/* results: read data, or the target's old values */
 		const void *data = ssemu_event_data(ep->emu, ev);
+		bool rd = op->op == SSEMU_RMA_READ;
 
-		if (data && sse_copy_to_iov(op->res, op->res_count, p->off,
-					    data, p->len) && !op->err) {
+		if (!data) {
+			if (p->len && !op->err) {
+				SSE_EP_WARN(ep, "RMA results from %u:%u could not be read (%s): the operation fails with FI_EIO\n",
+					    SSEMU_ADDR_PORT(op->dest),
+					    SSEMU_ADDR_PID(op->dest),
+					    strerror(errno));
+				op->err = FI_EIO;
+				op->prov_errno = errno;
+			}
+		} else if (sse_copy_to_iov(rd ? op->iov : op->res,
+					   rd ? op->iov_count : op->res_count,
+					   p->off, data, p->len) && !op->err) {
 			op->err = FI_EFAULT;
 			op->prov_errno = EFAULT;
 		}

@@ -467,6 +467,16 @@ void __sse_rndv_start(struct sse_ep *ep, struct sse_msg *msg)
 {
 	msg->rndv = true;
 	msg->expect = SSEMU_MIN(msg->total, msg->rx_len);
+	if (msg->err) {
+		/* Its RTS failed its CRC: nothing to read.  The receive
+		 * fails, and the send with it (the FIN says so). */
+		if (msg->rread)
+			__sse_send_fin(ep, msg, msg->err);
+		else
+			__sse_send_cts(ep, msg, 0);
+		__sse_msg_done(ep, msg);
+		return;
+	}
 	/* The sender pushes on a CTS instead (and withdraws its region). */
 	if (msg->rread && (ep->rndv_cma_refused || !sse_env.rndv_read))
 		msg->rread = false;

@@ -190,8 +190,23 @@ void __sse_msg_done(struct sse_ep *ep, struct sse_msg *msg)
 	    sse_copy_to_iov(rx->iov, rx->iov_count, msg->rx_off, msg->buf,
 			    SSEMU_MIN(msg->total, msg->rx_len)))
 		msg->err = __sse_rx_fault(ep, msg->src);
-	__sse_msg_complete(ep, msg, msg->err, msg->err);
+	__sse_msg_complete(ep, msg, msg->err,
+			   msg->prov_errno ? msg->prov_errno : msg->err);
 	__sse_msg_free(msg);
+}
+
+/*
+ * A piece of a message from @src failed its CRC (ssemu_event_data: its
+ * payload changed in shared memory after it was posted): the receive the
+ * message goes to fails with this, FI_EIO (prov_errno EBADMSG).
+ */
+static int __sse_rx_crc_failed(struct sse_ep *ep, ssemu_addr_t src,
+			       const struct ssemu_event *ev)
+{
+	SSE_EP_WARN(ep, "message from %u:%u: a %u-byte piece failed its CRC (changed after it was posted): the receive fails with FI_EIO\n",
+		    SSEMU_ADDR_PORT(src), SSEMU_ADDR_PID(src),
+		    (unsigned)ev->len);
+	return FI_EIO;
 }
 
 /*
@@ -239,18 +254,26 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 	bool tagged = hflags & SSE_HF_TAGGED;
 	size_t total = ev->hdr[3];
 	size_t payload = op == SSE_OP_EAGER ? ev->len : 0;
-	const void *data = payload ? ssemu_event_data(ep->emu, ev) : NULL;
 	bool rread = op == SSE_OP_RTS && (hflags & SSE_HF_RNDV_READ);
+	const void *data = NULL;
 	struct sse_rndv_desc desc = { 0, 0 };
 	struct sse_rx *rx;
 	struct sse_msg *msg;
+	int crc_err = 0;
 
-	if (payload > total || (payload && !data) ||
-	    (rread && ssemu_event_copy(ep->emu, ev, 0, &desc, sizeof(desc)) !=
-		      sizeof(desc))) {
-		SSE_EP_WARN(ep, "malformed message from %u:%u dropped\n",
-			    SSEMU_ADDR_PORT(ev->src), SSEMU_ADDR_PID(ev->src));
-		return;
+	if (payload > total || (rread && ev->len != sizeof(desc)))
+		goto malformed;
+	if (payload || rread) {
+		data = ssemu_event_data(ep->emu, ev);
+		if (!data && errno != EBADMSG)
+			goto malformed;
+		/* the descriptor is used from a copy the CRC checked */
+		if (!data || (rread && ssemu_event_copy(ep->emu, ev, 0, &desc,
+							sizeof(desc)) !=
+				       sizeof(desc))) {
+			crc_err = __sse_rx_crc_failed(ep, ev->src, ev);
+			data = NULL;
+		}
 	}
 
 	rx = __sse_find_posted(ep, ev->src, tagged, ev->hdr[1]);
@@ -263,13 +286,17 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 		__sse_rx_place(ep, rx, total, &off, &room);
 		if (hflags & SSE_HF_FAULT)	/* its sender could not read */
 			err = FI_EFAULT;
+		else if (crc_err)
+			err = crc_err;
 		else if (sse_copy_to_iov(rx->iov, rx->iov_count, off, data,
 					 SSEMU_MIN(total, room)))
 			err = __sse_rx_fault(ep, ev->src);
 		__sse_rx_complete(ep, rx, &(struct sse_rx_done){
 			.src = ev->src, .hflags = hflags, .tag = ev->hdr[1],
 			.data = ev->hdr[2], .total = total, .off = off,
-			.room = room, .err = err, .prov_errno = err,
+			.room = room, .err = err,
+			.prov_errno = crc_err && err == crc_err ? EBADMSG :
+								  err,
 		});
 		return;
 	}
@@ -277,6 +304,11 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 	msg = sse_msg_new(ev);
 	if (!msg)
 		goto nomem;
+	if (crc_err) {
+		/* whichever receive takes it fails */
+		msg->err = crc_err;
+		msg->prov_errno = EBADMSG;
+	}
 	if (rread) {
 		msg->rread = true;
 		msg->rkey = desc.key;
@@ -291,7 +323,8 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 		}
 		msg->expect = total;
 		msg->received = payload;
-		if (sse_copy_to_iov(rx->iov, rx->iov_count, msg->rx_off, data,
+		if (!msg->err &&
+		    sse_copy_to_iov(rx->iov, rx->iov_count, msg->rx_off, data,
 				    SSEMU_MIN(payload, msg->rx_len)))
 			msg->err = __sse_rx_fault(ep, ev->src);
 		sse_dlist_insert_tail(&msg->active, &ep->rx_active);
@@ -307,7 +340,8 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 		msg->expect = msg->received = total;
 		msg->complete = true;
 	} else {
-		if (total) {
+		/* (failed its CRC: nothing of it is kept) */
+		if (total && !msg->err) {
 			msg->buf = malloc(total);
 			if (!msg->buf) {
 				free(msg);
@@ -325,6 +359,10 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 	sse_dlist_insert_tail(&msg->entry,
 			      &ep->rx_unexp[tagged ? SSE_Q_TAG : SSE_Q_MSG]);
 	return;
+malformed:
+	SSE_EP_WARN(ep, "malformed message from %u:%u dropped\n",
+		    SSEMU_ADDR_PORT(ev->src), SSEMU_ADDR_PID(ev->src));
+	return;
 nomem:
 	SSE_EP_WARN(ep, "out of memory: message of %zu bytes from %u:%u dropped\n",
 		    total, SSEMU_ADDR_PORT(ev->src), SSEMU_ADDR_PID(ev->src));
@@ -335,6 +373,7 @@ static void __sse_handle_frag(struct sse_ep *ep, const struct ssemu_event *ev)
 	uint64_t id = SSE_HDR_ID(ev->hdr[0]);
 	size_t off = ev->hdr[1];
 	const void *data = ssemu_event_data(ep->emu, ev);
+	bool crc_bad = !data && errno == EBADMSG;
 	struct sse_msg *msg;
 
 	sse_dlist_foreach(&ep->rx_active, msg, struct sse_msg, active) {
@@ -352,6 +391,19 @@ found:
 		free(msg->buf);
 		msg->buf = NULL;
 		__sse_msg_done(ep, msg);
+		return;
+	}
+	if (crc_bad && !msg->rread) {
+		/* counted, not kept: the receive fails once all is in */
+		if (!msg->err) {
+			msg->err = __sse_rx_crc_failed(ep, ev->src, ev);
+			msg->prov_errno = EBADMSG;
+		}
+		free(msg->buf);
+		msg->buf = NULL;
+		msg->received += ev->len;
+		if (msg->received >= msg->expect)
+			__sse_msg_done(ep, msg);
 		return;
 	}
 	if (off + ev->len > msg->total || !data || msg->rread) {
