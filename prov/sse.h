@@ -992,11 +992,6 @@ int sse_progress_thread_start(struct sse_domain *dom);
 void sse_progress_thread_stop(struct sse_domain *dom);
 
 /*
- * A zeroed allocation for the data path (a send, a receive, a message, a
- * piece): glibc's calloc always takes its slow path, past the thread's
- * cache of recently freed chunks that malloc serves these from.
- */
-/*
  * fi_control's FI_GETWAITOBJ and FI_GETWAIT for an object waited on with
  * @obj and, where it has one, file descriptor @fd (< 0: none).
  */
@@ -1021,6 +1016,11 @@ static inline int sse_wait_control(int command, void *arg,
 	}
 }
 
+/*
+ * A zeroed allocation for an inbound message (struct sse_msg): glibc's
+ * calloc always takes its slow path, past the thread's cache of recently
+ * freed chunks that malloc serves these from.
+ */
 static inline void *sse_zalloc(size_t size)
 {
 	void *p = malloc(size);

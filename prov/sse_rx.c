@@ -268,12 +268,12 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 		if (!data && errno != EBADMSG)
 			goto malformed;
 		/* the descriptor is used from a copy the CRC checked */
-		if (!data || (rread && ssemu_event_copy(ep->emu, ev, 0, &desc,
-							sizeof(desc)) !=
-				       sizeof(desc))) {
-			crc_err = __sse_rx_crc_failed(ep, ev->src, ev);
+		if (data && rread &&
+		    ssemu_event_copy(ep->emu, ev, 0, &desc,
+				     sizeof(desc)) != sizeof(desc))
 			data = NULL;
-		}
+		if (!data)
+			crc_err = __sse_rx_crc_failed(ep, ev->src, ev);
 	}
 
 	rx = __sse_find_posted(ep, ev->src, tagged, ev->hdr[1]);
@@ -295,8 +295,7 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 			.src = ev->src, .hflags = hflags, .tag = ev->hdr[1],
 			.data = ev->hdr[2], .total = total, .off = off,
 			.room = room, .err = err,
-			.prov_errno = crc_err && err == crc_err ? EBADMSG :
-								  err,
+			.prov_errno = err && err == crc_err ? EBADMSG : err,
 		});
 		return;
 	}
