@@ -436,6 +436,30 @@ struct sse_rndv_reg {
 
 enum sse_q { SSE_Q_MSG = 0, SSE_Q_TAG = 1 };
 
+/* A send as an fi_send* or fi_tsend* call gives it. */
+struct sse_send_req {
+	const struct iovec *iov;
+	size_t count;
+	fi_addr_t dest;
+	uint64_t tag;		/* tagged */
+	uint64_t data;		/* with FI_REMOTE_CQ_DATA */
+	uint64_t flags;		/* FI_* operation flags */
+	void *context;
+	bool tagged;
+	bool no_comp;		/* fi_inject*: no completion entry */
+};
+
+/* A receive as an fi_recv* or fi_trecv* call gives it. */
+struct sse_recv_req {
+	const struct iovec *iov;
+	size_t count;
+	fi_addr_t src;		/* FI_ADDR_UNSPEC: any */
+	uint64_t tag, ignore;	/* tagged */
+	uint64_t flags;
+	void *context;
+	bool tagged;
+};
+
 /*
  * A send (user) or a control message (CTS, FIN) in progress, from the
  * endpoint's tx_pool (__sse_tx_get).  Whoever starts one sets every field
@@ -675,10 +699,9 @@ struct sse_trig {
 	void *context;
 	uint64_t flags;		/* without FI_TRIGGER */
 	fi_addr_t dest;
-	/* sends */
-	uint64_t tag, data;
-	bool no_comp;
-	size_t iov_count;
+	/* sends: the call as it will run (send.iov is iov, without
+	 * FI_TRIGGER) */
+	struct sse_send_req send;
 	struct iovec iov[SSE_IOV_LIMIT];
 	void *bounce;		/* FI_INJECT data */
 	/* RMA and atomics */
@@ -744,32 +767,23 @@ static inline uint64_t sse_rx_flags(struct fid_ep *e)
  */
 static inline struct sse_tx *__sse_tx_get(struct sse_ep *ep)
 {
-	struct sse_tx *tx = sse_pool_get(&ep->tx_pool);
-
-	if (tx)
-		memset(&tx->hdr_posted, 0,
-		       sizeof(*tx) - offsetof(struct sse_tx, hdr_posted));
-	return tx;
+	return sse_pool_get_cleared(&ep->tx_pool,
+				    offsetof(struct sse_tx, hdr_posted),
+				    sizeof(struct sse_tx));
 }
 
 static inline struct sse_rx *__sse_rx_get(struct sse_ep *ep)
 {
-	struct sse_rx *rx = sse_pool_get(&ep->rx_pool);
-
-	if (rx)
-		memset(&rx->mr_off, 0,
-		       sizeof(*rx) - offsetof(struct sse_rx, mr_off));
-	return rx;
+	return sse_pool_get_cleared(&ep->rx_pool,
+				    offsetof(struct sse_rx, mr_off),
+				    sizeof(struct sse_rx));
 }
 
 static inline struct sse_rma_op *__sse_rma_op_get(struct sse_ep *ep)
 {
-	struct sse_rma_op *op = sse_pool_get(&ep->rma_pool);
-
-	if (op)
-		memset(&op->active, 0,
-		       sizeof(*op) - offsetof(struct sse_rma_op, active));
-	return op;
+	return sse_pool_get_cleared(&ep->rma_pool,
+				    offsetof(struct sse_rma_op, active),
+				    sizeof(struct sse_rma_op));
 }
 
 /* Room for @len <= SSE_INJECT_SIZE bytes of injected data, or NULL. */
@@ -897,28 +911,6 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 /* sse_msg.c, sse_tagged.c */
 extern struct fi_ops_msg sse_msg_ops;
 extern struct fi_ops_tagged sse_tagged_ops;
-/* A send as an fi_send* or fi_tsend* call gives it. */
-struct sse_send_req {
-	const struct iovec *iov;
-	size_t count;
-	fi_addr_t dest;
-	uint64_t tag;		/* tagged */
-	uint64_t data;		/* with FI_REMOTE_CQ_DATA */
-	uint64_t flags;		/* FI_* operation flags */
-	void *context;
-	bool tagged;
-	bool no_comp;		/* fi_inject*: no completion entry */
-};
-/* A receive as an fi_recv* or fi_trecv* call gives it. */
-struct sse_recv_req {
-	const struct iovec *iov;
-	size_t count;
-	fi_addr_t src;		/* FI_ADDR_UNSPEC: any */
-	uint64_t tag, ignore;	/* tagged */
-	uint64_t flags;
-	void *context;
-	bool tagged;
-};
 ssize_t sse_send_common(struct sse_ep *ep, const struct sse_send_req *req);
 int sse_send_check(struct sse_ep *ep, const struct sse_send_req *req);
 ssize_t __sse_send(struct sse_ep *ep, const struct sse_send_req *req);

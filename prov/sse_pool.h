@@ -18,6 +18,7 @@
 #define SSE_POOL_H
 
 #include <stddef.h>
+#include <string.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -59,6 +60,17 @@ static inline void *sse_pool_get(struct sse_pool *pool)
 	SSE_POOL_UNPOISON(obj, pool->obj_size);
 	pool->free = *(void **)obj;
 	pool->used++;
+	return obj;
+}
+
+/* An object whose bytes from @off to the end of its @size are zero. */
+static inline void *sse_pool_get_cleared(struct sse_pool *pool, size_t off,
+					 size_t size)
+{
+	char *obj = sse_pool_get(pool);
+
+	if (obj)
+		memset(obj + off, 0, size - off);
 	return obj;
 }
 

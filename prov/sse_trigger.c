@@ -123,7 +123,6 @@ static struct sse_trig *sse_trig_new(struct sse_cntr *cntr,
 ssize_t sse_trigger_send(struct sse_ep *ep, const struct sse_send_req *req)
 {
 	struct sse_domain *dom = ep->domain;
-	struct sse_send_req check = *req;
 	const struct iovec *iov = req->iov;
 	size_t count = req->count;
 	struct sse_cntr *cntr;
@@ -135,17 +134,22 @@ ssize_t sse_trigger_send(struct sse_ep *ep, const struct sse_send_req *req)
 	cntr = sse_trigger_cntr(ep, req->context, &threshold);
 	if (!cntr)
 		return -FI_EINVAL;
-	check.flags &= ~FI_TRIGGER;
-	ret = sse_send_check(ep, &check);
-	if (ret)
-		return ret;
 	t = sse_trig_new(cntr, threshold, req->context, req->flags, req->dest);
 	if (!t)
 		return -FI_ENOMEM;
 	t->kind = req->tagged ? SSE_TRIG_TAGGED : SSE_TRIG_MSG;
-	t->tag = req->tag;
-	t->data = req->data;
-	t->no_comp = req->no_comp;
+	t->send = *req;
+	t->send.flags = t->flags;
+	t->send.iov = t->iov;
+	t->send.count = 0;
+	ret = sse_send_check(ep, &(struct sse_send_req){
+		.iov = iov, .count = count, .flags = t->flags,
+		.tagged = req->tagged,
+	});
+	if (ret) {
+		free(t);
+		return ret;
+	}
 	len = sse_iov_len(iov, count);
 	if ((req->flags & FI_INJECT) && len) {
 		/* the caller may reuse its buffer at once */
@@ -157,10 +161,10 @@ ssize_t sse_trigger_send(struct sse_ep *ep, const struct sse_send_req *req)
 		sse_copy_from_iov(t->bounce, iov, count, 0, len);
 		t->iov[0].iov_base = t->bounce;
 		t->iov[0].iov_len = len;
-		t->iov_count = 1;
+		t->send.count = 1;
 	} else if (count) {
 		memcpy(t->iov, iov, count * sizeof(*iov));
-		t->iov_count = count;
+		t->send.count = count;
 	}
 	pthread_mutex_lock(&dom->lock);
 	ret = __sse_trigger_queue(ep, t);
@@ -228,10 +232,10 @@ static void __sse_trigger_fail(struct sse_trig *t, int err)
 		cntr = ep->send_cntr;
 	else
 		cntr = (flags & FI_READ) ? ep->read_cntr : ep->write_cntr;
-	if (ep->tx_cq && !t->no_comp && !(t->op && t->op->no_comp))
+	if (ep->tx_cq && !t->send.no_comp && !(t->op && t->op->no_comp))
 		__sse_cq_write_err(ep->tx_cq, &(struct fi_cq_err_entry){
 			.op_context = t->context, .flags = flags,
-			.tag = t->tag, .err = err, .prov_errno = err,
+			.tag = t->send.tag, .err = err, .prov_errno = err,
 		});
 	sse_cntr_inc_err(cntr);
 }
@@ -247,19 +251,7 @@ static ssize_t __sse_trigger_run(struct sse_trig *t)
 		if (!ret)
 			t->op = NULL;	/* the endpoint's now */
 	} else {
-		struct sse_send_req req = {
-			.iov = t->iov,
-			.count = t->iov_count,
-			.dest = t->dest,
-			.tag = t->tag,
-			.data = t->data,
-			.flags = t->flags,
-			.context = t->context,
-			.tagged = t->kind == SSE_TRIG_TAGGED,
-			.no_comp = t->no_comp,
-		};
-
-		ret = __sse_send(ep, &req);
+		ret = __sse_send(ep, &t->send);
 	}
 	if (ret == -FI_EAGAIN)
 		return ret;

@@ -88,6 +88,28 @@ static int segment_corrupt(const void *pat, size_t len)
 	return n;
 }
 
+static void post_recv(struct crc_pair *p, void *buf, size_t len,
+		      bool tagged, void *ctx)
+{
+	if (tagged)
+		assert_fi_ok(fi_trecv(p->rx.ep[0], buf, len, NULL,
+				      FI_ADDR_UNSPEC, TAG, 0, ctx));
+	else
+		assert_fi_ok(fi_recv(p->rx.ep[0], buf, len, NULL,
+				     FI_ADDR_UNSPEC, ctx));
+}
+
+static void post_send(struct crc_pair *p, const void *buf, size_t len,
+		      bool tagged, void *ctx)
+{
+	if (tagged)
+		assert_fi_ok(fi_tsend(p->tx.ep[0], buf, len, NULL, p->to_rx,
+				      TAG, ctx));
+	else
+		assert_fi_ok(fi_send(p->tx.ep[0], buf, len, NULL, p->to_rx,
+				     ctx));
+}
+
 /* Run the sender until its send of @ctx completes (the message is at
  * the receiver's NIC by then; the receiver has not looked at it). */
 static void sender_done(struct crc_pair *p, void *ctx)
@@ -124,18 +146,8 @@ static void good_message(struct crc_pair *p, bool tagged)
 	int sctx, rctx;
 
 	sse_fill(out, sizeof(out), s);
-	if (tagged)
-		assert_fi_ok(fi_trecv(p->rx.ep[0], in, sizeof(in), NULL,
-				      FI_ADDR_UNSPEC, TAG, 0, &rctx));
-	else
-		assert_fi_ok(fi_recv(p->rx.ep[0], in, sizeof(in), NULL,
-				     FI_ADDR_UNSPEC, &rctx));
-	if (tagged)
-		assert_fi_ok(fi_tsend(p->tx.ep[0], out, sizeof(out), NULL,
-				      p->to_rx, TAG, &sctx));
-	else
-		assert_fi_ok(fi_send(p->tx.ep[0], out, sizeof(out), NULL,
-				     p->to_rx, &sctx));
+	post_recv(p, in, sizeof(in), tagged, &rctx);
+	post_send(p, out, sizeof(out), tagged, &sctx);
 	sender_done(p, &sctx);
 	assert_int_equal(sse_cq_wait(NULL, p->rx.cq[0], &e, NULL, TMO), 1);
 	assert_ptr_equal(e.op_context, &rctx);
@@ -160,20 +172,9 @@ static void crc_case(size_t len, size_t bad, bool tagged, bool posted)
 	assert_non_null(in);
 	pair_open(&p);
 	sse_fill(out, len, ++seed);
-	if (posted) {
-		if (tagged)
-			assert_fi_ok(fi_trecv(p.rx.ep[0], in, len, NULL,
-					      FI_ADDR_UNSPEC, TAG, 0, &rctx));
-		else
-			assert_fi_ok(fi_recv(p.rx.ep[0], in, len, NULL,
-					     FI_ADDR_UNSPEC, &rctx));
-	}
-	if (tagged)
-		assert_fi_ok(fi_tsend(p.tx.ep[0], out, len, NULL, p.to_rx, TAG,
-				      &sctx));
-	else
-		assert_fi_ok(fi_send(p.tx.ep[0], out, len, NULL, p.to_rx,
-				     &sctx));
+	if (posted)
+		post_recv(&p, in, len, tagged, &rctx);
+	post_send(&p, out, len, tagged, &sctx);
 	/* the send completes as any other: its data left intact */
 	sender_done(&p, &sctx);
 	assert_int_equal(fi_cntr_read(p.tx.scntr[0]), 1);
@@ -184,12 +185,7 @@ static void crc_case(size_t len, size_t bad, bool tagged, bool posted)
 		/* the receiver sees it first, with nothing posted */
 		sse_progress_for(&p.rx, 50);
 		assert_int_equal(fi_cq_read(p.rx.cq[0], &e, 1), -FI_EAGAIN);
-		if (tagged)
-			assert_fi_ok(fi_trecv(p.rx.ep[0], in, len, NULL,
-					      FI_ADDR_UNSPEC, TAG, 0, &rctx));
-		else
-			assert_fi_ok(fi_recv(p.rx.ep[0], in, len, NULL,
-					     FI_ADDR_UNSPEC, &rctx));
+		post_recv(&p, in, len, tagged, &rctx);
 	}
 	expect_eio(&p, &rctx, flags, tagged ? TAG : 0);
 	assert_int_equal(fi_cntr_readerr(p.rx.rcntr[0]), 1);
