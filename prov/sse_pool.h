@@ -21,6 +21,14 @@
 #include <string.h>
 
 #if defined(__SANITIZE_ADDRESS__)
+#define SSE_POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SSE_POOL_ASAN 1
+#endif
+#endif
+
+#ifdef SSE_POOL_ASAN
 #include <sanitizer/asan_interface.h>
 #define SSE_POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
 #define SSE_POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
