@@ -2200,8 +2200,14 @@ const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
 	struct ssemu_msg *m;
 	const uint8_t *data = event_payload(ep, ev, &m);
 
-	if (!data || recv_crc_bad(ep, ev, m, data))
+	if (!data) {
+		errno = EINVAL;
 		return NULL;
+	}
+	if (recv_crc_bad(ep, ev, m, data)) {
+		errno = EBADMSG;
+		return NULL;
+	}
 	return data;
 }
 

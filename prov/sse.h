@@ -51,6 +51,8 @@
 
 #include "ssemu_compiler.h"
 #include "sse_list.h"
+#include "sse_pool.h"
+#include "sse_proto.h"
 
 #define SSE_PROV_NAME "slingshot_emu"
 #define SSE_PROV_VERSION FI_VERSION(0, 1)
@@ -394,44 +396,8 @@ struct sse_mr {
 };
 
 /* ------------------------------------------------------------------ */
-/* Wire protocol (the four header words of every ssemu message)          */
+/* Rendezvous regions                                                   */
 /* ------------------------------------------------------------------ */
-
-/*
- * hdr[0] = op << 56 | flags << 48 | message id (48 bits, per sending ep)
- * EAGER: first (or only) piece of a message, payload from offset 0.
- *        hdr[1] = tag, hdr[2] = CQ data, hdr[3] = total length
- * RTS:   rendezvous request, no payload; same words as EAGER.
- * FRAG:  a later piece of a message. hdr[1] = offset, hdr[3] = total
- *        With SSE_HF_RNDV_READ, a 16-byte payload { key, address }: the
- *        sender's buffer is in its NIC's region table for the receiver
- *        to read (SSEMU_RMA_READ); the sender waits for a FIN.
- * CTS:   receiver to sender: send the data.  hdr[0] carries the sender's
- *        message id, hdr[1] = bytes wanted (0: discarded), hdr[3] = total
- *        (also the answer to a read RTS whose data cannot be read).
- * FIN:   receiver to sender: done reading (or discarded) a read RTS.
- *        hdr[0] carries the sender's message id, hdr[1] = 0 or the
- *        positive FI_E* error the receive failed with, hdr[3] = total
- * Pieces of one message arrive in order (SSEMU_SEND_ORDERED), so matching
- * order is posting order per (sender, receiver) pair (FI_ORDER_SAS).
- */
-enum sse_op {
-	SSE_OP_EAGER = 1,
-	SSE_OP_RTS,
-	SSE_OP_FRAG,
-	SSE_OP_CTS,
-	SSE_OP_RMA,	/* header of an RMA_REMOTE event, see sse_rma.c */
-	SSE_OP_FIN,
-};
-
-#define SSE_HF_TAGGED 0x01	/* tagged (else untagged message) */
-#define SSE_HF_DATA 0x02	/* hdr[2] is remote CQ data */
-#define SSE_HF_RREAD 0x04	/* RMA: a remote read (else a remote write) */
-#define SSE_HF_ATOMIC 0x08	/* RMA: an atomic (else a read or write) */
-#define SSE_HF_RNDV_READ 0x10	/* RTS: read it (payload: key, address) */
-/* EAGER, FRAG: the sender's NIC could not read the data from here on
- * (no payload): the message fails with FI_EFAULT at the receiver */
-#define SSE_HF_FAULT 0x20
 
 /*
  * Read rendezvous.  Internal region keys have the top bit set, where
@@ -464,20 +430,41 @@ struct sse_rndv_reg {
 	bool valid;
 };
 
-#define SSE_HDR0(op, fl, id) \
-	(((uint64_t)(op) << 56) | ((uint64_t)(fl) << 48) | \
-	 ((id) & 0xffffffffffffULL))
-#define SSE_HDR_OP(h) ((unsigned)((h) >> 56))
-#define SSE_HDR_FLAGS(h) ((unsigned)(((h) >> 48) & 0xff))
-#define SSE_HDR_ID(h) ((h) & 0xffffffffffffULL)
-
 /* ------------------------------------------------------------------ */
 /* Endpoint and its operations                                          */
 /* ------------------------------------------------------------------ */
 
 enum sse_q { SSE_Q_MSG = 0, SSE_Q_TAG = 1 };
 
-/* A send (user) or a control message (CTS, FIN) in progress. */
+/* A send as an fi_send* or fi_tsend* call gives it. */
+struct sse_send_req {
+	const struct iovec *iov;
+	size_t count;
+	fi_addr_t dest;
+	uint64_t tag;		/* tagged */
+	uint64_t data;		/* with FI_REMOTE_CQ_DATA */
+	uint64_t flags;		/* FI_* operation flags */
+	void *context;
+	bool tagged;
+	bool no_comp;		/* fi_inject*: no completion entry */
+};
+
+/* A receive as an fi_recv* or fi_trecv* call gives it. */
+struct sse_recv_req {
+	const struct iovec *iov;
+	size_t count;
+	fi_addr_t src;		/* FI_ADDR_UNSPEC: any */
+	uint64_t tag, ignore;	/* tagged */
+	uint64_t flags;
+	void *context;
+	bool tagged;
+};
+
+/*
+ * A send (user) or a control message (CTS, FIN) in progress, from the
+ * endpoint's tx_pool (__sse_tx_get).  Whoever starts one sets every field
+ * down to bounce; the progress state from hdr_posted on starts at zero.
+ */
 struct sse_tx {
 	struct sse_dlist entry;	/* ep->tx_queue or ep->tx_rndv */
 	struct sse_dlist all;	/* ep->tx_all, until freed */
@@ -492,27 +479,31 @@ struct sse_tx {
 	bool completion;	/* write a CQ entry on success */
 	bool reported;		/* already completed (inject) */
 	bool data_ready;	/* every message it needs is known */
+	uint32_t tclass;
+	size_t len;		/* payload length */
+	size_t send_len;	/* bytes that go out (rendezvous: wanted) */
+	size_t iov_count;
+	struct iovec iov[SSE_IOV_LIMIT];
+	uint64_t ctrl_hdr[SSEMU_HDR_WORDS];	/* CTS, FIN */
+	void *bounce;		/* FI_INJECT copy (ep->bounce_pool) */
+	/* progress state, zero at the start */
 	bool hdr_posted;
 	bool rkey_tried;	/* read rendezvous considered */
 	bool rkey_reg;		/* rkey is in the NIC's table */
 	bool fault;		/* its data could not be read: SSE_HF_FAULT
 				 * goes out in place of the failed piece */
 	int err;		/* first error, positive FI_E* */
-	size_t len;		/* payload length */
-	size_t send_len;	/* bytes that go out (rendezvous: wanted) */
 	size_t next_off;	/* next payload byte to post */
 	uint32_t posted, done;	/* ssemu messages posted / completed */
-	uint32_t tclass;
-	size_t iov_count;
-	struct iovec iov[SSE_IOV_LIMIT];
-	uint64_t ctrl_hdr[SSEMU_HDR_WORDS];
 	uint64_t rkey;		/* read rendezvous: the buffer's region */
 	struct sse_rndv_reg *rreg;	/* its cache entry, if any */
-	uint64_t rts_desc[2];	/* RTS payload: key, address */
-	void *bounce;
+	struct sse_rndv_desc rts_desc;	/* read RTS payload */
 };
 
-/* A posted receive. */
+/*
+ * A posted receive, from the endpoint's rx_pool (__sse_rx_get): its poster
+ * sets every field down to iov; the multi-recv state starts at zero.
+ */
 struct sse_rx {
 	struct sse_dlist entry;	/* ep->rx_posted[q] */
 	void *context;
@@ -525,7 +516,7 @@ struct sse_rx {
 	size_t len;
 	size_t iov_count;
 	struct iovec iov[SSE_IOV_LIMIT];
-	/* FI_MULTI_RECV */
+	/* FI_MULTI_RECV, zero at the start */
 	size_t mr_off;		/* next free byte */
 	int mr_pending;		/* messages placed but not complete */
 	bool mr_released;
@@ -534,10 +525,13 @@ struct sse_rx {
 /*
  * An RMA or atomic operation in progress (sse_rma.c): cut into pieces of at
  * most one ssemu_ep_rma each, posted in FIFO order from ep->rma_queue.
+ * From the endpoint's rma_pool: __sse_rma_build sets every field down to
+ * bounce; the progress state from active on starts at zero.
  */
 struct sse_rma_op {
 	struct sse_dlist entry;	/* ep->rma_queue while pieces remain */
 	struct sse_dlist all;	/* ep->rma_all, until freed */
+	struct sse_ep *ep;	/* whose pools it came from */
 	void *context;
 	uint64_t cq_flags;	/* FI_RMA|FI_ATOMIC, FI_READ|FI_WRITE */
 	uint64_t data;		/* remote CQ data (SSE_HF_DATA) */
@@ -550,28 +544,29 @@ struct sse_rma_op {
 	bool completion;	/* CQ entry on success */
 	bool no_comp;		/* fi_inject_*: no CQ entry, not even errors */
 	bool fence;		/* wait for every earlier operation */
-	bool active;		/* counted in ep->rma_active */
-	bool posting_done;	/* nothing more to post (all, or failed) */
-	int err;		/* first error, positive FI_E* */
-	int prov_errno;		/* the emulator's errno */
 	size_t len;		/* bytes at the target */
 	size_t piece_max;	/* multiple of elem */
-	size_t next_off;	/* next local byte to post */
-	size_t rma_idx;		/* cursor in rma[] */
-	uint64_t rma_off;
-	uint32_t posted, done;	/* pieces */
 	size_t iov_count, cmp_count, res_count, rma_count;
 	struct iovec iov[SSE_IOV_LIMIT];	/* source, or read target */
 	struct iovec cmp[SSE_IOV_LIMIT];	/* compare values */
 	struct iovec res[SSE_IOV_LIMIT];	/* fetch/compare results */
 	struct fi_rma_iov rma[SSE_IOV_LIMIT];	/* len in bytes */
-	void *bounce;		/* FI_INJECT copy */
+	void *bounce;		/* FI_INJECT copy (ep->bounce_pool) */
+	/* progress state, zero at the start */
+	bool active;		/* counted in ep->rma_active */
+	bool posting_done;	/* nothing more to post (all, or failed) */
+	int err;		/* first error, positive FI_E* */
+	int prov_errno;		/* the emulator's errno */
+	size_t next_off;	/* next local byte to post */
+	size_t rma_idx;		/* cursor in rma[] */
+	uint64_t rma_off;
+	uint32_t posted, done;	/* pieces */
 };
 
 /*
  * A posted ssemu_ep_rma, found again through the RMA_DONE cookie: a piece
  * of an RMA operation (op), or a rendezvous read of a receive (msg,
- * sse_progress.c).
+ * sse_rndv.c).  From the endpoint's piece_pool.
  */
 struct sse_rma_piece {
 	struct sse_dlist entry;	/* ep->rma_pieces */
@@ -610,6 +605,7 @@ struct sse_msg {
 	unsigned reads_out;	/* reads posted, not done */
 	int read_err;		/* first failure, -errno */
 	int err;		/* positive FI_E* the receive fails with */
+	int prov_errno;		/* its provider errno, if not err itself */
 };
 
 struct sse_ep {
@@ -667,6 +663,12 @@ struct sse_ep {
 	uint64_t rndv_reads, rndv_pushes;	/* rendezvous received */
 	struct sse_dlist trigs;		/* triggered ops not yet run */
 	int aliases;			/* fi_ep_alias endpoints open */
+	/* data-path objects (sse_pool.h), under the domain lock */
+	struct sse_pool tx_pool;	/* struct sse_tx */
+	struct sse_pool rx_pool;	/* struct sse_rx */
+	struct sse_pool rma_pool;	/* struct sse_rma_op */
+	struct sse_pool piece_pool;	/* struct sse_rma_piece */
+	struct sse_pool bounce_pool;	/* SSE_INJECT_SIZE bytes */
 };
 
 /*
@@ -697,15 +699,31 @@ struct sse_trig {
 	void *context;
 	uint64_t flags;		/* without FI_TRIGGER */
 	fi_addr_t dest;
-	/* sends */
-	uint64_t tag, data;
-	bool no_comp;
-	size_t iov_count;
+	/* sends: the call as it will run (send.iov is iov, without
+	 * FI_TRIGGER) */
+	struct sse_send_req send;
 	struct iovec iov[SSE_IOV_LIMIT];
 	void *bounce;		/* FI_INJECT data */
 	/* RMA and atomics */
 	struct sse_rma_op *op;
 };
+
+/*
+ * The match rule, the one place it is written: a receive waiting for
+ * @want_src (SSEMU_ADDR_INVALID: any source) and, when @tagged, for the
+ * tag bits of @want_tag not set in @ignore, takes a message from @src
+ * tagged @tag.  Posted receives are tried against an arriving message in
+ * posting order, unexpected messages against a new receive (and FI_PEEK)
+ * in arrival order.
+ */
+static inline bool sse_match(ssemu_addr_t want_src, bool tagged,
+			     uint64_t want_tag, uint64_t ignore,
+			     ssemu_addr_t src, uint64_t tag)
+{
+	if (want_src != SSEMU_ADDR_INVALID && want_src != src)
+		return false;
+	return !tagged || !((tag ^ want_tag) & ~ignore);
+}
 
 /* ------------------------------------------------------------------ */
 /* Navigation                                                           */
@@ -740,6 +758,44 @@ static inline uint64_t sse_rx_flags(struct fid_ep *e)
 		return container_of(e, struct sse_ep_alias,
 				    ep_fid)->rx_op_flags;
 	return container_of(e, struct sse_ep, ep_fid)->rx_op_flags;
+}
+
+/*
+ * Data-path objects from the endpoint's pools (domain lock held): only
+ * the progress state at the end of each object is cleared; the caller
+ * sets the rest.  Each goes back to the pool it came from.
+ */
+static inline struct sse_tx *__sse_tx_get(struct sse_ep *ep)
+{
+	return sse_pool_get_cleared(&ep->tx_pool,
+				    offsetof(struct sse_tx, hdr_posted),
+				    sizeof(struct sse_tx));
+}
+
+static inline struct sse_rx *__sse_rx_get(struct sse_ep *ep)
+{
+	return sse_pool_get_cleared(&ep->rx_pool,
+				    offsetof(struct sse_rx, mr_off),
+				    sizeof(struct sse_rx));
+}
+
+static inline struct sse_rma_op *__sse_rma_op_get(struct sse_ep *ep)
+{
+	return sse_pool_get_cleared(&ep->rma_pool,
+				    offsetof(struct sse_rma_op, active),
+				    sizeof(struct sse_rma_op));
+}
+
+/* Room for @len <= SSE_INJECT_SIZE bytes of injected data, or NULL. */
+static inline void *__sse_bounce_get(struct sse_ep *ep, size_t len)
+{
+	return len <= SSE_INJECT_SIZE ? sse_pool_get(&ep->bounce_pool) : NULL;
+}
+
+static inline void __sse_bounce_put(struct sse_ep *ep, void *bounce)
+{
+	if (bounce)
+		sse_pool_put(&ep->bounce_pool, bounce);
 }
 
 /* ------------------------------------------------------------------ */
@@ -789,10 +845,9 @@ int sse_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 int __sse_cq_write(struct sse_cq *cq, void *context, uint64_t flags,
 		   size_t len, void *buf, uint64_t data, uint64_t tag,
 		   fi_addr_t src);
-int __sse_cq_write_err(struct sse_cq *cq, void *context, uint64_t flags,
-		       size_t len, void *buf, uint64_t data, uint64_t tag,
-		       size_t olen, int err, int prov_errno,
-		       const void *err_data, size_t err_data_size);
+/* An error entry as fi_cq_readerr will return it; err_data (at most
+ * sizeof(struct fi_sse_addr) bytes of it) is copied. */
+int __sse_cq_write_err(struct sse_cq *cq, const struct fi_cq_err_entry *err);
 
 /* sse_cntr.c */
 int sse_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
@@ -833,11 +888,11 @@ struct sse_rma_req {
 	bool no_comp;		/* fi_inject_* */
 };
 ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req);
-int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
+int __sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
 		  struct sse_rma_op **opp);
 ssize_t __sse_rma_start(struct sse_ep *ep, struct sse_rma_op *op,
 			fi_addr_t dest);
-void sse_rma_op_free(struct sse_rma_op *op);
+void __sse_rma_op_free(struct sse_rma_op *op);
 size_t sse_rma_piece_max(struct sse_ep *ep, uint32_t op, size_t elem);
 void __sse_rma_progress(struct sse_ep *ep);
 void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev);
@@ -856,54 +911,78 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 /* sse_msg.c, sse_tagged.c */
 extern struct fi_ops_msg sse_msg_ops;
 extern struct fi_ops_tagged sse_tagged_ops;
-ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
-			size_t count, fi_addr_t dest, uint64_t tag,
-			uint64_t data, uint64_t flags, void *context,
-			bool tagged, bool no_comp);
-int sse_send_check(struct sse_ep *ep, const struct iovec *iov, size_t count,
-		   uint64_t flags, bool tagged);
-ssize_t __sse_send(struct sse_ep *ep, const struct iovec *iov, size_t count,
-		   fi_addr_t dest, uint64_t tag, uint64_t data,
-		   uint64_t flags, void *context, bool tagged, bool no_comp);
+ssize_t sse_send_common(struct sse_ep *ep, const struct sse_send_req *req);
+int sse_send_check(struct sse_ep *ep, const struct sse_send_req *req);
+ssize_t __sse_send(struct sse_ep *ep, const struct sse_send_req *req);
 
 /* sse_trigger.c */
-ssize_t sse_trigger_send(struct sse_ep *ep, const struct iovec *iov,
-			 size_t count, fi_addr_t dest, uint64_t tag,
-			 uint64_t data, uint64_t flags, void *context,
-			 bool tagged, bool no_comp);
+ssize_t sse_trigger_send(struct sse_ep *ep, const struct sse_send_req *req);
 ssize_t sse_trigger_rma(struct sse_ep *ep, const struct sse_rma_req *req);
 void __sse_trigger_progress(struct sse_domain *dom);
 int __sse_trigger_cancel(struct sse_ep *ep, void *context);
 void __sse_trigger_ep_flush(struct sse_ep *ep);
-ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
-			size_t count, fi_addr_t src, uint64_t tag,
-			uint64_t ignore, uint64_t flags, void *context,
-			bool tagged);
-ssize_t sse_trecv_peek_claim(struct sse_ep *ep, const struct iovec *iov,
-			     size_t count, fi_addr_t src, uint64_t tag,
-			     uint64_t ignore, uint64_t flags, void *context);
+ssize_t sse_recv_common(struct sse_ep *ep, const struct sse_recv_req *req);
+ssize_t sse_trecv_peek_claim(struct sse_ep *ep,
+			     const struct sse_recv_req *req);
+
+/* sse_tx.c */
+int __sse_tx_start(struct sse_ep *ep, struct sse_tx *tx);
+int __sse_tx_post(struct sse_ep *ep, struct sse_tx *tx);
+void __sse_tx_posted(struct sse_ep *ep, struct sse_tx *tx);
+void __sse_tx_check_done(struct sse_ep *ep, struct sse_tx *tx);
+void __sse_tx_free(struct sse_ep *ep, struct sse_tx *tx);
+void __sse_ep_tx_progress(struct sse_ep *ep);
+void __sse_handle_send_done(struct sse_ep *ep, const struct ssemu_event *ev);
+
+/* sse_rx.c */
+void __sse_handle_recv(struct sse_ep *ep, const struct ssemu_event *ev);
+bool __sse_rx_match_unexp(struct sse_ep *ep, struct sse_rx *rx,
+			  struct sse_msg *msg);
+/* How a message landed in a receive (__sse_rx_complete). */
+struct sse_rx_done {
+	ssemu_addr_t src;
+	uint8_t hflags;		/* the message's SSE_HF_* */
+	uint64_t tag, data;
+	size_t total;		/* message length at the sender */
+	size_t off, room;	/* where it went in the receive, room there */
+	int err;		/* 0, or the positive FI_E* it fails with */
+	int prov_errno;
+};
+void __sse_rx_complete(struct sse_ep *ep, struct sse_rx *rx,
+		       const struct sse_rx_done *d);
+void __sse_msg_complete(struct sse_ep *ep, struct sse_msg *msg, int err,
+			int prov_errno);
+int __sse_rx_fault(struct sse_ep *ep, ssemu_addr_t src);
+void __sse_rx_free(struct sse_ep *ep, struct sse_rx *rx);
+void __sse_msg_done(struct sse_ep *ep, struct sse_msg *msg);
+void __sse_msg_free(struct sse_msg *msg);
+
+/* sse_rndv.c */
+void __sse_tx_reg(struct sse_ep *ep, struct sse_tx *tx);
+void __sse_tx_unreg(struct sse_ep *ep, struct sse_tx *tx);
+void __sse_rndv_cache_flush(struct sse_ep *ep);
+int __sse_send_cts(struct sse_ep *ep, struct sse_msg *msg, size_t wanted);
+int __sse_send_fin(struct sse_ep *ep, struct sse_msg *msg, int err);
+void __sse_handle_cts(struct sse_ep *ep, const struct ssemu_event *ev);
+void __sse_handle_fin(struct sse_ep *ep, const struct ssemu_event *ev);
+void __sse_rndv_start(struct sse_ep *ep, struct sse_msg *msg);
+void __sse_rndv_decline(struct sse_ep *ep, struct sse_msg *msg);
+void __sse_rndv_read_progress(struct sse_ep *ep);
+/* Domain progress calls between two looks at the peers of parked
+ * rendezvous sends (__sse_rndv_check_peers). */
+#define SSE_PEER_CHECK_PERIOD 1024
+void __sse_rndv_check_peers(struct sse_ep *ep);
 
 /* sse_progress.c */
 void __sse_ep_progress(struct sse_ep *ep);
 void __sse_domain_progress(struct sse_domain *dom);
 void sse_domain_progress(struct sse_domain *dom);
 int sse_engine_progress(struct sse_domain *dom);
-int __sse_tx_start(struct sse_ep *ep, struct sse_tx *tx);
-bool __sse_rx_match_unexp(struct sse_ep *ep, struct sse_rx *rx,
-			  struct sse_msg *msg);
-void __sse_msg_free(struct sse_msg *msg);
 void __sse_ep_flush(struct sse_ep *ep);
-int __sse_send_cts(struct sse_ep *ep, struct sse_msg *msg, size_t wanted);
-void __sse_rndv_decline(struct sse_ep *ep, struct sse_msg *msg);
 int sse_domain_wait(struct sse_domain *dom, int timeout_ms);
 int sse_progress_thread_start(struct sse_domain *dom);
 void sse_progress_thread_stop(struct sse_domain *dom);
 
-/*
- * A zeroed allocation for the data path (a send, a receive, a message, a
- * piece): glibc's calloc always takes its slow path, past the thread's
- * cache of recently freed chunks that malloc serves these from.
- */
 /*
  * fi_control's FI_GETWAITOBJ and FI_GETWAIT for an object waited on with
  * @obj and, where it has one, file descriptor @fd (< 0: none).
@@ -929,6 +1008,11 @@ static inline int sse_wait_control(int command, void *arg,
 	}
 }
 
+/*
+ * A zeroed allocation for an inbound message (struct sse_msg): glibc's
+ * calloc always takes its slow path, past the thread's cache of recently
+ * freed chunks that malloc serves these from.
+ */
 static inline void *sse_zalloc(size_t size)
 {
 	void *p = malloc(size);

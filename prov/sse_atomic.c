@@ -199,81 +199,75 @@ static int sse_rma_ioc_to_rma(const struct fi_rma_ioc *ioc, size_t count,
 	return 0;
 }
 
-/*
- * The general form of every atomic call: operand, compare and result lists
- * in elements, the target as an fi_rma_ioc list.
- */
-static ssize_t sse_atomic_common(struct fid_ep *ep_fid, uint32_t kind,
-				 const struct fi_ioc *iov, size_t count,
-				 const struct fi_ioc *cmpv, size_t cmp_count,
-				 const struct fi_ioc *resv, size_t res_count,
-				 fi_addr_t dest, const struct fi_rma_ioc *rma,
-				 size_t rma_count, enum fi_datatype dtype,
-				 enum fi_op op, uint64_t data, uint64_t flags,
-				 void *context, bool no_comp)
+/* One atomic call: operand, compare and result lists in elements, the
+ * target as an fi_rma_ioc list (sse_atomic_common). */
+struct sse_atomic_call {
+	uint32_t kind;		/* SSEMU_RMA_ATOMIC, _FETCH or _COMPARE */
+	const struct fi_ioc *iov, *cmp, *res;
+	size_t count, cmp_count, res_count;
+	const struct fi_rma_ioc *rma;
+	size_t rma_count;
+	fi_addr_t dest;
+	enum fi_datatype dtype;
+	enum fi_op op;
+	uint64_t data;		/* with FI_REMOTE_CQ_DATA */
+	uint64_t flags;
+	void *context;
+	bool no_comp;		/* fi_inject_atomic */
+};
+
+/* The general form of every atomic call. */
+static ssize_t sse_atomic_common(struct fid_ep *ep_fid,
+				 const struct sse_atomic_call *c)
 {
 	struct sse_ep *ep = sse_ep_of(ep_fid);
 	struct iovec liov[SSE_IOV_LIMIT], lcmp[SSE_IOV_LIMIT],
 		     lres[SSE_IOV_LIMIT];
 	struct fi_rma_iov lrma[SSE_IOV_LIMIT];
 	struct sse_rma_req req = {
-		.op = kind,
-		.aop = op,
-		.dtype = dtype,
-		.flags = flags,
-		.context = context,
-		.data = data,
-		.dest = dest,
-		.no_comp = no_comp,
+		.op = c->kind,
+		.aop = c->op,
+		.dtype = c->dtype,
+		.flags = c->flags,
+		.context = c->context,
+		.data = c->data,
+		.dest = c->dest,
+		.no_comp = c->no_comp,
 	};
-	size_t max, i, total = 0;
+	size_t count = c->count, max, i, total = 0;
 	int ret;
 
 	if (!(ep->caps & FI_ATOMIC))
 		return -FI_EOPNOTSUPP;
-	max = sse_atomic_count(ep->max_frag, kind, dtype, op);
+	max = sse_atomic_count(ep->max_frag, c->kind, c->dtype, c->op);
 	if (!max)
 		return -FI_EOPNOTSUPP;
-	req.elem = ssemu_datatype_size(dtype);
+	req.elem = ssemu_datatype_size(c->dtype);
 
 	/* FI_ATOMIC_READ takes no operands: the buffer is ignored. */
-	if (kind == SSEMU_RMA_FETCH && op == FI_ATOMIC_READ)
+	if (c->kind == SSEMU_RMA_FETCH && c->op == FI_ATOMIC_READ)
 		count = 0;
-	if ((ret = sse_ioc_to_iov(iov, count, req.elem, liov)) ||
-	    (ret = sse_ioc_to_iov(cmpv, cmp_count, req.elem, lcmp)) ||
-	    (ret = sse_ioc_to_iov(resv, res_count, req.elem, lres)) ||
-	    (ret = sse_rma_ioc_to_rma(rma, rma_count, req.elem, lrma)))
+	if ((ret = sse_ioc_to_iov(c->iov, count, req.elem, liov)) ||
+	    (ret = sse_ioc_to_iov(c->cmp, c->cmp_count, req.elem, lcmp)) ||
+	    (ret = sse_ioc_to_iov(c->res, c->res_count, req.elem, lres)) ||
+	    (ret = sse_rma_ioc_to_rma(c->rma, c->rma_count, req.elem, lrma)))
 		return ret;
 	/* One operation is one request at the target (see *valid). */
-	for (i = 0; i < rma_count; i++) {
-		if (rma[i].count > max - total)
+	for (i = 0; i < c->rma_count; i++) {
+		if (c->rma[i].count > max - total)
 			return -FI_EINVAL;
-		total += rma[i].count;
+		total += c->rma[i].count;
 	}
 
 	req.iov = liov;
 	req.iov_count = count;
 	req.cmp = lcmp;
-	req.cmp_count = cmp_count;
+	req.cmp_count = c->cmp_count;
 	req.res = lres;
-	req.res_count = res_count;
+	req.res_count = c->res_count;
 	req.rma = lrma;
-	req.rma_count = rma_count;
+	req.rma_count = c->rma_count;
 	return sse_rma_submit(ep, &req);
-}
-
-static ssize_t sse_atomic_write(struct fid_ep *ep, const void *buf,
-				size_t count, void *desc, fi_addr_t dest_addr,
-				uint64_t addr, uint64_t key,
-				enum fi_datatype dtype, enum fi_op op,
-				void *context)
-{
-	struct fi_ioc ioc = { .addr = (void *)buf, .count = count };
-	struct fi_rma_ioc rma = { .addr = addr, .count = count, .key = key };
-
-	return sse_atomic_common(ep, SSEMU_RMA_ATOMIC, &ioc, 1, NULL, 0, NULL,
-				 0, dest_addr, &rma, 1, dtype, op, 0,
-				 sse_tx_flags(ep), context, false);
 }
 
 /* Elements in an fi_ioc list; SIZE_MAX (refused later) if that wraps. */
@@ -291,6 +285,23 @@ static size_t sse_ioc_count(const struct fi_ioc *ioc, size_t count)
 	return n;
 }
 
+static ssize_t sse_atomic_write(struct fid_ep *ep, const void *buf,
+				size_t count, void *desc, fi_addr_t dest_addr,
+				uint64_t addr, uint64_t key,
+				enum fi_datatype dtype, enum fi_op op,
+				void *context)
+{
+	struct fi_ioc ioc = { .addr = (void *)buf, .count = count };
+	struct fi_rma_ioc rma = { .addr = addr, .count = count, .key = key };
+
+	return sse_atomic_common(ep, &(struct sse_atomic_call){
+		.kind = SSEMU_RMA_ATOMIC, .iov = &ioc, .count = 1,
+		.rma = &rma, .rma_count = 1, .dest = dest_addr,
+		.dtype = dtype, .op = op, .flags = sse_tx_flags(ep),
+		.context = context,
+	});
+}
+
 static ssize_t sse_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
 				 void **desc, size_t count,
 				 fi_addr_t dest_addr, uint64_t addr,
@@ -300,9 +311,12 @@ static ssize_t sse_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
 	struct fi_rma_ioc rma = { .addr = addr, .key = key,
 				  .count = sse_ioc_count(iov, count) };
 
-	return sse_atomic_common(ep, SSEMU_RMA_ATOMIC, iov, count, NULL, 0,
-				 NULL, 0, dest_addr, &rma, 1, dtype, op, 0,
-				 sse_tx_flags(ep), context, false);
+	return sse_atomic_common(ep, &(struct sse_atomic_call){
+		.kind = SSEMU_RMA_ATOMIC, .iov = iov, .count = count,
+		.rma = &rma, .rma_count = 1, .dest = dest_addr,
+		.dtype = dtype, .op = op, .flags = sse_tx_flags(ep),
+		.context = context,
+	});
 }
 
 static ssize_t sse_atomic_writemsg(struct fid_ep *ep,
@@ -311,11 +325,13 @@ static ssize_t sse_atomic_writemsg(struct fid_ep *ep,
 {
 	if (!msg)
 		return -FI_EINVAL;
-	return sse_atomic_common(ep, SSEMU_RMA_ATOMIC, msg->msg_iov,
-				 msg->iov_count, NULL, 0, NULL, 0, msg->addr,
-				 msg->rma_iov, msg->rma_iov_count,
-				 msg->datatype, msg->op, msg->data, flags,
-				 msg->context, false);
+	return sse_atomic_common(ep, &(struct sse_atomic_call){
+		.kind = SSEMU_RMA_ATOMIC, .iov = msg->msg_iov,
+		.count = msg->iov_count, .rma = msg->rma_iov,
+		.rma_count = msg->rma_iov_count, .dest = msg->addr,
+		.dtype = msg->datatype, .op = msg->op, .data = msg->data,
+		.flags = flags, .context = msg->context,
+	});
 }
 
 static ssize_t sse_atomic_inject(struct fid_ep *ep, const void *buf,
@@ -326,10 +342,12 @@ static ssize_t sse_atomic_inject(struct fid_ep *ep, const void *buf,
 	struct fi_ioc ioc = { .addr = (void *)buf, .count = count };
 	struct fi_rma_ioc rma = { .addr = addr, .count = count, .key = key };
 
-	return sse_atomic_common(ep, SSEMU_RMA_ATOMIC, &ioc, 1, NULL, 0, NULL,
-				 0, dest_addr, &rma, 1, dtype, op, 0,
-				 sse_tx_flags(ep) | FI_INJECT, NULL,
-				 true);
+	return sse_atomic_common(ep, &(struct sse_atomic_call){
+		.kind = SSEMU_RMA_ATOMIC, .iov = &ioc, .count = 1,
+		.rma = &rma, .rma_count = 1, .dest = dest_addr,
+		.dtype = dtype, .op = op,
+		.flags = sse_tx_flags(ep) | FI_INJECT, .no_comp = true,
+	});
 }
 
 static ssize_t sse_atomic_readwrite(struct fid_ep *ep, const void *buf,
@@ -343,9 +361,12 @@ static ssize_t sse_atomic_readwrite(struct fid_ep *ep, const void *buf,
 	struct fi_ioc res = { .addr = result, .count = count };
 	struct fi_rma_ioc rma = { .addr = addr, .count = count, .key = key };
 
-	return sse_atomic_common(ep, SSEMU_RMA_FETCH, &ioc, 1, NULL, 0, &res,
-				 1, dest_addr, &rma, 1, dtype, op, 0,
-				 sse_tx_flags(ep), context, false);
+	return sse_atomic_common(ep, &(struct sse_atomic_call){
+		.kind = SSEMU_RMA_FETCH, .iov = &ioc, .count = 1,
+		.res = &res, .res_count = 1, .rma = &rma, .rma_count = 1,
+		.dest = dest_addr, .dtype = dtype, .op = op,
+		.flags = sse_tx_flags(ep), .context = context,
+	});
 }
 
 static ssize_t sse_atomic_readwritev(struct fid_ep *ep,
@@ -364,10 +385,12 @@ static ssize_t sse_atomic_readwritev(struct fid_ep *ep,
 			 sse_ioc_count(iov, count),
 	};
 
-	return sse_atomic_common(ep, SSEMU_RMA_FETCH, iov, count, NULL, 0,
-				 resultv, result_count, dest_addr, &rma, 1,
-				 dtype, op, 0, sse_tx_flags(ep),
-				 context, false);
+	return sse_atomic_common(ep, &(struct sse_atomic_call){
+		.kind = SSEMU_RMA_FETCH, .iov = iov, .count = count,
+		.res = resultv, .res_count = result_count, .rma = &rma,
+		.rma_count = 1, .dest = dest_addr, .dtype = dtype, .op = op,
+		.flags = sse_tx_flags(ep), .context = context,
+	});
 }
 
 static ssize_t sse_atomic_readwritemsg(struct fid_ep *ep,
@@ -378,11 +401,14 @@ static ssize_t sse_atomic_readwritemsg(struct fid_ep *ep,
 {
 	if (!msg)
 		return -FI_EINVAL;
-	return sse_atomic_common(ep, SSEMU_RMA_FETCH, msg->msg_iov,
-				 msg->iov_count, NULL, 0, resultv,
-				 result_count, msg->addr, msg->rma_iov,
-				 msg->rma_iov_count, msg->datatype, msg->op,
-				 msg->data, flags, msg->context, false);
+	return sse_atomic_common(ep, &(struct sse_atomic_call){
+		.kind = SSEMU_RMA_FETCH, .iov = msg->msg_iov,
+		.count = msg->iov_count, .res = resultv,
+		.res_count = result_count, .rma = msg->rma_iov,
+		.rma_count = msg->rma_iov_count, .dest = msg->addr,
+		.dtype = msg->datatype, .op = msg->op, .data = msg->data,
+		.flags = flags, .context = msg->context,
+	});
 }
 
 static ssize_t sse_atomic_compwrite(struct fid_ep *ep, const void *buf,
@@ -398,9 +424,13 @@ static ssize_t sse_atomic_compwrite(struct fid_ep *ep, const void *buf,
 	struct fi_ioc res = { .addr = result, .count = count };
 	struct fi_rma_ioc rma = { .addr = addr, .count = count, .key = key };
 
-	return sse_atomic_common(ep, SSEMU_RMA_COMPARE, &ioc, 1, &cmp, 1,
-				 &res, 1, dest_addr, &rma, 1, dtype, op, 0,
-				 sse_tx_flags(ep), context, false);
+	return sse_atomic_common(ep, &(struct sse_atomic_call){
+		.kind = SSEMU_RMA_COMPARE, .iov = &ioc, .count = 1,
+		.cmp = &cmp, .cmp_count = 1, .res = &res, .res_count = 1,
+		.rma = &rma, .rma_count = 1, .dest = dest_addr,
+		.dtype = dtype, .op = op, .flags = sse_tx_flags(ep),
+		.context = context,
+	});
 }
 
 static ssize_t sse_atomic_compwritev(struct fid_ep *ep,
@@ -418,10 +448,13 @@ static ssize_t sse_atomic_compwritev(struct fid_ep *ep,
 	struct fi_rma_ioc rma = { .addr = addr, .key = key,
 				  .count = sse_ioc_count(iov, count) };
 
-	return sse_atomic_common(ep, SSEMU_RMA_COMPARE, iov, count, comparev,
-				 compare_count, resultv, result_count,
-				 dest_addr, &rma, 1, dtype, op, 0,
-				 sse_tx_flags(ep), context, false);
+	return sse_atomic_common(ep, &(struct sse_atomic_call){
+		.kind = SSEMU_RMA_COMPARE, .iov = iov, .count = count,
+		.cmp = comparev, .cmp_count = compare_count, .res = resultv,
+		.res_count = result_count, .rma = &rma, .rma_count = 1,
+		.dest = dest_addr, .dtype = dtype, .op = op,
+		.flags = sse_tx_flags(ep), .context = context,
+	});
 }
 
 static ssize_t sse_atomic_compwritemsg(struct fid_ep *ep,
@@ -435,12 +468,15 @@ static ssize_t sse_atomic_compwritemsg(struct fid_ep *ep,
 {
 	if (!msg)
 		return -FI_EINVAL;
-	return sse_atomic_common(ep, SSEMU_RMA_COMPARE, msg->msg_iov,
-				 msg->iov_count, comparev, compare_count,
-				 resultv, result_count, msg->addr,
-				 msg->rma_iov, msg->rma_iov_count,
-				 msg->datatype, msg->op, msg->data, flags,
-				 msg->context, false);
+	return sse_atomic_common(ep, &(struct sse_atomic_call){
+		.kind = SSEMU_RMA_COMPARE, .iov = msg->msg_iov,
+		.count = msg->iov_count, .cmp = comparev,
+		.cmp_count = compare_count, .res = resultv,
+		.res_count = result_count, .rma = msg->rma_iov,
+		.rma_count = msg->rma_iov_count, .dest = msg->addr,
+		.dtype = msg->datatype, .op = msg->op, .data = msg->data,
+		.flags = flags, .context = msg->context,
+	});
 }
 
 struct fi_ops_atomic sse_atomic_ops = {

@@ -106,10 +106,7 @@ int __sse_cq_write(struct sse_cq *cq, void *context, uint64_t flags,
 	return 0;
 }
 
-int __sse_cq_write_err(struct sse_cq *cq, void *context, uint64_t flags,
-		       size_t len, void *buf, uint64_t data, uint64_t tag,
-		       size_t olen, int err, int prov_errno,
-		       const void *err_data, size_t err_data_size)
+int __sse_cq_write_err(struct sse_cq *cq, const struct fi_cq_err_entry *err)
 {
 	struct sse_cq_slot *slot;
 	struct sse_cq_err *e;
@@ -123,22 +120,17 @@ int __sse_cq_write_err(struct sse_cq *cq, void *context, uint64_t flags,
 		goto nomem;
 	}
 	slot->is_err = true;
-	e->err.op_context = context;
-	e->err.flags = flags;
-	e->err.len = len;
-	e->err.buf = buf;
-	e->err.data = data;
-	e->err.tag = tag;
-	e->err.olen = olen;
-	e->err.err = err;
-	e->err.prov_errno = prov_errno;
-	e->data_len = SSEMU_MIN(err_data_size, sizeof(e->data));
+	e->err = *err;
+	e->err.err_data = NULL;
+	e->err.err_data_size = 0;
+	e->data_len = SSEMU_MIN(err->err_data_size, sizeof(e->data));
 	if (e->data_len)
-		memcpy(e->data, err_data, e->data_len);
+		memcpy(e->data, err->err_data, e->data_len);
 	sse_dlist_insert_tail(&e->entry, &cq->errs);
 	return 0;
 nomem:
-	SSE_WARN(FI_LOG_CQ, "out of memory: error completion %d lost\n", err);
+	SSE_WARN(FI_LOG_CQ, "out of memory: error completion %d lost\n",
+		 err->err);
 	return -FI_ENOMEM;
 }
 

@@ -168,6 +168,38 @@ static bool __sse_ep_drain(struct sse_ep *ep, uint64_t deadline)
 	return true;
 }
 
+static void sse_ep_pools_init(struct sse_ep *ep)
+{
+	sse_pool_init(&ep->tx_pool, sizeof(struct sse_tx));
+	sse_pool_init(&ep->rx_pool, sizeof(struct sse_rx));
+	sse_pool_init(&ep->rma_pool, sizeof(struct sse_rma_op));
+	sse_pool_init(&ep->piece_pool, sizeof(struct sse_rma_piece));
+	sse_pool_init(&ep->bounce_pool, SSE_INJECT_SIZE);
+}
+
+/* Free the pools' chunks; everything must be back in them by now. */
+static void sse_ep_pools_fini(struct sse_ep *ep)
+{
+	struct {
+		struct sse_pool *pool;
+		const char *what;
+	} p[] = {
+		{ &ep->tx_pool, "transfer objects" },
+		{ &ep->rx_pool, "receives" },
+		{ &ep->rma_pool, "RMA operations" },
+		{ &ep->piece_pool, "RMA pieces" },
+		{ &ep->bounce_pool, "inject buffers" },
+	};
+	size_t i, left;
+
+	for (i = 0; i < ARRAY_SIZE(p); i++) {
+		left = sse_pool_fini(p[i].pool);
+		if (left)
+			SSE_EP_WARN(ep, "closing: %zu %s still in use\n",
+				    left, p[i].what);
+	}
+}
+
 static int sse_ep_close(struct fid *fid)
 {
 	struct sse_ep *ep = container_of(fid, struct sse_ep, ep_fid.fid);
@@ -207,6 +239,7 @@ static int sse_ep_close(struct fid *fid)
 	__sse_trigger_ep_flush(ep);
 	left = __sse_ep_drain(ep, deadline);
 	__sse_ep_flush(ep);
+	sse_ep_pools_fini(ep);
 	pthread_mutex_unlock(&dom->lock);
 
 	now = sse_now_ms();
@@ -434,12 +467,13 @@ found:
 				 (rx->flags & FI_MULTI_RECV);
 
 		if (ep->rx_cq)
-			__sse_cq_write_err(ep->rx_cq, rx->context, flags, 0,
-					   NULL, 0, rx->tag, 0, FI_ECANCELED,
-					   FI_ECANCELED, NULL, 0);
+			__sse_cq_write_err(ep->rx_cq, &(struct fi_cq_err_entry){
+				.op_context = rx->context, .flags = flags,
+				.tag = rx->tag, .err = FI_ECANCELED,
+				.prov_errno = FI_ECANCELED,
+			});
 		sse_cntr_inc_err(ep->recv_cntr);
-		ep->rx_count--;
-		free(rx);
+		__sse_rx_free(ep, rx);
 	}
 	pthread_mutex_unlock(&ep->domain->lock);
 	return 0;
@@ -749,6 +783,7 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	sse_dlist_init(&ep->rma_all);
 	sse_dlist_init(&ep->trigs);
 	sse_dlist_init(&ep->rma_pieces);
+	sse_ep_pools_init(ep);
 
 	pthread_mutex_lock(&dom->lock);
 	ret = ssemu_ep_open(dom->emu->nic, &ep->emu);

@@ -2,7 +2,7 @@
 /*
  * sse_msg.c: fi_ops_msg and the send/receive code shared with fi_tagged.
  * Posting only validates, builds the operation and hands it to the engine
- * in sse_progress.c; a receive first looks for an unexpected message.
+ * in sse_tx.c and sse_rx.c; a receive first looks for an unexpected message.
  */
 #include <stdlib.h>
 
@@ -40,43 +40,38 @@ static int sse_check_iov(const struct iovec *iov, size_t count, size_t limit,
 }
 
 /* The checks a send passes before anything is queued. */
-int sse_send_check(struct sse_ep *ep, const struct iovec *iov, size_t count,
-		   uint64_t flags, bool tagged)
+int sse_send_check(struct sse_ep *ep, const struct sse_send_req *req)
 {
 	size_t len;
 	int ret;
 
-	if (!(ep->caps & (tagged ? FI_TAGGED : FI_MSG)))
+	if (!(ep->caps & (req->tagged ? FI_TAGGED : FI_MSG)))
 		return -FI_EOPNOTSUPP;
-	if (flags & ~SSE_TX_FLAGS_OK)
+	if (req->flags & ~SSE_TX_FLAGS_OK)
 		return -FI_EBADFLAGS;
-	ret = sse_check_iov(iov, count, ep->tx_iov_limit, true, &len);
+	ret = sse_check_iov(req->iov, req->count, ep->tx_iov_limit, true,
+			    &len);
 	if (ret)
 		return ret;
 	if (len > ep->max_msg_size)
 		return -FI_EMSGSIZE;
-	if ((flags & FI_INJECT) && len > ep->inject_size)
+	if ((req->flags & FI_INJECT) && len > ep->inject_size)
 		return -FI_EINVAL;
 	return 0;
 }
 
-ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
-			size_t count, fi_addr_t dest, uint64_t tag,
-			uint64_t data, uint64_t flags, void *context,
-			bool tagged, bool no_comp)
+ssize_t sse_send_common(struct sse_ep *ep, const struct sse_send_req *req)
 {
 	struct sse_domain *dom = ep->domain;
 	ssize_t ret;
 
-	if (flags & FI_TRIGGER)
-		return sse_trigger_send(ep, iov, count, dest, tag, data, flags,
-					context, tagged, no_comp);
-	ret = sse_send_check(ep, iov, count, flags, tagged);
+	if (req->flags & FI_TRIGGER)
+		return sse_trigger_send(ep, req);
+	ret = sse_send_check(ep, req);
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&dom->lock);
-	ret = __sse_send(ep, iov, count, dest, tag, data, flags, context,
-			 tagged, no_comp);
+	ret = __sse_send(ep, req);
 	/* an inject counts at once: triggered operations may be due */
 	if (!sse_dlist_empty(&dom->trig_cntrs))
 		__sse_trigger_progress(dom);
@@ -85,10 +80,12 @@ ssize_t sse_send_common(struct sse_ep *ep, const struct iovec *iov,
 }
 
 /* Start a checked send (sse_send_check); the domain lock is held. */
-ssize_t __sse_send(struct sse_ep *ep, const struct iovec *iov, size_t count,
-		   fi_addr_t dest, uint64_t tag, uint64_t data,
-		   uint64_t flags, void *context, bool tagged, bool no_comp)
+ssize_t __sse_send(struct sse_ep *ep, const struct sse_send_req *req)
 {
+	const struct iovec *iov = req->iov;
+	size_t count = req->count;
+	uint64_t flags = req->flags;
+	bool tagged = req->tagged;
 	size_t len = sse_iov_len(iov, count);
 	ssemu_addr_t daddr;
 	struct sse_tx *tx;
@@ -96,10 +93,10 @@ ssize_t __sse_send(struct sse_ep *ep, const struct iovec *iov, size_t count,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	ret = __sse_av_lookup(ep->av, dest, &daddr);
+	ret = __sse_av_lookup(ep->av, req->dest, &daddr);
 	if (ret) {
 		SSE_EP_WARN(ep, "send to unknown fi_addr %llu\n",
-			    (unsigned long long)dest);
+			    (unsigned long long)req->dest);
 		return ret;
 	}
 	if (ep->tx_count >= ep->tx_size) {
@@ -108,37 +105,40 @@ ssize_t __sse_send(struct sse_ep *ep, const struct iovec *iov, size_t count,
 			return -FI_EAGAIN;
 	}
 
-	tx = sse_zalloc(sizeof(*tx));
+	tx = __sse_tx_get(ep);
 	if (!tx)
 		return -FI_ENOMEM;
 	tx->user = true;
-	tx->context = context;
+	tx->reported = false;
+	tx->bounce = NULL;
+	tx->iov_count = 0;
+	tx->context = req->context;
 	tx->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
 	tx->msg_id = ep->next_msg_id++;
 	tx->dest = daddr;
-	tx->tag = tagged ? tag : 0;
-	tx->data = (flags & FI_REMOTE_CQ_DATA) ? data : 0;
+	tx->tag = tagged ? req->tag : 0;
+	tx->data = (flags & FI_REMOTE_CQ_DATA) ? req->data : 0;
 	tx->hflags = (tagged ? SSE_HF_TAGGED : 0) |
 		     ((flags & FI_REMOTE_CQ_DATA) ? SSE_HF_DATA : 0);
 	tx->tclass = ep->emu_tclass;
 	tx->len = len;
-	tx->completion = !no_comp &&
+	tx->completion = !req->no_comp &&
 			 (!ep->tx_selective || (flags & FI_COMPLETION));
 
 	if (flags & FI_INJECT) {
 		/* The caller may reuse its buffer as soon as we return. */
 		if (len) {
-			tx->bounce = malloc(len);
+			tx->bounce = __sse_bounce_get(ep, len);
 			if (!tx->bounce) {
-				free(tx);
+				sse_pool_put(&ep->tx_pool, tx);
 				return -FI_ENOMEM;
 			}
 			if (sse_copy_from_iov(tx->bounce, iov, count, 0,
 					      len)) {
 				SSE_EP_WARN(ep, "inject of %zu bytes from memory that is not readable refused\n",
 					    len);
-				free(tx->bounce);
-				free(tx);
+				__sse_bounce_put(ep, tx->bounce);
+				sse_pool_put(&ep->tx_pool, tx);
 				return -FI_EFAULT;
 			}
 			tx->iov[0].iov_base = tx->bounce;
@@ -166,18 +166,19 @@ ssize_t __sse_send(struct sse_ep *ep, const struct iovec *iov, size_t count,
 		 * application (FI_INJECT_COMPLETE). */
 		tx->reported = true;
 		if (tx->completion && ep->tx_cq)
-			__sse_cq_write(ep->tx_cq, context, tx->cq_flags, 0,
+			__sse_cq_write(ep->tx_cq, req->context, tx->cq_flags, 0,
 				       NULL, 0, 0, FI_ADDR_NOTAVAIL);
 		sse_cntr_inc(ep->send_cntr);
 	}
 	return __sse_tx_start(ep, tx);
 }
 
-ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
-			size_t count, fi_addr_t src, uint64_t tag,
-			uint64_t ignore, uint64_t flags, void *context,
-			bool tagged)
+ssize_t sse_recv_common(struct sse_ep *ep, const struct sse_recv_req *req)
 {
+	const struct iovec *iov = req->iov;
+	size_t count = req->count;
+	uint64_t flags = req->flags;
+	bool tagged = req->tagged;
 	struct sse_domain *dom = ep->domain;
 	struct sse_dlist *unexp;
 	struct sse_msg *msg, *tmp;
@@ -203,11 +204,11 @@ ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
 		ret = -FI_EOPBADSTATE;
 		goto unlock;
 	}
-	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
-		ret = __sse_av_lookup(ep->av, src, &saddr);
+	if ((ep->caps & FI_DIRECTED_RECV) && req->src != FI_ADDR_UNSPEC) {
+		ret = __sse_av_lookup(ep->av, req->src, &saddr);
 		if (ret) {
 			SSE_EP_WARN(ep, "receive from unknown fi_addr %llu\n",
-				    (unsigned long long)src);
+				    (unsigned long long)req->src);
 			goto unlock;
 		}
 	}
@@ -219,19 +220,19 @@ ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
 		}
 	}
 
-	rx = sse_zalloc(sizeof(*rx));
+	rx = __sse_rx_get(ep);
 	if (!rx) {
 		ret = -FI_ENOMEM;
 		goto unlock;
 	}
 	sse_dlist_init(&rx->entry);
-	rx->context = context;
+	rx->context = req->context;
 	rx->flags = flags;
 	rx->tagged = tagged;
 	rx->completion = !ep->rx_selective || (flags & FI_COMPLETION);
 	rx->src = saddr;
-	rx->tag = tagged ? tag : 0;
-	rx->ignore = tagged ? ignore : 0;
+	rx->tag = tagged ? req->tag : 0;
+	rx->ignore = tagged ? req->ignore : 0;
 	rx->iov_count = count;
 	if (count)
 		memcpy(rx->iov, iov, count * sizeof(*iov));
@@ -244,9 +245,8 @@ ssize_t sse_recv_common(struct sse_ep *ep, const struct iovec *iov,
 			      &ep->rx_posted[tagged ? SSE_Q_TAG : SSE_Q_MSG]);
 	unexp = &ep->rx_unexp[tagged ? SSE_Q_TAG : SSE_Q_MSG];
 	sse_dlist_foreach_safe(unexp, msg, tmp, struct sse_msg, entry) {
-		if (saddr != SSEMU_ADDR_INVALID && msg->src != saddr)
-			continue;
-		if (tagged && ((msg->tag ^ rx->tag) & ~rx->ignore))
+		if (!sse_match(rx->src, tagged, rx->tag, rx->ignore,
+			       msg->src, msg->tag))
 			continue;
 		if (!__sse_rx_match_unexp(ep, rx, msg))
 			break;	/* consumed (and maybe already freed) */
@@ -262,95 +262,108 @@ unlock:
 static ssize_t sse_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 			void *desc, fi_addr_t src_addr, void *context)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct sse_recv_req req = {
+		.iov = &iov, .count = 1, .src = src_addr,
+		.flags = sse_rx_flags(ep_fid), .context = context,
+	};
 
-	return sse_recv_common(ep, &iov, 1, src_addr, 0, 0,
-			       sse_rx_flags(ep_fid), context, false);
+	return sse_recv_common(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
 			 void **desc, size_t count, fi_addr_t src_addr,
 			 void *context)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
+	struct sse_recv_req req = {
+		.iov = iov, .count = count, .src = src_addr,
+		.flags = sse_rx_flags(ep_fid), .context = context,
+	};
 
-	return sse_recv_common(ep, iov, count, src_addr, 0, 0,
-			       sse_rx_flags(ep_fid), context, false);
+	return sse_recv_common(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 			   uint64_t flags)
 {
+	struct sse_recv_req req;
+
 	if (!msg)
 		return -FI_EINVAL;
-	return sse_recv_common(sse_ep_of(ep_fid), msg->msg_iov,
-			       msg->iov_count, msg->addr, 0, 0, flags,
-			       msg->context, false);
+	req = (struct sse_recv_req){
+		.iov = msg->msg_iov, .count = msg->iov_count,
+		.src = msg->addr, .flags = flags, .context = msg->context,
+	};
+	return sse_recv_common(sse_ep_of(ep_fid), &req);
+}
+
+/* Every send call but fi_sendmsg: one buffer, the fid's op flags. */
+static ssize_t sse_send_buf(struct fid_ep *ep_fid, const void *buf,
+			    size_t len, fi_addr_t dest, uint64_t data,
+			    uint64_t flags, void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct sse_send_req req = {
+		.iov = &iov, .count = 1, .dest = dest, .data = data,
+		.flags = sse_tx_flags(ep_fid) | flags, .context = context,
+		.no_comp = flags & FI_INJECT,
+	};
+
+	return sse_send_common(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 			void *desc, fi_addr_t dest_addr, void *context)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return sse_send_common(ep, &iov, 1, dest_addr, 0, 0,
-			       sse_tx_flags(ep_fid), context, false, false);
+	return sse_send_buf(ep_fid, buf, len, dest_addr, 0, 0, context);
 }
 
 static ssize_t sse_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 			 void **desc, size_t count, fi_addr_t dest_addr,
 			 void *context)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
+	struct sse_send_req req = {
+		.iov = iov, .count = count, .dest = dest_addr,
+		.flags = sse_tx_flags(ep_fid), .context = context,
+	};
 
-	return sse_send_common(ep, iov, count, dest_addr, 0, 0,
-			       sse_tx_flags(ep_fid), context, false, false);
+	return sse_send_common(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 			   uint64_t flags)
 {
+	struct sse_send_req req;
+
 	if (!msg)
 		return -FI_EINVAL;
-	return sse_send_common(sse_ep_of(ep_fid), msg->msg_iov,
-			       msg->iov_count, msg->addr, 0, msg->data, flags,
-			       msg->context, false, false);
+	req = (struct sse_send_req){
+		.iov = msg->msg_iov, .count = msg->iov_count,
+		.dest = msg->addr, .data = msg->data, .flags = flags,
+		.context = msg->context,
+	};
+	return sse_send_common(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_inject(struct fid_ep *ep_fid, const void *buf, size_t len,
 			  fi_addr_t dest_addr)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return sse_send_common(ep, &iov, 1, dest_addr, 0, 0,
-			       sse_tx_flags(ep_fid) | FI_INJECT, NULL, false,
-			       true);
+	return sse_send_buf(ep_fid, buf, len, dest_addr, 0, FI_INJECT, NULL);
 }
 
 static ssize_t sse_senddata(struct fid_ep *ep_fid, const void *buf,
 			    size_t len, void *desc, uint64_t data,
 			    fi_addr_t dest_addr, void *context)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return sse_send_common(ep, &iov, 1, dest_addr, 0, data,
-			       sse_tx_flags(ep_fid) | FI_REMOTE_CQ_DATA,
-			       context, false, false);
+	return sse_send_buf(ep_fid, buf, len, dest_addr, data,
+			    FI_REMOTE_CQ_DATA, context);
 }
 
 static ssize_t sse_injectdata(struct fid_ep *ep_fid, const void *buf,
 			      size_t len, uint64_t data, fi_addr_t dest_addr)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return sse_send_common(ep, &iov, 1, dest_addr, 0, data,
-			       sse_tx_flags(ep_fid) | FI_INJECT |
-			       FI_REMOTE_CQ_DATA, NULL, false, true);
+	return sse_send_buf(ep_fid, buf, len, dest_addr, data,
+			    FI_INJECT | FI_REMOTE_CQ_DATA, NULL);
 }
 
 struct fi_ops_msg sse_msg_ops = {

@@ -75,8 +75,7 @@ static void __sse_rma_free(struct sse_rma_op *op)
 {
 	sse_dlist_remove(&op->entry);
 	sse_dlist_remove(&op->all);
-	free(op->bounce);
-	free(op);
+	__sse_rma_op_free(op);
 }
 
 static void __sse_rma_report(struct sse_ep *ep, struct sse_rma_op *op)
@@ -93,9 +92,11 @@ static void __sse_rma_report(struct sse_ep *ep, struct sse_rma_op *op)
 			    fi_strerror(op->err), op->prov_errno);
 		/* An injected operation has no context to report. */
 		if (ep->tx_cq && !op->no_comp)
-			__sse_cq_write_err(ep->tx_cq, op->context,
-					   op->cq_flags, 0, NULL, 0, 0, 0,
-					   op->err, op->prov_errno, NULL, 0);
+			__sse_cq_write_err(ep->tx_cq, &(struct fi_cq_err_entry){
+				.op_context = op->context,
+				.flags = op->cq_flags, .err = op->err,
+				.prov_errno = op->prov_errno,
+			});
 		sse_cntr_inc_err(cntr);
 		return;
 	}
@@ -198,22 +199,23 @@ static int __sse_rma_post(struct sse_ep *ep, struct sse_rma_op *op)
 			r.hdr[3] = op->len;
 		}
 
-		p = sse_zalloc(sizeof(*p));
+		p = sse_pool_get(&ep->piece_pool);
 		if (!p)
 			return -FI_EAGAIN;	/* retried later */
 		p->op = op;
+		p->msg = NULL;
 		p->off = op->next_off;
 		p->len = n;
 		r.cookie = (uint64_t)(uintptr_t)p;
 
 		ret = ssemu_ep_rma(ep->emu, &r);
 		if (ret == -EAGAIN) {
-			free(p);
+			sse_pool_put(&ep->piece_pool, p);
 			return -FI_EAGAIN;
 		}
 		if (ret) {
 			/* Fail the operation: nothing more is posted. */
-			free(p);
+			sse_pool_put(&ep->piece_pool, p);
 			if (!op->err) {
 				op->err = sse_rma_errno(ret);
 				op->prov_errno = -ret;
@@ -263,7 +265,7 @@ void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev)
 		return;
 	}
 	if (p->msg) {
-		/* a rendezvous read (sse_progress.c) */
+		/* a rendezvous read (sse_rndv.c) */
 		__sse_rndv_read_done(ep, p, ev);
 		return;
 	}
@@ -273,27 +275,31 @@ void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev)
 			op->err = sse_rma_errno(ev->status);
 			op->prov_errno = -ev->status;
 		}
-	} else if (op->op == SSEMU_RMA_READ) {
-		const void *data = ssemu_event_data(ep->emu, ev);
-
-		if (data && sse_copy_to_iov(op->iov, op->iov_count, p->off,
-					    data, p->len) && !op->err) {
-			op->err = FI_EFAULT;
-			op->prov_errno = EFAULT;
-		}
-	} else if (op->op == SSEMU_RMA_FETCH ||
+	} else if (op->op == SSEMU_RMA_READ || op->op == SSEMU_RMA_FETCH ||
 		   op->op == SSEMU_RMA_COMPARE) {
+		/* results: read data, or the target's old values */
 		const void *data = ssemu_event_data(ep->emu, ev);
+		bool rd = op->op == SSEMU_RMA_READ;
 
-		if (data && sse_copy_to_iov(op->res, op->res_count, p->off,
-					    data, p->len) && !op->err) {
+		if (!data) {
+			if (p->len && !op->err) {
+				SSE_EP_WARN(ep, "RMA results from %u:%u could not be read (%s): the operation fails with FI_EIO\n",
+					    SSEMU_ADDR_PORT(op->dest),
+					    SSEMU_ADDR_PID(op->dest),
+					    strerror(errno));
+				op->err = FI_EIO;
+				op->prov_errno = errno;
+			}
+		} else if (sse_copy_to_iov(rd ? op->iov : op->res,
+					   rd ? op->iov_count : op->res_count,
+					   p->off, data, p->len) && !op->err) {
 			op->err = FI_EFAULT;
 			op->prov_errno = EFAULT;
 		}
 	}
 	ssemu_event_release(ep->emu, ev);
 	sse_dlist_remove(&p->entry);
-	free(p);
+	sse_pool_put(&ep->piece_pool, p);
 	op->done++;
 	/* Still on rma_queue: its posting finishes first. */
 	if (op->posting_done)
@@ -341,7 +347,7 @@ void __sse_rma_flush(struct sse_ep *ep)
 	sse_dlist_foreach_safe(&ep->rma_pieces, p, ptmp, struct sse_rma_piece,
 			       entry) {
 		sse_dlist_remove(&p->entry);
-		free(p);
+		sse_pool_put(&ep->piece_pool, p);
 	}
 	sse_dlist_foreach_safe(&ep->rma_all, op, otmp, struct sse_rma_op, all)
 		__sse_rma_free(op);
@@ -374,19 +380,21 @@ wrap:
 	return -FI_EINVAL;
 }
 
-void sse_rma_op_free(struct sse_rma_op *op)
+/* Give a built operation back to its endpoint's pools (NULL: nothing). */
+void __sse_rma_op_free(struct sse_rma_op *op)
 {
 	if (op) {
-		free(op->bounce);
-		free(op);
+		__sse_bounce_put(op->ep, op->bounce);
+		sse_pool_put(&op->ep->rma_pool, op);
 	}
 }
 
 /*
- * Validate and build one operation (no lock needed).  @return 0 with the
- * operation in *@opp, or an argument error.
+ * Validate and build one operation (domain lock held: it comes from the
+ * endpoint's pool).  @return 0 with the operation in *@opp, or an
+ * argument error.
  */
-int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
+int __sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
 		  struct sse_rma_op **opp)
 {
 	bool is_atomic = req->op != SSEMU_RMA_WRITE &&
@@ -439,10 +447,19 @@ int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
 	if ((req->flags & FI_REMOTE_CQ_DATA) && req->op == SSEMU_RMA_READ)
 		return -FI_EINVAL;
 
-	op = sse_zalloc(sizeof(*op));
+	op = __sse_rma_op_get(ep);
 	if (!op)
 		return -FI_ENOMEM;
 	sse_dlist_init(&op->entry);
+	sse_dlist_init(&op->all);
+	op->ep = ep;
+	op->dest = SSEMU_ADDR_INVALID;
+	op->cq_flags = 0;
+	op->data = 0;
+	op->rflags = 0;
+	op->hflags = 0;
+	op->bounce = NULL;
+	op->iov_count = op->cmp_count = op->res_count = op->rma_count = 0;
 	op->context = req->context;
 	op->op = req->op;
 	op->aop = req->aop;
@@ -483,17 +500,16 @@ int sse_rma_build(struct sse_ep *ep, const struct sse_rma_req *req,
 
 	if (inject && len) {
 		/* The caller may reuse its buffer as soon as we return. */
-		op->bounce = malloc(len);
+		op->bounce = __sse_bounce_get(ep, len);
 		if (!op->bounce) {
-			free(op);
+			__sse_rma_op_free(op);
 			return -FI_ENOMEM;
 		}
 		if (sse_copy_from_iov(op->bounce, req->iov, req->iov_count, 0,
 				      len)) {
 			SSE_EP_WARN(ep, "inject of %zu bytes from memory that is not readable refused\n",
 				    len);
-			free(op->bounce);
-			free(op);
+			__sse_rma_op_free(op);
 			return -FI_EFAULT;
 		}
 		op->iov[0].iov_base = op->bounce;
@@ -583,17 +599,18 @@ ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req)
 
 	if (req->flags & FI_TRIGGER)
 		return sse_trigger_rma(ep, req);
-	ret = sse_rma_build(ep, req, &op);
-	if (ret)
-		return ret;
 	pthread_mutex_lock(&dom->lock);
+	ret = __sse_rma_build(ep, req, &op);
+	if (ret)
+		goto unlock;
 	ret = __sse_rma_start(ep, op, req->dest);
+	if (ret)
+		__sse_rma_op_free(op);
 	/* one that completed at once counted: triggered operations due */
 	if (!sse_dlist_empty(&dom->trig_cntrs))
 		__sse_trigger_progress(dom);
+unlock:
 	pthread_mutex_unlock(&dom->lock);
-	if (ret)
-		sse_rma_op_free(op);
 	return ret;
 }
 
@@ -601,39 +618,19 @@ ssize_t sse_rma_submit(struct sse_ep *ep, const struct sse_rma_req *req)
 /* fi_ops_rma                                                           */
 /* ------------------------------------------------------------------ */
 
-static ssize_t sse_rma_common(struct fid_ep *ep_fid, uint32_t op,
-			      const struct iovec *iov, size_t count,
-			      fi_addr_t addr, const struct fi_rma_iov *rma,
-			      size_t rma_count, uint64_t data,
-			      uint64_t flags, void *context, bool no_comp)
-{
-	struct sse_rma_req req = {
-		.op = op,
-		.flags = flags,
-		.context = context,
-		.data = data,
-		.dest = addr,
-		.elem = 1,
-		.iov = iov,
-		.iov_count = count,
-		.rma = rma,
-		.rma_count = rma_count,
-		.no_comp = no_comp,
-	};
-
-	return sse_rma_submit(sse_ep_of(ep_fid), &req);
-}
-
 static ssize_t sse_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
 			    void *desc, fi_addr_t src_addr, uint64_t addr,
 			    uint64_t key, void *context)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
+	struct sse_rma_req req = {
+		.op = SSEMU_RMA_READ, .flags = sse_tx_flags(ep_fid),
+		.context = context, .dest = src_addr, .elem = 1,
+		.iov = &iov, .iov_count = 1, .rma = &rma, .rma_count = 1,
+	};
 
-	return sse_rma_common(ep_fid, SSEMU_RMA_READ, &iov, 1, src_addr, &rma,
-			      1, 0, sse_tx_flags(ep_fid), context,
-			      false);
+	return sse_rma_submit(sse_ep_of(ep_fid), &req);
 }
 
 /* fi_readv and fi_writev: one remote segment as long as the local ones. */
@@ -643,11 +640,15 @@ static ssize_t sse_rma_vec(struct fid_ep *ep_fid, uint32_t op,
 			   void *context)
 {
 	struct fi_rma_iov rma = { .addr = addr, .key = key };
+	struct sse_rma_req req = {
+		.op = op, .flags = sse_tx_flags(ep_fid), .context = context,
+		.dest = peer, .elem = 1, .iov = iov, .iov_count = count,
+		.rma = &rma, .rma_count = 1,
+	};
 
 	if (count && iov)
 		rma.len = sse_iov_len(iov, SSEMU_MIN(count, SSE_IOV_LIMIT));
-	return sse_rma_common(ep_fid, op, iov, count, peer, &rma, 1, 0,
-			      sse_tx_flags(ep_fid), context, false);
+	return sse_rma_submit(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -658,27 +659,53 @@ static ssize_t sse_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
 			   key, context);
 }
 
+/* fi_readmsg and fi_writemsg. */
+static ssize_t sse_rma_msg(struct fid_ep *ep_fid, uint32_t op,
+			   const struct fi_msg_rma *msg, uint64_t flags)
+{
+	struct sse_rma_req req;
+
+	if (!msg)
+		return -FI_EINVAL;
+	req = (struct sse_rma_req){
+		.op = op, .flags = flags, .context = msg->context,
+		.data = op == SSEMU_RMA_WRITE ? msg->data : 0,
+		.dest = msg->addr, .elem = 1, .iov = msg->msg_iov,
+		.iov_count = msg->iov_count, .rma = msg->rma_iov,
+		.rma_count = msg->rma_iov_count,
+	};
+	return sse_rma_submit(sse_ep_of(ep_fid), &req);
+}
+
 static ssize_t sse_rma_readmsg(struct fid_ep *ep_fid,
 			       const struct fi_msg_rma *msg, uint64_t flags)
 {
-	if (!msg)
-		return -FI_EINVAL;
-	return sse_rma_common(ep_fid, SSEMU_RMA_READ, msg->msg_iov,
-			      msg->iov_count, msg->addr, msg->rma_iov,
-			      msg->rma_iov_count, 0, flags, msg->context,
-			      false);
+	return sse_rma_msg(ep_fid, SSEMU_RMA_READ, msg, flags);
+}
+
+/* Every write call but fi_writev and fi_writemsg: one buffer. */
+static ssize_t sse_rma_write_buf(struct fid_ep *ep_fid, fi_addr_t dest,
+				 const struct fi_rma_iov *rma, const void *buf,
+				 uint64_t data, uint64_t flags, void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = rma->len };
+	struct sse_rma_req req = {
+		.op = SSEMU_RMA_WRITE, .flags = sse_tx_flags(ep_fid) | flags,
+		.context = context, .data = data, .dest = dest, .elem = 1,
+		.iov = &iov, .iov_count = 1, .rma = rma, .rma_count = 1,
+		.no_comp = flags & FI_INJECT,
+	};
+
+	return sse_rma_submit(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_rma_write(struct fid_ep *ep_fid, const void *buf,
 			     size_t len, void *desc, fi_addr_t dest_addr,
 			     uint64_t addr, uint64_t key, void *context)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
 
-	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
-			      &rma, 1, 0, sse_tx_flags(ep_fid),
-			      context, false);
+	return sse_rma_write_buf(ep_fid, dest_addr, &rma, buf, 0, 0, context);
 }
 
 static ssize_t sse_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -692,25 +719,17 @@ static ssize_t sse_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
 static ssize_t sse_rma_writemsg(struct fid_ep *ep_fid,
 				const struct fi_msg_rma *msg, uint64_t flags)
 {
-	if (!msg)
-		return -FI_EINVAL;
-	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, msg->msg_iov,
-			      msg->iov_count, msg->addr, msg->rma_iov,
-			      msg->rma_iov_count, msg->data, flags,
-			      msg->context, false);
+	return sse_rma_msg(ep_fid, SSEMU_RMA_WRITE, msg, flags);
 }
 
 static ssize_t sse_rma_inject(struct fid_ep *ep_fid, const void *buf,
 			      size_t len, fi_addr_t dest_addr, uint64_t addr,
 			      uint64_t key)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
 
-	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
-			      &rma, 1, 0,
-			      sse_tx_flags(ep_fid) | FI_INJECT,
-			      NULL, true);
+	return sse_rma_write_buf(ep_fid, dest_addr, &rma, buf, 0, FI_INJECT,
+				 NULL);
 }
 
 static ssize_t sse_rma_writedata(struct fid_ep *ep_fid, const void *buf,
@@ -718,13 +737,10 @@ static ssize_t sse_rma_writedata(struct fid_ep *ep_fid, const void *buf,
 				 fi_addr_t dest_addr, uint64_t addr,
 				 uint64_t key, void *context)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
 
-	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
-			      &rma, 1, data,
-			      sse_tx_flags(ep_fid) |
-			      FI_REMOTE_CQ_DATA, context, false);
+	return sse_rma_write_buf(ep_fid, dest_addr, &rma, buf, data,
+				 FI_REMOTE_CQ_DATA, context);
 }
 
 static ssize_t sse_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
@@ -732,15 +748,11 @@ static ssize_t sse_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
 				  fi_addr_t dest_addr, uint64_t addr,
 				  uint64_t key)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
 
-	return sse_rma_common(ep_fid, SSEMU_RMA_WRITE, &iov, 1, dest_addr,
-			      &rma, 1, data,
-			      sse_tx_flags(ep_fid) | FI_INJECT |
-			      FI_REMOTE_CQ_DATA, NULL, true);
+	return sse_rma_write_buf(ep_fid, dest_addr, &rma, buf, data,
+				 FI_INJECT | FI_REMOTE_CQ_DATA, NULL);
 }
-
 struct fi_ops_rma sse_rma_ops = {
 	.size = sizeof(struct fi_ops_rma),
 	.read = sse_rma_read,

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * sse_tagged.c: fi_ops_tagged.  Matching is ((tag ^ want) & ~ignore) == 0
- * against posted receives in posting order and unexpected messages in
- * arrival order.  FI_PEEK looks at the unexpected queue (no match: an
- * FI_ENOMSG error entry); FI_CLAIM sets a message aside for a later
- * receive carrying the same context; FI_DISCARD drops it.
+ * sse_tagged.c: fi_ops_tagged.  Matching is sse_match (sse.h):
+ * ((tag ^ want) & ~ignore) == 0, against posted receives in posting order
+ * and unexpected messages in arrival order.  FI_PEEK looks at the
+ * unexpected queue (no match: an FI_ENOMSG error entry); FI_CLAIM sets a
+ * message aside for a later receive carrying the same context; FI_DISCARD
+ * drops it.
  */
 #include <stdlib.h>
 
@@ -17,11 +18,8 @@ static struct sse_msg *__sse_find_unexp(struct sse_ep *ep, ssemu_addr_t src,
 
 	sse_dlist_foreach(&ep->rx_unexp[SSE_Q_TAG], msg, struct sse_msg,
 			  entry) {
-		if (src != SSEMU_ADDR_INVALID && msg->src != src)
-			continue;
-		if ((msg->tag ^ tag) & ~ignore)
-			continue;
-		return msg;
+		if (sse_match(src, true, tag, ignore, msg->src, msg->tag))
+			return msg;
 	}
 	return NULL;
 }
@@ -56,10 +54,13 @@ static fi_addr_t __sse_msg_src(struct sse_ep *ep, const struct sse_msg *msg)
 	return FI_ADDR_NOTAVAIL;
 }
 
-ssize_t sse_trecv_peek_claim(struct sse_ep *ep, const struct iovec *iov,
-			     size_t count, fi_addr_t src, uint64_t tag,
-			     uint64_t ignore, uint64_t flags, void *context)
+ssize_t sse_trecv_peek_claim(struct sse_ep *ep,
+			     const struct sse_recv_req *req)
 {
+	const struct iovec *iov = req->iov;
+	size_t count = req->count;
+	uint64_t tag = req->tag, ignore = req->ignore, flags = req->flags;
+	void *context = req->context;
 	struct sse_domain *dom = ep->domain;
 	ssemu_addr_t saddr = SSEMU_ADDR_INVALID;
 	struct sse_msg *msg;
@@ -81,18 +82,20 @@ ssize_t sse_trecv_peek_claim(struct sse_ep *ep, const struct iovec *iov,
 	}
 
 	if (flags & FI_PEEK) {
-		if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC &&
-		    __sse_av_lookup(ep->av, src, &saddr)) {
+		if ((ep->caps & FI_DIRECTED_RECV) &&
+		    req->src != FI_ADDR_UNSPEC &&
+		    __sse_av_lookup(ep->av, req->src, &saddr)) {
 			ret = -FI_EINVAL;
 			goto unlock;
 		}
 		__sse_ep_progress(ep);
 		msg = __sse_find_unexp(ep, saddr, tag, ignore);
 		if (!msg) {
-			__sse_cq_write_err(ep->rx_cq, context,
-					   FI_RECV | FI_TAGGED, 0, NULL, 0,
-					   tag, 0, FI_ENOMSG, FI_ENOMSG,
-					   NULL, 0);
+			__sse_cq_write_err(ep->rx_cq, &(struct fi_cq_err_entry){
+				.op_context = context,
+				.flags = FI_RECV | FI_TAGGED, .tag = tag,
+				.err = FI_ENOMSG, .prov_errno = FI_ENOMSG,
+			});
 			goto unlock;
 		}
 		__sse_cq_write(ep->rx_cq, context, sse_msg_cq_flags(msg),
@@ -124,12 +127,13 @@ claimed:
 		__sse_msg_discard(ep, msg);
 		goto unlock;
 	}
-	rx = sse_zalloc(sizeof(*rx));
+	rx = __sse_rx_get(ep);
 	if (!rx) {
 		ret = -FI_ENOMEM;
 		goto unlock;
 	}
 	sse_dlist_init(&rx->entry);
+	rx->posted = false;
 	rx->context = context;
 	rx->flags = flags & FI_COMPLETION;
 	rx->tagged = true;
@@ -152,107 +156,123 @@ static ssize_t sse_trecv(struct fid_ep *ep_fid, void *buf, size_t len,
 			 void *desc, fi_addr_t src_addr, uint64_t tag,
 			 uint64_t ignore, void *context)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct sse_recv_req req = {
+		.iov = &iov, .count = 1, .src = src_addr, .tag = tag,
+		.ignore = ignore,
+		.flags = sse_rx_flags(ep_fid) & ~FI_MULTI_RECV,
+		.context = context, .tagged = true,
+	};
 
-	return sse_recv_common(ep, &iov, 1, src_addr, tag, ignore,
-			       sse_rx_flags(ep_fid) & ~FI_MULTI_RECV, context,
-			       true);
+	return sse_recv_common(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_trecvv(struct fid_ep *ep_fid, const struct iovec *iov,
 			  void **desc, size_t count, fi_addr_t src_addr,
 			  uint64_t tag, uint64_t ignore, void *context)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
+	struct sse_recv_req req = {
+		.iov = iov, .count = count, .src = src_addr, .tag = tag,
+		.ignore = ignore,
+		.flags = sse_rx_flags(ep_fid) & ~FI_MULTI_RECV,
+		.context = context, .tagged = true,
+	};
 
-	return sse_recv_common(ep, iov, count, src_addr, tag, ignore,
-			       sse_rx_flags(ep_fid) & ~FI_MULTI_RECV, context,
-			       true);
+	return sse_recv_common(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_trecvmsg(struct fid_ep *ep_fid,
 			    const struct fi_msg_tagged *msg, uint64_t flags)
 {
 	struct sse_ep *ep = sse_ep_of(ep_fid);
+	struct sse_recv_req req;
 
 	if (!msg)
 		return -FI_EINVAL;
+	req = (struct sse_recv_req){
+		.iov = msg->msg_iov, .count = msg->iov_count,
+		.src = msg->addr, .tag = msg->tag, .ignore = msg->ignore,
+		.flags = flags, .context = msg->context, .tagged = true,
+	};
 	if (flags & (FI_PEEK | FI_CLAIM))
-		return sse_trecv_peek_claim(ep, msg->msg_iov, msg->iov_count,
-					    msg->addr, msg->tag, msg->ignore,
-					    flags, msg->context);
+		return sse_trecv_peek_claim(ep, &req);
 	if (flags & FI_DISCARD)
 		return -FI_EINVAL;
-	return sse_recv_common(ep, msg->msg_iov, msg->iov_count, msg->addr,
-			       msg->tag, msg->ignore, flags, msg->context,
-			       true);
+	return sse_recv_common(ep, &req);
+}
+
+/* Every tagged send call but fi_tsendmsg: one buffer, the fid's flags. */
+static ssize_t sse_tsend_buf(struct fid_ep *ep_fid, const void *buf,
+			     size_t len, fi_addr_t dest, uint64_t tag,
+			     uint64_t data, uint64_t flags, void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct sse_send_req req = {
+		.iov = &iov, .count = 1, .dest = dest, .tag = tag,
+		.data = data, .flags = sse_tx_flags(ep_fid) | flags,
+		.context = context, .tagged = true,
+		.no_comp = flags & FI_INJECT,
+	};
+
+	return sse_send_common(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
 			 void *desc, fi_addr_t dest_addr, uint64_t tag,
 			 void *context)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return sse_send_common(ep, &iov, 1, dest_addr, tag, 0,
-			       sse_tx_flags(ep_fid), context, true, false);
+	return sse_tsend_buf(ep_fid, buf, len, dest_addr, tag, 0, 0, context);
 }
 
 static ssize_t sse_tsendv(struct fid_ep *ep_fid, const struct iovec *iov,
 			  void **desc, size_t count, fi_addr_t dest_addr,
 			  uint64_t tag, void *context)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
+	struct sse_send_req req = {
+		.iov = iov, .count = count, .dest = dest_addr, .tag = tag,
+		.flags = sse_tx_flags(ep_fid), .context = context,
+		.tagged = true,
+	};
 
-	return sse_send_common(ep, iov, count, dest_addr, tag, 0,
-			       sse_tx_flags(ep_fid), context, true, false);
+	return sse_send_common(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_tsendmsg(struct fid_ep *ep_fid,
 			    const struct fi_msg_tagged *msg, uint64_t flags)
 {
+	struct sse_send_req req;
+
 	if (!msg)
 		return -FI_EINVAL;
-	return sse_send_common(sse_ep_of(ep_fid), msg->msg_iov,
-			       msg->iov_count, msg->addr, msg->tag, msg->data,
-			       flags, msg->context, true, false);
+	req = (struct sse_send_req){
+		.iov = msg->msg_iov, .count = msg->iov_count,
+		.dest = msg->addr, .tag = msg->tag, .data = msg->data,
+		.flags = flags, .context = msg->context, .tagged = true,
+	};
+	return sse_send_common(sse_ep_of(ep_fid), &req);
 }
 
 static ssize_t sse_tinject(struct fid_ep *ep_fid, const void *buf,
 			   size_t len, fi_addr_t dest_addr, uint64_t tag)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return sse_send_common(ep, &iov, 1, dest_addr, tag, 0,
-			       sse_tx_flags(ep_fid) | FI_INJECT, NULL, true,
-			       true);
+	return sse_tsend_buf(ep_fid, buf, len, dest_addr, tag, 0, FI_INJECT,
+			     NULL);
 }
 
 static ssize_t sse_tsenddata(struct fid_ep *ep_fid, const void *buf,
 			     size_t len, void *desc, uint64_t data,
 			     fi_addr_t dest_addr, uint64_t tag, void *context)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return sse_send_common(ep, &iov, 1, dest_addr, tag, data,
-			       sse_tx_flags(ep_fid) | FI_REMOTE_CQ_DATA,
-			       context, true, false);
+	return sse_tsend_buf(ep_fid, buf, len, dest_addr, tag, data,
+			     FI_REMOTE_CQ_DATA, context);
 }
 
 static ssize_t sse_tinjectdata(struct fid_ep *ep_fid, const void *buf,
 			       size_t len, uint64_t data, fi_addr_t dest_addr,
 			       uint64_t tag)
 {
-	struct sse_ep *ep = sse_ep_of(ep_fid);
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return sse_send_common(ep, &iov, 1, dest_addr, tag, data,
-			       sse_tx_flags(ep_fid) | FI_INJECT |
-			       FI_REMOTE_CQ_DATA, NULL, true, true);
+	return sse_tsend_buf(ep_fid, buf, len, dest_addr, tag, data,
+			     FI_INJECT | FI_REMOTE_CQ_DATA, NULL);
 }
 
 struct fi_ops_tagged sse_tagged_ops = {

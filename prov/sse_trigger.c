@@ -69,7 +69,7 @@ static void __sse_trigger_free(struct sse_trig *t)
 	__atomic_sub_fetch(&t->cntr->ref, 1, __ATOMIC_ACQ_REL);
 	if (sse_dlist_empty(&t->cntr->trigs))
 		sse_dlist_remove(&t->cntr->trig_entry);
-	sse_rma_op_free(t->op);
+	__sse_rma_op_free(t->op);
 	free(t->bounce);
 	free(t);
 }
@@ -120,33 +120,38 @@ static struct sse_trig *sse_trig_new(struct sse_cntr *cntr,
 	return t;
 }
 
-ssize_t sse_trigger_send(struct sse_ep *ep, const struct iovec *iov,
-			 size_t count, fi_addr_t dest, uint64_t tag,
-			 uint64_t data, uint64_t flags, void *context,
-			 bool tagged, bool no_comp)
+ssize_t sse_trigger_send(struct sse_ep *ep, const struct sse_send_req *req)
 {
 	struct sse_domain *dom = ep->domain;
+	const struct iovec *iov = req->iov;
+	size_t count = req->count;
 	struct sse_cntr *cntr;
 	struct sse_trig *t;
 	uint64_t threshold;
 	size_t len;
 	ssize_t ret;
 
-	cntr = sse_trigger_cntr(ep, context, &threshold);
+	cntr = sse_trigger_cntr(ep, req->context, &threshold);
 	if (!cntr)
 		return -FI_EINVAL;
-	ret = sse_send_check(ep, iov, count, flags & ~FI_TRIGGER, tagged);
-	if (ret)
-		return ret;
-	t = sse_trig_new(cntr, threshold, context, flags, dest);
+	t = sse_trig_new(cntr, threshold, req->context, req->flags, req->dest);
 	if (!t)
 		return -FI_ENOMEM;
-	t->kind = tagged ? SSE_TRIG_TAGGED : SSE_TRIG_MSG;
-	t->tag = tag;
-	t->data = data;
-	t->no_comp = no_comp;
+	t->kind = req->tagged ? SSE_TRIG_TAGGED : SSE_TRIG_MSG;
+	t->send = *req;
+	t->send.flags = t->flags;
+	t->send.iov = t->iov;
+	t->send.count = 0;
+	ret = sse_send_check(ep, &(struct sse_send_req){
+		.iov = iov, .count = count, .flags = t->flags,
+		.tagged = req->tagged,
+	});
+	if (ret) {
+		free(t);
+		return ret;
+	}
 	len = sse_iov_len(iov, count);
-	if ((flags & FI_INJECT) && len) {
+	if ((req->flags & FI_INJECT) && len) {
 		/* the caller may reuse its buffer at once */
 		t->bounce = malloc(len);
 		if (!t->bounce) {
@@ -156,10 +161,10 @@ ssize_t sse_trigger_send(struct sse_ep *ep, const struct iovec *iov,
 		sse_copy_from_iov(t->bounce, iov, count, 0, len);
 		t->iov[0].iov_base = t->bounce;
 		t->iov[0].iov_len = len;
-		t->iov_count = 1;
+		t->send.count = 1;
 	} else if (count) {
 		memcpy(t->iov, iov, count * sizeof(*iov));
-		t->iov_count = count;
+		t->send.count = count;
 	}
 	pthread_mutex_lock(&dom->lock);
 	ret = __sse_trigger_queue(ep, t);
@@ -189,19 +194,17 @@ ssize_t sse_trigger_rma(struct sse_ep *ep, const struct sse_rma_req *req)
 	if (!t)
 		return -FI_ENOMEM;
 	t->kind = SSE_TRIG_RMA;
-	/* built now: the arguments are checked and FI_INJECT data copied */
-	ret = sse_rma_build(ep, &r, &t->op);
-	if (ret) {
-		free(t);
-		return ret;
-	}
 	pthread_mutex_lock(&dom->lock);
-	ret = __sse_trigger_queue(ep, t);
-	pthread_mutex_unlock(&dom->lock);
-	if (ret) {
-		sse_rma_op_free(t->op);
-		free(t);
+	/* built now: the arguments are checked and FI_INJECT data copied */
+	ret = __sse_rma_build(ep, &r, &t->op);
+	if (!ret) {
+		ret = __sse_trigger_queue(ep, t);
+		if (ret)
+			__sse_rma_op_free(t->op);
 	}
+	pthread_mutex_unlock(&dom->lock);
+	if (ret)
+		free(t);
 	return ret;
 }
 
@@ -229,9 +232,11 @@ static void __sse_trigger_fail(struct sse_trig *t, int err)
 		cntr = ep->send_cntr;
 	else
 		cntr = (flags & FI_READ) ? ep->read_cntr : ep->write_cntr;
-	if (ep->tx_cq && !t->no_comp && !(t->op && t->op->no_comp))
-		__sse_cq_write_err(ep->tx_cq, t->context, flags, 0, NULL, 0,
-				   t->tag, 0, err, err, NULL, 0);
+	if (ep->tx_cq && !t->send.no_comp && !(t->op && t->op->no_comp))
+		__sse_cq_write_err(ep->tx_cq, &(struct fi_cq_err_entry){
+			.op_context = t->context, .flags = flags,
+			.tag = t->send.tag, .err = err, .prov_errno = err,
+		});
 	sse_cntr_inc_err(cntr);
 }
 
@@ -246,9 +251,7 @@ static ssize_t __sse_trigger_run(struct sse_trig *t)
 		if (!ret)
 			t->op = NULL;	/* the endpoint's now */
 	} else {
-		ret = __sse_send(ep, t->iov, t->iov_count, t->dest, t->tag,
-				 t->data, t->flags, t->context,
-				 t->kind == SSE_TRIG_TAGGED, t->no_comp);
+		ret = __sse_send(ep, &t->send);
 	}
 	if (ret == -FI_EAGAIN)
 		return ret;

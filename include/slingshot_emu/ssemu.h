@@ -436,8 +436,10 @@ size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			size_t off, void *buf, size_t len);
 
 /** Pointer to the payload of a RECV event or the result of an RMA_DONE
- * event (valid until release); NULL for an RMA_DONE without results (a
- * WRITE or ATOMIC, or one that failed). */
+ * event (valid until release).  NULL with errno EBADMSG: a RECV whose
+ * message fails its CRC (changed in shared memory after it was posted;
+ * never handed out); NULL with errno EINVAL: no payload (an RMA_DONE
+ * without results: a WRITE or ATOMIC, or one that failed). */
 const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev);
 
 /** Give a RECV or RMA_DONE event's message slot back to its owner (an
