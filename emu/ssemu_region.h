@@ -34,6 +34,7 @@
 #include <slingshot_emu/ssemu.h>
 
 #include "ssemu_compiler.h"
+#include "ssemu_check.h"
 #include "ssemu_engine.h"
 #include "ssemu_ring.h"
 #include <slingshot_emu/ssemu_rng.h>
@@ -425,10 +426,9 @@ struct ssemu_region {
 	/* ---- shared state ---- */
 	/* Set (once) when the model found the segment's contents corrupt:
 	 * every call on the fabric fails with -EIO from then on and no
-	 * process attaches any more (ssemu_fail).  Read on every call: on a
-	 * line of its own, away from the lock's. */
-	uint32_t broken __attribute__((aligned(SSEMU_HDR_PRIVATE)));
-	char broken_why[156];
+	 * process attaches any more (ssemu_fail, ssemu_check.h). */
+	struct ssemu_verdict verdict
+		__attribute__((aligned(SSEMU_HDR_PRIVATE)));
 	pthread_mutex_t lock SSEMU_CACHELINE_ALIGNED;
 	uint32_t dead;		/* being removed: attachers must retry */
 	uint32_t nnics;		/* NICs attached */
@@ -461,8 +461,10 @@ struct ssemu_region {
 				 * ends */
 };
 
-_Static_assert(offsetof(struct ssemu_region, broken) == SSEMU_HDR_PRIVATE,
+_Static_assert(offsetof(struct ssemu_region, verdict) == SSEMU_HDR_PRIVATE,
 	       "the header's write-once part is one page");
+_Static_assert(offsetof(struct ssemu_region, verdict) == SSEMU_VERDICT_OFF,
+	       "ssemu_fail finds the verdict where the region has it");
 
 /*
  * Telemetry, counted by the model under the fabric lock (public types in
@@ -496,27 +498,10 @@ struct ssemu_tel_nic {
 	uint32_t slot;
 };
 
-/*
- * A corrupt segment.  ssemu_fail marks the fabric broken (the first caller
- * logs what was wrong, once), after which every participant's calls fail
- * with -EIO and later attaches are refused; it returns true, so that
- *	if (SSEMU_BAD(r, idx >= n, "what %u", idx)) return;
- * reads as the check it is.  Everything the model reads from the segment
- * and uses as an index or an offset goes through such a check first.
- */
-bool ssemu_fail(struct ssemu_region *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3), cold));
-#define SSEMU_BAD(r, cond, ...) \
-	(unlikely(cond) ? ssemu_fail((r), __VA_ARGS__) : false)
-
 static inline bool ssemu_broken(const struct ssemu_region *r)
 {
-	return ssemu_load_relaxed(&r->broken) != 0;
+	return ssemu_load_relaxed(&r->verdict.broken) != 0;
 }
-
-/* The CRC-32 every packet and message payload carries (zlib's), of @n
- * bytes at @p, continuing from @seed (0 to start). */
-uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n);
 
 /* An event's CRC, of every field but crc (which the engine sets to it
  * before the push and the owner checks after the poll). */

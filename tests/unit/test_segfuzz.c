@@ -468,7 +468,7 @@ static enum outcome run_judge(struct run *rn)
 		}
 		break;
 	}
-	broken = rn->raw->broken != 0;
+	broken = rn->raw->verdict.broken != 0;
 	if (!rn->why[0] && eio && !broken)
 		snprintf(rn->why, sizeof(rn->why), "EIO without the fabric "
 			 "marked broken");
@@ -734,10 +734,10 @@ static void attach_refused(size_t field_off, const char *field)
 	assert_int_equal(ret, -EPROTO);
 	if (!strstr(err, field))
 		fail_msg("refusal does not name %s: %s", field, err);
-	assert_int_equal(rn.f->r->broken, 0);
+	assert_int_equal(rn.f->r->verdict.broken, 0);
 	/* the process already attached: its next run of the engine sees it */
 	assert_int_equal(ssemu_fabric_run_until(rn.f, 1000), -EIO);
-	assert_int_not_equal(rn.f->r->broken, 0);
+	assert_int_not_equal(rn.f->r->verdict.broken, 0);
 	ret = fz_open(&f2, SSEMU_OPEN_EXISTING, err, sizeof(err));
 	assert_true(ret < 0);
 	run_clean();
@@ -808,7 +808,7 @@ static void test_pkt_free(void **state)
 	wait_ready();
 	usleep(2000);
 	/* the engine keeps rewriting it: write until it reads one back */
-	for (i = 0; i < 200 && !rn.raw->broken; i++) {
+	for (i = 0; i < 200 && !rn.raw->verdict.broken; i++) {
 		rn.raw->pkt_free = 0xdeadbeef;
 		usleep(200);
 	}
