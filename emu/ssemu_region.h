@@ -498,6 +498,58 @@ struct ssemu_tel_nic {
 	uint32_t slot;
 };
 
+/*
+ * The size and alignment of everything the segment holds, as this layout
+ * version has them (x86-64 Linux): a change to any of them is a change of
+ * the layout, which bumps SSEMU_LAYOUT_VERSION with the new numbers here.
+ */
+#define SSEMU_LAYOUT_IS(T, size, align)                                       \
+	_Static_assert(sizeof(struct T) == (size) &&                          \
+			       _Alignof(struct T) == (align),                 \
+		       #T " is " #size " bytes aligned to " #align ": a "     \
+		       "layout change bumps SSEMU_LAYOUT_VERSION")
+#if defined(__x86_64__) && defined(__linux__)
+/* the header */
+SSEMU_LAYOUT_IS(ssemu_region, 65536, 4096);
+SSEMU_LAYOUT_IS(ssemu_verdict, 160, 4);
+SSEMU_LAYOUT_IS(ssemu_config, 656, 8);
+SSEMU_LAYOUT_IS(ssemu_topo, 40, 8);
+SSEMU_LAYOUT_IS(ssemu_job_sh, 24, 4);
+SSEMU_LAYOUT_IS(ssemu_svc_sh, 88, 4);
+/* the engine and the rings */
+SSEMU_LAYOUT_IS(ssemu_engine, 1136, 8);
+SSEMU_LAYOUT_IS(ssemu_heap_ent, 16, 8);
+SSEMU_LAYOUT_IS(ssemu_ev, 40, 8);
+SSEMU_LAYOUT_IS(ssemu_ring, 192, 64);
+SSEMU_LAYOUT_IS(ssemu_event, 104, 8);
+/* NICs, endpoints, messages, memory regions */
+SSEMU_LAYOUT_IS(ssemu_nic_sh, 320, 64);
+SSEMU_LAYOUT_IS(ssemu_nic_stats, 88, 8);
+SSEMU_LAYOUT_IS(ssemu_ep_sh, 320, 64);
+SSEMU_LAYOUT_IS(ssemu_msg, 448, 64);
+SSEMU_LAYOUT_IS(ssemu_mr_sh, 48, 8);
+SSEMU_LAYOUT_IS(ssemu_pair, 40, 8);
+/* packets and switches */
+SSEMU_LAYOUT_IS(ssemu_pkt, 88, 8);
+SSEMU_LAYOUT_IS(ssemu_voq, 8, 4);
+SSEMU_LAYOUT_IS(ssemu_swport, 1344, 8);
+SSEMU_LAYOUT_IS(ssemu_peer, 24, 8);
+SSEMU_LAYOUT_IS(ssemu_rng, 32, 8);
+SSEMU_LAYOUT_IS(ssemu_switch_sh, 86144, 64);
+/* telemetry */
+SSEMU_LAYOUT_IS(ssemu_tel_sh, 471112, 8);
+SSEMU_LAYOUT_IS(ssemu_tel_nic, 8, 4);
+SSEMU_LAYOUT_IS(ssemu_tel_sample, 1544, 8);
+SSEMU_LAYOUT_IS(ssemu_tel_counters, 712, 8);
+SSEMU_LAYOUT_IS(ssemu_tel_class, 72, 8);
+SSEMU_LAYOUT_IS(ssemu_tel_pair, 688, 8);
+SSEMU_LAYOUT_IS(ssemu_tel_jpair, 672, 8);
+_Static_assert(sizeof(pthread_mutex_t) == 40 &&
+	       offsetof(struct ssemu_region, lock) == 4288,
+	       "the fabric lock: a layout change bumps SSEMU_LAYOUT_VERSION");
+#endif
+#undef SSEMU_LAYOUT_IS
+
 static inline bool ssemu_broken(const struct ssemu_region *r)
 {
 	return ssemu_load_relaxed(&r->verdict.broken) != 0;
