@@ -43,7 +43,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 11
+#define SSEMU_LAYOUT_VERSION 12
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -385,6 +385,13 @@ struct ssemu_svc_sh {
 #define SSEMU_SVC_FREE 0
 #define SSEMU_SVC_BOUND 1
 
+/* The fabric lock (ssemu_lock.c): 0 free, else the holder's pid, with the
+ * top bit set once a process may sleep on it. */
+struct ssemu_lock {
+	uint32_t word;
+	uint32_t pad;
+};
+
 /*
  * The region's header has two parts.  The first, up to broken, is written
  * once by the creator before it publishes the region (ready) and never
@@ -429,7 +436,7 @@ struct ssemu_region {
 	 * process attaches any more (ssemu_fail, ssemu_check.h). */
 	struct ssemu_verdict verdict
 		__attribute__((aligned(SSEMU_HDR_PRIVATE)));
-	pthread_mutex_t lock SSEMU_CACHELINE_ALIGNED;
+	struct ssemu_lock lock SSEMU_CACHELINE_ALIGNED;
 	uint32_t dead;		/* being removed: attachers must retry */
 	uint32_t nnics;		/* NICs attached */
 	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
@@ -544,9 +551,11 @@ SSEMU_LAYOUT_IS(ssemu_tel_counters, 712, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_class, 72, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_pair, 688, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_jpair, 672, 8);
-_Static_assert(sizeof(pthread_mutex_t) == 40 &&
-	       offsetof(struct ssemu_region, lock) == 4288,
-	       "the fabric lock: a layout change bumps SSEMU_LAYOUT_VERSION");
+SSEMU_LAYOUT_IS(ssemu_lock, 8, 4);
+_Static_assert(offsetof(struct ssemu_region, lock) == 4288 &&
+		       offsetof(struct ssemu_region, procs) == 4304,
+	       "the header's shared part: a layout change bumps "
+	       "SSEMU_LAYOUT_VERSION");
 #endif
 #undef SSEMU_LAYOUT_IS
 

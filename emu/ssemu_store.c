@@ -556,8 +556,14 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 		return ret;
 	}
 	ret = check_header(r, size, want, err, errlen);
-	if (!ret)
+	if (!ret) {
 		ret = ssemu_region_lock(r);
+		if (ret)
+			snprintf(err, errlen, "fabric %s: %.*s", f->shm_name + 1,
+				 (int)sizeof(r->verdict.why),
+				 ssemu_broken(r) ? r->verdict.why :
+						   strerror(-ret));
+	}
 	if (ret) {
 		munmap((void *)*view, SSEMU_HDR_PRIVATE);
 		munmap(p, size);

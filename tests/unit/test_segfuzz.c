@@ -14,8 +14,9 @@
  * corrupt data.
  *
  * The fuzzer's seeds are fixed, so a failing run is reproducible: its
- * seed is printed.  The fabric lock (a robust pthread mutex, which cannot
- * be validated) is the one part of the segment it leaves alone.
+ * seed is printed.  The fabric lock is the one part of the segment it
+ * leaves alone: a write over it while a process holds it can let another
+ * one in beside it (test_lock.c writes over it where none holds it).
  *
  * Segments are named sset-fz-<pid>-<n> and none is left behind.
  */
@@ -573,7 +574,7 @@ static void fuzz_write(struct run *rn, uint64_t *s, unsigned *cat_out)
 	struct ssemu_region *r = rn->raw;
 	const struct ssemu_config *c = &r->config;
 	uint64_t off, v, lock_lo = offsetof(struct ssemu_region, lock),
-			 lock_hi = lock_lo + sizeof(pthread_mutex_t);
+			 lock_hi = lock_lo + sizeof(struct ssemu_lock);
 	unsigned cat = (unsigned)(rng_next(s) % 4), t;
 
 	switch (cat) {
