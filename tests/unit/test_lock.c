@@ -59,16 +59,10 @@ static void name_for(const char *tag)
 
 static bool segment_exists(void)
 {
-	char path[80];
-	int fd;
+	char path[96];
 
-	snprintf(path, sizeof(path), "/%s", shm_name);
-	fd = shm_open(path, O_RDONLY, 0);
-	if (fd >= 0) {
-		close(fd);
-		return true;
-	}
-	return false;
+	snprintf(path, sizeof(path), "/dev/shm/%s", shm_name);
+	return access(path, F_OK) == 0;
 }
 
 /* A broken fabric is left to `slingshot-emu clean`: remove it here. */
