@@ -8,8 +8,8 @@
  *
  * There is no daemon: whichever process calls progress and wins the fabric
  * lock runs the engine for everyone (ssemu_runner.c).  A process that dies
- * holding the lock is caught by the lock, by its pid (ssemu_lock.c); one that
- * dies while attached is caught by a pid liveness check (ssemu_attach.c);
+ * holding the lock is found by the pid the lock word holds (ssemu_lock.c),
+ * one that dies while attached by a pid liveness check (ssemu_attach.c);
  * either way its NICs are detached and everyone else carries on.
  */
 #include <errno.h>
