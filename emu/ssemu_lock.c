@@ -53,9 +53,10 @@ bool ssemu_pid_alive(int32_t pid)
 /*
  * The lock is one word (struct ssemu_lock): 0 when free, else the pid of
  * the process holding it, with LOCK_WAITERS set once a process may sleep
- * on it (futex).  A holder is robust by its pid: a process that waits
- * for a word that has not changed for LOCK_NAP_NS asks whether the holder
- * is alive (ssemu_pid_alive), and takes a dead holder's lock over, running
+ * on it (futex); beside it, a count of takes.  A holder is robust by its
+ * pid: a process that waits for a lock that has not changed hands for
+ * LOCK_NAP_NS (the same word, the same count) asks whether the holder is
+ * alive (ssemu_pid_alive), and takes a dead holder's lock over, running
  * the repair.  Every wait is bounded: a word that no process can have
  * written (bits outside a pid's range, no pid) is found at once, and a
  * holder that is alive but not attached to the fabric, still holding it
@@ -139,6 +140,15 @@ static int lock_damaged(struct ssemu_region *r, uint32_t v, const char *why)
 	return -EIO;
 }
 
+/* The lock is ours: count the take (a holder seen twice with the same
+ * count held it all along in between). */
+static int lock_taken(struct ssemu_region *r)
+{
+	ssemu_store_relaxed(&r->lock.taken,
+			    ssemu_load_relaxed(&r->lock.taken) + 1);
+	return 0;
+}
+
 /* The lock was @v, held by a process that is gone: ours now, if nobody
  * took it first; then repaired.  @return 0, or -EAGAIN (look again). */
 static int lock_take_over(struct ssemu_region *r, uint32_t v, uint32_t mine)
@@ -147,6 +157,7 @@ static int lock_take_over(struct ssemu_region *r, uint32_t v, uint32_t mine)
 
 	if (!ssemu_cas(&r->lock.word, &v, mine))
 		return -EAGAIN;
+	lock_taken(r);
 	ssemu_log(SSEMU_LOG_WARN, "a process died holding the fabric lock: "
 		  "recovering");
 	repair = __atomic_load_n(&lock_repair, __ATOMIC_ACQUIRE);
@@ -168,13 +179,21 @@ static void lock_futex_wait(uint32_t *word, uint32_t v, uint64_t ns)
 int ssemu_lock_init(struct ssemu_region *r)
 {
 	ssemu_store_relaxed(&r->lock.word, 0u);
+	ssemu_store_relaxed(&r->lock.taken, 0u);
 	return 0;
 }
 
+/* What a waiter has seen of a held lock (@v its word): the word and the
+ * count of takes, in one. */
+static uint64_t lock_key(const struct ssemu_region *r, uint32_t v)
+{
+	return (uint64_t)ssemu_load_relaxed(&r->lock.taken) << 32 | v;
+}
+
 /*
- * The word has held @v, unchanged, since @since: is its holder gone (take
- * it over), or a stranger (the word is damaged)?  @return 0 (ours now),
- * -EAGAIN (go on waiting) or -EIO.
+ * The lock has been @v, taken by nobody else, since @since: is its holder
+ * gone (take it over), or a stranger (the word is damaged)?  @return 0
+ * (ours now), -EAGAIN (go on waiting) or -EIO.
  */
 static int lock_holder_check(struct ssemu_region *r, uint32_t v,
 			     uint64_t since, uint64_t now, uint32_t mine)
@@ -191,8 +210,8 @@ static int lock_holder_check(struct ssemu_region *r, uint32_t v,
 
 int ssemu_region_lock(struct ssemu_region *r)
 {
-	uint32_t *w = &r->lock.word, self = lock_self(), v, zero, seen = 0;
-	uint64_t since = 0, now;
+	uint32_t *w = &r->lock.word, self = lock_self(), v, zero;
+	uint64_t key, seen = 0, since = 0, now;
 	unsigned spin;
 	int ret;
 
@@ -200,7 +219,7 @@ int ssemu_region_lock(struct ssemu_region *r)
 		zero = 0;
 		/* pairs with the release in ssemu_region_unlock */
 		if (ssemu_cas(w, &zero, self))
-			return 0;
+			return lock_taken(r);
 		if (!lock_word_sane(zero))
 			return lock_damaged(r, zero, "no process writes that");
 		ssemu_cpu_relax();
@@ -213,7 +232,7 @@ int ssemu_region_lock(struct ssemu_region *r)
 			/* (others may sleep on it: whoever unlocks wakes one) */
 			zero = 0;
 			if (ssemu_cas(w, &zero, self | LOCK_WAITERS))
-				return 0;
+				return lock_taken(r);
 			continue;
 		}
 		if (!lock_word_sane(v))
@@ -223,12 +242,13 @@ int ssemu_region_lock(struct ssemu_region *r)
 				continue;
 			v |= LOCK_WAITERS;
 		}
+		key = lock_key(r, v);
 		lock_futex_wait(w, v, LOCK_NAP_NS);
-		if (ssemu_load_relaxed(w) != v)
+		if (lock_key(r, ssemu_load_relaxed(w)) != key)
 			continue;
 		now = lock_clock_ns();
-		if (v != seen) {
-			seen = v;
+		if (key != seen) {
+			seen = key;
 			since = now;
 		}
 		ret = lock_holder_check(r, v, since, now, self | LOCK_WAITERS);
@@ -238,41 +258,42 @@ int ssemu_region_lock(struct ssemu_region *r)
 }
 
 /*
- * A try that fails says -EBUSY; one that finds the same holder again
- * after LOCK_NAP_NS checks it as a wait would (per thread: the word and
- * when this thread first found it so).
+ * A try that fails says -EBUSY; one that finds the same holder (the same
+ * word and count of takes) again after LOCK_NAP_NS checks it as a wait
+ * would.  What the process's tries have seen is kept once for all its
+ * threads, with relaxed atomics: a hint, as any holder it names is checked
+ * before it is taken over.
  */
-static __thread struct {
+static struct {
 	const struct ssemu_region *r;
-	uint32_t v;
+	uint64_t key;
 	uint64_t since;
 } try_seen;
 
 int ssemu_region_trylock(struct ssemu_region *r)
 {
 	uint32_t *w = &r->lock.word, self = lock_self(), v = 0;
-	uint64_t now;
+	uint64_t now, key, since;
 	int ret;
 
 	/* pairs with the release in ssemu_region_unlock */
 	if (ssemu_cas(w, &v, self))
-		return 0;
+		return lock_taken(r);
 	if (!lock_word_sane(v))
 		return lock_damaged(r, v, "no process writes that");
+	key = lock_key(r, v);
 	now = lock_clock_ns();
-	if (try_seen.r != r || try_seen.v != v) {
-		try_seen.r = r;
-		try_seen.v = v;
-		try_seen.since = now;
+	if (ssemu_load_relaxed(&try_seen.r) != r ||
+	    ssemu_load_relaxed(&try_seen.key) != key) {
+		ssemu_store_relaxed(&try_seen.r, r);
+		ssemu_store_relaxed(&try_seen.key, key);
+		ssemu_store_relaxed(&try_seen.since, now);
 		return -EBUSY;
 	}
-	if (now - try_seen.since < LOCK_NAP_NS)
+	since = ssemu_load_relaxed(&try_seen.since);
+	if (now - since < LOCK_NAP_NS)
 		return -EBUSY;
-	/* (keeps since: a stranger is one that holds it for long) */
-	ret = lock_holder_check(r, v, try_seen.since, now,
-				self | (v & LOCK_WAITERS));
-	if (!ret)
-		try_seen.r = NULL;
+	ret = lock_holder_check(r, v, since, now, self | (v & LOCK_WAITERS));
 	return ret == -EAGAIN ? -EBUSY : ret;
 }
 

@@ -385,11 +385,12 @@ struct ssemu_svc_sh {
 #define SSEMU_SVC_FREE 0
 #define SSEMU_SVC_BOUND 1
 
-/* The fabric lock (ssemu_lock.c): 0 free, else the holder's pid, with the
- * top bit set once a process may sleep on it. */
+/* The fabric lock (ssemu_lock.c). */
 struct ssemu_lock {
+	/* 0 free, else the holder's pid, with the top bit set once a
+	 * process may sleep on it */
 	uint32_t word;
-	uint32_t pad;
+	uint32_t taken;		/* times it was taken (by its holders) */
 };
 
 /*
