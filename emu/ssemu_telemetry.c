@@ -22,12 +22,16 @@ static inline struct ssemu_tel_sh *tel_of(struct ssemu_region *r)
 	return SSEMU_AT(r, r->tel_off);
 }
 
+/* (the count is read once: the segment may change, or be cut short and
+ * read as zeros, between a check of it and its use) */
 static inline struct ssemu_tel_sample *tel_ring(struct ssemu_region *r,
 						struct ssemu_tel_sh *tl,
 						uint64_t i)
 {
+	uint32_t n = ssemu_load_relaxed(&tl->ring);
+
 	return (struct ssemu_tel_sample *)SSEMU_AT(r, tl->ring_off) +
-	       i % tl->ring;
+	       (n ? i % n : 0);
 }
 
 static inline struct ssemu_tel_nic *tel_nicjob(struct ssemu_region *r,
@@ -69,13 +73,14 @@ void ssemu_tel_init(struct ssemu_region *r, uint64_t off)
 static void tel_tick(struct ssemu_region *r, struct ssemu_tel_sh *tl,
 		     ssemu_time_t t)
 {
-	uint64_t target, i;
+	uint64_t target, i, interval = ssemu_load_relaxed(&tl->interval);
 
-	if (!tl->interval || !tl->ring) {
+	/* (read once, as the ring's count in tel_ring) */
+	if (!interval || !tl->ring) {
 		r->tel_next = UINT64_MAX;
 		return;
 	}
-	target = t / tl->interval;	/* the sample open at @t */
+	target = t / interval;	/* the sample open at @t */
 	if (target > tl->cur.index) {
 		*tel_ring(r, tl, tl->cur.index) = tl->cur;
 		/* empty samples in between: only a ring's worth can survive */
@@ -92,8 +97,8 @@ static void tel_tick(struct ssemu_region *r, struct ssemu_tel_sh *tl,
 		memset(&tl->cur, 0, sizeof(tl->cur));
 		tl->cur.index = target;
 	}
-	r->tel_next = target + 1 > UINT64_MAX / tl->interval ?
-			      UINT64_MAX : (target + 1) * tl->interval;
+	r->tel_next = target + 1 > UINT64_MAX / interval ?
+			      UINT64_MAX : (target + 1) * interval;
 }
 
 /* The open sample, once the ones model time has passed are closed. */
