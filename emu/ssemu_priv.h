@@ -2,16 +2,36 @@
 /*
  * What the emulator's files share besides the region layout
  * (ssemu_region.h) and the model's interface (ssemu_model.h): this
- * process's handles on a fabric, the telemetry hooks, the lock, and the
- * helpers (placement, the fault guard, the log).
+ * process's handles on a fabric, the telemetry hooks, and what the
+ * store's files give each other: the layout table (ssemu_store.c), the
+ * lock and process slots (ssemu_lock.c), placement (ssemu_job.c), NICs,
+ * endpoints and the reaper (ssemu_attach.c); and the helpers (placement
+ * policies, the fault guard).
  */
 #ifndef SSEMU_PRIV_H
 #define SSEMU_PRIV_H
 
+#include <errno.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include "ssemu_region.h"
 #include "ssemu_model.h"
+
+/*
+ * What this process remembers about who runs the engine of a shared
+ * fabric (ssemu_runner.c).  Touched by every thread of the process that
+ * progresses the fabric, so with relaxed atomics: they are hints.
+ */
+struct ssemu_runner_local {
+	uint64_t run_mark;	/* engine->executed after our last run */
+	uint64_t seen;		/* engine->executed when we last looked */
+	uint64_t defer_until;	/* wall ns: leave work to the runner until */
+	uint32_t looks;		/* polls since we last looked at the engine */
+	uint32_t runner;	/* we ran the engine last, as far as we know */
+	uint32_t bulk;		/* a bulk transfer is on (BULK_EVENTS) */
+	uint64_t look_exec;	/* engine->executed at our last look */
+};
 
 /* Per-process handles. */
 struct ssemu_fabric {
@@ -31,6 +51,10 @@ struct ssemu_fabric {
 	const struct ssemu_config *cfg;
 	uint32_t neps, nmsgs, nbufs;
 	uint64_t nendpoints;
+	struct ssemu_runner_local run;
+	/* shared store: the segment's own copy of the header's write-once
+	 * page (read only), compared with ours before every run */
+	const void *view;
 };
 
 struct ssemu_nic {
@@ -68,11 +92,124 @@ void ssemu_tel_throttle(struct ssemu_region *r, uint32_t tc);
 void ssemu_tel_mark(struct ssemu_region *r, uint32_t tc);
 void ssemu_tel_queue(struct ssemu_region *r, uint32_t tc, uint32_t depth);
 
-/* ssemu_fabric.c: the fabric lock, for readers outside the engine. */
+/*
+ * May a call on @f go on: the segment neither cut short under this
+ * process (SIGBUS) nor marked broken?  @return 0 or -EIO.
+ */
+static inline int ssemu_fab_check(struct ssemu_fabric *f)
+{
+	if (unlikely(f->gone)) {
+		if (!ssemu_broken(f->r))
+			ssemu_fail(f->r, "the segment was truncated under "
+				   "process %d", (int)getpid());
+		return -EIO;
+	}
+	return ssemu_broken(f->r) ? -EIO : 0;
+}
+
+/* ssemu_fabric.c: is the segment's header still what attach checked
+ * (else the fabric is marked broken)? */
+bool ssemu_fabric_image_bad(struct ssemu_fabric *f);
+
+/* ssemu_store.c: the region's sections, in the order it holds them. */
+enum ssemu_sec {
+	SSEMU_SEC_ENGINE,
+	SSEMU_SEC_NICS,
+	SSEMU_SEC_EPS,
+	SSEMU_SEC_MSGS,
+	SSEMU_SEC_MSTATE,
+	SSEMU_SEC_RINGS,
+	SSEMU_SEC_PKTS,
+	SSEMU_SEC_SWMAP,
+	SSEMU_SEC_PORTMAP,
+	SSEMU_SEC_PAIR,
+	SSEMU_SEC_WORK,
+	SSEMU_SEC_OVF,
+	SSEMU_SEC_RESV,
+	SSEMU_SEC_NIC_EPS,
+	SSEMU_SEC_SWITCHES,
+	SSEMU_SEC_VOQS,
+	SSEMU_SEC_MRS,
+	SSEMU_SEC_TEL,
+	SSEMU_SEC_BUFS,
+	SSEMU_SEC_COUNT
+};
+
+/* A section: @count elements of @esize bytes, @size in all, at region
+ * offset @off (its header field is @name with "_off"). */
+struct ssemu_section {
+	const char *name;
+	uint64_t off, size, count, esize;
+};
+
+/* The layout of a region, from its configuration alone. */
+struct ssemu_layout {
+	struct ssemu_section sec[SSEMU_SEC_COUNT];
+	uint64_t total;		/* bytes, page aligned */
+	uint64_t ring_bytes;	/* an endpoint's two rings */
+	uint32_t voq_per_switch;
+};
+
+void ssemu_layout_compute(const struct ssemu_config *c,
+			  const struct ssemu_topo *t, struct ssemu_layout *l);
+/* A new region in private memory for @f, of layout @l. */
+int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,
+			const struct ssemu_topo *t,
+			const struct ssemu_layout *l, char *err, size_t errlen);
+/* The shared segment @f->shm_name (as @f->flags say: created if it is not
+ * there, or existing only), mapped and checked; *@view the segment's own
+ * copy of the header's write-once page. */
+int ssemu_store_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
+		    const struct ssemu_topo *t, const struct ssemu_layout *l,
+		    const void **view, char *err, size_t errlen);
+
+/* ssemu_lock.c: the fabric lock (0 or -errno; trylock: -EBUSY if held).
+ * A lock whose holder died is made consistent and repaired first. */
+int ssemu_lock_init(struct ssemu_region *r);
 int ssemu_region_lock(struct ssemu_region *r);
+int ssemu_region_trylock(struct ssemu_region *r);
 void ssemu_region_unlock(struct ssemu_region *r);
-/* ssemu_fabric.c: is @pid a running process (not a zombie)? */
+/* What repairs the region after its lock's holder died, under the lock. */
+void ssemu_lock_set_repair(void (*repair)(struct ssemu_region *r));
+/* Is @pid a running process (not a zombie)? */
 bool ssemu_pid_alive(int32_t pid);
+/* Process slots: take one for this process (-ENOSPC: none free), give it
+ * back (@return the live processes still attached), free those of dead
+ * processes (@return how many), count the live ones. */
+int ssemu_proc_claim_locked(struct ssemu_region *r, void *arg);
+int ssemu_proc_unregister_locked(struct ssemu_region *r);
+unsigned ssemu_procs_reap_locked(struct ssemu_region *r);
+uint32_t ssemu_procs_live(const struct ssemu_region *r);
+
+/* ssemu_job.c: placement reservations, under the lock. */
+/* A NIC of job @slot detached (or its process died). */
+void ssemu_job_nic_gone_locked(struct ssemu_region *r, uint32_t slot);
+/* After a process died holding the lock: drop half-made jobs. */
+void ssemu_jobs_sweep_locked(struct ssemu_region *r);
+/* Is endpoint port @port neither taken by a NIC nor reserved for a job
+ * (@arg: the region)? */
+bool ssemu_port_usable(void *arg, uint32_t port);
+/*
+ * The port of rank @o->rank of job @o->job, reserving ports for the whole
+ * job when it is the job's first rank here.  @return 0 with the port and
+ * the job slot, or a negative errno (explained in @why).
+ */
+int ssemu_place_locked(struct ssemu_region *r,
+		       const struct ssemu_nic_opts *o, uint32_t *portp,
+		       uint32_t *slotp, char *why, size_t whylen);
+
+/* ssemu_attach.c: NICs, endpoints and the reaper, under the lock. */
+/* A NIC pair's congestion state as a fresh pair has it. */
+void ssemu_pair_cc_reset(const struct ssemu_config *c, struct ssemu_pair *pr);
+/* Close pid @pid of NIC @nic if it is open. */
+void ssemu_ep_close_locked(struct ssemu_region *r, uint32_t nic, uint32_t pid);
+/* Detach what dead processes held; @return how many NICs and slots. */
+unsigned ssemu_reap_dead_locked(struct ssemu_region *r);
+/* A process slot for this process, reaping the dead if none is free. */
+int ssemu_proc_register_locked(struct ssemu_region *r);
+/* The repair after a process died holding the lock (the model's crash
+ * recovery, the reaper, the job sweep): ssemu_lock_set_repair's. */
+void ssemu_repair_locked(struct ssemu_region *r);
 /* ssemu_svc.c: release the services bound to endpoint @epi (it closes);
  * @return how many. */
 int ssemu_svc_ep_closed_locked(struct ssemu_region *r, uint32_t epi);
@@ -107,8 +244,5 @@ void ssemu_guard_arm(void);
 /* The check asked first about every SIGBUS (the shared segments'
  * truncation guard): true if it dealt with it. */
 void ssemu_guard_set_bus_hook(bool (*hook)(const siginfo_t *si));
-
-void ssemu_log(enum ssemu_log_level lvl, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 #endif

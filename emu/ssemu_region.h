@@ -34,6 +34,7 @@
 #include <slingshot_emu/ssemu.h>
 
 #include "ssemu_compiler.h"
+#include "ssemu_check.h"
 #include "ssemu_engine.h"
 #include "ssemu_ring.h"
 #include <slingshot_emu/ssemu_rng.h>
@@ -42,7 +43,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 11
+#define SSEMU_LAYOUT_VERSION 12
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -384,6 +385,14 @@ struct ssemu_svc_sh {
 #define SSEMU_SVC_FREE 0
 #define SSEMU_SVC_BOUND 1
 
+/* The fabric lock (ssemu_lock.c). */
+struct ssemu_lock {
+	/* 0 free, else the holder's pid, with the top bit set once a
+	 * process may sleep on it */
+	uint32_t word;
+	uint32_t taken;		/* times it was taken (by its holders) */
+};
+
 /*
  * The region's header has two parts.  The first, up to broken, is written
  * once by the creator before it publishes the region (ready) and never
@@ -425,11 +434,10 @@ struct ssemu_region {
 	/* ---- shared state ---- */
 	/* Set (once) when the model found the segment's contents corrupt:
 	 * every call on the fabric fails with -EIO from then on and no
-	 * process attaches any more (ssemu_fail).  Read on every call: on a
-	 * line of its own, away from the lock's. */
-	uint32_t broken __attribute__((aligned(SSEMU_HDR_PRIVATE)));
-	char broken_why[156];
-	pthread_mutex_t lock SSEMU_CACHELINE_ALIGNED;
+	 * process attaches any more (ssemu_fail, ssemu_check.h). */
+	struct ssemu_verdict verdict
+		__attribute__((aligned(SSEMU_HDR_PRIVATE)));
+	struct ssemu_lock lock SSEMU_CACHELINE_ALIGNED;
 	uint32_t dead;		/* being removed: attachers must retry */
 	uint32_t nnics;		/* NICs attached */
 	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
@@ -461,8 +469,10 @@ struct ssemu_region {
 				 * ends */
 };
 
-_Static_assert(offsetof(struct ssemu_region, broken) == SSEMU_HDR_PRIVATE,
+_Static_assert(offsetof(struct ssemu_region, verdict) == SSEMU_HDR_PRIVATE,
 	       "the header's write-once part is one page");
+_Static_assert(offsetof(struct ssemu_region, verdict) == SSEMU_VERDICT_OFF,
+	       "ssemu_fail finds the verdict where the region has it");
 
 /*
  * Telemetry, counted by the model under the fabric lock (public types in
@@ -497,26 +507,63 @@ struct ssemu_tel_nic {
 };
 
 /*
- * A corrupt segment.  ssemu_fail marks the fabric broken (the first caller
- * logs what was wrong, once), after which every participant's calls fail
- * with -EIO and later attaches are refused; it returns true, so that
- *	if (SSEMU_BAD(r, idx >= n, "what %u", idx)) return;
- * reads as the check it is.  Everything the model reads from the segment
- * and uses as an index or an offset goes through such a check first.
+ * The size and alignment of everything the segment holds, as this layout
+ * version has them (x86-64 Linux): a change to any of them is a change of
+ * the layout, which bumps SSEMU_LAYOUT_VERSION with the new numbers here.
  */
-bool ssemu_fail(struct ssemu_region *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3), cold));
-#define SSEMU_BAD(r, cond, ...) \
-	(unlikely(cond) ? ssemu_fail((r), __VA_ARGS__) : false)
+#define SSEMU_LAYOUT_IS(T, size, align)                                       \
+	_Static_assert(sizeof(struct T) == (size) &&                          \
+			       _Alignof(struct T) == (align),                 \
+		       #T " is " #size " bytes aligned to " #align ": a "     \
+		       "layout change bumps SSEMU_LAYOUT_VERSION")
+#if defined(__x86_64__) && defined(__linux__)
+/* the header */
+SSEMU_LAYOUT_IS(ssemu_region, 65536, 4096);
+SSEMU_LAYOUT_IS(ssemu_verdict, 160, 4);
+SSEMU_LAYOUT_IS(ssemu_config, 656, 8);
+SSEMU_LAYOUT_IS(ssemu_topo, 40, 8);
+SSEMU_LAYOUT_IS(ssemu_job_sh, 24, 4);
+SSEMU_LAYOUT_IS(ssemu_svc_sh, 88, 4);
+/* the engine and the rings */
+SSEMU_LAYOUT_IS(ssemu_engine, 1136, 8);
+SSEMU_LAYOUT_IS(ssemu_heap_ent, 16, 8);
+SSEMU_LAYOUT_IS(ssemu_ev, 40, 8);
+SSEMU_LAYOUT_IS(ssemu_ring, 192, 64);
+SSEMU_LAYOUT_IS(ssemu_event, 104, 8);
+/* NICs, endpoints, messages, memory regions */
+SSEMU_LAYOUT_IS(ssemu_nic_sh, 320, 64);
+SSEMU_LAYOUT_IS(ssemu_nic_stats, 88, 8);
+SSEMU_LAYOUT_IS(ssemu_ep_sh, 320, 64);
+SSEMU_LAYOUT_IS(ssemu_msg, 448, 64);
+SSEMU_LAYOUT_IS(ssemu_mr_sh, 48, 8);
+SSEMU_LAYOUT_IS(ssemu_pair, 40, 8);
+/* packets and switches */
+SSEMU_LAYOUT_IS(ssemu_pkt, 88, 8);
+SSEMU_LAYOUT_IS(ssemu_voq, 8, 4);
+SSEMU_LAYOUT_IS(ssemu_swport, 1344, 8);
+SSEMU_LAYOUT_IS(ssemu_peer, 24, 8);
+SSEMU_LAYOUT_IS(ssemu_rng, 32, 8);
+SSEMU_LAYOUT_IS(ssemu_switch_sh, 86144, 64);
+/* telemetry */
+SSEMU_LAYOUT_IS(ssemu_tel_sh, 471112, 8);
+SSEMU_LAYOUT_IS(ssemu_tel_nic, 8, 4);
+SSEMU_LAYOUT_IS(ssemu_tel_sample, 1544, 8);
+SSEMU_LAYOUT_IS(ssemu_tel_counters, 712, 8);
+SSEMU_LAYOUT_IS(ssemu_tel_class, 72, 8);
+SSEMU_LAYOUT_IS(ssemu_tel_pair, 688, 8);
+SSEMU_LAYOUT_IS(ssemu_tel_jpair, 672, 8);
+SSEMU_LAYOUT_IS(ssemu_lock, 8, 4);
+_Static_assert(offsetof(struct ssemu_region, lock) == 4288 &&
+		       offsetof(struct ssemu_region, procs) == 4304,
+	       "the header's shared part: a layout change bumps "
+	       "SSEMU_LAYOUT_VERSION");
+#endif
+#undef SSEMU_LAYOUT_IS
 
 static inline bool ssemu_broken(const struct ssemu_region *r)
 {
-	return ssemu_load_relaxed(&r->broken) != 0;
+	return ssemu_load_relaxed(&r->verdict.broken) != 0;
 }
-
-/* The CRC-32 every packet and message payload carries (zlib's), of @n
- * bytes at @p, continuing from @seed (0 to start). */
-uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n);
 
 /* An event's CRC, of every field but crc (which the engine sets to it
  * before the push and the owner checks after the poll). */

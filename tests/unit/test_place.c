@@ -575,7 +575,7 @@ static void test_jobs_died_while_placing(void **state)
 		if (ssemu_fabric_open(&o, &cf, err, sizeof(err)))
 			_exit(2);
 		r = cf->r;
-		pthread_mutex_lock(&r->lock);
+		assert_int_equal(ssemu_region_lock(r), 0);
 		/* half-placed: a reservation for a slot not active yet, and
 		 * an active job with no NIC */
 		ssemu_r_resv(r)[5] = SSEMU_RESV(7, 0);

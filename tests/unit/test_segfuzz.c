@@ -14,8 +14,9 @@
  * corrupt data.
  *
  * The fuzzer's seeds are fixed, so a failing run is reproducible: its
- * seed is printed.  The fabric lock (a robust pthread mutex, which cannot
- * be validated) is the one part of the segment it leaves alone.
+ * seed is printed.  The fabric lock is the one part of the segment it
+ * leaves alone: a write over it while a process holds it can let another
+ * one in beside it (test_lock.c writes over it where none holds it).
  *
  * Segments are named sset-fz-<pid>-<n> and none is left behind.
  */
@@ -468,7 +469,7 @@ static enum outcome run_judge(struct run *rn)
 		}
 		break;
 	}
-	broken = rn->raw->broken != 0;
+	broken = rn->raw->verdict.broken != 0;
 	if (!rn->why[0] && eio && !broken)
 		snprintf(rn->why, sizeof(rn->why), "EIO without the fabric "
 			 "marked broken");
@@ -573,7 +574,7 @@ static void fuzz_write(struct run *rn, uint64_t *s, unsigned *cat_out)
 	struct ssemu_region *r = rn->raw;
 	const struct ssemu_config *c = &r->config;
 	uint64_t off, v, lock_lo = offsetof(struct ssemu_region, lock),
-			 lock_hi = lock_lo + sizeof(pthread_mutex_t);
+			 lock_hi = lock_lo + sizeof(struct ssemu_lock);
 	unsigned cat = (unsigned)(rng_next(s) % 4), t;
 
 	switch (cat) {
@@ -734,10 +735,10 @@ static void attach_refused(size_t field_off, const char *field)
 	assert_int_equal(ret, -EPROTO);
 	if (!strstr(err, field))
 		fail_msg("refusal does not name %s: %s", field, err);
-	assert_int_equal(rn.f->r->broken, 0);
+	assert_int_equal(rn.f->r->verdict.broken, 0);
 	/* the process already attached: its next run of the engine sees it */
 	assert_int_equal(ssemu_fabric_run_until(rn.f, 1000), -EIO);
-	assert_int_not_equal(rn.f->r->broken, 0);
+	assert_int_not_equal(rn.f->r->verdict.broken, 0);
 	ret = fz_open(&f2, SSEMU_OPEN_EXISTING, err, sizeof(err));
 	assert_true(ret < 0);
 	run_clean();
@@ -808,7 +809,7 @@ static void test_pkt_free(void **state)
 	wait_ready();
 	usleep(2000);
 	/* the engine keeps rewriting it: write until it reads one back */
-	for (i = 0; i < 200 && !rn.raw->broken; i++) {
+	for (i = 0; i < 200 && !rn.raw->verdict.broken; i++) {
 		rn.raw->pkt_free = 0xdeadbeef;
 		usleep(200);
 	}

@@ -922,9 +922,10 @@ static void child_streamer(uint32_t rank, const struct ssemu_config *c)
 /*
  * Processes that do nothing but run the engine are SIGKILLed one after the
  * other, each a few milliseconds after it started, so most die holding the
- * fabric lock in the middle of an event.  The robust mutex hands the lock
- * on; the two streams between A and B must still arrive complete, in
- * order, intact, and every send must complete successfully.
+ * fabric lock in the middle of an event.  The lock, robust by its
+ * holder's pid, is handed on; the two streams between A and B must still
+ * arrive complete, in order, intact, and every send must complete
+ * successfully.
  */
 static void test_shm_engine_runner_killed(void **state)
 {

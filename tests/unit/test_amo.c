@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of the atomic operations a target NIC applies
- * (emu/ssemu_atomic.c): which (operation, datatype) pairs each kind of
+ * (emu/ssemu_amo.c): which (operation, datatype) pairs each kind of
  * call may carry, checked against the table libfabric documents (written
  * out here independently), and every defined pair applied element-wise to
  * a grid of values against a reference computed here in wider arithmetic:
@@ -316,7 +316,7 @@ static size_t values(const struct tdesc *t, struct val *v)
 	return n;
 }
 
-static void test_atomic_sizes(void **state)
+static void test_amo_sizes(void **state)
 {
 	size_t k;
 
@@ -332,7 +332,7 @@ static void test_atomic_sizes(void **state)
 	assert_int_equal(SSEMU_AOP_MSWAP, 18);
 }
 
-static void test_atomic_valid_table(void **state)
+static void test_amo_valid_table(void **state)
 {
 	static const uint32_t ops[] = { SSEMU_RMA_ATOMIC, SSEMU_RMA_FETCH,
 					SSEMU_RMA_COMPARE };
@@ -389,7 +389,7 @@ static void test_atomic_valid_table(void **state)
 }
 
 /* Every defined pair on a grid of (target, operand, compare) values. */
-static void test_atomic_apply_all(void **state)
+static void test_amo_apply_all(void **state)
 {
 	uint8_t *dst, *src, *cmp, *res, *orig, *alias;
 	struct val v[8], d, s, c, want, got;
@@ -491,7 +491,7 @@ static void test_atomic_apply_all(void **state)
 }
 
 /* Wrapping integer arithmetic, and bad arguments. */
-static void test_atomic_edges(void **state)
+static void test_amo_edges(void **state)
 {
 	int8_t a8 = 100, b8 = 100;
 	uint16_t a16 = 65535, b16 = 65535;
@@ -534,10 +534,10 @@ static void test_atomic_edges(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_atomic_sizes),
-		cmocka_unit_test(test_atomic_valid_table),
-		cmocka_unit_test(test_atomic_apply_all),
-		cmocka_unit_test(test_atomic_edges),
+		cmocka_unit_test(test_amo_sizes),
+		cmocka_unit_test(test_amo_valid_table),
+		cmocka_unit_test(test_amo_apply_all),
+		cmocka_unit_test(test_amo_edges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A message slot as its endpoint's owner sees it: the posting side (take
+ * a free slot, fill it, hand it to the engine: sends and RMA operations)
+ * and the reading side (poll the event ring, read a received payload,
+ * release the slot).  The engine's side of a slot (take it into the NIC,
+ * deliver, complete, queue events that find a ring full) is the model's.
+ *
+ * A slot's life, and the barrier pairs that order it (each a release, or
+ * an acq_rel read-modify-write, of one field, paired with an acquire of
+ * the same field):
+ *   1. Allocate (owner, msg_alloc): an acquire load of the slot's state
+ *      word finds it free (0 or DONE), pairing with the last release of
+ *      that word (steps 4 and 5, or 2's undo); the same for the owner of a
+ *      large buffer.  The owner then fills the slot with plain stores.
+ *   2. Post (owner, msg_post): a release store of BUSY to the state word;
+ *      the slot's index pushed onto the endpoint's tx ring (the ring's
+ *      release of tail); the endpoint's bit set in the work bitmap (an
+ *      acq_rel fetch_or).  A push that fails stores 0 back, with release.
+ *   3. Take (engine, drain_tx_locked): the bitmap word taken with an
+ *      acq_rel exchange, the index read with the ring's acquire of tail
+ *      (ssemu_ring_peek), pairing with 2: the slot's fields are now the
+ *      engine's to read.  Its release of the ring's head (advance) pairs
+ *      with the owner's acquire of head in the next push.
+ *   4. Report (engine): an event pushed to the receiver's or the sender's
+ *      event ring (the ring's release of tail), then the ring's futex word
+ *      bumped (an acq_rel fetch_add); the owner pops the event with the
+ *      ring's acquire of tail (ssemu_ep_poll), a waiter loads the futex
+ *      word with an acquire (wait_events, ssemu_runner.c).  A send's
+ *      TXDONE is set with an acq_rel fetch_or once it is acknowledged or
+ *      failed.
+ *   5. Release (receiver, ssemu_event_release): its reads of the payload
+ *      come after the event's acquire (4); RXDONE set with an acq_rel
+ *      fetch_or then orders them before the sender's next fill (1).  An
+ *      RMA's initiator sets TXDONE the same way when it releases
+ *      RMA_DONE, and the engine RXDONE when the target is done.
+ * A slot whose word reads DONE (all three bits) is free again.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include "ssemu_priv.h"
+
+/* A message's end-to-end CRC: its source, header words, length and
+ * payload, as the sender posted them. */
+static uint32_t msg_crc(ssemu_addr_t src, const uint64_t *hdr, uint64_t len,
+			const void *data)
+{
+	uint32_t crc = ssemu_crc(0, &src, sizeof(src));
+
+	crc = ssemu_crc(crc, hdr, SSEMU_HDR_WORDS * sizeof(uint64_t));
+	crc = ssemu_crc(crc, &len, sizeof(len));
+	return ssemu_crc(crc, data, (size_t)len);
+}
+
+
+static inline bool slot_free(uint32_t state)
+{
+	return state == 0 || state == SSEMU_MSG_DONE;
+}
+
+/*
+ * A free message slot of @ep and, if @bytes do not fit inline, one of its
+ * large buffers; the slot's bookkeeping is reset for a new message (the
+ * caller fills in the rest and posts it with msg_post).  The owner is the
+ * only allocator of its slots and buffers.
+ * @return the slot, or NULL (-EAGAIN: none free).
+ */
+static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
+				   uint32_t *mip)
+{
+	struct ssemu_region *r = ep->r;
+	const struct ssemu_config *c = ep->nic->fab->cfg;
+	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
+	uint32_t i, k, mi = SSEMU_NONE, buf = SSEMU_NONE, local = 0;
+	/* (in locals: the acquire loads below would have them read again
+	 * on every turn) */
+	struct ssemu_msg *msgs = ssemu_r_msg(r, 0);
+	uint32_t *mstate = ssemu_r_mstate(r, 0);
+	uint32_t nmsgs = ep->nic->fab->nmsgs, nbufs = c->bufs_per_ep;
+	uint32_t mask = c->msgs_per_ep - 1, cursor = sh->alloc_cursor;
+	uint32_t first = ep->index * c->msgs_per_ep;
+	struct ssemu_msg *m;
+
+	for (k = 0; k <= mask; k++) {
+		local = (cursor + k) & mask;
+		i = first + local;
+		/* pairs with the releases of TXDONE/RXDONE */
+		if (slot_free(ssemu_load_acquire(&mstate[i]))) {
+			mi = i;
+			break;
+		}
+	}
+	if (mi == SSEMU_NONE)
+		return NULL;
+	if (bytes > SSEMU_INLINE_MAX) {
+		for (k = 0; k < nbufs; k++) {
+			uint32_t owner = sh->buf_msg[k];
+
+			/* free if its last owner is done, or went on to a
+			 * message without this buffer (this process alone
+			 * allocates the endpoint's slots and sets their buf:
+			 * a busy slot's buf is stable); (SSEMU_NONE is >=
+			 * nmsgs too) */
+			if (owner >= nmsgs ||
+			    slot_free(ssemu_load_acquire(&mstate[owner])) ||
+			    msgs[owner].buf != ep->index * nbufs + k) {
+				buf = k;
+				break;
+			}
+		}
+		if (buf == SSEMU_NONE)
+			return NULL;
+		sh->buf_msg[buf] = mi;
+	}
+	sh->alloc_cursor = (local + 1) & mask;
+
+	m = &msgs[mi];
+	m->gen++;
+	m->src = ssemu_ep_addr(ep);
+	m->buf = buf == SSEMU_NONE ? SSEMU_NONE :
+				     ep->index * c->bufs_per_ep + buf;
+	m->sent = m->arrived = m->acked = m->rx_acked = 0;
+	m->rx_marked = 0;
+	m->status = 0;
+	m->ep_gen = sh->gen;
+	/* the engine is done with a free slot: its bookkeeping restarts */
+	m->mflags = 0;
+	m->rma_op = 0;
+	m->resp_npkts = m->resp_sent = m->resp_arrived = 0;
+	m->rma_len = 0;
+	*mip = mi;
+	return m;
+}
+
+static uint8_t *msg_data(struct ssemu_region *r, struct ssemu_msg *m)
+{
+	return m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
+}
+
+/*
+ * Copy the application's @iov to @dst (the NIC reading host memory): a
+ * page that is not mapped fails the copy with -EFAULT, as a DMA read
+ * error fails a real NIC's command, and never faults the process.
+ * *@dstp advances past what was copied.
+ */
+static int copy_iov(uint8_t **dstp, const struct iovec *iov, size_t n)
+{
+	uint8_t *dst = *dstp;
+	size_t v;
+	int ret;
+
+	for (v = 0; v < n; v++) {
+		/* (address 0 with a length is one more unmapped address) */
+		ret = ssemu_copy_user(dst, iov[v].iov_base, iov[v].iov_len);
+		if (ret)
+			return ret;
+		dst += iov[v].iov_len;
+	}
+	*dstp = dst;
+	return 0;
+}
+
+/* Bytes in @iov; -1 if there is none or they add up past INT64_MAX.  (An
+ * entry with a length and no base fails in copy_iov, as any address the
+ * NIC cannot read does.) */
+static int64_t iov_bytes(const struct iovec *iov, size_t n)
+{
+	uint64_t len = 0;
+	size_t v;
+
+	if (n && !iov)
+		return -1;
+	for (v = 0; v < n; v++) {
+		if (iov[v].iov_len > INT64_MAX)
+			return -1;
+		len += iov[v].iov_len;
+		if (len > INT64_MAX)
+			return -1;
+	}
+	return (int64_t)len;
+}
+
+/* Hand a filled slot to the engine. */
+static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi)
+{
+	struct ssemu_region *r = ep->r;
+	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
+
+	/* (the ring's offset is read from the segment) */
+	if (ssemu_ep_rings_bad(r, ep->index))
+		return -EIO;
+	ssemu_store_release(ssemu_r_mstate(r, mi), SSEMU_MSG_BUSY);
+	/* The tx ring has a slot per message slot, so it cannot be full. */
+	if (ssemu_ring_push(ssemu_r_ring(r, sh->tx_ring_off), &mi)) {
+		ssemu_store_release(ssemu_r_mstate(r, mi), 0);
+		return -EAGAIN;
+	}
+	/* tell the engine where to look; pairs with the exchange in
+	 * drain_tx_locked */
+	ssemu_bit_set(ssemu_r_bits(r, r->work_off), ep->index);
+	return 0;
+}
+
+int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
+{
+	struct ssemu_region *r;
+	const struct ssemu_config *c;
+	struct ssemu_msg *m;
+	uint32_t mi;
+	int64_t len;
+	uint8_t *p;
+	int ret;
+
+	if (!ep || !s || (s->iov_count && !s->iov))
+		return -EINVAL;
+	if (ssemu_fab_check(ep->nic->fab))
+		return -EIO;
+	r = ep->r;
+	c = ep->nic->fab->cfg;
+	if (SSEMU_ADDR_PORT(s->dest) >= ep->nic->fab->nendpoints ||
+	    SSEMU_ADDR_PID(s->dest) >= c->eps_per_nic ||
+	    s->tclass >= c->ntclass)
+		return -EINVAL;
+	len = iov_bytes(s->iov, s->iov_count);
+	if (len < 0)
+		return -EINVAL;
+	if ((uint64_t)len > ssemu_ep_max_msg(ep))
+		return -EMSGSIZE;
+
+	m = msg_alloc(ep, (uint64_t)len, &mi);
+	if (!m)
+		return -EAGAIN;
+	m->dst = s->dest;
+	m->tclass = s->tclass;
+	m->flags = s->flags;
+	m->len = (uint64_t)len;
+	memcpy(m->hdr, s->hdr, sizeof(m->hdr));
+	m->cookie = s->cookie;
+	m->npkts = len ? (uint32_t)((len + c->mtu - 1) / c->mtu) : 1;
+	p = msg_data(r, m);
+	/* a slot that is not posted stays free */
+	ret = copy_iov(&p, s->iov, s->iov_count);
+	if (ret)
+		return ret;
+	m->crc = msg_crc(m->src, m->hdr, m->len, msg_data(r, m));
+	ret = msg_post(ep, m, mi);
+	/* (the segment may have been cut short while we copied) */
+	return ret ? ret : ssemu_fab_check(ep->nic->fab);
+}
+
+int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
+{
+	struct ssemu_region *r;
+	const struct ssemu_config *c;
+	struct ssemu_msg *m;
+	uint64_t payload, need, max;
+	int64_t ilen, clen;
+	uint32_t mi;
+	size_t esize;
+	uint8_t *p;
+	int ret;
+
+	if (!ep || !rma)
+		return -EINVAL;
+	if (ssemu_fab_check(ep->nic->fab))
+		return -EIO;
+	r = ep->nic->fab->r;
+	c = ep->nic->fab->cfg;
+	if (SSEMU_ADDR_PORT(rma->dest) >= ep->nic->fab->nendpoints ||
+	    SSEMU_ADDR_PID(rma->dest) >= c->eps_per_nic ||
+	    rma->tclass >= c->ntclass ||
+	    (rma->flags & ~(SSEMU_SEND_ORDERED | SSEMU_RMA_REMOTE_EVENT)))
+		return -EINVAL;
+	ilen = iov_bytes(rma->iov, rma->iov_count);
+	clen = iov_bytes(rma->cmp, rma->cmp_count);
+	if (ilen < 0 || clen < 0)
+		return -EINVAL;
+	max = ssemu_ep_max_msg(ep);
+	switch (rma->op) {
+	case SSEMU_RMA_WRITE:
+		if ((uint64_t)ilen != rma->len || clen)
+			return -EINVAL;
+		payload = rma->len;
+		break;
+	case SSEMU_RMA_READ:
+		if (ilen || clen)
+			return -EINVAL;
+		payload = 0;
+		break;
+	case SSEMU_RMA_ATOMIC:
+	case SSEMU_RMA_FETCH:
+	case SSEMU_RMA_COMPARE:
+		if (!ssemu_atomic_valid(rma->op, rma->aop, rma->dtype))
+			return -EINVAL;
+		esize = ssemu_datatype_size(rma->dtype);
+		if (rma->len % esize)
+			return -EINVAL;
+		if (rma->op == SSEMU_RMA_COMPARE) {
+			if ((uint64_t)ilen != rma->len ||
+			    (uint64_t)clen != rma->len)
+				return -EINVAL;
+			if (rma->len > max / 2)
+				return -EMSGSIZE;
+			payload = 2 * rma->len;
+			break;
+		}
+		if (clen)
+			return -EINVAL;
+		if (rma->aop == SSEMU_AOP_READ) {
+			/* no operands travel; a provider may hand us its
+			 * (ignored) operand buffer all the same */
+			if (ilen && (uint64_t)ilen != rma->len)
+				return -EINVAL;
+			payload = 0;
+		} else {
+			if ((uint64_t)ilen != rma->len)
+				return -EINVAL;
+			payload = rma->len;
+		}
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (rma->len > max)
+		return -EMSGSIZE;
+	/* the buffer carries the request out and the results back */
+	need = SSEMU_MAX(payload, rma->len);
+
+	m = msg_alloc(ep, need, &mi);
+	if (!m)
+		return -EAGAIN;
+	m->dst = rma->dest;
+	m->tclass = rma->tclass;
+	m->flags = rma->flags;
+	m->len = payload;
+	memcpy(m->hdr, rma->hdr, sizeof(m->hdr));
+	m->cookie = rma->cookie;
+	m->npkts = payload ? (uint32_t)((payload + c->mtu - 1) / c->mtu) : 1;
+	m->rma_op = (uint8_t)rma->op;
+	m->aop = (uint8_t)rma->aop;
+	m->dtype = (uint8_t)rma->dtype;
+	m->rma_len = rma->len;
+	m->key = rma->key;
+	m->raddr = rma->addr;
+	p = msg_data(r, m);
+	ret = 0;
+	if (payload)
+		ret = copy_iov(&p, rma->iov, rma->iov_count);
+	if (!ret && rma->op == SSEMU_RMA_COMPARE)
+		ret = copy_iov(&p, rma->cmp, rma->cmp_count);
+	if (ret)
+		return ret;
+	return msg_post(ep, m, mi);
+}
+
+int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
+{
+	struct ssemu_ring *ring = ep->ev_ring;
+	int n = 0;
+
+	if (ssemu_fab_check(ep->nic->fab))
+		return -EIO;
+	/* (the ring's geometry is checked here, its offset by the engine) */
+	if (SSEMU_BAD(ep->r, !ssemu_ring_sane(ring, SSEMU_EV_RING,
+					      sizeof(struct ssemu_event)),
+		      "endpoint %u: its event ring's control block is corrupt",
+		      ep->index))
+		return -EIO;
+	while (n < max && !ssemu_ring_pop(ring, &ev[n])) {
+		/* (an event is the engine's word on a message: it must be
+		 * what the engine pushed) */
+		if (SSEMU_BAD(ep->r, ev[n].crc != ssemu_event_crc(&ev[n]),
+			      "endpoint %u: an event in its ring changed "
+			      "after it was pushed (its CRC fails)",
+			      ep->index))
+			return -EIO;
+		n++;
+	}
+	return n;
+}
+
+/* The message behind a RECV or RMA_DONE event, after checking what the
+ * ring said. */
+static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
+				   const struct ssemu_event *ev)
+{
+	struct ssemu_region *r = ep->r;
+	struct ssemu_msg *m;
+
+	if (!ev || ev->slot >= ep->nic->fab->nmsgs || ssemu_fab_check(ep->nic->fab))
+		return NULL;
+	m = ssemu_r_msg(r, ev->slot);
+	if (m->gen != ev->gen)
+		return NULL;
+	if (ev->type == SSEMU_EV_RECV) {
+		if (m->rma_op || m->len != ev->len)
+			return NULL;
+	} else if (ev->type == SSEMU_EV_RMA_DONE) {
+		/* only the initiator's own slots */
+		if (!m->rma_op || m->rma_len != ev->len ||
+		    ssemu_msg_ep(r, ev->slot) != ep->index)
+			return NULL;
+	} else {
+		return NULL;
+	}
+	if (m->buf != SSEMU_NONE && m->buf >= ep->nic->fab->nbufs)
+		return NULL;
+	return m;
+}
+
+static const uint8_t *event_payload(struct ssemu_ep *ep,
+				    const struct ssemu_event *ev,
+				    struct ssemu_msg **mp)
+{
+	struct ssemu_msg *m = event_msg(ep, ev);
+
+	if (!m)
+		return NULL;
+	/* an RMA has data only if it brought results back */
+	if (ev->type == SSEMU_EV_RMA_DONE &&
+	    (ev->status || m->rma_op == SSEMU_RMA_WRITE ||
+	     m->rma_op == SSEMU_RMA_ATOMIC))
+		return NULL;
+	*mp = m;
+	return msg_data(ep->r, m);
+}
+
+/*
+ * A received message whose header or payload is not what its sender
+ * posted (its CRC, computed at the post, says so): counted, logged, never
+ * handed out.
+ */
+static bool recv_crc_bad(struct ssemu_ep *ep, const struct ssemu_event *ev,
+			 const struct ssemu_msg *m, const void *data)
+{
+	struct ssemu_region *r = ep->r;
+
+	if (ev->type != SSEMU_EV_RECV ||
+	    msg_crc(ev->src, ev->hdr, ev->len, data) == m->crc)
+		return false;
+	ssemu_fetch_add(&r->crc_errors, 1);
+	ssemu_log(SSEMU_LOG_WARN, "endpoint %u: a %llu-byte message from "
+		  "port %u failed its CRC: the payload changed after it was "
+		  "posted; dropped", ep->index, (unsigned long long)ev->len,
+		  SSEMU_ADDR_PORT(ev->src));
+	return true;
+}
+
+const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
+{
+	struct ssemu_msg *m;
+	const uint8_t *data = event_payload(ep, ev, &m);
+
+	if (!data) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (recv_crc_bad(ep, ev, m, data)) {
+		errno = EBADMSG;
+		return NULL;
+	}
+	return data;
+}
+
+size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
+			size_t off, void *buf, size_t len)
+{
+	struct ssemu_msg *m;
+	const uint8_t *data = event_payload(ep, ev, &m);
+
+	if (!data || off >= ev->len)
+		return 0;
+	if (len > ev->len - off)
+		len = ev->len - off;
+	/* the whole message: its CRC is checked on the copy, which nothing
+	 * can change after the check; a part: on the shared payload */
+	if (off || len < ev->len) {
+		if (recv_crc_bad(ep, ev, m, data))
+			return 0;
+		memcpy(buf, data + off, len);
+		return len;
+	}
+	memcpy(buf, data, len);
+	return recv_crc_bad(ep, ev, m, buf) ? 0 : len;
+}
+
+void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
+{
+	struct ssemu_msg *m = event_msg(ep, ev);
+
+	/* an RMA's initiator is done with its slot (the target side sets
+	 * RXDONE); pairs with the acquire in msg_alloc */
+	if (m && ev->type == SSEMU_EV_RMA_DONE) {
+		ssemu_fetch_or(ssemu_msg_state(ep->r, m), SSEMU_MSG_TXDONE);
+		return;
+	}
+	/* pairs with the acquire in the sender's slot allocation */
+	if (m && !(ssemu_fetch_or(ssemu_msg_state(ep->r, m),
+				  SSEMU_MSG_RXDONE) & SSEMU_MSG_RXDONE))
+		ssemu_fetch_add(&ssemu_r_ep(ep->r, ep->index)->unreleased,
+				(uint32_t)-1);
+}

@@ -1,0 +1,616 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The fabric store: the region's layout as one table of sections, a new
+ * region's set-up, and a shared segment's creation or attach with the
+ * checks that come with it (the header against the layout its own
+ * configuration gives, and this process's private copy of the header's
+ * write-once page).
+ *
+ * The layout: every section's offset, element count and element size in
+ * one table (struct ssemu_layout), filled by ssemu_layout_compute from the
+ * configuration alone.  region_init writes the offsets into a new
+ * region's header from it; an attach computes it again from the
+ * segment's configuration and walks the same table to compare each
+ * header field, so a section added to the table is set and checked both.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ssemu_priv.h"
+
+/* ------------------------------------------------------------------ */
+/* Layout                                                               */
+/* ------------------------------------------------------------------ */
+
+#define PAGE 4096ULL
+
+/* Each section's name, its offset's field in the header and the boundary
+ * it starts on, in the order the region holds them. */
+static const struct {
+	const char *name;
+	size_t field;
+	uint64_t align;
+} section_def[SSEMU_SEC_COUNT] = {
+#define SEC(id, f, a) \
+	[SSEMU_SEC_##id] = { #f, offsetof(struct ssemu_region, f##_off), (a) }
+	SEC(ENGINE, engine, SSEMU_CACHELINE),
+	SEC(NICS, nics, SSEMU_CACHELINE),
+	SEC(EPS, eps, SSEMU_CACHELINE),
+	SEC(MSGS, msgs, SSEMU_CACHELINE),
+	SEC(MSTATE, mstate, SSEMU_CACHELINE),
+	SEC(RINGS, rings, SSEMU_CACHELINE),
+	SEC(PKTS, pkts, SSEMU_CACHELINE),
+	SEC(SWMAP, swmap, SSEMU_CACHELINE),
+	SEC(PORTMAP, portmap, SSEMU_CACHELINE),
+	SEC(PAIR, pair, SSEMU_CACHELINE),
+	SEC(WORK, work, SSEMU_CACHELINE),
+	SEC(OVF, ovf, SSEMU_CACHELINE),
+	SEC(RESV, resv, SSEMU_CACHELINE),
+	SEC(NIC_EPS, nic_eps, SSEMU_CACHELINE),
+	SEC(SWITCHES, switches, SSEMU_CACHELINE),
+	SEC(VOQS, voqs, SSEMU_CACHELINE),
+	/* memory region tables: zero (free) until used, page aligned so
+	 * tables nobody registers in cost nothing */
+	SEC(MRS, mrs, PAGE),
+	SEC(TEL, tel, SSEMU_CACHELINE),
+	/* large buffers last, page aligned: untouched pages cost nothing */
+	SEC(BUFS, bufs, PAGE),
+#undef SEC
+};
+
+static void sec_set(struct ssemu_layout *l, enum ssemu_sec s, uint64_t count,
+		    uint64_t esize)
+{
+	l->sec[s].count = count;
+	l->sec[s].esize = esize;
+}
+
+void ssemu_layout_compute(const struct ssemu_config *c,
+			  const struct ssemu_topo *t, struct ssemu_layout *l)
+{
+	uint64_t off = sizeof(struct ssemu_region), neps = ssemu_config_neps(c);
+	uint64_t nmsgs = neps * c->msgs_per_ep, words = (neps + 63) / 64;
+	unsigned s;
+
+	l->voq_per_switch = t->radix * t->radix * c->ntclass * SSEMU_NVC;
+	l->ring_bytes = ssemu_rings_stride(c);
+	sec_set(l, SSEMU_SEC_ENGINE, 1, ssemu_engine_bytes(c->max_events));
+	sec_set(l, SSEMU_SEC_NICS, c->max_nics, sizeof(struct ssemu_nic_sh));
+	sec_set(l, SSEMU_SEC_EPS, neps, sizeof(struct ssemu_ep_sh));
+	sec_set(l, SSEMU_SEC_MSGS, nmsgs, sizeof(struct ssemu_msg));
+	sec_set(l, SSEMU_SEC_MSTATE, nmsgs, sizeof(uint32_t));
+	sec_set(l, SSEMU_SEC_RINGS, neps, l->ring_bytes);
+	sec_set(l, SSEMU_SEC_PKTS, c->max_pkts, sizeof(struct ssemu_pkt));
+	sec_set(l, SSEMU_SEC_SWMAP, t->nswitches, sizeof(uint32_t));
+	sec_set(l, SSEMU_SEC_PORTMAP, t->nendpoints, sizeof(uint32_t));
+	sec_set(l, SSEMU_SEC_PAIR, (uint64_t)c->max_nics * c->max_nics,
+		sizeof(struct ssemu_pair));
+	sec_set(l, SSEMU_SEC_WORK, words, sizeof(uint64_t));
+	sec_set(l, SSEMU_SEC_OVF, words, sizeof(uint64_t));
+	sec_set(l, SSEMU_SEC_RESV, t->nendpoints, sizeof(uint32_t));
+	sec_set(l, SSEMU_SEC_NIC_EPS, (uint64_t)c->max_nics * c->eps_per_nic,
+		sizeof(uint32_t));
+	sec_set(l, SSEMU_SEC_SWITCHES, c->max_switches,
+		sizeof(struct ssemu_switch_sh));
+	sec_set(l, SSEMU_SEC_VOQS, (uint64_t)c->max_switches *
+					   l->voq_per_switch,
+		sizeof(struct ssemu_voq));
+	sec_set(l, SSEMU_SEC_MRS, (uint64_t)c->max_nics * SSEMU_MRS_PER_NIC,
+		sizeof(struct ssemu_mr_sh));
+	sec_set(l, SSEMU_SEC_TEL, 1, ssemu_tel_bytes(c));
+	sec_set(l, SSEMU_SEC_BUFS, neps * c->bufs_per_ep, c->buf_size);
+	for (s = 0; s < SSEMU_SEC_COUNT; s++) {
+		struct ssemu_section *sec = &l->sec[s];
+
+		sec->name = section_def[s].name;
+		sec->off = SSEMU_ALIGN_UP(off, section_def[s].align);
+		sec->size = sec->count * sec->esize;
+		off = sec->off + sec->size;
+	}
+	l->total = SSEMU_ALIGN_UP(off, PAGE);
+}
+
+/* A header field of @size bytes (4 or 8) at @off in @r. */
+static uint64_t hdr_get(const struct ssemu_region *r, size_t off, size_t size)
+{
+	uint32_t v32;
+	uint64_t v;
+
+	if (size == sizeof(v32)) {
+		memcpy(&v32, (const char *)r + off, sizeof(v32));
+		return v32;
+	}
+	memcpy(&v, (const char *)r + off, sizeof(v));
+	return v;
+}
+
+#define HDR_FIELD(f, v)                                                     \
+	{ #f, offsetof(struct ssemu_region, f),                              \
+	  sizeof(((struct ssemu_region *)0)->f), (v) }
+
+static int check_layout(struct ssemu_region *r, char *err, size_t errlen)
+{
+	const struct ssemu_config *c = &r->config;
+	uint64_t neps = ssemu_config_neps(c);
+	struct ssemu_layout l;
+	struct ssemu_topo t;
+	char why[200];
+	size_t i;
+
+	if (ssemu_config_validate(c, why, sizeof(why))) {
+		snprintf(err, errlen, "fabric segment header is corrupt (its "
+			 "configuration does not validate: %s): refused", why);
+		return -EPROTO;
+	}
+	memset(&t, 0, sizeof(t));
+	if (ssemu_topo_init(&t, &c->topo, why, sizeof(why)) ||
+	    memcmp(&t, &r->topo, sizeof(t))) {
+		snprintf(err, errlen, "fabric segment header is corrupt (its "
+			 "topology is not the configuration's): refused");
+		return -EPROTO;
+	}
+	ssemu_layout_compute(c, &t, &l);
+
+	/* the header's counts and indices, then every section's offset */
+	const struct {
+		const char *name;
+		size_t off, size;
+		uint64_t want;
+	} fields[] = {
+		HDR_FIELD(total_size, l.total),
+		HDR_FIELD(neps, neps),
+		HDR_FIELD(nmsgs, neps * c->msgs_per_ep),
+		HDR_FIELD(nbufs, neps * c->bufs_per_ep),
+		HDR_FIELD(voq_per_switch, l.voq_per_switch),
+		HDR_FIELD(route_idx, (uint64_t)ssemu_route_index(c->routing)),
+		HDR_FIELD(arb_idx, (uint64_t)ssemu_arb_index(c->arb)),
+		HDR_FIELD(cc_idx, (uint64_t)ssemu_cc_index(c->cc)),
+	};
+	const char *name = NULL, *suffix = "";
+	uint64_t have = 0, want = 0;
+
+	for (i = 0; i < ARRAY_SIZE(fields) && !name; i++) {
+		have = hdr_get(r, fields[i].off, fields[i].size);
+		want = fields[i].size == sizeof(uint32_t) ?
+			       (uint32_t)fields[i].want : fields[i].want;
+		if (have != want)
+			name = fields[i].name;
+	}
+	for (i = 0; i < SSEMU_SEC_COUNT && !name; i++) {
+		have = hdr_get(r, section_def[i].field, sizeof(uint64_t));
+		want = l.sec[i].off;
+		if (have != want) {
+			name = l.sec[i].name;
+			suffix = "_off";
+		}
+	}
+	if (name) {
+		snprintf(err, errlen, "fabric segment header is corrupt (%s%s "
+			 "is %#llx, the layout of its configuration has "
+			 "%#llx): refused", name, suffix,
+			 (unsigned long long)have, (unsigned long long)want);
+		return -EPROTO;
+	}
+	if (!ssemu_engine_geometry_ok(ssemu_r_engine(r), c->max_events)) {
+		snprintf(err, errlen, "fabric segment is corrupt (the event "
+			 "engine's geometry is not that of %u events): refused",
+			 c->max_events);
+		return -EPROTO;
+	}
+	if (r->sw_used > c->max_switches ||
+	    (r->pkt_free != SSEMU_NONE && r->pkt_free >= c->max_pkts)) {
+		snprintf(err, errlen, "fabric segment is corrupt (model state: "
+			 "%u switches modelled of %u, free packet %u of %u): "
+			 "refused", r->sw_used, c->max_switches, r->pkt_free,
+			 c->max_pkts);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* A new region                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Initialise a zero-filled region to layout @l. */
+static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
+		       const struct ssemu_topo *t, const struct ssemu_layout *l)
+{
+	uint32_t i, k, neps = ssemu_config_neps(c);
+	uint64_t roff;
+	unsigned s;
+	int ret;
+
+	r->version = SSEMU_LAYOUT_VERSION;
+	r->hdr_size = sizeof(*r);
+	r->total_size = l->total;
+	r->config_hash = ssemu_config_hash(c);
+	r->owner_uid = geteuid();
+	r->config = *c;
+	r->topo = *t;
+	r->neps = neps;
+	r->nmsgs = neps * c->msgs_per_ep;
+	r->nbufs = neps * c->bufs_per_ep;
+	r->voq_per_switch = l->voq_per_switch;
+	for (s = 0; s < SSEMU_SEC_COUNT; s++)
+		memcpy((char *)r + section_def[s].field, &l->sec[s].off,
+		       sizeof(uint64_t));
+	r->route_idx = (uint32_t)ssemu_route_index(c->routing);
+	r->arb_idx = (uint32_t)ssemu_arb_index(c->arb);
+	r->cc_idx = (uint32_t)ssemu_cc_index(c->cc);
+	ssemu_tel_init(r, l->sec[SSEMU_SEC_TEL].off);
+
+	ret = ssemu_lock_init(r);
+	if (ret)
+		return ret;
+
+	ssemu_engine_init(ssemu_r_engine(r), c->max_events);
+	for (i = 0; i < c->max_pkts; i++)
+		ssemu_r_pkt(r, i)->next = i + 1 < c->max_pkts ? i + 1 :
+								SSEMU_NONE;
+	r->pkt_free = 0;
+	r->stall_mi = SSEMU_NONE;
+	for (i = 0; i < c->max_nics * c->max_nics; i++) {
+		ssemu_pair_cc_reset(c, ssemu_r_pair(r, 0, i));
+		ssemu_r_pair(r, 0, i)->egq = 0;
+	}
+	for (i = 0; i < c->max_nics; i++) {
+		struct ssemu_nic_sh *n = ssemu_r_nic(r, i);
+
+		n->inj_head = n->inj_tail = SSEMU_NONE;
+		n->ack_head = n->ack_tail = SSEMU_NONE;
+		n->resp_head = n->resp_tail = SSEMU_NONE;
+		n->jobslot = SSEMU_NONE;
+	}
+	memset(ssemu_r_swmap(r), 0xff, (size_t)t->nswitches * sizeof(uint32_t));
+	memset(ssemu_r_portmap(r), 0xff,
+	       (size_t)t->nendpoints * sizeof(uint32_t));
+	memset(ssemu_r_resv(r), 0xff, (size_t)t->nendpoints * sizeof(uint32_t));
+	memset(ssemu_r_nic_eps(r, 0), 0xff,
+	       (size_t)c->max_nics * c->eps_per_nic * sizeof(uint32_t));
+	for (i = 0; i < neps; i++) {
+		struct ssemu_ep_sh *ep = ssemu_r_ep(r, i);
+
+		roff = l->sec[SSEMU_SEC_RINGS].off + (uint64_t)i * l->ring_bytes;
+		ep->tx_ring_off = roff;
+		ep->ev_ring_off = roff + ssemu_txring_bytes(c);
+		ep->rx_head = ep->tx_head = SSEMU_NONE;
+		for (k = 0; k < SSEMU_MAX_BUFS; k++)
+			ep->buf_msg[k] = SSEMU_NONE;
+	}
+	return 0;
+}
+
+int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,
+			const struct ssemu_topo *t,
+			const struct ssemu_layout *l, char *err, size_t errlen)
+{
+	void *p;
+	int ret;
+
+	p = mmap(NULL, l->total, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot map %llu bytes: %s",
+			 (unsigned long long)l->total, strerror(errno));
+		return ret;
+	}
+	f->r = p;
+	f->map_size = l->total;
+	ret = region_init(f->r, c, t, l);
+	if (ret) {
+		munmap(p, l->total);
+		return ret;
+	}
+	f->r->magic = SSEMU_MAGIC;
+	f->r->ready = 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* A shared segment: create or attach                                   */
+/* ------------------------------------------------------------------ */
+
+static int check_header(struct ssemu_region *r, size_t size,
+			const struct ssemu_config *want, char *err,
+			size_t errlen)
+{
+	int ret;
+
+	if (size < sizeof(*r) || r->magic != SSEMU_MAGIC) {
+		snprintf(err, errlen, "not a slingshot-emu fabric segment "
+			 "(bad magic)");
+		return -EPROTO;
+	}
+	if (r->version != SSEMU_LAYOUT_VERSION || r->hdr_size != sizeof(*r)) {
+		snprintf(err, errlen, "fabric segment layout version %u "
+			 "(header %u bytes), this library speaks %u (%zu)",
+			 r->version, r->hdr_size, SSEMU_LAYOUT_VERSION,
+			 sizeof(*r));
+		return -EPROTO;
+	}
+	if (r->total_size != size) {
+		snprintf(err, errlen, "fabric segment is %zu bytes, its "
+			 "header says %llu", size,
+			 (unsigned long long)r->total_size);
+		return -EPROTO;
+	}
+	if (r->config_hash != ssemu_config_hash(&r->config)) {
+		snprintf(err, errlen, "fabric segment header is corrupt "
+			 "(configuration hash mismatch)");
+		return -EPROTO;
+	}
+	if (ssemu_broken(r)) {
+		char why[sizeof(r->verdict.why)];
+
+		memcpy(why, r->verdict.why, sizeof(why));
+		why[sizeof(why) - 1] = 0;
+		snprintf(err, errlen, "the fabric was marked broken (%s): "
+			 "refused; `slingshot-emu clean` removes it", why);
+		return -EIO;
+	}
+	ret = check_layout(r, err, errlen);
+	if (ret)
+		return ret;
+	if (want && r->config_hash != ssemu_config_hash(want)) {
+		char diff[200] = "another configuration";
+
+		ssemu_config_diff(&r->config, want, diff, sizeof(diff));
+		if (strcmp(r->config.preset, want->preset))
+			snprintf(err, errlen, "fabric exists with a different "
+				 "configuration (preset '%s', asked for '%s'): "
+				 "%s", r->config.preset, want->preset, diff);
+		else
+			snprintf(err, errlen, "fabric exists with a different "
+				 "configuration: %s", diff);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/*
+ * This process's own copy of the header's write-once page, over the shared
+ * mapping at @r (see struct ssemu_region), and a read-only view of the
+ * segment's copy in *@view.  @return 0 or -errno.
+ */
+static int header_private(struct ssemu_region *r, int fd, const void **view)
+{
+	void *v, *tmp;
+
+	v = mmap(NULL, SSEMU_HDR_PRIVATE, PROT_READ, MAP_SHARED, fd, 0);
+	if (v == MAP_FAILED)
+		return -errno;
+	/* anonymous memory, not a private mapping of the file: truncating
+	 * the file takes even the copied pages of those away */
+	tmp = malloc(SSEMU_HDR_PRIVATE);
+	if (!tmp) {
+		munmap(v, SSEMU_HDR_PRIVATE);
+		return -ENOMEM;
+	}
+	memcpy(tmp, v, SSEMU_HDR_PRIVATE);
+	if (mmap(r, SSEMU_HDR_PRIVATE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+	    MAP_FAILED) {
+		free(tmp);
+		munmap(v, SSEMU_HDR_PRIVATE);
+		return -errno;
+	}
+	memcpy(r, tmp, SSEMU_HDR_PRIVATE);
+	free(tmp);
+	*view = v;
+	return 0;
+}
+
+/*
+ * Create segment @f->shm_name for layout @l and set it up as a new region.
+ * @return 0, -EEXIST (it exists: attach it instead) or another -errno
+ * (explained in @err).
+ */
+static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
+		      const struct ssemu_topo *t, const struct ssemu_layout *l,
+		      const void **view, char *err, size_t errlen)
+{
+	struct ssemu_region *r;
+	int fd, ret;
+	void *p;
+
+	fd = shm_open(f->shm_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			return -EEXIST;
+		ret = -errno;
+		snprintf(err, errlen, "shm_open %s: %s", f->shm_name,
+			 strerror(errno));
+		return ret;
+	}
+	if (ftruncate(fd, (off_t)l->total)) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot size the segment to %llu "
+			 "bytes: %s", f->shm_name,
+			 (unsigned long long)l->total, strerror(errno));
+		close(fd);
+		shm_unlink(f->shm_name);
+		return ret;
+	}
+	p = mmap(NULL, l->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		close(fd);
+		shm_unlink(f->shm_name);
+		snprintf(err, errlen, "mmap: %s", strerror(errno));
+		return ret;
+	}
+	r = p;
+	ret = region_init(r, c, t, l);
+	if (!ret)
+		ret = ssemu_proc_register_locked(r);
+	if (ret) {
+		close(fd);
+		munmap(p, l->total);
+		shm_unlink(f->shm_name);
+		snprintf(err, errlen, "cannot initialise the fabric: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	r->magic = SSEMU_MAGIC;
+	/* publish; pairs with the acquire of ready in shm_attach */
+	ssemu_store_release(&r->ready, 1);
+	ret = header_private(r, fd, view);
+	close(fd);
+	if (ret) {
+		munmap(p, l->total);
+		shm_unlink(f->shm_name);
+		snprintf(err, errlen, "cannot map the header: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	f->r = r;
+	f->map_size = l->total;
+	return 0;
+}
+
+/*
+ * Attach the existing segment @f->shm_name: its owner and mode, then this
+ * process's copy of its header, checked (against @want too, unless NULL),
+ * then a process slot (unless an observer).  @return 0, -EAGAIN (not
+ * there, or not ready yet, or being removed: try again), -ENOENT (not
+ * there, and @f->flags wants an existing one) or another -errno
+ * (explained in @err).
+ */
+static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
+		      const void **view, char *err, size_t errlen)
+{
+	bool existing = f->flags & (SSEMU_OPEN_EXISTING | SSEMU_OPEN_OBSERVER);
+	struct ssemu_region *r;
+	struct stat st;
+	size_t size;
+	int fd, ret;
+	void *p;
+
+	fd = shm_open(f->shm_name, O_RDWR, 0);
+	if (fd < 0) {
+		if (errno == ENOENT && existing) {
+			snprintf(err, errlen, "no fabric named %s",
+				 f->shm_name + 1);
+			return -ENOENT;
+		}
+		if (errno == ENOENT)
+			return -EAGAIN; /* removed meanwhile */
+		ret = -errno;
+		snprintf(err, errlen, "shm_open %s: %s", f->shm_name,
+			 strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	if (st.st_uid != geteuid()) {
+		close(fd);
+		snprintf(err, errlen, "fabric segment %s belongs to uid %u, "
+			 "not to you (uid %u): refused", f->shm_name,
+			 (unsigned)st.st_uid, (unsigned)geteuid());
+		return -EACCES;
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		snprintf(err, errlen, "fabric segment %s has mode %o, "
+			 "expected 0600: refused", f->shm_name,
+			 (unsigned)(st.st_mode & 0777));
+		return -EACCES;
+	}
+	size = (size_t)st.st_size;
+	if (size < sizeof(*r)) {
+		close(fd);
+		/* being created: give the creator time */
+		usleep(10000);
+		return -EAGAIN;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	r = p;
+	if (!ssemu_load_acquire(&r->ready)) {
+		close(fd);
+		munmap(p, size);
+		usleep(10000);
+		return -EAGAIN;
+	}
+	/* our copy of the header, checked: then used, whatever the
+	 * segment's becomes */
+	ret = header_private(r, fd, view);
+	close(fd);
+	if (ret) {
+		munmap(p, size);
+		return ret;
+	}
+	ret = check_header(r, size, want, err, errlen);
+	if (!ret) {
+		ret = ssemu_region_lock(r);
+		if (ret)
+			snprintf(err, errlen, "fabric %s: %.*s", f->shm_name + 1,
+				 (int)sizeof(r->verdict.why),
+				 ssemu_broken(r) ? r->verdict.why :
+						   strerror(-ret));
+	}
+	if (ret) {
+		munmap((void *)*view, SSEMU_HDR_PRIVATE);
+		munmap(p, size);
+		return ret;
+	}
+	if (r->dead) {
+		/* the last user is removing it: start over */
+		ssemu_region_unlock(r);
+		munmap((void *)*view, SSEMU_HDR_PRIVATE);
+		munmap(p, size);
+		usleep(1000);
+		return -EAGAIN;
+	}
+	ret = f->flags & SSEMU_OPEN_OBSERVER ? 0 :
+					       ssemu_proc_register_locked(r);
+	ssemu_region_unlock(r);
+	if (ret) {
+		munmap((void *)*view, SSEMU_HDR_PRIVATE);
+		munmap(p, size);
+		snprintf(err, errlen, "%d live processes are attached to "
+			 "fabric %s already, the most it takes",
+			 SSEMU_MAX_PROCS, f->shm_name + 1);
+		return ret;
+	}
+	f->r = r;
+	f->map_size = size;
+	return 0;
+}
+
+int ssemu_store_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
+		    const struct ssemu_topo *t, const struct ssemu_layout *l,
+		    const void **view, char *err, size_t errlen)
+{
+	bool existing = f->flags & (SSEMU_OPEN_EXISTING | SSEMU_OPEN_OBSERVER);
+	int tries, ret;
+
+	for (tries = 0; tries < 100; tries++) {
+		ret = existing ? -EEXIST :
+				 shm_create(f, c, t, l, view, err, errlen);
+		if (ret != -EEXIST)
+			return ret;
+		ret = shm_attach(f, existing ? NULL : c, view, err, errlen);
+		if (ret != -EAGAIN)
+			return ret;
+	}
+	snprintf(err, errlen, "%s: the segment never became a valid fabric "
+		 "(corrupt, or its creator died while building it; "
+		 "`slingshot-emu clean` removes it)", f->shm_name + 1);
+	return -EPROTO;
+}
