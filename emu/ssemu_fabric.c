@@ -338,6 +338,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->arb_idx = (uint32_t)ssemu_arb_index(c->arb);
 	r->cc_idx = (uint32_t)ssemu_cc_index(c->cc);
 	ssemu_tel_init(r, l->tel);
+	ssemu_auth_init(r, c);
 
 	ret = pthread_mutexattr_init(&ma);
 	if (!ret)
@@ -1666,6 +1667,9 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 	e = cl.pid;
 	epi = cl.epi;
 	sh = ssemu_r_ep(r, epi);
+	ret = ssemu_auth_ep_open_locked(r, sh, ep);
+	if (ret)
+		goto err_unlock;
 	ssemu_ring_init(ssemu_r_ring(r, sh->tx_ring_off), c->msgs_per_ep,
 			sizeof(uint32_t));
 	ssemu_ring_init(ssemu_r_ring(r, sh->ev_ring_off), SSEMU_EV_RING,
@@ -1879,6 +1883,8 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	    SSEMU_ADDR_PID(s->dest) >= c->eps_per_nic ||
 	    s->tclass >= c->ntclass)
 		return -EINVAL;
+	if (!ssemu_ep_tclass_allowed(ep, s->tclass))
+		return -EACCES;
 	len = iov_bytes(s->iov, s->iov_count);
 	if (len < 0)
 		return -EINVAL;
@@ -2020,6 +2026,8 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 	    rma->tclass >= c->ntclass ||
 	    (rma->flags & ~(SSEMU_SEND_ORDERED | SSEMU_RMA_REMOTE_EVENT)))
 		return -EINVAL;
+	if (!ssemu_ep_tclass_allowed(ep, rma->tclass))
+		return -EACCES;
 	ilen = iov_bytes(rma->iov, rma->iov_count);
 	clen = iov_bytes(rma->cmp, rma->cmp_count);
 	if (ilen < 0 || clen < 0)

@@ -33,6 +33,7 @@
 
 #include <slingshot_emu/ssemu.h>
 
+#include "ssemu_auth.h"
 #include "ssemu_compiler.h"
 #include "ssemu_engine.h"
 #include "ssemu_ring.h"
@@ -42,7 +43,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 11
+#define SSEMU_LAYOUT_VERSION 12
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -147,7 +148,8 @@ struct ssemu_msg {
 	uint32_t resp_sent;	/* ... of which it injected */
 	uint32_t resp_arrived;	/* ... of which reached the initiator */
 	uint32_t resp_next;	/* target NIC's response queue */
-	uint32_t pad32;
+	uint16_t vni;		/* the sending endpoint's, when taken */
+	uint16_t pad16;
 	uint64_t rma_len;	/* bytes at the target (and of results) */
 	uint64_t key;
 	uint64_t raddr;
@@ -181,6 +183,9 @@ struct ssemu_ep_sh {
 	uint64_t tx_ring_off;	/* region offsets */
 	uint64_t ev_ring_off;
 	uint32_t buf_msg[64];	/* owner only: message using each buffer */
+	uint32_t svc;		/* service and VNI it holds (ssemu_auth.c) */
+	uint16_t vni;
+	uint16_t pad16;
 } SSEMU_CACHELINE_ALIGNED;
 
 struct ssemu_nic_sh {
@@ -267,6 +272,7 @@ struct ssemu_pkt {
 	int32_t status;		/* ACK: delivery status */
 	uint32_t crc;		/* DATA: its payload's CRC, at injection */
 	ssemu_time_t inject_time;
+	uint16_t vni;		/* its message's */
 };
 
 /* Valid while the input's bit in its output's vq[vclass].inmask is set (an
@@ -345,6 +351,7 @@ struct ssemu_switch_sh {
 	 * the previous port's last fields) */
 	struct ssemu_swport port[SSEMU_RADIX] SSEMU_CACHELINE_ALIGNED;
 	uint64_t voq_off;	/* region offset: voq[out][vclass][in] */
+	struct ssemu_vni_count vni[SSEMU_SW_VNIS];	/* sent, per VNI */
 };
 
 /*
@@ -435,6 +442,7 @@ struct ssemu_region {
 	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
 	struct ssemu_job_sh jobs[SSEMU_MAX_JOBS];	/* placement */
 	struct ssemu_svc_sh svc[SSEMU_MAX_SVCS];	/* service directory */
+	struct ssemu_auth_sh auth;	/* VNI services (ssemu_auth.c) */
 	/* model state */
 	uint32_t pkt_free;
 	uint32_t pkts_used;
