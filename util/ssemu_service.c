@@ -128,23 +128,25 @@ static int open_fabric(const char *name, struct ssemu_fabric **f)
 static void print_service(const struct ssemu_config *c,
 			  const struct ssemu_service *s)
 {
+	char vnis[SSEMU_SERVICE_VNIS * 6 + 1] = "";
 	uint32_t i, first = 1;
+	size_t l = 0;
 
-	printf("  %-6u ", s->id);
-	for (i = 0; i < s->nvnis; i++)
-		printf("%s%u", i ? "," : "", s->vnis[i]);
-	printf("%*s", s->nvnis < 3 ? (int)(3 - s->nvnis) * 5 : 1, "");
+	for (i = 0; i < s->nvnis && i < SSEMU_SERVICE_VNIS; i++)
+		l += (size_t)snprintf(vnis + l, sizeof(vnis) - l, "%s%u",
+				      i ? "," : "", s->vnis[i]);
+	printf("  %-6u %-15s ", s->id, vnis);
 	for (i = 0; i < c->ntclass; i++)
 		if (s->tc_mask >> i & 1) {
 			printf("%s%s", first ? "" : ",", c->tclass[i].name);
 			first = 0;
 		}
-	printf("  users ");
+	printf("\n         users ");
 	if (!s->nuids)
 		printf("any");
 	for (i = 0; i < s->nuids; i++)
 		printf("%s%u", i ? "," : "", s->uids[i]);
-	printf("  endpoints %u", s->eps);
+	printf(", endpoints %u", s->eps);
 	if (s->max_eps)
 		printf(" of %u", s->max_eps);
 	printf("\n");
