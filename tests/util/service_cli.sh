@@ -57,8 +57,8 @@ check "list: the default, the file's and the job's service" \
 check "list: the file's service" \
 	grep -q '^  7      70,71           BULK_DATA$' "$tmp/list1"
 check "list: its limit" grep -q 'users any, endpoints 0 of 2' "$tmp/list1"
-check "list: the job's service belongs to this user" \
-	grep -A1 '^  1000   42 ' "$tmp/list1" | grep -q "users $(id -u),"
+check "list: the job's service belongs to this user" sh -c \
+	"grep -A1 '^  1000   42 ' '$tmp/list1' | grep -q 'users $(id -u),'"
 check "add: listed with its user" grep -q 'users 12345,' "$tmp/list2"
 check "add: a taken id refused" grep -q 'a service has that id' "$tmp/dup"
 check "add: VNI 0 refused" grep -q 'out of range' "$tmp/vni0"
