@@ -147,6 +147,8 @@ int ssemu_cmd_service(int argc, char **argv);
  * object being printed. */
 struct ssemu_fabric;
 void ssemu_cli_vni_stat(struct ssemu_fabric *f, bool json);
+/* The same for the shared fabric @name, opened as an observer (report). */
+void ssemu_cli_vni_report(const char *name);
 
 /* run/mpirun --vni N [--service ID]: the job's VNI and service. */
 struct ssemu_cli_job_auth {

@@ -464,3 +464,17 @@ void ssemu_cli_job_auth_end(struct ssemu_fabric *f,
 		fprintf(stderr, "slingshot-emu: service %u stays: %s\n",
 			ja->svc, why_not(ret));
 }
+
+void ssemu_cli_vni_report(const char *name)
+{
+	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM,
+				       .name = name,
+				       .flags = SSEMU_OPEN_OBSERVER };
+	struct ssemu_fabric *f;
+	char err[256];
+
+	if (ssemu_fabric_open(&o, &f, err, sizeof(err)))
+		return;
+	ssemu_cli_vni_stat(f, false);
+	ssemu_fabric_close(f);
+}
