@@ -144,7 +144,7 @@ static void print_service(const struct ssemu_config *c,
 	printf("\n         users ");
 	if (!s->nuids)
 		printf("any");
-	for (i = 0; i < s->nuids; i++)
+	for (i = 0; i < s->nuids && i < SSEMU_SERVICE_UIDS; i++)
 		printf("%s%u", i ? "," : "", s->uids[i]);
 	printf(", endpoints %u", s->eps);
 	if (s->max_eps)
