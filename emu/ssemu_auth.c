@@ -328,6 +328,19 @@ int ssemu_service_remove(struct ssemu_fabric *f, uint32_t id)
 	return ret;
 }
 
+/* The region of @f, locked for a reader that fills @out (up to @max), or
+ * NULL with the error in *@ret. */
+static struct ssemu_region *read_lock(struct ssemu_fabric *f, const void *out,
+				      int max, int *ret)
+{
+	if (!f || (!out && max > 0)) {
+		*ret = -EINVAL;
+		return NULL;
+	}
+	*ret = ssemu_region_lock(f->r);
+	return *ret ? NULL : f->r;
+}
+
 static int svc_cmp(const void *a, const void *b)
 {
 	const struct ssemu_service *x = a, *y = b;
@@ -342,11 +355,8 @@ int ssemu_service_list(struct ssemu_fabric *f, struct ssemu_service *out,
 	struct ssemu_region *r;
 	int i, n = 0, ret;
 
-	if (!f || (!out && max > 0))
-		return -EINVAL;
-	r = f->r;
-	ret = ssemu_region_lock(r);
-	if (ret)
+	r = read_lock(f, out, max, &ret);
+	if (!r)
 		return ret;
 	for (i = 0; i < SSEMU_MAX_SERVICES; i++) {
 		if (!r->auth.svc[i].id)
@@ -430,13 +440,10 @@ int ssemu_switch_vni_stats(struct ssemu_fabric *f, uint32_t sw,
 	uint32_t inst;
 	int i, n = 0, ret;
 
-	if (!f || (!out && max > 0))
+	if (f && sw >= f->cfg->topo.groups * f->cfg->topo.switches_per_group)
 		return -EINVAL;
-	r = f->r;
-	if (sw >= f->cfg->topo.groups * f->cfg->topo.switches_per_group)
-		return -EINVAL;
-	ret = ssemu_region_lock(r);
-	if (ret)
+	r = read_lock(f, out, max, &ret);
+	if (!r)
 		return ret;
 	inst = ssemu_sw_inst(r, sw);
 	for (i = 0; inst != SSEMU_NONE && i < SSEMU_SW_VNIS && n < max; i++) {
@@ -456,11 +463,8 @@ int ssemu_vni_drops_by_job(struct ssemu_fabric *f,
 	struct ssemu_region *r;
 	int i, n = 0, ret;
 
-	if (!f || (!out && max > 0))
-		return -EINVAL;
-	r = f->r;
-	ret = ssemu_region_lock(r);
-	if (ret)
+	r = read_lock(f, out, max, &ret);
+	if (!r)
 		return ret;
 	for (i = 0; i < SSEMU_AUTH_JOBS && n < max; i++)
 		if (r->auth.job[i].drops)

@@ -21,6 +21,8 @@ go="$tmp/go"
 cfg="$tmp/fabric.cfg"
 trap 'rm -rf "$tmp"; rm -f "/dev/shm/$fabric"' EXIT
 
+. "$dir/two-jobs-lib.sh"
+
 fail() {
 	echo "--- job A:"; cat "$tmp/a.log"
 	echo "--- job B:"; cat "$tmp/b.log"
@@ -51,26 +53,12 @@ SSEMU_MPI_ARGS="$common -x SLINGSHOT_VNIS=11 -x SLINGSHOT_SVC_IDS=3" \
 	"$dir/run-mpi.sh" 2 jobs >"$tmp/b.log" 2>&1 &
 pid2=$!
 
-seen=0
-i=0
-while [ $i -lt 1200 ]; do
-	if "$tool" status --json --fabric "$fabric" >"$tmp/status" 2>/dev/null &&
-	   [ "$(grep -o '"port":' "$tmp/status" | wc -l)" -eq 4 ]; then
-		seen=1
-		break
-	fi
-	if ! kill -0 $pid1 2>/dev/null || ! kill -0 $pid2 2>/dev/null; then
-		break
-	fi
-	sleep 0.1
-	i=$((i + 1))
-done
+two_jobs_watch "$fabric" "$tmp/status" $pid1 $pid2
 irc=none
 if [ $seen = 1 ]; then
 	# job A: the job of the NICs whose processes have SLINGSHOT_VNIS=10;
 	# find it from a rank's environment
-	nics=$(grep -o '"port":[0-9]*,"pid":[0-9-]*,"job":[0-9]*,"rank":[0-9-]*' \
-		"$tmp/status" | sed 's/"port":\([0-9]*\),"pid":\([0-9-]*\),"job":\([0-9]*\),"rank":\([0-9-]*\)/\1 \2 \3 \4/')
+	nics=$(two_jobs_nics "$tmp/status")
 	aport= ajob=
 	for p in $(echo "$nics" | cut -d' ' -f2); do
 		if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
@@ -91,18 +79,7 @@ if [ $seen = 1 ]; then
 		"$tool" stat --json --fabric "$fabric" >"$tmp/stat" 2>&1
 	fi
 fi
-touch "$go"
-wait $pid1
-rc1=$?
-wait $pid2
-rc2=$?
-if [ $rc1 -eq 77 ] || [ $rc2 -eq 77 ]; then
-	grep -h '^SKIP' "$tmp/a.log" "$tmp/b.log" | head -1
-	exit 77
-fi
-[ $rc1 -eq 0 ] || fail "job A failed (status $rc1)"
-[ $rc2 -eq 0 ] || fail "job B failed (status $rc2)"
-[ $seen = 1 ] || fail "slingshot-emu status never showed both jobs' 4 NICs"
+two_jobs_wait "$go" $pid1 "$tmp/a.log" $pid2 "$tmp/b.log"
 [ -n "$aport" ] || fail "no rank 0 with SLINGSHOT_VNIS=10 among: $nics"
 cat "$tmp/intruder"
 [ "$irc" = 0 ] || fail "the crafted process's send was not refused (status $irc)"
