@@ -344,6 +344,17 @@ void ssemu_cli_vni_stat(struct ssemu_fabric *f, bool json)
 			       i ? "," : "", jd[i].job, jd[i].drops);
 		printf("],\"switch_vnis\":[");
 	} else {
+		struct ssemu_nic_info *nics = calloc(c->max_nics,
+						     sizeof(*nics));
+		int nn = nics ? ssemu_fabric_nics(f, nics, (int)c->max_nics) : 0;
+
+		for (i = 0; i < nn; i++)
+			if (nics[i].stats.vni_drops)
+				printf("  NIC at port %u (job %u): %" PRIu64
+				       " packets dropped for their VNI\n",
+				       nics[i].port, nics[i].job,
+				       nics[i].stats.vni_drops);
+		free(nics);
 		for (i = 0; i < nj; i++)
 			printf("  job %u: %" PRIu64 " packets dropped for "
 			       "their VNI\n", jd[i].job, jd[i].drops);

@@ -77,6 +77,7 @@ if [ $seen = 1 ]; then
 			"$intruder" "$aport" >"$tmp/intruder" 2>&1
 		irc=$?
 		"$tool" stat --json --fabric "$fabric" >"$tmp/stat" 2>&1
+		"$tool" stat --fabric "$fabric" >"$tmp/stat.txt" 2>&1
 	fi
 fi
 two_jobs_wait "$go" $pid1 "$tmp/a.log" $pid2 "$tmp/b.log"
@@ -89,6 +90,8 @@ drops=$(grep -o "\"port\":$aport,\"pid\":[0-9-]*,\"job\":[0-9]*,[^}]*\"vni_drops
 	fail "job A's NIC at port $aport shows no VNI drop: $(cat "$tmp/stat")"
 grep -q "\"vni_drops\":\[{\"job\":$ajob,\"drops\":[1-9]" "$tmp/stat" ||
 	fail "no VNI drop counted for job $ajob: $(cat "$tmp/stat")"
+grep -Eq "^  NIC at port $aport \(job $ajob\): [1-9][0-9]* packets dropped for their VNI" \
+	"$tmp/stat.txt" || fail "stat's text shows no drop at port $aport: $(cat "$tmp/stat.txt")"
 # each job's traffic went on its own VNI, none on the default one
 for v in 10 11; do
 	grep -Eq "\"vni\":$v,\"pkts\":[0-9]{3,}" "$tmp/stat" ||
