@@ -411,6 +411,9 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 	e = cl.pid;
 	epi = cl.epi;
 	sh = ssemu_r_ep(r, epi);
+	ret = ssemu_auth_ep_open_locked(r, sh, ep);
+	if (ret)
+		goto err_unlock;
 	ssemu_ring_init(ssemu_r_ring(r, sh->tx_ring_off), c->msgs_per_ep,
 			sizeof(uint32_t));
 	ssemu_ring_init(ssemu_r_ring(r, sh->ev_ring_off), SSEMU_EV_RING,

@@ -129,6 +129,9 @@ int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 	ret = ssemu_topo_init(&topo, &cfg->topo, err, errlen);
 	if (ret)
 		return ret;
+	ret = ssemu_auth_config_check(cfg, err, errlen);
+	if (ret)
+		return ret;
 #define CHECK(cond, ...)                                \
 	do {                                            \
 		if (!(cond)) {                          \
@@ -359,6 +362,14 @@ int ssemu_config_diff(const struct ssemu_config *a,
 			return 1;
 		}
 	}
+	if (a->nservices != b->nservices ||
+	    memcmp(a->services, b->services,
+		   SSEMU_MIN(a->nservices, (uint32_t)SSEMU_CONFIG_SERVICES) *
+		   sizeof(a->services[0]))) {
+		snprintf(buf, len, "services differ (%u, asked for %u)",
+			 a->nservices, b->nservices);
+		return 1;
+	}
 	return 0;
 }
 
@@ -395,5 +406,8 @@ uint64_t ssemu_config_hash(const struct ssemu_config *cfg)
 		H(&h, tc->route_bias);
 		H(&h, tc->denied);
 	}
+	/* (none: the hash of a fabric without services of its own) */
+	for (i = 0; i < cfg->nservices && i < SSEMU_CONFIG_SERVICES; i++)
+		h_bytes(&h, &cfg->services[i], sizeof(cfg->services[i]));
 	return h;
 }

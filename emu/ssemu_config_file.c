@@ -372,7 +372,7 @@ int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 		} else if (!strcmp(name, "traffic_classes")) {
 			ret = apply_tclasses(&c, s, &cfg);
 		} else if (!strcmp(name, "default_tclass") ||
-			   !strcmp(name, "clock") ||
+			   !strcmp(name, "clock") || !strcmp(name, "services") ||
 			   !strcmp(name, "tclass_denied")) {
 			/* resolved after the classes are known */
 		} else if ((k = find_key(top_keys, ARRAY_SIZE(top_keys),
@@ -437,6 +437,9 @@ int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 			goto out;
 		}
 	}
+	s = config_setting_get_member(root, "services");
+	if (s && (ret = ssemu_auth_config_load(s, &cfg, path, err, errlen)))
+		goto out;
 	if (!config_setting_get_member(root, "preset"))
 		snprintf(cfg.preset, sizeof(cfg.preset), "file");
 	{

@@ -1796,6 +1796,7 @@ static void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	if (pi == SSEMU_NONE || pkt_hop_bad(r, pi))
 		return;
 	pkt = ssemu_r_pkt(r, pi);
+	ssemu_auth_sw_count(s, pkt);
 	tc = pkt->tclass;
 	cells = pkt_cells(pkt->bytes);
 	dvcl = next_vcl(r, out, vcl);
@@ -1868,6 +1869,7 @@ void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 	m->post_time = now_of(r);
 	m->seq = ++r->msg_seq;
 	m->mflags = SSEMU_MSGF_QUEUED;
+	m->vni = ssemu_auth_ep_vni(r, ssemu_msg_ep(r, mi));
 	if (n->inj_head == SSEMU_NONE)
 		n->inj_head = mi;
 	else if (SSEMU_BAD(r, n->inj_tail >= r->nmsgs, "NIC %u: injection "
@@ -2120,6 +2122,7 @@ static struct ssemu_pkt *pkt_init(struct ssemu_region *r, uint32_t pi,
 	/* one global-link copy per (src, dst) pair keeps it FIFO */
 	pkt->copy = (uint16_t)((src * 2654435761u + dst) >> 7);
 	pkt->inject_time = now_of(r);
+	pkt->vni = m->vni;
 	return pkt;
 }
 
@@ -2459,6 +2462,8 @@ static void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 			if (!m->status)
 				m->status = -EIO;
 		}
+		if (live && ssemu_auth_rx_refused(r, nic, m, pkt) && !m->status)
+			m->status = -ENOTCONN;	/* VNI_NOT_FOUND */
 		if (live) {
 			ssemu_tel_rx(r,
 				     ssemu_ep_nic(r, ssemu_msg_ep(r, pkt->msg)),

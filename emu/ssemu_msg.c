@@ -223,6 +223,8 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	    SSEMU_ADDR_PID(s->dest) >= c->eps_per_nic ||
 	    s->tclass >= c->ntclass)
 		return -EINVAL;
+	if (!ssemu_ep_tclass_allowed(ep, s->tclass))
+		return -EACCES;
 	len = iov_bytes(s->iov, s->iov_count);
 	if (len < 0)
 		return -EINVAL;
@@ -273,6 +275,8 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 	    rma->tclass >= c->ntclass ||
 	    (rma->flags & ~(SSEMU_SEND_ORDERED | SSEMU_RMA_REMOTE_EVENT)))
 		return -EINVAL;
+	if (!ssemu_ep_tclass_allowed(ep, rma->tclass))
+		return -EACCES;
 	ilen = iov_bytes(rma->iov, rma->iov_count);
 	clen = iov_bytes(rma->cmp, rma->cmp_count);
 	if (ilen < 0 || clen < 0)

@@ -70,6 +70,7 @@ struct ssemu_ep {
 	 * its ring and nothing else */
 	struct ssemu_region *r;
 	struct ssemu_ring *ev_ring;
+	uint32_t tc_mask;	/* classes its service allows */
 };
 
 

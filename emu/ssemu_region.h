@@ -33,6 +33,7 @@
 
 #include <slingshot_emu/ssemu.h>
 
+#include "ssemu_auth.h"
 #include "ssemu_compiler.h"
 #include "ssemu_check.h"
 #include "ssemu_engine.h"
@@ -148,7 +149,8 @@ struct ssemu_msg {
 	uint32_t resp_sent;	/* ... of which it injected */
 	uint32_t resp_arrived;	/* ... of which reached the initiator */
 	uint32_t resp_next;	/* target NIC's response queue */
-	uint32_t pad32;
+	uint16_t vni;		/* the sending endpoint's, when taken */
+	uint16_t pad16;
 	uint64_t rma_len;	/* bytes at the target (and of results) */
 	uint64_t key;
 	uint64_t raddr;
@@ -182,6 +184,9 @@ struct ssemu_ep_sh {
 	uint64_t tx_ring_off;	/* region offsets */
 	uint64_t ev_ring_off;
 	uint32_t buf_msg[64];	/* owner only: message using each buffer */
+	uint32_t svc;		/* service and VNI it holds (ssemu_auth.c) */
+	uint16_t vni;
+	uint16_t pad16;
 } SSEMU_CACHELINE_ALIGNED;
 
 struct ssemu_nic_sh {
@@ -268,6 +273,7 @@ struct ssemu_pkt {
 	int32_t status;		/* ACK: delivery status */
 	uint32_t crc;		/* DATA: its payload's CRC, at injection */
 	ssemu_time_t inject_time;
+	uint16_t vni;		/* its message's */
 };
 
 /* Valid while the input's bit in its output's vq[vclass].inmask is set (an
@@ -346,6 +352,7 @@ struct ssemu_switch_sh {
 	 * the previous port's last fields) */
 	struct ssemu_swport port[SSEMU_RADIX] SSEMU_CACHELINE_ALIGNED;
 	uint64_t voq_off;	/* region offset: voq[out][vclass][in] */
+	struct ssemu_vni_count vni[SSEMU_SW_VNIS];	/* sent, per VNI */
 };
 
 /*
@@ -443,6 +450,7 @@ struct ssemu_region {
 	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
 	struct ssemu_job_sh jobs[SSEMU_MAX_JOBS];	/* placement */
 	struct ssemu_svc_sh svc[SSEMU_MAX_SVCS];	/* service directory */
+	struct ssemu_auth_sh auth;	/* VNI services (ssemu_auth.c) */
 	/* model state */
 	uint32_t pkt_free;
 	uint32_t pkts_used;
@@ -518,9 +526,9 @@ struct ssemu_tel_nic {
 		       "layout change bumps SSEMU_LAYOUT_VERSION")
 #if defined(__x86_64__) && defined(__linux__)
 /* the header */
-SSEMU_LAYOUT_IS(ssemu_region, 65536, 4096);
+SSEMU_LAYOUT_IS(ssemu_region, 69632, 4096);
 SSEMU_LAYOUT_IS(ssemu_verdict, 160, 4);
-SSEMU_LAYOUT_IS(ssemu_config, 656, 8);
+SSEMU_LAYOUT_IS(ssemu_config, 1232, 8);
 SSEMU_LAYOUT_IS(ssemu_topo, 40, 8);
 SSEMU_LAYOUT_IS(ssemu_job_sh, 24, 4);
 SSEMU_LAYOUT_IS(ssemu_svc_sh, 88, 4);
@@ -532,18 +540,18 @@ SSEMU_LAYOUT_IS(ssemu_ring, 192, 64);
 SSEMU_LAYOUT_IS(ssemu_event, 104, 8);
 /* NICs, endpoints, messages, memory regions */
 SSEMU_LAYOUT_IS(ssemu_nic_sh, 320, 64);
-SSEMU_LAYOUT_IS(ssemu_nic_stats, 88, 8);
-SSEMU_LAYOUT_IS(ssemu_ep_sh, 320, 64);
+SSEMU_LAYOUT_IS(ssemu_nic_stats, 96, 8);
+SSEMU_LAYOUT_IS(ssemu_ep_sh, 384, 64);
 SSEMU_LAYOUT_IS(ssemu_msg, 448, 64);
 SSEMU_LAYOUT_IS(ssemu_mr_sh, 48, 8);
 SSEMU_LAYOUT_IS(ssemu_pair, 40, 8);
 /* packets and switches */
-SSEMU_LAYOUT_IS(ssemu_pkt, 88, 8);
+SSEMU_LAYOUT_IS(ssemu_pkt, 96, 8);
 SSEMU_LAYOUT_IS(ssemu_voq, 8, 4);
 SSEMU_LAYOUT_IS(ssemu_swport, 1344, 8);
 SSEMU_LAYOUT_IS(ssemu_peer, 24, 8);
 SSEMU_LAYOUT_IS(ssemu_rng, 32, 8);
-SSEMU_LAYOUT_IS(ssemu_switch_sh, 86144, 64);
+SSEMU_LAYOUT_IS(ssemu_switch_sh, 86336, 64);
 /* telemetry */
 SSEMU_LAYOUT_IS(ssemu_tel_sh, 471112, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_nic, 8, 4);
@@ -553,6 +561,10 @@ SSEMU_LAYOUT_IS(ssemu_tel_class, 72, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_pair, 688, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_jpair, 672, 8);
 SSEMU_LAYOUT_IS(ssemu_lock, 8, 4);
+/* services and VNIs */
+SSEMU_LAYOUT_IS(ssemu_vni_count, 24, 8);
+SSEMU_LAYOUT_IS(ssemu_service, 72, 4);
+SSEMU_LAYOUT_IS(ssemu_auth_sh, 3336, 8);
 _Static_assert(offsetof(struct ssemu_region, lock) == 4288 &&
 		       offsetof(struct ssemu_region, procs) == 4304,
 	       "the header's shared part: a layout change bumps "

@@ -245,6 +245,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->arb_idx = (uint32_t)ssemu_arb_index(c->arb);
 	r->cc_idx = (uint32_t)ssemu_cc_index(c->cc);
 	ssemu_tel_init(r, l->sec[SSEMU_SEC_TEL].off);
+	ssemu_auth_init(r, c);
 
 	ret = ssemu_lock_init(r);
 	if (ret)

@@ -53,6 +53,7 @@
 #include "sse_list.h"
 #include "sse_pool.h"
 #include "sse_proto.h"
+#include "sse_auth.h"
 
 #define SSE_PROV_NAME "slingshot_emu"
 #define SSE_PROV_VERSION FI_VERSION(0, 1)
@@ -231,6 +232,7 @@ struct sse_domain {
 	int mr_mode;
 	uint32_t tclass;	/* FI_TC_* label */
 	uint32_t emu_tclass;	/* index into the fabric's class table */
+	struct sse_auth auth;	/* its service and VNI (sse_auth.c) */
 	uint64_t next_key;
 	struct sse_dlist mrs;
 	struct sse_dlist trig_cntrs;	/* counters with triggered ops */

@@ -69,7 +69,7 @@ struct fi_info *sse_info_alloc(const char *fabric_name,
 	info->ep_attr->mem_tag_format = SSE_MEM_TAG_FORMAT;
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
-	info->ep_attr->auth_key_size = 0;
+	info->ep_attr->auth_key_size = SSE_AUTH_KEY_SIZE;
 
 	info->domain_attr->name = strdup(SSE_DOMAIN_NAME);
 	info->domain_attr->threading = FI_THREAD_SAFE;
@@ -98,6 +98,7 @@ struct fi_info *sse_info_alloc(const char *fabric_name,
 	info->domain_attr->max_err_data = sizeof(struct fi_sse_addr);
 	info->domain_attr->mr_cnt = SSE_MAX_MR_CNT;
 	info->domain_attr->tclass = FI_TC_UNSPEC;
+	info->domain_attr->auth_key_size = SSE_AUTH_KEY_SIZE;
 
 	info->fabric_attr->name = strdup(fabric_name);
 	info->fabric_attr->prov_name = NULL;	/* the core fills it in */

@@ -87,8 +87,6 @@ static int sse_domain_check(struct sse_fabric *fab, const struct fi_info *info,
 	    info->ep_attr->type != FI_EP_RDM &&
 	    info->ep_attr->type != FI_EP_DGRAM)
 		return -FI_EINVAL;
-	if (da->auth_key_size)
-		return -FI_EINVAL;
 	if (info->src_addr) {
 		struct fi_sse_addr a;
 
@@ -135,6 +133,9 @@ int sse_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->mr_mode = da->mr_mode;
 	dom->tclass = da->tclass;
 	dom->next_key = 1;
+	ret = sse_auth_domain_init(dom, info);
+	if (ret)
+		goto err_free;
 	sse_dlist_init(&dom->eps);
 	sse_dlist_init(&dom->mrs);
 	sse_dlist_init(&dom->trig_cntrs);

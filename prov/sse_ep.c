@@ -786,14 +786,15 @@ int sse_ep_open(struct fid_domain *domain, struct fi_info *info,
 	sse_ep_pools_init(ep);
 
 	pthread_mutex_lock(&dom->lock);
-	ret = ssemu_ep_open(dom->emu->nic, &ep->emu);
+	ret = sse_auth_ep_open(ep, info);
 	if (ret) {
 		pthread_mutex_unlock(&dom->lock);
 		SSE_DOM_WARN(dom, "fi_endpoint: %s%s\n",
 			     ret == -ENOSPC ? "no endpoint left on the NIC "
 			     "(resources.eps_per_nic, resources.max_eps of the "
 			     "fabric configuration): " : "", strerror(-ret));
-		ret = ret == -ENOSPC ? -FI_ENOSPC : -FI_EINVAL;
+		ret = ret == -ENOSPC ? -FI_ENOSPC :
+		      ret == -EACCES ? -FI_EACCES : -FI_EINVAL;
 		goto err_free;
 	}
 	ep->addr = ssemu_ep_addr(ep->emu);

@@ -216,10 +216,10 @@ static int sse_check_domain(const struct fi_info *prov,
 		SSE_NOMATCH("shared contexts\n");
 		return -FI_ENODATA;
 	}
-	if (ua->auth_key_size) {
-		SSE_NOMATCH("domain auth_key (not supported)\n");
-		return -FI_ENODATA;
-	}
+	ret = sse_auth_hints_check(ua->auth_key, ua->auth_key_size,
+				   "domain auth_key");
+	if (ret)
+		return ret;
 	if (ua->tclass != FI_TC_UNSPEC && sse_tclass_lookup(cfg, ua->tclass,
 							    &tc)) {
 		SSE_NOMATCH("domain tclass 0x%x (not in the fabric's class table)\n",
@@ -269,10 +269,10 @@ static int sse_check_ep(const struct fi_info *prov,
 			    ua->tx_ctx_cnt, ua->rx_ctx_cnt);
 		return -FI_ENODATA;
 	}
-	if (ua->auth_key_size) {
-		SSE_NOMATCH("ep auth_key (not supported)\n");
-		return -FI_ENODATA;
-	}
+	ret = sse_auth_hints_check(ua->auth_key, ua->auth_key_size,
+				   "ep auth_key");
+	if (ret)
+		return ret;
 	if (ua->msg_prefix_size) {
 		SSE_NOMATCH("msg_prefix_size %zu\n", ua->msg_prefix_size);
 		return -FI_ENODATA;
@@ -689,8 +689,10 @@ int sse_getinfo(uint32_t version, const char *node, const char *service,
 			}
 		}
 		sse_alter_info(fi, hints, version);
-		ret = sse_info_addrs(fi, named, &naddr, hints, fabric_id,
-				     nports);
+		ret = sse_auth_info_apply(fi, hints);
+		if (!ret)
+			ret = sse_info_addrs(fi, named, &naddr, hints,
+					     fabric_id, nports);
 		if (ret) {
 			fi_freeinfo(fi);
 			goto err;

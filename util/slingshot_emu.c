@@ -56,6 +56,8 @@ static void usage(FILE *f)
 		"  report    telemetry of a shared fabric or a saved trace:\n"
 		"            bandwidth and latency per job and class, CSV,\n"
 		"            gnuplot plots\n"
+		"  service   the services of a shared fabric (VNIs, classes,\n"
+		"            users): add, list, rm\n"
 		"  presets   list the built-in fabric presets\n"
 		"  help      this text\n"
 		"\n"
@@ -86,6 +88,8 @@ int main(int argc, char **argv)
 		return ssemu_cmd_mpirun(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return ssemu_cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "service"))
+		return ssemu_cmd_service(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "presets"))
 		return cmd_presets(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||

@@ -140,5 +140,33 @@ int ssemu_cmd_clean(int argc, char **argv);
 int ssemu_cmd_run(int argc, char **argv);
 int ssemu_cmd_mpirun(int argc, char **argv);
 int ssemu_cmd_report(int argc, char **argv);
+int ssemu_cmd_service(int argc, char **argv);
+
+/* ssemu_service.c: the VNI counters (per job drops, per switch VNIs), if
+ * any VNI but the default one was used; in JSON, as more members of the
+ * object being printed. */
+struct ssemu_fabric;
+void ssemu_cli_vni_stat(struct ssemu_fabric *f, bool json);
+/* The same for the shared fabric @name, opened as an observer (report). */
+void ssemu_cli_vni_report(const char *name);
+
+/* run/mpirun --vni N [--service ID]: the job's VNI and service. */
+struct ssemu_cli_job_auth {
+	uint32_t vni;		/* 0: not asked */
+	uint32_t svc;		/* 0: a service of the job's own */
+	bool made;		/* ... which begin created */
+};
+
+/* Take leading --vni/--service options of @argv from *@first on;
+ * -1 after a message. */
+int ssemu_cli_job_auth_opts(int argc, char **argv, int *first,
+			    struct ssemu_cli_job_auth *ja);
+/* Create the job's service if it has none, and set SLINGSHOT_VNIS,
+ * SLINGSHOT_SVC_IDS, SLINGSHOT_DEVICES for it. */
+int ssemu_cli_job_auth_begin(struct ssemu_fabric *f,
+			     struct ssemu_cli_job_auth *ja);
+/* Remove the service begin created. */
+void ssemu_cli_job_auth_end(struct ssemu_fabric *f,
+			    const struct ssemu_cli_job_auth *ja);
 
 #endif

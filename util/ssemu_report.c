@@ -1026,6 +1026,8 @@ int ssemu_cmd_report(int argc, char **argv)
 		print_json(&p);
 	else
 		print_text(&p);
+	if (!o.json && !o.trace)
+		ssemu_cli_vni_report(o.fabric);
 	if (o.csv && write_csv(&p, o.csv))
 		ret = -1;
 	if (!ret && o.plot && write_plots(&p, o.plot))

@@ -29,6 +29,14 @@
 
 extern char **environ;
 
+#define SSEMU_RUN_AUTH_HELP						\
+	"  --vni N        the job's VNI: SLINGSHOT_VNIS, SLINGSHOT_SVC_IDS "	\
+	"and\n"								\
+	"                 SLINGSHOT_DEVICES set for it, under a service of "	\
+	"its own\n"								\
+	"                 (created for the job, removed after it)\n"		\
+	"  --service ID   ... under that existing service instead\n"
+
 static const char *env_or(const char *name, const char *def)
 {
 	const char *v = getenv(name);
@@ -105,6 +113,7 @@ static void report(struct ssemu_fabric *f, const char *name)
 			printf("%-18s %12" PRIu64 " %14" PRIu64 "\n",
 			       c->tclass[tc].name, pk[tc], by[tc]);
 	printf("drops %" PRIu64 "\n", drops);
+	ssemu_cli_vni_stat(f, false);
 	free(ports);
 }
 
@@ -133,6 +142,9 @@ static int run_child(char **argv)
 	return WEXITSTATUS(st);
 }
 
+/* run/mpirun --vni, --service */
+static struct ssemu_cli_job_auth job_auth;
+
 static int run_held(char **argv)
 {
 	struct ssemu_fabric *f;
@@ -141,10 +153,15 @@ static int run_held(char **argv)
 
 	if (hold_fabric(&f, name, sizeof(name)))
 		return 1;
+	if (ssemu_cli_job_auth_begin(f, &job_auth)) {
+		ssemu_fabric_close(f);
+		return 1;
+	}
 	/* The job must meet the tool on the same fabric. */
 	setenv("FI_SLINGSHOT_EMU_FABRIC", name, 1);
 	rc = run_child(argv);
 	report(f, name);
+	ssemu_cli_job_auth_end(f, &job_auth);
 	ssemu_fabric_close(f);
 	if (rc)
 		fprintf(stderr, "slingshot-emu: the job exited with %d\n", rc);
@@ -156,16 +173,20 @@ int ssemu_cmd_run(int argc, char **argv)
 	int first = 1;
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: slingshot-emu run [--] COMMAND [ARGS...]\n"
+		printf("usage: slingshot-emu run [--vni N [--service ID]] [--] "
+		       "COMMAND [ARGS...]\n"
 		       "  Holds the fabric named by FI_SLINGSHOT_EMU_FABRIC "
 		       "(default: this user's),\n"
 		       "  built from FI_SLINGSHOT_EMU_CONFIG/PRESET/CLOCK/"
 		       "DILATION, runs COMMAND\n"
-		       "  and prints what the fabric saw.\n");
+		       "  and prints what the fabric saw.\n"
+		       SSEMU_RUN_AUTH_HELP);
 		return 0;
 	}
-	if (argc > 1 && !strcmp(argv[1], "--"))
-		first = 2;
+	if (ssemu_cli_job_auth_opts(argc, argv, &first, &job_auth))
+		return 2;
+	if (first < argc && !strcmp(argv[first], "--"))
+		first++;
 	if (first >= argc) {
 		fprintf(stderr, "usage: slingshot-emu run [--] COMMAND "
 			"[ARGS...]\n");
@@ -182,16 +203,26 @@ int ssemu_cmd_mpirun(int argc, char **argv)
 	int n = 0, i, rc;
 	size_t cap;
 
+	int first = 1;
+
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		printf("usage: slingshot-emu mpirun [MPIRUN ARGS...] PROGRAM "
-		       "[ARGS...]\n"
+		printf("usage: slingshot-emu mpirun [--vni N [--service ID]] "
+		       "[MPIRUN ARGS...] PROGRAM [ARGS...]\n"
 		       "  Runs Open MPI's mpirun with the options that make it "
 		       "use the\n"
 		       "  slingshot_emu provider (printed before it runs), on "
 		       "the fabric\n"
 		       "  FI_SLINGSHOT_EMU_FABRIC names, and prints what the "
-		       "fabric saw.\n");
+		       "fabric saw.\n"
+		       SSEMU_RUN_AUTH_HELP);
 		return argc < 2 ? 2 : 0;
+	}
+	if (ssemu_cli_job_auth_opts(argc, argv, &first, &job_auth))
+		return 2;
+	if (first >= argc) {
+		fprintf(stderr, "usage: slingshot-emu mpirun [--vni N "
+			"[--service ID]] [MPIRUN ARGS...] PROGRAM\n");
+		return 2;
 	}
 	snprintf(name, sizeof(name), "%s",
 		 env_or("FI_SLINGSHOT_EMU_FABRIC", ""));
@@ -226,7 +257,8 @@ int ssemu_cmd_mpirun(int argc, char **argv)
 		av[n++] = "FI_PROVIDER_PATH";
 	}
 	for (e = environ; *e; e++) {
-		if (strncmp(*e, "FI_SLINGSHOT_EMU_", 17))
+		if (strncmp(*e, "FI_SLINGSHOT_EMU_", 17) &&
+		    (strncmp(*e, "SLINGSHOT_", 10) || job_auth.vni))
 			continue;
 		av[n] = strndup(*e, strcspn(*e, "="));
 		if (av[n]) {
@@ -235,7 +267,18 @@ int ssemu_cmd_mpirun(int argc, char **argv)
 			n += 2;
 		}
 	}
-	for (i = 1; i < argc; i++)
+	if (job_auth.vni) {
+		/* (set by run_held, for the job, before mpirun starts) */
+		static char *const names[] = { "SLINGSHOT_VNIS",
+					       "SLINGSHOT_SVC_IDS",
+					       "SLINGSHOT_DEVICES" };
+
+		for (i = 0; i < 3; i++) {
+			av[n++] = "-x";
+			av[n++] = names[i];
+		}
+	}
+	for (i = first; i < argc; i++)
 		av[n++] = argv[i];
 	av[n] = NULL;
 

@@ -393,11 +393,12 @@ static void print_stat(struct ssemu_fabric *f, bool json)
 			       ",\"tx_pkts\":%" PRIu64 ",\"rx_msgs\":%" PRIu64
 			       ",\"rx_bytes\":%" PRIu64 ",\"rx_pkts\":%" PRIu64
 			       ",\"acks\":%" PRIu64 ",\"window_stalls\":%" PRIu64
-			       ",\"credit_stalls\":%" PRIu64 "}",
+			       ",\"credit_stalls\":%" PRIu64 ",\"vni_drops\":%"
+			       PRIu64 "}",
 			       i ? "," : "", nics[i].port, nics[i].pid,
 			       nics[i].job, s->tx_msgs, s->tx_bytes, s->tx_pkts,
 			       s->rx_msgs, s->rx_bytes, s->rx_pkts, s->acks,
-			       s->window_stalls, s->credit_stalls);
+			       s->window_stalls, s->credit_stalls, s->vni_drops);
 		}
 		printf("],\"ports\":[");
 		for (i = 0; i < np; i++) {
@@ -414,7 +415,9 @@ static void print_stat(struct ssemu_fabric *f, bool json)
 			}
 			printf("]}");
 		}
-		printf("]}\n");
+		printf("]");
+		ssemu_cli_vni_stat(f, true);
+		printf("}\n");
 		goto out;
 	}
 	printf("fabric %s at model time %.3f us (congestion control: %s, "
@@ -451,6 +454,7 @@ static void print_stat(struct ssemu_fabric *f, bool json)
 			       ports[i].drops);
 		}
 	}
+	ssemu_cli_vni_stat(f, false);
 out:
 	free(nics);
 	free(ports);

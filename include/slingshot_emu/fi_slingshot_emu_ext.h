@@ -50,6 +50,16 @@ struct fi_sse_addr {
 	 (a)->addr != FI_SSE_ADDR_ANY)
 #define FI_SSE_ADDR_SVC_KEY(a) ((a)->addr & 0xffffffu)
 
+/*
+ * An auth key (fi_domain_attr and fi_ep_attr auth_key, auth_key_size
+ * sizeof(struct fi_sse_auth_key)): a service of the fabric and one of its
+ * VNIs, the layout of the cxi provider's struct cxi_auth_key.
+ */
+struct fi_sse_auth_key {
+	uint32_t svc_id;
+	uint16_t vni;
+};
+
 /* Longest string fi_av_straddr produces, with its NUL. */
 #define FI_SSE_ADDR_STRLEN 32
 

@@ -24,6 +24,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <slingshot_emu/ssemu_auth.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -144,6 +146,10 @@ struct ssemu_config {
 	/* Telemetry time series (docs/telemetry.md). */
 	ssemu_time_t tel_interval;	 /* sample period, ps; 0: none */
 	uint32_t tel_samples;		 /* samples the ring keeps */
+	/* Services the fabric starts with, besides the default one
+	 * (ssemu_auth.h). */
+	uint32_t nservices;
+	struct ssemu_service services[SSEMU_CONFIG_SERVICES];
 };
 
 /* Bytes a message may carry inline in its slot (no large buffer). */
@@ -389,7 +395,8 @@ struct ssemu_send {
  * @return 0; -EAGAIN no slot or ring space (progress and retry, nothing is
  * lost); -EMSGSIZE longer than ssemu_ep_max_msg; -EINVAL bad dest or class;
  * -EFAULT part of the iov is not readable memory, address 0 included
- * (nothing is posted).
+ * (nothing is posted); -EACCES the endpoint's service does not allow the
+ * class.
  */
 int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *send);
 
@@ -695,6 +702,7 @@ struct ssemu_nic_stats {
 	uint64_t crc_errors;	/* data packets received whose payload
 				 * failed its CRC (lost, or the message
 				 * failed with -EIO) */
+	uint64_t vni_drops;	/* data packets refused for their VNI */
 };
 
 int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st);

@@ -19,6 +19,8 @@ log2=$(mktemp "${TMPDIR:-/tmp}/ssemu-two-jobs-2.XXXXXX") || exit 99
 status=$(mktemp "${TMPDIR:-/tmp}/ssemu-two-jobs-st.XXXXXX") || exit 99
 trap 'rm -f "$go" "$log1" "$log2" "$status"; rm -f "/dev/shm/$fabric"' EXIT
 
+. "$dir/two-jobs-lib.sh"
+
 fail() {
 	echo "--- job 1:"; cat "$log1"
 	echo "--- job 2:"; cat "$log2"
@@ -40,36 +42,11 @@ pid1=$!
 pid2=$!
 
 # Watch the fabric until both jobs are on it (or one of them ended).
-seen=0
-i=0
-while [ $i -lt 1200 ]; do
-	if "$tool" status --json --fabric "$fabric" >"$status" 2>/dev/null &&
-	   [ "$(grep -o '"port":' "$status" | wc -l)" -eq 4 ]; then
-		seen=1
-		break
-	fi
-	if ! kill -0 $pid1 2>/dev/null || ! kill -0 $pid2 2>/dev/null; then
-		break
-	fi
-	sleep 0.1
-	i=$((i + 1))
-done
-touch "$go"
-wait $pid1
-rc1=$?
-wait $pid2
-rc2=$?
-if [ $rc1 -eq 77 ] || [ $rc2 -eq 77 ]; then
-	grep -h '^SKIP' "$log1" "$log2" | head -1
-	exit 77
-fi
-[ $rc1 -eq 0 ] || fail "job 1 failed (status $rc1)"
-[ $rc2 -eq 0 ] || fail "job 2 failed (status $rc2)"
-[ $seen = 1 ] || fail "slingshot-emu status never showed both jobs' 4 NICs"
+two_jobs_watch "$fabric" "$status" $pid1 $pid2
+two_jobs_wait "$go" $pid1 "$log1" $pid2 "$log2"
 
 # "port":P,"pid":X,"job":J,"rank":R per NIC -> "P J R" lines
-nics=$(grep -o '"port":[0-9]*,"pid":[0-9-]*,"job":[0-9]*,"rank":[0-9-]*' \
-	"$status" | sed 's/"port":\([0-9]*\),"pid":[0-9-]*,"job":\([0-9]*\),"rank":\([0-9-]*\)/\1 \2 \3/')
+nics=$(two_jobs_nics "$status" | cut -d' ' -f1,3,4)
 echo "NICs while both jobs ran (port job rank):"
 echo "$nics" | sed 's/^/  /'
 [ "$(echo "$nics" | wc -l)" -eq 4 ] || fail "expected 4 NICs"

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Unit tests of job isolation (emu/ssemu_auth.c): the default service, the
+ * owner's table (add, remove, list, bad services), entitlement by uid, by
+ * VNI and by the service's endpoint limit, a send to an endpoint on
+ * another VNI (its sender's -ENOTCONN, the target's drop counters, no
+ * receive), a send on the same VNI, a class the service denies, the
+ * configuration's services, the per-VNI switch counters and the VNI list
+ * parser.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <slingshot_emu/ssemu.h>
+
+#include "tf.h"
+
+static struct ssemu_service svc(uint32_t id, uint16_t vni1, uint16_t vni2)
+{
+	struct ssemu_service s = { .id = id, .nvnis = vni2 ? 2 : 1,
+				   .vnis = { vni1, vni2 }, .tc_mask = 0xff,
+				   .nuids = 1, .uids = { (uint32_t)geteuid() } };
+
+	return s;
+}
+
+/* Reopen endpoint @i of @t under service @id with @vni. */
+static void reopen(struct tf *t, unsigned i, uint32_t id, uint32_t vni)
+{
+	ssemu_ep_close(t->ep[i]);
+	t->ep[i] = NULL;
+	assert_int_equal(ssemu_ep_open_auth(t->nic[i], id, vni, &t->ep[i]), 0);
+}
+
+static struct tf *tiny(void)
+{
+	struct ssemu_config c;
+
+	tf_config(&c, "switch");
+	return tf_open(&c);
+}
+
+static void test_default_service(void **state)
+{
+	struct ssemu_service l[4];
+	struct tf *t = tiny();
+	uint32_t id, vni;
+	unsigned a;
+
+	(void)state;
+	assert_int_equal(ssemu_service_list(t->fab, l, 4), 1);
+	assert_int_equal(l[0].id, SSEMU_SVC_ID_DEFAULT);
+	assert_int_equal(l[0].nvnis, 1);
+	assert_int_equal(l[0].vnis[0], SSEMU_VNI_DEFAULT);
+	assert_int_equal(l[0].nuids, 0);
+	assert_int_equal(l[0].tc_mask, (1u << t->cfg.ntclass) - 1);
+	a = tf_add(t, SSEMU_PORT_ANY);
+	ssemu_ep_auth(t->ep[a], &id, &vni);
+	assert_int_equal(id, SSEMU_SVC_ID_DEFAULT);
+	assert_int_equal(vni, SSEMU_VNI_DEFAULT);
+	assert_int_equal(ssemu_service_list(t->fab, l, 4), 1);
+	assert_int_equal(l[0].eps, 1);
+	tf_close(t);
+}
+
+static void test_table(void **state)
+{
+	struct ssemu_service s = svc(2, 10, 11), l[4];
+	struct tf *t = tiny();
+	unsigned a;
+
+	(void)state;
+	assert_int_equal(ssemu_service_add(t->fab, &s), 0);
+	assert_int_equal(ssemu_service_add(t->fab, &s), -EEXIST);
+	s.id = 0;
+	assert_int_equal(ssemu_service_add(t->fab, &s), -EINVAL);
+	s = svc(3, 0, 0);
+	assert_int_equal(ssemu_service_add(t->fab, &s), -EINVAL);
+	s = svc(3, 5, 0);
+	s.nvnis = 0;
+	assert_int_equal(ssemu_service_add(t->fab, &s), -EINVAL);
+	s = svc(3, 5, 0);
+	s.tc_mask = 1u << 31;	/* no class of the fabric */
+	assert_int_equal(ssemu_service_add(t->fab, &s), -EINVAL);
+	s = svc(3, 5, 0);
+	s.nvnis = SSEMU_SERVICE_VNIS + 1;
+	assert_int_equal(ssemu_service_add(t->fab, &s), -EINVAL);
+	assert_int_equal(ssemu_service_list(t->fab, l, 4), 2);
+	assert_int_equal(l[1].id, 2);
+	assert_int_equal(l[1].vnis[1], 11);
+	assert_int_equal(ssemu_service_remove(t->fab, 7), -ENOENT);
+	a = tf_add(t, SSEMU_PORT_ANY);
+	reopen(t, a, 2, 11);
+	assert_int_equal(ssemu_service_remove(t->fab, 2), -EBUSY);
+	ssemu_ep_close(t->ep[a]);
+	t->ep[a] = NULL;
+	assert_int_equal(ssemu_service_remove(t->fab, 2), 0);
+	assert_int_equal(ssemu_service_list(t->fab, l, 4), 1);
+	/* without the default service, an endpoint must name one */
+	assert_int_equal(ssemu_service_remove(t->fab, 1), 0);
+	assert_int_equal(ssemu_ep_open(t->nic[a], &t->ep[a]), -ENOENT);
+	t->ep[a] = NULL;
+	tf_close(t);
+}
+
+static void test_entitlement(void **state)
+{
+	struct ssemu_service s = svc(2, 10, 0);
+	struct ssemu_ep *ep, *ep2;
+	struct tf *t = tiny();
+	char why[128] = "";
+	unsigned a;
+
+	(void)state;
+	s.uids[0] = (uint32_t)geteuid() + 1;	/* someone else's */
+	assert_int_equal(ssemu_service_add(t->fab, &s), 0);
+	s = svc(3, 20, 0);
+	s.max_eps = 1;
+	assert_int_equal(ssemu_service_add(t->fab, &s), 0);
+	a = tf_add(t, SSEMU_PORT_ANY);
+	ssemu_ep_close(t->ep[a]);	/* (a NIC has two pids) */
+	t->ep[a] = NULL;
+	assert_int_equal(ssemu_auth_check(t->fab, 2, 10, why, sizeof(why)),
+			 -EACCES);
+	assert_non_null(strstr(why, "does not belong to uid"));
+	assert_int_equal(ssemu_ep_open_auth(t->nic[a], 2, 10, &ep), -EACCES);
+	assert_int_equal(ssemu_auth_check(t->fab, 3, 21, why, sizeof(why)),
+			 -EACCES);
+	assert_non_null(strstr(why, "does not allow VNI 21"));
+	assert_int_equal(ssemu_auth_check(t->fab, 9, 10, why, sizeof(why)),
+			 -ENOENT);
+	assert_int_equal(ssemu_auth_check(t->fab, 3, 0, why, sizeof(why)),
+			 -EINVAL);
+	assert_int_equal(ssemu_auth_check(t->fab, 3, 70000, NULL, 0), -EINVAL);
+	/* its endpoint limit */
+	assert_int_equal(ssemu_ep_open_auth(t->nic[a], 3, 20, &ep), 0);
+	assert_int_equal(ssemu_ep_open_auth(t->nic[a], 3, 20, &ep2), -EDQUOT);
+	ssemu_ep_close(ep);
+	assert_int_equal(ssemu_ep_open_auth(t->nic[a], 3, 20, &ep2), 0);
+	ssemu_ep_close(ep2);
+	tf_close(t);
+}
+
+/* The first logged SEND_DONE of endpoint @ep. */
+static const struct ssemu_event *send_done(const struct tf *t, unsigned ep)
+{
+	size_t i;
+
+	for (i = 0; i < t->nlog; i++)
+		if (t->log[i].ep == ep &&
+		    t->log[i].ev.type == SSEMU_EV_SEND_DONE)
+			return &t->log[i].ev;
+	fail_msg("no SEND_DONE at endpoint %u", ep);
+	return NULL;
+}
+
+static void test_isolation(void **state)
+{
+	struct ssemu_service s = svc(2, 10, 11);
+	struct ssemu_nic_stats st;
+	struct ssemu_job_vni_drops jd[4];
+	struct ssemu_vni_count vc[SSEMU_SW_VNIS];
+	static char buf[10000];
+	struct tf *t = tiny();
+	unsigned a, b, c, npkts;
+	int i, n;
+
+	(void)state;
+	assert_int_equal(ssemu_service_add(t->fab, &s), 0);
+	a = tf_add(t, SSEMU_PORT_ANY);
+	b = tf_add(t, SSEMU_PORT_ANY);
+	c = tf_add(t, SSEMU_PORT_ANY);
+	reopen(t, a, 2, 10);
+	reopen(t, b, 2, 10);
+	reopen(t, c, 2, 11);
+	npkts = (unsigned)((sizeof(buf) + t->cfg.mtu - 1) / t->cfg.mtu);
+	/* same VNI: delivered */
+	tf_send(t, a, b, buf, sizeof(buf), 0, 1, 0);
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, b, SSEMU_EV_RECV), 1);
+	assert_int_equal(send_done(t, a)->status, 0);
+	/* another VNI: refused at the target, the sender told */
+	t->nlog = 0;
+	tf_send(t, a, c, buf, sizeof(buf), 0, 2, 0);
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, c, SSEMU_EV_RECV), 0);
+	assert_int_equal(send_done(t, a)->status, -ENOTCONN);
+	assert_int_equal(ssemu_nic_stats(t->nic[c], &st), 0);
+	assert_int_equal(st.vni_drops, npkts);
+	assert_int_equal(st.rx_msgs, 0);
+	assert_int_equal(ssemu_nic_stats(t->nic[b], &st), 0);
+	assert_int_equal(st.vni_drops, 0);
+	n = ssemu_vni_drops_by_job(t->fab, jd, 4);
+	assert_int_equal(n, 1);
+	assert_int_equal(jd[0].drops, npkts);
+	/* the switch counted both VNIs (the data and its acks on 10, the
+	 * refused data and its ack on 10: the sender's VNI) */
+	n = ssemu_switch_vni_stats(t->fab, 0, vc, SSEMU_SW_VNIS);
+	assert_int_equal(n, 1);
+	assert_int_equal(vc[0].vni, 10);
+	assert_true(vc[0].pkts >= 2 * npkts);
+	/* c answers on its own VNI: refused at a, counted under VNI 11 */
+	t->nlog = 0;
+	tf_send(t, c, a, buf, 100, 0, 3, 0);
+	tf_run_idle(t, 100000);
+	assert_int_equal(send_done(t, c)->status, -ENOTCONN);
+	assert_int_equal(tf_count(t, a, SSEMU_EV_RECV), 0);
+	n = ssemu_switch_vni_stats(t->fab, 0, vc, SSEMU_SW_VNIS);
+	assert_int_equal(n, 2);
+	for (i = 0; i < n; i++)
+		assert_true(vc[i].vni == 10 || vc[i].vni == 11);
+	assert_int_equal(ssemu_switch_vni_stats(t->fab, 999, vc, 1), -EINVAL);
+	tf_close(t);
+}
+
+static void test_tclass_denied(void **state)
+{
+	struct ssemu_service s = svc(2, 10, 0);
+	struct tf *t = tiny();
+	struct iovec iov = { "x", 1 };
+	struct ssemu_send snd = { .iov = &iov, .iov_count = 1 };
+	unsigned a, b;
+
+	(void)state;
+	assert_true(t->cfg.ntclass >= 2);
+	s.tc_mask = 1u << 1;	/* class 1 only */
+	assert_int_equal(ssemu_service_add(t->fab, &s), 0);
+	a = tf_add(t, SSEMU_PORT_ANY);
+	b = tf_add(t, SSEMU_PORT_ANY);
+	reopen(t, a, 2, 10);
+	reopen(t, b, 2, 10);
+	assert_false(ssemu_ep_tclass_allowed(t->ep[a], 0));
+	assert_true(ssemu_ep_tclass_allowed(t->ep[a], 1));
+	snd.dest = ssemu_ep_addr(t->ep[b]);
+	snd.tclass = 0;
+	assert_int_equal(ssemu_ep_send(t->ep[a], &snd), -EACCES);
+	snd.tclass = 1;
+	assert_int_equal(ssemu_ep_send(t->ep[a], &snd), 0);
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, b, SSEMU_EV_RECV), 1);
+	tf_close(t);
+}
+
+static void test_config_services(void **state)
+{
+	struct ssemu_service l[4];
+	struct ssemu_config c, c2;
+	char err[256];
+	struct tf *t;
+
+	(void)state;
+	tf_config(&c, "switch");
+	c2 = c;
+	c.nservices = 1;
+	c.services[0] = svc(5, 50, 0);
+	assert_int_equal(ssemu_config_validate(&c, err, sizeof(err)), 0);
+	assert_true(ssemu_config_hash(&c) != ssemu_config_hash(&c2));
+	assert_int_equal(ssemu_config_diff(&c, &c2, err, sizeof(err)), 1);
+	t = tf_open(&c);
+	assert_int_equal(ssemu_service_list(t->fab, l, 4), 2);
+	assert_int_equal(l[1].id, 5);
+	assert_int_equal(l[1].vnis[0], 50);
+	tf_close(t);
+	c.nservices = 2;
+	c.services[1] = c.services[0];
+	assert_int_equal(ssemu_config_validate(&c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "twice"));
+	c.nservices = 1;
+	c.services[0].vnis[0] = 0;
+	assert_int_equal(ssemu_config_validate(&c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "VNI 0"));
+}
+
+/* Load @text as a configuration file: its ssemu_config_load result. */
+static int load(const char *text, struct ssemu_config *c, char *err,
+		size_t errlen)
+{
+	char path[] = "/tmp/test_auth_XXXXXX";
+	int fd = mkstemp(path), ret;
+	FILE *f;
+
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	ret = ssemu_config_load(path, c, err, errlen);
+	unlink(path);
+	return ret;
+}
+
+static void test_config_file(void **state)
+{
+	struct ssemu_config c;
+	char err[256];
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(load("preset = \"switch\";\n"
+			      "services = ( { id = 2; vnis = [10, 11]; "
+			      "tclasses = [\"LOW_LATENCY\"]; uids = [1000, 1001]; "
+			      "max_eps = 4; } );\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nservices, 1);
+	assert_int_equal(c.services[0].id, 2);
+	assert_int_equal(c.services[0].nvnis, 2);
+	assert_int_equal(c.services[0].vnis[1], 11);
+	assert_int_equal(c.services[0].nuids, 2);
+	assert_int_equal(c.services[0].uids[1], 1001);
+	assert_int_equal(c.services[0].max_eps, 4);
+	for (i = 0; strcmp(c.tclass[i].name, "LOW_LATENCY"); i++)
+		assert_true(i + 1 < c.ntclass);
+	assert_int_equal(c.services[0].tc_mask, 1u << i);
+	assert_int_equal(load("services = ( { id = 2; } );\n", &c, err,
+			      sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "vnis"));
+	assert_int_equal(load("services = ( { id = 2; vnis = [70000]; } );\n",
+			      &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "out of range"));
+	assert_int_equal(load("services = ( { id = 2; vnis = [5]; "
+			      "tclasses = [\"nope\"]; } );\n", &c, err,
+			      sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "no traffic class"));
+	assert_int_equal(load("services = ( { id = 2; vnis = [5]; color = 1; "
+			      "} );\n", &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "unknown key"));
+	assert_int_equal(load("services = ( { id = 2; vnis = [5]; }, "
+			      "{ id = 2; vnis = [6]; } );\n", &c, err,
+			      sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "twice"));
+}
+
+static void test_default_counts(void **state)
+{
+	struct ssemu_vni_count vc[SSEMU_SW_VNIS];
+	struct tf *t = tiny();
+	unsigned a, b;
+
+	(void)state;
+	a = tf_add(t, SSEMU_PORT_ANY);
+	b = tf_add(t, SSEMU_PORT_ANY);
+	tf_send(t, a, b, "hello", 5, 0, 1, 0);
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, b, SSEMU_EV_RECV), 1);
+	assert_int_equal(ssemu_switch_vni_stats(t->fab, 0, vc, SSEMU_SW_VNIS),
+			 1);
+	assert_int_equal(vc[0].vni, SSEMU_VNI_DEFAULT);
+	assert_int_equal(vc[0].pkts, 2);	/* the data and its ack */
+	tf_close(t);
+}
+
+static void test_parse_vnis(void **state)
+{
+	static const char *bad[] = { "", ",", "x", "1,", ",1", "0", "65536",
+				     "1;2", "-1", "1,,2", "99999999999999999",
+				     "1,2,3" };
+	uint16_t v[2];
+	char err[128];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(ssemu_parse_vnis("5", v, 2, err, sizeof(err)), 1);
+	assert_int_equal(v[0], 5);
+	assert_int_equal(ssemu_parse_vnis("65535,7", v, 2, err, sizeof(err)),
+			 2);
+	assert_int_equal(v[0], 65535);
+	assert_int_equal(v[1], 7);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		assert_int_equal(ssemu_parse_vnis(bad[i], v, 2, err,
+						  sizeof(err)), -EINVAL);
+		assert_true(err[0] != 0);
+	}
+	assert_int_equal(ssemu_parse_vnis(NULL, v, 2, err, sizeof(err)),
+			 -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_default_service),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_entitlement),
+		cmocka_unit_test(test_isolation),
+		cmocka_unit_test(test_tclass_denied),
+		cmocka_unit_test(test_config_services),
+		cmocka_unit_test(test_config_file),
+		cmocka_unit_test(test_default_counts),
+		cmocka_unit_test(test_parse_vnis),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
