@@ -378,7 +378,9 @@ static int ep_claim_locked(struct ssemu_region *r, void *arg)
 	return 0;
 }
 
-int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
+/* Open an endpoint of @nic under service @id and VNI @vni. */
+static int ep_open(struct ssemu_nic *nic, uint32_t id, uint32_t vni,
+		   struct ssemu_ep **epp)
 {
 	struct ssemu_region *r = nic->fab->r;
 	const struct ssemu_config *c = &r->config;
@@ -411,7 +413,7 @@ int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
 	e = cl.pid;
 	epi = cl.epi;
 	sh = ssemu_r_ep(r, epi);
-	ret = ssemu_auth_ep_open_locked(r, sh, ep);
+	ret = ssemu_auth_ep_open_locked(r, sh, ep, id, vni);
 	if (ret)
 		goto err_unlock;
 	ssemu_ring_init(ssemu_r_ring(r, sh->tx_ring_off), c->msgs_per_ep,
@@ -439,6 +441,27 @@ err_unlock:
 	ssemu_region_unlock(r);
 	free(ep);
 	return ret;
+}
+
+int ssemu_ep_open(struct ssemu_nic *nic, struct ssemu_ep **epp)
+{
+	return ep_open(nic, SSEMU_SVC_ID_DEFAULT, SSEMU_VNI_DEFAULT, epp);
+}
+
+int ssemu_ep_open_auth(struct ssemu_nic *nic, uint32_t id, uint32_t vni,
+		       struct ssemu_ep **ep)
+{
+	char why[128];
+	int ret;
+
+	if (!nic || !ep)
+		return -EINVAL;
+	ret = ssemu_auth_check(nic->fab, id, vni, why, sizeof(why));
+	if (ret) {
+		ssemu_log(SSEMU_LOG_WARN, "endpoint refused: %s", why);
+		return ret;
+	}
+	return ep_open(nic, id, vni, ep);
 }
 
 

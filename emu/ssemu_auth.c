@@ -25,13 +25,6 @@
 #include "ssemu_priv.h"
 #include "ssemu_auth.h"
 
-/* Set by ssemu_ep_open_auth for the ssemu_ep_open it calls. */
-static __thread struct {
-	bool set;
-	uint32_t id;
-	uint16_t vni;
-} pending;
-
 static uint32_t all_classes(const struct ssemu_config *c)
 {
 	return c->ntclass >= 32 ? UINT32_MAX : (1u << c->ntclass) - 1;
@@ -199,10 +192,8 @@ int ssemu_auth_check(struct ssemu_fabric *f, uint32_t id, uint32_t vni,
 }
 
 int ssemu_auth_ep_open_locked(struct ssemu_region *r, struct ssemu_ep_sh *sh,
-			      struct ssemu_ep *ep)
+			      struct ssemu_ep *ep, uint32_t id, uint32_t vni)
 {
-	uint32_t id = pending.set ? pending.id : SSEMU_SVC_ID_DEFAULT;
-	uint32_t vni = pending.set ? pending.vni : SSEMU_VNI_DEFAULT;
 	const struct ssemu_service *s;
 	char why[128];
 	int ret;
@@ -222,27 +213,6 @@ int ssemu_auth_ep_open_locked(struct ssemu_region *r, struct ssemu_ep_sh *sh,
 	sh->vni = (uint16_t)vni;
 	ep->tc_mask = s->tc_mask;
 	return 0;
-}
-
-int ssemu_ep_open_auth(struct ssemu_nic *nic, uint32_t id, uint32_t vni,
-		       struct ssemu_ep **ep)
-{
-	char why[128];
-	int ret;
-
-	if (!nic || !ep)
-		return -EINVAL;
-	ret = ssemu_auth_check(nic->fab, id, vni, why, sizeof(why));
-	if (ret) {
-		ssemu_log(SSEMU_LOG_WARN, "endpoint refused: %s", why);
-		return ret;
-	}
-	pending.set = true;
-	pending.id = id;
-	pending.vni = (uint16_t)vni;
-	ret = ssemu_ep_open(nic, ep);
-	pending.set = false;
-	return ret;
 }
 
 void ssemu_ep_auth(struct ssemu_ep *ep, uint32_t *id, uint32_t *vni)

@@ -33,10 +33,10 @@ struct ssemu_auth_sh {
 /* A new fabric's table: the default service, then @c's. */
 void ssemu_auth_init(struct ssemu_region *r, const struct ssemu_config *c);
 
-/* An endpoint is being claimed (fabric lock held): give it its service
- * and VNI (the default ones unless ssemu_ep_open_auth asked), or refuse. */
+/* An endpoint is being claimed (fabric lock held): give it service @id
+ * and VNI @vni, or refuse. */
 int ssemu_auth_ep_open_locked(struct ssemu_region *r, struct ssemu_ep_sh *sh,
-			      struct ssemu_ep *ep);
+			      struct ssemu_ep *ep, uint32_t id, uint32_t vni);
 
 /* The VNI a message of endpoint slot @epi travels on. */
 uint16_t ssemu_auth_ep_vni(struct ssemu_region *r, uint32_t epi);
