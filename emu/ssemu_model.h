@@ -7,6 +7,7 @@
 #define SSEMU_MODEL_H
 
 #include "ssemu_region.h"
+#include "ssemu_policy.h"
 
 /* Event types of the model (engine event type field). */
 enum ssemu_model_ev {
@@ -23,12 +24,6 @@ enum ssemu_model_ev {
 	SSEMU_MEV_RESEND,		/* a: nic slot, b: pkt, c: nic gen */
 	SSEMU_MEV_MAX,
 };
-
-/* Index of a policy by name in its registry, or -1 (the policies:
- * ssemu_policy.h). */
-int ssemu_route_index(const char *name);
-int ssemu_arb_index(const char *name);
-int ssemu_cc_index(const char *name);
 
 /* ssemu_model.c */
 void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f);

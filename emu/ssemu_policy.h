@@ -186,9 +186,13 @@ static inline int ssemu_policy_find(const void *table, size_t n, size_t size,
 	return -1;
 }
 
-/* The registries (ssemu_route_index and co. find a name's index). */
+/* The registries, and the index of a policy by name in its registry, or
+ * -1 (the configuration names the policies, the region keeps indices). */
 extern const struct ssemu_route_ops ssemu_route_table[];
 extern const struct ssemu_arb_ops ssemu_arb_table[];
 extern const struct ssemu_cc_ops ssemu_cc_table[];
+int ssemu_route_index(const char *name);
+int ssemu_arb_index(const char *name);
+int ssemu_cc_index(const char *name);
 
 #endif
