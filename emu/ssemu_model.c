@@ -157,9 +157,28 @@ static void (*const ev_handler[SSEMU_MEV_MAX])(struct ssemu_region *r,
 	[SSEMU_MEV_RESEND] = ev_resend,
 };
 
+#ifdef SSEMU_DEBUG
+/* Events between two whole-model checks: the check reads every packet,
+ * event and VOQ, so it runs about once per as many events as those. */
+static uint32_t check_period(const struct ssemu_region *r)
+{
+	return 256 + (r->config.max_events + r->config.max_pkts) / 64;
+}
+#endif
+
 void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 {
+#ifdef SSEMU_DEBUG
+	static __thread uint32_t since_check;
+#endif
+
 	if (event_bad(r, f))
 		return;
 	ev_handler[f->type](r, f);
+#ifdef SSEMU_DEBUG
+	if (++since_check >= check_period(r)) {
+		since_check = 0;
+		ssemu_model_check(r);
+	}
+#endif
 }

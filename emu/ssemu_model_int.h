@@ -29,6 +29,7 @@
 #include "ssemu_priv.h"
 #include "ssemu_policy.h"
 #include "ssemu_msg_engine.h"
+#include "ssemu_invariant.h"
 
 /* Lossy classes: the source's end-to-end retry timer. */
 #define SSEMU_RTO (100 * SSEMU_PS_PER_US)
@@ -148,13 +149,16 @@ static inline void schedule(struct ssemu_region *r, ssemu_time_t t,
 		return;
 	ret = ssemu_engine_schedule(e, t, type, a, b, c, NULL);
 
+	/* (an event the model needs and cannot have would leave it
+	 * inconsistent: a packet lost in flight, a NIC never woken) */
 	if (ret == -EIO)
 		ssemu_fail(r, "the event engine's memory is corrupt (%s)",
 			   ssemu_engine_why(e->bad));
 	else if (ret)
-		ssemu_log(SSEMU_LOG_WARN, "engine event pool exhausted "
-			  "(max_events %u): the model is now inconsistent",
-			  r->config.max_events);
+		ssemu_fail(r, "the event engine's pool is exhausted "
+			   "(max_events %u): the model cannot go on; "
+			   "resources.max_events in the fabric configuration "
+			   "raises it", r->config.max_events);
 }
 
 /* The packet pool: a free list through the packets' next links. */

@@ -114,7 +114,7 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	if (m->rma_op)
 		return true;
 	/* the slot may be reused once the receiver is done too */
-	ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
+	msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
 	return true;
 }
 
@@ -140,7 +140,7 @@ void rma_rx_done(struct ssemu_region *r, struct ssemu_msg *m)
 {
 	if (m->rma_op &&
 	    !(m->mflags & (SSEMU_MSGF_RXOVF | SSEMU_MSGF_RESPQ)))
-		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
+		msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 }
 
 /* Hand a RECV (or RMA_REMOTE) event to endpoint @epi now, or queue it for
@@ -183,7 +183,7 @@ int recv_target(struct ssemu_region *r, uint32_t mi, uint32_t *epi)
 		if (!m->status)
 			r->msgs_unreachable++;
 		m->status = ret;
-		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
+		msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 	}
 	return ret;
 }
@@ -209,7 +209,7 @@ void complete_tx(struct ssemu_region *r, uint32_t mi)
 
 	/* the endpoint that sent it is gone (maybe reopened by someone else) */
 	if (!ep->open || ep->gen != m->ep_gen) {
-		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
+		msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
 		return;
 	}
 	if (ssemu_ep_rings_bad(r, epi))
@@ -281,6 +281,6 @@ void fail_queued(struct ssemu_region *r, uint32_t mi, int32_t status)
 	struct ssemu_msg *m = ssemu_r_msg(r, mi);
 
 	m->status = status;
-	ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
+	msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 	complete_tx(r, mi);
 }

@@ -8,6 +8,20 @@
 #define SSEMU_MSG_ENGINE_H
 
 #include "ssemu_region.h"
+#include "ssemu_invariant.h"
+
+/* Set @bits (TXDONE, RXDONE) in the state word @st of a message slot: the
+ * engine gives back its side of the slot.  Only a busy slot (allocated by
+ * its owner) may be given back. */
+static inline void msg_state_or(struct ssemu_region *r, uint32_t *st,
+				uint32_t bits)
+{
+	uint32_t old = ssemu_fetch_or(st, bits);
+
+	SSEMU_INVARIANT(r, old & SSEMU_MSG_BUSY, "message slot %u: state "
+			"%#x set on a slot in state %#x, not busy",
+			(uint32_t)(st - ssemu_r_mstate(r, 0)), bits, old);
+}
 
 /* The receiving endpoint of @m (its index in *@epi), or an error. */
 int recv_ep(struct ssemu_region *r, struct ssemu_msg *m, uint32_t *epi);

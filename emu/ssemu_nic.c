@@ -437,6 +437,10 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 		return;
 	}
 	pkt = ssemu_r_pkt(r, pi);
+	SSEMU_INVARIANT(r, n->credits[pkt->tclass] >= pkt_cells(pkt->bytes),
+			"NIC %u class %u: %u cells sent on %u credits", nic,
+			pkt->tclass, pkt_cells(pkt->bytes),
+			n->credits[pkt->tclass]);
 	n->credits[pkt->tclass] -= pkt_cells(pkt->bytes);
 	n->stats.tx_pkts++;
 	if (pkt->type == SSEMU_PKT_DATA || pkt->type == SSEMU_PKT_RESP)

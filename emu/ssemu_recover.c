@@ -8,6 +8,16 @@
 
 #include "ssemu_link.h"
 
+/* After a whole-model change: the whole check, in a debug build. */
+static inline void model_checked(struct ssemu_region *r)
+{
+#ifdef SSEMU_DEBUG
+	ssemu_model_check(r);
+#else
+	(void)r;
+#endif
+}
+
 /*
  * An endpoint closes (or its process died): its queued messages leave the
  * NIC (packets already sent are fenced off by the slot generation, and
@@ -30,7 +40,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	 */
 	while (!ssemu_ep_rings_bad(r, epi) && !ssemu_ring_peek(ring, &mi)) {
 		if (mi / r->config.msgs_per_ep == epi) {
-			ssemu_fetch_or(ssemu_r_mstate(r, mi),
+			msg_state_or(r, ssemu_r_mstate(r, mi),
 				       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 			r->msgs_discarded++;
 		}
@@ -50,7 +60,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 		if (n->inj_tail == mi)
 			n->inj_tail = prev;
 		m->gen++;
-		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+		msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 		r->msgs_discarded++;
 	}
 	/*
@@ -65,7 +75,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 		    m->arrived == m->npkts &&
 		    (ssemu_load_acquire(ssemu_msg_state(r, m)) &
 		     (SSEMU_MSG_BUSY | SSEMU_MSG_RXDONE)) == SSEMU_MSG_BUSY)
-			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
+			msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 	}
 	/* RMA_REMOTE events it will never read: the target side of those
 	 * operations is done (but for results still to send) */
@@ -84,14 +94,15 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 		m = ssemu_r_msg(r, mi);
 		if (m->rma_op &&
 		    (ssemu_load_acquire(ssemu_msg_state(r, m)) & SSEMU_MSG_BUSY))
-			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
+			msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
 	}
 	for (mi = ep->tx_head; mi != SSEMU_NONE; mi = ssemu_r_msg(r, mi)->tx_next)
-		ssemu_fetch_or(ssemu_r_mstate(r, mi), SSEMU_MSG_TXDONE);
+		msg_state_or(r, ssemu_r_mstate(r, mi), SSEMU_MSG_TXDONE);
 	ep->rx_head = ep->rx_tail = ep->tx_head = ep->tx_tail = SSEMU_NONE;
 	/* (read without the lock by waiters, see eps_ready) */
 	ssemu_store_release(&ep->open, 0);
 	ep->gen++;
+	model_checked(r);
 }
 
 /*
@@ -146,7 +157,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 	}
 	while ((pi = n->inj_head) != SSEMU_NONE) {
 		n->inj_head = ssemu_r_msg(r, pi)->next;
-		ssemu_fetch_or(ssemu_r_mstate(r, pi),
+		msg_state_or(r, ssemu_r_mstate(r, pi),
 			       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 	}
 	/*
@@ -190,6 +201,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 	for (k = 0; k < r->config.max_nics; k++)
 		ssemu_r_pair(r, nic, k)->window = 0;
 	memset(&n->stats, 0, sizeof(n->stats));
+	model_checked(r);
 }
 
 struct rec {
@@ -393,7 +405,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		} else if (pushed(r, m, SSEMU_MSGF_TXPUSH, ssemu_msg_ep(r, mi),
 			   m->tx_pos)) {
 			/* its completion is out: the runner died just after */
-			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
+			msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
 		} else if (m->mflags & SSEMU_MSGF_TXOVF) {
 			txovf[ntx++] = (struct rec){ m->seq, mi };
 		} else if (m->status || delivered(r, m, st)) {
@@ -420,7 +432,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		nic = ssemu_ep_nic(r, epi);
 		n = ssemu_r_nic(r, nic);
 		if (n->state != SSEMU_NIC_ATTACHED || !ssemu_r_ep(r, epi)->open) {
-			ssemu_fetch_or(ssemu_msg_state(r, m),
+			msg_state_or(r, ssemu_msg_state(r, m),
 				       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 			continue;
 		}
@@ -435,7 +447,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 		m = ssemu_r_msg(r, rxovf[k].mi);
 		m->mflags &= ~SSEMU_MSGF_RXOVF;
 		if (recv_ep(r, m, &epi))
-			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
+			msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 		else
 			recv_event(r, epi, rxovf[k].mi);
 	}
@@ -444,7 +456,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 	for (k = 0; k < ndone; k++) {
 		m = ssemu_r_msg(r, done[k].mi);
 		if (m->status && !m->rma_op)
-			ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
+			msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 		complete_tx(r, done[k].mi);
 	}
 	for (nic = 0; nic < c->max_nics; nic++)
@@ -460,5 +472,6 @@ int ssemu_model_recover(struct ssemu_region *r)
 	free(rxovf);
 	free(txovf);
 	free(done);
+	model_checked(r);
 	return 0;
 }

@@ -59,7 +59,7 @@ void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
 		return;
 	}
 	if (m->gen == pkt->msg_gen)
-		ssemu_fetch_or(ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
+		msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
 	pkt->type = SSEMU_PKT_ACK;
 	pkt->status = status;
 	pkt->count = 1;
@@ -304,6 +304,9 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	tc = pkt->tclass;
 	cells = pkt_cells(pkt->bytes);
 	dvcl = next_vcl(r, out, vcl);
+	SSEMU_INVARIANT(r, op->vq[dvcl].credits >= cells, "switch %u output "
+			"%u vclass %u: %u cells sent on %u credits", s->sw, out,
+			dvcl, cells, op->vq[dvcl].credits);
 	op->vq[dvcl].credits -= cells;
 	op->tx[tc].pkts++;
 	op->tx[tc].bytes += pkt->bytes;
