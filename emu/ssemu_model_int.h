@@ -6,6 +6,7 @@
  * another.  Included by the model's files only.
  *
  * The components, from the bottom up (each calls only those below it):
+ *	ssemu_invariant.c  the invariants' checks (ssemu_invariant.h)
  *	ssemu_link.h	link timing, the credit-return ring
  *	ssemu_voq.h	virtual output queues
  *	ssemu_arb.c	output arbiters
@@ -212,6 +213,37 @@ static inline const struct ssemu_arb_ops *model_arb(struct ssemu_region *r)
 static inline const struct ssemu_cc_ops *model_cc(struct ssemu_region *r)
 {
 	return &ssemu_cc_table[r->cc_idx];
+}
+
+/* NIC queues (ssemu_nic.c; a reset or recovery empties them) */
+/* Packet @pi joins NIC @nic's (@n) acknowledgement queue, whose packets
+ * go first: false if the queue is found bad. */
+static inline bool ackq_push(struct ssemu_region *r, struct ssemu_nic_sh *n,
+			     uint32_t nic, uint32_t pi)
+{
+	ssemu_r_pkt(r, pi)->next = SSEMU_NONE;
+	if (n->ack_head == SSEMU_NONE)
+		n->ack_head = pi;
+	else if (SSEMU_BAD(r, n->ack_tail >= r->config.max_pkts,
+			   "NIC %u: ack queue tail %u", nic, n->ack_tail))
+		return false;
+	else
+		ssemu_r_pkt(r, n->ack_tail)->next = pi;
+	n->ack_tail = pi;
+	return true;
+}
+
+/* Message @mi leaves @n's injection queue, between @prev (NONE: it was
+ * the head) and @next. */
+static inline void injq_unlink(struct ssemu_region *r, struct ssemu_nic_sh *n,
+			       uint32_t prev, uint32_t mi, uint32_t next)
+{
+	if (prev == SSEMU_NONE)
+		n->inj_head = next;
+	else
+		ssemu_r_msg(r, prev)->next = next;
+	if (n->inj_tail == mi)
+		n->inj_tail = prev;
 }
 
 /* ssemu_switch.c */

@@ -327,12 +327,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			/* Nobody attached there (any more): send no more of
 			 * it.  It completes with an error now, or with the
 			 * last acknowledgement of what already left. */
-			if (prev == SSEMU_NONE)
-				n->inj_head = next;
-			else
-				ssemu_r_msg(r, prev)->next = next;
-			if (n->inj_tail == mi)
-				n->inj_tail = prev;
+			injq_unlink(r, n, prev, mi, next);
 			m->npkts = m->sent;
 			r->msgs_unreachable++;
 			if (m->acked == m->sent)
@@ -387,14 +382,8 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 				 mi, m->gen);
 		}
 		cc_sent(r, nic, dnic);
-		if (++m->sent == m->npkts) {
-			if (prev == SSEMU_NONE)
-				n->inj_head = next;
-			else
-				ssemu_r_msg(r, prev)->next = next;
-			if (n->inj_tail == mi)
-				n->inj_tail = prev;
-		}
+		if (++m->sent == m->npkts)
+			injq_unlink(r, n, prev, mi, next);
 		return pi;
 blocked:
 		if (nblocked < SSEMU_INJ_LOOKAHEAD)
@@ -569,17 +558,8 @@ void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		pkt->src_port = n->port;
 		pkt->copy = (uint16_t)((n->port * 2654435761u + pkt->dst_port) >>
 				       7);
-		pkt->next = SSEMU_NONE;
-		if (n->ack_head == SSEMU_NONE)
-			n->ack_head = pi;
-		else if (SSEMU_BAD(r, n->ack_tail >= r->config.max_pkts,
-				   "NIC %u: ack queue tail %u", nic,
-				   n->ack_tail))
-			return;
-		else
-			ssemu_r_pkt(r, n->ack_tail)->next = pi;
-		n->ack_tail = pi;
-		ssemu_model_nic_kick(r, nic);
+		if (ackq_push(r, n, nic, pi))
+			ssemu_model_nic_kick(r, nic);
 		return;
 	}
 	if (pkt->type == SSEMU_PKT_RESP) {
@@ -672,16 +652,8 @@ void nic_ack_timer(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 	n->rx_unacked -= SSEMU_MIN(n->rx_unacked, pkt->count);
 	m->rx_acked = m->arrived;
 	m->rx_marked = 0;
-	pkt->next = SSEMU_NONE;
-	if (n->ack_head == SSEMU_NONE)
-		n->ack_head = pi;
-	else if (SSEMU_BAD(r, n->ack_tail >= r->config.max_pkts,
-			   "NIC %u: ack queue tail %u", nic, n->ack_tail))
-		return;
-	else
-		ssemu_r_pkt(r, n->ack_tail)->next = pi;
-	n->ack_tail = pi;
-	ssemu_model_nic_kick(r, nic);
+	if (ackq_push(r, n, nic, pi))
+		ssemu_model_nic_kick(r, nic);
 }
 
 void nic_resend_fire(struct ssemu_region *r, uint32_t nic, uint32_t pi,
@@ -715,16 +687,8 @@ void nic_resend_fire(struct ssemu_region *r, uint32_t nic, uint32_t pi,
 	pkt->phase = 0;
 	if (pkt->type == SSEMU_PKT_RESP)
 		pkt->marked = 0;
-	pkt->next = SSEMU_NONE;
-	if (n->ack_head == SSEMU_NONE)
-		n->ack_head = pi;
-	else if (SSEMU_BAD(r, n->ack_tail >= r->config.max_pkts, "NIC %u: "
-			   "ack queue tail %u", nic, n->ack_tail))
-		return;
-	else
-		ssemu_r_pkt(r, n->ack_tail)->next = pi;
-	n->ack_tail = pi;
-	ssemu_model_nic_kick(r, nic);
+	if (ackq_push(r, n, nic, pi))
+		ssemu_model_nic_kick(r, nic);
 }
 
 /*

@@ -53,14 +53,10 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 			prev = mi;
 			continue;
 		}
-		if (prev == SSEMU_NONE)
-			n->inj_head = next;
-		else
-			ssemu_r_msg(r, prev)->next = next;
-		if (n->inj_tail == mi)
-			n->inj_tail = prev;
+		injq_unlink(r, n, prev, mi, next);
 		m->gen++;
-		msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+		msg_state_or(r, ssemu_msg_state(r, m),
+			     SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 		r->msgs_discarded++;
 	}
 	/*

@@ -296,45 +296,25 @@ static void leak_one(struct ssemu_region *r)
 	r->pkts_used++;
 }
 
-static void test_break_conservation_leak(void **state)
+static void count_one_more(struct ssemu_region *r)
 {
-	struct tf *t = quiet();
-
-	(void)state;
-	leak_one(region(t));
-	assert_false(ssemu_model_check(region(t)));
-	assert_broken(t, "packets in use");
-	tf_close(t);
-}
-
-static void test_break_conservation_free_count(void **state)
-{
-	struct tf *t = quiet();
-
-	(void)state;
-	region(t)->pkts_used++;
-	assert_false(ssemu_model_check(region(t)));
-	assert_broken(t, "packets free");
-	tf_close(t);
+	r->pkts_used++;
 }
 
 /* A packet both free and queued at a NIC. */
-static void test_break_conservation_twice(void **state)
+static void free_and_queued(struct ssemu_region *r)
 {
-	struct tf *t = quiet();
-	struct ssemu_region *r = region(t);
-	struct ssemu_nic_sh *n = ssemu_r_nic(r, 0);
-
-	(void)state;
-	assert_true(n->ack_head == SSEMU_NONE);
-	n->ack_head = r->pkt_free;
-	assert_false(ssemu_model_check(r));
-	assert_broken(t, "and in a NIC's ack queue");
-	n->ack_head = SSEMU_NONE;
-	tf_close(t);
+	assert_true(ssemu_r_nic(r, 0)->ack_head == SSEMU_NONE);
+	ssemu_r_nic(r, 0)->ack_head = r->pkt_free;
 }
 
-static struct ssemu_swport *some_link_port(struct ssemu_region *r)
+static void free_and_queued_undo(struct ssemu_region *r)
+{
+	ssemu_r_nic(r, 0)->ack_head = SSEMU_NONE;
+}
+
+/* The first switch-to-switch output of the first switch model. */
+static struct ssemu_swport *link_port(struct ssemu_region *r, uint32_t *out)
 {
 	struct ssemu_switch_sh *s;
 	uint32_t p;
@@ -344,81 +324,83 @@ static struct ssemu_swport *some_link_port(struct ssemu_region *r)
 	for (p = 0; p < r->topo.radix; p++)
 		if (s->port[p].peer.kind == SSEMU_PORT_LOCAL ||
 		    s->port[p].peer.kind == SSEMU_PORT_GLOBAL)
-			return &s->port[p];
-	fail_msg("no switch-to-switch port");
-	return NULL;
+			break;
+	assert_true(p < r->topo.radix);
+	if (out)
+		*out = p;
+	return &s->port[p];
 }
 
-static void test_break_credit_above(void **state)
+static void credit_above(struct ssemu_region *r)
 {
-	struct tf *t = quiet();
-	struct ssemu_swport *op = some_link_port(region(t));
-
-	(void)state;
-	op->vq[1].credits++;
-	assert_false(ssemu_model_check(region(t)));
-	assert_broken(t, "credits");
-	tf_close(t);
+	link_port(r, NULL)->vq[1].credits++;
 }
 
-static void test_break_credit_negative(void **state)
+static void credit_negative(struct ssemu_region *r)
 {
-	struct tf *t = quiet();
-	struct ssemu_nic_sh *n = ssemu_r_nic(region(t), 1);
-
-	(void)state;
-	n->credits[0] = (uint32_t)-1;
-	assert_false(ssemu_model_check(region(t)));
-	assert_broken(t, "NIC/class 1/0");
-	tf_close(t);
+	ssemu_r_nic(r, 1)->credits[0] = (uint32_t)-1;
 }
 
-static void test_break_voq_mask(void **state)
+/* Queued counted, no list behind it. */
+static void counted_not_queued(struct ssemu_region *r)
 {
-	struct tf *t = quiet();
-	struct ssemu_swport *op = some_link_port(region(t));
+	struct ssemu_swport *op = link_port(r, NULL);
 
-	(void)state;
-	/* queued counted, no list behind it */
 	op->vq[0].queued = 1;
 	op->vclmask |= 1;
 	op->queued_tc[0] = 1;
 	op->nqueued = 1;
-	assert_false(ssemu_model_check(region(t)));
-	assert_broken(t, "packets in its VOQs, 1 counted");
-	tf_close(t);
 }
 
-static void test_break_voq_vclmask(void **state)
+static void vclmask_bit(struct ssemu_region *r)
 {
-	struct tf *t = quiet();
-	struct ssemu_swport *op = some_link_port(region(t));
-
-	(void)state;
-	op->vclmask |= 1ULL << 2;
-	assert_false(ssemu_model_check(region(t)));
-	assert_broken(t, "vclmask");
-	tf_close(t);
+	link_port(r, NULL)->vclmask |= 1ULL << 2;
 }
 
-static void test_break_voq_inmask_empty(void **state)
+static void inmask_bit_empty(struct ssemu_region *r)
 {
-	struct tf *t = quiet();
-	struct ssemu_region *r = region(t);
-	struct ssemu_switch_sh *s = ssemu_r_switch(r, 0);
-	struct ssemu_swport *op = some_link_port(r);
-	uint32_t out = (uint32_t)(op - s->port);
+	uint32_t out;
+	struct ssemu_swport *op = link_port(r, &out);
 
-	(void)state;
 	op->vq[0].inmask |= 1ULL << 3;
-	ssemu_r_voq(r, s, 3, out, 0)->head = SSEMU_NONE;
-	assert_false(ssemu_model_check(r));
-	assert_broken(t, "its VOQ empty");
-	tf_close(t);
+	ssemu_r_voq(r, ssemu_r_switch(r, 0), 3, out, 0)->head = SSEMU_NONE;
+}
+
+/* Each invariant broken in a sound fabric, and the check's verdict. */
+static void test_each_invariant_caught(void **state)
+{
+	static const struct {
+		void (*brk)(struct ssemu_region *r);
+		void (*undo)(struct ssemu_region *r);
+		const char *why;
+	} cases[] = {
+		{ leak_one, NULL, "packets in use" },
+		{ count_one_more, NULL, "packets free" },
+		{ free_and_queued, free_and_queued_undo,
+		  "in the free list and in a NIC's ack queue" },
+		{ credit_above, NULL, "credits" },
+		{ credit_negative, NULL, "NIC/class 1/0" },
+		{ counted_not_queued, NULL, "packets in its VOQs, 1 counted" },
+		{ vclmask_bit, NULL, "vclmask" },
+		{ inmask_bit_empty, NULL, "its VOQ empty" },
+	};
+	unsigned k;
+
+	(void)state;
+	for (k = 0; k < ARRAY_SIZE(cases); k++) {
+		struct tf *t = quiet();
+
+		cases[k].brk(region(t));
+		assert_false(ssemu_model_check(region(t)));
+		assert_broken(t, cases[k].why);
+		if (cases[k].undo)
+			cases[k].undo(region(t));
+		tf_close(t);
+	}
 }
 
 /* The engine gives back a message slot its owner does not hold. */
-static void test_break_msg_state(void **state)
+static void test_msg_state_caught(void **state)
 {
 	struct tf *t = quiet();
 	struct ssemu_region *r = region(t);
@@ -509,15 +491,8 @@ int main(void)
 		cmocka_unit_test(test_lossy_incast),
 		cmocka_unit_test(test_rma),
 		cmocka_unit_test(test_close_and_reset),
-		cmocka_unit_test(test_break_conservation_leak),
-		cmocka_unit_test(test_break_conservation_free_count),
-		cmocka_unit_test(test_break_conservation_twice),
-		cmocka_unit_test(test_break_credit_above),
-		cmocka_unit_test(test_break_credit_negative),
-		cmocka_unit_test(test_break_voq_mask),
-		cmocka_unit_test(test_break_voq_vclmask),
-		cmocka_unit_test(test_break_voq_inmask_empty),
-		cmocka_unit_test(test_break_msg_state),
+		cmocka_unit_test(test_each_invariant_caught),
+		cmocka_unit_test(test_msg_state_caught),
 		cmocka_unit_test(test_break_found_while_running),
 		cmocka_unit_test(test_event_pool_dry),
 	};

@@ -113,6 +113,25 @@ static uint32_t walk(const struct fx *f, const struct ssemu_route_ops *ro,
 	return 0;
 }
 
+/* @name's choice for a packet from @src to @dst (global-link copy @copy,
+ * @ordered or not) when the minimal first hop is congested and every
+ * other port idle, the switch's random stream seeded with @seed. */
+static struct ssemu_pkt choose_congested(struct fx *f, const char *name,
+					 uint64_t src, uint64_t dst,
+					 uint16_t copy, bool ordered,
+					 uint64_t seed, uint16_t *path)
+{
+	struct ssemu_pkt p;
+
+	fx_init(f, src);
+	ssemu_rng_seed(&f->rng, seed, 1);
+	f->v.ordered = ordered;
+	f->l.port[ssemu_topo_min_port(&f->t, f->v.sw, dst, copy)] = 1000;
+	p = pkt_to(dst, copy);
+	route(name)->choose(&f->v, &p, path);
+	return p;
+}
+
 /* "minimal" has no chooser; its select is the topology's minimal port. */
 static void test_minimal(void **state)
 {
@@ -160,19 +179,14 @@ static void test_idle_is_minimal(void **state)
  * select and then to its destination. */
 static void test_congested_goes_around(void **state)
 {
-	const struct ssemu_route_ops *ro = route("adaptive");
 	struct fx f;
-	struct ssemu_pkt p;
 	uint16_t path = 0;
-	uint32_t minport, sg, dg, hops, last;
-	uint64_t dst = 4 * 4 * 5 + 2;	/* group 5 */
+	uint32_t sg, dg, hops, last;
+	uint64_t dst = 4 * 4 * 5 + 2;	/* group 5, from group 0 */
+	struct ssemu_pkt p = choose_congested(&f, "adaptive", 1, dst, 0,
+					      false, 7, &path);
 
 	(void)state;
-	fx_init(&f, 1);				/* group 0 */
-	p = pkt_to(dst, 0);
-	minport = ssemu_topo_min_port(&f.t, f.v.sw, dst, 0);
-	f.l.port[minport] = 1000;
-	ro->choose(&f.v, &p, &path);
 	sg = ssemu_topo_group(&f.t, f.v.sw);
 	dg = ssemu_topo_group(&f.t, ssemu_topo_ep_switch(&f.t, dst));
 	assert_int_not_equal(p.via, 0);
@@ -184,7 +198,7 @@ static void test_congested_goes_around(void **state)
 	/* the minimal port and three candidates were weighed */
 	assert_int_equal(f.l.asked, 4);
 	assert_int_equal(f.l.nb_asked, 0);
-	last = walk(&f, ro, f.v.sw, &p, &hops);
+	last = walk(&f, route("adaptive"), f.v.sw, &p, &hops);
 	assert_int_equal(last, ssemu_topo_ep_switch(&f.t, dst));
 	assert_int_equal(p.phase, 1);
 	assert_true(hops > 2);
@@ -193,17 +207,12 @@ static void test_congested_goes_around(void **state)
 /* "ugal" weighs one candidate against the minimal path. */
 static void test_ugal_one_candidate(void **state)
 {
-	const struct ssemu_route_ops *ro = route("ugal");
 	struct fx f;
-	struct ssemu_pkt p;
 	uint16_t path = 0;
-	uint64_t dst = 4 * 4 * 3;
+	struct ssemu_pkt p = choose_congested(&f, "ugal", 0, 4 * 4 * 3, 0,
+					      false, 7, &path);
 
 	(void)state;
-	fx_init(&f, 0);
-	p = pkt_to(dst, 0);
-	f.l.port[ssemu_topo_min_port(&f.t, f.v.sw, dst, 0)] = 1000;
-	ro->choose(&f.v, &p, &path);
 	assert_int_equal(f.l.asked, 2);
 	assert_int_not_equal(p.via, 0);
 }
@@ -267,7 +276,6 @@ static void test_bias(void **state)
  * its packets stay in one FIFO; unordered may spread. */
 static void test_ordered_copy(void **state)
 {
-	const struct ssemu_route_ops *ro = route("adaptive");
 	uint64_t dst = 4 * 4 * 7 + 3;
 	unsigned k, moved = 0;
 
@@ -277,20 +285,12 @@ static void test_ordered_copy(void **state)
 		struct ssemu_pkt p;
 		uint16_t path = 0;
 
-		fx_init(&f, 3);
-		ssemu_rng_seed(&f.rng, 100 + k, 1);
-		f.l.port[ssemu_topo_min_port(&f.t, f.v.sw, dst, 11)] = 1000;
-		f.v.ordered = true;
-		p = pkt_to(dst, 11);
-		ro->choose(&f.v, &p, &path);
+		p = choose_congested(&f, "adaptive", 3, dst, 11, true, 100 + k,
+				     &path);
 		assert_int_not_equal(p.via, 0);
 		assert_int_equal(p.copy, 11);
-
-		fx_init(&f, 3);
-		ssemu_rng_seed(&f.rng, 100 + k, 1);
-		f.l.port[ssemu_topo_min_port(&f.t, f.v.sw, dst, 11)] = 1000;
-		p = pkt_to(dst, 11);
-		ro->choose(&f.v, &p, &path);
+		p = choose_congested(&f, "adaptive", 3, dst, 11, false,
+				     100 + k, &path);
 		assert_int_not_equal(p.via, 0);
 		moved += p.copy != 11;
 	}
@@ -301,26 +301,22 @@ static void test_ordered_copy(void **state)
  * switch of the group, local then local. */
 static void test_local_detour(void **state)
 {
-	const struct ssemu_route_ops *ro = route("adaptive");
 	struct fx f;
-	struct ssemu_pkt p;
 	uint16_t path = 0;
 	uint32_t isw, hops, last, sw0;
-	uint64_t dst = 4 * 3 + 1;	/* switch 3, group 0 */
+	/* from switch 0 to switch 3, group 0 */
+	struct ssemu_pkt p = choose_congested(&f, "adaptive", 0, 4 * 3 + 1, 0,
+					      false, 7, &path);
 
 	(void)state;
-	fx_init(&f, 0);			/* switch 0 */
 	sw0 = f.v.sw;
-	f.l.port[ssemu_topo_min_port(&f.t, sw0, dst, 0)] = 1000;
-	p = pkt_to(dst, 0);
-	ro->choose(&f.v, &p, &path);
 	assert_true(p.via & SSEMU_VIA_SWITCH);
 	isw = p.via & ~SSEMU_VIA_SWITCH;
 	assert_int_equal(ssemu_topo_group(&f.t, isw), 0);
 	assert_int_not_equal(isw, sw0);
 	assert_int_not_equal(isw, 3);
 	assert_int_equal(path, p.via);
-	last = walk(&f, ro, sw0, &p, &hops);
+	last = walk(&f, route("adaptive"), sw0, &p, &hops);
 	assert_int_equal(last, 3);
 	assert_int_equal(hops, 2);
 }
