@@ -233,6 +233,23 @@ static inline bool ackq_push(struct ssemu_region *r, struct ssemu_nic_sh *n,
 	return true;
 }
 
+/* Message @mi joins the end of NIC @nic's (@n) injection queue: false if
+ * the queue is found bad. */
+static inline bool injq_push(struct ssemu_region *r, struct ssemu_nic_sh *n,
+			     uint32_t nic, uint32_t mi)
+{
+	ssemu_r_msg(r, mi)->next = SSEMU_NONE;
+	if (n->inj_head == SSEMU_NONE)
+		n->inj_head = mi;
+	else if (SSEMU_BAD(r, n->inj_tail >= r->nmsgs, "NIC %u: injection "
+			   "queue tail %u", nic, n->inj_tail))
+		return false;
+	else
+		ssemu_r_msg(r, n->inj_tail)->next = mi;
+	n->inj_tail = mi;
+	return true;
+}
+
 /* Message @mi leaves @n's injection queue, between @prev (NONE: it was
  * the head) and @next. */
 static inline void injq_unlink(struct ssemu_region *r, struct ssemu_nic_sh *n,

@@ -16,18 +16,11 @@ void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	struct ssemu_msg *m = ssemu_r_msg(r, mi);
 
-	m->next = SSEMU_NONE;
 	m->post_time = now_of(r);
 	m->seq = ++r->msg_seq;
 	m->mflags = SSEMU_MSGF_QUEUED;
-	if (n->inj_head == SSEMU_NONE)
-		n->inj_head = mi;
-	else if (SSEMU_BAD(r, n->inj_tail >= r->nmsgs, "NIC %u: injection "
-			   "queue tail %u", nic, n->inj_tail))
+	if (!injq_push(r, n, nic, mi))
 		return;
-	else
-		ssemu_r_msg(r, n->inj_tail)->next = mi;
-	n->inj_tail = mi;
 	n->stats.tx_msgs++;
 	n->stats.tx_bytes += m->len;
 	ssemu_tel_post(r, nic, m->tclass);
@@ -724,12 +717,8 @@ void nic_rto_fire(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 		*win -= (uint16_t)SSEMU_MIN((uint32_t)*win, lost);
 		if (m->sent == m->npkts) {
 			/* it had left the injection queue: back at its end */
-			m->next = SSEMU_NONE;
-			if (n->inj_head == SSEMU_NONE)
-				n->inj_head = mi;
-			else
-				ssemu_r_msg(r, n->inj_tail)->next = mi;
-			n->inj_tail = mi;
+			if (!injq_push(r, n, nic, mi))
+				return;
 		}
 		m->sent = m->arrived;
 		m->epoch++;

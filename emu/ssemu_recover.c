@@ -41,7 +41,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	while (!ssemu_ep_rings_bad(r, epi) && !ssemu_ring_peek(ring, &mi)) {
 		if (mi / r->config.msgs_per_ep == epi) {
 			msg_state_or(r, ssemu_r_mstate(r, mi),
-				       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+				     SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 			r->msgs_discarded++;
 		}
 		ssemu_ring_advance(ring);
@@ -154,7 +154,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 	while ((pi = n->inj_head) != SSEMU_NONE) {
 		n->inj_head = ssemu_r_msg(r, pi)->next;
 		msg_state_or(r, ssemu_r_mstate(r, pi),
-			       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+			     SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 	}
 	/*
 	 * RMA results it had still to send: the operations were done, but
@@ -429,15 +429,10 @@ int ssemu_model_recover(struct ssemu_region *r)
 		n = ssemu_r_nic(r, nic);
 		if (n->state != SSEMU_NIC_ATTACHED || !ssemu_r_ep(r, epi)->open) {
 			msg_state_or(r, ssemu_msg_state(r, m),
-				       SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+				     SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 			continue;
 		}
-		m->next = SSEMU_NONE;
-		if (n->inj_head == SSEMU_NONE)
-			n->inj_head = mi;
-		else
-			ssemu_r_msg(r, n->inj_tail)->next = mi;
-		n->inj_tail = mi;
+		injq_push(r, n, nic, mi);
 	}
 	for (k = 0; k < nrx; k++) {
 		m = ssemu_r_msg(r, rxovf[k].mi);

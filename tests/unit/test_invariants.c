@@ -122,46 +122,43 @@ static void test_alltoall_adaptive(void **state)
 	tf_close(t);
 }
 
-static void test_incast_cc(void **state)
+/* Endpoints on ports 0..@nsrc-1 send @rounds messages of @len bytes in
+ * class @tc each to the one on port @dport; all arrive, the fabric sound. */
+static void incast(struct tf *t, unsigned nsrc, uint32_t dport,
+		   unsigned rounds, size_t len, uint32_t tc)
 {
-	struct tf *t = open_with("2switch", NULL, "endpoint-pair", NULL);
 	unsigned i, k, d;
 
-	(void)state;
-	for (i = 0; i < 9; i++)
+	for (i = 0; i < nsrc; i++)
 		tf_add(t, i);
-	d = tf_add(t, 16);
-	for (k = 0; k < 8; k++)
-		for (i = 0; i < 9; i++)
-			tf_send(t, i, d, payload, 16384, 0, 0, 0);
+	d = tf_add(t, dport);
+	for (k = 0; k < rounds; k++)
+		for (i = 0; i < nsrc; i++)
+			tf_send(t, i, d, payload, len, tc, 0, 0);
 	tf_run_idle(t, 100000);
-	assert_int_equal(tf_count(t, d, SSEMU_EV_RECV), 72);
+	assert_int_equal(tf_count(t, d, SSEMU_EV_RECV), nsrc * rounds);
 	assert_sound(t);
 	tf_close(t);
 }
 
+static void test_incast_cc(void **state)
+{
+	(void)state;
+	incast(open_with("2switch", NULL, "endpoint-pair", NULL), 9, 16, 8,
+	       16384, 0);
+}
+
+/* A lossy class through 4-packet buffers: drops, and retries. */
 static void test_lossy_incast(void **state)
 {
 	struct ssemu_config c;
-	struct tf *t;
-	unsigned i, k, d;
 
 	(void)state;
 	tf_config(&c, "switch");
 	c.tclass[1].lossy = true;
 	c.port_buf_pkts = 4;
 	snprintf(c.cc, sizeof(c.cc), "none");
-	t = tf_open(&c);
-	for (i = 0; i < 6; i++)
-		tf_add(t, i);
-	d = tf_add(t, 8);
-	for (k = 0; k < 6; k++)
-		for (i = 0; i < 6; i++)
-			tf_send(t, i, d, payload, 20000, 1, 0, 0);
-	tf_run_idle(t, 100000);
-	assert_int_equal(tf_count(t, d, SSEMU_EV_RECV), 36);
-	assert_sound(t);
-	tf_close(t);
+	incast(tf_open(&c), 6, 8, 6, 20000, 1);
 }
 
 /* Pump, and release the RMA_DONE events logged since *@from (their

@@ -113,22 +113,36 @@ static uint32_t walk(const struct fx *f, const struct ssemu_route_ops *ro,
 	return 0;
 }
 
-/* @name's choice for a packet from @src to @dst (global-link copy @copy,
- * @ordered or not) when the minimal first hop is congested and every
- * other port idle, the switch's random stream seeded with @seed. */
-static struct ssemu_pkt choose_congested(struct fx *f, const char *name,
-					 uint64_t src, uint64_t dst,
-					 uint16_t copy, bool ordered,
-					 uint64_t seed, uint16_t *path)
+/* A choice to make: policy @name's for a packet from @src to @dst
+ * (global-link copy @copy, @ordered or not, the class's @bias), the
+ * minimal first hop loaded with @min_load and its neighbour's queue
+ * @min_nb, every other port idle, the switch's random stream seeded with
+ * @seed. */
+struct pick {
+	const char *name;
+	uint64_t src, dst;
+	uint16_t copy;
+	bool ordered;
+	uint64_t seed;
+	uint32_t min_load, min_nb;
+	int bias;
+};
+
+static struct ssemu_pkt choose(struct fx *f, const struct pick *k,
+			       uint16_t *path)
 {
 	struct ssemu_pkt p;
+	uint32_t minport;
 
-	fx_init(f, src);
-	ssemu_rng_seed(&f->rng, seed, 1);
-	f->v.ordered = ordered;
-	f->l.port[ssemu_topo_min_port(&f->t, f->v.sw, dst, copy)] = 1000;
-	p = pkt_to(dst, copy);
-	route(name)->choose(&f->v, &p, path);
+	fx_init(f, k->src);
+	ssemu_rng_seed(&f->rng, k->seed, 1);
+	f->v.ordered = k->ordered;
+	f->v.bias = k->bias;
+	minport = ssemu_topo_min_port(&f->t, f->v.sw, k->dst, k->copy);
+	f->l.port[minport] = k->min_load;
+	f->l.nb[minport] = k->min_nb;
+	p = pkt_to(k->dst, k->copy);
+	route(k->name)->choose(&f->v, &p, path);
 	return p;
 }
 
@@ -183,8 +197,9 @@ static void test_congested_goes_around(void **state)
 	uint16_t path = 0;
 	uint32_t sg, dg, hops, last;
 	uint64_t dst = 4 * 4 * 5 + 2;	/* group 5, from group 0 */
-	struct ssemu_pkt p = choose_congested(&f, "adaptive", 1, dst, 0,
-					      false, 7, &path);
+	struct ssemu_pkt p = choose(&f, &(struct pick){
+		.name = "adaptive", .src = 1, .dst = dst, .seed = 7,
+		.min_load = 1000 }, &path);
 
 	(void)state;
 	sg = ssemu_topo_group(&f.t, f.v.sw);
@@ -209,8 +224,9 @@ static void test_ugal_one_candidate(void **state)
 {
 	struct fx f;
 	uint16_t path = 0;
-	struct ssemu_pkt p = choose_congested(&f, "ugal", 0, 4 * 4 * 3, 0,
-					      false, 7, &path);
+	struct ssemu_pkt p = choose(&f, &(struct pick){
+		.name = "ugal", .src = 0, .dst = 4 * 4 * 3, .seed = 7,
+		.min_load = 1000 }, &path);
 
 	(void)state;
 	assert_int_equal(f.l.asked, 2);
@@ -221,54 +237,38 @@ static void test_ugal_one_candidate(void **state)
  * not: only "adaptive-nb" sees it and goes around. */
 static void test_neighbours(void **state)
 {
+	struct pick k = { .name = "adaptive", .src = 2, .dst = 4 * 4 * 6 + 1,
+			  .seed = 7, .min_nb = 1000 };
 	struct fx f;
 	struct ssemu_pkt p;
 	uint16_t path = 0;
-	uint64_t dst = 4 * 4 * 6 + 1;
-	uint32_t minport;
 
 	(void)state;
-	fx_init(&f, 2);
-	minport = ssemu_topo_min_port(&f.t, f.v.sw, dst, 0);
-	f.l.nb[minport] = 1000;
-	p = pkt_to(dst, 0);
-	route("adaptive")->choose(&f.v, &p, &path);
+	p = choose(&f, &k, &path);
 	assert_int_equal(p.via, 0);
 	assert_int_equal(f.l.nb_asked, 0);
-
-	fx_init(&f, 2);
-	f.l.nb[minport] = 1000;
-	p = pkt_to(dst, 0);
-	route("adaptive-nb")->choose(&f.v, &p, &path);
+	k.name = "adaptive-nb";
+	p = choose(&f, &k, &path);
 	assert_int_not_equal(p.via, 0);
 	assert_int_equal(f.l.nb_asked, 4);
 }
 
 /* The routing bias favours minimal paths: a moderate queue on the
- * minimal port moves an unbiased class, not one biased toward minimal. */
+ * minimal port moves an unbiased class, not one biased toward minimal.
+ * Minimal (3 hops): (6 + 1) * 4 * 8 = 224; around: 1 * 6 * (8 + bias). */
 static void test_bias(void **state)
 {
-	const struct ssemu_route_ops *ro = route("adaptive");
+	struct pick k = { .name = "adaptive", .src = 0, .dst = 4 * 4 * 4,
+			  .seed = 7, .min_load = 6 };
 	struct fx f;
 	struct ssemu_pkt p;
 	uint16_t path = 0;
-	uint64_t dst = 4 * 4 * 4;
-	uint32_t minport;
 
 	(void)state;
-	fx_init(&f, 0);
-	minport = ssemu_topo_min_port(&f.t, f.v.sw, dst, 0);
-	/* minimal (hmin 3): (6+1) * 4 * 8 = 224; around: 1 * 6 * (8 + b) */
-	f.l.port[minport] = 6;
-	p = pkt_to(dst, 0);
-	ro->choose(&f.v, &p, &path);
+	p = choose(&f, &k, &path);
 	assert_int_not_equal(p.via, 0);
-
-	fx_init(&f, 0);
-	f.l.port[minport] = 6;
-	f.v.bias = 40;
-	p = pkt_to(dst, 0);
-	ro->choose(&f.v, &p, &path);
+	k.bias = 40;
+	p = choose(&f, &k, &path);
 	assert_int_equal(p.via, 0);
 }
 
@@ -285,12 +285,14 @@ static void test_ordered_copy(void **state)
 		struct ssemu_pkt p;
 		uint16_t path = 0;
 
-		p = choose_congested(&f, "adaptive", 3, dst, 11, true, 100 + k,
-				     &path);
+		p = choose(&f, &(struct pick){ .name = "adaptive", .src = 3,
+				.dst = dst, .copy = 11, .ordered = true,
+				.seed = 100 + k, .min_load = 1000 }, &path);
 		assert_int_not_equal(p.via, 0);
 		assert_int_equal(p.copy, 11);
-		p = choose_congested(&f, "adaptive", 3, dst, 11, false,
-				     100 + k, &path);
+		p = choose(&f, &(struct pick){ .name = "adaptive", .src = 3,
+				.dst = dst, .copy = 11, .seed = 100 + k,
+				.min_load = 1000 }, &path);
 		assert_int_not_equal(p.via, 0);
 		moved += p.copy != 11;
 	}
@@ -305,8 +307,9 @@ static void test_local_detour(void **state)
 	uint16_t path = 0;
 	uint32_t isw, hops, last, sw0;
 	/* from switch 0 to switch 3, group 0 */
-	struct ssemu_pkt p = choose_congested(&f, "adaptive", 0, 4 * 3 + 1, 0,
-					      false, 7, &path);
+	struct ssemu_pkt p = choose(&f, &(struct pick){
+		.name = "adaptive", .src = 0, .dst = 4 * 3 + 1, .seed = 7,
+		.min_load = 1000 }, &path);
 
 	(void)state;
 	sw0 = f.v.sw;
