@@ -112,16 +112,13 @@ static void choose_local(const struct ssemu_route_view *v,
 	*path = best_via;
 }
 
-/* Between groups: the minimal path or up to @ncand through random
- * intermediate groups. */
+/* Between groups @sg and @dg: the minimal path or up to @ncand through
+ * random intermediate groups. */
 static void choose_global(const struct ssemu_route_view *v,
 			  struct ssemu_pkt *pkt, uint16_t *path,
-			  uint32_t ncand, bool nb)
+			  uint32_t ncand, bool nb, uint32_t sg, uint32_t dg)
 {
 	const struct ssemu_topo *t = v->topo;
-	uint32_t sg = ssemu_topo_group(t, v->sw);
-	uint32_t dg = ssemu_topo_group(t, ssemu_topo_ep_switch(t,
-							       pkt->dst_port));
 	uint32_t g, k, port, hmin, nbq, best_via = 0;
 	uint16_t copy, best_copy = pkt->copy;
 	struct ssemu_peer pe;
@@ -184,7 +181,7 @@ static void choose_nonmin(const struct ssemu_route_view *v,
 	else if (t->g < 3)
 		*path = 0;
 	else
-		choose_global(v, pkt, path, ncand, nb);
+		choose_global(v, pkt, path, ncand, nb, sg, dg);
 }
 
 static void route_ugal(const struct ssemu_route_view *v, struct ssemu_pkt *pkt,
