@@ -42,7 +42,7 @@ static void assert_sound(struct tf *t)
 	struct ssemu_region *r = region(t);
 
 	if (ssemu_broken(r))
-		fail_msg("the fabric is broken: %s", r->broken_why);
+		fail_msg("the fabric is broken: %s", r->verdict.why);
 	assert_true(ssemu_model_check(r));
 }
 
@@ -52,8 +52,8 @@ static void assert_broken(struct tf *t, const char *what)
 	struct ssemu_region *r = region(t);
 
 	assert_true(ssemu_broken(r));
-	if (!strstr(r->broken_why, what))
-		fail_msg("broken for another reason: %s", r->broken_why);
+	if (!strstr(r->verdict.why, what))
+		fail_msg("broken for another reason: %s", r->verdict.why);
 }
 
 static struct tf *open_with(const char *preset, const char *routing,
