@@ -31,7 +31,7 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f);
 void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 			     uint32_t msg);
 void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic);
-/* ssemu_msg_engine.c */
+/* ssemu_msg.c */
 void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t ep);
 /* ssemu_recover.c */
 void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic);

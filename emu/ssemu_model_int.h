@@ -12,7 +12,7 @@
  *	ssemu_arb.c	output arbiters
  *	ssemu_route.c	routing
  *	ssemu_cc.c	congestion control
- *	ssemu_msg_engine.c  the engine's side of a message slot
+ *	ssemu_msg.c	the engine's side of a message slot
  *	ssemu_rma.c	the RMA target side
  *	ssemu_switch.c	switches
  *	ssemu_nic.c	NICs
@@ -29,7 +29,7 @@
 
 #include "ssemu_priv.h"
 #include "ssemu_policy.h"
-#include "ssemu_msg_engine.h"
+#include "ssemu_msg.h"
 #include "ssemu_invariant.h"
 
 /* Lossy classes: the source's end-to-end retry timer. */

@@ -24,7 +24,7 @@
 
 #include "ssemu_priv.h"
 #include "ssemu_invariant.h"
-#include "ssemu_msg_engine.h"
+#include "ssemu_msg.h"
 #include "tf.h"
 
 #ifndef SSEMU_DEBUG

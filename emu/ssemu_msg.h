@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The engine's side of a message slot (ssemu_msg_engine.c): delivering a
- * message to its endpoint and completing its send.  Called by the model
- * under the fabric lock.
+ * The engine's side of a message slot (ssemu_msg.c): delivering a message
+ * to its endpoint and completing its send.  Called by the model under the
+ * fabric lock.
  */
-#ifndef SSEMU_MSG_ENGINE_H
-#define SSEMU_MSG_ENGINE_H
+#ifndef SSEMU_MSG_H
+#define SSEMU_MSG_H
 
 #include "ssemu_region.h"
 #include "ssemu_invariant.h"
