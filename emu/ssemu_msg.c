@@ -51,19 +51,6 @@
 #include "ssemu_priv.h"
 #include "ssemu_msg.h"
 
-/* A message's end-to-end CRC: its source, header words, length and
- * payload, as the sender posted them. */
-static uint32_t msg_crc(ssemu_addr_t src, const uint64_t *hdr, uint64_t len,
-			const void *data)
-{
-	uint32_t crc = ssemu_crc(0, &src, sizeof(src));
-
-	crc = ssemu_crc(crc, hdr, SSEMU_HDR_WORDS * sizeof(uint64_t));
-	crc = ssemu_crc(crc, &len, sizeof(len));
-	return ssemu_crc(crc, data, (size_t)len);
-}
-
-
 static inline bool slot_free(uint32_t state)
 {
 	return state == 0 || state == SSEMU_MSG_DONE;
@@ -255,7 +242,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	ret = copy_iov(&p, s->iov, s->iov_count);
 	if (ret)
 		return ret;
-	m->crc = msg_crc(m->src, m->hdr, m->len, msg_data(r, m));
+	m->crc = ssemu_msg_crc(m->src, m->hdr, m->len, msg_data(r, m));
 	ret = msg_post(ep, m, mi);
 	/* (the segment may have been cut short while we copied) */
 	return ret ? ret : ssemu_fab_check(ep->nic->fab);
@@ -365,6 +352,8 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 		ret = copy_iov(&p, rma->cmp, rma->cmp_count);
 	if (ret)
 		return ret;
+	/* the target checks it before it touches memory */
+	m->crc = ssemu_msg_crc(m->src, m->hdr, m->len, msg_data(r, m));
 	return msg_post(ep, m, mi);
 }
 
@@ -441,23 +430,28 @@ static const uint8_t *event_payload(struct ssemu_ep *ep,
 }
 
 /*
- * A received message whose header or payload is not what its sender
- * posted (its CRC, computed at the post, says so): counted, logged, never
- * handed out.
+ * A payload that is not what it was when its CRC was taken: a received
+ * message's header or payload (the CRC taken at the post), or an RMA's
+ * results (taken by the target when it produced them).  Counted, logged,
+ * never handed out.
  */
 static bool recv_crc_bad(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			 const struct ssemu_msg *m, const void *data)
 {
 	struct ssemu_region *r = ep->r;
+	bool recv = ev->type == SSEMU_EV_RECV;
+	uint32_t crc = recv ? ssemu_msg_crc(ev->src, ev->hdr, ev->len, data) :
+			      ssemu_crc(0, data, (size_t)ev->len);
 
-	if (ev->type != SSEMU_EV_RECV ||
-	    msg_crc(ev->src, ev->hdr, ev->len, data) == m->crc)
+	if (crc == m->crc)
 		return false;
 	ssemu_fetch_add(&r->crc_errors, 1);
-	ssemu_log(SSEMU_LOG_WARN, "endpoint %u: a %llu-byte message from "
-		  "port %u failed its CRC: the payload changed after it was "
-		  "posted; dropped", ep->index, (unsigned long long)ev->len,
-		  SSEMU_ADDR_PORT(ev->src));
+	ssemu_log(SSEMU_LOG_WARN, "endpoint %u: %s %llu bytes from port %u "
+		  "failed their CRC: they changed in the segment after %s; "
+		  "not handed out", ep->index,
+		  recv ? "a message of" : "the results of an RMA operation,",
+		  (unsigned long long)ev->len, SSEMU_ADDR_PORT(ev->src),
+		  recv ? "the post" : "the target produced them");
 	return true;
 }
 

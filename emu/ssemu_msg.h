@@ -10,6 +10,21 @@
 #include "ssemu_region.h"
 #include "ssemu_invariant.h"
 
+/* A message's end-to-end CRC: its source, header words, length and
+ * payload, as the sender posted them (an RMA request's payload: its data
+ * or operands).  The receiver checks it before it hands a payload out,
+ * an RMA target before it touches memory. */
+static inline uint32_t ssemu_msg_crc(ssemu_addr_t src,
+				     const uint64_t *hdr, uint64_t len,
+				     const void *data)
+{
+	uint32_t crc = ssemu_crc(0, &src, sizeof(src));
+
+	crc = ssemu_crc(crc, hdr, SSEMU_HDR_WORDS * sizeof(uint64_t));
+	crc = ssemu_crc(crc, &len, sizeof(len));
+	return ssemu_crc(crc, data, (size_t)len);
+}
+
 /* Set @bits (TXDONE, RXDONE) in the state word @st of a message slot: the
  * engine gives back its side of the slot.  Only a busy slot (allocated by
  * its owner) may be given back. */

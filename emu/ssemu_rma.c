@@ -101,7 +101,7 @@ static bool rma_has_result(const struct ssemu_msg *m)
  * buffer, over its operands.  A refused operation touches nothing.
  * @return the operation's status.
  */
-static int rma_execute(struct ssemu_region *r, uint32_t nic,
+static int rma_operate(struct ssemu_region *r, uint32_t nic,
 		       struct ssemu_msg *m)
 {
 	const struct ssemu_config *c = &r->config;
@@ -179,6 +179,43 @@ static int rma_execute(struct ssemu_region *r, uint32_t nic,
 					      len) :
 			      cma(mr->pid, true, off, tmp, len);
 	free(tmp);
+	return ret;
+}
+
+/*
+ * Do RMA @m at NIC @nic's memory, if its request is what the initiator
+ * posted: its data or operands are checked against the CRC taken at the
+ * post first (a request changed in the segment since touches nothing and
+ * fails with -EIO, counted in crc_errors).  Results get a CRC of their
+ * own, which the initiator checks when it reads them (ssemu_msg.c).
+ */
+static int rma_execute(struct ssemu_region *r, uint32_t nic,
+		       struct ssemu_msg *m)
+{
+	uint64_t cap;
+	uint8_t *buf;
+	int ret;
+
+	/* never trust the shared slot: the buffer must hold it all */
+	if (m->buf != SSEMU_NONE && m->buf >= r->nbufs)
+		return -EPROTO;
+	cap = m->buf == SSEMU_NONE ? SSEMU_INLINE_MAX : r->config.buf_size;
+	if (m->len > cap || m->rma_len > cap)
+		return -EPROTO;
+	buf = m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
+	if (m->len && ssemu_msg_crc(m->src, m->hdr, m->len, buf) != m->crc) {
+		ssemu_r_nic(r, nic)->stats.crc_errors++;
+		ssemu_log(ssemu_fetch_add(&r->crc_errors, 1) ?
+				  SSEMU_LOG_DEBUG : SSEMU_LOG_WARN,
+			  "an RMA request from port %u to port %u failed its "
+			  "CRC: its data changed in the segment after the "
+			  "post; refused, memory untouched",
+			  SSEMU_ADDR_PORT(m->src), SSEMU_ADDR_PORT(m->dst));
+		return -EIO;
+	}
+	ret = rma_operate(r, nic, m);
+	if (!ret && rma_has_result(m))
+		m->crc = ssemu_crc(0, buf, (size_t)m->rma_len);
 	return ret;
 }
 
