@@ -178,6 +178,7 @@ static int bench_model(const char *preset, double load, double warm_us,
 	n = ssemu_config_nports(&cfg);
 	cfg.max_nics = (uint32_t)n;
 	cfg.eps_per_nic = 1;
+	cfg.max_eps = (uint32_t)n;	/* one endpoint per NIC */
 	cfg.msgs_per_ep = 64;
 	cfg.bufs_per_ep = size > SSEMU_INLINE_MAX ? 64 : 0;
 	cfg.max_switches = cfg.topo.groups * cfg.topo.switches_per_group;

@@ -523,6 +523,25 @@ static inline struct ssemu_heap_ent *top(struct ssemu_engine *e)
 	}
 }
 
+void ssemu_engine_foreach(struct ssemu_engine *e,
+			  bool (*fn)(void *arg, const struct ssemu_fired *ev),
+			  void *arg)
+{
+	struct ssemu_ev *p = pool(e);
+	struct ssemu_fired f;
+	uint32_t i;
+
+	for (i = 0; i < e->cap; i++) {
+		if (p[i].state != SSEMU_EV_LIVE)
+			continue;
+		f = (struct ssemu_fired){ .time = p[i].time, .type = p[i].type,
+					  .a = p[i].a, .b = p[i].b,
+					  .c = p[i].c };
+		if (!fn(arg, &f))
+			return;
+	}
+}
+
 ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e)
 {
 	struct ssemu_heap_ent *t = top(e);

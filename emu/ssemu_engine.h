@@ -177,6 +177,13 @@ bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 /** Time of the next live event, or UINT64_MAX. */
 ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e);
 
+/** Call @fn for every live event (scheduled, neither fired nor cancelled),
+ * in no particular order, until it returns false.  For consistency checks:
+ * it reads the whole pool. */
+void ssemu_engine_foreach(struct ssemu_engine *e,
+			  bool (*fn)(void *arg, const struct ssemu_fired *ev),
+			  void *arg);
+
 static inline uint32_t ssemu_engine_pending(const struct ssemu_engine *e)
 {
 	return __atomic_load_n(&e->nlive, __ATOMIC_RELAXED);

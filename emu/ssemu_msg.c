@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * A message slot as its endpoint's owner sees it: the posting side (take
- * a free slot, fill it, hand it to the engine: sends and RMA operations)
- * and the reading side (poll the event ring, read a received payload,
- * release the slot).  The engine's side of a slot (take it into the NIC,
- * deliver, complete, queue events that find a ring full) is the model's.
+ * The whole life of a message slot.  Its owner's side: posting (take a
+ * free slot, fill it, hand it to the engine: sends and RMA operations) and
+ * reading (poll the event ring, read a received payload, release the
+ * slot).  The engine's side, under the fabric lock: what the model does
+ * with a message once it is delivered or done -- its RECV (or RMA_REMOTE)
+ * event to the receiving endpoint, its SEND_DONE (or RMA_DONE) to the
+ * sender, the overflow lists that hold events while a ring is full, the
+ * futex wake-ups -- and the state bits (RXDONE, TXDONE) that give the
+ * slot back.  Taking a slot into the NIC is ssemu_nic.c's
+ * (ssemu_model_enqueue_msg).
  *
  * A slot's life, and the barrier pairs that order it (each a release, or
  * an acq_rel read-modify-write, of one field, paired with an acquire of
@@ -39,21 +44,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "ssemu_priv.h"
-
-/* A message's end-to-end CRC: its source, header words, length and
- * payload, as the sender posted them. */
-static uint32_t msg_crc(ssemu_addr_t src, const uint64_t *hdr, uint64_t len,
-			const void *data)
-{
-	uint32_t crc = ssemu_crc(0, &src, sizeof(src));
-
-	crc = ssemu_crc(crc, hdr, SSEMU_HDR_WORDS * sizeof(uint64_t));
-	crc = ssemu_crc(crc, &len, sizeof(len));
-	return ssemu_crc(crc, data, (size_t)len);
-}
-
+#include "ssemu_msg.h"
 
 static inline bool slot_free(uint32_t state)
 {
@@ -246,7 +242,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	ret = copy_iov(&p, s->iov, s->iov_count);
 	if (ret)
 		return ret;
-	m->crc = msg_crc(m->src, m->hdr, m->len, msg_data(r, m));
+	m->crc = ssemu_msg_crc(m->src, m->hdr, m->len, msg_data(r, m));
 	ret = msg_post(ep, m, mi);
 	/* (the segment may have been cut short while we copied) */
 	return ret ? ret : ssemu_fab_check(ep->nic->fab);
@@ -356,6 +352,8 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 		ret = copy_iov(&p, rma->cmp, rma->cmp_count);
 	if (ret)
 		return ret;
+	/* the target checks it before it touches memory */
+	m->crc = ssemu_msg_crc(m->src, m->hdr, m->len, msg_data(r, m));
 	return msg_post(ep, m, mi);
 }
 
@@ -432,23 +430,28 @@ static const uint8_t *event_payload(struct ssemu_ep *ep,
 }
 
 /*
- * A received message whose header or payload is not what its sender
- * posted (its CRC, computed at the post, says so): counted, logged, never
- * handed out.
+ * A payload that is not what it was when its CRC was taken: a received
+ * message's header or payload (the CRC taken at the post), or an RMA's
+ * results (taken by the target when it produced them).  Counted, logged,
+ * never handed out.
  */
 static bool recv_crc_bad(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			 const struct ssemu_msg *m, const void *data)
 {
 	struct ssemu_region *r = ep->r;
+	bool recv = ev->type == SSEMU_EV_RECV;
+	uint32_t crc = recv ? ssemu_msg_crc(ev->src, ev->hdr, ev->len, data) :
+			      ssemu_crc(0, data, (size_t)ev->len);
 
-	if (ev->type != SSEMU_EV_RECV ||
-	    msg_crc(ev->src, ev->hdr, ev->len, data) == m->crc)
+	if (crc == m->crc)
 		return false;
 	ssemu_fetch_add(&r->crc_errors, 1);
-	ssemu_log(SSEMU_LOG_WARN, "endpoint %u: a %llu-byte message from "
-		  "port %u failed its CRC: the payload changed after it was "
-		  "posted; dropped", ep->index, (unsigned long long)ev->len,
-		  SSEMU_ADDR_PORT(ev->src));
+	ssemu_log(SSEMU_LOG_WARN, "endpoint %u: %s %llu bytes from port %u "
+		  "failed their CRC: they changed in the segment after %s; "
+		  "not handed out", ep->index,
+		  recv ? "a message of" : "the results of an RMA operation,",
+		  (unsigned long long)ev->len, SSEMU_ADDR_PORT(ev->src),
+		  recv ? "the post" : "the target produced them");
 	return true;
 }
 
@@ -505,4 +508,275 @@ void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
 				  SSEMU_MSG_RXDONE) & SSEMU_MSG_RXDONE))
 		ssemu_fetch_add(&ssemu_r_ep(ep->r, ep->index)->unreleased,
 				(uint32_t)-1);
+}
+
+/* ------------------------------------------------------------------ */
+/* The engine's side                                                   */
+/* ------------------------------------------------------------------ */
+
+static void futex_bump(uint32_t *word, uint32_t *waiters)
+{
+	/* pairs with the acquire of the word in ssemu_ep_wait/nic_wait */
+	ssemu_fetch_add(word, 1);
+	if (ssemu_load_acquire(waiters))
+		syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void ep_wake(struct ssemu_region *r, struct ssemu_ep_sh *ep)
+{
+	struct ssemu_nic_sh *n;
+	uint32_t epi = (uint32_t)(ep - ssemu_r_ep(r, 0));
+
+	futex_bump(&ep->ev_futex, &ep->waiters);
+	n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
+	futex_bump(&n->ev_futex, &n->waiters);
+}
+
+static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
+		      uint32_t mi)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	struct ssemu_event ev = {
+		.type = SSEMU_EV_RECV,
+		.src = m->src,
+		.tclass = m->tclass,
+		.len = m->len,
+		.cookie = 0,
+		.time = ssemu_r_engine(r)->now,
+		.posted = m->post_time,
+		.slot = mi,
+		.gen = m->gen,
+	};
+	if (m->rma_op) {
+		/* an RMA done to this endpoint's memory: no slot to hold */
+		ev.type = SSEMU_EV_RMA_REMOTE;
+		ev.len = m->rma_len;
+		ev.op = m->rma_op;
+		ev.addr = m->raddr;
+		ev.slot = SSEMU_NONE;
+		ev.gen = 0;
+	}
+
+	struct ssemu_ring *ring = ssemu_r_ring(r, ep->ev_ring_off);
+
+	memcpy(ev.hdr, m->hdr, sizeof(ev.hdr));
+	/* Where it lands, so crash recovery can tell whether it did.  Not a
+	 * word is written to the slot after the push: from then on the
+	 * receiver may release it and its owner reuse it. */
+	m->rx_pos = ssemu_load_relaxed(&ring->tail);
+	m->mflags |= SSEMU_MSGF_RXPUSH;
+	ev.crc = ssemu_event_crc(&ev);
+	if (ssemu_ring_push(ring, &ev)) {
+		m->mflags &= ~SSEMU_MSGF_RXPUSH;
+		return false;
+	}
+	return true;
+}
+
+static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
+			   uint32_t mi)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	struct ssemu_event ev = {
+		.type = SSEMU_EV_SEND_DONE,
+		.status = m->status,
+		.src = m->src,
+		.tclass = m->tclass,
+		.len = m->len,
+		.cookie = m->cookie,
+		.time = ssemu_r_engine(r)->now,
+		.posted = m->post_time,
+		.slot = mi,
+		.gen = m->gen,
+	};
+
+	struct ssemu_ring *ring = ssemu_r_ring(r, ep->ev_ring_off);
+
+	if (m->rma_op) {
+		ev.type = SSEMU_EV_RMA_DONE;
+		ev.len = m->rma_len;
+		ev.op = m->rma_op;
+		ev.addr = m->raddr;
+	}
+	m->tx_pos = ssemu_load_relaxed(&ring->tail);
+	m->mflags |= SSEMU_MSGF_TXPUSH;
+	ev.crc = ssemu_event_crc(&ev);
+	if (ssemu_ring_push(ring, &ev)) {
+		m->mflags &= ~SSEMU_MSGF_TXPUSH;
+		return false;
+	}
+	/* an RMA's slot stays the initiator's until it releases the event
+	 * (its results live there) */
+	if (m->rma_op)
+		return true;
+	/* the slot may be reused once the receiver is done too */
+	msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
+	return true;
+}
+
+/* The receiving endpoint of @m (its index in @epi), or an error. */
+int recv_ep(struct ssemu_region *r, struct ssemu_msg *m, uint32_t *epi)
+{
+	uint32_t nic = ssemu_port_nic(r, SSEMU_ADDR_PORT(m->dst));
+
+	if (nic == SSEMU_NONE ||
+	    SSEMU_ADDR_PID(m->dst) >= r->config.eps_per_nic)
+		return -EHOSTUNREACH;
+	*epi = ssemu_r_nic_eps(r, nic)[SSEMU_ADDR_PID(m->dst)];
+	return *epi < r->neps && ssemu_r_ep(r, *epi)->open ? 0 :
+							       -ECONNREFUSED;
+}
+
+/*
+ * The target side of an RMA is done with its slot once its RMA_REMOTE
+ * event (if any) is out and its response packets are all injected: the
+ * last of the two sets RXDONE, the slot's last write at the target.
+ */
+void rma_rx_done(struct ssemu_region *r, struct ssemu_msg *m)
+{
+	if (m->rma_op &&
+	    !(m->mflags & (SSEMU_MSGF_RXOVF | SSEMU_MSGF_RESPQ)))
+		msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
+}
+
+/* Hand a RECV (or RMA_REMOTE) event to endpoint @epi now, or queue it for
+ * ring space. */
+void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
+{
+	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+
+	if (ssemu_ep_rings_bad(r, epi))
+		return;
+	m->rx_next = SSEMU_NONE;
+	if (ep->rx_head == SSEMU_NONE && push_recv(r, ep, mi)) {
+		ep_wake(r, ep);
+		rma_rx_done(r, m);
+		return;
+	}
+	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), epi);
+	m->mflags |= SSEMU_MSGF_RXOVF;
+	if (ep->rx_head == SSEMU_NONE)
+		ep->rx_head = mi;
+	else if (SSEMU_BAD(r, ep->rx_tail >= r->nmsgs, "endpoint %u: "
+			   "receive overflow tail %u", epi, ep->rx_tail))
+		return;
+	else
+		ssemu_r_msg(r, ep->rx_tail)->rx_next = mi;
+	ep->rx_tail = mi;
+}
+
+int recv_target(struct ssemu_region *r, uint32_t mi, uint32_t *epi)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	int ret;
+
+	ret = m->status ? m->status : recv_ep(r, m, epi);
+	if (ret) {
+		/* (a packet that failed its CRC failed the message: it is
+		 * never delivered, its sender gets the error; otherwise
+		 * nobody is at the destination any more) */
+		if (!m->status)
+			r->msgs_unreachable++;
+		m->status = ret;
+		msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
+	}
+	return ret;
+}
+
+void deliver_recv(struct ssemu_region *r, uint32_t mi, uint32_t epi)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	struct ssemu_nic_sh *n;
+
+	n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
+	n->stats.rx_msgs++;
+	n->stats.rx_bytes += m->len;
+	ssemu_tel_deliver(r, mi);
+	ssemu_fetch_add(&ssemu_r_ep(r, epi)->unreleased, 1);
+	recv_event(r, epi, mi);
+}
+
+void complete_tx(struct ssemu_region *r, uint32_t mi)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	uint32_t epi = ssemu_msg_ep(r, mi);
+	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
+
+	/* the endpoint that sent it is gone (maybe reopened by someone else) */
+	if (!ep->open || ep->gen != m->ep_gen) {
+		msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
+		return;
+	}
+	if (ssemu_ep_rings_bad(r, epi))
+		return;
+	m->tx_next = SSEMU_NONE;
+	if (ep->tx_head == SSEMU_NONE && push_send_done(r, ep, mi)) {
+		ep_wake(r, ep);
+		return;
+	}
+	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), epi);
+	m->mflags |= SSEMU_MSGF_TXOVF;
+	if (ep->tx_head == SSEMU_NONE)
+		ep->tx_head = mi;
+	else if (SSEMU_BAD(r, ep->tx_tail >= r->nmsgs, "endpoint %u: send "
+			   "overflow tail %u", epi, ep->tx_tail))
+		return;
+	else
+		ssemu_r_msg(r, ep->tx_tail)->tx_next = mi;
+	ep->tx_tail = mi;
+}
+
+void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
+{
+	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
+	bool pushed = false;
+	struct ssemu_msg *m;
+	uint32_t mi, next;
+
+	/* Read the links before pushing: once its event is out, a slot may
+	 * be released and reused by its owner at any moment. */
+	if (ssemu_ep_rings_bad(r, epi))
+		return;
+	while ((mi = ep->rx_head) != SSEMU_NONE) {
+		if (SSEMU_BAD(r, mi >= r->nmsgs, "a receive overflow list: "
+			      "message slot %u of %u", mi, r->nmsgs))
+			return;
+		m = ssemu_r_msg(r, mi);
+		next = m->rx_next;
+		m->mflags &= ~SSEMU_MSGF_RXOVF;
+		if (!push_recv(r, ep, mi)) {
+			m->mflags |= SSEMU_MSGF_RXOVF;
+			break;
+		}
+		ep->rx_head = next;
+		pushed = true;
+		rma_rx_done(r, m);
+	}
+	while ((mi = ep->tx_head) != SSEMU_NONE) {
+		if (SSEMU_BAD(r, mi >= r->nmsgs, "a send overflow list: "
+			      "message slot %u of %u", mi, r->nmsgs))
+			return;
+		m = ssemu_r_msg(r, mi);
+		next = m->tx_next;
+		m->mflags &= ~SSEMU_MSGF_TXOVF;
+		if (!push_send_done(r, ep, mi)) {
+			m->mflags |= SSEMU_MSGF_TXOVF;
+			break;
+		}
+		ep->tx_head = next;
+		pushed = true;
+	}
+	if (pushed)
+		ep_wake(r, ep);
+}
+
+/* Fail a queued message that cannot be sent at all. */
+void fail_queued(struct ssemu_region *r, uint32_t mi, int32_t status)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+
+	m->status = status;
+	msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
+	complete_tx(r, mi);
 }

@@ -5,7 +5,10 @@
 # sanitizer and run the given tests there.
 #
 #   asan  -fsanitize=address,undefined: any report (an address error, a
-#         leak, undefined behaviour) ends the test with a failure.
+#         leak, undefined behaviour) ends the test with a failure.  The
+#         model is built with -DSSEMU_DEBUG too: it checks its invariants
+#         as it runs (emu/ssemu_invariant.h), and a broken one fails the
+#         fabric and so the test.
 #   tsan  -fsanitize=thread: any data race ends the test with exit code 66.
 #
 # The build lives in BUILDDIR/_asan (or _tsan): src/ is a copy of the
@@ -32,7 +35,7 @@ mode=${1:-}
 shift || true
 case $mode in
 asan)
-	san="-fsanitize=address,undefined -fno-sanitize-recover=all"
+	san="-fsanitize=address,undefined -fno-sanitize-recover=all -DSSEMU_DEBUG"
 	;;
 tsan)
 	san="-fsanitize=thread"

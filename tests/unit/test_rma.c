@@ -521,6 +521,105 @@ static void test_rma_refused(void **state)
 }
 
 /* Bad arguments are refused at post time. */
+/* The payload of the busy RMA slot whose cookie is @cookie: where its
+ * data or operands, then its results, are. */
+static uint8_t *rma_slot_data(struct tf *t, uint64_t cookie)
+{
+	struct ssemu_region *r = t->fab->r;
+	struct ssemu_msg *m;
+	uint32_t i;
+
+	for (i = 0; i < r->nmsgs; i++) {
+		m = ssemu_r_msg(r, i);
+		if (m->rma_op && m->cookie == cookie &&
+		    (*ssemu_r_mstate(r, i) & SSEMU_MSG_BUSY))
+			return m->buf == SSEMU_NONE ? m->data :
+						      ssemu_r_buf(r, m->buf);
+	}
+	fail_msg("no RMA slot with cookie %llu", (unsigned long long)cookie);
+	return NULL;
+}
+
+static uint64_t crc_errors(struct tf *t)
+{
+	struct ssemu_fabric_stats st;
+
+	assert_int_equal(ssemu_fabric_stats(t->fab, &st), 0);
+	return st.crc_errors;
+}
+
+/*
+ * RMA payloads carry end-to-end CRCs too: a write whose data changes in
+ * the segment between the post and the target is refused with -EIO and
+ * leaves the target's memory as it was; results that change between the
+ * target and the initiator's read are never handed out.  Both counted.
+ */
+static void test_rma_crc(void **state)
+{
+	unsigned a, b, i;
+	struct tf *t = open2("switch", &a, &b);
+	uint8_t mem[256], src[64], want[64];
+	struct iovec iov = { src, sizeof(src) };
+	struct ssemu_rma r;
+	uint64_t errs;
+	size_t d;
+
+	(void)state;
+	memset(mem, 0x5a, sizeof(mem));
+	for (i = 0; i < sizeof(src); i++)
+		src[i] = pat(9, i);
+	reg(t, b, 77, mem, sizeof(mem), (uintptr_t)mem,
+	    SSEMU_MR_READ | SSEMU_MR_WRITE);
+
+	/* a write changed after its post */
+	errs = crc_errors(t);
+	r = mk(t, b, SSEMU_RMA_WRITE, 77, (uintptr_t)mem, sizeof(src), &iov,
+	       1);
+	post(t, a, &r, 0);
+	rma_slot_data(t, 1)[3] ^= 0x10;
+	run_idle(t, 0);
+	d = done_of(1);
+	assert_int_equal(rl->done[d].status, -EIO);
+	for (i = 0; i < sizeof(mem); i++)
+		assert_int_equal(mem[i], 0x5a);
+	assert_int_equal(crc_errors(t), errs + 1);
+	/* the same write, left alone, lands */
+	r.cookie = 2;
+	d = do_rma(t, a, &r);
+	assert_int_equal(rl->done[d].status, 0);
+	assert_memory_equal(mem, src, sizeof(src));
+
+	/* a read whose results change before the initiator reads them: the
+	 * initiator is not polled until they are in its slot */
+	for (i = 0; i < sizeof(want); i++)
+		want[i] = mem[i];
+	errs = crc_errors(t);
+	r = mk(t, b, SSEMU_RMA_READ, 77, (uintptr_t)mem, sizeof(want), NULL,
+	       3);
+	post(t, a, &r, 1ull << a);
+	for (i = 0; i < 100000 && !ssemu_fabric_idle(t->fab); i++) {
+		assert_true(ssemu_fabric_progress(t->fab, 4096) >= 0);
+		pump(t, 1ull << a);
+	}
+	assert_true(ssemu_fabric_idle(t->fab));
+	assert_int_equal(rl->ndone, 2);	/* not read yet */
+	assert_memory_equal(rma_slot_data(t, 3), want, sizeof(want));
+	rma_slot_data(t, 3)[60] ^= 0x01;
+	pump(t, 0);
+	d = done_of(3);
+	assert_int_equal(rl->done[d].status, 0);
+	/* never handed out: no pointer, and the copy (pump) returned 0 */
+	assert_null(rl->data_ptr[d]);
+	assert_int_equal(crc_errors(t), errs + 2);	/* data, then copy */
+
+	/* and a read left alone */
+	r.cookie = 4;
+	d = do_rma(t, a, &r);
+	assert_non_null(rl->data_ptr[d]);
+	assert_memory_equal(rl->data[d], want, sizeof(want));
+	tf_close(t);
+}
+
 static void test_rma_bad_args(void **state)
 {
 	unsigned a, b;
@@ -1601,6 +1700,7 @@ int main(void)
 		cmocka_unit_test(test_rma_fetch_compare),
 		cmocka_unit_test(test_rma_refused),
 		cmocka_unit_test(test_rma_bad_args),
+		cmocka_unit_test(test_rma_crc),
 		cmocka_unit_test(test_rma_remote_events),
 		cmocka_unit_test(test_rma_ordered),
 		cmocka_unit_test(test_rma_ordered_adaptive),

@@ -421,10 +421,26 @@ static void run_clean(void)
 	char cmd[512], path[80];
 
 	if (clean_tool) {
-		snprintf(cmd, sizeof(cmd), "%s clean --fabric %s >/dev/null "
-			 "2>&1", clean_tool, shm_name);
-		if (system(cmd) != 0)
-			fail_msg("%s failed", cmd);
+		char out[64], line[256];
+		FILE *fp;
+		int st;
+
+		snprintf(out, sizeof(out), "/tmp/segfuzz-clean.%d",
+			 (int)getpid());
+		snprintf(cmd, sizeof(cmd), "%s clean --fabric %s >%s 2>&1",
+			 clean_tool, shm_name, out);
+		st = system(cmd);
+		if (st != 0) {
+			/* what the tool said, with how it ended */
+			fp = fopen(out, "r");
+			while (fp && fgets(line, sizeof(line), fp))
+				print_message("clean: %s", line);
+			if (fp)
+				fclose(fp);
+			unlink(out);
+			fail_msg("%s: status %#x", cmd, st);
+		}
+		unlink(out);
 		return;
 	}
 	if (!ssemu_fabric_open(&o, &f, NULL, 0)) {

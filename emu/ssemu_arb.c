@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Output arbitration: which (input, vclass) a switch output sends next,
+ * among the VOQs with a packet queued and a credit downstream.  Each
+ * arbiter sees one output (struct ssemu_arb_view) and keeps its own state
+ * there (round-robin pointers, token buckets).  "shares" (the default):
+ * per-class guarantees and caps, then priority, then turns; "priority-rr":
+ * strict priority between classes.  Inside a class both take turns among
+ * inputs, and among the VCs of an input.
+ */
+#include "ssemu_voq.h"
+
+/*
+ * pick_in_class when only vclass @vcl of the class may go (@cr credits
+ * ahead of it), the usual case: the first input after rr, cyclically (rr
+ * last), whose packet fits in the buffer downstream.
+ */
+static inline bool pick_one_vcl(const struct ssemu_arb_view *v, uint32_t vcl,
+				uint32_t cr, uint32_t *in_out, uint32_t *pi_out)
+{
+	struct ssemu_swport *op = v->op;
+	uint64_t any = op->vq[vcl].inmask, later, m;
+	uint32_t pass, in, head;
+
+	later = op->rr + 1 < 64 ? any & (~0ULL << (op->rr + 1)) : 0;
+	for (pass = 0; pass < 2; pass++) {
+		for (m = pass ? any & ~later : later; m; m &= m - 1) {
+			in = (uint32_t)__builtin_ctzll(m);
+			head = v->voq[vcl * v->radix + in].head;
+			if (pkt_cells(v->pkt[head].bytes) > cr)
+				continue;
+			op->rr = in;
+			op->vc_rr++;
+			*in_out = in;
+			*pi_out = head;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * "priority-rr": strict priority between classes; inside a class,
+ * pick_in_class (round robin among inputs).  No guarantees nor caps
+ * ("shares" has those).
+ */
+static inline bool pick_in_class(const struct ssemu_arb_view *v, uint32_t tc,
+				 uint32_t vcs, uint32_t *in_out,
+				 uint32_t *vcl_out, uint32_t *pi_out);
+
+static bool arb_priority_rr(const struct ssemu_arb_view *v, uint32_t *in_out,
+			    uint32_t *vcl_out, ssemu_time_t *retry)
+{
+	const struct ssemu_config *c = v->c;
+	uint32_t T = c->ntclass, order[SSEMU_MAX_TCLASS], i, j, pi;
+	uint64_t rv = ready_vcls(v->op, v->edge, T);
+
+	/* classes by descending priority (stable: lower index first) */
+	for (i = 0; i < T; i++) {
+		for (j = i; j > 0 && c->tclass[order[j - 1]].priority <
+					     c->tclass[i].priority; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	for (i = 0; i < T; i++)
+		if (pick_in_class(v, order[i], class_vcs(rv, order[i]), in_out,
+				  vcl_out, &pi))
+			return true;
+	return false;
+}
+
+/*
+ * Round robin over inputs, and over the VCs (with a credit) of an input.
+ * Taking turns matters under saturation: a strict preference for higher
+ * VCs (packets further along) starves every source whose packets are on
+ * VC 0 -- the target's own group, under an incast -- for as long as remote
+ * traffic keeps arriving.  @vcs: the class's VCs with a packet queued and
+ * a credit ahead (class_vcs).
+ */
+static inline bool pick_in_class(const struct ssemu_arb_view *v, uint32_t tc,
+				 uint32_t vcs, uint32_t *in_out,
+				 uint32_t *vcl_out, uint32_t *pi_out)
+{
+	struct ssemu_swport *op = v->op;
+	bool edge = v->edge;
+	uint32_t vcls[SSEMU_NVC], cr[SSEMU_NVC], nv = 0, vc, vcl, j, k, in;
+	uint32_t pass, head;
+	uint64_t any = 0, later, m;
+
+	/* highest VC first (next_vcl_at: VC 0 at a NIC, else the next) */
+	while (vcs) {
+		vc = 31 - (uint32_t)__builtin_clz(vcs);
+		vcs &= ~(1u << vc);
+		vcl = tc * SSEMU_NVC + vc;
+		assert(edge || vc + 1 < SSEMU_NVC);
+		vcls[nv] = vcl;
+		cr[nv++] = op->vq[edge ? vcl - vc : vcl + 1].credits;
+		any |= op->vq[vcl].inmask;
+	}
+	if (!any)
+		return false;
+	if (nv == 1) {
+		*vcl_out = vcls[0];
+		return pick_one_vcl(v, vcls[0], cr[0], in_out, pi_out);
+	}
+	/* the first input after rr, cyclically (rr last), whose packet fits
+	 * in the buffer downstream */
+	later = op->rr + 1 < 64 ? any & (~0ULL << (op->rr + 1)) : 0;
+	for (pass = 0; pass < 2; pass++) {
+		for (m = pass ? any & ~later : later; m; m &= m - 1) {
+			in = (uint32_t)__builtin_ctzll(m);
+			for (j = 0; j < nv; j++) {
+				k = (op->vc_rr + j) % nv;
+				vcl = vcls[k];
+				if (!(op->vq[vcl].inmask & (1ULL << in)))
+					continue;
+				head = v->voq[vcl * v->radix + in].head;
+				if (pkt_cells(v->pkt[head].bytes) > cr[k])
+					continue;
+				op->rr = in;
+				op->vc_rr++;
+				*in_out = in;
+				*vcl_out = vcl;
+				*pi_out = head;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/*
+ * HPE's traffic-class semantics (anchors.md 2.2), as Rosetta arbitrates
+ * an output: every class has a guaranteed minimum share and a cap (a
+ * percentage of the link), kept as two token buckets in bytes per output.
+ * A class over its cap waits.  Among the classes that may go, those still
+ * within their guarantee go first; then (or among those) the highest
+ * priority; equal priorities take turns.  Guaranteed bandwidth a class
+ * does not use is lent to the others: nothing idles while a class could go.
+ */
+#define SSEMU_TOKEN_DEPTH_PKTS 4	/* bucket depth, in MTU packets */
+
+static bool arb_shares(const struct ssemu_arb_view *v, uint32_t *in_out,
+		       uint32_t *vcl_out, ssemu_time_t *retry)
+{
+	const struct ssemu_config *c = v->c;
+	struct ssemu_swport *op = v->op;
+	double depth = SSEMU_TOKEN_DEPTH_PKTS *
+		       (double)(c->mtu + c->pkt_overhead);
+	ssemu_time_t now = v->now, wait = UINT64_MAX;
+	uint32_t T = c->ntclass, tc, k, best = SSEMU_NONE, ready = 0, todo, pi;
+	uint64_t rv, m;
+	bool any_g = false;
+	const struct ssemu_pkt *pkt;
+	double dt, need;
+
+	/* refill both buckets of every class up to now (a class whose
+	 * buckets are full stays as it is) */
+	if (now != op->tok_time) {
+		todo = ~op->tok_full & ((1u << T) - 1);
+		dt = (double)(now - op->tok_time) * op->bytes_per_ps / 100.0;
+		op->tok_time = now;
+		for (; todo; todo &= todo - 1) {
+			const struct ssemu_tclass_desc *d;
+
+			tc = (uint32_t)__builtin_ctz(todo);
+			d = &c->tclass[tc];
+			op->tok[tc].g = SSEMU_MIN(depth, op->tok[tc].g +
+							     dt * d->min_pct);
+			op->tok[tc].c = SSEMU_MIN(depth, op->tok[tc].c +
+							     dt * d->max_pct);
+			if (op->tok[tc].g == depth &&
+			    op->tok[tc].c == depth)
+				op->tok_full |= 1u << tc;
+		}
+	}
+	/* the classes with a packet queued and a credit ahead */
+	rv = ready_vcls(op, v->edge, T);
+	/* the usual case: one class ready, and it has no cap (so no retry
+	 * time): it goes if a packet of it fits downstream */
+	best = rv ? (uint32_t)__builtin_ctzll(rv) / SSEMU_NVC : 0;
+	if (rv && !(rv >> (best * SSEMU_NVC) >> SSEMU_NVC) &&
+	    c->tclass[best].max_pct >= 100) {
+		if (!(rv & (rv - 1))) {
+			/* one vclass: pick_in_class would end up here too,
+			 * after building its per-VC arrays (1.7% of the
+			 * model's instructions) */
+			*vcl_out = (uint32_t)__builtin_ctzll(rv);
+			if (!pick_one_vcl(v, *vcl_out,
+					  op->vq[next_vcl_at(v->edge, *vcl_out)]
+						  .credits,
+					  in_out, &pi))
+				return false;
+		} else if (!pick_in_class(v, best, class_vcs(rv, best), in_out,
+					  vcl_out, &pi)) {
+			return false;
+		}
+		goto picked;
+	}
+	for (m = rv; m; m &= ~(((1ULL << SSEMU_NVC) - 1) << (tc * SSEMU_NVC))) {
+		tc = (uint32_t)__builtin_ctzll(m) / SSEMU_NVC;
+		if (c->tclass[tc].max_pct < 100 && op->tok[tc].c <= 0) {
+			/* capped: when will it have a token again? */
+			need = -op->tok[tc].c + 1.0;
+			dt = need / (op->bytes_per_ps *
+				     c->tclass[tc].max_pct / 100.0);
+			wait = SSEMU_MIN(wait, now + (ssemu_time_t)dt + 1);
+			continue;
+		}
+		ready |= 1u << tc;
+		if (op->tok[tc].g > 0)
+			any_g = true;
+	}
+	/* guaranteed first, then priority, then take turns; a class none of
+	 * whose packets fits downstream yet makes way for the next.  (The
+	 * last class left goes whatever its guarantee: passed over for
+	 * having none, it would be taken once the guaranteed were out.) */
+	while (ready) {
+		if (!(ready & (ready - 1))) {
+			best = (uint32_t)__builtin_ctz(ready);
+		} else {
+			best = SSEMU_NONE;
+			for (k = 1; k <= T; k++) {
+				tc = (op->tc_rr + k) % T;
+				if (!(ready & 1u << tc) ||
+				    (any_g && op->tok[tc].g <= 0))
+					continue;
+				if (best == SSEMU_NONE ||
+				    c->tclass[tc].priority >
+					    c->tclass[best].priority)
+					best = tc;
+			}
+			if (best == SSEMU_NONE) {
+				/* the guaranteed ones cannot go: the rest */
+				any_g = false;
+				continue;
+			}
+		}
+		if (pick_in_class(v, best, class_vcs(rv, best), in_out,
+				  vcl_out, &pi))
+			goto picked;
+		ready &= ~(1u << best);
+	}
+	if (wait != UINT64_MAX)
+		*retry = wait;
+	return false;
+picked:
+	op->tc_rr = best;
+	pkt = &v->pkt[pi];
+	op->tok[best].g -= pkt->bytes;
+	op->tok[best].c -= pkt->bytes;
+	if (op->tok[best].g < -depth)
+		op->tok[best].g = -depth;
+	op->tok_full &= ~(1u << best);
+	return true;
+}
+
+const struct ssemu_arb_ops ssemu_arb_table[] = {
+	{ .name = "shares", .pick = arb_shares },
+	{ .name = "priority-rr", .pick = arb_priority_rr },
+};
+
+int ssemu_arb_index(const char *name)
+{
+	return ssemu_policy_find(ssemu_arb_table, ARRAY_SIZE(ssemu_arb_table),
+				 sizeof(ssemu_arb_table[0]), name);
+}

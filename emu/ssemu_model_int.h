@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What the model's files share: the model clock, the checks of what the
+ * model reads from the segment, event scheduling, the packet pool, the
+ * policies in force and the calls that cross from one component to
+ * another.  Included by the model's files only.
+ *
+ * The components, from the bottom up (each calls only those below it):
+ *	ssemu_invariant.c  the invariants' checks (ssemu_invariant.h)
+ *	ssemu_link.h	link timing, the credit-return ring
+ *	ssemu_voq.h	virtual output queues
+ *	ssemu_arb.c	output arbiters
+ *	ssemu_route.c	routing
+ *	ssemu_cc.c	congestion control
+ *	ssemu_msg.c	the engine's side of a message slot
+ *	ssemu_rma.c	the RMA target side
+ *	ssemu_switch.c	switches
+ *	ssemu_nic.c	NICs
+ *	ssemu_recover.c	endpoint close, NIC reset, crash recovery
+ *	ssemu_model.c	event dispatch
+ * The policies (arb, route, cc) see views of the model (ssemu_policy.h),
+ * never the region.
+ */
+#ifndef SSEMU_MODEL_INT_H
+#define SSEMU_MODEL_INT_H
+
+#include <errno.h>
+#include <string.h>
+
+#include "ssemu_priv.h"
+#include "ssemu_policy.h"
+#include "ssemu_msg.h"
+#include "ssemu_invariant.h"
+
+/* Lossy classes: the source's end-to-end retry timer. */
+#define SSEMU_RTO (100 * SSEMU_PS_PER_US)
+
+static inline ssemu_time_t now_of(struct ssemu_region *r)
+{
+	return ssemu_r_engine(r)->now;
+}
+
+/*
+ * Checks of what the model reads from the segment (ssemu_fail marks the
+ * fabric broken; each returns true if what it looked at is bad).
+ */
+
+/*
+ * Packet @pi as a switch sees it: its index, and the fields a hop uses as
+ * an index or a size (all in its first 40 bytes, the line a hop touches
+ * anyway).
+ */
+static inline bool pkt_hop_bad(struct ssemu_region *r, uint32_t pi)
+{
+	const struct ssemu_config *c = &r->config;
+	const struct ssemu_topo *t = &r->topo;
+	const struct ssemu_pkt *p;
+
+	if (SSEMU_BAD(r, pi >= c->max_pkts, "packet index %u of %u", pi,
+		      c->max_pkts))
+		return true;
+	p = ssemu_r_pkt(r, pi);
+	return SSEMU_BAD(r, p->type < SSEMU_PKT_DATA ||
+			 p->type > SSEMU_PKT_RESP || p->tclass >= c->ntclass ||
+			 p->vc >= SSEMU_NVC || p->dst_port >= t->nendpoints ||
+			 p->in_port >= t->radix || p->phase > 1 ||
+			 p->bytes > c->mtu + c->pkt_overhead ||
+			 (!(p->via & 0x8000u) && p->via > t->g),
+			 "packet %u: a field is out of range (type %u, class "
+			 "%u, vc %u, to port %u, %u bytes)", pi, p->type,
+			 p->tclass, p->vc, p->dst_port, p->bytes);
+}
+
+/* ... and as a NIC sees it: the rest too. */
+static inline bool pkt_bad(struct ssemu_region *r, uint32_t pi)
+{
+	const struct ssemu_pkt *p;
+
+	if (pkt_hop_bad(r, pi))
+		return true;
+	p = ssemu_r_pkt(r, pi);
+	return SSEMU_BAD(r, p->msg >= r->nmsgs ||
+			 p->src_port >= r->topo.nendpoints,
+			 "packet %u: message %u, from port %u", pi, p->msg,
+			 p->src_port);
+}
+
+/* A link to a packet (NONE ends a list). */
+static inline bool pkt_link_bad(struct ssemu_region *r, uint32_t pi,
+				const char *what)
+{
+	return SSEMU_BAD(r, pi != SSEMU_NONE && pi >= r->config.max_pkts,
+			 "%s: packet index %u of %u", what, pi,
+			 r->config.max_pkts);
+}
+
+/* A link to a message slot (NONE ends a list). */
+static inline bool msg_link_bad(struct ssemu_region *r, uint32_t mi,
+				const char *what)
+{
+	return SSEMU_BAD(r, mi != SSEMU_NONE && mi >= r->nmsgs,
+			 "%s: message slot %u of %u", what, mi, r->nmsgs);
+}
+
+/* Message @mi as the NIC injects it: where its payload lies and what it
+ * is sent with. */
+static inline bool msg_bad(struct ssemu_region *r, uint32_t mi)
+{
+	const struct ssemu_config *c = &r->config;
+	const struct ssemu_msg *m;
+	uint32_t ep = ssemu_msg_ep(r, mi);
+
+	if (SSEMU_BAD(r, mi >= r->nmsgs, "message slot %u of %u", mi,
+		      r->nmsgs))
+		return true;
+	m = ssemu_r_msg(r, mi);
+	return SSEMU_BAD(r, m->tclass >= c->ntclass ||
+			 SSEMU_ADDR_PORT(m->dst) >= r->topo.nendpoints ||
+			 SSEMU_ADDR_PID(m->dst) >= c->eps_per_nic ||
+			 (m->buf != SSEMU_NONE &&
+			  m->buf / SSEMU_MAX(c->bufs_per_ep, 1u) != ep) ||
+			 m->len > (m->buf == SSEMU_NONE ? SSEMU_INLINE_MAX :
+							 c->buf_size) ||
+			 m->sent > m->npkts ||
+			 (!m->rma_op && m->npkts != (m->len ?
+				(m->len + c->mtu - 1) / c->mtu : 1)),
+			 "message slot %u: a field is out of range (class %u, "
+			 "to port %u, buffer %u, %llu bytes in %u packets)", mi,
+			 m->tclass, SSEMU_ADDR_PORT(m->dst), m->buf,
+			 (unsigned long long)m->len, m->npkts);
+}
+
+/* The payload of message @m (checked by msg_bad) from byte @off on. */
+static inline const uint8_t *msg_payload(struct ssemu_region *r,
+					 const struct ssemu_msg *m,
+					 uint64_t off)
+{
+	return (m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf)) + off;
+}
+
+/* Event @type (enum ssemu_model_ev) with arguments @a, @b, @c at @t. */
+static inline void schedule(struct ssemu_region *r, ssemu_time_t t,
+			    uint32_t type, uint32_t a, uint32_t b, uint32_t c)
+{
+	struct ssemu_engine *e = ssemu_r_engine(r);
+	int ret;
+
+	if (SSEMU_BAD(r, !ssemu_engine_cap_ok(e, r->config.max_events),
+		      "the event engine's size changed"))
+		return;
+	ret = ssemu_engine_schedule(e, t, type, a, b, c, NULL);
+
+	/* (an event the model needs and cannot have would leave it
+	 * inconsistent: a packet lost in flight, a NIC never woken) */
+	if (ret == -EIO)
+		ssemu_fail(r, "the event engine's memory is corrupt (%s)",
+			   ssemu_engine_why(e->bad));
+	else if (ret)
+		ssemu_fail(r, "the event engine's pool is exhausted "
+			   "(max_events %u): the model cannot go on; "
+			   "resources.max_events in the fabric configuration "
+			   "raises it", r->config.max_events);
+}
+
+/* The packet pool: a free list through the packets' next links. */
+static inline uint32_t pkt_alloc(struct ssemu_region *r)
+{
+	uint32_t i = r->pkt_free;
+
+	/* (an empty pool with packets unaccounted for: the list is cut) */
+	if (i == SSEMU_NONE)
+		return SSEMU_BAD(r, r->pkts_used < r->config.max_pkts,
+				 "the free packet list is empty with %u of %u "
+				 "packets in use", r->pkts_used,
+				 r->config.max_pkts), SSEMU_NONE;
+	if (pkt_link_bad(r, i, "the free packet list") ||
+	    pkt_link_bad(r, ssemu_r_pkt(r, i)->next, "the free packet list"))
+		return SSEMU_NONE;
+	r->pkt_free = ssemu_r_pkt(r, i)->next;
+	r->pkts_used++;
+	return i;
+}
+
+static inline void pkt_free(struct ssemu_region *r, uint32_t i)
+{
+	uint32_t n;
+
+	ssemu_r_pkt(r, i)->next = r->pkt_free;
+	r->pkt_free = i;
+	r->pkts_used--;
+	/* NICs that found the pool empty get their turn now */
+	for (n = 0; r->pkt_waiters && n < r->config.max_nics; n++) {
+		if (ssemu_r_nic(r, n)->wait_pkt) {
+			ssemu_r_nic(r, n)->wait_pkt = 0;
+			r->pkt_waiters--;
+			schedule(r, now_of(r), SSEMU_MEV_NIC_KICK, n, 0, 0);
+		}
+	}
+}
+
+/* The policies in force (their registries: ssemu_route.c, ssemu_arb.c,
+ * ssemu_cc.c; the indices are checked when the fabric is attached). */
+static inline const struct ssemu_route_ops *model_route(struct ssemu_region *r)
+{
+	return &ssemu_route_table[r->route_idx];
+}
+
+static inline const struct ssemu_arb_ops *model_arb(struct ssemu_region *r)
+{
+	return &ssemu_arb_table[r->arb_idx];
+}
+
+static inline const struct ssemu_cc_ops *model_cc(struct ssemu_region *r)
+{
+	return &ssemu_cc_table[r->cc_idx];
+}
+
+/* NIC queues (ssemu_nic.c; a reset or recovery empties them) */
+/* Packet @pi joins NIC @nic's (@n) acknowledgement queue, whose packets
+ * go first: false if the queue is found bad. */
+static inline bool ackq_push(struct ssemu_region *r, struct ssemu_nic_sh *n,
+			     uint32_t nic, uint32_t pi)
+{
+	ssemu_r_pkt(r, pi)->next = SSEMU_NONE;
+	if (n->ack_head == SSEMU_NONE)
+		n->ack_head = pi;
+	else if (SSEMU_BAD(r, n->ack_tail >= r->config.max_pkts,
+			   "NIC %u: ack queue tail %u", nic, n->ack_tail))
+		return false;
+	else
+		ssemu_r_pkt(r, n->ack_tail)->next = pi;
+	n->ack_tail = pi;
+	return true;
+}
+
+/* Message @mi joins the end of NIC @nic's (@n) injection queue: false if
+ * the queue is found bad. */
+static inline bool injq_push(struct ssemu_region *r, struct ssemu_nic_sh *n,
+			     uint32_t nic, uint32_t mi)
+{
+	ssemu_r_msg(r, mi)->next = SSEMU_NONE;
+	if (n->inj_head == SSEMU_NONE)
+		n->inj_head = mi;
+	else if (SSEMU_BAD(r, n->inj_tail >= r->nmsgs, "NIC %u: injection "
+			   "queue tail %u", nic, n->inj_tail))
+		return false;
+	else
+		ssemu_r_msg(r, n->inj_tail)->next = mi;
+	n->inj_tail = mi;
+	return true;
+}
+
+/* Message @mi leaves @n's injection queue, between @prev (NONE: it was
+ * the head) and @next. */
+static inline void injq_unlink(struct ssemu_region *r, struct ssemu_nic_sh *n,
+			       uint32_t prev, uint32_t mi, uint32_t next)
+{
+	if (prev == SSEMU_NONE)
+		n->inj_head = next;
+	else
+		ssemu_r_msg(r, prev)->next = next;
+	if (n->inj_tail == mi)
+		n->inj_tail = prev;
+}
+
+/* ssemu_switch.c */
+/* The model of switch @sw (its index in *@inst), made on first use; NULL
+ * if there is no room for it. */
+struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
+			       uint32_t *inst);
+void arrive_at_switch(struct ssemu_region *r, uint32_t inst, uint32_t in,
+		      uint32_t pi, ssemu_time_t t);
+void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi);
+void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out);
+void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status);
+/* What adaptive routing at switch @s sees (struct ssemu_route_view). */
+uint32_t sw_port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
+		      uint32_t port, uint32_t tc);
+uint32_t sw_nb_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
+		    uint32_t port, uint64_t target, uint16_t copy, uint32_t tc);
+
+/* ssemu_rma.c */
+void rma_deliver(struct ssemu_region *r, uint32_t mi, uint32_t epi);
+
+/* ssemu_nic.c (and ssemu_model_nic_kick, ssemu_model_enqueue_msg) */
+void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
+		uint32_t pi);
+void nic_ack_timer(struct ssemu_region *r, uint32_t nic, uint32_t mi,
+		   uint32_t gen);
+void nic_rto_fire(struct ssemu_region *r, uint32_t nic, uint32_t mi,
+		  uint32_t gen);
+void nic_resend_fire(struct ssemu_region *r, uint32_t nic, uint32_t pi,
+		     uint32_t gen);
+void nic_fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
+		     uint32_t arg);
+
+#endif

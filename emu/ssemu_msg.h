@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The engine's side of a message slot (ssemu_msg.c): delivering a message
+ * to its endpoint and completing its send.  Called by the model under the
+ * fabric lock.
+ */
+#ifndef SSEMU_MSG_H
+#define SSEMU_MSG_H
+
+#include "ssemu_region.h"
+#include "ssemu_invariant.h"
+
+/* A message's end-to-end CRC: its source, header words, length and
+ * payload, as the sender posted them (an RMA request's payload: its data
+ * or operands).  The receiver checks it before it hands a payload out,
+ * an RMA target before it touches memory. */
+static inline uint32_t ssemu_msg_crc(ssemu_addr_t src,
+				     const uint64_t *hdr, uint64_t len,
+				     const void *data)
+{
+	uint32_t crc = ssemu_crc(0, &src, sizeof(src));
+
+	crc = ssemu_crc(crc, hdr, SSEMU_HDR_WORDS * sizeof(uint64_t));
+	crc = ssemu_crc(crc, &len, sizeof(len));
+	return ssemu_crc(crc, data, (size_t)len);
+}
+
+/* Set @bits (TXDONE, RXDONE) in the state word @st of a message slot: the
+ * engine gives back its side of the slot.  Only a busy slot (allocated by
+ * its owner) may be given back. */
+static inline void msg_state_or(struct ssemu_region *r, uint32_t *st,
+				uint32_t bits)
+{
+	uint32_t old = ssemu_fetch_or(st, bits);
+
+	SSEMU_INVARIANT(r, old & SSEMU_MSG_BUSY, "message slot %u: state "
+			"%#x set on a slot in state %#x, not busy",
+			(uint32_t)(st - ssemu_r_mstate(r, 0)), bits, old);
+}
+
+/* The receiving endpoint of @m (its index in *@epi), or an error. */
+int recv_ep(struct ssemu_region *r, struct ssemu_msg *m, uint32_t *epi);
+/* The receiving endpoint of message @mi, all of which has arrived, into
+ * *@epi; or the message fails (never delivered, the error its status):
+ * then the error. */
+int recv_target(struct ssemu_region *r, uint32_t mi, uint32_t *epi);
+/* Message @mi (not an RMA) to endpoint @epi (recv_target). */
+void deliver_recv(struct ssemu_region *r, uint32_t mi, uint32_t epi);
+/* Hand a RECV (or RMA_REMOTE) event to endpoint @epi now, or queue it
+ * for ring space. */
+void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi);
+/* The target side of RMA @m may be done with its slot. */
+void rma_rx_done(struct ssemu_region *r, struct ssemu_msg *m);
+/* Message @mi's send is done (its status set): SEND_DONE to its sender. */
+void complete_tx(struct ssemu_region *r, uint32_t mi);
+/* Fail a queued message that cannot be sent at all. */
+void fail_queued(struct ssemu_region *r, uint32_t mi, int32_t status);
+
+#endif

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Remote memory access, the target NIC's side: the memory region table
+ * lookup, the operation on the target's memory (in this process, or in
+ * another by cross-memory attach), and the results queued for the way back
+ * (ssemu_nic.c sends them).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* process_vm_readv */
+#endif
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "ssemu_model_int.h"
+
+static struct ssemu_mr_sh *mr_find(struct ssemu_region *r, uint32_t nic,
+				   uint64_t key)
+{
+	struct ssemu_mr_sh *t = ssemu_r_mrs(r, nic);
+	uint32_t i, hwm = SSEMU_MIN(ssemu_r_nic(r, nic)->mr_hwm,
+				    (uint32_t)SSEMU_MRS_PER_NIC);
+
+	for (i = 0; i < hwm; i++)
+		if (t[i].in_use && t[i].key == key)
+			return &t[i];
+	return NULL;
+}
+
+/* Move @len bytes between another process's memory at @raddr and ours at
+ * @local by cross-memory attach. */
+static int cma(int32_t pid, bool write, uint64_t raddr, uint8_t *local,
+	       size_t len)
+{
+	static bool warned;
+	struct iovec l, rv;
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		l.iov_base = local + done;
+		l.iov_len = len - done;
+		rv.iov_base = (void *)(uintptr_t)(raddr + done);
+		rv.iov_len = len - done;
+		n = write ? process_vm_writev(pid, &l, 1, &rv, 1, 0) :
+			    process_vm_readv(pid, &l, 1, &rv, 1, 0);
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			return -EFAULT;
+		if (errno == EPERM) {
+			if (!warned) {
+				warned = true;
+				ssemu_log(SSEMU_LOG_WARN, "cross-memory attach "
+					  "to process %d was refused (EPERM: "
+					  "ptrace restrictions?): its RMA "
+					  "operations fail with -EACCES", pid);
+			}
+			return -EACCES;
+		}
+		return -errno;
+	}
+	return 0;
+}
+
+/* The access an operation needs from the region. */
+static uint32_t rma_access(const struct ssemu_msg *m)
+{
+	switch (m->rma_op) {
+	case SSEMU_RMA_WRITE:
+	case SSEMU_RMA_ATOMIC:
+		return SSEMU_MR_WRITE;
+	case SSEMU_RMA_READ:
+		return SSEMU_MR_READ;
+	case SSEMU_RMA_FETCH:
+		if (m->aop == SSEMU_AOP_READ)
+			return SSEMU_MR_READ;
+		return SSEMU_MR_READ | SSEMU_MR_WRITE;
+	default:
+		return SSEMU_MR_READ | SSEMU_MR_WRITE;
+	}
+}
+
+static bool rma_has_result(const struct ssemu_msg *m)
+{
+	return m->rma_op == SSEMU_RMA_READ || m->rma_op == SSEMU_RMA_FETCH ||
+	       m->rma_op == SSEMU_RMA_COMPARE;
+}
+
+/*
+ * Do @m's operation on the memory of the region it names in NIC @nic's
+ * table: plainly if the region is this process's, else by cross-memory
+ * attach (atomics read the target, apply into a copy and write it back;
+ * the engine does one operation at a time, so that is atomic with respect
+ * to every other fabric operation).  Results go into the message's
+ * buffer, over its operands.  A refused operation touches nothing.
+ * @return the operation's status.
+ */
+static int rma_operate(struct ssemu_region *r, uint32_t nic,
+		       struct ssemu_msg *m)
+{
+	const struct ssemu_config *c = &r->config;
+	uint64_t off, len = m->rma_len, cap;
+	struct ssemu_mr_sh *mr;
+	uint8_t *buf, *tmp;
+	const void *src, *cmp;
+	size_t esize;
+	bool local;
+	int ret;
+
+	mr = mr_find(r, nic, m->key);
+	if (!mr)
+		return -ENOKEY;
+	if (m->raddr < mr->base || m->raddr - mr->base > mr->len ||
+	    len > mr->len - (m->raddr - mr->base))
+		return -ERANGE;
+	if ((mr->access & rma_access(m)) != rma_access(m))
+		return -EACCES;
+	/* never trust the shared slot: the buffer must hold it all */
+	if (m->buf != SSEMU_NONE && m->buf >= r->nbufs)
+		return -EPROTO;
+	cap = m->buf == SSEMU_NONE ? SSEMU_INLINE_MAX : c->buf_size;
+	if (len > cap || m->len > cap)
+		return -EPROTO;
+	buf = m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
+	off = mr->addr + (m->raddr - mr->base);
+	local = mr->pid == getpid();
+	if (!len)
+		return 0;
+	/* This process's memory is accessed under the fault guard: a region
+	 * unmapped since it was registered (or registered longer than its
+	 * mapping) fails the operation with -EFAULT, as cma() does for
+	 * another process's. */
+	switch (m->rma_op) {
+	case SSEMU_RMA_WRITE:
+		if (local)
+			return ssemu_copy_user((void *)(uintptr_t)off, buf,
+					       len);
+		return cma(mr->pid, true, off, buf, len);
+	case SSEMU_RMA_READ:
+		if (local)
+			return ssemu_copy_user(buf, (void *)(uintptr_t)off,
+					       len);
+		return cma(mr->pid, false, off, buf, len);
+	case SSEMU_RMA_ATOMIC:
+	case SSEMU_RMA_FETCH:
+	case SSEMU_RMA_COMPARE:
+		break;
+	default:
+		return -EPROTO;
+	}
+	if (!ssemu_atomic_valid(m->rma_op, m->aop, m->dtype))
+		return -EPROTO;
+	esize = ssemu_datatype_size(m->dtype);
+	if (len % esize ||
+	    (m->rma_op == SSEMU_RMA_COMPARE && 2 * len > cap))
+		return -EPROTO;
+	src = m->aop == SSEMU_AOP_READ ? NULL : buf;
+	cmp = m->rma_op == SSEMU_RMA_COMPARE ? buf + len : NULL;
+	/* applied to a copy, so that memory it cannot read is left as it
+	 * was */
+	tmp = malloc(len);
+	if (!tmp)
+		return -ENOMEM;
+	ret = local ? ssemu_copy_user(tmp, (void *)(uintptr_t)off, len) :
+		      cma(mr->pid, false, off, tmp, len);
+	if (!ret)
+		ret = ssemu_atomic_apply(m->aop, m->dtype, tmp, src, cmp,
+					 m->rma_op == SSEMU_RMA_ATOMIC ? NULL :
+									  buf,
+					 len / esize);
+	if (!ret && m->aop != SSEMU_AOP_READ)
+		ret = local ? ssemu_copy_user((void *)(uintptr_t)off, tmp,
+					      len) :
+			      cma(mr->pid, true, off, tmp, len);
+	free(tmp);
+	return ret;
+}
+
+/*
+ * Do RMA @m at NIC @nic's memory, if its request is what the initiator
+ * posted: its data or operands are checked against the CRC taken at the
+ * post first (a request changed in the segment since touches nothing and
+ * fails with -EIO, counted in crc_errors).  Results get a CRC of their
+ * own, which the initiator checks when it reads them (ssemu_msg.c).
+ */
+static int rma_execute(struct ssemu_region *r, uint32_t nic,
+		       struct ssemu_msg *m)
+{
+	uint64_t cap;
+	uint8_t *buf;
+	int ret;
+
+	/* never trust the shared slot: the buffer must hold it all */
+	if (m->buf != SSEMU_NONE && m->buf >= r->nbufs)
+		return -EPROTO;
+	cap = m->buf == SSEMU_NONE ? SSEMU_INLINE_MAX : r->config.buf_size;
+	if (m->len > cap || m->rma_len > cap)
+		return -EPROTO;
+	buf = m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
+	if (m->len && ssemu_msg_crc(m->src, m->hdr, m->len, buf) != m->crc) {
+		ssemu_r_nic(r, nic)->stats.crc_errors++;
+		ssemu_log(ssemu_fetch_add(&r->crc_errors, 1) ?
+				  SSEMU_LOG_DEBUG : SSEMU_LOG_WARN,
+			  "an RMA request from port %u to port %u failed its "
+			  "CRC: its data changed in the segment after the "
+			  "post; refused, memory untouched",
+			  SSEMU_ADDR_PORT(m->src), SSEMU_ADDR_PORT(m->dst));
+		return -EIO;
+	}
+	ret = rma_operate(r, nic, m);
+	if (!ret && rma_has_result(m))
+		m->crc = ssemu_crc(0, buf, (size_t)m->rma_len);
+	return ret;
+}
+
+/*
+ * The last packet of an RMA request reached the target endpoint @epi's
+ * NIC: do the operation (once: recovery may send a request again), queue
+ * its results for the way back, and tell the target endpoint if asked.
+ * The status travels back in the acknowledgement.
+ */
+void rma_deliver(struct ssemu_region *r, uint32_t mi, uint32_t epi)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	uint32_t nic = ssemu_ep_nic(r, epi), mtu = r->config.mtu;
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+
+	n->stats.rx_msgs++;
+	n->stats.rx_bytes += m->len;
+	if (!(m->mflags & SSEMU_MSGF_RMAEXEC)) {
+		/* a runner dying between the two flags leaves the memory in
+		 * doubt: recovery fails the operation, never repeats it */
+		m->mflags |= SSEMU_MSGF_RMABEGIN;
+		m->status = rma_execute(r, nic, m);
+		m->mflags |= SSEMU_MSGF_RMAEXEC;
+	}
+	if (!m->status && rma_has_result(m)) {
+		m->resp_npkts = m->rma_len ?
+			(uint32_t)((m->rma_len + mtu - 1) / mtu) : 1;
+		m->resp_sent = m->resp_arrived = 0;
+		m->resp_next = SSEMU_NONE;
+		m->mflags |= SSEMU_MSGF_RESPQ;
+		if (n->resp_head == SSEMU_NONE)
+			n->resp_head = mi;
+		else if (SSEMU_BAD(r, n->resp_tail >= r->nmsgs, "NIC %u: "
+				   "response queue tail %u", nic,
+				   n->resp_tail))
+			return;
+		else
+			ssemu_r_msg(r, n->resp_tail)->resp_next = mi;
+		n->resp_tail = mi;
+		n->stats.tx_bytes += m->rma_len;
+	}
+	if (!m->status && (m->flags & SSEMU_RMA_REMOTE_EVENT))
+		recv_event(r, epi, mi);	/* sets RXDONE when it may */
+	else
+		rma_rx_done(r, m);
+}

@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Switches (Rosetta-like): a packet arrives at an input buffer, waits out
+ * the pipeline, is routed and joins the virtual output queue
+ * voq[out][class, VC][in]; the output arbitrates among the VOQs with a
+ * credit downstream (the policy in force, ssemu_arb.c), serialises the
+ * packet onto the next link and returns the input buffer's credit
+ * upstream.  Switch models are made on first use.  A switch also reports
+ * what adaptive routing at injection sees of its outputs (sw_port_load,
+ * sw_nb_load) and what congestion control sees at its edge outputs.
+ */
+#include "ssemu_voq.h"
+
+/* What congestion control sees of paced packet @pkt at edge output @op. */
+static void cc_queue_view(struct ssemu_region *r, struct ssemu_swport *op,
+			  const struct ssemu_pkt *pkt,
+			  struct ssemu_cc_queue_view *v)
+{
+	uint32_t N = r->config.max_nics;
+
+	v->c = &r->config;
+	v->pkt = pkt;
+	v->queued_tc = op->queued_tc;
+	v->nflows = &op->nflows;
+	v->pair = pkt->src_nic < N && pkt->win < N ?
+			  ssemu_r_pair(r, pkt->src_nic, pkt->win) : NULL;
+	v->src = pkt->src_nic < N ? ssemu_r_nic(r, pkt->src_nic) : NULL;
+}
+
+/*
+ * A packet that cannot reach its destination (the NIC detached, a switch on
+ * the way cannot be modelled): a data packet goes straight back to its
+ * source as an error acknowledgement, standing in for the NIC's end-to-end
+ * retry giving up, so the window slot closes and the send completes with an
+ * error; RMA results go straight to their initiator as failed; anything
+ * else is dropped.
+ */
+void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
+{
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	uint32_t src = ssemu_port_nic(r, pkt->type == SSEMU_PKT_DATA ?
+						  pkt->src_port :
+						  pkt->dst_port);
+	struct ssemu_msg *m = ssemu_r_msg(r, pkt->msg);
+
+	ssemu_tel_drop(r, pkt->tclass, pkt->type);
+	if (pkt->type == SSEMU_PKT_RESP && src != SSEMU_NONE &&
+	    ssemu_r_nic(r, src)->gen == pkt->src_gen) {
+		/* results that cannot get through: the initiator counts them
+		 * as arrived in error rather than wait for them forever */
+		pkt->status = status;
+		pkt->to_gen = pkt->src_gen;
+		schedule(r, now_of(r), SSEMU_MEV_NIC_ARRIVE, src, 1, pi);
+		return;
+	}
+	if (pkt->type != SSEMU_PKT_DATA || src == SSEMU_NONE ||
+	    ssemu_r_nic(r, src)->gen != pkt->src_gen) {
+		pkt_free(r, pi);
+		return;
+	}
+	if (m->gen == pkt->msg_gen)
+		msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
+	pkt->type = SSEMU_PKT_ACK;
+	pkt->status = status;
+	pkt->count = 1;
+	pkt->to_gen = pkt->src_gen;
+	schedule(r, now_of(r), SSEMU_MEV_NIC_ARRIVE, src, 1, pi);
+}
+
+
+/* The model of switch @sw, instantiated on first use. */
+struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
+			       uint32_t *inst)
+{
+	uint32_t *map = ssemu_r_swmap(r), i, p, tc, vc;
+	struct ssemu_switch_sh *s;
+	struct ssemu_peer peer;
+
+	i = ssemu_sw_inst(r, sw);
+	if (i != SSEMU_NONE) {
+		*inst = i;
+		return ssemu_r_switch(r, i);
+	}
+	if (ssemu_broken(r))
+		return NULL;
+	if (r->sw_used >= r->config.max_switches) {
+		ssemu_log(SSEMU_LOG_WARN, "switch %u: no room to model it "
+			  "(max_switches %u)", sw, r->config.max_switches);
+		return NULL;
+	}
+	i = r->sw_used++;
+	s = ssemu_r_switch(r, i);
+	/* (ports from the radix on are never used: not cleared) */
+	memset(s, 0, offsetof(struct ssemu_switch_sh, port) +
+		     (size_t)r->topo.radix * sizeof(struct ssemu_swport));
+	s->sw = sw;
+	/* (a VOQ is empty while its input's bit in inmask is clear: its
+	 * head and tail are not read then, so they need no initialising) */
+	s->voq_off = r->voqs_off +
+		     (uint64_t)i * r->voq_per_switch * sizeof(struct ssemu_voq);
+	ssemu_rng_seed(&s->rng, r->config.seed, 0x100000000ULL + sw);
+	for (p = 0; p < r->topo.radix; p++) {
+		const struct ssemu_link_params *lp = link_of(r, p);
+		struct ssemu_swport *op = &s->port[p];
+
+		op->delay = lp->delay;
+		op->bytes_per_ps = (double)lp->rate_bps / 8e12;
+		if (lp->rate_bps && 8 * SSEMU_PS_PER_S % lp->rate_bps == 0 &&
+		    8 * SSEMU_PS_PER_S / lp->rate_bps <= UINT32_MAX)
+			op->ps_per_byte =
+				(uint32_t)(8 * SSEMU_PS_PER_S / lp->rate_bps);
+		ssemu_topo_peer(&r->topo, sw, p, &peer);
+		s->port[p].peer = peer;
+		if (peer.kind == SSEMU_PORT_NONE)
+			continue;
+		/* a NIC has one buffer per class (VC 0); a switch input has
+		 * one per class and VC 1.. (VC 0 is only ever fed by NICs) */
+		for (tc = 0; tc < r->config.ntclass; tc++)
+			for (vc = peer.kind == SSEMU_PORT_ENDPOINT ? 0 : 1;
+			     vc < (peer.kind == SSEMU_PORT_ENDPOINT ?
+					   1 : SSEMU_NVC);
+			     vc++)
+				s->port[p].vq[tc * SSEMU_NVC + vc].credits =
+					buf_cells(&r->config);
+	}
+	map[sw] = i;
+	*inst = i;
+	return s;
+}
+
+static ssemu_time_t sw_pipeline(struct ssemu_region *r,
+				struct ssemu_switch_sh *s)
+{
+	const struct ssemu_config *c = &r->config;
+	double v;
+
+	/* A rare slow path: about one packet in a thousand. */
+	if (ssemu_rng_below(&s->rng, 1000) == 0)
+		return c->sw_lat_max +
+		       ssemu_rng_below(&s->rng, c->sw_lat_max - c->sw_lat_min + 1);
+	v = (double)c->sw_lat_mean + ssemu_rng_normal(&s->rng) * c->sw_lat_sd;
+	if (v < (double)c->sw_lat_min)
+		v = (double)c->sw_lat_min;
+	if (v > (double)c->sw_lat_max)
+		v = (double)c->sw_lat_max;
+	return (ssemu_time_t)v;
+}
+
+/*
+ * A packet will arrive at input @in of switch model @inst at @t: it waits
+ * out the pipeline there and joins a VOQ.  The sender computes this when it
+ * puts the packet on the wire (one event per hop instead of two); the
+ * pipeline never lets a packet overtake an earlier one from the same input.
+ */
+void arrive_at_switch(struct ssemu_region *r, uint32_t inst, uint32_t in,
+		      uint32_t pi, ssemu_time_t t)
+{
+	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	ssemu_time_t ready = t + sw_pipeline(r, s);
+
+	pkt->sw_arrive = t;
+	pkt->in_port = in;
+	if (ready < s->port[in].last_ready)
+		ready = s->port[in].last_ready;
+	s->port[in].last_ready = ready;
+	schedule(r, ready, SSEMU_MEV_SW_READY, inst, in, pi);
+}
+
+/*
+ * A lossy class's acknowledgement or RMA result dropped in the fabric: its
+ * sender's NIC sends it again after the end-to-end retry timeout, through
+ * the fabric as before (where it may be dropped again).  On a NIC this is
+ * the initiator's retry asking again (a read or fetching atomic's request,
+ * a data packet whose acknowledgement never came) and the far end, which
+ * has the operation done, answering again; the model keeps the packet and
+ * leaves out the request that prompts it.
+ */
+static void resend_later(struct ssemu_region *r, uint32_t pi)
+{
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	uint32_t nic = ssemu_r_portmap(r)[pkt->src_port];
+
+	/* (a sender already gone is nic_resend_fire's to sort out) */
+	schedule(r, now_of(r) + SSEMU_RTO, SSEMU_MEV_RESEND, nic, pi,
+		 nic < r->config.max_nics ? ssemu_r_nic(r, nic)->gen : 0);
+}
+
+/* Hand a credit for (@port's input buffer, @vcl) back to whoever feeds
+ * it. */
+static inline void return_credit(struct ssemu_region *r,
+				 struct ssemu_switch_sh *s, uint32_t port,
+				 uint32_t vcl, uint32_t cells)
+{
+	const struct ssemu_peer *peer = &s->port[port].peer;
+	ssemu_time_t t = now_of(r) + s->port[port].delay;
+	uint32_t nic, pinst;
+
+	if (peer->kind == SSEMU_PORT_ENDPOINT) {
+		nic = ssemu_port_nic(r, peer->ep);
+		if (nic != SSEMU_NONE)
+			credit_to_nic(r, nic, vcl / SSEMU_NVC, cells, t);
+		return;
+	}
+	if (peer->kind == SSEMU_PORT_NONE)
+		return;
+	pinst = ssemu_sw_inst(r, peer->sw);
+	if (pinst != SSEMU_NONE)
+		credit_to_switch(r, pinst, peer->port, vcl, cells, t);
+}
+
+void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
+{
+	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	uint32_t out = model_route(r)->select(&r->topo, s->sw, pkt);
+	uint32_t vcl = pkt->tclass * SSEMU_NVC + pkt->vc;
+	const struct ssemu_cc_ops *cc = model_cc(r);
+
+	if (SSEMU_BAD(r, out >= r->topo.radix || in >= 64, "switch %u: "
+		      "packet %u routed from port %u to port %u", s->sw, pi,
+		      in, out))
+		return;
+
+	/* A lossy class drops rather than wait: a packet of any kind finding
+	 * a full queue for its output goes (its input buffer slot with it);
+	 * the end-to-end retry sends it again: a data packet from its
+	 * message's go-back-N, an acknowledgement or RMA result by
+	 * resend_later. */
+	if (r->config.tclass[pkt->tclass].lossy &&
+	    s->port[out].vq[vcl].queued >= r->config.port_buf_pkts) {
+		s->port[out].drops++;
+		ssemu_tel_drop(r, pkt->tclass, pkt->type);
+		return_credit(r, s, in, vcl, pkt_cells(pkt->bytes));
+		if (pkt->type == SSEMU_PKT_DATA)
+			pkt_free(r, pi);
+		else
+			resend_later(r, pi);
+		return;
+	}
+	voq_push(r, s, in, out, vcl, pi);
+	if (cc->on_queue && cc_paced(pkt) && port_is_edge(r, out)) {
+		struct ssemu_cc_queue_view v;
+		struct ssemu_cc_frame f;
+
+		cc_queue_view(r, &s->port[out], pkt, &v);
+		if (cc->on_queue(&v, &f))
+			schedule(r, now_of(r) + f.delay, SSEMU_MEV_FGFC,
+				 pkt->src_nic, pkt->win, f.arg);
+	}
+	if (port_is_edge(r, out))
+		ssemu_tel_queue(r, pkt->tclass,
+				s->port[out].queued_tc[pkt->tclass]);
+	sw_try_send(r, inst, out);
+}
+
+void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
+{
+	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
+	struct ssemu_swport *op = &s->port[out];
+	const struct ssemu_cc_ops *cc = model_cc(r);
+	struct ssemu_cr cr = cr_of_port(op);
+	struct ssemu_arb_view av;
+	struct ssemu_pkt *pkt;
+	struct ssemu_peer peer;
+	uint32_t in, tc, vcl, dvcl, pi, nic, pinst, cells;
+	ssemu_time_t ser, now = now_of(r), retry = UINT64_MAX, t;
+
+	if (op->busy_until > now) {
+		/* serialising: look again when the link is free */
+		if (!op->done_pending)
+			sw_wake(r, inst, out, op->busy_until);
+		return;
+	}
+	cr_settle(r, &cr, now);
+	av = (struct ssemu_arb_view){
+		.op = op, .voq = ssemu_r_voq(r, s, 0, out, 0),
+		.radix = r->topo.radix, .pkt = ssemu_r_pkt(r, 0),
+		.c = &r->config, .now = now, .edge = port_is_edge(r, out),
+	};
+	if (!model_arb(r)->pick(&av, &in, &vcl, &retry)) {
+		/* held back by a cap: look again when it allows */
+		if (retry != UINT64_MAX && !op->done_pending)
+			sw_wake(r, inst, out, retry);
+		/* or maybe waiting for a credit on its way: when it is in */
+		if (op->nqueued && cr_pending(&cr, &t))
+			sw_wake(r, inst, out, t);
+		return;
+	}
+	if (SSEMU_BAD(r, in >= r->topo.radix || vcl >= SSEMU_MAX_VCLASS,
+		      "switch %u output %u: arbitration picked input %u, "
+		      "vclass %u", s->sw, out, in, vcl))
+		return;
+	pi = voq_pop(r, s, in, out, vcl);
+	if (pi == SSEMU_NONE || pkt_hop_bad(r, pi))
+		return;
+	pkt = ssemu_r_pkt(r, pi);
+	ssemu_auth_sw_count(s, pkt);
+	if (cc->on_dequeue && cc_paced(pkt) && port_is_edge(r, out)) {
+		struct ssemu_cc_queue_view v;
+
+		cc_queue_view(r, op, pkt, &v);
+		cc->on_dequeue(&v);
+	}
+	tc = pkt->tclass;
+	cells = pkt_cells(pkt->bytes);
+	dvcl = next_vcl(r, out, vcl);
+	SSEMU_INVARIANT(r, op->vq[dvcl].credits >= cells, "switch %u output "
+			"%u vclass %u: %u cells sent on %u credits", s->sw, out,
+			dvcl, cells, op->vq[dvcl].credits);
+	op->vq[dvcl].credits -= cells;
+	op->tx[tc].pkts++;
+	op->tx[tc].bytes += pkt->bytes;
+	r->pkt_hops++;
+	r->switch_lat_sum += now - pkt->sw_arrive;
+	r->swlat_hist[SSEMU_MIN((now - pkt->sw_arrive) / SSEMU_PS_PER_NS,
+				(uint64_t)SSEMU_SWLAT_BINS - 1)]++;
+	return_credit(r, s, in, vcl, cells);
+	pkt->vc = (uint8_t)(dvcl % SSEMU_NVC);
+
+	ser = port_ser_time(r, op, out, pkt->bytes);
+	op->busy_until = now + ser;
+	/* only if something waits for this output; a later arrival looks
+	 * at busy_until itself */
+	if (op->nqueued && !op->done_pending)
+		sw_wake(r, inst, out, now + ser);
+	peer = op->peer;
+	if (peer.kind == SSEMU_PORT_ENDPOINT) {
+		if (pkt->type == SSEMU_PKT_DATA &&
+		    cc->mark(op->queued_tc, tc)) {
+			pkt->marked = 1;
+			ssemu_tel_mark(r, tc);
+		}
+		nic = ssemu_port_nic(r, peer.ep);
+		if (nic != SSEMU_NONE) {
+			pkt->to_gen = ssemu_r_nic(r, nic)->gen;
+			schedule(r, now + ser + op->delay,
+				 SSEMU_MEV_NIC_ARRIVE, nic, 0, pi);
+			return;
+		}
+		/* Nobody there (the NIC detached): the port drops it. */
+		op->vq[dvcl].credits += cells;
+		op->drops++;
+		lose_pkt(r, pi, -EHOSTUNREACH);
+		return;
+	}
+	/* (the peer's model, once it is known, is kept by the port: a model
+	 * stays until the switch models are all dropped, ports with them) */
+	if (op->peer_inst) {
+		pinst = op->peer_inst - 1;
+		if (SSEMU_BAD(r, pinst >= r->sw_used, "switch %u output %u: "
+			      "peer model %u of %u", s->sw, out, pinst,
+			      r->sw_used))
+			return;
+	} else if (sw_get(r, peer.sw, &pinst)) {
+		op->peer_inst = pinst + 1;
+	} else {
+		op->vq[dvcl].credits += cells;
+		op->drops++;
+		lose_pkt(r, pi, -ENOSPC);
+		return;
+	}
+	arrive_at_switch(r, pinst, peer.port, pi, now + ser + op->delay);
+}
+
+/*
+ * What a packet of class @tc would wait behind among per-class queue
+ * depths @q: its own class and those at its priority or above (output
+ * arbitration serves a higher priority first, so a long bulk queue does
+ * not make a low-latency packet detour).
+ */
+static uint32_t waits_behind(const struct ssemu_region *r,
+			     const uint32_t *q, uint32_t tc)
+{
+	uint8_t prio = r->config.tclass[tc].priority;
+	uint32_t load = 0, c;
+
+	for (c = 0; c < r->config.ntclass; c++)
+		if (r->config.tclass[c].priority >= prio)
+			load += q[c];
+	return load;
+}
+
+/* What an adaptive decision sees of output @port at switch @s: packets
+ * waiting for it, plus its downstream buffer in use for the class. */
+uint32_t sw_port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
+		      uint32_t port, uint32_t tc)
+{
+	struct ssemu_swport *op = &s->port[port];
+	uint32_t load = waits_behind(r, op->queued_tc, tc), cr;
+
+	if (!port_is_edge(r, port)) {
+		struct ssemu_cr ring = cr_of_port(op);
+
+		cr_settle(r, &ring, now_of(r));
+		/* the downstream buffer's use, in full-size packets */
+		cr = op->vq[tc * SSEMU_NVC + 1].credits;
+		if (cr < buf_cells(&r->config))
+			load += (buf_cells(&r->config) - cr) /
+				pkt_cells(r->config.mtu +
+					  r->config.pkt_overhead);
+	}
+	return load;
+}
+
+/*
+ * Neighbours' congestion, with a delay: the queue that the neighbour
+ * through @port would put a packet for @target (an endpoint) in, as it
+ * published it, counting the classes a packet of class @tc waits behind.
+ * A switch publishes an output's queues at most every SSEMU_NB_PERIOD and
+ * they are seen one sample late: what a neighbour knows is at least one
+ * period old.  An edge output counts nothing: every path to the endpoint
+ * ends there, so it cannot tell them apart.
+ */
+#define SSEMU_NB_PERIOD (500 * SSEMU_PS_PER_NS)
+
+uint32_t sw_nb_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
+		    uint32_t port, uint64_t target, uint16_t copy, uint32_t tc)
+{
+	const struct ssemu_peer *pe = &s->port[port].peer;
+	ssemu_time_t now = now_of(r);
+	struct ssemu_swport *np;
+	uint32_t inst, q;
+
+	if (pe->kind != SSEMU_PORT_LOCAL && pe->kind != SSEMU_PORT_GLOBAL)
+		return 0;
+	inst = ssemu_sw_inst(r, pe->sw);
+	if (inst == SSEMU_NONE)
+		return 0;	/* never used: nothing queued there */
+	q = ssemu_topo_min_port(&r->topo, pe->sw, target, copy);
+	np = &ssemu_r_switch(r, inst)->port[q];
+	if (np->peer.kind == SSEMU_PORT_ENDPOINT)
+		return 0;
+	if (now - np->nb_time >= SSEMU_NB_PERIOD) {
+		memcpy(np->nb_seen, np->nb_next, sizeof(np->nb_seen));
+		memcpy(np->nb_next, np->queued_tc, sizeof(np->nb_next));
+		np->nb_time = now;
+	}
+	return waits_behind(r, np->nb_seen, tc);
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Unit tests of emu/ssemu_check.c's CRC: against a bit-at-a-time
+ * reference (CRC-32C where the CPU has the instruction, zlib's CRC-32
+ * otherwise), for lengths around the interleaved path's block boundaries,
+ * at every alignment, and continued from a seed as one buffer in pieces.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <setjmp.h>
+#include <string.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "ssemu_check.h"
+
+static bool have_hw(void)
+{
+#if defined(__x86_64__)
+	return __builtin_cpu_supports("sse4.2");
+#else
+	return false;
+#endif
+}
+
+/* The reference: one bit at a time, reflected CRC-32C. */
+static uint32_t crc32c_ref(uint32_t seed, const uint8_t *p, size_t n)
+{
+	uint32_t crc = ~seed;
+	int k;
+
+	while (n--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = crc & 1 ? (crc >> 1) ^ 0x82f63b78u : crc >> 1;
+	}
+	return ~crc;
+}
+
+static uint32_t ref(uint32_t seed, const uint8_t *p, size_t n)
+{
+	if (have_hw())
+		return crc32c_ref(seed, p, n);
+	return (uint32_t)crc32(seed, p, (uInt)n);
+}
+
+static uint8_t *random_bytes(size_t n, uint64_t s)
+{
+	uint8_t *b = malloc(n);
+	size_t i;
+
+	assert_non_null(b);
+	for (i = 0; i < n; i++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		b[i] = (uint8_t)s;
+	}
+	return b;
+}
+
+static void test_crc_known(void **state)
+{
+	(void)state;
+	/* the check value of "123456789" */
+	assert_int_equal(ssemu_crc(0, "123456789", 9),
+			 have_hw() ? 0xe3069283u : 0xcbf43926u);
+	assert_int_equal(ssemu_crc(0, NULL, 0), 0);
+}
+
+static void test_crc_lengths(void **state)
+{
+	const size_t block = 8192, max = 7 * block + 64;
+	uint8_t *b = random_bytes(max + 8, 42);
+	size_t lens[] = { 0, 1, 7, 8, 9, 63, 3 * block - 1, 3 * block,
+			  3 * block + 1, 3 * block + 7, 6 * block - 8,
+			  6 * block, 6 * block + 13, 7 * block + 64 };
+	size_t i, a;
+
+	(void)state;
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		for (a = 0; a < 8; a++)
+			assert_int_equal(ssemu_crc(0x1234u, b + a, lens[i]),
+					 ref(0x1234u, b + a, lens[i]));
+	free(b);
+}
+
+static void test_crc_pieces(void **state)
+{
+	const size_t n = 100000;
+	uint8_t *b = random_bytes(n, 7);
+	uint32_t whole = ssemu_crc(0, b, n), crc = 0;
+	size_t off = 0, k = 1;
+
+	(void)state;
+	assert_int_equal(whole, ref(0, b, n));
+	/* pieces of growing sizes, each continuing from the last */
+	while (off < n) {
+		size_t len = k < n - off ? k : n - off;
+
+		crc = ssemu_crc(crc, b + off, len);
+		off += len;
+		k = k * 3 + 1;
+	}
+	assert_int_equal(crc, whole);
+	/* one changed bit changes it */
+	b[n / 2] ^= 0x20;
+	assert_int_not_equal(ssemu_crc(0, b, n), whole);
+	free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crc_known),
+		cmocka_unit_test(test_crc_lengths),
+		cmocka_unit_test(test_crc_pieces),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
