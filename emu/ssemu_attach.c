@@ -287,21 +287,6 @@ void ssemu_nic_detach(struct ssemu_nic *nic)
 	free(nic);
 }
 
-uint32_t ssemu_nic_port(struct ssemu_nic *nic)
-{
-	return ssemu_r_nic(nic->fab->r, nic->slot)->port;
-}
-
-int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st)
-{
-	if (!nic || !st)
-		return -EINVAL;
-	if (ssemu_fab_check(nic->fab))
-		return -EIO;
-	*st = ssemu_r_nic(nic->fab->r, nic->slot)->stats;
-	return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* Endpoints                                                            */
 /* ------------------------------------------------------------------ */
@@ -465,19 +450,3 @@ int ssemu_ep_open_auth(struct ssemu_nic *nic, uint32_t id, uint32_t vni,
 }
 
 
-ssemu_addr_t ssemu_ep_addr(struct ssemu_ep *ep)
-{
-	return SSEMU_ADDR(ssemu_nic_port(ep->nic), ep->pid);
-}
-
-struct ssemu_fabric *ssemu_ep_fabric(struct ssemu_ep *ep)
-{
-	return ep->nic->fab;
-}
-
-size_t ssemu_ep_max_msg(struct ssemu_ep *ep)
-{
-	const struct ssemu_config *c = ep->nic->fab->cfg;
-
-	return c->bufs_per_ep ? c->buf_size : SSEMU_INLINE_MAX;
-}

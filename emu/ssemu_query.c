@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What tools and tests read of a fabric: its counters, its processes and
- * NICs, its jobs, its busy switch ports, the switch latency histogram, and
- * whether a peer endpoint is open.  Read without the fabric lock, as
+ * NICs, its jobs, its busy switch ports, the switch latency histogram,
+ * whether a peer endpoint is open, and a NIC's and an endpoint's own
+ * facts (port, address, largest message).  Read without the fabric lock, as
  * snapshots (each value is one the model held, the set of them may span
  * a few events).
  */
@@ -222,4 +223,37 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 		}
 	}
 	return n;
+}
+
+/* A NIC's and an endpoint's own facts. */
+uint32_t ssemu_nic_port(struct ssemu_nic *nic)
+{
+	return ssemu_r_nic(nic->fab->r, nic->slot)->port;
+}
+
+int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st)
+{
+	if (!nic || !st)
+		return -EINVAL;
+	if (ssemu_fab_check(nic->fab))
+		return -EIO;
+	*st = ssemu_r_nic(nic->fab->r, nic->slot)->stats;
+	return 0;
+}
+
+ssemu_addr_t ssemu_ep_addr(struct ssemu_ep *ep)
+{
+	return SSEMU_ADDR(ssemu_nic_port(ep->nic), ep->pid);
+}
+
+struct ssemu_fabric *ssemu_ep_fabric(struct ssemu_ep *ep)
+{
+	return ep->nic->fab;
+}
+
+size_t ssemu_ep_max_msg(struct ssemu_ep *ep)
+{
+	const struct ssemu_config *c = ep->nic->fab->cfg;
+
+	return c->bufs_per_ep ? c->buf_size : SSEMU_INLINE_MAX;
 }
