@@ -292,7 +292,7 @@ static bool work_posted(struct ssemu_fabric *f)
  * stops at its budget; a short message is 8 events).  A bulk transfer
  * keeps the engine busy for long batches, which amortise the cache misses
  * of moving it, and the process that receives spends long stretches copying
- * data out: then whoever is free runs the engine, as every poll used to.
+ * data out: then whoever is free takes the lock and runs the engine.
  */
 #define BULK_EVENTS 128
 
@@ -375,7 +375,7 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 		}
 		ssemu_store_relaxed(&fl->look_exec, exec);
 	} else if (!reap && r->config.clock == SSEMU_CLOCK_VIRTUAL &&
-		   /* bulk: straight to the lock, as every poll used to */
+		   /* bulk: whoever is free takes the lock */
 		   !ssemu_load_relaxed(&fl->bulk) && !work_posted(f) &&
 		   !ssemu_load_relaxed(&ssemu_r_engine(r)->nlive)) {
 		return 0;
