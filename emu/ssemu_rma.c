@@ -97,17 +97,17 @@ static bool rma_has_result(const struct ssemu_msg *m)
  * table: plainly if the region is this process's, else by cross-memory
  * attach (atomics read the target, apply into a copy and write it back;
  * the engine does one operation at a time, so that is atomic with respect
- * to every other fabric operation).  Results go into the message's
- * buffer, over its operands.  A refused operation touches nothing.
+ * to every other fabric operation).  @buf is the message's buffer, of
+ * @cap bytes, which rma_execute has checked holds the request; results go
+ * into it, over the operands.  A refused operation touches nothing.
  * @return the operation's status.
  */
 static int rma_operate(struct ssemu_region *r, uint32_t nic,
-		       struct ssemu_msg *m)
+		       struct ssemu_msg *m, uint8_t *buf, uint64_t cap)
 {
-	const struct ssemu_config *c = &r->config;
-	uint64_t off, len = m->rma_len, cap;
+	uint64_t off, len = m->rma_len;
 	struct ssemu_mr_sh *mr;
-	uint8_t *buf, *tmp;
+	uint8_t *tmp;
 	const void *src, *cmp;
 	size_t esize;
 	bool local;
@@ -121,13 +121,6 @@ static int rma_operate(struct ssemu_region *r, uint32_t nic,
 		return -ERANGE;
 	if ((mr->access & rma_access(m)) != rma_access(m))
 		return -EACCES;
-	/* never trust the shared slot: the buffer must hold it all */
-	if (m->buf != SSEMU_NONE && m->buf >= r->nbufs)
-		return -EPROTO;
-	cap = m->buf == SSEMU_NONE ? SSEMU_INLINE_MAX : c->buf_size;
-	if (len > cap || m->len > cap)
-		return -EPROTO;
-	buf = m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
 	off = mr->addr + (m->raddr - mr->base);
 	local = mr->pid == getpid();
 	if (!len)
@@ -213,7 +206,7 @@ static int rma_execute(struct ssemu_region *r, uint32_t nic,
 			  SSEMU_ADDR_PORT(m->src), SSEMU_ADDR_PORT(m->dst));
 		return -EIO;
 	}
-	ret = rma_operate(r, nic, m);
+	ret = rma_operate(r, nic, m, buf, cap);
 	if (!ret && rma_has_result(m))
 		m->crc = ssemu_crc(0, buf, (size_t)m->rma_len);
 	return ret;
