@@ -15,6 +15,7 @@
  * packet carries it.
  */
 #include <errno.h>
+#include <grp.h>
 #include <libconfig.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -351,28 +352,21 @@ uint16_t ssemu_auth_ep_vni(struct ssemu_region *r, uint32_t epi)
 	return ssemu_r_ep(r, epi)->vni;
 }
 
-bool ssemu_auth_rx_refused(struct ssemu_region *r, uint32_t nic,
-			   const struct ssemu_msg *m,
-			   const struct ssemu_pkt *pkt)
+/* A packet refused for its VNI at NIC @nic: its counters, the fabric's
+ * and its job's. */
+static void count_drop(struct ssemu_region *r, uint32_t nic)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
-	uint32_t pid = SSEMU_ADDR_PID(m->dst), epi, i, free_slot = SSEMU_NONE;
+	uint32_t i, free_slot = SSEMU_NONE;
 	struct ssemu_job_vni_drops *j;
 
-	if (pid >= r->config.eps_per_nic)
-		return false;
-	epi = ssemu_r_nic_eps(r, nic)[pid];
-	/* nobody there: the delivery fails as it would without VNIs */
-	if (epi >= r->neps || !ssemu_r_ep(r, epi)->open ||
-	    ssemu_r_ep(r, epi)->vni == pkt->vni)
-		return false;
 	n->stats.vni_drops++;
 	r->auth.drops++;
 	for (i = 0; i < SSEMU_AUTH_JOBS; i++) {
 		j = &r->auth.job[i];
 		if (j->drops && j->job == n->job) {
 			j->drops++;
-			return true;
+			return;
 		}
 		if (!j->drops && free_slot == SSEMU_NONE)
 			free_slot = i;
@@ -381,6 +375,55 @@ bool ssemu_auth_rx_refused(struct ssemu_region *r, uint32_t nic,
 		r->auth.job[free_slot].job = n->job;
 		r->auth.job[free_slot].drops = 1;
 	}
+}
+
+bool ssemu_auth_rx_refused(struct ssemu_region *r, uint32_t nic,
+			   const struct ssemu_msg *m,
+			   const struct ssemu_pkt *pkt)
+{
+	uint32_t pid = SSEMU_ADDR_PID(m->dst), epi;
+
+	if (pid >= r->config.eps_per_nic)
+		return false;
+	epi = ssemu_r_nic_eps(r, nic)[pid];
+	/* nobody there: the delivery fails as it would without VNIs */
+	if (epi >= r->neps || !ssemu_r_ep(r, epi)->open ||
+	    ssemu_r_ep(r, epi)->vni == pkt->vni)
+		return false;
+	count_drop(r, nic);
+	return true;
+}
+
+bool ssemu_auth_mr_refused(struct ssemu_region *r, uint32_t nic,
+			   const struct ssemu_mr_sh *mr,
+			   const struct ssemu_msg *m)
+{
+	if (!mr->vni || mr->vni == m->vni)
+		return false;
+	count_drop(r, nic);
+	ssemu_log(SSEMU_LOG_DEBUG, "an RMA from port %u on VNI %u named a "
+		  "memory region of port %u on VNI %u: refused",
+		  SSEMU_ADDR_PORT(m->src), (unsigned)m->vni,
+		  SSEMU_ADDR_PORT(m->dst), mr->vni);
+	return true;
+}
+
+bool ssemu_auth_reply_refused(struct ssemu_region *r, uint32_t nic,
+			      const struct ssemu_msg *m,
+			      const struct ssemu_pkt *pkt)
+{
+	static bool warned;
+
+	if (pkt->vni == m->vni)
+		return false;
+	count_drop(r, nic);
+	ssemu_log(warned ? SSEMU_LOG_DEBUG : SSEMU_LOG_WARN, "%s for a message from port %u on VNI %u "
+		  "came on VNI %u: refused, the message fails",
+		  pkt->type == SSEMU_PKT_ACK ? "an acknowledgement" :
+					       "RMA results",
+		  SSEMU_ADDR_PORT(m->src), (unsigned)m->vni,
+		  (unsigned)pkt->vni);
+	warned = true;
 	return true;
 }
 
@@ -627,4 +670,73 @@ int ssemu_auth_config_load(const struct config_setting_t *l,
 	}
 	c->nservices = (uint32_t)n;
 	return ssemu_auth_config_check(c, err, errlen);
+}
+
+/* ------------------------------------------------------------------ */
+/* A fabric shared with a group                                         */
+/* ------------------------------------------------------------------ */
+
+int ssemu_share_group_parse(const char *s, uint32_t *gid, char *err,
+			    size_t errlen)
+{
+	struct group gr, *res = NULL;
+	char buf[4096], *end;
+	unsigned long v;
+	int ret;
+
+	if (!s || !*s) {
+		snprintf(err, errlen, "an empty group");
+		return -EINVAL;
+	}
+	if (*s >= '0' && *s <= '9') {
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno || *end || v >= UINT32_MAX) {
+			snprintf(err, errlen, "group \"%s\": not a group id "
+				 "(0 to %u)", s, UINT32_MAX - 1);
+			return -EINVAL;
+		}
+		*gid = (uint32_t)v;
+		return 0;
+	}
+	ret = getgrnam_r(s, &gr, buf, sizeof(buf), &res);
+	if (ret || !res) {
+		snprintf(err, errlen, "no group named \"%s\"%s%s", s,
+			 ret ? ": " : "", ret ? strerror(ret) : "");
+		return -EINVAL;
+	}
+	*gid = (uint32_t)res->gr_gid;
+	return 0;
+}
+
+int ssemu_auth_share_load(const config_setting_t *s, struct ssemu_config *c,
+			  const char *path, char *err, size_t errlen)
+{
+	char num[24], why[200];
+	const char *v = num;
+
+	if (config_setting_type(s) == CONFIG_TYPE_INT ||
+	    config_setting_type(s) == CONFIG_TYPE_INT64) {
+		long long n = config_setting_get_int64(s);
+
+		if (config_setting_type(s) == CONFIG_TYPE_INT)
+			n = config_setting_get_int(s);
+		if (n < 0)
+			v = "-";
+		else
+			snprintf(num, sizeof(num), "%lld", n);
+	} else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
+		v = config_setting_get_string(s);
+	} else {
+		snprintf(err, errlen, "%s:%d: share_group: expected a group "
+			 "name or number", path, config_setting_source_line(s));
+		return -EINVAL;
+	}
+	if (ssemu_share_group_parse(v, &c->share_gid, why, sizeof(why))) {
+		snprintf(err, errlen, "%s:%d: share_group: %s", path,
+			 config_setting_source_line(s), why);
+		return -EINVAL;
+	}
+	c->share_group = 1;
+	return 0;
 }

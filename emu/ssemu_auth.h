@@ -47,6 +47,20 @@ bool ssemu_auth_rx_refused(struct ssemu_region *r, uint32_t nic,
 			   const struct ssemu_msg *m,
 			   const struct ssemu_pkt *pkt);
 
+/* An RMA @m reached NIC @nic for region @mr: true if the region serves
+ * another VNI than @m's (then it is counted as dropped at @nic). */
+struct ssemu_mr_sh;
+bool ssemu_auth_mr_refused(struct ssemu_region *r, uint32_t nic,
+			   const struct ssemu_mr_sh *mr,
+			   const struct ssemu_msg *m);
+
+/* An acknowledgement or RMA results @pkt for message @m reached its
+ * initiator's NIC @nic: true if it came on another VNI than @m's (then it
+ * is counted as dropped at @nic, and logged). */
+bool ssemu_auth_reply_refused(struct ssemu_region *r, uint32_t nic,
+			      const struct ssemu_msg *m,
+			      const struct ssemu_pkt *pkt);
+
 /* Switch @s sent @pkt. */
 void ssemu_auth_sw_count(struct ssemu_switch_sh *s,
 			 const struct ssemu_pkt *pkt);
@@ -57,6 +71,12 @@ struct config_setting_t;
 int ssemu_auth_config_load(const struct config_setting_t *l,
 			   struct ssemu_config *c, const char *path, char *err,
 			   size_t errlen);
+
+/* A configuration file's "share_group" (a group name or number) into @c:
+ * 0, or -EINVAL with "path:line: share_group: problem" in @err. */
+int ssemu_auth_share_load(const struct config_setting_t *s,
+			  struct ssemu_config *c, const char *path, char *err,
+			  size_t errlen);
 
 /* Check and describe a configuration's services (ssemu_config_validate). */
 int ssemu_auth_config_check(const struct ssemu_config *c, char *err,

@@ -373,6 +373,7 @@ int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 			ret = apply_tclasses(&c, s, &cfg);
 		} else if (!strcmp(name, "default_tclass") ||
 			   !strcmp(name, "clock") || !strcmp(name, "services") ||
+			   !strcmp(name, "share_group") ||
 			   !strcmp(name, "tclass_denied")) {
 			/* resolved after the classes are known */
 		} else if ((k = find_key(top_keys, ARRAY_SIZE(top_keys),
@@ -439,6 +440,9 @@ int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 	}
 	s = config_setting_get_member(root, "services");
 	if (s && (ret = ssemu_auth_config_load(s, &cfg, path, err, errlen)))
+		goto out;
+	s = config_setting_get_member(root, "share_group");
+	if (s && (ret = ssemu_auth_share_load(s, &cfg, path, err, errlen)))
 		goto out;
 	if (!config_setting_get_member(root, "preset"))
 		snprintf(cfg.preset, sizeof(cfg.preset), "file");

@@ -282,10 +282,12 @@ void ssemu_fabric_close(struct ssemu_fabric *f)
 	    !f->gone) {
 		if (!ssemu_region_lock(r)) {
 			left = ssemu_proc_unregister_locked(r);
-			if (!left) {
+			/* (a fabric shared with a group may be another
+			 * user's, whose file only they remove: it stays,
+			 * for its next user or `slingshot-emu clean`) */
+			if (!left && (!shm_unlink(f->shm_name) ||
+				      errno == ENOENT))
 				r->dead = 1;
-				shm_unlink(f->shm_name);
-			}
 			ssemu_region_unlock(r);
 		}
 	}

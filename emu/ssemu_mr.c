@@ -4,7 +4,8 @@
  * operations name by key.  The engine reads the table under the fabric
  * lock while it serves an operation at the target; registering and
  * deregistering take the same lock, so an entry never changes under an
- * operation that uses it.
+ * operation that uses it.  An entry with a VNI (an auth key's) serves
+ * operations on that VNI only (ssemu_auth_mr_refused).
  */
 #include <errno.h>
 #include <string.h>
@@ -23,7 +24,7 @@ int ssemu_mr_reg(struct ssemu_nic *nic, const struct ssemu_mr_desc *mr)
 	if (!nic || !mr || (mr->len && !mr->addr) ||
 	    (mr->access & ~(SSEMU_MR_READ | SSEMU_MR_WRITE)) ||
 	    (uintptr_t)mr->addr + mr->len < (uintptr_t)mr->addr ||
-	    mr->base + mr->len < mr->base)
+	    mr->base + mr->len < mr->base || mr->vni > SSEMU_VNI_MAX)
 		return -EINVAL;
 	ssemu_guard_arm();
 	r = nic->fab->r;
@@ -60,6 +61,7 @@ int ssemu_mr_reg(struct ssemu_nic *nic, const struct ssemu_mr_desc *mr)
 	e->base = mr->base;
 	e->pid = getpid();
 	e->access = mr->access;
+	e->vni = mr->vni;
 	e->in_use = 1;
 out:
 	ssemu_region_unlock(r);

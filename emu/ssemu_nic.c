@@ -568,6 +568,8 @@ void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		r->pkts_delivered++;
 		if (pkt->src_gen == n->gen && m->gen == pkt->msg_gen &&
 		    m->rma_op && m->resp_arrived < m->resp_npkts) {
+			if (ssemu_auth_reply_refused(r, nic, m, pkt))
+				pkt->status = -EIO;
 			ssemu_tel_rx(r, nic, tc, pkt->bytes -
 				     SSEMU_MIN(pkt->bytes,
 					       r->config.pkt_overhead));
@@ -597,6 +599,8 @@ void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 				ssemu_tel_throttle(r, tc);
 		}
 		if (m->gen == pkt->msg_gen && m->acked < m->npkts) {
+			if (ssemu_auth_reply_refused(r, nic, m, pkt))
+				pkt->status = -EIO;
 			if (pkt->status && !m->status)
 				m->status = pkt->status;
 			m->acked += pkt->count;
@@ -636,6 +640,7 @@ void nic_ack_timer(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->type = SSEMU_PKT_ACK;
 	pkt->tclass = (uint8_t)m->tclass;
+	pkt->vni = m->vni;
 	pkt->msg = mi;
 	pkt->msg_gen = gen;
 	pkt->win = nic;

@@ -44,7 +44,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 12
+#define SSEMU_LAYOUT_VERSION 13
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -166,7 +166,7 @@ struct ssemu_mr_sh {
 	int32_t pid;		/* owner process */
 	uint32_t access;	/* SSEMU_MR_* */
 	uint32_t in_use;
-	uint32_t pad;
+	uint32_t vni;		/* the only VNI it serves, 0: any */
 };
 
 struct ssemu_ep_sh {
@@ -420,6 +420,10 @@ struct ssemu_region {
 	uint64_t config_hash;
 	uint32_t owner_uid;
 	uint32_t ready;		/* set (release) once initialised */
+	/* the shared segment's mode and group as its creator set them:
+	 * 0600, or 0660 with the configuration's share group (an attacher
+	 * takes only a segment whose file says the same); 0 in private */
+	uint32_t shm_mode, shm_gid;
 	struct ssemu_config config;
 	/* derived */
 	struct ssemu_topo topo;
@@ -528,7 +532,7 @@ struct ssemu_tel_nic {
 /* the header */
 SSEMU_LAYOUT_IS(ssemu_region, 69632, 4096);
 SSEMU_LAYOUT_IS(ssemu_verdict, 160, 4);
-SSEMU_LAYOUT_IS(ssemu_config, 1232, 8);
+SSEMU_LAYOUT_IS(ssemu_config, 1240, 8);
 SSEMU_LAYOUT_IS(ssemu_topo, 40, 8);
 SSEMU_LAYOUT_IS(ssemu_job_sh, 24, 4);
 SSEMU_LAYOUT_IS(ssemu_svc_sh, 88, 4);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Remote memory access, the target NIC's side: the memory region table
- * lookup, the operation on the target's memory (in this process, or in
+ * lookup (key, range, access, and the region's VNI), the operation on the target's memory (in this process, or in
  * another by cross-memory attach), and the results queued for the way back
  * (ssemu_nic.c sends them).
  */
@@ -116,6 +116,8 @@ static int rma_operate(struct ssemu_region *r, uint32_t nic,
 	mr = mr_find(r, nic, m->key);
 	if (!mr)
 		return -ENOKEY;
+	if (ssemu_auth_mr_refused(r, nic, mr, m))
+		return -EACCES;	/* a region of another VNI */
 	if (m->raddr < mr->base || m->raddr - mr->base > mr->len ||
 	    len > mr->len - (m->raddr - mr->base))
 		return -ERANGE;

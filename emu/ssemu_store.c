@@ -410,6 +410,34 @@ static int header_private(struct ssemu_region *r, int fd, const void **view)
 }
 
 /*
+ * Give the new segment @fd its mode and group (@c's share group: 0660 with
+ * that group, else 0600, whatever the umask), before anyone can use it.
+ * @return 0 or -errno (explained in @err).
+ */
+static int shm_protect(struct ssemu_fabric *f, int fd,
+		       const struct ssemu_config *c, mode_t mode, char *err,
+		       size_t errlen)
+{
+	int ret;
+
+	if (c->share_group && fchown(fd, (uid_t)-1, (gid_t)c->share_gid)) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot give the segment to group "
+			 "%u (share_group): %s%s", f->shm_name, c->share_gid,
+			 strerror(errno), errno == EPERM ? " (its creator "
+			 "must belong to the group)" : "");
+		return ret;
+	}
+	if (fchmod(fd, mode)) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot set mode %o: %s",
+			 f->shm_name, (unsigned)mode, strerror(errno));
+		return ret;
+	}
+	return 0;
+}
+
+/*
  * Create segment @f->shm_name for layout @l and set it up as a new region.
  * @return 0, -EEXIST (it exists: attach it instead) or another -errno
  * (explained in @err).
@@ -422,6 +450,9 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 	int fd, ret;
 	void *p;
 
+	mode_t mode = c->share_group ? 0660 : 0600;
+	struct stat st;
+
 	fd = shm_open(f->shm_name, O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (fd < 0) {
 		if (errno == EEXIST)
@@ -429,6 +460,15 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 		ret = -errno;
 		snprintf(err, errlen, "shm_open %s: %s", f->shm_name,
 			 strerror(errno));
+		return ret;
+	}
+	/* (empty until sized: an attacher waits until then) */
+	ret = shm_protect(f, fd, c, mode, err, errlen);
+	if (!ret && fstat(fd, &st))
+		ret = -errno;
+	if (ret) {
+		close(fd);
+		shm_unlink(f->shm_name);
 		return ret;
 	}
 	if (ftruncate(fd, (off_t)l->total)) {
@@ -450,6 +490,8 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 	}
 	r = p;
 	ret = region_init(r, c, t, l);
+	r->shm_mode = (uint32_t)mode;
+	r->shm_gid = (uint32_t)st.st_gid;
 	if (!ret)
 		ret = ssemu_proc_register_locked(r);
 	if (ret) {
@@ -474,6 +516,71 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 	}
 	f->r = r;
 	f->map_size = l->total;
+	return 0;
+}
+
+/*
+ * May this process take segment @st (before its header is read)?  Mode
+ * 0600 and ours, or 0660 (shared with a group: opening it read-write
+ * took the group, or being its owner or root); anything else is refused.
+ */
+static int mode_check(struct ssemu_fabric *f, const struct stat *st,
+		      char *err, size_t errlen)
+{
+	unsigned mode = (unsigned)(st->st_mode & 07777);
+
+	if (mode == 0600 && st->st_uid != geteuid()) {
+		snprintf(err, errlen, "fabric segment %s belongs to uid %u, "
+			 "not to you (uid %u), and is not shared: refused",
+			 f->shm_name, (unsigned)st->st_uid,
+			 (unsigned)geteuid());
+		return -EACCES;
+	}
+	if (mode != 0600 && mode != 0660) {
+		snprintf(err, errlen, "fabric segment %s has mode %o: a "
+			 "fabric is 0600 (its creator's) or 0660 (shared with "
+			 "a group, share_group), never more: refused",
+			 f->shm_name, mode);
+		return -EACCES;
+	}
+	return 0;
+}
+
+/*
+ * Does segment @st's file say what its header @r (this process's checked
+ * copy) recorded at its creation: mode, group if shared, owner?  And is
+ * it shared as @want asks, if @want asks for a group?
+ */
+static int share_check(struct ssemu_fabric *f, const struct ssemu_region *r,
+		       const struct stat *st, const struct ssemu_config *want,
+		       char *err, size_t errlen)
+{
+	unsigned mode = (unsigned)(st->st_mode & 07777);
+	char grp[24] = "";
+
+	if (r->shm_mode != mode || st->st_uid != r->owner_uid ||
+	    (mode == 0660 && st->st_gid != r->shm_gid)) {
+		if (r->shm_mode == 0660)
+			snprintf(grp, sizeof(grp), ", group %u", r->shm_gid);
+		snprintf(err, errlen, "fabric segment %s is mode %o, uid %u, "
+			 "group %u; its header says it was created mode %o, "
+			 "uid %u%s (changed since): refused", f->shm_name,
+			 mode, (unsigned)st->st_uid, (unsigned)st->st_gid,
+			 r->shm_mode, r->owner_uid, grp);
+		return -EACCES;
+	}
+	if (want && want->share_group &&
+	    (mode != 0660 || r->shm_gid != want->share_gid)) {
+		if (mode != 0660)
+			snprintf(err, errlen, "fabric %s exists, not shared "
+				 "(mode 0600), asked for one shared with group "
+				 "%u", f->shm_name + 1, want->share_gid);
+		else
+			snprintf(err, errlen, "fabric %s exists, shared with "
+				 "group %u, asked for group %u",
+				 f->shm_name + 1, r->shm_gid, want->share_gid);
+		return -EEXIST;
+	}
 	return 0;
 }
 
@@ -514,19 +621,10 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 		close(fd);
 		return ret;
 	}
-	if (st.st_uid != geteuid()) {
+	ret = mode_check(f, &st, err, errlen);
+	if (ret) {
 		close(fd);
-		snprintf(err, errlen, "fabric segment %s belongs to uid %u, "
-			 "not to you (uid %u): refused", f->shm_name,
-			 (unsigned)st.st_uid, (unsigned)geteuid());
-		return -EACCES;
-	}
-	if (st.st_mode & 077) {
-		close(fd);
-		snprintf(err, errlen, "fabric segment %s has mode %o, "
-			 "expected 0600: refused", f->shm_name,
-			 (unsigned)(st.st_mode & 0777));
-		return -EACCES;
+		return ret;
 	}
 	size = (size_t)st.st_size;
 	if (size < sizeof(*r)) {
@@ -557,6 +655,8 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 		return ret;
 	}
 	ret = check_header(r, size, want, err, errlen);
+	if (!ret)
+		ret = share_check(f, r, &st, want, err, errlen);
 	if (!ret) {
 		ret = ssemu_region_lock(r);
 		if (ret)

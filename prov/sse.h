@@ -394,6 +394,7 @@ struct sse_mr {
 	bool remote;
 	bool nic_reg;
 	uint64_t base;		/* address peers name iov[0] by */
+	uint32_t vni;		/* fi_mr_regattr auth key's VNI, 0: any */
 	struct sse_cntr *rread_cntr, *rwrite_cntr;	/* fi_mr_bind */
 };
 

@@ -333,3 +333,25 @@ int sse_auth_ep_open(struct sse_ep *ep, const struct fi_info *info)
 	}
 	return 0;
 }
+
+int sse_auth_mr_vni(struct sse_domain *dom, const void *key, size_t size,
+		    uint32_t *vni)
+{
+	struct sse_auth a = dom->auth;
+	char why[256];
+	int ret;
+
+	*vni = 0;
+	ret = auth_key(key, size, &a, why, sizeof(why));
+	if (ret > 0)
+		return 0;
+	if (ret < 0) {
+		SSE_DOM_WARN(dom, "fi_mr_regattr: %s\n", why);
+		return ret;
+	}
+	ret = auth_entitled(dom->emu, &a, "fi_mr_regattr", "the region's "
+			    "auth key");
+	if (!ret)
+		*vni = a.vni;
+	return ret;
+}

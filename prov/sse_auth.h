@@ -39,5 +39,10 @@ int sse_auth_domain_init(struct sse_domain *dom, const struct fi_info *info);
  * (or the endpoint's own auth key), refusing a class the service or
  * SLINGSHOT_TCS does not allow.  0 or a negative errno (logged). */
 int sse_auth_ep_open(struct sse_ep *ep, const struct fi_info *info);
+/* fi_mr_regattr: the VNI an auth key (@key, @size; NULL: none, *@vni 0)
+ * restricts a region to, checked against the fabric's services for this
+ * user.  0, -FI_EINVAL (a bad key, no such service), -FI_EACCES. */
+int sse_auth_mr_vni(struct sse_domain *dom, const void *key, size_t size,
+		    uint32_t *vni);
 
 #endif

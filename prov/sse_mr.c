@@ -21,6 +21,11 @@
  * gaps between them are refused with -FI_EINVAL for remote access (local
  * access takes any).
  *
+ * fi_mr_regattr's auth key (struct fi_sse_auth_key, a service and VNI
+ * this user is entitled to) restricts remote access to operations on that
+ * VNI: the target NIC refuses the others (the initiator's FI_EACCES) and
+ * counts them among its VNI drops.
+ *
  * Counters bound with fi_mr_bind count remote accesses to the region.
  * fi_mr(3) asks for FI_RMA_EVENT at registration only when the domain's
  * mr_mode has FI_MR_RMA_EVENT; such regions become accessible only at
@@ -183,6 +188,7 @@ static int __sse_mr_nic_reg(struct sse_domain *dom, struct sse_mr *mr)
 		.access = ((mr->access & FI_REMOTE_READ) ? SSEMU_MR_READ : 0) |
 			  ((mr->access & FI_REMOTE_WRITE) ?
 			   SSEMU_MR_WRITE : 0),
+		.vni = mr->vni,
 	};
 	int ret, tries = 0;
 
@@ -239,7 +245,7 @@ static struct fi_ops sse_mr_fi_ops = {
 static int sse_mr_reg_iov(struct fid *fid, const struct iovec *iov,
 			  size_t count, uint64_t access, uint64_t offset,
 			  uint64_t requested_key, uint64_t flags,
-			  struct fid_mr **mrp, void *context)
+			  struct fid_mr **mrp, void *context, uint32_t vni)
 {
 	struct sse_domain *dom;
 	struct sse_mr *mr;
@@ -277,6 +283,7 @@ static int sse_mr_reg_iov(struct fid *fid, const struct iovec *iov,
 	if (count)
 		memcpy(mr->iov, iov, count * sizeof(*iov));
 	mr->remote = access & SSE_MR_REMOTE;
+	mr->vni = vni;
 	/* fi_mr_reg's offset is reserved (0); offset addressing starts at
 	 * it all the same, as other providers do. */
 	mr->base = sse_mr_virt_addr(dom) ?
@@ -320,7 +327,7 @@ static int sse_mr_reg(struct fid *fid, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return sse_mr_reg_iov(fid, &iov, 1, access, offset, requested_key,
-			      flags, mr, context);
+			      flags, mr, context, 0);
 }
 
 static int sse_mr_regv(struct fid *fid, const struct iovec *iov,
@@ -329,19 +336,27 @@ static int sse_mr_regv(struct fid *fid, const struct iovec *iov,
 		       struct fid_mr **mr, void *context)
 {
 	return sse_mr_reg_iov(fid, iov, count, access, offset, requested_key,
-			      flags, mr, context);
+			      flags, mr, context, 0);
 }
 
 static int sse_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 			  uint64_t flags, struct fid_mr **mr)
 {
-	if (!attr)
+	struct sse_domain *dom;
+	uint32_t vni = 0;
+	int ret;
+
+	if (!attr || !fid || fid->fclass != FI_CLASS_DOMAIN)
 		return -FI_EINVAL;
 	if (attr->iface != FI_HMEM_SYSTEM)
 		return -FI_ENOSYS;
+	dom = container_of(fid, struct sse_domain, domain_fid.fid);
+	ret = sse_auth_mr_vni(dom, attr->auth_key, attr->auth_key_size, &vni);
+	if (ret)
+		return ret;
 	return sse_mr_reg_iov(fid, attr->mr_iov, attr->iov_count,
 			      attr->access, attr->offset, attr->requested_key,
-			      flags, mr, attr->context);
+			      flags, mr, attr->context, vni);
 }
 
 struct fi_ops_mr sse_mr_ops = {

@@ -155,10 +155,12 @@ struct ssemu_cli_job_auth {
 	uint32_t vni;		/* 0: not asked */
 	uint32_t svc;		/* 0: a service of the job's own */
 	bool made;		/* ... which begin created */
+	bool share;		/* --share-group: a fabric it creates is */
+	uint32_t share_gid;	/* ... shared with this group (0660) */
 };
 
-/* Take leading --vni/--service options of @argv from *@first on;
- * -1 after a message. */
+/* Take leading --vni/--service/--share-group options of @argv from
+ * *@first on; -1 after a message. */
 int ssemu_cli_job_auth_opts(int argc, char **argv, int *first,
 			    struct ssemu_cli_job_auth *ja);
 /* Create the job's service if it has none, and set SLINGSHOT_VNIS,

@@ -35,7 +35,10 @@ extern char **environ;
 	"                 SLINGSHOT_DEVICES set for it, under a service of "	\
 	"its own\n"								\
 	"                 (created for the job, removed after it)\n"		\
-	"  --service ID   ... under that existing service instead\n"
+	"  --service ID   ... under that existing service instead\n"	\
+	"  --share-group G  create the fabric shared with group G (name or "\
+	"id):\n"								\
+	"                 mode 0660, that group's users may join it\n"
 
 static const char *env_or(const char *name, const char *def)
 {
@@ -44,8 +47,10 @@ static const char *env_or(const char *name, const char *def)
 	return v && *v ? v : def;
 }
 
-/* Open the fabric the environment names, as a participant. */
-static int hold_fabric(struct ssemu_fabric **f, char *name, size_t namelen)
+/* Open the fabric the environment names, as a participant (created
+ * shared with @ja's group if it asks). */
+static int hold_fabric(struct ssemu_fabric **f, char *name, size_t namelen,
+		       const struct ssemu_cli_job_auth *ja)
 {
 	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_SHM };
 	struct ssemu_config cfg;
@@ -66,6 +71,10 @@ static int hold_fabric(struct ssemu_fabric **f, char *name, size_t namelen)
 	if (!*name)
 		snprintf(name, namelen, "ssemu-%u", (unsigned)geteuid());
 	fo.name = name;
+	if (ja->share) {
+		cfg.share_group = 1;
+		cfg.share_gid = ja->share_gid;
+	}
 	fo.config = &cfg;
 	ret = ssemu_fabric_open(&fo, f, err, sizeof(err));
 	if (ret)
@@ -151,7 +160,7 @@ static int run_held(char **argv)
 	char name[64];
 	int rc;
 
-	if (hold_fabric(&f, name, sizeof(name)))
+	if (hold_fabric(&f, name, sizeof(name), &job_auth))
 		return 1;
 	if (ssemu_cli_job_auth_begin(f, &job_auth)) {
 		ssemu_fabric_close(f);
@@ -173,8 +182,9 @@ int ssemu_cmd_run(int argc, char **argv)
 	int first = 1;
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: slingshot-emu run [--vni N [--service ID]] [--] "
-		       "COMMAND [ARGS...]\n"
+		printf("usage: slingshot-emu run [--vni N [--service ID]] "
+		       "[--share-group G] [--]\n"
+		       "                         COMMAND [ARGS...]\n"
 		       "  Holds the fabric named by FI_SLINGSHOT_EMU_FABRIC "
 		       "(default: this user's),\n"
 		       "  built from FI_SLINGSHOT_EMU_CONFIG/PRESET/CLOCK/"
@@ -207,7 +217,9 @@ int ssemu_cmd_mpirun(int argc, char **argv)
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		printf("usage: slingshot-emu mpirun [--vni N [--service ID]] "
-		       "[MPIRUN ARGS...] PROGRAM [ARGS...]\n"
+		       "[--share-group G]\n"
+		       "                            [MPIRUN ARGS...] PROGRAM "
+		       "[ARGS...]\n"
 		       "  Runs Open MPI's mpirun with the options that make it "
 		       "use the\n"
 		       "  slingshot_emu provider (printed before it runs), on "

@@ -7,7 +7,8 @@
  * `mpirun`, which hand a job its VNI and service the way Slurm's
  * switch/hpe_slingshot plugin does (SLINGSHOT_VNIS, SLINGSHOT_SVC_IDS,
  * SLINGSHOT_DEVICES), creating a service for the job's VNI when none is
- * named, and removing it when the job is over.
+ * named, and removing it when the job is over; and their --share-group,
+ * which makes a fabric they create one that group's users may join.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -391,6 +392,7 @@ void ssemu_cli_vni_stat(struct ssemu_fabric *f, bool json)
 int ssemu_cli_job_auth_opts(int argc, char **argv, int *first,
 			    struct ssemu_cli_job_auth *ja)
 {
+	char err[200];
 	uint64_t v;
 
 	while (*first + 1 < argc) {
@@ -406,13 +408,22 @@ int ssemu_cli_job_auth_opts(int argc, char **argv, int *first,
 					  UINT32_MAX, &v))
 				return -1;
 			ja->svc = (uint32_t)v;
+		} else if (!strcmp(o, "--share-group")) {
+			if (ssemu_share_group_parse(argv[*first + 1],
+						    &ja->share_gid, err,
+						    sizeof(err))) {
+				fprintf(stderr, "--share-group: %s\n", err);
+				return -1;
+			}
+			ja->share = true;
 		} else {
 			break;
 		}
 		*first += 2;
 	}
 	if (*first < argc && (!strcmp(argv[*first], "--vni") ||
-			      !strcmp(argv[*first], "--service"))) {
+			      !strcmp(argv[*first], "--service") ||
+			      !strcmp(argv[*first], "--share-group"))) {
 		fprintf(stderr, "%s: needs a value\n", argv[*first]);
 		return -1;
 	}

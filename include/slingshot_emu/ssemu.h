@@ -150,6 +150,13 @@ struct ssemu_config {
 	 * (ssemu_auth.h). */
 	uint32_t nservices;
 	struct ssemu_service services[SSEMU_CONFIG_SERVICES];
+	/* A shared segment for more than its creator (configuration
+	 * "share_group", ssemu_share_group_parse): share_group 1 makes it
+	 * mode 0660 with group share_gid, 0 mode 0600.  Not in the hash: it
+	 * says who may attach, not what the fabric is (an attacher asking
+	 * for a group gets -EEXIST from a segment not shared with it). */
+	uint32_t share_group;
+	uint32_t share_gid;
 };
 
 /* Bytes a message may carry inline in its slot (no large buffer). */
@@ -571,13 +578,17 @@ struct ssemu_mr_desc {
 	 * virtual addressing, 0 for offsets into the region. */
 	uint64_t base;
 	uint32_t access;	/* SSEMU_MR_* */
+	/* Only operations on this VNI may use it (an auth key's); 0: any
+	 * the target endpoint takes.  Others are refused with -EACCES and
+	 * counted among the target NIC's VNI drops. */
+	uint32_t vni;
 };
 
 /**
  * Make a memory region of this process remotely accessible through @nic.
  * @return 0; -EEXIST key in use; -ENOSPC table full; -EINVAL bad
  * arguments (NULL address with a length, unknown access bits, a range
- * that wraps).
+ * that wraps, a VNI above SSEMU_VNI_MAX).
  */
 int ssemu_mr_reg(struct ssemu_nic *nic, const struct ssemu_mr_desc *mr);
 
@@ -702,7 +713,10 @@ struct ssemu_nic_stats {
 	uint64_t crc_errors;	/* data packets received whose payload
 				 * failed its CRC (lost, or the message
 				 * failed with -EIO) */
-	uint64_t vni_drops;	/* data packets refused for their VNI */
+	/* packets refused for their VNI: data for an endpoint (or a memory
+	 * region) on another VNI, or acknowledgements and RMA results on
+	 * another VNI than their operation's */
+	uint64_t vni_drops;
 };
 
 int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st);

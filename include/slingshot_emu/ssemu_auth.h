@@ -136,6 +136,16 @@ int ssemu_vni_drops_by_job(struct ssemu_fabric *fabric,
 int ssemu_parse_vnis(const char *s, uint16_t *vnis, int max, char *err,
 		     size_t errlen);
 
+/**
+ * A group to share a fabric with (configuration "share_group", `slingshot-emu
+ * run --share-group`): a group name, or a number.  The caller need not
+ * belong to it (creating the fabric does: fchown refuses otherwise).
+ * @return 0 with its id in *@gid, or -EINVAL (empty, no such group, a
+ * number out of range) with the problem in @err.
+ */
+int ssemu_share_group_parse(const char *s, uint32_t *gid, char *err,
+			    size_t errlen);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif
