@@ -721,10 +721,13 @@ int ssemu_auth_share_load(const config_setting_t *s, struct ssemu_config *c,
 
 		if (config_setting_type(s) == CONFIG_TYPE_INT)
 			n = config_setting_get_int(s);
-		if (n < 0)
-			v = "-";
-		else
-			snprintf(num, sizeof(num), "%lld", n);
+		if (n < 0) {
+			snprintf(err, errlen, "%s:%d: share_group: %lld: a "
+				 "group id is 0 or more", path,
+				 config_setting_source_line(s), n);
+			return -EINVAL;
+		}
+		snprintf(num, sizeof(num), "%lld", n);
 	} else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
 		v = config_setting_get_string(s);
 	} else {

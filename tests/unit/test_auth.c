@@ -4,9 +4,12 @@
  * owner's table (add, remove, list, bad services), entitlement by uid, by
  * VNI and by the service's endpoint limit, a send to an endpoint on
  * another VNI (its sender's -ENOTCONN, the target's drop counters, no
- * receive), a send on the same VNI, a class the service denies, the
- * configuration's services, the per-VNI switch counters and the VNI list
- * parser.
+ * receive), a send on the same VNI, memory regions restricted to a VNI
+ * (an RMA on another refused and counted at the target), acknowledgements
+ * and RMA results on another VNI than their operation's (refused at the
+ * initiator, the operation failed), a class the service denies, the
+ * configuration's services and share group, the per-VNI switch counters
+ * and the VNI list parser.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,12 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include <slingshot_emu/ssemu.h>
 
+#include "ssemu_priv.h"	/* the packet pool, for test_reply_vni */
 #include "tf.h"
 
 static struct ssemu_service svc(uint32_t id, uint16_t vni1, uint16_t vni2)
@@ -222,6 +227,184 @@ static void test_isolation(void **state)
 	tf_close(t);
 }
 
+/* The first logged event of @type at endpoint @ep, or NULL. */
+static const struct ssemu_event *logged(const struct tf *t, unsigned ep,
+					uint32_t type)
+{
+	size_t i;
+
+	for (i = 0; i < t->nlog; i++)
+		if (t->log[i].ep == ep && t->log[i].ev.type == type)
+			return &t->log[i].ev;
+	return NULL;
+}
+
+/* Run the model an event at a time, calling @meddle after each, until
+ * endpoint @ep has an event of @type; its status (an RMA_DONE released). */
+static int run_to(struct tf *t, unsigned ep, uint32_t type,
+		  void (*meddle)(struct ssemu_region *r))
+{
+	const struct ssemu_event *ev = NULL;
+	unsigned i;
+	int status;
+
+	for (i = 0; i < 1000000 && !ev; i++) {
+		assert_true(ssemu_fabric_progress(t->fab, 1) >= 0);
+		if (meddle)
+			meddle(t->fab->r);
+		tf_pump(t);
+		ev = logged(t, ep, type);
+	}
+	assert_non_null(ev);
+	status = ev->status;
+	if (type == SSEMU_EV_RMA_DONE)
+		ssemu_event_release(t->ep[ep], ev);
+	t->nlog = 0;
+	return status;
+}
+
+/* An RMA write of @len bytes from endpoint @from into region @key of
+ * endpoint @to's NIC, at offset 0; its status. */
+static int rma_write(struct tf *t, unsigned from, unsigned to, uint64_t key,
+		     const void *data, size_t len)
+{
+	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+	struct ssemu_rma r = { .dest = ssemu_ep_addr(t->ep[to]),
+			       .op = SSEMU_RMA_WRITE, .key = key, .len = len,
+			       .iov = &iov, .iov_count = 1, .cookie = key };
+
+	assert_int_equal(ssemu_ep_rma(t->ep[from], &r), 0);
+	return run_to(t, from, SSEMU_EV_RMA_DONE, NULL);
+}
+
+static void mr_reg(struct tf *t, unsigned ep, uint64_t key, void *buf,
+		   size_t len, uint32_t vni)
+{
+	struct ssemu_mr_desc d = { .key = key, .addr = buf, .len = len,
+				   .access = SSEMU_MR_READ | SSEMU_MR_WRITE,
+				   .vni = vni };
+
+	assert_int_equal(ssemu_mr_reg(t->nic[ep], &d), 0);
+}
+
+static void test_mr_vni(void **state)
+{
+	struct ssemu_service s = svc(2, 10, 11);
+	struct ssemu_mr_desc bad = { .key = 9, .addr = &bad, .len = 8,
+				     .access = SSEMU_MR_READ,
+				     .vni = SSEMU_VNI_MAX + 1 };
+	struct ssemu_job_vni_drops jd[4];
+	static char mem10[64], mem11[64], any[64];
+	struct ssemu_nic_stats st;
+	char data[64];
+	struct tf *t = tiny();
+	unsigned a, b;
+
+	(void)state;
+	assert_int_equal(ssemu_service_add(t->fab, &s), 0);
+	a = tf_add(t, SSEMU_PORT_ANY);
+	b = tf_add(t, SSEMU_PORT_ANY);
+	reopen(t, a, 2, 10);
+	reopen(t, b, 2, 10);
+	memset(data, 0x5a, sizeof(data));
+	mr_reg(t, b, 1, mem10, sizeof(mem10), 10);
+	mr_reg(t, b, 2, mem11, sizeof(mem11), 11);
+	mr_reg(t, b, 3, any, sizeof(any), 0);
+	assert_int_equal(ssemu_mr_reg(t->nic[b], &bad), -EINVAL);
+	/* a region of the initiator's VNI, or of none: written */
+	assert_int_equal(rma_write(t, a, b, 1, data, sizeof(data)), 0);
+	assert_memory_equal(mem10, data, sizeof(data));
+	assert_int_equal(rma_write(t, a, b, 3, data, sizeof(data)), 0);
+	assert_memory_equal(any, data, sizeof(data));
+	assert_int_equal(ssemu_nic_stats(t->nic[b], &st), 0);
+	assert_int_equal(st.vni_drops, 0);
+	/* a region of another VNI (the target endpoint's is 10 as well):
+	 * refused, untouched, counted at the target */
+	assert_int_equal(rma_write(t, a, b, 2, data, sizeof(data)), -EACCES);
+	assert_int_equal(mem11[0], 0);
+	assert_int_equal(ssemu_nic_stats(t->nic[b], &st), 0);
+	assert_int_equal(st.vni_drops, 1);
+	assert_int_equal(ssemu_nic_stats(t->nic[a], &st), 0);
+	assert_int_equal(st.vni_drops, 0);
+	assert_int_equal(ssemu_vni_drops_by_job(t->fab, jd, 4), 1);
+	assert_int_equal(jd[0].drops, 1);
+	/* from VNI 11: its own region only */
+	reopen(t, a, 2, 11);
+	reopen(t, b, 2, 11);
+	assert_int_equal(rma_write(t, a, b, 2, data, sizeof(data)), 0);
+	assert_memory_equal(mem11, data, sizeof(data));
+	memset(mem10, 0, sizeof(mem10));
+	assert_int_equal(rma_write(t, a, b, 1, data, sizeof(data)), -EACCES);
+	assert_int_equal(mem10[0], 0);
+	tf_close(t);
+}
+
+/* Every acknowledgement (or every RMA results packet) in the packet pool
+ * turned to VNI 11, as a process writing the segment could. */
+static void acks_to_11(struct ssemu_region *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->config.max_pkts; i++)
+		if (ssemu_r_pkt(r, i)->type == SSEMU_PKT_ACK)
+			ssemu_r_pkt(r, i)->vni = 11;
+}
+
+static void resps_to_11(struct ssemu_region *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->config.max_pkts; i++)
+		if (ssemu_r_pkt(r, i)->type == SSEMU_PKT_RESP)
+			ssemu_r_pkt(r, i)->vni = 11;
+}
+
+static void test_reply_vni(void **state)
+{
+	struct ssemu_service s = svc(2, 10, 11);
+	static char mem[64], out[64];
+	struct ssemu_nic_stats st;
+	struct tf *t = tiny();
+	unsigned a, b;
+	struct ssemu_rma rd;
+
+	(void)state;
+	assert_int_equal(ssemu_service_add(t->fab, &s), 0);
+	a = tf_add(t, SSEMU_PORT_ANY);
+	b = tf_add(t, SSEMU_PORT_ANY);
+	reopen(t, a, 2, 10);
+	reopen(t, b, 2, 10);
+	/* a send whose acknowledgement comes back on another VNI: the
+	 * initiator refuses it, the send fails (it never hangs) */
+	t->nlog = 0;
+	tf_send(t, a, b, out, sizeof(out), 0, 1, 0);
+	assert_int_equal(run_to(t, a, SSEMU_EV_SEND_DONE, acks_to_11), -EIO);
+	assert_int_equal(ssemu_nic_stats(t->nic[a], &st), 0);
+	assert_true(st.vni_drops >= 1);
+	assert_int_equal(ssemu_nic_stats(t->nic[b], &st), 0);
+	assert_int_equal(st.vni_drops, 0);
+	/* untouched, the same send completes */
+	tf_send(t, a, b, out, sizeof(out), 0, 2, 0);
+	assert_int_equal(run_to(t, a, SSEMU_EV_SEND_DONE, NULL), 0);
+	/* RMA results on another VNI: the read fails */
+	mr_reg(t, b, 1, mem, sizeof(mem), 0);
+	rd = (struct ssemu_rma){ .dest = ssemu_ep_addr(t->ep[b]),
+				 .op = SSEMU_RMA_READ, .key = 1,
+				 .len = sizeof(mem), .cookie = 7 };
+	assert_int_equal(ssemu_nic_stats(t->nic[a], &st), 0);
+	assert_int_equal(ssemu_ep_rma(t->ep[a], &rd), 0);
+	assert_int_equal(run_to(t, a, SSEMU_EV_RMA_DONE, resps_to_11), -EIO);
+	{
+		struct ssemu_nic_stats st2;
+
+		assert_int_equal(ssemu_nic_stats(t->nic[a], &st2), 0);
+		assert_true(st2.vni_drops > st.vni_drops);
+	}
+	assert_int_equal(ssemu_ep_rma(t->ep[a], &rd), 0);
+	assert_int_equal(run_to(t, a, SSEMU_EV_RMA_DONE, NULL), 0);
+	tf_close(t);
+}
+
 static void test_tclass_denied(void **state)
 {
 	struct ssemu_service s = svc(2, 10, 0);
@@ -338,6 +521,51 @@ static void test_config_file(void **state)
 	assert_non_null(strstr(err, "twice"));
 }
 
+static void test_config_share_group(void **state)
+{
+	struct ssemu_config c, d;
+	char err[256];
+	uint32_t gid;
+
+	(void)state;
+	assert_int_equal(load("preset = \"switch\";\n", &c, err,
+			      sizeof(err)), 0);
+	assert_int_equal(c.share_group, 0);
+	assert_int_equal(load("share_group = 64999;\n", &d, err,
+			      sizeof(err)), 0);
+	assert_int_equal(d.share_group, 1);
+	assert_int_equal(d.share_gid, 64999);
+	/* who may attach is not what the fabric is */
+	assert_true(ssemu_config_hash(&c) == ssemu_config_hash(&d));
+	assert_int_equal(load("share_group = \"root\";\n", &d, err,
+			      sizeof(err)), 0);
+	assert_int_equal(d.share_gid, 0);
+	assert_int_equal(load("share_group = \"64998\";\n", &d, err,
+			      sizeof(err)), 0);
+	assert_int_equal(d.share_gid, 64998);
+	/* bad values name the file, the line and the key */
+	assert_int_equal(load("preset = \"switch\";\n"
+			      "share_group = \"no-such-group-xyz\";\n", &d,
+			      err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":2: share_group: no group named "
+				    "\"no-such-group-xyz\""));
+	assert_int_equal(load("share_group = -1;\n", &d, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, ":1: share_group: -1: a group id"));
+	assert_int_equal(load("share_group = 1.5;\n", &d, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "share_group: expected a group name"));
+	assert_int_equal(load("share_group = \"\";\n", &d, err,
+			      sizeof(err)), -EINVAL);
+	assert_int_equal(ssemu_share_group_parse("4294967295", &gid, err,
+						 sizeof(err)), -EINVAL);
+	assert_int_equal(ssemu_share_group_parse("12x", &gid, err,
+						 sizeof(err)), -EINVAL);
+	assert_int_equal(ssemu_share_group_parse("12", &gid, err,
+						 sizeof(err)), 0);
+	assert_int_equal(gid, 12);
+}
+
 static void test_default_counts(void **state)
 {
 	struct ssemu_vni_count vc[SSEMU_SW_VNIS];
@@ -390,9 +618,12 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_entitlement),
 		cmocka_unit_test(test_isolation),
+		cmocka_unit_test(test_mr_vni),
+		cmocka_unit_test(test_reply_vni),
 		cmocka_unit_test(test_tclass_denied),
 		cmocka_unit_test(test_config_services),
 		cmocka_unit_test(test_config_file),
+		cmocka_unit_test(test_config_share_group),
 		cmocka_unit_test(test_default_counts),
 		cmocka_unit_test(test_parse_vnis),
 	};
