@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Job isolation between two users through libfabric, as root: a shared
+ * fabric made from a configuration file with share_group and a service
+ * for each of two unprivileged uids (VNI 10 for one, VNI 20 for the
+ * other).  Children that become those uids open a domain and an endpoint
+ * on their own service (SLINGSHOT_VNIS, SLINGSHOT_SVC_IDS,
+ * SLINGSHOT_DEVICES, as a launcher sets them) and are refused with
+ * -FI_EACCES, and a warning that names their uid, on the other's (by the
+ * variables and by an auth key).  A uid outside the group cannot open the
+ * fabric at all.
+ *
+ * Exits 77 when not run as root.
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <slingshot_emu/ssemu.h>
+
+#include "sse_test.h"
+
+#define UID_A 65534u		/* nobody */
+#define UID_B 64998u
+#define UID_C 64997u		/* not in the group */
+#define GID_SHARE 64999u
+
+static char cfg_path[64];
+
+static int become(uid_t uid, gid_t gid, bool in_group)
+{
+	gid_t g = GID_SHARE;
+
+	if (setgroups(in_group ? 1 : 0, &g) || setgid(gid) || setuid(uid)) {
+		perror("become");
+		return -1;
+	}
+	return 0;
+}
+
+/* fi_domain (and an endpoint on it) under service @svc, VNI @vni, from
+ * the launcher's variables, or from a domain auth key if @key; its
+ * result. */
+static int open_job(uint32_t svc, uint32_t vni, bool key)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_sse_auth_key k = { .svc_id = svc, .vni = (uint16_t)vni };
+	struct fi_info *hints = sse_test_hints(FI_MSG), *info;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	char buf[16];
+	int ret;
+
+	snprintf(buf, sizeof(buf), "%u", vni);
+	setenv("SLINGSHOT_VNIS", buf, 1);
+	snprintf(buf, sizeof(buf), "%u", svc);
+	setenv("SLINGSHOT_SVC_IDS", buf, 1);
+	setenv("SLINGSHOT_DEVICES", "sse0", 1);
+	if (key) {
+		unsetenv("SLINGSHOT_VNIS");
+		unsetenv("SLINGSHOT_SVC_IDS");
+		hints->domain_attr->auth_key = malloc(sizeof(k));
+		memcpy(hints->domain_attr->auth_key, &k, sizeof(k));
+		hints->domain_attr->auth_key_size = sizeof(k);
+	}
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	fi_freeinfo(hints);
+	if (ret)
+		return ret;
+	ret = fi_fabric(info->fabric_attr, &fab, NULL);
+	if (ret)
+		goto out_info;
+	ret = fi_domain(fab, info, &dom, NULL);
+	if (ret)
+		goto out_fab;
+	ret = fi_av_open(dom, &av_attr, &av, NULL);
+	if (ret)
+		goto out_dom;
+	ret = fi_cq_open(dom, &cq_attr, &cq, NULL);
+	if (ret)
+		goto out_av;
+	ret = fi_endpoint(dom, info, &ep, NULL);
+	if (!ret) {
+		ret = fi_ep_bind(ep, &av->fid, 0);
+		if (!ret)
+			ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV);
+		if (!ret)
+			ret = fi_enable(ep);
+		fi_close(&ep->fid);
+	}
+	fi_close(&cq->fid);
+out_av:
+	fi_close(&av->fid);
+out_dom:
+	fi_close(&dom->fid);
+out_fab:
+	fi_close(&fab->fid);
+out_info:
+	fi_freeinfo(info);
+	return ret;
+}
+
+/* Does file @path hold @what? */
+static bool file_has(const char *path, const char *what)
+{
+	char buf[16384];
+	size_t n;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return strstr(buf, what) != NULL;
+}
+
+/* The job of @uid: 0, or the step that went wrong.  Its warnings go to
+ * @log. */
+static int job(uid_t uid, uint32_t svc, uint32_t vni, uint32_t osvc,
+	       uint32_t ovni, const char *log)
+{
+	char want[64];
+	int fd, ret;
+
+	if (become(uid, GID_SHARE, true))
+		return 1;
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || dup2(fd, 2) < 0)
+		return 2;
+	ret = open_job(svc, vni, false);
+	if (ret) {
+		printf("uid %u: own service %u: %s\n", (unsigned)uid, svc,
+		       fi_strerror(-ret));
+		return 3;
+	}
+	ret = open_job(osvc, ovni, false);
+	if (ret != -FI_EACCES) {
+		printf("uid %u: the other's service %u: %d\n", (unsigned)uid,
+		       osvc, ret);
+		return 4;
+	}
+	ret = open_job(osvc, ovni, true);
+	if (ret != -FI_EACCES) {
+		printf("uid %u: the other's auth key: %d\n", (unsigned)uid,
+		       ret);
+		return 5;
+	}
+	snprintf(want, sizeof(want), "service %u does not belong to uid %u",
+		 osvc, (unsigned)uid);
+	if (!file_has(log, want)) {
+		printf("uid %u: no \"%s\" in its log\n", (unsigned)uid, want);
+		return 6;
+	}
+	return 0;
+}
+
+static void test_two_users(void **state)
+{
+	char la[96], lb[96];
+	pid_t a, b;
+	int sa, sb;
+
+	(void)state;
+	snprintf(la, sizeof(la), "%s.a.log", cfg_path);
+	snprintf(lb, sizeof(lb), "%s.b.log", cfg_path);
+	fflush(stdout);
+	a = fork();
+	if (!a) {
+		sa = job(UID_A, 2, 10, 3, 20, la);
+		fflush(stdout);
+		_exit(sa);
+	}
+	b = fork();
+	if (!b) {
+		sb = job(UID_B, 3, 20, 2, 10, lb);
+		fflush(stdout);
+		_exit(sb);
+	}
+	assert_true(a > 0 && b > 0);
+	assert_int_equal(waitpid(a, &sa, 0), a);
+	assert_int_equal(waitpid(b, &sb, 0), b);
+	unlink(la);
+	unlink(lb);
+	assert_true(WIFEXITED(sa) && WIFEXITED(sb));
+	assert_int_equal(WEXITSTATUS(sa), 0);
+	assert_int_equal(WEXITSTATUS(sb), 0);
+}
+
+static int outsider(void)
+{
+	struct fi_info *hints = sse_test_hints(FI_MSG), *info;
+	struct fid_fabric *fab;
+	int ret;
+
+	if (become(UID_C, UID_C, false))
+		return 1;
+	unsetenv("SLINGSHOT_VNIS");
+	unsetenv("SLINGSHOT_SVC_IDS");
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	fi_freeinfo(hints);
+	if (ret)
+		return 4;
+	ret = fi_fabric(info->fabric_attr, &fab, NULL);
+	fi_freeinfo(info);
+	if (!ret) {
+		fi_close(&fab->fid);
+		return 2;
+	}
+	return ret == -FI_EACCES ? 0 : 3;
+}
+
+static void test_outsider(void **state)
+{
+	pid_t c;
+	int st;
+
+	(void)state;
+	fflush(stdout);
+	c = fork();
+	if (!c)
+		_exit(outsider());
+	assert_true(c > 0);
+	assert_int_equal(waitpid(c, &st, 0), c);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_users),
+		cmocka_unit_test(test_outsider),
+	};
+	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM };
+	struct ssemu_config cfg;
+	struct ssemu_fabric *f;
+	char err[256];
+	FILE *fp;
+	int fd, ret;
+
+	if (geteuid() != 0) {
+		printf("SKIP: test_auth_users needs root (it shares a fabric "
+		       "with a group and runs jobs as two other uids)\n");
+		return 77;
+	}
+	snprintf(cfg_path, sizeof(cfg_path), "/tmp/sset-authu-%d.cfg",
+		 (int)getpid());
+	/* readable by the jobs' users, as a site's file is */
+	fd = open(cfg_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!fp || fchmod(fd, 0644)) {
+		perror(cfg_path);
+		return 1;
+	}
+	fprintf(fp, "preset = \"switch\";\n"
+		    "share_group = %u;\n"
+		    "services = (\n"
+		    "  { id = 2; vnis = [10]; uids = [%u]; },\n"
+		    "  { id = 3; vnis = [20]; uids = [%u]; }\n"
+		    ");\n", GID_SHARE, UID_A, UID_B);
+	fclose(fp);
+	sse_test_init("shm", "authu");
+	setenv("FI_SLINGSHOT_EMU_CONFIG", cfg_path, 1);
+	setenv("FI_LOG_LEVEL", "warn", 1);
+	/* the fabric, held for the jobs as a launcher would */
+	if (ssemu_config_load(cfg_path, &cfg, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		unlink(cfg_path);
+		return 1;
+	}
+	o.name = getenv("FI_SLINGSHOT_EMU_FABRIC");
+	o.config = &cfg;
+	if (ssemu_fabric_open(&o, &f, err, sizeof(err))) {
+		fprintf(stderr, "fabric %s: %s\n", o.name, err);
+		unlink(cfg_path);
+		return 1;
+	}
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	ssemu_fabric_close(f);
+	unlink(cfg_path);
+	return ret;
+}
