@@ -6,9 +6,11 @@
  * the launcher's SLINGSHOT_* variables (good ones, and empty, non-numeric,
  * out of range, more devices than ids, a device not ours, a bad class
  * mask), a send between two endpoints on different VNIs (the sender's
- * FI_ENOTCONN, no completion at the target) and classes refused by
- * SLINGSHOT_TCS and by the service.  The services come from a fabric
- * configuration file.
+ * FI_ENOTCONN, no completion at the target), classes refused by
+ * SLINGSHOT_TCS and by the service, and fi_mr_regattr's auth key (a
+ * region on VNI 11 refuses a write from VNI 10 with FI_EACCES; keys of
+ * another user's service, of no service, of another size refused).  The
+ * services come from a fabric configuration file.
  */
 #include <fcntl.h>
 #include <unistd.h>
@@ -327,6 +329,106 @@ static void test_two_vnis(void **state)
 	clear_env();
 }
 
+/* fi_mr_regattr of @len bytes at @buf, remote write, key @rkey, with an
+ * auth key @k if not NULL (@ksize its size); its result. */
+static int mr_regattr(struct two *t, void *buf, size_t len, uint64_t rkey,
+		      const struct fi_sse_auth_key *k, size_t ksize,
+		      struct fid_mr **mr)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_mr_attr attr = {
+		.mr_iov = &iov,
+		.iov_count = 1,
+		.access = FI_REMOTE_WRITE,
+		.requested_key = rkey,
+		.auth_key = (uint8_t *)k,
+		.auth_key_size = ksize,
+		.iface = FI_HMEM_SYSTEM,
+	};
+
+	return fi_mr_regattr(t->dom, &attr, 0, mr);
+}
+
+/* An fi_write of @len bytes from endpoint 0 into region @rkey of endpoint
+ * 1's domain (offset addressing): its completion error, 0 if none. */
+static int write_one(struct two *t, uint64_t rkey, const void *src,
+		     size_t len)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err = { 0 };
+	uint64_t spins;
+	ssize_t ret;
+	int status = 1;
+
+	assert_fi_ok(fi_write(t->ep[0], src, len, NULL, t->addr[1], 0, rkey,
+			      &e));
+	for (spins = 0; status == 1 && spins < 50000000; spins++) {
+		ret = fi_cq_read(t->cq[0], &e, 1);
+		if (ret == 1) {
+			status = 0;
+		} else if (ret == -FI_EAVAIL) {
+			assert_int_equal(fi_cq_readerr(t->cq[0], &err, 0), 1);
+			status = err.err;
+		} else {
+			assert_int_equal(ret, -FI_EAGAIN);
+		}
+		fi_cq_read(t->cq[1], &e, 1);	/* (progress at the target) */
+	}
+	assert_true(status != 1);
+	return status;
+}
+
+static void test_mr_auth_key(void **state)
+{
+	struct fi_sse_auth_key k10 = key(2, 10), k11 = key(2, 11);
+	struct fi_sse_auth_key other = key(3, 20), none = key(9, 10);
+	static char m10[64], m11[64], any[64];
+	struct fid_mr *mr10, *mr11, *mrany, *bad;
+	struct fi_info *hints, *info;
+	char src[64];
+	struct two t;
+
+	(void)state;
+	clear_env();
+	hints = sse_test_hints(FI_MSG | FI_RMA);
+	hints->domain_attr->mr_mode = 0;	/* offsets, keys of ours */
+	hints->domain_attr->auth_key = malloc(sizeof(k10));
+	memcpy(hints->domain_attr->auth_key, &k10, sizeof(k10));
+	hints->domain_attr->auth_key_size = sizeof(k10);
+	assert_fi_ok(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
+				&info));
+	fi_freeinfo(hints);
+	/* both endpoints on VNI 10 (the domain's key) */
+	two_open(&t, info);
+	assert_fi_ok(open_ep(&t, 0, NULL));
+	assert_fi_ok(open_ep(&t, 1, NULL));
+	assert_fi_ok(mr_regattr(&t, m10, sizeof(m10), 0x10, &k10,
+				sizeof(k10), &mr10));
+	assert_fi_ok(mr_regattr(&t, m11, sizeof(m11), 0x11, &k11,
+				sizeof(k11), &mr11));
+	assert_fi_ok(mr_regattr(&t, any, sizeof(any), 0x12, NULL, 0, &mrany));
+	/* keys this user may not use, or not keys */
+	assert_int_equal(mr_regattr(&t, any, sizeof(any), 0x13, &other,
+				    sizeof(other), &bad), -FI_EACCES);
+	assert_int_equal(mr_regattr(&t, any, sizeof(any), 0x13, &none,
+				    sizeof(none), &bad), -FI_EINVAL);
+	assert_int_equal(mr_regattr(&t, any, sizeof(any), 0x13, &k10, 3,
+				    &bad), -FI_EINVAL);
+	memset(src, 0x3c, sizeof(src));
+	/* the region of the initiator's VNI, and one without a key */
+	assert_int_equal(write_one(&t, 0x10, src, sizeof(src)), 0);
+	assert_memory_equal(m10, src, sizeof(src));
+	assert_int_equal(write_one(&t, 0x12, src, sizeof(src)), 0);
+	assert_memory_equal(any, src, sizeof(src));
+	/* a region restricted to VNI 11: refused, untouched */
+	assert_int_equal(write_one(&t, 0x11, src, sizeof(src)), FI_EACCES);
+	assert_int_equal(m11[0], 0);
+	assert_fi_ok(fi_close(&mr10->fid));
+	assert_fi_ok(fi_close(&mr11->fid));
+	assert_fi_ok(fi_close(&mrany->fid));
+	two_close(&t);
+}
+
 static void test_tclass_refused(void **state)
 {
 	struct fi_sse_auth_key k = key(4, 30);
@@ -366,6 +468,7 @@ int main(void)
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_two_vnis),
 		cmocka_unit_test(test_tclass_refused),
+		cmocka_unit_test(test_mr_auth_key),
 	};
 	FILE *f;
 	int fd, ret;
