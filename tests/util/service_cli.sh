@@ -5,7 +5,9 @@
 # file's services and the default one listed; add, list and rm by the
 # owner; bad values refused with a clear error; `run --vni` hands the job
 # SLINGSHOT_VNIS/SLINGSHOT_SVC_IDS/SLINGSHOT_DEVICES under a service made
-# for it (listed while the job runs); bad --vni/--service values refused.
+# for it (listed while the job runs); bad --vni/--service values refused;
+# run --share-group creates the fabric 0660 with that group (as root),
+# and refuses a group that does not exist.
 
 tool="${TOP_BUILDDIR:-.}/util/slingshot-emu"
 tmp=$(mktemp -d) || exit 99
@@ -79,6 +81,25 @@ check "run --vni without a value refused" test $? = 2
 check "list: no such fabric" test $? = 1
 "$tool" service frob 2>"$tmp/e6"
 check "an unknown subcommand refused" test $? = 2
+
+# --share-group: bad groups refused; as root, the fabric it creates is
+# 0660 with that group while the job runs, and the job sees it so
+"$tool" run --share-group no-such-group-$$ -- true 2>"$tmp/e7"
+check "run --share-group: an unknown group refused" test $? = 2
+check "run --share-group: the group named" \
+	grep -q "no group named \"no-such-group-$$\"" "$tmp/e7"
+"$tool" run --share-group 2>"$tmp/e8"
+check "run --share-group without a value refused" test $? = 2
+if [ "$(id -u)" = 0 ]; then
+	FI_SLINGSHOT_EMU_FABRIC="$fabric-g" "$tool" run --share-group 64999 \
+		-- stat -c '%a %g' "/dev/shm/$fabric-g" >"$tmp/g.out" 2>&1
+	check "run --share-group: mode 660, group 64999" \
+		grep -q '^660 64999$' "$tmp/g.out"
+	check "run --share-group: removed after the job" \
+		test ! -e "/dev/shm/$fabric-g"
+else
+	echo "SKIP: run --share-group on a real group needs root"
+fi
 
 [ $fail = 0 ] && echo "PASS: service_cli"
 exit $fail
