@@ -12,7 +12,14 @@
  * for a clear answer, and under the lock while the endpoint is claimed);
  * nothing a process sets in its environment changes that.  The engine
  * stamps each message with its endpoint's VNI when it takes it, and every
- * packet carries it.
+ * packet carries it: a target NIC drops data for an endpoint on another
+ * VNI, and RMA naming a memory region restricted to another VNI (an auth
+ * key's); an initiator's NIC drops acknowledgements and RMA results on
+ * another VNI than their operation's.
+ *
+ * The uid lists separate users only on a fabric several users may attach:
+ * one created shared with a group (share_group, parsed here; the segment's
+ * mode and group are set and checked by ssemu_store.c).
  */
 #include <errno.h>
 #include <grp.h>
