@@ -424,8 +424,9 @@ bool ssemu_auth_reply_refused(struct ssemu_region *r, uint32_t nic,
 	if (pkt->vni == m->vni)
 		return false;
 	count_drop(r, nic);
-	ssemu_log(warned ? SSEMU_LOG_DEBUG : SSEMU_LOG_WARN, "%s for a message from port %u on VNI %u "
-		  "came on VNI %u: refused, the message fails",
+	ssemu_log(warned ? SSEMU_LOG_DEBUG : SSEMU_LOG_WARN, "%s for a "
+		  "message from port %u on VNI %u came on VNI %u: refused, "
+		  "the message fails (further ones are logged at debug level)",
 		  pkt->type == SSEMU_PKT_ACK ? "an acknowledgement" :
 					       "RMA results",
 		  SSEMU_ADDR_PORT(m->src), (unsigned)m->vni,

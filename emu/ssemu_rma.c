@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Remote memory access, the target NIC's side: the memory region table
- * lookup (key, range, access, and the region's VNI), the operation on the target's memory (in this process, or in
- * another by cross-memory attach), and the results queued for the way back
- * (ssemu_nic.c sends them).
+ * lookup (key, range, access, and the region's VNI), the operation on the
+ * target's memory (in this process, or in another by cross-memory
+ * attach), and the results queued for the way back (ssemu_nic.c sends
+ * them).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* process_vm_readv */

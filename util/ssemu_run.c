@@ -36,9 +36,8 @@ extern char **environ;
 	"its own\n"								\
 	"                 (created for the job, removed after it)\n"		\
 	"  --service ID   ... under that existing service instead\n"	\
-	"  --share-group G  create the fabric shared with group G (name or "\
-	"id):\n"								\
-	"                 mode 0660, that group's users may join it\n"
+	"  --share-group G  create the fabric shared with group G (a name\n"	\
+	"                 or gid): mode 0660, the group's users may join it\n"
 
 static const char *env_or(const char *name, const char *def)
 {
