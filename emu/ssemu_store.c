@@ -2,9 +2,10 @@
 /*
  * The fabric store: the region's layout as one table of sections, a new
  * region's set-up, and a shared segment's creation or attach with the
- * checks that come with it (the header against the layout its own
- * configuration gives, and this process's private copy of the header's
- * write-once page).
+ * checks that come with it (the file's mode, owner and group against what
+ * its header recorded: 0600, or 0660 with the configuration's share group;
+ * the header against the layout its own configuration gives; and this
+ * process's private copy of the header's write-once page).
  *
  * The layout: every section's offset, element count and element size in
  * one table (struct ssemu_layout), filled by ssemu_layout_compute from the
@@ -447,11 +448,10 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 		      const void **view, char *err, size_t errlen)
 {
 	struct ssemu_region *r;
-	int fd, ret;
-	void *p;
-
 	mode_t mode = c->share_group ? 0660 : 0600;
 	struct stat st;
+	int fd, ret;
+	void *p;
 
 	fd = shm_open(f->shm_name, O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (fd < 0) {
@@ -586,8 +586,9 @@ static int share_check(struct ssemu_fabric *f, const struct ssemu_region *r,
 
 /*
  * Attach the existing segment @f->shm_name: its owner and mode, then this
- * process's copy of its header, checked (against @want too, unless NULL),
- * then a process slot (unless an observer).  @return 0, -EAGAIN (not
+ * process's copy of its header, checked (against @want too, unless NULL)
+ * and against the file's mode, owner and group, then a process slot
+ * (unless an observer).  @return 0, -EAGAIN (not
  * there, or not ready yet, or being removed: try again), -ENOENT (not
  * there, and @f->flags wants an existing one) or another -errno
  * (explained in @err).
