@@ -3,13 +3,19 @@
  * Fabric benchmarks, each measured against a baseline in the same run:
  *
  *  model    uniform random traffic at a given load on a preset (default
- *           "shandy", 1024 endpoints, 50% load): wall-clock packet-hops/s
- *           and model events/s on one core, against the bare engine's
- *           events/s (schedule + pop at the same pending depth).
+ *           "shandy", 1024 endpoints, 50% load) with a given routing:
+ *           packet-hops per CPU second and per wall second, events per
+ *           hop, peak RSS, then, apart, the bare engine's events/s
+ *           (schedule + pop at the model's mean pending depth); with
+ *           --callgrind, instructions per hop from a smaller rerun under
+ *           callgrind.  --message BYTES: one message across the fabric,
+ *           nothing else in flight: its events and delivery time.
  *  latency  one-way 8-byte message latency between two processes through
  *           one emulated switch on a shared fabric (virtual clock), against
  *           a plain shared-memory SPSC ring ping-pong between two processes;
  *           also reports the store bytes each attached NIC costs.
+ *
+ * Every figure is one "key value" line (benchmarks/README.md lists them).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +35,7 @@
 
 #include "ssemu_compiler.h"
 #include "ssemu_engine.h"
+#include "ssemu_priv.h"
 #include "ssemu_ring.h"
 #include <slingshot_emu/ssemu_rng.h>
 
@@ -55,16 +63,69 @@ static void die(const char *what, int ret)
 }
 
 /* ------------------------------------------------------------------ */
-/* model throughput                                                     */
+/* options and output                                                   */
 /* ------------------------------------------------------------------ */
 
-static double bare_engine_rate(uint32_t pending, uint64_t ops)
+#define BENCH_MAX_MESSAGE (16u << 20)	/* the store's largest buffer */
+
+struct bench_opts {
+	const char *preset, *routing;
+	double load, warm_us, time_us;
+	uint32_t size;
+	uint64_t message;	/* model --message: one message, these bytes */
+	int64_t dst;		/* its destination port (-1: the last) */
+	uint64_t engine_pending;	/* baseline depth (0: the model's) */
+	bool baseline;		/* run the bare engine baseline */
+	bool callgrind;		/* and rerun under callgrind */
+	double cg_time_us;	/* model time of the callgrind run */
+	uint64_t iters;
+};
+
+static const char *const routings[] = {
+	"minimal", "adaptive", "ugal", "adaptive-nb", NULL,
+};
+
+/* One figure a line, "key value": awk '$1 == "key" { print $2 }'. */
+static void kv_u64(const char *key, uint64_t v)
+{
+	printf("%s %" PRIu64 "\n", key, v);
+}
+
+static void kv_f(const char *key, double v, int prec)
+{
+	printf("%s %.*f\n", key, prec, v);
+}
+
+static void kv_s(const char *key, const char *v)
+{
+	printf("%s %s\n", key, v);
+}
+
+/* Peak resident set of this process so far, KiB. */
+static uint64_t rss_peak_kib(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) ? 0 : (uint64_t)ru.ru_maxrss;
+}
+
+/* ------------------------------------------------------------------ */
+/* the bare engine baseline                                             */
+/* ------------------------------------------------------------------ */
+
+struct engine_rate {
+	double per_wall_s, per_cpu_s;
+};
+
+/* Schedule one, pop one, @ops times, with @pending events pending. */
+static struct engine_rate bare_engine_rate(uint32_t pending, uint64_t ops)
 {
 	size_t bytes = ssemu_engine_bytes(pending + 16);
 	struct ssemu_engine *e = malloc(bytes);
+	struct engine_rate rate;
 	struct ssemu_rng rng;
 	struct ssemu_fired f;
-	double t0, t1;
+	double t0, t1, c0, c1;
 	uint64_t i;
 
 	if (!e)
@@ -75,6 +136,7 @@ static double bare_engine_rate(uint32_t pending, uint64_t ops)
 		ssemu_engine_schedule(e, ssemu_rng_below(&rng, 1000000), 1, 0,
 				      0, 0, NULL);
 	t0 = wall();
+	c0 = cpu();
 	for (i = 0; i < ops; i++) {
 		ssemu_engine_pop(e, UINT64_MAX, &f);
 		ssemu_engine_schedule(e, f.time + 1 +
@@ -82,9 +144,16 @@ static double bare_engine_rate(uint32_t pending, uint64_t ops)
 				      1, 0, 0, 0, NULL);
 	}
 	t1 = wall();
+	c1 = cpu();
 	free(e);
-	return (double)ops / (t1 - t0);
+	rate.per_wall_s = (double)ops / (t1 - t0);
+	rate.per_cpu_s = (double)ops / SSEMU_MAX(c1 - c0, 1e-9);
+	return rate;
 }
+
+/* ------------------------------------------------------------------ */
+/* model throughput                                                     */
+/* ------------------------------------------------------------------ */
 
 /* Take every endpoint's events; release and count what arrived. */
 static uint64_t drain_all(struct ssemu_ep **eps, uint64_t n)
@@ -151,190 +220,639 @@ static void sort_u64(uint64_t *v, uint64_t n)
 	}
 }
 
-static int bench_model(const char *preset, double load, double warm_us,
-		       double time_us, uint32_t size)
+/* A preset's configuration with @o's routing, sized for @nics NICs of one
+ * endpoint, each with @msgs message slots and @bufs buffers of @buf_bytes. */
+static int model_config(const struct bench_opts *o, struct ssemu_config *cfg,
+			uint32_t nics, uint32_t msgs, uint32_t bufs,
+			uint64_t buf_bytes, uint64_t pkts)
 {
-	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
-	struct ssemu_fabric_stats st, st0;
+	if (ssemu_config_preset(o->preset, cfg)) {
+		fprintf(stderr, "bench_fabric: unknown preset '%s'\n",
+			o->preset);
+		return -EINVAL;
+	}
+	if (o->routing)
+		snprintf(cfg->routing, sizeof(cfg->routing), "%s", o->routing);
+	cfg->max_nics = nics;
+	cfg->eps_per_nic = 1;
+	cfg->max_eps = nics;	/* one endpoint per NIC */
+	cfg->msgs_per_ep = msgs;
+	cfg->bufs_per_ep = bufs;
+	if (buf_bytes > cfg->buf_size)
+		cfg->buf_size = (uint32_t)buf_bytes;
+	cfg->max_switches = cfg->topo.groups * cfg->topo.switches_per_group;
+	cfg->max_pkts = (uint32_t)SSEMU_MIN(pkts, 1u << 24);
+	cfg->max_events = cfg->max_pkts < (1u << 22) ? cfg->max_pkts * 4 :
+						      1u << 24;
+	return 0;
+}
+
+static struct ssemu_fabric *fabric_open(struct ssemu_config *cfg)
+{
+	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE,
+					.config = cfg };
+	struct ssemu_fabric *fab;
+	char err[256];
+
+	if (ssemu_fabric_open(&fo, &fab, err, sizeof(err))) {
+		fprintf(stderr, "bench_fabric: %s\n", err);
+		return NULL;
+	}
+	return fab;
+}
+
+/* The model run: uniform random traffic, each endpoint's next send drawn
+ * from an exponential gap that offers the load asked for. */
+struct model {
 	struct ssemu_config cfg;
 	struct ssemu_fabric *fab;
 	struct ssemu_nic **nics;
 	struct ssemu_ep **eps;
 	struct ssemu_rng rng;
-	ssemu_time_t *next, warm_end, end, tmin, t, span;
-	double mean_gap, t0, t1, c0, c1, erate, hops_s, ev_s;
-	char err[256];
-	uint64_t n, i, k, sent = 0, recvd = 0, drained = 0, hops, events;
-	uint64_t sent0 = 0;
-	bool timing = false;
-	uint64_t *heap, *due, nheap = 0, ndue;
+	ssemu_time_t *next;
+	uint64_t *heap, *due, nheap;
 	void *payload;
+	uint32_t size;
+	double mean_gap;	/* ps between one endpoint's sends */
+	uint64_t n, sent, recvd, drained;
+	/* the engine's pending events, once a step while timed */
+	bool sample;
+	uint64_t pend_sum, pend_steps;
+};
+
+/* A message's bytes on the wire: its payload and each packet's header. */
+static double wire_bytes(const struct ssemu_config *cfg, uint32_t size)
+{
+	return (double)size + cfg->pkt_overhead * ceil((double)size / cfg->mtu);
+}
+
+/* An exponential gap (ps) of the mean that offers the load asked for. */
+static ssemu_time_t next_gap(struct model *m)
+{
+	return (ssemu_time_t)(-log(1 - ssemu_rng_double(&m->rng)) *
+			      m->mean_gap);
+}
+
+static int model_open(struct model *m, const struct bench_opts *o)
+{
+	struct ssemu_config *cfg = &m->cfg;
+	uint64_t i;
 	int ret;
 
-	if (ssemu_config_preset(preset, &cfg)) {
-		fprintf(stderr, "bench_fabric: unknown preset %s\n", preset);
-		return 1;
+	memset(m, 0, sizeof(*m));
+	if (ssemu_config_preset(o->preset, cfg)) {
+		fprintf(stderr, "bench_fabric: unknown preset '%s'\n",
+			o->preset);
+		return -EINVAL;
 	}
-	n = ssemu_config_nports(&cfg);
-	cfg.max_nics = (uint32_t)n;
-	cfg.eps_per_nic = 1;
-	cfg.max_eps = (uint32_t)n;	/* one endpoint per NIC */
-	cfg.msgs_per_ep = 64;
-	cfg.bufs_per_ep = size > SSEMU_INLINE_MAX ? 64 : 0;
-	cfg.max_switches = cfg.topo.groups * cfg.topo.switches_per_group;
-	cfg.max_pkts = (uint32_t)(n * 256 + 4096);
-	cfg.max_events = cfg.max_pkts * 4;
-	fo.config = &cfg;
-	ret = ssemu_fabric_open(&fo, &fab, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "bench_fabric: %s\n", err);
-		return 1;
-	}
-	nics = calloc(n, sizeof(*nics));
-	eps = calloc(n, sizeof(*eps));
-	next = calloc(n, sizeof(*next));
-	heap = calloc(n, sizeof(*heap));
-	due = calloc(n, sizeof(*due));
-	payload = calloc(1, size + 1);
-	if (!nics || !eps || !next || !heap || !due || !payload)
+	m->n = ssemu_config_nports(cfg);
+	m->size = o->size;
+	ret = model_config(o, cfg, (uint32_t)m->n, 64,
+			   o->size > SSEMU_INLINE_MAX ? 64 : 0, o->size,
+			   m->n * 256 + 4096);
+	if (ret)
+		return ret;
+	m->fab = fabric_open(cfg);
+	if (!m->fab)
+		return -EINVAL;
+	m->nics = calloc(m->n, sizeof(*m->nics));
+	m->eps = calloc(m->n, sizeof(*m->eps));
+	m->next = calloc(m->n, sizeof(*m->next));
+	m->heap = calloc(m->n, sizeof(*m->heap));
+	m->due = calloc(m->n, sizeof(*m->due));
+	m->payload = calloc(1, o->size + 1);
+	if (!m->nics || !m->eps || !m->next || !m->heap || !m->due ||
+	    !m->payload)
 		die("calloc", -ENOMEM);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < m->n; i++) {
 		struct ssemu_nic_opts no = { .port = (uint32_t)i, .rank = -1 };
 
-		ret = ssemu_nic_attach(fab, &no, &nics[i]);
+		ret = ssemu_nic_attach(m->fab, &no, &m->nics[i]);
 		if (!ret)
-			ret = ssemu_ep_open(nics[i], &eps[i]);
+			ret = ssemu_ep_open(m->nics[i], &m->eps[i]);
 		if (ret)
 			die("attach", ret);
 	}
-	ssemu_rng_seed(&rng, 1, 2);
-	mean_gap = ((double)size + cfg.pkt_overhead *
-					   ceil((double)size / cfg.mtu)) *
-		   8e12 / (double)cfg.edge.rate_bps / load;
-	for (i = 0; i < n; i++)
-		next[i] = (ssemu_time_t)(-log(1 - ssemu_rng_double(&rng)) *
-					 mean_gap);
-	warm_end = (ssemu_time_t)(warm_us * SSEMU_PS_PER_US);
-	end = warm_end + (ssemu_time_t)(time_us * SSEMU_PS_PER_US);
+	ssemu_rng_seed(&m->rng, 1, 2);
+	m->mean_gap = wire_bytes(cfg, o->size) * 8e12 /
+		      (double)cfg->edge.rate_bps / o->load;
+	for (i = 0; i < m->n; i++) {
+		m->next[i] = next_gap(m);
+		heap_push(m->heap, &m->nheap, m->next, i);
+	}
+	return 0;
+}
 
-	for (i = 0; i < n; i++)
-		heap_push(heap, &nheap, next, i);
+static void model_close(struct model *m)
+{
+	uint64_t i;
 
-	memset(&st0, 0, sizeof(st0));
-	t0 = wall();
-	c0 = cpu();
-	for (;;) {
-		tmin = next[heap[0]];
-		if (tmin >= end)
-			break;
-		/* the warm-up is not timed: switches are instantiated and
-		 * memory first touched on first use, and the fabric fills */
-		if (!timing && tmin >= warm_end) {
-			ssemu_fabric_stats(fab, &st0);
-			sent0 = sent;
-			t0 = wall();
-			c0 = cpu();
-			timing = true;
+	for (i = 0; i < m->n; i++) {
+		ssemu_ep_close(m->eps[i]);
+		ssemu_nic_detach(m->nics[i]);
+	}
+	ssemu_fabric_close(m->fab);
+	free(m->nics);
+	free(m->eps);
+	free(m->next);
+	free(m->heap);
+	free(m->due);
+	free(m->payload);
+}
+
+/* Endpoint @i sends to another endpoint drawn uniformly. */
+static void model_send(struct model *m, uint64_t i, ssemu_time_t t)
+{
+	struct iovec iov = { m->payload, m->size };
+	struct ssemu_send s = { .tclass = m->cfg.default_tclass,
+				.iov = &iov,
+				.iov_count = 1 };
+	uint64_t d = ssemu_rng_below(&m->rng, m->n - 1);
+	int ret;
+
+	s.dest = ssemu_ep_addr(m->eps[d >= i ? d + 1 : d]);
+	/* out of slots: let 100 ns of model time go by (not a number of
+	 * events: the traffic offered must not depend on how many events
+	 * the model takes) */
+	while ((ret = ssemu_ep_send(m->eps[i], &s)) == -EAGAIN) {
+		ssemu_fabric_run_until(m->fab, ssemu_fabric_now(m->fab) +
+						       SSEMU_PS_PER_US / 10);
+		m->recvd += drain_all(m->eps, m->n);
+	}
+	if (ret)
+		die("send", ret);
+	m->sent++;
+	m->next[i] = t + 1 + next_gap(m);
+	heap_push(m->heap, &m->nheap, m->next, i);
+}
+
+/* Offer traffic until the next send is due at @end or later. */
+static void model_traffic(struct model *m, ssemu_time_t end)
+{
+	struct ssemu_engine *e = ssemu_r_engine(m->fab->r);
+	ssemu_time_t tmin, t;
+	uint64_t k, ndue;
+
+	while ((tmin = m->next[m->heap[0]]) < end) {
+		ssemu_fabric_run_until(m->fab, tmin);
+		t = ssemu_fabric_now(m->fab);
+		if (m->sample) {
+			m->pend_sum += ssemu_engine_pending(e);
+			m->pend_steps++;
 		}
-		ssemu_fabric_run_until(fab, tmin);
-		t = ssemu_fabric_now(fab);
 		/* the endpoints due by t, in index order (as a scan of all
 		 * of them would take them: the same draws, the same traffic)
 		 * without a scan of all of them per step */
-		for (ndue = 0; nheap && next[heap[0]] <= t;)
-			due[ndue++] = heap_pop(heap, &nheap, next);
-		sort_u64(due, ndue);
-		for (k = 0; k < ndue; k++) {
-			struct iovec iov = { payload, size };
-			struct ssemu_send s = { .tclass = cfg.default_tclass,
-						.iov = &iov,
-						.iov_count = 1 };
-			uint64_t d;
+		for (ndue = 0; m->nheap && m->next[m->heap[0]] <= t;)
+			m->due[ndue++] = heap_pop(m->heap, &m->nheap, m->next);
+		sort_u64(m->due, ndue);
+		for (k = 0; k < ndue; k++)
+			model_send(m, m->due[k], t);
+		if (m->sent - m->drained >= 512) {
+			m->recvd += drain_all(m->eps, m->n);
+			m->drained = m->sent;
+		}
+	}
+}
 
-			i = due[k];
-			d = ssemu_rng_below(&rng, n - 1);
-			s.dest = ssemu_ep_addr(eps[d >= i ? d + 1 : d]);
-			/* out of slots: let 100 ns of model time go by (not a
-			 * number of events: the traffic offered must not
-			 * depend on how many events the model takes) */
-			while ((ret = ssemu_ep_send(eps[i], &s)) == -EAGAIN) {
-				ssemu_fabric_run_until(fab, ssemu_fabric_now(fab) +
-							    SSEMU_PS_PER_US / 10);
-				recvd += drain_all(eps, n);
-			}
-			if (ret)
-				die("send", ret);
-			sent++;
-			next[i] = t + 1 + (ssemu_time_t)(-log(1 - ssemu_rng_double(&rng)) *
-							  mean_gap);
-			heap_push(heap, &nheap, next, i);
-		}
-		if (sent - drained >= 512) {
-			recvd += drain_all(eps, n);
-			drained = sent;
-		}
+/*
+ * The timed part: traffic up to @end, then until everything sent is
+ * delivered.  Its own (external) function so that the callgrind run
+ * collects it alone (--toggle-collect=bench_timed_run).
+ */
+void bench_timed_run(struct model *m, ssemu_time_t end);
+
+__attribute__((noinline, noclone))
+void bench_timed_run(struct model *m, ssemu_time_t end)
+{
+	m->sample = true;
+	model_traffic(m, end);
+	m->sample = false;
+	while (!ssemu_fabric_idle(m->fab)) {
+		ssemu_fabric_progress(m->fab, 1 << 20);
+		m->recvd += drain_all(m->eps, m->n);
 	}
-	while (!ssemu_fabric_idle(fab)) {
-		ssemu_fabric_progress(fab, 1 << 20);
-		recvd += drain_all(eps, n);
-	}
-	recvd += drain_all(eps, n);
+	m->recvd += drain_all(m->eps, m->n);
+}
+
+static int callgrind_rerun(const struct bench_opts *o);
+
+static void model_report(const struct bench_opts *o, struct model *m,
+			 const struct ssemu_fabric_stats *st0,
+			 const struct ssemu_fabric_stats *st,
+			 uint64_t sent0, ssemu_time_t end, double wall_s,
+			 double cpu_s)
+{
+	const struct ssemu_config *cfg = &m->cfg;
+	uint64_t hops = st->pkt_hops - st0->pkt_hops;
+	uint64_t events = st->events - st0->events;
+	ssemu_time_t span = end - SSEMU_MIN(end, st0->now);
+	double wire = wire_bytes(cfg, o->size);
+
+	kv_s("preset", o->preset);
+	kv_u64("endpoints", m->n);
+	kv_s("pattern", "uniform");
+	kv_s("routing", cfg->routing);
+	kv_f("load_offered", o->load, 3);
+	kv_u64("message_bytes", o->size);
+	kv_f("warmup_us", (double)st0->now / SSEMU_PS_PER_US, 3);
+	kv_f("model_time_us", (double)st->now / SSEMU_PS_PER_US, 3);
+	kv_u64("messages_sent", m->sent);
+	kv_u64("messages_received", m->recvd);
+	/* what the sources got in while timed: more than the fabric
+	 * carries backs up into them (-EAGAIN) */
+	if (span)
+		kv_f("load_sent", (double)(m->sent - sent0) * wire * 8e12 /
+					  ((double)cfg->edge.rate_bps *
+					   (double)m->n * (double)span), 3);
+	kv_u64("packet_hops", hops);
+	kv_u64("events", events);
+	kv_f("wall_s", wall_s, 3);
+	kv_f("cpu_s", cpu_s, 3);
+	kv_f("hops_per_wall_s", (double)hops / wall_s, 0);
+	kv_f("hops_per_cpu_s", (double)hops / cpu_s, 0);
+	kv_f("events_per_wall_s", (double)events / wall_s, 0);
+	kv_f("events_per_cpu_s", (double)events / cpu_s, 0);
+	kv_f("events_per_hop", (double)events / (double)SSEMU_MAX(hops, 1),
+	     3);
+	kv_f("engine_pending_mean", m->pend_steps ?
+		     (double)m->pend_sum / (double)m->pend_steps : 0.0, 0);
+	kv_u64("rss_peak_kib", rss_peak_kib());
+}
+
+static int bench_model(const struct bench_opts *o)
+{
+	struct ssemu_fabric_stats st, st0;
+	ssemu_time_t warm_end, end;
+	struct engine_rate erate;
+	double t0, t1, c0, c1;
+	uint64_t sent0, events, pending;
+	struct model m;
+	int ret = 0;
+
+	if (model_open(&m, o))
+		return 1;
+	warm_end = (ssemu_time_t)(o->warm_us * SSEMU_PS_PER_US);
+	end = warm_end + (ssemu_time_t)(o->time_us * SSEMU_PS_PER_US);
+	/* the warm-up is not timed: switches are instantiated and memory
+	 * first touched on first use, and the fabric fills */
+	model_traffic(&m, warm_end);
+	ssemu_fabric_stats(m.fab, &st0);
+	sent0 = m.sent;
+	t0 = wall();
+	c0 = cpu();
+	bench_timed_run(&m, end);
 	t1 = wall();
 	c1 = cpu();
-	ssemu_fabric_stats(fab, &st);
+	ssemu_fabric_stats(m.fab, &st);
+	model_report(o, &m, &st0, &st, sent0, end, t1 - t0,
+		     SSEMU_MAX(c1 - c0, 1e-9));
+	if (m.recvd != m.sent) {
+		fprintf(stderr, "bench_fabric: %" PRIu64 " messages sent, "
+			"%" PRIu64 " received\n", m.sent, m.recvd);
+		ret = 1;
+	}
+	events = st.events - st0.events;
+	pending = o->engine_pending ? o->engine_pending :
+		  m.pend_steps ? (m.pend_sum + m.pend_steps / 2) /
+					 m.pend_steps : 0;
+	model_close(&m);
+	/* the baseline runs after the model's fabric is gone, outside the
+	 * timed run (and outside what the callgrind run collects) */
+	if (o->baseline) {
+		pending = SSEMU_MAX(pending, 16);
+		erate = bare_engine_rate((uint32_t)pending,
+					 SSEMU_MAX(events, 1000000));
+		kv_u64("baseline_engine_pending", pending);
+		kv_f("baseline_engine_events_per_wall_s", erate.per_wall_s, 0);
+		kv_f("baseline_engine_events_per_cpu_s", erate.per_cpu_s, 0);
+		kv_f("ratio_model_events_per_engine_events",
+		     (double)events / SSEMU_MAX(c1 - c0, 1e-9) /
+			     erate.per_cpu_s, 3);
+	}
+	if (o->callgrind)
+		ret |= callgrind_rerun(o);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* one message, nothing else in flight                                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Endpoint 0 sends one message of o->message bytes to the last endpoint
+ * (on a Dragonfly, in the last group) on an idle fabric; the engine's
+ * events from the post until the fabric is idle again (the acknowledgements
+ * too) and the message's model times.  Its own (external) function for
+ * the callgrind run (--toggle-collect=bench_message_run).
+ */
+struct one_msg {
+	struct ssemu_fabric *fab;
+	struct ssemu_ep *src, *dst;
+	void *payload;
+	uint64_t bytes;
+	ssemu_time_t delivery, completion;	/* ps after the post */
+	int status;
+};
+
+int bench_message_run(struct one_msg *om);
+
+__attribute__((noinline, noclone))
+int bench_message_run(struct one_msg *om)
+{
+	struct iovec iov = { om->payload, om->bytes };
+	struct ssemu_send s = { .dest = ssemu_ep_addr(om->dst), .iov = &iov,
+				.iov_count = 1 };
+	bool got = false, done = false;
+	struct ssemu_event ev;
+	int ret;
+
+	ret = ssemu_ep_send(om->src, &s);
+	if (ret)
+		return ret;
+	while (!got || !done || !ssemu_fabric_idle(om->fab)) {
+		ret = ssemu_fabric_progress(om->fab, 1 << 16);
+		if (ret < 0)
+			return ret;
+		while (ssemu_ep_poll(om->dst, &ev, 1) == 1) {
+			if (ev.type != SSEMU_EV_RECV)
+				continue;
+			om->delivery = ev.time - ev.posted;
+			ssemu_event_release(om->dst, &ev);
+			got = true;
+		}
+		while (ssemu_ep_poll(om->src, &ev, 1) == 1) {
+			if (ev.type != SSEMU_EV_SEND_DONE)
+				continue;
+			om->completion = ev.time - ev.posted;
+			om->status = ev.status;
+			done = true;
+		}
+		if (!ret && ssemu_fabric_idle(om->fab) && (!got || !done))
+			return -EIO;	/* idle with the message not done */
+	}
+	return 0;
+}
+
+static int bench_message(const struct bench_opts *o)
+{
+	struct ssemu_fabric_stats st0, st;
+	struct ssemu_config cfg;
+	struct ssemu_nic *nic[2];
+	struct ssemu_ep *ep[2];
+	struct one_msg om = { .bytes = o->message };
+	uint64_t n, npkts, hops, events, port[2];
+	double t0, t1, c0, c1;
+	int k, ret;
+
+	if (ssemu_config_preset(o->preset, &cfg)) {
+		fprintf(stderr, "bench_fabric: unknown preset '%s'\n",
+			o->preset);
+		return 1;
+	}
+	n = ssemu_config_nports(&cfg);
+	npkts = (o->message + cfg.mtu - 1) / cfg.mtu;
+	if (model_config(o, &cfg, 2, 4, 4, o->message, 2 * npkts + 4096))
+		return 1;
+	om.fab = fabric_open(&cfg);
+	om.payload = calloc(1, o->message);
+	if (!om.fab || !om.payload)
+		return 1;
+	port[0] = 0;
+	port[1] = o->dst < 0 ? n - 1 : (uint64_t)o->dst;
+	if (port[1] == 0 || port[1] >= n) {
+		fprintf(stderr, "bench_fabric: --dst: port %" PRIu64 " is not "
+			"another endpoint of preset %s (1..%" PRIu64 ")\n",
+			port[1], o->preset, n - 1);
+		return 2;
+	}
+	for (k = 0; k < 2; k++) {
+		struct ssemu_nic_opts no = { .port = (uint32_t)port[k],
+					     .rank = -1 };
+
+		ret = ssemu_nic_attach(om.fab, &no, &nic[k]);
+		if (!ret)
+			ret = ssemu_ep_open(nic[k], &ep[k]);
+		if (ret)
+			die("attach", ret);
+	}
+	om.src = ep[0];
+	om.dst = ep[1];
+	ssemu_fabric_stats(om.fab, &st0);
+	t0 = wall();
+	c0 = cpu();
+	ret = bench_message_run(&om);
+	t1 = wall();
+	c1 = cpu();
+	if (ret || om.status) {
+		fprintf(stderr, "bench_fabric: the message of %" PRIu64
+			" bytes failed: %s\n", o->message,
+			strerror(-(ret ? ret : om.status)));
+		return 1;
+	}
+	ssemu_fabric_stats(om.fab, &st);
 	hops = st.pkt_hops - st0.pkt_hops;
 	events = st.events - st0.events;
-	hops_s = (double)hops / (t1 - t0);
-	ev_s = (double)events / (t1 - t0);
-	erate = bare_engine_rate(65536, events);
-
-	printf("model: preset %s, %" PRIu64 " endpoints, uniform, load %.2f, "
-	       "%u B messages, %.1f us of model time (%.1f us of it warm-up, "
-	       "not timed)\n",
-	       preset, n, load, size, (double)st.now / SSEMU_PS_PER_US,
-	       timing ? (double)st0.now / SSEMU_PS_PER_US : 0.0);
-	printf("  messages %" PRIu64 " sent, %" PRIu64 " received; timed: "
-	       "packet-hops %" PRIu64 ", events %" PRIu64 ", wall %.3f s\n",
-	       sent, recvd, hops, events, t1 - t0);
-	/* what the sources got in: more than the fabric carries backs up
-	 * into them (-EAGAIN: the bounded buffers of a real NIC) */
-	span = end - SSEMU_MIN(end, st0.now);
-	if (span)
-		printf("  offered load %.2f, sent %.2f of the injection "
-		       "bandwidth while timed\n", load,
-		       (double)(sent - sent0) *
-			       ((double)size + cfg.pkt_overhead *
-						       ceil((double)size /
-							    cfg.mtu)) *
-			       8e12 /
-			       ((double)cfg.edge.rate_bps * (double)n *
-				(double)span));
-	else
-		printf("  offered load %.2f (the fabric ran past the end "
-		       "during the warm-up: no sent load to report)\n",
-		       load);
-	printf("  %-32s %14s\n", "measure", "per second");
-	printf("  %-32s %14.0f\n", "packet-hops (model)", hops_s);
-	printf("  %-32s %14.0f\n", "events (model)", ev_s);
-	printf("  %-32s %14.0f\n", "events (bare engine baseline)", erate);
-	printf("  ratio model events / bare engine events: %.3f\n",
-	       ev_s / erate);
-	printf("  events per packet-hop %.2f; packet-hops per CPU second "
-	       "%.0f (cpu %.3f s)\n",
-	       (double)events / (double)SSEMU_MAX(hops, 1),
-	       (double)hops / (c1 - c0), c1 - c0);
-	for (i = 0; i < n; i++) {
-		ssemu_ep_close(eps[i]);
-		ssemu_nic_detach(nics[i]);
+	kv_s("preset", o->preset);
+	kv_s("routing", cfg.routing);
+	kv_u64("message_bytes", o->message);
+	kv_u64("src_port", port[0]);
+	kv_u64("dst_port", port[1]);
+	kv_u64("packets", npkts ? npkts : 1);
+	kv_u64("packet_hops", hops);
+	kv_u64("events", events);
+	kv_f("events_per_packet", (double)events / (double)SSEMU_MAX(npkts, 1),
+	     3);
+	kv_f("delivery_ns", (double)om.delivery / SSEMU_PS_PER_NS, 3);
+	kv_f("completion_ns", (double)om.completion / SSEMU_PS_PER_NS, 3);
+	kv_f("wall_s", t1 - t0, 6);
+	kv_f("cpu_s", c1 - c0, 6);
+	kv_u64("rss_peak_kib", rss_peak_kib());
+	for (k = 0; k < 2; k++) {
+		ssemu_ep_close(ep[k]);
+		ssemu_nic_detach(nic[k]);
 	}
-	ssemu_fabric_close(fab);
-	free(nics);
-	free(eps);
-	free(next);
-	free(heap);
-	free(due);
-	free(payload);
-	return recvd == sent ? 0 : 1;
+	ssemu_fabric_close(om.fab);
+	free(om.payload);
+	return o->callgrind ? callgrind_rerun(o) : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* instructions, by rerunning under callgrind                           */
+/* ------------------------------------------------------------------ */
+
+static bool in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+	size_t len;
+
+	while (path && *path) {
+		len = strcspn(path, ":");
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, path, prog);
+		if (len && access(buf, X_OK) == 0)
+			return true;
+		path += len + (path[len] == ':');
+	}
+	return false;
+}
+
+/* The value of "key value" line @key in @text, or -1. */
+static double kv_find(const char *text, const char *key)
+{
+	size_t k = strlen(key);
+	const char *p;
+
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, k) && p[k] == ' ')
+			return strtod(p + k + 1, NULL);
+	return -1;
+}
+
+/* The instructions callgrind counted ("totals:" of its output file). */
+static double callgrind_totals(const char *file)
+{
+	char line[512];
+	double v = -1;
+	FILE *f = fopen(file, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "totals: ", 8) ||
+		    (v < 0 && !strncmp(line, "summary: ", 9)))
+			v = strtod(strchr(line, ' ') + 1, NULL);
+	fclose(f);
+	return v;
+}
+
+/* Run @argv with its stdout into @out (at most @len - 1 bytes). */
+static int run_capture(char *const *argv, char *out, size_t len)
+{
+	size_t got = 0;
+	ssize_t r;
+	int fds[2], st;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	while (got + 1 < len && (r = read(fds[0], out + got,
+					  len - 1 - got)) > 0)
+		got += (size_t)r;
+	out[got] = 0;
+	close(fds[0]);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st))
+		return -ECHILD;
+	return 0;
+}
+
+/*
+ * Rerun this benchmark, smaller, under callgrind, collecting only its timed
+ * function: instructions per packet-hop (model) or per message (--message).
+ * No valgrind: a message on stderr, and no figure.
+ */
+static int callgrind_rerun(const struct bench_opts *o)
+{
+	char exe[4096], out[64], outopt[96], num[4][32], cap[8192];
+	char *argv[40];
+	double ir, per;
+	ssize_t len;
+	int argc = 0, fd, ret;
+
+	if (!in_path("valgrind")) {
+		fprintf(stderr, "bench_fabric: --callgrind: valgrind is not "
+			"installed (not found in PATH): no instruction "
+			"counts\n");
+		return 0;
+	}
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		die("readlink /proc/self/exe", -errno);
+	exe[len] = 0;
+	snprintf(out, sizeof(out), "/tmp/bench_fabric-cg-XXXXXX");
+	fd = mkstemp(out);
+	if (fd < 0)
+		die("mkstemp", -errno);
+	close(fd);
+	snprintf(outopt, sizeof(outopt), "--callgrind-out-file=%s", out);
+	argv[argc++] = "valgrind";
+	argv[argc++] = "-q";
+	argv[argc++] = "--tool=callgrind";
+	argv[argc++] = "--collect-atstart=no";
+	argv[argc++] = o->message ? "--toggle-collect=bench_message_run" :
+				    "--toggle-collect=bench_timed_run";
+	argv[argc++] = outopt;
+	argv[argc++] = exe;
+	argv[argc++] = "model";
+	argv[argc++] = "--no-baseline";
+	argv[argc++] = "--preset";
+	argv[argc++] = (char *)o->preset;
+	if (o->routing) {
+		argv[argc++] = "--routing";
+		argv[argc++] = (char *)o->routing;
+	}
+	if (o->message) {
+		snprintf(num[0], sizeof(num[0]), "%" PRIu64, o->message);
+		argv[argc++] = "--message";
+		argv[argc++] = num[0];
+		if (o->dst >= 0) {
+			snprintf(num[1], sizeof(num[1]), "%" PRId64, o->dst);
+			argv[argc++] = "--dst";
+			argv[argc++] = num[1];
+		}
+	} else {
+		snprintf(num[0], sizeof(num[0]), "%.17g", o->load);
+		snprintf(num[1], sizeof(num[1]), "%u", o->size);
+		snprintf(num[2], sizeof(num[2]), "%.17g", o->cg_time_us);
+		snprintf(num[3], sizeof(num[3]), "%.17g",
+			 SSEMU_MIN(o->warm_us, o->cg_time_us));
+		argv[argc++] = "--load";
+		argv[argc++] = num[0];
+		argv[argc++] = "--size";
+		argv[argc++] = num[1];
+		argv[argc++] = "--time";
+		argv[argc++] = num[2];
+		argv[argc++] = "--warmup";
+		argv[argc++] = num[3];
+	}
+	argv[argc] = NULL;
+	ret = run_capture(argv, cap, sizeof(cap));
+	ir = ret ? -1 : callgrind_totals(out);
+	unlink(out);
+	if (ir < 0) {
+		fprintf(stderr, "bench_fabric: --callgrind: the run under "
+			"valgrind failed or left no totals\n");
+		return 1;
+	}
+	per = kv_find(cap, o->message ? "events" : "packet_hops");
+	if (per <= 0) {
+		fprintf(stderr, "bench_fabric: --callgrind: the run under "
+			"valgrind reported no %s\n",
+			o->message ? "events" : "packet-hops");
+		return 1;
+	}
+	kv_f("callgrind_instructions", ir, 0);
+	if (o->message) {
+		kv_f("callgrind_events", per, 0);
+		kv_f("instructions_per_event", ir / per, 1);
+	} else {
+		kv_f("callgrind_model_time_us", o->cg_time_us, 3);
+		kv_f("callgrind_packet_hops", per, 0);
+		kv_f("instructions_per_hop", ir / per, 1);
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -597,84 +1115,240 @@ static int bench_latency(uint64_t iters)
 		fprintf(stderr, "bench_fabric: latency run failed (%d)\n", ret);
 		return 1;
 	}
-	printf("latency: 8-byte one-way, two processes, one switch, virtual "
-	       "clock, %" PRIu64 " round trips\n", iters);
-	printf("  %-36s %12s\n", "path", "one-way ns");
-	printf("  %-36s %12.0f\n", "plain shm SPSC ring (baseline)", base);
-	printf("  %-36s %12.0f\n", "slingshot-emu shared fabric", fab);
-	printf("  %-36s %12.0f\n", "same model, one process (floor)", local);
-	printf("  ratio fabric / baseline: %.2f (goal <= 2)\n", fab / base);
-	printf("  ratio floor / baseline: %.2f (the model's own cost per "
-	       "message)\n", local / base);
-	printf("  modelled one-way latency: %.1f ns\n", model);
-	printf("  store per attached NIC: %zu bytes (reserved; touched on "
-	       "use)\n", nic_store_bytes());
+	kv_u64("round_trips", iters);
+	kv_f("ring_oneway_ns", base, 0);
+	kv_f("fabric_oneway_ns", fab, 0);
+	kv_f("floor_oneway_ns", local, 0);
+	kv_f("ratio_fabric_ring", fab / base, 2);
+	kv_f("ratio_floor_ring", local / base, 2);
+	kv_f("model_oneway_ns", model, 1);
+	kv_u64("store_bytes_per_nic", nic_store_bytes());
 	return 0;
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: bench_fabric [model|latency|all] [--preset P] "
-		   "[--load F] [--warmup US] [--time US] [--size B] "
-		   "[--iters N]\n");
+	fprintf(f,
+		"usage: bench_fabric [model|latency|all] [options]\n"
+		"  model:\n"
+		"  --preset P           fabric preset (default shandy)\n"
+		"  --routing R          minimal | adaptive | ugal |\n"
+		"                       adaptive-nb (default: the preset's)\n"
+		"  --load F             offered load, (0, 1] (default 0.5)\n"
+		"  --size B             message bytes (default 2048, <= 64K)\n"
+		"  --time US            model us timed (default 20)\n"
+		"  --warmup US          model us first, untimed (default 5)\n"
+		"  --engine-pending N   the bare engine baseline's pending\n"
+		"                       events (default: the model's mean)\n"
+		"  --no-baseline        no bare engine baseline\n"
+		"  --message BYTES      instead: one message (K, M: KiB, MiB;\n"
+		"                       up to 16M) from the first endpoint to\n"
+		"                       the last, nothing else in flight\n"
+		"  --dst PORT           that message's destination port\n"
+		"  --callgrind          also rerun, smaller, under callgrind:\n"
+		"                       instructions per hop (per message)\n"
+		"  --callgrind-time US  model us of that run (default 2)\n"
+		"  latency:\n"
+		"  --iters N            round trips (default 20000)\n");
+}
+
+static bool bad_value(const char *opt, const char *s, const char *why)
+{
+	fprintf(stderr, "bench_fabric: --%s: '%s' %s\n", opt, s, why);
+	return false;
+}
+
+/* @s as a number in [@lo, @hi] (@lo excluded when @lo_open). */
+static bool parse_num(const char *opt, const char *s, double lo, double hi,
+		      bool lo_open, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	if (end == s || *end || errno || isnan(*v))
+		return bad_value(opt, s, "is not a number");
+	if (*v < lo || *v > hi || (lo_open && *v == lo)) {
+		fprintf(stderr, "bench_fabric: --%s: %s out of range %s%g, "
+			"%g]\n", opt, s, lo_open ? "(" : "[", lo, hi);
+		return false;
+	}
+	return true;
+}
+
+/* @s as an integer in [@lo, @hi]; with @units, a K or M suffix (KiB,
+ * MiB). */
+static bool parse_int(const char *opt, const char *s, uint64_t lo,
+		      uint64_t hi, bool units, uint64_t *v)
+{
+	uint64_t mul = 1;
+	char *end;
+
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		return bad_value(opt, s, "is not a non-negative integer");
+	*v = strtoull(s, &end, 10);
+	if (units && (*end == 'K' || *end == 'k'))
+		mul = 1024, end++;
+	else if (units && (*end == 'M' || *end == 'm'))
+		mul = 1024 * 1024, end++;
+	if (*end || errno)
+		return bad_value(opt, s, "is not a non-negative integer");
+	if (*v > hi / mul || *v * mul < lo) {
+		fprintf(stderr, "bench_fabric: --%s: %s out of range [%" PRIu64
+			", %" PRIu64 "]\n", opt, s, lo, hi);
+		return false;
+	}
+	*v *= mul;
+	return true;
+}
+
+static bool parse_routing(const char *s)
+{
+	int i;
+
+	for (i = 0; routings[i]; i++)
+		if (!strcmp(s, routings[i]))
+			return true;
+	fprintf(stderr, "bench_fabric: --routing: unknown routing '%s' "
+		"(minimal, adaptive, ugal, adaptive-nb)\n", s);
+	return false;
+}
+
+enum {
+	OPT_PRESET = 256, OPT_ROUTING, OPT_LOAD, OPT_TIME, OPT_WARMUP,
+	OPT_SIZE, OPT_ITERS, OPT_MESSAGE, OPT_PENDING, OPT_NO_BASELINE,
+	OPT_CALLGRIND, OPT_CG_TIME, OPT_DST,
+};
+
+/* One option's value into @o; false (a message said why) if it is bad. */
+static bool set_opt(struct bench_opts *o, int c, const char *name,
+		    const char *arg)
+{
+	uint64_t u;
+
+	switch (c) {
+	case OPT_PRESET:
+		o->preset = arg;
+		return true;
+	case OPT_ROUTING:
+		o->routing = arg;
+		return parse_routing(arg);
+	case OPT_LOAD:
+		return parse_num(name, arg, 0, 1, true, &o->load);
+	case OPT_TIME:
+		return parse_num(name, arg, 0, 1e6, true, &o->time_us);
+	case OPT_WARMUP:
+		return parse_num(name, arg, 0, 1e6, false, &o->warm_us);
+	case OPT_CG_TIME:
+		return parse_num(name, arg, 0, 1e4, true, &o->cg_time_us);
+	case OPT_SIZE:
+		if (!parse_int(name, arg, 0, 65536, true, &u))
+			return false;
+		o->size = (uint32_t)u;
+		return true;
+	case OPT_ITERS:
+		return parse_int(name, arg, 1, UINT32_MAX, false, &o->iters);
+	case OPT_MESSAGE:
+		return parse_int(name, arg, 1, BENCH_MAX_MESSAGE, true,
+				 &o->message);
+	case OPT_PENDING:
+		return parse_int(name, arg, 1, 1u << 24, false,
+				 &o->engine_pending);
+	case OPT_DST:
+		if (!parse_int(name, arg, 0, UINT32_MAX, false, &u))
+			return false;
+		o->dst = (int64_t)u;
+		return true;
+	case OPT_NO_BASELINE:
+		o->baseline = false;
+		return true;
+	case OPT_CALLGRIND:
+		o->callgrind = true;
+		return true;
+	}
+	return false;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "preset", required_argument, NULL, 'p' },
-		{ "load", required_argument, NULL, 'l' },
-		{ "time", required_argument, NULL, 't' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "size", required_argument, NULL, 's' },
-		{ "iters", required_argument, NULL, 'i' },
+		{ "preset", required_argument, NULL, OPT_PRESET },
+		{ "routing", required_argument, NULL, OPT_ROUTING },
+		{ "load", required_argument, NULL, OPT_LOAD },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "warmup", required_argument, NULL, OPT_WARMUP },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "iters", required_argument, NULL, OPT_ITERS },
+		{ "message", required_argument, NULL, OPT_MESSAGE },
+		{ "engine-pending", required_argument, NULL, OPT_PENDING },
+		{ "no-baseline", no_argument, NULL, OPT_NO_BASELINE },
+		{ "callgrind", no_argument, NULL, OPT_CALLGRIND },
+		{ "callgrind-time", required_argument, NULL, OPT_CG_TIME },
+		{ "dst", required_argument, NULL, OPT_DST },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *preset = "shandy", *what = "all";
-	double load = 0.5, time_us = 20, warm_us = 5;
-	uint32_t size = 2048;
-	uint64_t iters = 20000;
-	int c, ret = 0;
+	struct bench_opts o = {
+		.preset = "shandy", .load = 0.5, .time_us = 20, .warm_us = 5,
+		.size = 2048, .iters = 20000, .baseline = true,
+		.cg_time_us = 2, .dst = -1,
+	};
+	const char *what = "all";
+	bool model, latency;
+	int c, idx, ret = 0;
 
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			preset = optarg;
-			break;
-		case 'l':
-			load = atof(optarg);
-			break;
-		case 't':
-			time_us = atof(optarg);
-			break;
-		case 'w':
-			warm_us = atof(optarg);
-			break;
-		case 's':
-			size = (uint32_t)strtoul(optarg, NULL, 0);
-			break;
-		case 'i':
-			iters = strtoull(optarg, NULL, 0);
-			break;
-		case 'h':
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, &idx)) != -1) {
+		if (c == 'h') {
 			usage(stdout);
 			return 0;
-		default:
+		}
+		if (c == '?') {
+			if (optopt)
+				fprintf(stderr, "bench_fabric: option %s "
+					"needs a value\n", argv[optind - 1]);
+			else
+				fprintf(stderr, "bench_fabric: unknown option "
+					"%s\n", argv[optind - 1]);
 			usage(stderr);
 			return 2;
 		}
+		if (!set_opt(&o, c, lo[idx].name, optarg))
+			return 2;
 	}
 	if (optind < argc)
-		what = argv[optind];
-	if (load <= 0 || load > 1 || time_us <= 0 || warm_us < 0 || !iters ||
-	    size > 65536) {
-		fprintf(stderr, "bench_fabric: bad option value\n");
+		what = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "bench_fabric: unexpected argument '%s'\n",
+			argv[optind]);
 		return 2;
 	}
-	if (!strcmp(what, "model") || !strcmp(what, "all"))
-		ret |= bench_model(preset, load, warm_us, time_us, size);
-	if (!strcmp(what, "latency") || !strcmp(what, "all"))
-		ret |= bench_latency(iters);
+	model = !strcmp(what, "model") || !strcmp(what, "all");
+	latency = !strcmp(what, "latency") || !strcmp(what, "all");
+	if (!model && !latency) {
+		fprintf(stderr, "bench_fabric: unknown mode '%s' (model, "
+			"latency, all)\n", what);
+		return 2;
+	}
+	if (latency && model && (o.message || o.callgrind)) {
+		fprintf(stderr, "bench_fabric: --%s: only with the model "
+			"mode\n", o.message ? "message" : "callgrind");
+		return 2;
+	}
+	if (!model && (o.message || o.callgrind || o.routing)) {
+		fprintf(stderr, "bench_fabric: --%s: only with the model "
+			"mode\n", o.message ? "message" :
+				  o.callgrind ? "callgrind" : "routing");
+		return 2;
+	}
+	if (o.dst >= 0 && !o.message) {
+		fprintf(stderr, "bench_fabric: --dst: only with --message\n");
+		return 2;
+	}
+	if (model)
+		ret |= o.message ? bench_message(&o) : bench_model(&o);
+	if (latency)
+		ret |= bench_latency(o.iters);
 	return ret;
 }

@@ -73,6 +73,44 @@ struct nic_claim {
 
 
 /*
+ * What one sweep of the reaper knows of the pids it asked about: each
+ * distinct pid is asked once (ssemu_pid_alive reads its /proc entry), a
+ * process's NICs usually one after another (last), and this process's own
+ * pid not at all.  Past SSEMU_MAX_PROCS distinct pids (only NICs whose
+ * owner holds no process slot) the rest are asked every time.
+ */
+struct pid_verdicts {
+	int32_t self;
+	uint32_t n, last;
+	int32_t pid[SSEMU_MAX_PROCS];
+	bool alive[SSEMU_MAX_PROCS];
+};
+
+static bool verdict_alive(struct pid_verdicts *v, int32_t pid)
+{
+	uint32_t i;
+	bool alive;
+
+	if (pid == v->self)
+		return true;
+	if (v->n && v->pid[v->last] == pid)
+		return v->alive[v->last];
+	for (i = 0; i < v->n; i++) {
+		if (v->pid[i] == pid) {
+			v->last = i;
+			return v->alive[i];
+		}
+	}
+	alive = ssemu_pid_alive(pid);
+	if (v->n < SSEMU_MAX_PROCS) {
+		v->pid[v->n] = pid;
+		v->alive[v->n] = alive;
+		v->last = v->n++;
+	}
+	return alive;
+}
+
+/*
  * Detach every NIC and free every process slot of processes that are gone
  * (with a NIC go its endpoints, memory regions, packets and its job's
  * reservation once the job has no NIC left).
@@ -80,6 +118,7 @@ struct nic_claim {
  */
 unsigned ssemu_reap_dead_locked(struct ssemu_region *r)
 {
+	struct pid_verdicts v = { .self = getpid() };
 	unsigned freed = 0;
 	uint32_t i;
 
@@ -87,7 +126,7 @@ unsigned ssemu_reap_dead_locked(struct ssemu_region *r)
 		struct ssemu_nic_sh *n = ssemu_r_nic(r, i);
 
 		if (n->state == SSEMU_NIC_ATTACHED &&
-		    !ssemu_pid_alive(n->owner_pid)) {
+		    !verdict_alive(&v, n->owner_pid)) {
 			ssemu_log(SSEMU_LOG_WARN, "process %d died while "
 				  "attached: detaching its NIC at port %u",
 				  n->owner_pid, n->port);
@@ -95,7 +134,13 @@ unsigned ssemu_reap_dead_locked(struct ssemu_region *r)
 			freed++;
 		}
 	}
-	return freed + ssemu_procs_reap_locked(r);
+	for (i = 0; i < SSEMU_MAX_PROCS; i++) {
+		if (r->procs[i] && !verdict_alive(&v, r->procs[i])) {
+			r->procs[i] = 0;
+			freed++;
+		}
+	}
+	return freed;
 }
 
 /*

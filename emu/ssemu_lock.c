@@ -341,20 +341,6 @@ int ssemu_proc_unregister_locked(struct ssemu_region *r)
 	return n;
 }
 
-unsigned ssemu_procs_reap_locked(struct ssemu_region *r)
-{
-	unsigned freed = 0;
-	uint32_t i;
-
-	for (i = 0; i < SSEMU_MAX_PROCS; i++) {
-		if (r->procs[i] && !ssemu_pid_alive(r->procs[i])) {
-			r->procs[i] = 0;
-			freed++;
-		}
-	}
-	return freed;
-}
-
 uint32_t ssemu_procs_live(const struct ssemu_region *r)
 {
 	uint32_t i, n = 0;

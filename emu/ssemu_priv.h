@@ -175,11 +175,10 @@ void ssemu_lock_set_repair(void (*repair)(struct ssemu_region *r));
 /* Is @pid a running process (not a zombie)? */
 bool ssemu_pid_alive(int32_t pid);
 /* Process slots: take one for this process (-ENOSPC: none free), give it
- * back (@return the live processes still attached), free those of dead
- * processes (@return how many), count the live ones. */
+ * back (@return the live processes still attached), count the live ones
+ * (the reaper, ssemu_attach.c, frees the slots of dead processes). */
 int ssemu_proc_claim_locked(struct ssemu_region *r, void *arg);
 int ssemu_proc_unregister_locked(struct ssemu_region *r);
-unsigned ssemu_procs_reap_locked(struct ssemu_region *r);
 uint32_t ssemu_procs_live(const struct ssemu_region *r);
 
 /* ssemu_job.c: placement reservations, under the lock. */

@@ -222,7 +222,9 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 			r->last_reap_ns = w;
 			if (ssemu_fabric_image_bad(f))
 				return -EIO;
-			ssemu_reap_dead_locked(r);
+			/* (a private store's only process is this one) */
+			if (f->store != SSEMU_STORE_PRIVATE)
+				ssemu_reap_dead_locked(r);
 			reaped = true;
 		}
 	}

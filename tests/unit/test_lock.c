@@ -8,7 +8,9 @@
  * within a bound instead of hanging; random words over the lock end in
  * one of those, never a hang.  The 257th process to attach (SSEMU_MAX_PROCS
  * 256) gets -ENOSPC with a message, and one more gets in once a holder
- * died.
+ * died.  The reaper (emu/ssemu_attach.c) frees the NICs and slots of dead
+ * processes and keeps the live ones', asking about each pid once a sweep;
+ * a private fabric's polls never sweep.
  *
  * Segments are named after this process's pid and none is left behind.
  * Children never call cmocka: they report through pipes and their exit
@@ -365,6 +367,180 @@ static void test_procs_full(void **state)
 	assert_false(segment_exists());
 }
 
+/* The read() calls this process made so far (/proc/self/io), or -1. */
+static long reads_so_far(void)
+{
+	char buf[512], *p;
+	ssize_t n;
+	int fd = open("/proc/self/io", O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strstr(buf, "syscr: ");
+	return p ? strtol(p + 7, NULL, 10) : -1;
+}
+
+/* A child that lives until @fd (its pipe's read end) sees the write end
+ * closed, or is killed. */
+static pid_t live_child(int fds[2])
+{
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[1]);
+		while (read(fds[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(fds[0]);
+	return pid;
+}
+
+/* A free process slot, taken for @pid. */
+static void proc_slot_for(struct ssemu_region *r, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < SSEMU_MAX_PROCS && r->procs[i]; i++)
+		;
+	assert_true(i < SSEMU_MAX_PROCS);
+	r->procs[i] = pid;
+}
+
+static bool proc_slot_held(const struct ssemu_region *r, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < SSEMU_MAX_PROCS; i++)
+		if (r->procs[i] == pid)
+			return true;
+	return false;
+}
+
+#define REAP_NICS 5
+
+/*
+ * The reaper on a shared fabric: two NICs and the process slot of a dead
+ * process freed, the NICs and slot of a live one (and this process's) kept,
+ * each pid asked about once (one read of /proc/<pid>/stat for the live
+ * child, none for the dead pid, which kill() answers, nor for this
+ * process); once the child is killed, polling the fabric finds it.
+ */
+static void test_reap_per_pid(void **state)
+{
+	/* NIC i is owned by: dead, dead, child, child, this process */
+	struct ssemu_nic *nic[REAP_NICS];
+	struct ssemu_region *r;
+	struct ssemu_fabric *f;
+	long r0, r1, r2, sweep_reads;
+	pid_t dead, child;
+	unsigned freed;
+	uint64_t t0;
+	char err[256];
+	int i, fds[2], status;
+
+	(void)state;
+	name_for("reap");
+	assert_int_equal(open_fabric(&f, 0, err, sizeof(err)), 0);
+	r = f->r;
+	for (i = 0; i < REAP_NICS; i++)
+		assert_int_equal(ssemu_nic_attach(f, NULL, &nic[i]), 0);
+	dead = dead_pid();
+	child = live_child(fds);
+	ssemu_r_nic(r, nic[0]->slot)->owner_pid = dead;
+	ssemu_r_nic(r, nic[1]->slot)->owner_pid = dead;
+	ssemu_r_nic(r, nic[2]->slot)->owner_pid = child;
+	ssemu_r_nic(r, nic[3]->slot)->owner_pid = child;
+	proc_slot_for(r, dead);
+	proc_slot_for(r, child);
+
+	assert_int_equal(ssemu_region_lock(r), 0);
+	r0 = reads_so_far();
+	r1 = reads_so_far();
+	freed = ssemu_reap_dead_locked(r);
+	r2 = reads_so_far();
+	ssemu_region_unlock(r);
+	assert_int_equal(freed, 3);
+	for (i = 0; i < REAP_NICS; i++)
+		assert_int_equal(ssemu_r_nic(r, nic[i]->slot)->state,
+				 i < 2 ? SSEMU_NIC_FREE : SSEMU_NIC_ATTACHED);
+	assert_int_equal(r->nnics, REAP_NICS - 2);
+	assert_false(proc_slot_held(r, dead));
+	assert_true(proc_slot_held(r, child));
+	assert_true(proc_slot_held(r, getpid()));
+	if (r0 >= 0 && r1 >= 0 && r2 >= 0) {
+		/* (less the read of /proc/self/io itself) */
+		sweep_reads = (r2 - r1) - (r1 - r0);
+		if (sweep_reads != 1)
+			fail_msg("the sweep made %ld reads, not 1 (the live "
+				 "child's /proc entry, once)", sweep_reads);
+	}
+
+	/* the child dies: polling the shared fabric reaps its NICs */
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	close(fds[1]);
+	t0 = now_ms();
+	while (ssemu_r_nic(r, nic[3]->slot)->state == SSEMU_NIC_ATTACHED) {
+		if (now_ms() - t0 > 10000)
+			fail_msg("polling did not reap a dead process's NICs "
+				 "within 10 s");
+		ssemu_fabric_progress(f, 1);
+		usleep(100);
+	}
+	assert_int_equal(ssemu_r_nic(r, nic[2]->slot)->state,
+			 SSEMU_NIC_FREE);
+	assert_int_equal(ssemu_r_nic(r, nic[4]->slot)->state,
+			 SSEMU_NIC_ATTACHED);
+	assert_false(proc_slot_held(r, child));
+	assert_false(ssemu_broken(r));
+	for (i = 0; i < REAP_NICS; i++)
+		ssemu_nic_detach(nic[i]);
+	ssemu_fabric_close(f);
+	assert_false(segment_exists());
+}
+
+/* A private fabric's only process is this one: polling it never looks for
+ * dead processes (a NIC faked to a dead owner stays attached, however long
+ * it polls). */
+static void test_reap_private_skipped(void **state)
+{
+	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_PRIVATE };
+	struct ssemu_config c;
+	struct ssemu_fabric *f;
+	struct ssemu_nic *nic;
+	char err[256];
+	uint64_t t0;
+	unsigned k = 0;
+
+	(void)state;
+	ssemu_config_preset("switch", &c);
+	o.config = &c;
+	assert_int_equal(ssemu_fabric_open(&o, &f, err, sizeof(err)), 0);
+	assert_int_equal(ssemu_nic_attach(f, NULL, &nic), 0);
+	ssemu_r_nic(f->r, nic->slot)->owner_pid = dead_pid();
+	/* past several liveness periods (20 ms) and progress strides (64) */
+	t0 = now_ms();
+	while (now_ms() - t0 < 100 || k < 1024) {
+		assert_true(ssemu_fabric_progress(f, 1) >= 0);
+		k++;
+		usleep(50);
+	}
+	assert_int_equal(ssemu_r_nic(f->r, nic->slot)->state,
+			 SSEMU_NIC_ATTACHED);
+	ssemu_nic_detach(nic);
+	ssemu_fabric_close(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +554,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_procs_full, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_reap_per_pid, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reap_private_skipped,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("lock", tests, NULL, NULL);

@@ -1,0 +1,150 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# benchmarks/bench_fabric from the outside: its options parse, bad values
+# get a clear message and exit status 2 (1 for an unknown preset), and the
+# figures it prints agree with each other (hops > 0, events per hop > 1 and
+# equal to events / hops, every message received, one message's packets
+# and hops).  Never its timings: the machine is shared.
+
+bench="${TOP_BUILDDIR:-.}/benchmarks/bench_fabric"
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+. "$(dirname "$0")/../util/cli_lib.sh"
+
+[ -x "$bench" ] || { echo "SKIP: $bench not built"; exit 77; }
+
+# The value of "key value" line KEY in FILE.
+val() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+# Does the awk expression hold for A and B?
+holds() { awk -v a="$1" -v b="$2" "BEGIN { exit !($3) }"; }
+
+# --- model: a short run on 2group, adaptive routing ---
+m="$tmp/model.txt"
+"$bench" model --preset 2group --load 0.2 --time 2 --warmup 1 \
+	--routing adaptive > "$m" || { echo "FAIL: model run"; cat "$m"; exit 1; }
+check "model: every line is 'key value'" \
+	awk 'NF != 2 { exit 1 }' "$m"
+check "model: routing is adaptive" test "$(val "$m" routing)" = adaptive
+hops=$(val "$m" packet_hops)
+events=$(val "$m" events)
+check "model: packet-hops > 0 ($hops)" holds "$hops" 0 'a > 0'
+check "model: events > packet-hops ($events > $hops)" \
+	holds "$events" "$hops" 'a > b'
+eph=$(val "$m" events_per_hop)
+check "model: events_per_hop $eph = events / hops, > 1" \
+	holds "$eph" "$hops" \
+	"a > 1 && a - $events / $hops < 0.001 && $events / $hops - a < 0.001"
+sent=$(val "$m" messages_sent)
+check "model: messages sent ($sent) > 0 and all received" \
+	holds "$sent" "$(val "$m" messages_received)" 'a > 0 && a == b'
+# one thread: its CPU time is at most its wall time
+check "model: hops per CPU second >= hops per wall second" \
+	holds "$(val "$m" hops_per_cpu_s)" "$(val "$m" hops_per_wall_s)" \
+	'a > 0 && a >= 0.99 * b'
+check "model: peak RSS reported" holds "$(val "$m" rss_peak_kib)" 0 'a > 0'
+check "model: the baseline runs at the model's mean depth" \
+	holds "$(val "$m" baseline_engine_pending)" \
+	"$(val "$m" engine_pending_mean)" \
+	'(b < 16 ? a == 16 : a - b <= 1 && b - a <= 1)'
+
+"$bench" model --preset 2group --load 0.2 --time 1 --warmup 0 \
+	--engine-pending 4096 > "$tmp/p.txt"
+check "model: --engine-pending sets the baseline's depth" \
+	test "$(val "$tmp/p.txt" baseline_engine_pending)" = 4096
+check "model: routing defaults to the preset's (minimal)" \
+	test "$(val "$tmp/p.txt" routing)" = minimal
+"$bench" model --preset 2group --load 0.2 --time 1 --warmup 0 \
+	--no-baseline > "$tmp/nb.txt"
+check "model: --no-baseline runs no baseline" \
+	sh -c "! grep -q '^baseline_' '$tmp/nb.txt'"
+check "model: --no-baseline still measures" \
+	holds "$(val "$tmp/nb.txt" packet_hops)" 0 'a > 0'
+
+# --- one message: 64 KiB is 32 packets of 2 KiB ---
+"$bench" model --preset 2group --message 64K > "$tmp/far.txt" &&
+"$bench" model --preset 2group --message 64K --dst 1 > "$tmp/near.txt" ||
+	{ echo "FAIL: message runs"; fail=1; }
+check "message: every line is 'key value'" \
+	awk 'NF != 2 { exit 1 }' "$tmp/far.txt"
+check "message: 64K is 32 packets" test "$(val "$tmp/far.txt" packets)" = 32
+check "message: to the last port by default" \
+	test "$(val "$tmp/far.txt" dst_port)" = 63
+fe=$(val "$tmp/far.txt" events)
+fh=$(val "$tmp/far.txt" packet_hops)
+check "message: events ($fe) > hops ($fh) >= packets" \
+	holds "$fe" "$fh" 'a > b && b >= 32'
+check "message: events_per_packet = events / 32" \
+	holds "$(val "$tmp/far.txt" events_per_packet)" "$fe / 32" \
+	"a - $fe / 32 < 0.001 && $fe / 32 - a < 0.001"
+check "message: delivered, then acknowledged" \
+	holds "$(val "$tmp/far.txt" delivery_ns)" \
+	"$(val "$tmp/far.txt" completion_ns)" 'a > 0 && b > a'
+check "message: a port on the same switch is fewer hops and events" \
+	holds "$(val "$tmp/near.txt" packet_hops)" "$fh" \
+	"a < b && $(val "$tmp/near.txt" events) < $fe"
+check "message: the same message, the same events" \
+	sh -c "\"$bench\" model --preset 2group --message 64K |
+		grep -qx 'events $fe'"
+
+# --- callgrind: without valgrind, a message and no figure ---
+PATH=/nonexistent "$bench" model --preset 2group --load 0.2 --time 1 \
+	--warmup 0 --no-baseline --callgrind > "$tmp/cg0.txt" 2> "$tmp/cg0.err"
+check "callgrind: no valgrind is not a failure" test $? -eq 0
+check "callgrind: no valgrind says so" grep -q "valgrind is not installed" \
+	"$tmp/cg0.err"
+check "callgrind: no valgrind, no instruction figure" \
+	sh -c "! grep -q '^instructions_per_hop' '$tmp/cg0.txt'"
+if command -v valgrind > /dev/null 2>&1; then
+	"$bench" model --preset 2group --load 0.2 --time 1 --warmup 0 \
+		--no-baseline --callgrind --callgrind-time 1 > "$tmp/cg.txt"
+	ir=$(val "$tmp/cg.txt" callgrind_instructions)
+	cgh=$(val "$tmp/cg.txt" callgrind_packet_hops)
+	check "callgrind: instructions per hop = $ir / $cgh, > 100" \
+		holds "$(val "$tmp/cg.txt" instructions_per_hop)" "$ir / $cgh" \
+		"a > 100 && a - $ir / $cgh < 0.1 && $ir / $cgh - a < 0.1"
+else
+	echo "skip: valgrind not installed, the callgrind run is not tested"
+fi
+
+# --- bad input: a clear message on stderr, exit status 2 (1: preset) ---
+bad() {	# bad EXPECTED_TEXT ARGS...
+	want=$1
+	shift
+	"$bench" "$@" > "$tmp/out" 2> "$tmp/err"
+	st=$?
+	if [ $st -eq 0 ] || [ $st -gt 2 ] || ! grep -q -- "$want" "$tmp/err"; then
+		echo "FAIL: '$*' exited $st, stderr: $(cat "$tmp/err")"
+		fail=1
+	else
+		echo "ok: refused: $*"
+	fi
+}
+bad "unknown routing 'zigzag' (minimal, adaptive, ugal, adaptive-nb)" \
+	model --routing zigzag
+bad "out of range (0, 1]" model --load 0
+bad "out of range (0, 1]" model --load 1.5
+bad "'abc' is not a number" model --load abc
+bad "'-1' is not a non-negative integer" model --size -1
+bad "out of range \[0, 65536\]" model --size 70000
+bad "out of range \[1, 16777216\]" model --message 0
+bad "out of range \[1, 16777216\]" model --message 17M
+bad "'1X' is not a non-negative integer" model --message 1X
+bad "out of range" model --time 0
+bad "is not a number" model --warmup ''
+bad "unknown mode 'fast' (model, latency, all)" fast
+bad "unexpected argument 'more'" model more
+bad "unknown option --frobnicate" model --frobnicate
+bad "option --load needs a value" model --load
+bad "--message: only with the model mode" latency --message 1M
+bad "--message: only with the model mode" all --message 1M
+bad "--routing: only with the model mode" latency --routing ugal
+bad "--dst: only with --message" model --dst 3
+bad "is not another endpoint of preset 2group (1..63)" \
+	model --preset 2group --message 1K --dst 64
+bad "unknown preset 'nosuch'" model --preset nosuch
+
+[ $fail -eq 0 ] && echo "PASS: bench_fabric parses, refuses bad input, and its figures agree"
+exit $fail
