@@ -177,6 +177,12 @@ static int nic_claim_locked(struct ssemu_region *r, void *arg)
 		c->port = (uint32_t)p;
 		return 0;
 	}
+	if (ssemu_r_portmap(r)[port] < r->gen_neps) {
+		snprintf(c->why, sizeof(c->why), "port %u is taken by a "
+			 "modelled job (the fabric configuration's "
+			 "modelled_jobs)", port);
+		return -EADDRINUSE;
+	}
 	if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
 		snprintf(c->why, sizeof(c->why), "port %u is taken by the NIC "
 			 "of process %d", port,
