@@ -367,7 +367,8 @@ static uint32_t gen_dest(const struct ssemu_mjob_desc *d, const struct gen_job *
 /*
  * Post a message from generator @gi to rank @dst of its job, step @step
  * (allreduce; in the header).  @return false: no free slot (it waits for
- * a completion).
+ * a completion), or the job's stop time has come (nothing is posted from
+ * then on, not even what is owed or an operation's next step).
  */
 static bool gen_post(struct ssemu_region *r, uint32_t gi, uint32_t dst,
 		     uint32_t step)
@@ -381,6 +382,8 @@ static bool gen_post(struct ssemu_region *r, uint32_t gi, uint32_t dst,
 	ssemu_time_t now = now_of(r);
 	struct ssemu_msg *m;
 
+	if (d->stop && now >= d->stop)
+		return false;
 	for (k = 0; k <= mask; k++) {
 		uint32_t i = gi * c->msgs_per_ep + ((ge->alloc + k) & mask);
 
@@ -661,7 +664,8 @@ void ssemu_gen_recount(struct ssemu_region *r)
 
 bool ssemu_gen_hold(struct ssemu_region *r)
 {
-	return r->gen_neps && !gen_of(r)->real_inflight;
+	/* (also read without the lock, as a hint: ssemu_runner.c's polls) */
+	return r->gen_neps && !ssemu_load_relaxed(&gen_of(r)->real_inflight);
 }
 
 /* ------------------------------------------------------------------ */

@@ -368,7 +368,8 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 		ssemu_store_relaxed(&fl->looks, looks);
 		if (!ssemu_load_relaxed(&fl->runner) && looks % LOOK_EVERY)
 			return 0;	/* the runner has it */
-		if (!ssemu_load_relaxed(&ssemu_r_engine(r)->nlive)) {
+		if (!ssemu_load_relaxed(&ssemu_r_engine(r)->nlive) ||
+		    ssemu_gen_hold(r)) {
 			/* new work will give the runner a full DEFER_NS */
 			if (ssemu_load_relaxed(&fl->defer_until))
 				ssemu_store_relaxed(&fl->defer_until, 0);
@@ -383,7 +384,8 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 	} else if (!reap && r->config.clock == SSEMU_CLOCK_VIRTUAL &&
 		   /* bulk: whoever is free takes the lock */
 		   !ssemu_load_relaxed(&fl->bulk) && !work_posted(f) &&
-		   !ssemu_load_relaxed(&ssemu_r_engine(r)->nlive)) {
+		   (!ssemu_load_relaxed(&ssemu_r_engine(r)->nlive) ||
+		    ssemu_gen_hold(r))) {
 		return 0;
 	}
 	/* (the runner looks for dead processes too) */

@@ -211,8 +211,10 @@ static void test_start_stop(void **state)
 		  "pattern = \"alltoall\"; size = 2048; load = 0.5; "
 		  "start_us = 20; stop_us = 60; },\n"
 		  " { name = \"c\"; endpoints = 4; pattern = \"bisection\"; "
-		  "size = 2048; inflight = 2; start_us = 30; stop_us = 40; } "
-		  ");\n", &c);
+		  "size = 2048; inflight = 2; start_us = 30; stop_us = 40; },\n"
+		  /* (an incast at full load: a backlog at its sources) */
+		  " { name = \"i\"; endpoints = 8; pattern = \"incast\"; "
+		  "size = 2048; load = 1.0; stop_us = 40; } );\n", &c);
 	t = tf_open(&c);
 	assert_int_equal(ssemu_fabric_run_until(t->fab, 19 * US), 0);
 	assert_int_equal(job_stats(t, 0).posted, 0);
@@ -226,6 +228,12 @@ static void test_start_stop(void **state)
 		rk = rank_of(t, 1, k);
 		assert_true(rk.posted >= 2);
 		assert_true(rk.first_post >= 30 * US);
+		assert_true(rk.last_post < 40 * US);
+		assert_int_equal(rk.inflight, 0);
+	}
+	for (k = 1; k < 8; k++) {
+		rk = rank_of(t, 2, k);
+		assert_true(rk.posted > 10);
 		assert_true(rk.last_post < 40 * US);
 		assert_int_equal(rk.inflight, 0);
 	}
