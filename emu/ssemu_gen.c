@@ -601,6 +601,20 @@ void ssemu_gen_deliver(struct ssemu_region *r, uint32_t mi)
 	}
 }
 
+void ssemu_gen_sink(struct ssemu_region *r, uint32_t mi)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	uint32_t tnic = ssemu_port_nic(r, SSEMU_ADDR_PORT(m->dst));
+
+	if (tnic < r->gen_neps) {
+		ssemu_r_nic(r, tnic)->stats.rx_msgs++;
+		ssemu_r_nic(r, tnic)->stats.rx_bytes += m->len;
+		gen_of(r)->ep[tnic].received++;
+	}
+	ssemu_tel_deliver(r, mi);
+	msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
+}
+
 void ssemu_gen_complete(struct ssemu_region *r, uint32_t mi)
 {
 	struct gen_sh *g = gen_of(r);

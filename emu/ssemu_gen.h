@@ -40,6 +40,9 @@ int ssemu_gen_init(struct ssemu_region *r, uint64_t off);
 void ssemu_gen_tick(struct ssemu_region *r, uint32_t gi);
 /* The last packet of modelled message @mi arrived at its target. */
 void ssemu_gen_deliver(struct ssemu_region *r, uint32_t mi);
+/* A real endpoint's message @mi reached a modelled job's rank: counted
+ * and given back (nobody reads that rank's events). */
+void ssemu_gen_sink(struct ssemu_region *r, uint32_t mi);
 /* Modelled message @mi is acknowledged (or failed) at its source. */
 void ssemu_gen_complete(struct ssemu_region *r, uint32_t mi);
 /* Congestion control held back NIC @nic (counted if it is modelled). */

@@ -158,6 +158,10 @@ static void nic_deliver(struct ssemu_region *r, uint32_t mi)
 	}
 	if (recv_target(r, mi, &epi))
 		return;
+	if (epi < r->gen_neps && !ssemu_r_msg(r, mi)->rma_op) {
+		ssemu_gen_sink(r, mi);	/* to a modelled rank: counted */
+		return;
+	}
 	if (ssemu_r_msg(r, mi)->rma_op)
 		rma_deliver(r, mi, epi);
 	else

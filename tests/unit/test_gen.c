@@ -323,6 +323,8 @@ static void test_bad_declarations(void **state)
 		{ "{ name = \"x\"; endpoints = 4; pattern = \"ring\"; "
 		  "size = 8; load = -0.5; }", "load" },
 		{ "{ name = \"x\"; endpoints = 4; pattern = \"ring\"; "
+		  "size = 8; load = 0.0; inflight = 2; }", "load" },
+		{ "{ name = \"x\"; endpoints = 4; pattern = \"ring\"; "
 		  "size = 0; load = 0.5; }", "size" },
 		{ "{ name = \"x\"; endpoints = 4; pattern = \"ring\"; "
 		  "size = 8; load = 0.5; start_us = 50; stop_us = 10; }",
@@ -418,6 +420,47 @@ static void test_virtual_clock_holds(void **state)
 	tf_close(t);
 }
 
+/* A real endpoint's messages to a modelled rank are counted there and
+ * give their slots back: more of them than the sender has slots go. */
+static void test_real_to_modelled(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_send s = { .tclass = 0 };
+	struct iovec iov;
+	struct tf *t;
+	unsigned a, i, spins;
+	char byte = 1;
+	int ret;
+
+	(void)state;
+	config_of("preset = \"switch\";\n"
+		  "modelled_jobs = ( { name = \"r\"; endpoints = 2; "
+		  "pattern = \"ring\"; size = 8; count = 1; inflight = 1; } "
+		  ");\n", &c);
+	t = tf_open(&c);
+	a = tf_add(t, SSEMU_PORT_ANY);
+	iov.iov_base = &byte;
+	iov.iov_len = 1;
+	s.iov = &iov;
+	s.iov_count = 1;
+	s.dest = SSEMU_ADDR(rank_of(t, 0, 1).port, 0);
+	for (i = 0; i < 3 * c.msgs_per_ep; i++) {
+		spins = 0;
+		while ((ret = ssemu_ep_send(t->ep[a], &s)) == -EAGAIN) {
+			assert_true(ssemu_fabric_progress(t->fab, 4096) >= 0);
+			tf_pump(t);
+			if (++spins > 100000)
+				fail_msg("message %u: no slot comes back", i);
+		}
+		assert_int_equal(ret, 0);
+	}
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, a, SSEMU_EV_SEND_DONE), 3 * c.msgs_per_ep);
+	/* (and the modelled job's own message from rank 0) */
+	assert_int_equal(rank_of(t, 0, 1).received, 3 * c.msgs_per_ep + 1);
+	tf_close(t);
+}
+
 /*
  * A real endpoint pair on the ports the modelled jobs leave free: their
  * 8-byte messages cross the local link an incast aggressor fills (its
@@ -485,6 +528,7 @@ int main(void)
 		cmocka_unit_test(test_allreduce_chain),
 		cmocka_unit_test(test_bad_declarations),
 		cmocka_unit_test(test_virtual_clock_holds),
+		cmocka_unit_test(test_real_to_modelled),
 		cmocka_unit_test(test_real_beside_aggressor),
 	};
 
