@@ -17,6 +17,8 @@
  *	ssemu_switch.c	switches
  *	ssemu_nic.c	NICs
  *	ssemu_recover.c	endpoint close, NIC reset, crash recovery
+ *	ssemu_gen.c	modelled jobs' traffic (it posts through ssemu_nic.c's
+ *			entry points, which call back into it)
  *	ssemu_model.c	event dispatch
  * The policies (arb, route, cc) see views of the model (ssemu_policy.h),
  * never the region.
