@@ -114,6 +114,31 @@ static bool pow2(uint32_t x)
 	return x && !(x & (x - 1));
 }
 
+static const char *const pattern_names[SSEMU_MJOB_PATTERNS] = {
+	[SSEMU_MJOB_INCAST] = "incast",
+	[SSEMU_MJOB_ALLTOALL] = "alltoall",
+	[SSEMU_MJOB_BISECTION] = "bisection",
+	[SSEMU_MJOB_UNIFORM] = "uniform",
+	[SSEMU_MJOB_BURSTY_INCAST] = "bursty-incast",
+	[SSEMU_MJOB_RING] = "ring",
+	[SSEMU_MJOB_ALLREDUCE] = "allreduce",
+};
+
+const char *ssemu_mjob_pattern_name(uint32_t p)
+{
+	return p < SSEMU_MJOB_PATTERNS ? pattern_names[p] : "?";
+}
+
+uint32_t ssemu_gen_neps(const struct ssemu_config *c)
+{
+	uint64_t n = 0;
+	uint32_t j;
+
+	for (j = 0; j < c->nmjobs && j < SSEMU_CONFIG_MJOBS; j++)
+		n += c->mjobs[j].endpoints;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
 const char *ssemu_mjob_problem(const struct ssemu_config *c, uint32_t j,
 			       const char **key, char *buf, size_t len)
 {

@@ -65,34 +65,9 @@ struct gen_sh {
 	struct gen_ep ep[];
 };
 
-static const char *const pattern_names[SSEMU_MJOB_PATTERNS] = {
-	[SSEMU_MJOB_INCAST] = "incast",
-	[SSEMU_MJOB_ALLTOALL] = "alltoall",
-	[SSEMU_MJOB_BISECTION] = "bisection",
-	[SSEMU_MJOB_UNIFORM] = "uniform",
-	[SSEMU_MJOB_BURSTY_INCAST] = "bursty-incast",
-	[SSEMU_MJOB_RING] = "ring",
-	[SSEMU_MJOB_ALLREDUCE] = "allreduce",
-};
-
-const char *ssemu_mjob_pattern_name(uint32_t p)
-{
-	return p < SSEMU_MJOB_PATTERNS ? pattern_names[p] : "?";
-}
-
 static struct gen_sh *gen_of(struct ssemu_region *r)
 {
 	return SSEMU_AT(r, r->gen_off);
-}
-
-uint32_t ssemu_gen_neps(const struct ssemu_config *c)
-{
-	uint64_t n = 0;
-	uint32_t j;
-
-	for (j = 0; j < c->nmjobs && j < SSEMU_CONFIG_MJOBS; j++)
-		n += c->mjobs[j].endpoints;
-	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 uint64_t ssemu_gen_bytes(const struct ssemu_config *c)
@@ -241,7 +216,11 @@ static void gen_attach(struct ssemu_region *r, uint32_t gi, uint32_t j,
 	struct ssemu_ep_sh *sh = ssemu_r_ep(r, gi);
 	struct gen_ep *ge = &gen_of(r)->ep[gi];
 
-	ssemu_model_nic_reset(r, gi);
+	uint32_t tc;
+
+	/* (a new region's NIC: its queues are empty, its credits full) */
+	for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++)
+		n->credits[tc] = tc < c->ntclass ? buf_cells(c) : 0;
 	n->owner_pid = 0;
 	n->port = port;
 	n->job = SSEMU_MJOB_ID(j);
@@ -365,6 +344,29 @@ static uint32_t gen_dest(const struct ssemu_mjob_desc *d, const struct gen_job *
 }
 
 /*
+ * Message @mi joins NIC @gi's injection queue as ssemu_model_enqueue_msg
+ * takes a posted one, and the NIC looks at it now (an event: the NIC's
+ * code is above this file's, ssemu_model_int.h).
+ */
+static bool gen_enqueue(struct ssemu_region *r, uint32_t gi, uint32_t mi)
+{
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, gi);
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+
+	m->post_time = now_of(r);
+	m->seq = ++r->msg_seq;
+	m->mflags = SSEMU_MSGF_QUEUED;
+	m->vni = ssemu_auth_ep_vni(r, gi);
+	if (!injq_push(r, n, gi, mi))
+		return false;
+	n->stats.tx_msgs++;
+	n->stats.tx_bytes += m->len;
+	ssemu_tel_post(r, gi, m->tclass);
+	schedule(r, now_of(r), SSEMU_MEV_NIC_KICK, gi, 0, 0);
+	return true;
+}
+
+/*
  * Post a message from generator @gi to rank @dst of its job, step @step
  * (allreduce; in the header).  @return false: no free slot (it waits for
  * a completion), or the job's stop time has come (nothing is posted from
@@ -418,7 +420,8 @@ static bool gen_post(struct ssemu_region *r, uint32_t gi, uint32_t dst,
 	m->crc = 0;
 	m->npkts = d->size ? (uint32_t)((d->size + c->mtu - 1) / c->mtu) : 1;
 	ssemu_store_release(ssemu_r_mstate(r, mi), SSEMU_MSG_BUSY);
-	ssemu_model_enqueue_msg(r, gi, mi);
+	if (!gen_enqueue(r, gi, mi))
+		return false;
 	ge->inflight++;
 	ge->sent++;
 	if (!gj->st.posted || now < gj->st.first_post)
@@ -428,7 +431,6 @@ static bool gen_post(struct ssemu_region *r, uint32_t gi, uint32_t dst,
 	ge->last_post = now;
 	gj->st.last_post = now;
 	gj->st.posted++;
-	ssemu_model_nic_kick(r, gi);
 	return true;
 }
 

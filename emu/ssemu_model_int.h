@@ -12,13 +12,12 @@
  *	ssemu_arb.c	output arbiters
  *	ssemu_route.c	routing
  *	ssemu_cc.c	congestion control
+ *	ssemu_gen.c	modelled jobs: their traffic, counters, the clock's hold
  *	ssemu_msg.c	the engine's side of a message slot
  *	ssemu_rma.c	the RMA target side
  *	ssemu_switch.c	switches
  *	ssemu_nic.c	NICs
  *	ssemu_recover.c	endpoint close, NIC reset, crash recovery
- *	ssemu_gen.c	modelled jobs' traffic (it posts through ssemu_nic.c's
- *			entry points, which call back into it)
  *	ssemu_model.c	event dispatch
  * The policies (arb, route, cc) see views of the model (ssemu_policy.h),
  * never the region.
