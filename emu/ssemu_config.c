@@ -225,8 +225,9 @@ static int mjobs_check(const struct ssemu_config *cfg, char *err,
 	if (n > ssemu_config_nports(cfg) || n > cfg->max_nics ||
 	    n > ssemu_config_neps(cfg)) {
 		snprintf(err, errlen, "modelled jobs: %u endpoints, more than "
-			 "the fabric's %llu ports, %u NICs (resources.max_nics) "
-			 "or %u endpoint slots (resources.max_eps) take", n,
+			 "the fabric's %llu ports, %u NICs "
+			 "(resources.max_nics) or %u endpoint slots "
+			 "(resources.max_eps) take", n,
 			 (unsigned long long)ssemu_config_nports(cfg),
 			 cfg->max_nics, ssemu_config_neps(cfg));
 		return -EINVAL;

@@ -322,7 +322,8 @@ static int mjob_placement(struct ctx *c, const config_setting_t *s,
 	if (config_setting_type(s) == CONFIG_TYPE_STRING) {
 		str = config_setting_get_string(s);
 		pol = ssemu_place_policy_index(str);
-		if (pol != SSEMU_PLACE_LINEAR && pol != SSEMU_PLACE_INTERLEAVED &&
+		if (pol != SSEMU_PLACE_LINEAR &&
+		    pol != SSEMU_PLACE_INTERLEAVED &&
 		    pol != SSEMU_PLACE_RANDOM)
 			return fail(c, s, "placement", "expected \"linear\", "
 				    "\"interleaved\", \"random\" or a list of "
@@ -383,9 +384,9 @@ static int mjob_names(struct ctx *c, const config_setting_t *g,
 		if (!strcmp(str, ssemu_mjob_pattern_name(p)))
 			break;
 	if (!str || p == SSEMU_MJOB_PATTERNS)
-		return fail(c, s, "pattern", "unknown pattern (incast, alltoall, "
-			    "bisection, uniform, bursty-incast, ring, "
-			    "allreduce)");
+		return fail(c, s, "pattern", "unknown pattern (incast, "
+			    "alltoall, bisection, uniform, bursty-incast, "
+			    "ring, allreduce)");
 	d->pattern = p;
 	d->tclass = cfg->default_tclass;
 	s = config_setting_get_member(g, "tclass");
@@ -441,16 +442,20 @@ static int apply_mjobs(struct ctx *c, const config_setting_t *l,
 		d->placement = SSEMU_PLACE_LINEAR;
 		m = config_setting_length(g);
 		for (j = 0; j < m && !ret; j++) {
-			const config_setting_t *e = config_setting_get_elem(g, j);
-			const char *name = config_setting_name(e);
+			const config_setting_t *e;
+			const char *name;
 			const struct key *k;
 
-			if (!strcmp(name, "placement") || !strcmp(name, "pattern") ||
-			    !strcmp(name, "tclass"))
+			e = config_setting_get_elem(g, j);
+			name = config_setting_name(e);
+			/* (those three: mjob_placement, mjob_names) */
+			if (!strcmp(name, "placement") ||
+			    !strcmp(name, "pattern") || !strcmp(name, "tclass"))
 				continue;
 			k = find_key(mjob_keys, ARRAY_SIZE(mjob_keys), name);
 			ret = k ? set_value(c, e, k, d, sizeof(d->name)) :
-				  fail(c, e, name, "unknown key in modelled_jobs");
+				  fail(c, e, name,
+				       "unknown key in modelled_jobs");
 		}
 		if (ret)
 			break;
@@ -465,8 +470,9 @@ static int apply_mjobs(struct ctx *c, const config_setting_t *l,
 		    total > ssemu_config_neps(cfg)) {
 			snprintf(buf, sizeof(buf), "modelled jobs take %llu "
 				 "endpoints, more than the %llu free ports, %u "
-				 "NIC slots (resources.max_nics) or %u endpoint "
-				 "slots (resources.max_eps) of the fabric",
+				 "NIC slots (resources.max_nics) or %u "
+				 "endpoint slots (resources.max_eps) of the "
+				 "fabric",
 				 (unsigned long long)total,
 				 (unsigned long long)nports, cfg->max_nics,
 				 ssemu_config_neps(cfg));
@@ -491,7 +497,8 @@ static int apply_mjobs(struct ctx *c, const config_setting_t *l,
 		}
 		for (j = 0; j < i && !ret; j++)
 			if (!strcmp(cfg->mjobs[j].name, d->name))
-				ret = fail(c, config_setting_get_member(g, "name"),
+				ret = fail(c, config_setting_get_member(g,
+								       "name"),
 					   "name", "two modelled jobs of that "
 					   "name");
 	}

@@ -38,7 +38,7 @@ struct gen_job {
 	struct ssemu_mjob_stats st;
 	uint32_t first, n;	/* its generators [first, first + n) */
 	uint32_t steps;		/* allreduce: messages per operation */
-	uint32_t rd;		/* allreduce: recursive doubling, else ring */
+	uint32_t rd;		/* allreduce: doubling (0: a ring) */
 	double gap_ps;		/* open loop: between two messages */
 };
 
@@ -110,8 +110,9 @@ static int place_job(const struct ssemu_config *c, const struct ssemu_topo *t,
 			for (k = 0; k < d->run_len[i] && n < d->endpoints; k++)
 				out[n++] = d->run_first[i] + k;
 		if (n != d->endpoints) {
-			snprintf(err, errlen, "modelled job %s: %u ports listed "
-				 "for %u endpoints", d->name, n, d->endpoints);
+			snprintf(err, errlen, "modelled job %s: %u ports "
+				 "listed for %u endpoints", d->name, n,
+				 d->endpoints);
 			return -EINVAL;
 		}
 		for (i = 0; i < n; i++) {
@@ -129,8 +130,8 @@ static int place_job(const struct ssemu_config *c, const struct ssemu_topo *t,
 	}
 	ret = ssemu_place_choose(&q, out, why, sizeof(why));
 	if (ret < 0) {
-		snprintf(err, errlen, "modelled job %s: %u endpoints placed %s: "
-			 "%s", d->name, d->endpoints,
+		snprintf(err, errlen, "modelled job %s: %u endpoints placed "
+			 "%s: %s", d->name, d->endpoints,
 			 ssemu_place_policy_name(d->placement),
 			 why[0] ? why : "not enough free ports");
 		return -EINVAL;
@@ -319,8 +320,8 @@ int ssemu_gen_init(struct ssemu_region *r, uint64_t off)
 /* ------------------------------------------------------------------ */
 
 /* The next destination rank of @ge. */
-static uint32_t gen_dest(const struct ssemu_mjob_desc *d, const struct gen_job *gj,
-			 struct gen_ep *ge)
+static uint32_t gen_dest(const struct ssemu_mjob_desc *d,
+			 const struct gen_job *gj, struct gen_ep *ge)
 {
 	uint32_t n = gj->n, dst;
 
@@ -508,8 +509,9 @@ static void ar_advance(struct ssemu_region *r, uint32_t gi)
 		if (ge->ar_step == 0) {
 			if (gen_over(d, ge, now) || ge->tick)
 				return;
-			if (ge->ar_op && d->gap && now < ge->op_start + d->gap) {
-				/* (op_start: when the last one ended) */
+			/* (op_start: when the last one ended) */
+			if (ge->ar_op && d->gap &&
+			    now < ge->op_start + d->gap) {
 				tick_at(r, gi, ge->op_start + d->gap);
 				return;
 			}
