@@ -55,6 +55,7 @@ static void nic_detach_locked(struct ssemu_region *r, uint32_t slot)
 	for (e = 0; e < r->config.eps_per_nic; e++)
 		ssemu_ep_close_locked(r, slot, e);
 	ssemu_model_nic_reset(r, slot);
+	ssemu_gen_recount(r);	/* what the reset dropped */
 	if (n->port < r->topo.nendpoints)
 		ssemu_r_portmap(r)[n->port] = SSEMU_NONE;
 	ssemu_job_nic_gone_locked(r, n->jobslot);
@@ -125,7 +126,8 @@ unsigned ssemu_reap_dead_locked(struct ssemu_region *r)
 	for (i = 0; i < r->config.max_nics; i++) {
 		struct ssemu_nic_sh *n = ssemu_r_nic(r, i);
 
-		if (n->state == SSEMU_NIC_ATTACHED &&
+		/* (a modelled job's NIC is the fabric's own) */
+		if (n->state == SSEMU_NIC_ATTACHED && i >= r->gen_neps &&
 		    !verdict_alive(&v, n->owner_pid)) {
 			ssemu_log(SSEMU_LOG_WARN, "process %d died while "
 				  "attached: detaching its NIC at port %u",
@@ -176,6 +178,7 @@ void ssemu_repair_locked(struct ssemu_region *r)
 			  "traffic in flight may be lost");
 	ssemu_reap_dead_locked(r);
 	ssemu_jobs_sweep_locked(r);
+	ssemu_gen_recount(r);
 }
 
 /* A NIC slot and a port for @arg (struct nic_claim), or -ENOSPC,
@@ -218,6 +221,12 @@ static int nic_claim_locked(struct ssemu_region *r, void *arg)
 		}
 		c->port = (uint32_t)p;
 		return 0;
+	}
+	if (ssemu_r_portmap(r)[port] < r->gen_neps) {
+		snprintf(c->why, sizeof(c->why), "port %u is taken by a "
+			 "modelled job (the fabric configuration's "
+			 "modelled_jobs)", port);
+		return -EADDRINUSE;
 	}
 	if (ssemu_r_portmap(r)[port] != SSEMU_NONE) {
 		snprintf(c->why, sizeof(c->why), "port %u is taken by the NIC "

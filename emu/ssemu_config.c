@@ -114,6 +114,127 @@ static bool pow2(uint32_t x)
 	return x && !(x & (x - 1));
 }
 
+static const char *const pattern_names[SSEMU_MJOB_PATTERNS] = {
+	[SSEMU_MJOB_INCAST] = "incast",
+	[SSEMU_MJOB_ALLTOALL] = "alltoall",
+	[SSEMU_MJOB_BISECTION] = "bisection",
+	[SSEMU_MJOB_UNIFORM] = "uniform",
+	[SSEMU_MJOB_BURSTY_INCAST] = "bursty-incast",
+	[SSEMU_MJOB_RING] = "ring",
+	[SSEMU_MJOB_ALLREDUCE] = "allreduce",
+};
+
+const char *ssemu_mjob_pattern_name(uint32_t p)
+{
+	return p < SSEMU_MJOB_PATTERNS ? pattern_names[p] : "?";
+}
+
+uint32_t ssemu_gen_neps(const struct ssemu_config *c)
+{
+	uint64_t n = 0;
+	uint32_t j;
+
+	for (j = 0; j < c->nmjobs && j < SSEMU_CONFIG_MJOBS; j++)
+		n += c->mjobs[j].endpoints;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+const char *ssemu_mjob_problem(const struct ssemu_config *c, uint32_t j,
+			       const char **key, char *buf, size_t len)
+{
+	const struct ssemu_mjob_desc *d = &c->mjobs[j];
+	const char *k = NULL, *why = NULL;
+
+#define PROBLEM(cond, kk, ...)                                   \
+	do {                                                     \
+		if (!k && (cond)) {                              \
+			k = (kk);                                \
+			snprintf(buf, len, __VA_ARGS__);         \
+			why = buf;                               \
+		}                                                \
+	} while (0)
+	PROBLEM(!d->name[0] || !memchr(d->name, 0, sizeof(d->name)), "name",
+		"a modelled job needs a name (at most %d characters)",
+		SSEMU_NAME_MAX - 1);
+	PROBLEM(!d->endpoints || d->endpoints > SSEMU_RESV_MAX_RANKS,
+		"endpoints", "%u out of range [1, %u]", d->endpoints,
+		SSEMU_RESV_MAX_RANKS);
+	PROBLEM(d->pattern >= SSEMU_MJOB_PATTERNS, "pattern",
+		"unknown pattern %u", d->pattern);
+	PROBLEM(d->placement == SSEMU_PLACE_FIRST_FREE ||
+		d->placement >= SSEMU_PLACE_COUNT ||
+		(d->placement == SSEMU_PLACE_MAP &&
+		 (!d->nruns || d->nruns > SSEMU_MJOB_RUNS)),
+		"placement", "unknown placement %u", d->placement);
+	PROBLEM(!d->size || d->size > SSEMU_GEN_MAX_SIZE, "size",
+		"%llu bytes out of range [1, %llu]",
+		(unsigned long long)d->size,
+		(unsigned long long)SSEMU_GEN_MAX_SIZE);
+	PROBLEM(!(d->load >= 0) || d->load > 1, "load",
+		"%g out of range (0, 1]", d->load);
+	PROBLEM(d->pattern != SSEMU_MJOB_ALLREDUCE && d->load == 0 &&
+		!d->inflight, "load", "needs a load in (0, 1] or inflight");
+	PROBLEM(d->load > 0 && d->inflight, "inflight",
+		"a job is open loop (load) or closed loop (inflight), not "
+		"both");
+	PROBLEM(d->inflight > c->msgs_per_ep, "inflight",
+		"%u messages outstanding, an endpoint has %u message slots "
+		"(resources.msgs_per_ep)", d->inflight, c->msgs_per_ep);
+	PROBLEM(d->stop && d->stop <= d->start, "stop_us",
+		"stops at or before it starts");
+	PROBLEM(d->tclass >= c->ntclass, "tclass", "no traffic class %u",
+		d->tclass);
+	PROBLEM((d->pattern == SSEMU_MJOB_INCAST ||
+		 d->pattern == SSEMU_MJOB_BURSTY_INCAST) &&
+		(!d->targets || d->targets >= d->endpoints), "targets",
+		"%u targets of %u endpoints: need 1 to endpoints - 1",
+		d->targets, d->endpoints);
+	PROBLEM(d->pattern == SSEMU_MJOB_BURSTY_INCAST && !d->burst, "burst",
+		"a burst of 0 messages");
+	PROBLEM(d->pattern == SSEMU_MJOB_ALLREDUCE && d->endpoints > 1 &&
+		!(d->endpoints & (d->endpoints - 1)) &&
+		__builtin_ctz(d->endpoints) > SSEMU_GEN_AR_STEPS, "endpoints",
+		"allreduce over more than 2^%d ranks", SSEMU_GEN_AR_STEPS);
+#undef PROBLEM
+	*key = k;
+	return why;
+}
+
+/* The modelled jobs of @cfg, each and together. */
+static int mjobs_check(const struct ssemu_config *cfg, char *err,
+		       size_t errlen)
+{
+	uint32_t j, n = ssemu_gen_neps(cfg);
+	const char *key;
+	char why[160];
+
+	if (cfg->nmjobs > SSEMU_CONFIG_MJOBS) {
+		snprintf(err, errlen, "%u modelled jobs, at most %d",
+			 cfg->nmjobs, SSEMU_CONFIG_MJOBS);
+		return -EINVAL;
+	}
+	for (j = 0; j < cfg->nmjobs; j++) {
+		if (ssemu_mjob_problem(cfg, j, &key, why, sizeof(why))) {
+			snprintf(err, errlen, "modelled job %u: %s: %s", j,
+				 key, why);
+			return -EINVAL;
+		}
+	}
+	if (!n)
+		return 0;
+	if (n > ssemu_config_nports(cfg) || n > cfg->max_nics ||
+	    n > ssemu_config_neps(cfg)) {
+		snprintf(err, errlen, "modelled jobs: %u endpoints, more than "
+			 "the fabric's %llu ports, %u NICs "
+			 "(resources.max_nics) or %u endpoint slots "
+			 "(resources.max_eps) take", n,
+			 (unsigned long long)ssemu_config_nports(cfg),
+			 cfg->max_nics, ssemu_config_neps(cfg));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 			  size_t errlen)
 {
@@ -231,7 +352,7 @@ int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 	      "telemetry samples %u out of range [16, %u]", cfg->tel_samples,
 	      SSEMU_TEL_MAX_SAMPLES);
 #undef CHECK
-	return 0;
+	return mjobs_check(cfg, err, errlen);
 }
 
 uint64_t ssemu_config_nports(const struct ssemu_config *cfg)
@@ -370,6 +491,14 @@ int ssemu_config_diff(const struct ssemu_config *a,
 			 a->nservices, b->nservices);
 		return 1;
 	}
+	if (a->nmjobs != b->nmjobs ||
+	    memcmp(a->mjobs, b->mjobs,
+		   SSEMU_MIN(a->nmjobs, (uint32_t)SSEMU_CONFIG_MJOBS) *
+		   sizeof(a->mjobs[0]))) {
+		snprintf(buf, len, "modelled jobs differ (%u, asked for %u)",
+			 a->nmjobs, b->nmjobs);
+		return 1;
+	}
 	return 0;
 }
 
@@ -409,5 +538,8 @@ uint64_t ssemu_config_hash(const struct ssemu_config *cfg)
 	/* (none: the hash of a fabric without services of its own) */
 	for (i = 0; i < cfg->nservices && i < SSEMU_CONFIG_SERVICES; i++)
 		h_bytes(&h, &cfg->services[i], sizeof(cfg->services[i]));
+	/* (none: the hash of a fabric without modelled jobs) */
+	for (i = 0; i < cfg->nmjobs && i < SSEMU_CONFIG_MJOBS; i++)
+		h_bytes(&h, &cfg->mjobs[i], sizeof(cfg->mjobs[i]));
 	return h;
 }

@@ -290,6 +290,223 @@ static int find_tclass(const struct ssemu_config *cfg, const char *name)
 	return -1;
 }
 
+/*
+ * Modelled jobs: "modelled_jobs = ( { name = ...; endpoints = ...; ... } )"
+ * (the keys: the man page's CONFIGURATION section).  Each problem is named
+ * with the line of the key it is about.
+ */
+#define MJ(field) offsetof(struct ssemu_mjob_desc, field)
+static const struct key mjob_keys[] = {
+	{ "name", K_STR, MJ(name), 0, 0 },
+	{ "endpoints", K_U32, MJ(endpoints), 1, SSEMU_RESV_MAX_RANKS },
+	{ "targets", K_U32, MJ(targets), 1, SSEMU_RESV_MAX_RANKS },
+	{ "size", K_U64, MJ(size), 1, SSEMU_GEN_MAX_SIZE },
+	{ "load", K_DOUBLE, MJ(load), 0, 0 },
+	{ "inflight", K_U32, MJ(inflight), 1, 65536 },
+	{ "burst", K_U32, MJ(burst), 1, 1u << 20 },
+	{ "count", K_U64, MJ(count), 1, UINT64_MAX },
+	{ "gap_us", K_US, MJ(gap), 0, 0 },
+	{ "start_us", K_US, MJ(start), 0, 0 },
+	{ "stop_us", K_US, MJ(stop), 0, 0 },
+};
+
+/* "placement": a policy's name or a list of ports (kept as runs). */
+static int mjob_placement(struct ctx *c, const config_setting_t *s,
+			  struct ssemu_mjob_desc *d, uint8_t *explicit,
+			  uint64_t nports)
+{
+	const char *str;
+	int i, n, pol;
+	long long p;
+
+	if (config_setting_type(s) == CONFIG_TYPE_STRING) {
+		str = config_setting_get_string(s);
+		pol = ssemu_place_policy_index(str);
+		if (pol != SSEMU_PLACE_LINEAR &&
+		    pol != SSEMU_PLACE_INTERLEAVED &&
+		    pol != SSEMU_PLACE_RANDOM)
+			return fail(c, s, "placement", "expected \"linear\", "
+				    "\"interleaved\", \"random\" or a list of "
+				    "ports");
+		d->placement = (uint32_t)pol;
+		return 0;
+	}
+	if (!config_setting_is_array(s) && !config_setting_is_list(s))
+		return fail(c, s, "placement", "expected a policy's name or a "
+			    "list of ports");
+	n = config_setting_length(s);
+	d->placement = SSEMU_PLACE_MAP;
+	d->nruns = 0;
+	for (i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(s, i);
+
+		if (config_setting_type(e) != CONFIG_TYPE_INT)
+			return fail(c, s, "placement", "a port is an integer");
+		p = config_setting_get_int(e);
+		if (p < 0 || (uint64_t)p >= nports)
+			return fail(c, s, "placement", "a port outside the "
+				    "topology");
+		if (explicit[p])
+			return fail(c, s, "placement", "a port listed twice, "
+				    "or by another modelled job (overlapping "
+				    "explicit ports)");
+		explicit[p] = 1;
+		if (d->nruns && d->run_first[d->nruns - 1] +
+					d->run_len[d->nruns - 1] == p) {
+			d->run_len[d->nruns - 1]++;
+			continue;
+		}
+		if (d->nruns == SSEMU_MJOB_RUNS)
+			return fail(c, s, "placement", "more than 8 runs of "
+				    "consecutive ports");
+		d->run_first[d->nruns] = (uint32_t)p;
+		d->run_len[d->nruns++] = 1;
+	}
+	if ((uint32_t)n != d->endpoints)
+		return fail(c, s, "placement", "not one port per endpoint");
+	return 0;
+}
+
+/* "pattern" and "tclass" (a class's name or its index). */
+static int mjob_names(struct ctx *c, const config_setting_t *g,
+		      struct ssemu_mjob_desc *d, const struct ssemu_config *cfg)
+{
+	const config_setting_t *s;
+	const char *str;
+	uint32_t p;
+	int tc;
+
+	s = config_setting_get_member(g, "pattern");
+	if (!s)
+		return fail(c, g, "pattern", "a modelled job needs a pattern");
+	str = config_setting_get_string(s);
+	for (p = 0; str && p < SSEMU_MJOB_PATTERNS; p++)
+		if (!strcmp(str, ssemu_mjob_pattern_name(p)))
+			break;
+	if (!str || p == SSEMU_MJOB_PATTERNS)
+		return fail(c, s, "pattern", "unknown pattern (incast, "
+			    "alltoall, bisection, uniform, bursty-incast, "
+			    "ring, allreduce)");
+	d->pattern = p;
+	d->tclass = cfg->default_tclass;
+	s = config_setting_get_member(g, "tclass");
+	if (!s)
+		return 0;
+	if (config_setting_type(s) == CONFIG_TYPE_INT) {
+		tc = config_setting_get_int(s);
+		if (tc < 0 || (uint32_t)tc >= cfg->ntclass)
+			return fail(c, s, "tclass", "no traffic class of that "
+				    "index");
+	} else {
+		str = config_setting_get_string(s);
+		tc = str ? find_tclass(cfg, str) : -1;
+		if (tc < 0)
+			return fail(c, s, "tclass", "no traffic class of that "
+				    "name");
+	}
+	d->tclass = (uint32_t)tc;
+	return 0;
+}
+
+static int apply_mjobs(struct ctx *c, const config_setting_t *l,
+		       struct ssemu_config *cfg)
+{
+	uint64_t nports = ssemu_config_nports(cfg), total = 0;
+	const config_setting_t *s;
+	const char *key, *why;
+	uint8_t *explicit;
+	char buf[160];
+	int i, j, n, ret = 0;
+
+	if (!config_setting_is_list(l))
+		return fail(c, l, "modelled_jobs", "expected a list "
+			    "( { ... }, ... )");
+	n = config_setting_length(l);
+	if (n > SSEMU_CONFIG_MJOBS)
+		return fail(c, l, "modelled_jobs", "more than 8 modelled jobs");
+	explicit = calloc(nports ? nports : 1, 1);
+	if (!explicit)
+		return fail(c, l, "modelled_jobs", "out of memory");
+	memset(cfg->mjobs, 0, sizeof(cfg->mjobs));
+	for (i = 0; i < n && !ret; i++) {
+		const config_setting_t *g = config_setting_get_elem(l, i);
+		struct ssemu_mjob_desc *d = &cfg->mjobs[i];
+		int m;
+
+		if (!config_setting_is_group(g)) {
+			ret = fail(c, g, "modelled_jobs", "expected a group "
+				   "{ ... }");
+			break;
+		}
+		d->targets = 1;
+		d->placement = SSEMU_PLACE_LINEAR;
+		m = config_setting_length(g);
+		for (j = 0; j < m && !ret; j++) {
+			const config_setting_t *e;
+			const char *name;
+			const struct key *k;
+
+			e = config_setting_get_elem(g, j);
+			name = config_setting_name(e);
+			/* (those three: mjob_placement, mjob_names) */
+			if (!strcmp(name, "placement") ||
+			    !strcmp(name, "pattern") || !strcmp(name, "tclass"))
+				continue;
+			k = find_key(mjob_keys, ARRAY_SIZE(mjob_keys), name);
+			ret = k ? set_value(c, e, k, d, sizeof(d->name)) :
+				  fail(c, e, name,
+				       "unknown key in modelled_jobs");
+		}
+		if (ret)
+			break;
+		s = config_setting_get_member(g, "endpoints");
+		if (!s) {
+			ret = fail(c, g, "endpoints", "a modelled job needs "
+				   "its number of endpoints");
+			break;
+		}
+		total += d->endpoints;
+		if (total > nports || total > cfg->max_nics ||
+		    total > ssemu_config_neps(cfg)) {
+			snprintf(buf, sizeof(buf), "modelled jobs take %llu "
+				 "endpoints, more than the %llu free ports, %u "
+				 "NIC slots (resources.max_nics) or %u "
+				 "endpoint slots (resources.max_eps) of the "
+				 "fabric",
+				 (unsigned long long)total,
+				 (unsigned long long)nports, cfg->max_nics,
+				 ssemu_config_neps(cfg));
+			ret = fail(c, s, "endpoints", buf);
+			break;
+		}
+		s = config_setting_get_member(g, "load");
+		if (s && !(d->load > 0)) {
+			ret = fail(c, s, "load", "out of range (0, 1]");
+			break;
+		}
+		s = config_setting_get_member(g, "placement");
+		if (s && (ret = mjob_placement(c, s, d, explicit, nports)))
+			break;
+		if ((ret = mjob_names(c, g, d, cfg)))
+			break;
+		why = ssemu_mjob_problem(cfg, (uint32_t)i, &key, buf,
+					 sizeof(buf));
+		if (why) {
+			s = config_setting_get_member(g, key);
+			ret = fail(c, s ? s : g, key, why);
+		}
+		for (j = 0; j < i && !ret; j++)
+			if (!strcmp(cfg->mjobs[j].name, d->name))
+				ret = fail(c, config_setting_get_member(g,
+								       "name"),
+					   "name", "two modelled jobs of that "
+					   "name");
+	}
+	cfg->nmjobs = ret ? 0 : (uint32_t)n;
+	free(explicit);
+	return ret;
+}
+
 int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 		      size_t errlen)
 {
@@ -374,7 +591,8 @@ int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 		} else if (!strcmp(name, "default_tclass") ||
 			   !strcmp(name, "clock") || !strcmp(name, "services") ||
 			   !strcmp(name, "share_group") ||
-			   !strcmp(name, "tclass_denied")) {
+			   !strcmp(name, "tclass_denied") ||
+			   !strcmp(name, "modelled_jobs")) {
 			/* resolved after the classes are known */
 		} else if ((k = find_key(top_keys, ARRAY_SIZE(top_keys),
 					 name))) {
@@ -443,6 +661,9 @@ int ssemu_config_load(const char *path, struct ssemu_config *out, char *err,
 		goto out;
 	s = config_setting_get_member(root, "share_group");
 	if (s && (ret = ssemu_auth_share_load(s, &cfg, path, err, errlen)))
+		goto out;
+	s = config_setting_get_member(root, "modelled_jobs");
+	if (s && (ret = apply_mjobs(&c, s, &cfg)))
 		goto out;
 	if (!config_setting_get_member(root, "preset"))
 		snprintf(cfg.preset, sizeof(cfg.preset), "file");

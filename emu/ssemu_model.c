@@ -63,6 +63,9 @@ static bool event_bad(struct ssemu_region *r, const struct ssemu_fired *f)
 	case SSEMU_MEV_FGFC:
 		bad = f->a >= c->max_nics || f->b >= c->max_nics;
 		break;
+	case SSEMU_MEV_GEN:
+		bad = f->a >= r->gen_neps;
+		break;
 	case SSEMU_MEV_RESEND:
 		/* (a: the sending NIC's slot, which may have gone since) */
 		bad = pkt_bad(r, f->b);
@@ -141,6 +144,11 @@ static void ev_resend(struct ssemu_region *r, const struct ssemu_fired *f)
 	nic_resend_fire(r, f->a, f->b, f->c);
 }
 
+static void ev_gen(struct ssemu_region *r, const struct ssemu_fired *f)
+{
+	ssemu_gen_tick(r, f->a);
+}
+
 /* Each event kind's handler (event_bad has checked its arguments). */
 static void (*const ev_handler[SSEMU_MEV_MAX])(struct ssemu_region *r,
 					       const struct ssemu_fired *f) = {
@@ -155,6 +163,7 @@ static void (*const ev_handler[SSEMU_MEV_MAX])(struct ssemu_region *r,
 	[SSEMU_MEV_FGFC] = ev_fgfc,
 	[SSEMU_MEV_RTO] = ev_rto,
 	[SSEMU_MEV_RESEND] = ev_resend,
+	[SSEMU_MEV_GEN] = ev_gen,
 };
 
 #ifdef SSEMU_DEBUG

@@ -22,6 +22,7 @@ enum ssemu_model_ev {
 	SSEMU_MEV_FGFC,			/* a: nic slot, b: dest nic, c: pause ns */
 	SSEMU_MEV_RTO,			/* a: nic slot, b: msg, c: msg gen */
 	SSEMU_MEV_RESEND,		/* a: nic slot, b: pkt, c: nic gen */
+	SSEMU_MEV_GEN,			/* a: modelled job generator */
 	SSEMU_MEV_MAX,
 };
 

@@ -12,6 +12,7 @@
  *	ssemu_arb.c	output arbiters
  *	ssemu_route.c	routing
  *	ssemu_cc.c	congestion control
+ *	ssemu_gen.c	modelled jobs: their traffic, counters, the clock's hold
  *	ssemu_msg.c	the engine's side of a message slot
  *	ssemu_rma.c	the RMA target side
  *	ssemu_switch.c	switches
@@ -119,8 +120,9 @@ static inline bool msg_bad(struct ssemu_region *r, uint32_t mi)
 			 SSEMU_ADDR_PID(m->dst) >= c->eps_per_nic ||
 			 (m->buf != SSEMU_NONE &&
 			  m->buf / SSEMU_MAX(c->bufs_per_ep, 1u) != ep) ||
-			 m->len > (m->buf == SSEMU_NONE ? SSEMU_INLINE_MAX :
-							 c->buf_size) ||
+			 m->len > (m->buf != SSEMU_NONE ? c->buf_size :
+				   ep < r->gen_neps ? SSEMU_GEN_MAX_SIZE :
+						      SSEMU_INLINE_MAX) ||
 			 m->sent > m->npkts ||
 			 (!m->rma_op && m->npkts != (m->len ?
 				(m->len + c->mtu - 1) / c->mtu : 1)),

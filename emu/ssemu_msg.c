@@ -703,6 +703,11 @@ void complete_tx(struct ssemu_region *r, uint32_t mi)
 	uint32_t epi = ssemu_msg_ep(r, mi);
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
 
+	if (ssemu_gen_msg(r, mi)) {
+		ssemu_gen_complete(r, mi);	/* a modelled job's */
+		return;
+	}
+	ssemu_gen_real_done(r, m);
 	/* the endpoint that sent it is gone (maybe reopened by someone else) */
 	if (!ep->open || ep->gen != m->ep_gen) {
 		msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);

@@ -20,6 +20,8 @@ void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 	m->seq = ++r->msg_seq;
 	m->mflags = SSEMU_MSGF_QUEUED;
 	m->vni = ssemu_auth_ep_vni(r, ssemu_msg_ep(r, mi));
+	if (!ssemu_gen_msg(r, mi))
+		ssemu_gen_real_in(r, m);
 	if (!injq_push(r, n, nic, mi))
 		return;
 	n->stats.tx_msgs++;
@@ -138,8 +140,10 @@ void nic_fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 	    ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED || !cc->on_frame)
 		return;
 	v = pair_view(r, nic, dnic);
-	if (cc->on_frame(&v, arg) && tc < r->config.ntclass)
+	if (cc->on_frame(&v, arg) && tc < r->config.ntclass) {
 		ssemu_tel_throttle(r, tc);
+		ssemu_gen_throttle(r, nic);
+	}
 }
 
 /* The last packet of message @mi arrived: to its endpoint, or (an RMA
@@ -148,8 +152,16 @@ static void nic_deliver(struct ssemu_region *r, uint32_t mi)
 {
 	uint32_t epi;
 
+	if (ssemu_gen_msg(r, mi)) {
+		ssemu_gen_deliver(r, mi);	/* a modelled job's: counted */
+		return;
+	}
 	if (recv_target(r, mi, &epi))
 		return;
+	if (epi < r->gen_neps && !ssemu_r_msg(r, mi)->rma_op) {
+		ssemu_gen_sink(r, mi);	/* to a modelled rank: counted */
+		return;
+	}
 	if (ssemu_r_msg(r, mi)->rma_op)
 		rma_deliver(r, mi, epi);
 	else
@@ -367,8 +379,9 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		pkt->epoch = m->epoch;
 		/* as a link does: the payload's CRC goes with it, checked
 		 * where it arrives */
-		pkt->crc = ssemu_crc(0, msg_payload(r, m, (uint64_t)m->sent *
-						       r->config.mtu),
+		pkt->crc = ssemu_gen_msg(r, mi) ? 0 :
+			   ssemu_crc(0, msg_payload(r, m, (uint64_t)m->sent *
+							  r->config.mtu),
 				     chunk);
 		if (r->config.tclass[m->tclass].lossy &&
 		    !(m->mflags & SSEMU_MSGF_RTO)) {
@@ -455,6 +468,8 @@ static bool crc_bad(struct ssemu_region *r, struct ssemu_nic_sh *n,
 
 	if (msg_bad(r, pkt->msg))
 		return true;
+	if (ssemu_gen_msg(r, pkt->msg))
+		return false;	/* a modelled job's: no payload */
 	if (off + chunk <= m->len &&
 	    ssemu_crc(0, msg_payload(r, m, off), chunk) == pkt->crc)
 		return false;
@@ -595,8 +610,10 @@ void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 
 			pr->window -= SSEMU_MIN(pr->window, pkt->count);
 			model_cc(r)->on_ack(&v, pkt->count, pkt->marked);
-			if (pr->cwnd < cw)
+			if (pr->cwnd < cw) {
 				ssemu_tel_throttle(r, tc);
+				ssemu_gen_throttle(r, nic);
+			}
 		}
 		if (m->gen == pkt->msg_gen && m->acked < m->npkts) {
 			if (ssemu_auth_reply_refused(r, nic, m, pkt))

@@ -17,6 +17,7 @@
 
 #include "ssemu_region.h"
 #include "ssemu_model.h"
+#include "ssemu_gen.h"
 
 /*
  * What this process remembers about who runs the engine of a shared
@@ -86,6 +87,8 @@ void ssemu_tel_tx(struct ssemu_region *r, uint32_t nic, uint32_t tc,
 void ssemu_tel_rx(struct ssemu_region *r, uint32_t src_nic, uint32_t tc,
 		  uint32_t bytes);
 void ssemu_tel_deliver(struct ssemu_region *r, uint32_t msg);
+/* The latency bin (struct ssemu_tel_counters' lat) of @ps. */
+uint32_t ssemu_tel_bin(ssemu_time_t ps);
 /* A packet of @type (enum ssemu_pkt_type) lost in the fabric. */
 void ssemu_tel_drop(struct ssemu_region *r, uint32_t tc, uint32_t type);
 void ssemu_tel_retry(struct ssemu_region *r, uint32_t tc);
@@ -132,6 +135,7 @@ enum ssemu_sec {
 	SSEMU_SEC_VOQS,
 	SSEMU_SEC_MRS,
 	SSEMU_SEC_TEL,
+	SSEMU_SEC_GEN,
 	SSEMU_SEC_BUFS,
 	SSEMU_SEC_COUNT
 };

@@ -44,7 +44,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 13
+#define SSEMU_LAYOUT_VERSION 14
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -105,6 +105,8 @@ enum ssemu_nic_state {
 #define SSEMU_MSGF_RMAEXEC 64u	/* RMA: done (or refused) at the target */
 #define SSEMU_MSGF_RESPQ 128u	/* RMA: on the target NIC's response queue */
 #define SSEMU_MSGF_RTO 256u	/* lossy class: a retry timer is pending */
+#define SSEMU_MSGF_REAL 512u	/* a real endpoint's, counted in flight
+				 * (modelled jobs: ssemu_gen.c) */
 
 /*
  * RMA operations use the message slot state bits differently from sends:
@@ -428,6 +430,9 @@ struct ssemu_region {
 	/* derived */
 	struct ssemu_topo topo;
 	uint32_t neps, nmsgs, nbufs;
+	/* modelled jobs' ranks: NIC, endpoint slot and generator [0, gen_neps)
+	 * each (ssemu_gen.c) */
+	uint32_t gen_neps;
 	uint32_t voq_per_switch;	/* radix * radix * ntclass * NVC */
 	/* sections */
 	uint64_t engine_off, nics_off, eps_off, msgs_off, bufs_off, rings_off,
@@ -439,7 +444,8 @@ struct ssemu_region {
 		 mrs_off,	/* memory region tables, one per NIC */
 		 resv_off,	/* placement reservation per endpoint port */
 		 nic_eps_off,	/* endpoint slot of each NIC's pids */
-		 tel_off;	/* telemetry (ssemu_telemetry.c) */
+		 tel_off,	/* telemetry (ssemu_telemetry.c) */
+		 gen_off;	/* modelled jobs (ssemu_gen.c) */
 	uint32_t route_idx, arb_idx, cc_idx;	/* policy registries */
 
 	/* ---- shared state ---- */
@@ -532,7 +538,8 @@ struct ssemu_tel_nic {
 /* the header */
 SSEMU_LAYOUT_IS(ssemu_region, 69632, 4096);
 SSEMU_LAYOUT_IS(ssemu_verdict, 160, 4);
-SSEMU_LAYOUT_IS(ssemu_config, 1240, 8);
+SSEMU_LAYOUT_IS(ssemu_config, 2656, 8);
+SSEMU_LAYOUT_IS(ssemu_mjob_desc, 176, 8);
 SSEMU_LAYOUT_IS(ssemu_topo, 40, 8);
 SSEMU_LAYOUT_IS(ssemu_job_sh, 24, 4);
 SSEMU_LAYOUT_IS(ssemu_svc_sh, 88, 4);

@@ -231,6 +231,10 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 	if (!realtime)
 		drain_tx_locked(r);
 	limit = model_limit(r);
+	/* (virtual clock with modelled jobs: time stands still while no
+	 * real message is in flight, ssemu_gen_hold) */
+	if (!realtime && ssemu_gen_hold(r))
+		limit = e->now;
 	/* (the engine's control block is shared: its size, which places
 	 * everything in it, is checked before every event, against our own
 	 * configuration; the rest of its geometry by ssemu_fabric_image_bad) */
@@ -240,6 +244,8 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 		n++;
 		if (unlikely(ssemu_broken(r) || f->gone))
 			break;
+		if (!realtime && limit > e->now && ssemu_gen_hold(r))
+			limit = e->now;
 	}
 	if (!ssemu_engine_cap_ok(e, r->config.max_events))
 		ssemu_fail(r, "the event engine's size changed");
@@ -364,7 +370,8 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 		ssemu_store_relaxed(&fl->looks, looks);
 		if (!ssemu_load_relaxed(&fl->runner) && looks % LOOK_EVERY)
 			return 0;	/* the runner has it */
-		if (!ssemu_load_relaxed(&ssemu_r_engine(r)->nlive)) {
+		if (!ssemu_load_relaxed(&ssemu_r_engine(r)->nlive) ||
+		    ssemu_gen_hold(r)) {
 			/* new work will give the runner a full DEFER_NS */
 			if (ssemu_load_relaxed(&fl->defer_until))
 				ssemu_store_relaxed(&fl->defer_until, 0);
@@ -379,7 +386,8 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 	} else if (!reap && r->config.clock == SSEMU_CLOCK_VIRTUAL &&
 		   /* bulk: whoever is free takes the lock */
 		   !ssemu_load_relaxed(&fl->bulk) && !work_posted(f) &&
-		   !ssemu_load_relaxed(&ssemu_r_engine(r)->nlive)) {
+		   (!ssemu_load_relaxed(&ssemu_r_engine(r)->nlive) ||
+		    ssemu_gen_hold(r))) {
 		return 0;
 	}
 	/* (the runner looks for dead processes too) */
@@ -543,9 +551,11 @@ bool ssemu_fabric_idle(struct ssemu_fabric *f)
 	/* (broken: nothing will ever happen) */
 	if (ssemu_fab_check(f))
 		return true;
-	if (ssemu_engine_pending(ssemu_r_engine(r)))
+	/* (modelled jobs' events do not count: they never end) */
+	if (ssemu_engine_pending(ssemu_r_engine(r)) &&
+	    !(r->gen_neps && ssemu_gen_hold(r)))
 		return false;
-	for (epi = 0; epi < f->neps; epi++) {
+	for (epi = r->gen_neps; epi < f->neps; epi++) {
 		struct ssemu_ep_sh *sh = ssemu_r_ep(r, epi);
 
 		if (!sh->open)

@@ -60,6 +60,7 @@ static const struct {
 	 * tables nobody registers in cost nothing */
 	SEC(MRS, mrs, PAGE),
 	SEC(TEL, tel, SSEMU_CACHELINE),
+	SEC(GEN, gen, SSEMU_CACHELINE),
 	/* large buffers last, page aligned: untouched pages cost nothing */
 	SEC(BUFS, bufs, PAGE),
 #undef SEC
@@ -105,6 +106,7 @@ void ssemu_layout_compute(const struct ssemu_config *c,
 	sec_set(l, SSEMU_SEC_MRS, (uint64_t)c->max_nics * SSEMU_MRS_PER_NIC,
 		sizeof(struct ssemu_mr_sh));
 	sec_set(l, SSEMU_SEC_TEL, 1, ssemu_tel_bytes(c));
+	sec_set(l, SSEMU_SEC_GEN, 1, ssemu_gen_bytes(c));
 	sec_set(l, SSEMU_SEC_BUFS, neps * c->bufs_per_ep, c->buf_size);
 	for (s = 0; s < SSEMU_SEC_COUNT; s++) {
 		struct ssemu_section *sec = &l->sec[s];
@@ -168,6 +170,7 @@ static int check_layout(struct ssemu_region *r, char *err, size_t errlen)
 		HDR_FIELD(neps, neps),
 		HDR_FIELD(nmsgs, neps * c->msgs_per_ep),
 		HDR_FIELD(nbufs, neps * c->bufs_per_ep),
+		HDR_FIELD(gen_neps, ssemu_gen_neps(c)),
 		HDR_FIELD(voq_per_switch, l.voq_per_switch),
 		HDR_FIELD(route_idx, (uint64_t)ssemu_route_index(c->routing)),
 		HDR_FIELD(arb_idx, (uint64_t)ssemu_arb_index(c->arb)),
@@ -286,7 +289,8 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 		for (k = 0; k < SSEMU_MAX_BUFS; k++)
 			ep->buf_msg[k] = SSEMU_NONE;
 	}
-	return 0;
+	/* the modelled jobs' NICs and endpoints, before anyone attaches */
+	return ssemu_gen_init(r, l->sec[SSEMU_SEC_GEN].off);
 }
 
 int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,

@@ -198,6 +198,11 @@ static uint32_t lat_bin(ssemu_time_t ps)
 	return 1 + oct * 4 + (uint32_t)((u >> oct) & 3);
 }
 
+uint32_t ssemu_tel_bin(ssemu_time_t ps)
+{
+	return lat_bin(ps);
+}
+
 ssemu_time_t ssemu_tel_bin_lo(uint32_t i)
 {
 	if (!i)

@@ -15,7 +15,8 @@
 #include "ssemu_priv.h"
 
 #define TEL_MAGIC "SSEMUTEL"
-#define TEL_VERSION 2	/* 2: per class drops_ack, drops_resp */
+#define TEL_VERSION 3	/* 2: per class drops_ack, drops_resp; 3: the
+			 * configuration's modelled jobs */
 #define TEL_ENDIAN 0x01020304u
 
 /* 64 bytes, then the snapshot (its samples pointer zeroed), then

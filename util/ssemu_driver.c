@@ -23,8 +23,14 @@ int ssemu_drv_config(struct ssemu_drv *d, const struct ssemu_cli_fabric *fo)
 static void drv_size(struct ssemu_config *cfg, uint64_t n,
 		     uint64_t msg_bytes, uint64_t pkts_per_nic)
 {
-	uint64_t pkts = n * pkts_per_nic + 4096;
+	uint64_t m = 0, pkts;
+	uint32_t j;
 
+	/* (the modelled jobs' NICs, endpoints and packets too) */
+	for (j = 0; j < cfg->nmjobs && j < SSEMU_CONFIG_MJOBS; j++)
+		m += cfg->mjobs[j].endpoints;
+	n += m;
+	pkts = n * pkts_per_nic + 4096;
 	cfg->max_nics = (uint32_t)n;
 	cfg->eps_per_nic = 1;
 	cfg->max_eps = 0;	/* one endpoint slot for each NIC */

@@ -173,7 +173,13 @@ static int load(const struct report_opts *o, struct ssemu_telemetry **t)
 static void job_name(const struct ssemu_telemetry *t, uint32_t slot,
 		     char *buf, size_t len)
 {
-	if (slot < t->njobs)
+	uint32_t id = slot < t->njobs ? t->job[slot] : 0, j = id & 0xffff;
+
+	/* a modelled job by its name (the trace's configuration has it) */
+	if (slot < t->njobs && SSEMU_MJOB_IS_ID(id) && j < t->config.nmjobs &&
+	    j < SSEMU_CONFIG_MJOBS)
+		snprintf(buf, len, "%.20s", t->config.mjobs[j].name);
+	else if (slot < t->njobs)
 		snprintf(buf, len, "%" PRIu32, t->job[slot]);
 	else
 		snprintf(buf, len, "other");

@@ -277,6 +277,21 @@ static int run_pingpong(struct sim *s)
 	return ssemu_drv_finish(&s->d);
 }
 
+/* Pattern none: the configuration's modelled jobs alone, for --time. */
+static int run_none(struct sim *s)
+{
+	ssemu_time_t end = (ssemu_time_t)(s->o.time_us * SSEMU_PS_PER_US);
+	ssemu_time_t t, step = SSEMU_MAX(end / 100, (ssemu_time_t)1);
+	int ret;
+
+	for (t = step;; t += step) {
+		ret = ssemu_fabric_run_until(s->d.fab, SSEMU_MIN(t, end));
+		if (ret || t >= end)
+			return ret;
+		progress(s, (double)t / (double)end, false);
+	}
+}
+
 static const struct sim_pattern sim_patterns[] = {
 	{ .name = "uniform", .dest = dest_uniform, .run = run_open_loop },
 	{ .name = "permutation", .dest = dest_permutation,
@@ -288,7 +303,9 @@ static const struct sim_pattern sim_patterns[] = {
 	{ .name = "groups", .dest = dest_groups, .run = run_open_loop },
 	{ .name = "alltoall", .dest = dest_alltoall, .run = run_open_loop,
 	  .setup = setup_alltoall },
+	{ .name = "none", .run = run_none },
 };
+#define SIM_NONE (ARRAY_SIZE(sim_patterns) - 1)
 
 /* Payload delivered from the first arrival to the last, in Gb/s. */
 static double sim_gbps(const struct sim *s, double *span_ns)
@@ -345,6 +362,13 @@ static void report(struct sim *s)
 	       PRIu64 "\n",
 	       (double)st.now / SSEMU_PS_PER_US, st.events,
 	       st.switches_instantiated);
+	if (c->nmjobs) {
+		struct ssemu_mjob_stats mj[SSEMU_CONFIG_MJOBS];
+		int nj = ssemu_fabric_mjobs(s->d.fab, mj, SSEMU_CONFIG_MJOBS);
+
+		if (nj > 0)
+			ssemu_mjob_print(stdout, c, mj, (uint32_t)nj, st.now);
+	}
 }
 
 static int sim_setup(struct sim *s)
@@ -355,10 +379,19 @@ static int sim_setup(struct sim *s)
 
 	s->d.tool = "sim";
 	s->d.ops = &sim_drv_ops;
-	s->pat = &sim_patterns[s->o.pattern];
 	ret = ssemu_drv_config(&s->d, &s->o.fab);
 	if (ret)
 		return ret;
+	/* modelled jobs in the configuration: they run alone (their ports
+	 * are not the sim's to take) */
+	if (s->o.pattern < 0)
+		s->o.pattern = c->nmjobs ? (int)SIM_NONE : 0;
+	if (c->nmjobs && s->o.pattern != (int)SIM_NONE) {
+		fprintf(stderr, "sim: the configuration declares modelled "
+			"jobs: they run alone, with --pattern none\n");
+		return -EINVAL;
+	}
+	s->pat = &sim_patterns[s->o.pattern];
 	if (s->o.tel_interval_us >= 0)
 		c->tel_interval = (ssemu_time_t)(s->o.tel_interval_us *
 						 SSEMU_PS_PER_US + 0.5);
@@ -373,6 +406,8 @@ static int sim_setup(struct sim *s)
 	n = s->o.nendpoints ? s->o.nendpoints : nports;
 	if (s->pat->endpoints)
 		n = s->pat->endpoints;
+	if (s->o.pattern == (int)SIM_NONE)
+		n = 0;
 	if (n > nports) {
 		fprintf(stderr, "sim: --endpoints %" PRIu64 ": the fabric has "
 			"%" PRIu64 "\n", n, nports);
@@ -391,7 +426,7 @@ static int sim_setup(struct sim *s)
 	 * pattern, so that each sees the same stream after it). */
 	for (i = 0; i < n; i++)
 		s->dest[i] = i;
-	for (i = n - 1; i > 0; i--) {
+	for (i = n ? n - 1 : 0; i > 0; i--) {
 		j = ssemu_rng_below(&s->rng, i);	/* Sattolo: one cycle */
 		tmp = s->dest[i];
 		s->dest[i] = s->dest[j];
@@ -454,7 +489,9 @@ static void usage_sim(FILE *f)
 		"                       groups (each endpoint to its peer in the\n"
 		"                       next group: adversarial) | alltoall\n"
 		"                       (each endpoint to every other in turn,\n"
-		"                       MPI's pairwise shifts) (default uniform)\n"
+		"                       MPI's pairwise shifts) | none (the\n"
+		"                       configuration's modelled jobs alone: the\n"
+		"                       default when it declares any; else uniform)\n"
 		SSEMU_CLI_POLICY_HELP
 		"  --versus-routing R   run the same traffic again with routing R\n"
 		"                       and report the throughput ratio\n"
@@ -509,7 +546,7 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->fab.preset = "switch";
-	o->pattern = 0;		/* uniform */
+	o->pattern = -1;	/* uniform, or none with modelled jobs */
 	o->size = 2048;
 	o->load = 0.5;
 	o->time_us = 100;

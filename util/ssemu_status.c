@@ -136,6 +136,40 @@ static void print_jobs(struct ssemu_fabric *f, bool json)
 		printf("]");
 }
 
+/* Modelled jobs (their NICs are not listed one by one). */
+static void print_mjobs(struct ssemu_fabric *f, bool json)
+{
+	struct ssemu_mjob_stats st[SSEMU_CONFIG_MJOBS];
+	int n, i;
+
+	n = ssemu_fabric_mjobs(f, st, SSEMU_CONFIG_MJOBS);
+	if (json)
+		printf(",\"modelled_jobs\":[");
+	else if (n > 0)
+		printf("  %-12s %-9s %-14s %-16s %s\n", "modelled", "endpoints",
+		       "pattern", "delivered", "bytes");
+	for (i = 0; i < n && i < SSEMU_CONFIG_MJOBS; i++) {
+		if (json) {
+			printf("%s{\"name\":", i ? "," : "");
+			json_str(st[i].name);
+			printf(",\"endpoints\":%u,\"pattern\":\"%s\","
+			       "\"job\":%u,\"posted\":%" PRIu64
+			       ",\"delivered\":%" PRIu64 ",\"bytes\":%" PRIu64
+			       "}", st[i].endpoints,
+			       ssemu_mjob_pattern_name(st[i].pattern),
+			       st[i].job, st[i].posted, st[i].delivered,
+			       st[i].bytes);
+		} else {
+			printf("  %-12s %-9u %-14s %-16" PRIu64 " %" PRIu64
+			       "\n", st[i].name, st[i].endpoints,
+			       ssemu_mjob_pattern_name(st[i].pattern),
+			       st[i].delivered, st[i].bytes);
+		}
+	}
+	if (json)
+		printf("]");
+}
+
 /* The service directory: names fi_getinfo's node/service resolve to. */
 static void print_services(struct ssemu_fabric *f, bool json)
 {
@@ -195,12 +229,16 @@ static void print_status_text(struct ssemu_fabric *f)
 	if (n > 0)
 		printf("  %-8s %-8s %-10s %-6s %-4s %s\n", "port", "pid", "job",
 		       "rank", "eps", "state");
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (SSEMU_MJOB_IS_ID(nics[i].job))
+			continue;	/* (print_mjobs) */
 		printf("  %-8u %-8d %-10u %-6d %-4u %s\n", nics[i].port,
 		       nics[i].pid, nics[i].job, nics[i].rank,
 		       nics[i].eps_open, nics[i].alive ? "alive" : "dead");
+	}
 	free(nics);
 	print_jobs(f, false);
+	print_mjobs(f, false);
 	print_services(f, false);
 }
 
@@ -237,6 +275,7 @@ static void print_status_json(struct ssemu_fabric *f, bool comma)
 	printf("]");
 	free(nics);
 	print_jobs(f, true);
+	print_mjobs(f, true);
 	print_services(f, true);
 	printf("}");
 }

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -106,6 +107,50 @@ enum ssemu_clock_mode {
 	SSEMU_CLOCK_REALTIME = 1,	/* model ns = wall ns / dilation */
 };
 
+/*
+ * Modelled jobs (emu/ssemu_gen.c): traffic the engine generates itself,
+ * declared in the fabric configuration ("modelled_jobs", man page), sent
+ * through the same NICs, windows, congestion control, routing and classes
+ * as the traffic of real endpoints.
+ */
+#define SSEMU_CONFIG_MJOBS 8	/* modelled jobs a fabric declares */
+#define SSEMU_MJOB_RUNS 8	/* explicit placement: runs of ports */
+
+enum ssemu_mjob_pattern {
+	SSEMU_MJOB_INCAST = 0,	/* ranks >= targets send to rank % targets */
+	SSEMU_MJOB_ALLTOALL,	/* each rank to every other in turn */
+	SSEMU_MJOB_BISECTION,	/* rank i to rank (i + n/2) % n */
+	SSEMU_MJOB_UNIFORM,	/* seeded uniform random destinations */
+	SSEMU_MJOB_BURSTY_INCAST,	/* incast in bursts, gap between */
+	SSEMU_MJOB_RING,	/* rank i to rank i + 1 */
+	SSEMU_MJOB_ALLREDUCE,	/* dependency chain: recursive doubling,
+				 * or a ring when n is not a power of 2 */
+	SSEMU_MJOB_PATTERNS
+};
+
+/* One modelled job as declared (no padding: it is hashed as bytes). */
+struct ssemu_mjob_desc {
+	char name[SSEMU_NAME_MAX];
+	uint32_t endpoints;
+	uint32_t placement;	/* enum ssemu_place_policy (MAP: the runs) */
+	uint32_t pattern;	/* enum ssemu_mjob_pattern */
+	uint32_t targets;	/* incast: receiving ranks */
+	uint64_t size;		/* bytes per message */
+	double load;		/* open loop: fraction of the injection rate;
+				 * 0: closed loop (inflight) */
+	uint32_t inflight;	/* closed loop: messages outstanding per rank */
+	uint32_t burst;		/* bursty-incast: messages per burst */
+	uint64_t count;		/* messages (allreduce: operations) per rank;
+				 * 0: no limit */
+	ssemu_time_t gap;	/* bursty-incast: idle between bursts;
+				 * allreduce: between operations (ps) */
+	ssemu_time_t start, stop;	/* ps; stop 0: no end */
+	uint32_t tclass;
+	uint32_t nruns;		/* explicit placement: runs of ports */
+	uint32_t run_first[SSEMU_MJOB_RUNS];
+	uint32_t run_len[SSEMU_MJOB_RUNS];
+};
+
 struct ssemu_config {
 	char preset[SSEMU_NAME_MAX];
 	struct ssemu_topo_params topo;
@@ -157,6 +202,10 @@ struct ssemu_config {
 	 * for a group gets -EEXIST from a segment not shared with it). */
 	uint32_t share_group;
 	uint32_t share_gid;
+	/* Modelled jobs, placed when the fabric is created. */
+	uint32_t nmjobs;
+	uint32_t pad_mjobs;
+	struct ssemu_mjob_desc mjobs[SSEMU_CONFIG_MJOBS];
 };
 
 /* Bytes a message may carry inline in its slot (no large buffer). */
@@ -942,6 +991,64 @@ ssemu_time_t ssemu_tel_bin_lo(uint32_t i);
  * (percentiles interpolated inside their bin); @sum in ps. */
 void ssemu_tel_latency(const uint64_t *lat, uint64_t sum,
 		       struct ssemu_latency *out);
+
+/* ------------------------------------------------------------------ */
+/* Modelled jobs (emu/ssemu_gen.c)                                      */
+/* ------------------------------------------------------------------ */
+
+/* The job id the NICs of modelled job @j carry (telemetry, status). */
+#define SSEMU_MJOB_ID(j) (0x6d6a0000u | (uint32_t)(j))
+#define SSEMU_MJOB_IS_ID(id) (((id) & 0xffff0000u) == 0x6d6a0000u)
+
+/* What a modelled job did so far.  Latencies are in the telemetry's
+ * bins (ssemu_tel_latency reads them). */
+struct ssemu_mjob_stats {
+	char name[SSEMU_NAME_MAX];
+	uint32_t endpoints;
+	uint32_t pattern;	/* enum ssemu_mjob_pattern */
+	uint32_t tclass;
+	uint32_t job;		/* SSEMU_MJOB_ID */
+	uint64_t posted;	/* messages handed to the NICs */
+	uint64_t delivered;	/* ... arrived whole at their target */
+	uint64_t bytes;		/* payload bytes delivered */
+	uint64_t completed;	/* ... acknowledged back at their source */
+	uint64_t failed;	/* completed with an error (dropped) */
+	uint64_t throttles;	/* congestion window cuts and FGFC pauses */
+	uint64_t lat_sum;	/* ps: delivery - post, summed */
+	uint64_t lat[SSEMU_TEL_LAT_BINS];
+	uint64_t ops;		/* allreduce: operations done */
+	uint64_t op_lat_sum;	/* ps: last receive - first send */
+	uint64_t op_lat[SSEMU_TEL_LAT_BINS];
+	ssemu_time_t first_post, last_post;	/* model time */
+};
+
+/* One rank of a modelled job. */
+struct ssemu_mjob_rank {
+	uint32_t port;
+	uint32_t inflight;	/* its messages in the model now */
+	uint64_t posted;
+	uint64_t received;	/* messages delivered to it */
+	ssemu_time_t first_post, last_post;
+};
+
+/** The fabric's modelled jobs, up to @max of them into @out.
+ * @return how many it has (>= 0), or -EINVAL/-EIO. */
+int ssemu_fabric_mjobs(struct ssemu_fabric *fabric,
+		       struct ssemu_mjob_stats *out, uint32_t max);
+
+/** Rank @rank of modelled job @job.  @return 0, -EINVAL or -EIO. */
+int ssemu_fabric_mjob_rank(struct ssemu_fabric *fabric, uint32_t job,
+			   uint32_t rank, struct ssemu_mjob_rank *out);
+
+/** A pattern's configuration name ("incast", ...), "?" if unknown. */
+const char *ssemu_mjob_pattern_name(uint32_t pattern);
+
+/** The table `slingshot-emu sim` and `status` print: one line per job
+ * (name, endpoints, pattern, class, messages, bytes, latency, drops,
+ * throttles; allreduce operations).  @now: the model time it covers. */
+void ssemu_mjob_print(FILE *out, const struct ssemu_config *cfg,
+		      const struct ssemu_mjob_stats *st, uint32_t n,
+		      ssemu_time_t now);
 
 /* Logging sink: the provider routes emulator warnings into fi_log. */
 enum ssemu_log_level { SSEMU_LOG_WARN, SSEMU_LOG_INFO, SSEMU_LOG_DEBUG };

@@ -38,7 +38,7 @@ static const struct {
 	F(PAIR, pair_off), F(WORK, work_off), F(OVF, ovf_off),
 	F(RESV, resv_off), F(NIC_EPS, nic_eps_off),
 	F(SWITCHES, switches_off), F(VOQS, voqs_off), F(MRS, mrs_off),
-	F(TEL, tel_off), F(BUFS, bufs_off),
+	F(TEL, tel_off), F(GEN, gen_off), F(BUFS, bufs_off),
 #undef F
 };
 

@@ -51,7 +51,7 @@ bad "unknown preset" sim --preset nosuch
 bad "not a non-negative integer" sim --size -5
 bad "out of range" sim --load 2
 # the message lists every pattern the option takes
-bad "unknown pattern 'zigzag' (uniform, permutation, incast, pingpong, groups, alltoall)" \
+bad "unknown pattern 'zigzag' (uniform, permutation, incast, pingpong, groups, alltoall, none)" \
 	sim --pattern zigzag
 bad "unexpected argument" sim extra
 bad "unknown command" frobnicate
