@@ -310,6 +310,7 @@ struct sse_cntr {
 	uint64_t val;		/* atomic */
 	uint64_t err;		/* atomic */
 	int ref;		/* endpoints, MRs, triggered ops, sets */
+	int mr_ref;		/* MRs bound (atomic): see sse_cntr_progress */
 	/* triggered operations waiting on it, by threshold (domain lock) */
 	struct sse_dlist trigs;
 	struct sse_dlist trig_entry;	/* domain->trig_cntrs while any */
@@ -978,6 +979,9 @@ void __sse_rndv_check_peers(struct sse_ep *ep);
 /* sse_progress.c */
 void __sse_ep_progress(struct sse_ep *ep);
 void __sse_domain_progress(struct sse_domain *dom);
+void __sse_cq_progress(struct sse_cq *cq);
+void sse_cq_progress(struct sse_cq *cq);
+void sse_cntr_progress(struct sse_cntr *cntr);
 void sse_domain_progress(struct sse_domain *dom);
 int sse_engine_progress(struct sse_domain *dom);
 void __sse_ep_flush(struct sse_ep *ep);

@@ -138,12 +138,35 @@ void __sse_ep_progress(struct sse_ep *ep)
 	} while (n == SSE_POLL_BATCH && ++rounds < 8);
 }
 
-void __sse_domain_progress(struct sse_domain *dom)
+/*
+ * Does a read of @cq or @cntr complete something of @ep's?  (Both NULL:
+ * the whole domain.)  FI_PROGRESS_MANUAL: an endpoint progresses when the
+ * application reads a CQ or counter it is bound to, so a CQ read touches
+ * only those.  A counter bound to a memory region counts accesses that
+ * any endpoint of the domain may receive: its reads progress them all.
+ */
+static bool sse_ep_reports_to(const struct sse_ep *ep, const struct sse_cq *cq,
+			      const struct sse_cntr *cntr)
+{
+	if (cq)
+		return ep->tx_cq == cq || ep->rx_cq == cq;
+	if (!cntr || __atomic_load_n(&cntr->mr_ref, __ATOMIC_RELAXED))
+		return true;
+	return ep->send_cntr == cntr || ep->recv_cntr == cntr ||
+	       ep->read_cntr == cntr || ep->write_cntr == cntr ||
+	       ep->rread_cntr == cntr || ep->rwrite_cntr == cntr;
+}
+
+static void __sse_progress_bound(struct sse_domain *dom,
+				 const struct sse_cq *cq,
+				 const struct sse_cntr *cntr)
 {
 	bool check = ++dom->progress_calls % SSE_PEER_CHECK_PERIOD == 0;
 	struct sse_ep *ep;
 
 	sse_dlist_foreach(&dom->eps, ep, struct sse_ep, entry) {
+		if (!sse_ep_reports_to(ep, cq, cntr))
+			continue;
 		__sse_ep_progress(ep);
 		if (check && !sse_dlist_empty(&ep->tx_rndv))
 			__sse_rndv_check_peers(ep);
@@ -151,6 +174,35 @@ void __sse_domain_progress(struct sse_domain *dom)
 	/* counters may have moved: triggered operations that are due */
 	if (!sse_dlist_empty(&dom->trig_cntrs))
 		__sse_trigger_progress(dom);
+}
+
+void __sse_domain_progress(struct sse_domain *dom)
+{
+	__sse_progress_bound(dom, NULL, NULL);
+}
+
+/* Progress the endpoints bound to @cq. */
+void __sse_cq_progress(struct sse_cq *cq)
+{
+	__sse_progress_bound(cq->domain, cq, NULL);
+}
+
+/* Run the engine, then progress the endpoints bound to @cq. */
+void sse_cq_progress(struct sse_cq *cq)
+{
+	sse_engine_progress(cq->domain);
+	pthread_mutex_lock(&cq->domain->lock);
+	__sse_cq_progress(cq);
+	pthread_mutex_unlock(&cq->domain->lock);
+}
+
+/* Run the engine, then progress the endpoints @cntr counts for. */
+void sse_cntr_progress(struct sse_cntr *cntr)
+{
+	sse_engine_progress(cntr->domain);
+	pthread_mutex_lock(&cntr->domain->lock);
+	__sse_progress_bound(cntr->domain, NULL, cntr);
+	pthread_mutex_unlock(&cntr->domain->lock);
 }
 
 /* Run the fabric's engine (a no-op when another process runs it).
