@@ -6,17 +6,24 @@
  * and what an endpoint's close frees.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sse.h"
 
 uint64_t sse_now_ms(void)
 {
+	return sse_now_ns() / 1000000;
+}
+
+uint64_t sse_now_ns(void)
+{
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------------ */
@@ -210,10 +217,50 @@ void sse_cntr_progress(struct sse_cntr *cntr)
  * corrupt or cut short), no completion will ever come. */
 int sse_engine_progress(struct sse_domain *dom)
 {
-	int ret = ssemu_fabric_progress(dom->emu->fabric,
-					(unsigned)sse_env.progress_budget);
+	uint64_t t0 = 0;
+	int ret;
 
+	if (unlikely(sse_env.model_stats))
+		t0 = sse_now_ns();
+	ret = ssemu_fabric_progress(dom->emu->fabric,
+				    (unsigned)sse_env.progress_budget);
+	if (unlikely(sse_env.model_stats) && ret > 0)
+		sse_model_account(dom, sse_now_ns() - t0, (unsigned)ret);
 	return ret == -EIO ? -FI_EIO : 0;
+}
+
+/* FI_SLINGSHOT_EMU_MODEL_STATS: a run of @events engine events took @ns. */
+void sse_model_account(struct sse_domain *dom, uint64_t ns, unsigned events)
+{
+	__atomic_add_fetch(&dom->model_ns, ns, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&dom->model_events, events, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&dom->model_runs, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * FI_SLINGSHOT_EMU_MODEL_STATS, at domain close: the engine runs this
+ * domain made (events, wall ns), its NIC's messages and the fabric's
+ * events so far, as one line for scripts (benchmarks/bench_provider.sh).
+ */
+void sse_model_report(struct sse_domain *dom)
+{
+	struct ssemu_fabric_stats fs = { 0 };
+	struct ssemu_nic_stats ns = { 0 };
+
+	if (!sse_env.model_stats)
+		return;
+	(void)ssemu_nic_stats(dom->emu->nic, &ns);
+	(void)ssemu_fabric_stats(dom->emu->fabric, &fs);
+	fprintf(stderr, "slingshot_emu model_stats: pid=%d port=%u "
+		"runs=%llu events=%llu model_ns=%llu tx_msgs=%llu "
+		"rx_msgs=%llu fabric_events=%llu\n", (int)getpid(),
+		dom->nic_port,
+		(unsigned long long)dom->model_runs,
+		(unsigned long long)dom->model_events,
+		(unsigned long long)dom->model_ns,
+		(unsigned long long)ns.tx_msgs,
+		(unsigned long long)ns.rx_msgs,
+		(unsigned long long)fs.events);
 }
 
 void sse_domain_progress(struct sse_domain *dom)
