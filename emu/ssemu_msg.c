@@ -28,12 +28,18 @@
  *      engine's to read.  Its release of the ring's head (advance) pairs
  *      with the owner's acquire of head in the next push.
  *   4. Report (engine): an event pushed to the receiver's or the sender's
- *      event ring (the ring's release of tail), then the ring's futex word
- *      bumped (an acq_rel fetch_add); the owner pops the event with the
- *      ring's acquire of tail (ssemu_ep_poll), a waiter loads the futex
- *      word with an acquire (wait_events, ssemu_runner.c).  A send's
- *      TXDONE is set with an acq_rel fetch_or once it is acknowledged or
- *      failed.
+ *      event ring (the ring's release of tail); the owner pops it with the
+ *      ring's acquire of tail (ssemu_ep_poll).  The wake-up (ep_wake) is a
+ *      store-load pair with a waiter (wait_events, ssemu_runner.c): the
+ *      engine pushes, then a seq_cst fence, then loads the endpoint's and
+ *      the NIC's waiter counts; a waiter raises its count (an RMW, then a
+ *      seq_cst fence), then loads the futex word with an acquire and looks
+ *      at the ring before it sleeps.  Of the two, one sees the other's
+ *      write: the waiter finds the event, or the engine finds the waiter
+ *      and bumps the word (an acq_rel fetch_add, pairing with the
+ *      waiter's acquire of it) and wakes it.  With nobody asleep no
+ *      shared word is written.  A send's TXDONE is set with an acq_rel
+ *      fetch_or once it is acknowledged or failed.
  *   5. Release (receiver, ssemu_event_release): its reads of the payload
  *      come after the event's acquire (4); RXDONE set with an acq_rel
  *      fetch_or then orders them before the sender's next fill (1).  An
@@ -514,19 +520,25 @@ void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
 /* The engine's side                                                   */
 /* ------------------------------------------------------------------ */
 
+/* Wake the sleepers on @word, if there are any (step 4 above). */
 static void futex_bump(uint32_t *word, uint32_t *waiters)
 {
-	/* pairs with the acquire of the word in ssemu_ep_wait/nic_wait */
+	if (!ssemu_load_relaxed(waiters))
+		return;
+	/* pairs with the acquire of the word in wait_events */
 	ssemu_fetch_add(word, 1);
-	if (ssemu_load_acquire(waiters))
-		syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+/* After an event push to @ep: wake who sleeps on it or on its NIC. */
 static void ep_wake(struct ssemu_region *r, struct ssemu_ep_sh *ep)
 {
 	struct ssemu_nic_sh *n;
 	uint32_t epi = (uint32_t)(ep - ssemu_r_ep(r, 0));
 
+	/* the push before the loads of the waiter counts: pairs with the
+	 * fence after a waiter raises its count (wait_events) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	futex_bump(&ep->ev_futex, &ep->waiters);
 	n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
 	futex_bump(&n->ev_futex, &n->waiters);
