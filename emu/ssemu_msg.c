@@ -29,17 +29,19 @@
  *      with the owner's acquire of head in the next push.
  *   4. Report (engine): an event pushed to the receiver's or the sender's
  *      event ring (the ring's release of tail); the owner pops it with the
- *      ring's acquire of tail (ssemu_ep_poll).  The wake-up (ep_wake) is a
- *      store-load pair with a waiter (wait_events, ssemu_runner.c): the
- *      engine pushes, then a seq_cst fence, then loads the endpoint's and
- *      the NIC's waiter counts; a waiter raises its count (an RMW, then a
- *      seq_cst fence), then loads the futex word with an acquire and looks
- *      at the ring before it sleeps.  Of the two, one sees the other's
- *      write: the waiter finds the event, or the engine finds the waiter
- *      and bumps the word (an acq_rel fetch_add, pairing with the
- *      waiter's acquire of it) and wakes it.  With nobody asleep no
- *      shared word is written.  A send's TXDONE is set with an acq_rel
- *      fetch_or once it is acknowledged or failed.
+ *      ring's acquire of tail (ssemu_ep_poll).  The wake-up (ep_wake):
+ *      a waiter raises the endpoint's or the NIC's waiter count under
+ *      the fabric lock, then loads the futex word with an acquire and
+ *      looks at the ring before it sleeps (wait_events,
+ *      ssemu_runner.c); the engine, under the lock, loads the counts
+ *      after a push.  The lock orders the two (its release at unlock,
+ *      its acquire at lock): a push in an earlier run is seen by the
+ *      waiter's look, a push in a later run sees the count, and then
+ *      the word is bumped (an acq_rel fetch_add, pairing with the
+ *      waiter's acquire of it) and the waiter woken.  With nobody asleep
+ *      no word is written and no fence taken.  (A count lowered outside
+ *      the lock may be seen late: one needless wake.)  A send's TXDONE
+ *      is set with an acq_rel fetch_or once it is acknowledged or failed.
  *   5. Release (receiver, ssemu_event_release): its reads of the payload
  *      come after the event's acquire (4); RXDONE set with an acq_rel
  *      fetch_or then orders them before the sender's next fill (1).  An
@@ -536,9 +538,7 @@ static void ep_wake(struct ssemu_region *r, struct ssemu_ep_sh *ep)
 	struct ssemu_nic_sh *n;
 	uint32_t epi = (uint32_t)(ep - ssemu_r_ep(r, 0));
 
-	/* the push before the loads of the waiter counts: pairs with the
-	 * fence after a waiter raises its count (wait_events) */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* (under the lock, as the waiters raise their counts: step 4) */
 	futex_bump(&ep->ev_futex, &ep->waiters);
 	n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
 	futex_bump(&n->ev_futex, &n->waiters);

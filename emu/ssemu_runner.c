@@ -558,6 +558,9 @@ bool ssemu_fabric_idle(struct ssemu_fabric *f)
 	return true;
 }
 
+/* A waiter that finds the engine running naps this long, then looks. */
+#define WAIT_BUSY_NS 20000L
+
 /* Has one of the endpoint slots @eps[0, n) (SSEMU_NONE: none) an event? */
 static bool eps_ready(struct ssemu_region *r, const uint32_t *eps, uint32_t n)
 {
@@ -642,11 +645,15 @@ static int wait_events(struct ssemu_fabric *f, const uint32_t *eps, uint32_t n,
 			continue;
 		ts.tv_sec = (time_t)(nap / 1000000000ULL);
 		ts.tv_nsec = (long)(nap % 1000000000ULL);
-		/* Say we sleep, then look once more: the engine bumps the
-		 * word only for a sleeper (ep_wake in ssemu_msg.c, whose
-		 * fence this one pairs with). */
+		/* the engine bumps the word only for a sleeper it can see:
+		 * count ourselves in under the lock (the engine is busy
+		 * otherwise: look again soon instead of sleeping) */
+		if (ssemu_region_trylock(r)) {
+			nanosleep(&(struct timespec){ 0, WAIT_BUSY_NS }, NULL);
+			continue;
+		}
 		ssemu_fetch_add(waiters, 1);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		ssemu_region_unlock(r);
 		/* pairs with the release of the bump in futex_bump */
 		seq = ssemu_load_acquire(word);
 		if (!eps_ready(r, eps, n))
