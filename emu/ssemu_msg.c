@@ -417,6 +417,34 @@ static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
 	}
 	if (m->buf != SSEMU_NONE && m->buf >= ep->nic->fab->nbufs)
 		return NULL;
+	ep->ck_msg = m;
+	ep->ck_slot = ev->slot;
+	ep->ck_gen = ev->gen;
+	ep->ck_type = ev->type;
+	return m;
+}
+
+/*
+ * event_msg for the release of @ev: the answer it gave for this event,
+ * if it was asked (the slot is ours to read until we release it: what
+ * the check found still holds), else the check.  Forgets it: after the
+ * release the slot may be reused.
+ */
+static struct ssemu_msg *event_msg_release(struct ssemu_ep *ep,
+					   const struct ssemu_event *ev)
+{
+	struct ssemu_msg *m;
+
+	if (ev && ep->ck_msg && ev->slot == ep->ck_slot &&
+	    ev->gen == ep->ck_gen && ev->type == ep->ck_type) {
+		m = ep->ck_msg;
+		/* (a segment cut short is never written to) */
+		if (ssemu_fab_check(ep->nic->fab))
+			m = NULL;
+	} else {
+		m = event_msg(ep, ev);
+	}
+	ep->ck_msg = NULL;
 	return m;
 }
 
@@ -503,7 +531,7 @@ size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 
 void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
 {
-	struct ssemu_msg *m = event_msg(ep, ev);
+	struct ssemu_msg *m = event_msg_release(ep, ev);
 
 	/* an RMA's initiator is done with its slot (the target side sets
 	 * RXDONE); pairs with the acquire in msg_alloc */

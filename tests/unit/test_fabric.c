@@ -379,6 +379,41 @@ static void test_fabric_wake_only_sleepers(void **state)
 	tf_close(t);
 }
 
+/*
+ * A release after ssemu_event_data does not check the event again, but
+ * only for that event: a copy naming another generation of the slot is
+ * refused (the slot stays held); the real one gives the slot back.
+ */
+static void test_fabric_release_checked_event(void **state)
+{
+	struct ssemu_event ev[4], stale;
+	struct ssemu_config c;
+	struct ssemu_region *r;
+	struct tf *t;
+	char byte = 7;
+	uint32_t *st;
+
+	tf_config(&c, "switch");
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	r = t->fab->r;
+	tf_send(t, 0, 1, &byte, 1, 0, 1, 0);
+	while (ssemu_ep_poll(t->ep[1], ev, 4) == 0)
+		assert_true(ssemu_fabric_progress(t->fab, 256) >= 0);
+	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
+	st = ssemu_r_mstate(r, ev[0].slot);
+	assert_non_null(ssemu_event_data(t->ep[1], &ev[0]));
+	stale = ev[0];
+	stale.gen++;
+	ssemu_event_release(t->ep[1], &stale);
+	assert_false(*st & SSEMU_MSG_RXDONE);
+	assert_non_null(ssemu_event_data(t->ep[1], &ev[0]));
+	ssemu_event_release(t->ep[1], &ev[0]);
+	assert_true(*st & SSEMU_MSG_RXDONE);
+	tf_close(t);
+}
+
 /* Realtime clock: the model never runs ahead of wall time / dilation. */
 static void test_fabric_realtime_clock(void **state)
 {
@@ -1145,6 +1180,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_run_until_and_idle),
 		cmocka_unit_test(test_fabric_wait),
 		cmocka_unit_test(test_fabric_wake_only_sleepers),
+		cmocka_unit_test(test_fabric_release_checked_event),
 		cmocka_unit_test(test_fabric_realtime_clock),
 		cmocka_unit_test(test_fabric_attach_detach),
 		cmocka_unit_test(test_fabric_reattach_traffic),
