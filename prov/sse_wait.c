@@ -47,8 +47,9 @@ static struct sse_domain *sse_member_domain(struct fid *fid)
 }
 
 /*
- * Does @m have news?  With @progress, its domain progresses first; with
- * @update, a counter's news counts as reported.  @return 1, 0, or
+ * Does @m have news?  With @progress, the endpoints reporting to it
+ * progress first (sse_cq_progress, sse_cntr_progress); with @update, a
+ * counter's news counts as reported.  @return 1, 0, or
  * -FI_EINVAL for an object that cannot be a member.
  */
 int sse_set_member_news(struct sse_set_member *m, bool progress, bool update)
