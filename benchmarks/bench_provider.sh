@@ -12,10 +12,11 @@
 #     a shared fabric of its own.
 #  2. The model's share: one more slingshot_emu run of each size with
 #     FI_SLINGSHOT_EMU_MODEL_STATS=1 (each process prints the engine runs
-#     it made and their wall time when its domain closes): engine events
-#     per message, wall time in the model per message, and what is left of
-#     the one-way time outside the model (the provider, the application,
-#     the hand-off between the processes).
+#     it made and their wall time when its domain closes): per transfer
+#     (one way of the ping-pong), the emulator's messages, the engine's
+#     events, the wall time in the model, and what is left of the one-way
+#     time outside the model (the provider, the application, the hand-off
+#     between the processes).
 #  3. Oversubscribed: bench_pairs.c (built here with mpicc) on 8 ranks on
 #     the machine's cores, every rank ping-ponging 8 bytes with its
 #     partner, over slingshot_emu (pml cm, mtl ofi) and over Open MPI's
@@ -133,12 +134,15 @@ row "8 B round trip / 2, usec" 1 "<= 1.5" "${shm_lat[@]}" -- "${sse_lat[@]}"
 row "1 MiB bandwidth, MB/s" 0 ">= 0.5" "${shm_bw[@]}" -- "${sse_bw[@]}"
 
 # --- 2. the model's share ----------------------------------------------------
-# model SIZE ITERS -> "usec_per_xfer events_per_msg model_usec_per_msg"
+# model SIZE ITERS -> "usec_per_xfer msgs_per_xfer events_per_xfer
+# model_usec_per_xfer": a transfer is one way of a ping-pong (ITERS round
+# trips: 2 ITERS transfers), an emulator message one message slot (a
+# rendezvous is an RTS, the reads and their results, a FIN)
 model() {
 	local t
 	FI_SLINGSHOT_EMU_MODEL_STATS=1 run slingshot_emu "$1" "$2"
 	t=$(res 1)
-	cat "$tmp/srv.err" "$tmp/cli.err" | awk -v t="$t" '
+	cat "$tmp/srv.err" "$tmp/cli.err" | awk -v t="$t" -v x=$((2 * $2)) '
 		/slingshot_emu model_stats:/ {
 			for (i = 3; i <= NF; i++) {
 				split($i, kv, "="); v[kv[1]] = kv[2]
@@ -147,20 +151,21 @@ model() {
 			if (v["fabric_events"] > ev) ev = v["fabric_events"]
 		}
 		END {
-			if (!rx) { print t, "?", "?"; exit }
-			printf "%s %.1f %.3f\n", t, ev / rx, ns / rx / 1000
+			if (!rx) { print t, "?", "?", "?"; exit }
+			printf "%s %.1f %.1f %.3f\n", t, rx / x, ev / x,
+				ns / x / 1000
 		}'
 }
 echo
 echo "the model's share (one slingshot_emu run each, FI_SLINGSHOT_EMU_MODEL_STATS=1)"
-printf '%-10s %12s %12s %16s %16s\n' size "usec/xfer" "events/msg" \
-	"model usec/msg" "rest usec/msg"
+printf '%-10s %10s %10s %12s %12s %12s\n' size "usec/xfer" "msgs/xfer" \
+	"events/xfer" "model usec" "rest usec"
 for s in 8 1048576; do
 	n=$iters_small
 	[ "$s" = 8 ] || n=$iters_big
 	model "$s" "$n" >"$tmp/model"
-	read -r t e m <"$tmp/model"
-	printf '%-10s %12s %12s %16s %16s\n' "$s B" "$t" "$e" "$m" \
+	read -r t x e m <"$tmp/model"
+	printf '%-10s %10s %10s %12s %12s %12s\n' "$s B" "$t" "$x" "$e" "$m" \
 		"$(awk -v t="$t" -v m="$m" 'BEGIN { printf "%.3f", t - m }')"
 done
 
