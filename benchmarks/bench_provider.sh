@@ -1,25 +1,45 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# The provider against libfabric's shm provider, with the same tool in the
-# same run: fi_pingpong (libfabric-bin) over FI_EP_RDM, client and server on
-# this machine.  Reports 8-byte round-trip latency and 1 MiB bandwidth for
-# both and the ratios (goals: latency <= 1.5x shm, bandwidth >= 0.5x shm).
-# slingshot_emu runs in virtual clock mode on its own shared fabric.
+# The provider against libfabric's shm provider, with the same tools in the
+# same run, the two taking turns (shm, slingshot_emu, shm, ...) so that a
+# change in the machine's load hits both:
 #
-# usage: benchmarks/bench_provider.sh [ITERATIONS_8B] [ITERATIONS_1M] [REPEATS]
+#  1. fi_pingpong (libfabric-bin) over FI_EP_RDM, client and server on this
+#     machine: 8-byte round trip / 2 and 1 MiB bandwidth, best and median
+#     of REPEATS runs each, and the ratios (goals: latency <= 1.5x shm,
+#     bandwidth >= 0.5x shm).  slingshot_emu runs in virtual clock mode on
+#     a shared fabric of its own.
+#  2. The model's share: one more slingshot_emu run of each size with
+#     FI_SLINGSHOT_EMU_MODEL_STATS=1 (each process prints the engine runs
+#     it made and their wall time when its domain closes): per transfer
+#     (one way of the ping-pong), the emulator's messages, the engine's
+#     events, the wall time in the model, and what is left of the one-way
+#     time outside the model (the provider, the application, the hand-off
+#     between the processes).
+#  3. Oversubscribed: bench_pairs.c (built here with mpicc) on 8 ranks on
+#     the machine's cores, every rank ping-ponging 8 bytes with its
+#     partner, over slingshot_emu (pml cm, mtl ofi) and over Open MPI's
+#     shared memory (pml ob1, btl vader): one-way latency, mean over the
+#     pairs, best and median of REPEATS.  Skipped without Open MPI.
+#
+# usage: benchmarks/bench_provider.sh [ITERATIONS_8B] [ITERATIONS_1M]
+#                                     [REPEATS] [ITERATIONS_PAIRS]
 #
 # On a shared machine the numbers swing with other load.  BENCH_PIN=1 runs
-# the server on CPU 0 and the client on CPU 1 (taskset), BENCH_RT=1 also at
-# SCHED_FIFO priority 10 (chrt; needs the privilege; the runs are short, and
-# the kernel's real-time throttling leaves other tasks 5% meanwhile): the
-# same for both providers, so the ratios stay fair.
+# the fi_pingpong server on CPU 0 and the client on CPU 1 (taskset),
+# BENCH_RT=1 also at SCHED_FIFO priority 10 (chrt; needs the privilege;
+# the runs are short, and the kernel's real-time throttling leaves other
+# tasks 5% meanwhile): the same for both providers, so the ratios stay
+# fair.  BENCH_NP sets the ranks of part 3 (default 8).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 iters_small=${1:-20000}
 iters_big=${2:-500}
 repeats=${3:-3}
+iters_pairs=${4:-2000}
+np=${BENCH_NP:-8}
 port=$((20000 + $$ % 20000))
 
 if ! command -v fi_pingpong >/dev/null; then
@@ -34,49 +54,152 @@ if [ "${BENCH_RT:-0}" = 1 ]; then
 	srv_pre+=(chrt -f 10) cli_pre+=(chrt -f 10)
 fi
 export FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$top/prov/.libs}
-export FI_SLINGSHOT_EMU_FABRIC=ssemu-bench-$$
+fabric=ssemu-bench-$$
+export FI_SLINGSHOT_EMU_FABRIC=$fabric
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_provider.XXXXXX")
+trap 'rm -rf "$tmp"; rm -f /dev/shm/$fabric /dev/shm/$fabric-mpi*' EXIT
 
-# run PROVIDER SIZE ITERS -> prints "usec_per_xfer MB_per_s"
+# run PROVIDER SIZE ITERS: "usec_per_xfer MB_per_s" in $tmp/res (not on
+# stdout: a subshell would lose the next port), the processes' stderr in
+# $tmp/srv.err and $tmp/cli.err
 run() {
 	local prov=$1 size=$2 iters=$3 out
 	timeout 130 ${srv_pre[@]+"${srv_pre[@]}"} fi_pingpong -p "$prov" \
 		-e rdm -B "$port" -I "$iters" \
-		-S "$size" >/dev/null 2>&1 &
+		-S "$size" >/dev/null 2>"$tmp/srv.err" &
 	local srv=$!
 	sleep 0.3
 	out=$(timeout 120 ${cli_pre[@]+"${cli_pre[@]}"} fi_pingpong -p "$prov" \
 		-e rdm -P "$port" \
-		-I "$iters" -S "$size" 127.0.0.1 2>&1 | tail -n 1)
+		-I "$iters" -S "$size" 127.0.0.1 2>"$tmp/cli.err" | tail -n 1)
 	timeout 10 tail --pid="$srv" -f /dev/null || kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null || true
 	port=$((port + 1))
 	# bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
-	echo "$out" | awk '{ print $7, $6 }'
+	echo "$out" | awk '{ print $7, $6 }' >"$tmp/res"
 }
+# field N of the last run's result
+res() { cut -d' ' -f"$1" "$tmp/res"; }
 
-# best of $repeats: the machine is shared and noisy
+# best VALUES... (smallest with LOW=1, else largest), median VALUES...
 best() {
-	local prov=$1 size=$2 iters=$3 field=$4 b="" v i
-	for ((i = 0; i < repeats; i++)); do
-		v=$(run "$prov" "$size" "$iters" | awk -v f="$field" '{ print $f }')
-		if [ -z "$b" ]; then
-			b=$v
-		elif [ "$field" = 1 ]; then
-			b=$(awk -v a="$b" -v c="$v" 'BEGIN { print (c < a) ? c : a }')
-		else
-			b=$(awk -v a="$b" -v c="$v" 'BEGIN { print (c > a) ? c : a }')
-		fi
+	printf '%s\n' "$@" | sort -g | if [ "$low" = 1 ]; then head -n 1;
+		else tail -n 1; fi
+}
+median() {
+	printf '%s\n' "$@" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2];
+			else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
+
+# row LABEL LOW GOAL SHM_VALUES... -- SSE_VALUES...
+row() {
+	local label=$1 goal=$3 shm=() sse=() side=shm v sb sm eb em
+	low=$2
+	shift 3
+	for v in "$@"; do
+		if [ "$v" = -- ]; then side=sse; continue; fi
+		if [ $side = shm ]; then shm+=("$v"); else sse+=("$v"); fi
 	done
-	echo "$b"
+	sb=$(best "${shm[@]}") sm=$(median "${shm[@]}")
+	eb=$(best "${sse[@]}") em=$(median "${sse[@]}")
+	printf '%-34s %9s %9s %9s %9s %6s %6s  %s\n' "$label" "$sb" "$sm" \
+		"$eb" "$em" "$(ratio "$eb" "$sb")" "$(ratio "$em" "$sm")" "$goal"
 }
 
-shm_lat=$(best shm 8 "$iters_small" 1)
-sse_lat=$(best slingshot_emu 8 "$iters_small" 1)
-shm_bw=$(best shm 1048576 "$iters_big" 2)
-sse_bw=$(best slingshot_emu 1048576 "$iters_big" 2)
+# header OTHER: the two column pairs and the ratio (slingshot_emu / OTHER)
+header() {
+	printf '%-34s %19s %19s %13s\n' "" "$1" slingshot_emu ratio
+	printf '%-34s %9s %9s %9s %9s %6s %6s  %s\n' measure best median \
+		best median best median goal
+}
 
-printf '%-34s %14s %14s %8s %s\n' "measure (best of $repeats)" shm slingshot_emu ratio goal
-printf '%-34s %14s %14s %8s %s\n' "8 B round trip / 2, usec" "$shm_lat" "$sse_lat" \
-	"$(awk -v a="$sse_lat" -v b="$shm_lat" 'BEGIN { printf "%.2f", a / b }')" "<= 1.5"
-printf '%-34s %14s %14s %8s %s\n' "1 MiB bandwidth, MB/s" "$shm_bw" "$sse_bw" \
-	"$(awk -v a="$sse_bw" -v b="$shm_bw" 'BEGIN { printf "%.2f", a / b }')" ">= 0.5"
+# --- 1. fi_pingpong, alternating -------------------------------------------
+shm_lat=() sse_lat=() shm_bw=() sse_bw=()
+for ((i = 0; i < repeats; i++)); do
+	run shm 8 "$iters_small"
+	shm_lat+=("$(res 1)")
+	run slingshot_emu 8 "$iters_small"
+	sse_lat+=("$(res 1)")
+	run shm 1048576 "$iters_big"
+	shm_bw+=("$(res 2)")
+	run slingshot_emu 1048576 "$iters_big"
+	sse_bw+=("$(res 2)")
+done
+
+echo "fi_pingpong, $repeats runs of each, alternating ($(date -u +%F), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+header shm
+row "8 B round trip / 2, usec" 1 "<= 1.5" "${shm_lat[@]}" -- "${sse_lat[@]}"
+row "1 MiB bandwidth, MB/s" 0 ">= 0.5" "${shm_bw[@]}" -- "${sse_bw[@]}"
+
+# --- 2. the model's share ----------------------------------------------------
+# model SIZE ITERS -> "usec_per_xfer msgs_per_xfer events_per_xfer
+# model_usec_per_xfer": a transfer is one way of a ping-pong (ITERS round
+# trips: 2 ITERS transfers), an emulator message one message slot (a
+# rendezvous is an RTS, the reads and their results, a FIN)
+model() {
+	local t
+	FI_SLINGSHOT_EMU_MODEL_STATS=1 run slingshot_emu "$1" "$2"
+	t=$(res 1)
+	cat "$tmp/srv.err" "$tmp/cli.err" | awk -v t="$t" -v x=$((2 * $2)) '
+		/slingshot_emu model_stats:/ {
+			for (i = 3; i <= NF; i++) {
+				split($i, kv, "="); v[kv[1]] = kv[2]
+			}
+			ns += v["model_ns"]; rx += v["rx_msgs"]
+			if (v["fabric_events"] > ev) ev = v["fabric_events"]
+		}
+		END {
+			if (!rx) { print t, "?", "?", "?"; exit }
+			printf "%s %.1f %.1f %.3f\n", t, rx / x, ev / x,
+				ns / x / 1000
+		}'
+}
+echo
+echo "the model's share (one slingshot_emu run each, FI_SLINGSHOT_EMU_MODEL_STATS=1)"
+printf '%-10s %10s %10s %12s %12s %12s\n' size "usec/xfer" "msgs/xfer" \
+	"events/xfer" "model usec" "rest usec"
+for s in 8 1048576; do
+	n=$iters_small
+	[ "$s" = 8 ] || n=$iters_big
+	model "$s" "$n" >"$tmp/model"
+	read -r t x e m <"$tmp/model"
+	printf '%-10s %10s %10s %12s %12s %12s\n' "$s B" "$t" "$x" "$e" "$m" \
+		"$(awk -v t="$t" -v m="$m" 'BEGIN { printf "%.3f", t - m }')"
+done
+
+# --- 3. oversubscribed: bench_pairs on $np ranks ---------------------------
+if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
+	echo
+	echo "oversubscribed: skipped (no mpicc/mpirun)"
+	exit 0
+fi
+mpicc -O2 -o "$tmp/bench_pairs" "$top/benchmarks/bench_pairs.c"
+mpi=(mpirun --allow-run-as-root --oversubscribe -np "$np")
+# pairs TRANSPORT -> mean one-way usec
+pairs() {
+	local out
+	if [ "$1" = shm ]; then
+		out=$(timeout 300 "${mpi[@]}" --mca pml ob1 \
+			--mca btl self,vader "$tmp/bench_pairs" "$iters_pairs" 8)
+	else
+		out=$(timeout 300 "${mpi[@]}" --mca pml cm --mca mtl ofi \
+			--mca btl self --mca osc ^ucx \
+			--mca mtl_ofi_provider_include slingshot_emu \
+			-x FI_PROVIDER=slingshot_emu -x FI_PROVIDER_PATH \
+			-x FI_SLINGSHOT_EMU_FABRIC="$fabric-mpi$i" \
+			"$tmp/bench_pairs" "$iters_pairs" 8)
+	fi
+	echo "$out" | sed -n 's/.*mean_usec=\([0-9.]*\).*/\1/p'
+}
+shm_p=() sse_p=()
+for ((i = 0; i < repeats; i++)); do
+	shm_p+=("$(pairs shm)")
+	sse_p+=("$(pairs slingshot_emu)")
+done
+echo
+echo "oversubscribed: $np ranks on $(nproc) cores, pairs ping-ponging 8 B, $iters_pairs iterations, $repeats runs"
+header "ob1+vader"
+row "8 B one-way, mean of pairs, usec" 1 "lower" \
+	"${shm_p[@]}" -- "${sse_p[@]}"

@@ -28,12 +28,20 @@
  *      engine's to read.  Its release of the ring's head (advance) pairs
  *      with the owner's acquire of head in the next push.
  *   4. Report (engine): an event pushed to the receiver's or the sender's
- *      event ring (the ring's release of tail), then the ring's futex word
- *      bumped (an acq_rel fetch_add); the owner pops the event with the
- *      ring's acquire of tail (ssemu_ep_poll), a waiter loads the futex
- *      word with an acquire (wait_events, ssemu_runner.c).  A send's
- *      TXDONE is set with an acq_rel fetch_or once it is acknowledged or
- *      failed.
+ *      event ring (the ring's release of tail); the owner pops it with the
+ *      ring's acquire of tail (ssemu_ep_poll).  The wake-up (ep_wake):
+ *      a waiter raises the endpoint's or the NIC's waiter count under
+ *      the fabric lock, then loads the futex word with an acquire and
+ *      looks at the ring before it sleeps (wait_events,
+ *      ssemu_runner.c); the engine, under the lock, loads the counts
+ *      after a push.  The lock orders the two (its release at unlock,
+ *      its acquire at lock): a push in an earlier run is seen by the
+ *      waiter's look, a push in a later run sees the count, and then
+ *      the word is bumped (an acq_rel fetch_add, pairing with the
+ *      waiter's acquire of it) and the waiter woken.  With nobody asleep
+ *      no word is written and no fence taken.  (A count lowered outside
+ *      the lock may be seen late: one needless wake.)  A send's TXDONE
+ *      is set with an acq_rel fetch_or once it is acknowledged or failed.
  *   5. Release (receiver, ssemu_event_release): its reads of the payload
  *      come after the event's acquire (4); RXDONE set with an acq_rel
  *      fetch_or then orders them before the sender's next fill (1).  An
@@ -409,6 +417,34 @@ static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
 	}
 	if (m->buf != SSEMU_NONE && m->buf >= ep->nic->fab->nbufs)
 		return NULL;
+	ep->ck_msg = m;
+	ep->ck_slot = ev->slot;
+	ep->ck_gen = ev->gen;
+	ep->ck_type = ev->type;
+	return m;
+}
+
+/*
+ * event_msg for the release of @ev: the answer it gave for this event,
+ * if it was asked (the slot is ours to read until we release it: what
+ * the check found still holds), else the check.  Forgets it: after the
+ * release the slot may be reused.
+ */
+static struct ssemu_msg *event_msg_release(struct ssemu_ep *ep,
+					   const struct ssemu_event *ev)
+{
+	struct ssemu_msg *m;
+
+	if (ev && ep->ck_msg && ev->slot == ep->ck_slot &&
+	    ev->gen == ep->ck_gen && ev->type == ep->ck_type) {
+		m = ep->ck_msg;
+		/* (a segment cut short is never written to) */
+		if (ssemu_fab_check(ep->nic->fab))
+			m = NULL;
+	} else {
+		m = event_msg(ep, ev);
+	}
+	ep->ck_msg = NULL;
 	return m;
 }
 
@@ -495,7 +531,7 @@ size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 
 void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
 {
-	struct ssemu_msg *m = event_msg(ep, ev);
+	struct ssemu_msg *m = event_msg_release(ep, ev);
 
 	/* an RMA's initiator is done with its slot (the target side sets
 	 * RXDONE); pairs with the acquire in msg_alloc */
@@ -514,19 +550,23 @@ void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
 /* The engine's side                                                   */
 /* ------------------------------------------------------------------ */
 
+/* Wake the sleepers on @word, if there are any (step 4 above). */
 static void futex_bump(uint32_t *word, uint32_t *waiters)
 {
-	/* pairs with the acquire of the word in ssemu_ep_wait/nic_wait */
+	if (!ssemu_load_relaxed(waiters))
+		return;
+	/* pairs with the acquire of the word in wait_events */
 	ssemu_fetch_add(word, 1);
-	if (ssemu_load_acquire(waiters))
-		syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+/* After an event push to @ep: wake who sleeps on it or on its NIC. */
 static void ep_wake(struct ssemu_region *r, struct ssemu_ep_sh *ep)
 {
 	struct ssemu_nic_sh *n;
 	uint32_t epi = (uint32_t)(ep - ssemu_r_ep(r, 0));
 
+	/* (under the lock, as the waiters raise their counts: step 4) */
 	futex_bump(&ep->ev_futex, &ep->waiters);
 	n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
 	futex_bump(&n->ev_futex, &n->waiters);

@@ -72,6 +72,10 @@ struct ssemu_ep {
 	struct ssemu_region *r;
 	struct ssemu_ring *ev_ring;
 	uint32_t tc_mask;	/* classes its service allows */
+	/* the event event_msg last found good (ck_msg NULL: none), until
+	 * its release: the release does not check it again */
+	struct ssemu_msg *ck_msg;
+	uint32_t ck_slot, ck_gen, ck_type;
 };
 
 

@@ -175,7 +175,7 @@ struct ssemu_ep_sh {
 	uint32_t open;
 	uint32_t gen;
 	uint32_t alloc_cursor;	/* owner only */
-	uint32_t ev_futex;	/* bumped after every event push */
+	uint32_t ev_futex;	/* bumped by an event push with waiters */
 	uint32_t waiters;	/* processes sleeping on ev_futex */
 	uint32_t unreleased;	/* RECVs delivered and not released yet */
 	uint32_t rx_head, rx_tail;	/* RECV events waiting for ring space */
@@ -198,7 +198,7 @@ struct ssemu_nic_sh {
 	uint32_t job;
 	int32_t rank;
 	uint32_t gen;
-	uint32_t ev_futex;	/* bumped after an event push to any of its eps */
+	uint32_t ev_futex;	/* the same, for a push to any of its eps */
 	uint32_t waiters;	/* processes sleeping on ev_futex */
 	uint32_t rx_unacked;	/* packets arrived, their ack still pending */
 	uint32_t jobslot;	/* its job's reservation, or SSEMU_NONE */

@@ -19,7 +19,8 @@
  * segment's header compared with this process's copy) and the stall check
  * (a message in flight with nothing pending: a corrupt model).  Closing an
  * endpoint runs the engine until what it posted is delivered, for a bound;
- * waiting sleeps on a futex word the engine bumps with every event push.
+ * waiting sleeps on a futex word the engine bumps when it pushes an event
+ * and finds a sleeper.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -569,6 +570,9 @@ bool ssemu_fabric_idle(struct ssemu_fabric *f)
 	return true;
 }
 
+/* A waiter that finds the engine running naps this long, then looks. */
+#define WAIT_BUSY_NS 20000L
+
 /* Has one of the endpoint slots @eps[0, n) (SSEMU_NONE: none) an event? */
 static bool eps_ready(struct ssemu_region *r, const uint32_t *eps, uint32_t n)
 {
@@ -593,9 +597,9 @@ static bool eps_ready(struct ssemu_region *r, const uint32_t *eps, uint32_t n)
 /*
  * Wait until one of the endpoint slots @eps[0, n) has an event, driving
  * the engine when nobody else does, and otherwise sleeping on @word (bumped
- * with every event push) until woken, until the next model deadline
- * (realtime), or for a short nap that lets us take the engine over if its
- * runner stalls.
+ * by an event push while @waiters is raised) until woken, until the next
+ * model deadline (realtime), or for a short nap that lets us take the
+ * engine over if its runner stalls.
  */
 static int wait_events(struct ssemu_fabric *f, const uint32_t *eps, uint32_t n,
 		       uint32_t *word, uint32_t *waiters, int timeout_ms)
@@ -612,8 +616,6 @@ static int wait_events(struct ssemu_fabric *f, const uint32_t *eps, uint32_t n,
 		ret = ssemu_fab_check(f);
 		if (ret)
 			return ret;
-		/* pairs with the release in futex_bump */
-		seq = ssemu_load_acquire(word);
 		if (eps_ready(r, eps, n))
 			return 1;
 		/* a waiter runs the engine itself: it may be the last one
@@ -655,8 +657,19 @@ static int wait_events(struct ssemu_fabric *f, const uint32_t *eps, uint32_t n,
 			continue;
 		ts.tv_sec = (time_t)(nap / 1000000000ULL);
 		ts.tv_nsec = (long)(nap % 1000000000ULL);
+		/* the engine bumps the word only for a sleeper it can see:
+		 * count ourselves in under the lock (the engine is busy
+		 * otherwise: look again soon instead of sleeping) */
+		if (ssemu_region_trylock(r)) {
+			nanosleep(&(struct timespec){ 0, WAIT_BUSY_NS }, NULL);
+			continue;
+		}
 		ssemu_fetch_add(waiters, 1);
-		syscall(SYS_futex, word, FUTEX_WAIT, seq, &ts, NULL, 0);
+		ssemu_region_unlock(r);
+		/* pairs with the release of the bump in futex_bump */
+		seq = ssemu_load_acquire(word);
+		if (!eps_ready(r, eps, n))
+			syscall(SYS_futex, word, FUTEX_WAIT, seq, &ts, NULL, 0);
 		ssemu_fetch_add(waiters, (uint32_t)-1);
 	}
 }

@@ -136,6 +136,7 @@ struct sse_env {
 	int service_wait;	/* ms fi_av_insert waits for a service */
 	int close_timeout;	/* ms an endpoint's close waits for what it
 				 * sent to be delivered */
+	bool model_stats;	/* time the engine, print it at domain close */
 	char *placement;	/* policy name or "map:<file>", or NULL */
 	uint64_t placement_seed;
 	bool placement_seed_set;	/* else the fabric's seed */
@@ -237,6 +238,8 @@ struct sse_domain {
 	struct sse_dlist mrs;
 	struct sse_dlist trig_cntrs;	/* counters with triggered ops */
 	unsigned progress_calls;	/* paces the peer liveness check */
+	/* FI_SLINGSHOT_EMU_MODEL_STATS (atomic: no lock is held) */
+	uint64_t model_ns, model_events, model_runs;
 	/* FI_PROGRESS_AUTO */
 	pthread_t thread;
 	bool thread_running;
@@ -310,6 +313,7 @@ struct sse_cntr {
 	uint64_t val;		/* atomic */
 	uint64_t err;		/* atomic */
 	int ref;		/* endpoints, MRs, triggered ops, sets */
+	int mr_ref;		/* MRs bound (atomic): see sse_cntr_progress */
 	/* triggered operations waiting on it, by threshold (domain lock) */
 	struct sse_dlist trigs;
 	struct sse_dlist trig_entry;	/* domain->trig_cntrs while any */
@@ -979,8 +983,13 @@ void __sse_rndv_check_peers(struct sse_ep *ep);
 /* sse_progress.c */
 void __sse_ep_progress(struct sse_ep *ep);
 void __sse_domain_progress(struct sse_domain *dom);
+void __sse_cq_progress(struct sse_cq *cq);
+void sse_cq_progress(struct sse_cq *cq);
+void sse_cntr_progress(struct sse_cntr *cntr);
 void sse_domain_progress(struct sse_domain *dom);
 int sse_engine_progress(struct sse_domain *dom);
+void sse_model_account(struct sse_domain *dom, uint64_t ns, unsigned events);
+void sse_model_report(struct sse_domain *dom);
 void __sse_ep_flush(struct sse_ep *ep);
 int sse_domain_wait(struct sse_domain *dom, int timeout_ms);
 int sse_progress_thread_start(struct sse_domain *dom);
@@ -1039,6 +1048,7 @@ int sse_copy_from_iov(void *dst, const struct iovec *iov, size_t count,
 
 /* Time helpers */
 uint64_t sse_now_ms(void);
+uint64_t sse_now_ns(void);
 
 /* sse_enosys.c: our own fi_no_* stubs (libfabric does not export them) */
 int sse_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);

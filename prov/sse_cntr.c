@@ -2,7 +2,9 @@
 /*
  * sse_cntr.c: completion counters.  The values are atomics, so the data
  * path bumps them under the domain lock while readers need none; reading
- * drives progress, waiting sleeps in the emulator like fi_cq_sread.
+ * drives progress of the endpoints the counter counts for (all of the
+ * domain's when it is bound to a memory region: sse_cntr_progress),
+ * waiting sleeps in the emulator like fi_cq_sread.
  */
 #include <stdlib.h>
 
@@ -33,7 +35,7 @@ static uint64_t sse_cntr_read(struct fid_cntr *cntr_fid)
 	struct sse_cntr *cntr = container_of(cntr_fid, struct sse_cntr,
 					     cntr_fid);
 
-	sse_domain_progress(cntr->domain);
+	sse_cntr_progress(cntr);
 	return __atomic_load_n(&cntr->val, __ATOMIC_ACQUIRE);
 }
 
@@ -42,7 +44,7 @@ static uint64_t sse_cntr_readerr(struct fid_cntr *cntr_fid)
 	struct sse_cntr *cntr = container_of(cntr_fid, struct sse_cntr,
 					     cntr_fid);
 
-	sse_domain_progress(cntr->domain);
+	sse_cntr_progress(cntr);
 	return __atomic_load_n(&cntr->err, __ATOMIC_ACQUIRE);
 }
 
@@ -112,7 +114,7 @@ static int sse_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 	for (;;) {
 		int slice = SSE_CNTR_WAIT_SLICE_MS;
 
-		sse_domain_progress(cntr->domain);
+		sse_cntr_progress(cntr);
 		if (__atomic_load_n(&cntr->val, __ATOMIC_ACQUIRE) >= threshold)
 			return 0;
 		if (__atomic_load_n(&cntr->err, __ATOMIC_ACQUIRE) != err0)

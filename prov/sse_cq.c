@@ -6,7 +6,9 @@
  * grows when full, so no completion is ever lost whatever size was asked
  * for.  An error takes a placeholder slot in the ring, so normal entries
  * queued before it are read first, and its details wait on a list for
- * fi_cq_readerr.  Every read drives progress; blocking reads sleep in the
+ * fi_cq_readerr.  Every read drives progress of the endpoints bound to the
+ * CQ (sse_cq_progress; the others wait for their own CQ or counter to be
+ * read, as FI_PROGRESS_MANUAL allows); blocking reads sleep in the
  * emulator (ssemu_ep_wait), never spin.  With FI_WAIT_FD the CQ has an
  * eventfd that is readable exactly while entries wait, and the domain
  * runs a progress thread, so that completions arrive (and the descriptor
@@ -180,7 +182,7 @@ static ssize_t sse_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		return -FI_EINVAL;
 	broken = sse_engine_progress(dom);
 	pthread_mutex_lock(&dom->lock);
-	__sse_domain_progress(dom);
+	__sse_cq_progress(cq);
 	ret = __sse_cq_read(cq, buf, count, src_addr);
 	/* nothing will ever come: say so rather than "try again" */
 	if (ret == -FI_EAGAIN && broken)
@@ -286,7 +288,7 @@ static ssize_t sse_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 
 		broken = sse_engine_progress(dom);
 		pthread_mutex_lock(&dom->lock);
-		__sse_domain_progress(dom);
+		__sse_cq_progress(cq);
 		if (broken && !cq->count) {
 			pthread_mutex_unlock(&dom->lock);
 			return broken;

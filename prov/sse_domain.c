@@ -24,6 +24,7 @@ static int sse_domain_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	sse_progress_thread_stop(dom);
+	sse_model_report(dom);
 	sse_emu_nic_put(dom->emu);
 	__atomic_sub_fetch(&dom->fabric->ref, 1, __ATOMIC_ACQ_REL);
 	pthread_cond_destroy(&dom->cond);

@@ -621,7 +621,7 @@ static int sse_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 			cq = container_of(fids[i], struct sse_cq, cq_fid.fid);
 			if (cq->fd < 0)
 				return -FI_EINVAL;
-			sse_domain_progress(cq->domain);
+			sse_cq_progress(cq);
 			pthread_mutex_lock(&cq->domain->lock);
 			busy = cq->count > 0;
 			pthread_mutex_unlock(&cq->domain->lock);

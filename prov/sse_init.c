@@ -167,6 +167,8 @@ static void sse_init_env(void)
 			"Milliseconds fi_av_insert (and fi_av_insertsvc) waits for a service named by fi_getinfo's node/service to be bound by the endpoint that serves it, before the address fails as -FI_EADDRNOTAVAIL; 0 does not wait. Default: 5000");
 	fi_param_define(&sse_prov, "close_timeout", FI_PARAM_INT,
 			"Milliseconds fi_close of an endpoint waits, at most, for the messages and RMA operations it accepted to be delivered (they are the NIC's: injected sends included); what is left after that is discarded with a warning and counted. 0: discard at once. Default: 5000");
+	fi_param_define(&sse_prov, "model_stats", FI_PARAM_BOOL,
+			"Time the emulator's engine runs this process makes and print them, with the NIC's message counts and the fabric's event count, on stderr when a domain closes (one line starting \"slingshot_emu model_stats:\"). Default: 0");
 
 	sse_env.store = sse_param_str("store");
 	sse_env.fabric = sse_param_str("fabric");
@@ -193,6 +195,8 @@ static void sse_init_env(void)
 		sse_env.service_wait = ival;
 	if (!fi_param_get_int(&sse_prov, "close_timeout", &ival) && ival >= 0)
 		sse_env.close_timeout = ival;
+	if (!fi_param_get_bool(&sse_prov, "model_stats", &ival))
+		sse_env.model_stats = ival != 0;
 	if (!sse_env.tx_size)
 		sse_env.tx_size = 1;
 	if (!sse_env.rx_size)

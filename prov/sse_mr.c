@@ -96,8 +96,10 @@ struct sse_mr *__sse_mr_find(struct sse_domain *dom, uint64_t key)
 
 static void sse_mr_unref_cntr(struct sse_cntr *cntr)
 {
-	if (cntr)
-		__atomic_sub_fetch(&cntr->ref, 1, __ATOMIC_ACQ_REL);
+	if (!cntr)
+		return;
+	__atomic_sub_fetch(&cntr->mr_ref, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&cntr->ref, 1, __ATOMIC_ACQ_REL);
 }
 
 static int sse_mr_close(struct fid *fid)
@@ -164,10 +166,12 @@ static int sse_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	} else {
 		if (flags & FI_REMOTE_READ) {
 			mr->rread_cntr = cntr;
+			__atomic_add_fetch(&cntr->mr_ref, 1, __ATOMIC_RELAXED);
 			__atomic_add_fetch(&cntr->ref, 1, __ATOMIC_ACQ_REL);
 		}
 		if (flags & FI_REMOTE_WRITE) {
 			mr->rwrite_cntr = cntr;
+			__atomic_add_fetch(&cntr->mr_ref, 1, __ATOMIC_RELAXED);
 			__atomic_add_fetch(&cntr->ref, 1, __ATOMIC_ACQ_REL);
 		}
 	}

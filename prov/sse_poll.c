@@ -3,11 +3,11 @@
  * sse_poll.c: poll sets (fi_poll_open, fi_poll(3)).  A poll set holds CQs,
  * counters and EQs (fi_poll_add, fi_poll_del); while a member, an object
  * cannot close (-FI_EBUSY), nor can the set while it has members.
- * fi_poll progresses each member's domain and returns the contexts
- * (fid->context) of the members with news: a CQ or EQ holding entries, a
- * counter whose value or error count moved since the last fi_poll that
- * returned it (or since it joined).  It never blocks; 0 means nothing is
- * new.
+ * fi_poll progresses the endpoints reporting to each member and returns
+ * the contexts (fid->context) of the members with news: a CQ or EQ holding
+ * entries, a counter whose value or error count moved since the last
+ * fi_poll that returned it (or since it joined).  It never blocks; 0 means
+ * nothing is new.
  */
 #include <stdlib.h>
 

@@ -6,17 +6,24 @@
  * and what an endpoint's close frees.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sse.h"
 
 uint64_t sse_now_ms(void)
 {
+	return sse_now_ns() / 1000000;
+}
+
+uint64_t sse_now_ns(void)
+{
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------------ */
@@ -138,12 +145,35 @@ void __sse_ep_progress(struct sse_ep *ep)
 	} while (n == SSE_POLL_BATCH && ++rounds < 8);
 }
 
-void __sse_domain_progress(struct sse_domain *dom)
+/*
+ * Does a read of @cq or @cntr complete something of @ep's?  (Both NULL:
+ * the whole domain.)  FI_PROGRESS_MANUAL: an endpoint progresses when the
+ * application reads a CQ or counter it is bound to, so a CQ read touches
+ * only those.  A counter bound to a memory region counts accesses that
+ * any endpoint of the domain may receive: its reads progress them all.
+ */
+static bool sse_ep_reports_to(const struct sse_ep *ep, const struct sse_cq *cq,
+			      const struct sse_cntr *cntr)
+{
+	if (cq)
+		return ep->tx_cq == cq || ep->rx_cq == cq;
+	if (!cntr || __atomic_load_n(&cntr->mr_ref, __ATOMIC_RELAXED))
+		return true;
+	return ep->send_cntr == cntr || ep->recv_cntr == cntr ||
+	       ep->read_cntr == cntr || ep->write_cntr == cntr ||
+	       ep->rread_cntr == cntr || ep->rwrite_cntr == cntr;
+}
+
+static void __sse_progress_bound(struct sse_domain *dom,
+				 const struct sse_cq *cq,
+				 const struct sse_cntr *cntr)
 {
 	bool check = ++dom->progress_calls % SSE_PEER_CHECK_PERIOD == 0;
 	struct sse_ep *ep;
 
 	sse_dlist_foreach(&dom->eps, ep, struct sse_ep, entry) {
+		if (!sse_ep_reports_to(ep, cq, cntr))
+			continue;
 		__sse_ep_progress(ep);
 		if (check && !sse_dlist_empty(&ep->tx_rndv))
 			__sse_rndv_check_peers(ep);
@@ -153,15 +183,84 @@ void __sse_domain_progress(struct sse_domain *dom)
 		__sse_trigger_progress(dom);
 }
 
+void __sse_domain_progress(struct sse_domain *dom)
+{
+	__sse_progress_bound(dom, NULL, NULL);
+}
+
+/* Progress the endpoints bound to @cq. */
+void __sse_cq_progress(struct sse_cq *cq)
+{
+	__sse_progress_bound(cq->domain, cq, NULL);
+}
+
+/* Run the engine, then progress the endpoints bound to @cq. */
+void sse_cq_progress(struct sse_cq *cq)
+{
+	sse_engine_progress(cq->domain);
+	pthread_mutex_lock(&cq->domain->lock);
+	__sse_cq_progress(cq);
+	pthread_mutex_unlock(&cq->domain->lock);
+}
+
+/* Run the engine, then progress the endpoints @cntr counts for. */
+void sse_cntr_progress(struct sse_cntr *cntr)
+{
+	sse_engine_progress(cntr->domain);
+	pthread_mutex_lock(&cntr->domain->lock);
+	__sse_progress_bound(cntr->domain, NULL, cntr);
+	pthread_mutex_unlock(&cntr->domain->lock);
+}
+
 /* Run the fabric's engine (a no-op when another process runs it).
  * @return 0, or -FI_EIO: the fabric is broken (its segment was found
  * corrupt or cut short), no completion will ever come. */
 int sse_engine_progress(struct sse_domain *dom)
 {
-	int ret = ssemu_fabric_progress(dom->emu->fabric,
-					(unsigned)sse_env.progress_budget);
+	uint64_t t0 = 0;
+	int ret;
 
+	if (unlikely(sse_env.model_stats))
+		t0 = sse_now_ns();
+	ret = ssemu_fabric_progress(dom->emu->fabric,
+				    (unsigned)sse_env.progress_budget);
+	if (unlikely(sse_env.model_stats) && ret > 0)
+		sse_model_account(dom, sse_now_ns() - t0, (unsigned)ret);
 	return ret == -EIO ? -FI_EIO : 0;
+}
+
+/* FI_SLINGSHOT_EMU_MODEL_STATS: a run of @events engine events took @ns. */
+void sse_model_account(struct sse_domain *dom, uint64_t ns, unsigned events)
+{
+	__atomic_add_fetch(&dom->model_ns, ns, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&dom->model_events, events, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&dom->model_runs, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * FI_SLINGSHOT_EMU_MODEL_STATS, at domain close: the engine runs this
+ * domain made (events, wall ns), its NIC's messages and the fabric's
+ * events so far, as one line for scripts (benchmarks/bench_provider.sh).
+ */
+void sse_model_report(struct sse_domain *dom)
+{
+	struct ssemu_fabric_stats fs = { 0 };
+	struct ssemu_nic_stats ns = { 0 };
+
+	if (!sse_env.model_stats)
+		return;
+	(void)ssemu_nic_stats(dom->emu->nic, &ns);
+	(void)ssemu_fabric_stats(dom->emu->fabric, &fs);
+	fprintf(stderr, "slingshot_emu model_stats: pid=%d port=%u "
+		"runs=%llu events=%llu model_ns=%llu tx_msgs=%llu "
+		"rx_msgs=%llu fabric_events=%llu\n", (int)getpid(),
+		dom->nic_port,
+		(unsigned long long)dom->model_runs,
+		(unsigned long long)dom->model_events,
+		(unsigned long long)dom->model_ns,
+		(unsigned long long)ns.tx_msgs,
+		(unsigned long long)ns.rx_msgs,
+		(unsigned long long)fs.events);
 }
 
 void sse_domain_progress(struct sse_domain *dom)

@@ -75,23 +75,20 @@ void __sse_tx_check_done(struct sse_ep *ep, struct sse_tx *tx)
 	__sse_tx_free(ep, tx);
 }
 
-/* Post one message of @tx carrying @iov. */
+/* Post one message of @tx with the header in @s, carrying @iov. */
 static int __sse_post_iov(struct sse_ep *ep, struct sse_tx *tx,
-			  const uint64_t *hdr, const struct iovec *iov,
+			  struct ssemu_send *s, const struct iovec *iov,
 			  size_t iov_count)
 {
-	struct ssemu_send s = {
-		.dest = tx->dest,
-		.tclass = tx->tclass,
-		.flags = SSEMU_SEND_ORDERED,
-		.iov = iov,
-		.iov_count = iov_count,
-		.cookie = (uint64_t)(uintptr_t)tx,
-	};
 	int ret;
 
-	memcpy(s.hdr, hdr, sizeof(s.hdr));
-	ret = ssemu_ep_send(ep->emu, &s);
+	s->dest = tx->dest;
+	s->tclass = tx->tclass;
+	s->flags = SSEMU_SEND_ORDERED;
+	s->iov = iov;
+	s->iov_count = iov_count;
+	s->cookie = (uint64_t)(uintptr_t)tx;
+	ret = ssemu_ep_send(ep->emu, s);
 	if (ret == -EAGAIN)
 		return -FI_EAGAIN;
 	if (ret == -EFAULT)
@@ -111,7 +108,7 @@ static int __sse_post_iov(struct sse_ep *ep, struct sse_tx *tx,
 
 /* Post one message of @tx carrying its bytes [off, off + len). */
 static int __sse_post(struct sse_ep *ep, struct sse_tx *tx,
-		      const uint64_t *hdr, size_t off, size_t len)
+		      struct ssemu_send *s, size_t off, size_t len)
 {
 	struct iovec iov[SSE_IOV_LIMIT];
 	size_t n = 0;
@@ -119,7 +116,7 @@ static int __sse_post(struct sse_ep *ep, struct sse_tx *tx,
 	if (len)
 		n = sse_iov_slice(tx->iov, tx->iov_count, off, len, iov,
 				  SSE_IOV_LIMIT);
-	return __sse_post_iov(ep, tx, hdr, n ? iov : NULL, n);
+	return __sse_post_iov(ep, tx, s, n ? iov : NULL, n);
 }
 
 /*
@@ -146,14 +143,16 @@ static void __sse_tx_fault(struct sse_ep *ep, struct sse_tx *tx, size_t off)
  */
 int __sse_tx_post(struct sse_ep *ep, struct sse_tx *tx)
 {
-	uint64_t hdr[SSEMU_HDR_WORDS];
+	/* the header is built where the emulator reads it */
+	struct ssemu_send s;
+	uint64_t *hdr = s.hdr;
 	int ret;
 
 	if (!tx->hdr_posted) {
 		size_t first = 0;
 
 		if (tx->op == SSE_OP_CTS || tx->op == SSE_OP_FIN) {
-			memcpy(hdr, tx->ctrl_hdr, sizeof(hdr));
+			memcpy(hdr, tx->ctrl_hdr, sizeof(s.hdr));
 		} else {
 			hdr[0] = SSE_HDR0(tx->op, tx->hflags |
 					  (tx->fault ? SSE_HF_FAULT : 0),
@@ -175,15 +174,15 @@ int __sse_tx_post(struct sse_ep *ep, struct sse_tx *tx)
 			hdr[0] = SSE_HDR0(tx->op,
 					  tx->hflags | SSE_HF_RNDV_READ,
 					  tx->msg_id);
-			ret = __sse_post_iov(ep, tx, hdr, &desc, 1);
+			ret = __sse_post_iov(ep, tx, &s, &desc, 1);
 		} else if (tx->fault) {
-			ret = __sse_post_iov(ep, tx, hdr, NULL, 0);
+			ret = __sse_post_iov(ep, tx, &s, NULL, 0);
 		} else {
-			ret = __sse_post(ep, tx, hdr, 0, first);
+			ret = __sse_post(ep, tx, &s, 0, first);
 			if (ret == -FI_EFAULT) {
 				__sse_tx_fault(ep, tx, 0);
 				hdr[0] |= (uint64_t)SSE_HF_FAULT << 48;
-				ret = __sse_post_iov(ep, tx, hdr, NULL, 0);
+				ret = __sse_post_iov(ep, tx, &s, NULL, 0);
 			}
 		}
 		if (ret < 0)
@@ -203,9 +202,9 @@ int __sse_tx_post(struct sse_ep *ep, struct sse_tx *tx)
 		hdr[2] = 0;
 		hdr[3] = tx->len;
 		if (tx->fault) {
-			ret = __sse_post_iov(ep, tx, hdr, NULL, 0);
+			ret = __sse_post_iov(ep, tx, &s, NULL, 0);
 		} else {
-			ret = __sse_post(ep, tx, hdr, tx->next_off, n);
+			ret = __sse_post(ep, tx, &s, tx->next_off, n);
 			if (ret == -FI_EFAULT) {
 				__sse_tx_fault(ep, tx, tx->next_off);
 				continue;	/* the flagged piece instead */

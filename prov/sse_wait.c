@@ -47,8 +47,9 @@ static struct sse_domain *sse_member_domain(struct fid *fid)
 }
 
 /*
- * Does @m have news?  With @progress, its domain progresses first; with
- * @update, a counter's news counts as reported.  @return 1, 0, or
+ * Does @m have news?  With @progress, the endpoints reporting to it
+ * progress first (sse_cq_progress, sse_cntr_progress); with @update, a
+ * counter's news counts as reported.  @return 1, 0, or
  * -FI_EINVAL for an object that cannot be a member.
  */
 int sse_set_member_news(struct sse_set_member *m, bool progress, bool update)
@@ -63,7 +64,7 @@ int sse_set_member_news(struct sse_set_member *m, bool progress, bool update)
 	case FI_CLASS_CQ:
 		cq = container_of(m->fid, struct sse_cq, cq_fid.fid);
 		if (progress)
-			sse_domain_progress(cq->domain);
+			sse_cq_progress(cq);
 		pthread_mutex_lock(&cq->domain->lock);
 		news = cq->count > 0;
 		pthread_mutex_unlock(&cq->domain->lock);
@@ -71,7 +72,7 @@ int sse_set_member_news(struct sse_set_member *m, bool progress, bool update)
 	case FI_CLASS_CNTR:
 		cntr = container_of(m->fid, struct sse_cntr, cntr_fid.fid);
 		if (progress)
-			sse_domain_progress(cntr->domain);
+			sse_cntr_progress(cntr);
 		val = __atomic_load_n(&cntr->val, __ATOMIC_ACQUIRE);
 		err = __atomic_load_n(&cntr->err, __ATOMIC_ACQUIRE);
 		news = val != m->val || err != m->err;

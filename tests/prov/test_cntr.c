@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Counters: read/add/set/adderr/seterr, waits that succeed, time out or
- * see an error, and counting of sends, receives and failed receives.
+ * see an error, counting of sends, receives and failed receives, and
+ * which endpoints a read progresses.
  */
 #include "sse_test.h"
 
@@ -90,11 +91,55 @@ static void test_cntr_counts_transfers(void **state)
 	sse_res_close(&r);
 }
 
+/*
+ * An endpoint bound to counters and no CQ progresses through reads of its
+ * counters, and only of its own: another endpoint's counter leaves its
+ * receive undone.
+ */
+static void test_cntr_progress_scope(void **state)
+{
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct sse_res_opts o = { .counters = true };
+	char rbuf[16] = { 0 }, name[FI_NAME_MAX];
+	size_t len = sizeof(name);
+	struct fid_cntr *rc;
+	struct fid_ep *ep;
+	struct sse_res r;
+	fi_addr_t fa;
+	int i;
+
+	sse_res_open(&r, 1, &o);
+	assert_fi_ok(fi_cntr_open(r.domain, &attr, &rc, NULL));
+	assert_fi_ok(fi_endpoint(r.domain, r.info, &ep, NULL));
+	assert_fi_ok(fi_ep_bind(ep, &r.av->fid, 0));
+	assert_fi_ok(fi_ep_bind(ep, &rc->fid, FI_RECV));
+	assert_fi_ok(fi_enable(ep));
+	assert_fi_ok(fi_getname(&ep->fid, name, &len));
+	assert_int_equal(fi_av_insert(r.av, name, 1, &fa, 0, NULL), 1);
+
+	assert_fi_ok(fi_recv(ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	assert_fi_ok(fi_send(r.ep[0], "counted", 8, NULL, fa, NULL));
+	assert_fi_ok(fi_cntr_wait(r.scntr[0], 1, 5000));
+	for (i = 0; i < 2000; i++)
+		(void)fi_cntr_read(r.scntr[0]);
+	assert_int_equal(rbuf[0], 0);
+	for (i = 0; i < 1000000 && fi_cntr_read(rc) < 1; i++)
+		;
+	assert_int_equal(fi_cntr_read(rc), 1);
+	assert_string_equal(rbuf, "counted");
+	assert_int_equal(fi_cntr_readerr(rc), 0);
+	assert_fi_ok(fi_close(&ep->fid));
+	assert_fi_ok(fi_close(&rc->fid));
+	sse_res_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cntr_ops),
 		cmocka_unit_test(test_cntr_counts_transfers),
+		cmocka_unit_test(test_cntr_progress_scope),
 	};
 
 	sse_test_init("private", "cntr");

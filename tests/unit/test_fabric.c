@@ -24,6 +24,7 @@
 #include <slingshot_emu/ssemu.h>
 
 #include "tf.h"
+#include "ssemu_priv.h"	/* the futex words of ep_wake */
 
 /* ------------------------------------------------------------------ */
 /* Harness: an in-process fabric with NICs, one endpoint each           */
@@ -329,6 +330,87 @@ static void test_fabric_wait(void **state)
 	assert_int_equal(ssemu_ep_wait(t->ep[0], 1000), 1);
 	assert_int_equal(ssemu_ep_poll(t->ep[0], ev, 4), 1);
 	assert_int_equal(ev[0].type, SSEMU_EV_SEND_DONE);
+	tf_close(t);
+}
+
+/*
+ * An event push writes an endpoint's and its NIC's futex words only when
+ * someone sleeps on them (ep_wake): with no sleeper they stay as they
+ * were; with a sleeper counted, both are bumped.
+ */
+static void test_fabric_wake_only_sleepers(void **state)
+{
+	struct ssemu_event ev[4];
+	struct ssemu_config c;
+	struct ssemu_region *r;
+	struct ssemu_ep_sh *sh;
+	struct ssemu_nic_sh *n;
+	uint32_t e0, n0;
+	struct tf *t;
+	char byte = 1;
+
+	tf_config(&c, "switch");
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	r = t->fab->r;
+	sh = ssemu_r_ep(r, t->ep[1]->index);
+	n = ssemu_r_nic(r, ssemu_ep_nic(r, t->ep[1]->index));
+	e0 = sh->ev_futex;
+	n0 = n->ev_futex;
+	tf_send(t, 0, 1, &byte, 1, 0, 1, 0);
+	while (ssemu_ep_poll(t->ep[1], ev, 4) == 0)
+		assert_true(ssemu_fabric_progress(t->fab, 256) >= 0);
+	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
+	ssemu_event_release(t->ep[1], &ev[0]);
+	assert_int_equal(sh->ev_futex, e0);
+	assert_int_equal(n->ev_futex, n0);
+	/* one sleeper on the endpoint, one on the NIC */
+	sh->waiters = 1;
+	n->waiters = 1;
+	tf_send(t, 0, 1, &byte, 1, 0, 1, 0);
+	while (ssemu_ep_poll(t->ep[1], ev, 4) == 0)
+		assert_true(ssemu_fabric_progress(t->fab, 256) >= 0);
+	ssemu_event_release(t->ep[1], &ev[0]);
+	assert_true(sh->ev_futex != e0);
+	assert_true(n->ev_futex != n0);
+	sh->waiters = 0;
+	n->waiters = 0;
+	tf_close(t);
+}
+
+/*
+ * A release after ssemu_event_data does not check the event again, but
+ * only for that event: a copy naming another generation of the slot is
+ * refused (the slot stays held); the real one gives the slot back.
+ */
+static void test_fabric_release_checked_event(void **state)
+{
+	struct ssemu_event ev[4], stale;
+	struct ssemu_config c;
+	struct ssemu_region *r;
+	struct tf *t;
+	char byte = 7;
+	uint32_t *st;
+
+	tf_config(&c, "switch");
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	r = t->fab->r;
+	tf_send(t, 0, 1, &byte, 1, 0, 1, 0);
+	while (ssemu_ep_poll(t->ep[1], ev, 4) == 0)
+		assert_true(ssemu_fabric_progress(t->fab, 256) >= 0);
+	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
+	st = ssemu_r_mstate(r, ev[0].slot);
+	assert_non_null(ssemu_event_data(t->ep[1], &ev[0]));
+	stale = ev[0];
+	stale.gen++;
+	ssemu_event_release(t->ep[1], &stale);
+	assert_false(*st & SSEMU_MSG_RXDONE);
+	assert_non_null(ssemu_event_data(t->ep[1], &ev[0]));
+	ssemu_event_release(t->ep[1], &ev[0]);
+	assert_true(*st & SSEMU_MSG_RXDONE);
 	tf_close(t);
 }
 
@@ -1097,6 +1179,8 @@ int main(void)
 		cmocka_unit_test(test_fabric_determinism),
 		cmocka_unit_test(test_fabric_run_until_and_idle),
 		cmocka_unit_test(test_fabric_wait),
+		cmocka_unit_test(test_fabric_wake_only_sleepers),
+		cmocka_unit_test(test_fabric_release_checked_event),
 		cmocka_unit_test(test_fabric_realtime_clock),
 		cmocka_unit_test(test_fabric_attach_detach),
 		cmocka_unit_test(test_fabric_reattach_traffic),
