@@ -17,17 +17,6 @@
 
 #include "ssemu_priv.h"
 
-/* A NIC pair's congestion state as a fresh pair has it: a full window,
- * no pause or pacing, and the first mark cuts the window at once. */
-void ssemu_pair_cc_reset(const struct ssemu_config *c, struct ssemu_pair *pr)
-{
-	pr->cwnd = c->nic_window << 8;
-	pr->pause = 0;
-	pr->gap = 0;
-	pr->slow = 0;
-	pr->cc_acked = UINT32_MAX / 2;
-}
-
 /* Close pid @pid of NIC @nic if it is open: its endpoint slot goes back to
  * the pool (its messages in flight stay the NIC's until done). */
 void ssemu_ep_close_locked(struct ssemu_region *r, uint32_t nic, uint32_t pid)
@@ -208,7 +197,7 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	struct nic_claim c = { 0 };
 	struct ssemu_nic_sh *n;
 	struct ssemu_nic *nic;
-	uint32_t slot, port, i, jobslot;
+	uint32_t slot, port, jobslot;
 	int ret;
 
 	if (!nicp)
@@ -244,11 +233,7 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	n = ssemu_r_nic(r, slot);
 	ssemu_model_nic_reset(r, slot);
 	/* no stale window entries toward the new NIC either */
-	for (i = 0; i < r->config.max_nics; i++) {
-		ssemu_r_pair(r, i, slot)->window = 0;
-		ssemu_pair_cc_reset(&r->config, ssemu_r_pair(r, i, slot));
-		ssemu_pair_cc_reset(&r->config, ssemu_r_pair(r, slot, i));
-	}
+	ssemu_pair_reset_nic(r, slot, ssemu_r_engine(r)->now);
 	n->owner_pid = getpid();
 	n->port = port;
 	n->job = o->job;

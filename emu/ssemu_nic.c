@@ -49,17 +49,18 @@ static uint32_t route_nb_load(void *arg, uint32_t port, uint64_t target,
 	return sw_nb_load(x->r, x->s, port, target, copy, x->tc);
 }
 
-/* The path of a packet of @m about to be injected by @nic toward @dnic
- * (the routing policy's choice), @inflight: the pair's packets in flight.
- * An ordered flow keeps its path while anything is in flight. */
+/* The path of a packet of @m about to be injected by @nic on pair @pr
+ * (the routing policy's choice).  An ordered flow keeps its path while
+ * anything is in flight. */
 static void nic_route(struct ssemu_region *r, uint32_t nic,
 		      const struct ssemu_msg *m, struct ssemu_pkt *pkt,
-		      uint32_t dnic, uint32_t inflight)
+		      struct ssemu_pair *pr)
 {
 	const struct ssemu_route_ops *ro = model_route(r);
 	const struct ssemu_topo *t = &r->topo;
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
-	uint16_t *path = &ssemu_r_pair(r, nic, dnic)->path;
+	uint16_t *path = &pr->path;
+	uint32_t inflight = pr->window;
 	bool ordered = (m->flags & SSEMU_SEND_ORDERED) ||
 		       r->config.tclass[m->tclass].ordered;
 	struct ssemu_route_view v;
@@ -91,21 +92,37 @@ static void nic_route(struct ssemu_region *r, uint32_t nic,
 	ro->choose(&v, pkt, path);
 }
 
-/* What congestion control sees of the pair @nic -> @dnic. */
+/* What congestion control sees of pair @pr. */
 static inline struct ssemu_cc_pair_view pair_view(struct ssemu_region *r,
-						  uint32_t nic, uint32_t dnic)
+						  struct ssemu_pair *pr)
 {
 	return (struct ssemu_cc_pair_view){
-		.pair = ssemu_r_pair(r, nic, dnic), .now = now_of(r),
+		.pair = pr, .now = now_of(r),
 		.nic_window = r->config.nic_window,
 	};
+}
+
+/* The pair @nic -> @dnic to read: its entry, or a fresh pair's state in
+ * *@tmp (it has none). */
+static inline struct ssemu_pair *pair_peek(struct ssemu_region *r,
+					   uint32_t nic, uint32_t dnic,
+					   struct ssemu_pair *tmp)
+{
+	struct ssemu_pair *pr = ssemu_pair_find(r, nic, dnic);
+
+	if (pr)
+		return pr;
+	ssemu_pair_fresh(&r->config, tmp);
+	return tmp;
 }
 
 /* Packets the pair may have in flight now (congestion control's say). */
 static inline uint32_t cc_window(struct ssemu_region *r, uint32_t nic,
 				 uint32_t dnic)
 {
-	struct ssemu_cc_pair_view v = pair_view(r, nic, dnic);
+	struct ssemu_pair tmp;
+	struct ssemu_cc_pair_view v = pair_view(r, pair_peek(r, nic, dnic,
+							     &tmp));
 
 	return model_cc(r)->window(&v);
 }
@@ -118,9 +135,10 @@ static void cc_sent(struct ssemu_region *r, uint32_t nic, uint32_t dnic)
 	struct ssemu_cc_pair_view v;
 	ssemu_time_t until;
 
-	if (!cc->on_send)
+	/* (a pair without an entry is not paced) */
+	if (!cc->on_send || !(v.pair = ssemu_pair_find(r, nic, dnic)))
 		return;
-	v = pair_view(r, nic, dnic);
+	v = pair_view(r, v.pair);
 	if (cc->on_send(&v, &until))
 		schedule(r, until, SSEMU_MEV_NIC_KICK, nic, 0, 0);
 }
@@ -137,9 +155,12 @@ void nic_fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 	if (nic >= r->config.max_nics || dnic >= r->config.max_nics ||
 	    ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED || !cc->on_frame)
 		return;
-	v = pair_view(r, nic, dnic);
+	v = pair_view(r, ssemu_pair_get(r, nic, dnic, now_of(r)));
+	if (!v.pair)
+		return;
 	if (cc->on_frame(&v, arg) && tc < r->config.ntclass)
 		ssemu_tel_throttle(r, tc);
+	ssemu_pair_put(r, v.pair, now_of(r));
 }
 
 /* The last packet of message @mi arrived: to its endpoint, or (an RMA
@@ -339,8 +360,8 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			continue;	/* an earlier message to it waits */
 		allowed = SSEMU_MIN(r->config.nic_window,
 				    cc_window(r, nic, dnic));
-		pr = ssemu_r_pair(r, nic, dnic);
-		if (pr->window >= allowed) {
+		pr = ssemu_pair_find(r, nic, dnic);
+		if (pr && pr->window >= allowed) {
 			n->stats.window_stalls++;
 			goto blocked;
 		}
@@ -351,15 +372,30 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			n->stats.credit_stalls++;
 			goto blocked;
 		}
+		pr = ssemu_pair_get(r, nic, dnic, now_of(r));
+		if (!pr) {
+			/* no room for the pair's state (logged): the send
+			 * fails as an unreachable one does */
+			injq_unlink(r, n, prev, mi, next);
+			m->npkts = m->sent;
+			if (m->acked == m->sent)
+				fail_queued(r, mi, -ENOSPC);
+			else
+				m->status = -ENOSPC;
+			mi = prev;
+			continue;
+		}
 		pi = nic_pkt_alloc(r, n);
-		if (pi == SSEMU_NONE)
+		if (pi == SSEMU_NONE) {
+			ssemu_pair_put(r, pr, now_of(r));
 			return SSEMU_NONE;
+		}
 		pkt = pkt_init(r, pi, SSEMU_PKT_DATA, mi, n->port, dport,
 			       chunk);
 		pkt->win = dnic;
 		pkt->src_nic = nic;
 		pkt->src_gen = n->gen;
-		nic_route(r, nic, m, pkt, dnic, pr->window);
+		nic_route(r, nic, m, pkt, pr);
 		/* the window is full now: ask for an acknowledgement at once
 		 * rather than at the next coalescing point */
 		pkt->ack_req = ++pr->window >= allowed;
@@ -585,16 +621,18 @@ void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	n->stats.ack_pkts++;
 	if (pkt->src_gen == n->gen) {
 		n->stats.acks += pkt->count;
-		if (pkt->win < r->config.max_nics) {
-			struct ssemu_cc_pair_view v = pair_view(r, nic,
-								pkt->win);
-			struct ssemu_pair *pr = v.pair;
+		struct ssemu_pair *pr = pkt->win < r->config.max_nics ?
+			ssemu_pair_get(r, nic, pkt->win, now_of(r)) : NULL;
+
+		if (pr) {
+			struct ssemu_cc_pair_view v = pair_view(r, pr);
 			uint32_t cw = pr->cwnd;
 
 			pr->window -= SSEMU_MIN(pr->window, pkt->count);
 			model_cc(r)->on_ack(&v, pkt->count, pkt->marked);
 			if (pr->cwnd < cw)
 				ssemu_tel_throttle(r, tc);
+			ssemu_pair_put(r, pr, now_of(r));
 		}
 		if (m->gen == pkt->msg_gen && m->acked < m->npkts) {
 			if (pkt->status && !m->status)
@@ -701,7 +739,7 @@ void nic_rto_fire(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 	struct ssemu_nic_sh *n;
 	struct ssemu_msg *m;
 	uint32_t dnic, lost;
-	uint16_t *win;
+	struct ssemu_pair *pr;
 
 	if (nic >= r->config.max_nics || mi >= r->nmsgs)
 		return;
@@ -716,9 +754,13 @@ void nic_rto_fire(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 	}
 	dnic = ssemu_port_nic(r, SSEMU_ADDR_PORT(m->dst));
 	if (m->sent > m->arrived && dnic < r->config.max_nics) {
-		win = &ssemu_r_pair(r, nic, dnic)->window;
+		pr = ssemu_pair_find(r, nic, dnic);
 		lost = m->sent - m->arrived;
-		*win -= (uint16_t)SSEMU_MIN((uint32_t)*win, lost);
+		if (pr) {
+			pr->window -= (uint16_t)SSEMU_MIN((uint32_t)pr->window,
+							  lost);
+			ssemu_pair_put(r, pr, now_of(r));
+		}
 		if (m->sent == m->npkts) {
 			/* it had left the injection queue: back at its end */
 			if (!injq_push(r, n, nic, mi))

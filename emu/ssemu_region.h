@@ -44,7 +44,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 12
+#define SSEMU_LAYOUT_VERSION 13
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -52,7 +52,9 @@
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
 #define SSEMU_MAX_JOBS 64	/* jobs with placement reservations at once */
 #define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
-#define SSEMU_MAX_EPS 65536	/* endpoint slots of a fabric (max_eps) */
+#define SSEMU_MAX_NICS (1u << 20)	/* NIC slots of a fabric (max_nics) */
+#define SSEMU_MAX_EPS (1u << 20)	/* endpoint slots of a fabric (max_eps) */
+#define SSEMU_MAX_PAIRS (1u << 30)	/* NIC pairs with state (max_pairs) */
 #define SSEMU_SWLAT_BINS 4096	/* switch latency histogram, 1 ns bins */
 /* A receiving NIC acknowledges every SSEMU_ACK_EVERY packets of a message,
  * its last packet, a packet that filled its source's window and a packet
@@ -221,11 +223,13 @@ struct ssemu_nic_sh {
 } SSEMU_CACHELINE_ALIGNED;	/* a NIC's fields on its own lines */
 
 /*
- * What a NIC keeps toward each other NIC, [nic][dnic], side by side: an
- * injection and an acknowledgement each touch several of these fields, in
- * one cache line (in separate arrays, one line each).
+ * What a NIC keeps toward another NIC, in the pair table (ssemu_pair.c):
+ * only pairs with packets in flight or queued, or whose congestion state
+ * is not a fresh pair's, have an entry.  An injection and an
+ * acknowledgement each touch several of these fields, side by side.
  */
 struct ssemu_pair {
+	uint64_t key;		/* (nic + 1) << 32 | dnic; 0: a free entry */
 	uint64_t pause;		/* next injection not before (FGFC) */
 	uint64_t slow;		/* FGFC pacing ends (ps) */
 	uint32_t cwnd;		/* congestion window, 1/256 packets */
@@ -235,7 +239,13 @@ struct ssemu_pair {
 	uint16_t egq;		/* data packets queued at the destination's
 				 * edge output */
 	uint16_t path;		/* ordered flows: the current via */
-	uint16_t pad;
+	uint16_t pad[3];
+};
+
+/* Pairs a NIC is the source (from) or the destination (to) of in the
+ * table: a NIC that has none is reset without a look at the table. */
+struct ssemu_pair_count {
+	uint32_t from, to;
 };
 
 enum ssemu_pkt_type {
@@ -276,8 +286,11 @@ struct ssemu_pkt {
 	uint16_t vni;		/* its message's */
 };
 
-/* Valid while the input's bit in its output's vq[vclass].inmask is set (an
- * empty VOQ's head and tail are left as they are, never read). */
+/* Valid while the input's bit in its output's vq[vcl].inmask is set (an
+ * empty VOQ's head and tail are left as they are, never read).  The VOQs
+ * of one output and vclass, one per input, are a row of the VOQ pool,
+ * taken while any of them holds a packet (a free row's first head links
+ * the free rows). */
 struct ssemu_voq {
 	uint32_t head, tail;
 };
@@ -351,7 +364,7 @@ struct ssemu_switch_sh {
 	/* each port on its own cache lines (none shares its first line with
 	 * the previous port's last fields) */
 	struct ssemu_swport port[SSEMU_RADIX] SSEMU_CACHELINE_ALIGNED;
-	uint64_t voq_off;	/* region offset: voq[out][vclass][in] */
+	uint64_t voq_off;	/* region offset: VOQ row of [out][vclass] */
 	struct ssemu_vni_count vni[SSEMU_SW_VNIS];	/* sent, per VNI */
 };
 
@@ -424,12 +437,19 @@ struct ssemu_region {
 	/* derived */
 	struct ssemu_topo topo;
 	uint32_t neps, nmsgs, nbufs;
-	uint32_t voq_per_switch;	/* radix * radix * ntclass * NVC */
+	uint32_t voq_per_switch;	/* VOQ rows: radix * ntclass * NVC */
+	uint32_t voq_rows;	/* rows in the VOQ pool (radix VOQs each) */
+	uint32_t pair_bits;	/* the pair table has 1 << pair_bits entries */
+	uint32_t pair_shift;	/* ... a NIC's stretch 1 << pair_shift */
+	uint32_t max_pairs;	/* ... of which at most this many in use */
 	/* sections */
 	uint64_t engine_off, nics_off, eps_off, msgs_off, bufs_off, rings_off,
 		 mstate_off,	/* each message slot's state word (atomic) */
-		 pkts_off, swmap_off, portmap_off, switches_off, voqs_off,
-		 pair_off,	/* per NIC pair state (struct ssemu_pair) */
+		 pkts_off, swmap_off, portmap_off, switches_off,
+		 voqrow_off,	/* each switch's VOQ rows, [out][vclass] */
+		 voqs_off,	/* the VOQ pool: voq_rows rows of radix */
+		 pair_off,	/* NIC pair table (struct ssemu_pair) */
+		 pairn_off,	/* pairs of each NIC (struct ssemu_pair_count) */
 		 work_off,	/* bitmap: endpoints with posted messages */
 		 ovf_off,	/* bitmap: endpoints with overflowed events */
 		 mrs_off,	/* memory region tables, one per NIC */
@@ -456,6 +476,11 @@ struct ssemu_region {
 	uint32_t pkts_used;
 	uint32_t sw_used;
 	uint32_t pkt_waiters;	/* NICs with wait_pkt set */
+	uint32_t voq_free;	/* free VOQ rows, linked; NONE: none */
+	uint32_t voq_hwm;	/* rows from here on never used */
+	uint32_t pairs_used;	/* pair table entries in use */
+	uint32_t pairs_full;	/* times a pair found the table full */
+	ssemu_time_t pairs_swept;	/* model time of the last sweep */
 	uint64_t msg_seq;	/* messages taken from tx rings so far */
 	uint64_t recoveries;	/* engine runners that died mid-step */
 	uint64_t last_reap_ns;	/* wall clock of the last liveness check */
@@ -544,7 +569,8 @@ SSEMU_LAYOUT_IS(ssemu_nic_stats, 96, 8);
 SSEMU_LAYOUT_IS(ssemu_ep_sh, 384, 64);
 SSEMU_LAYOUT_IS(ssemu_msg, 448, 64);
 SSEMU_LAYOUT_IS(ssemu_mr_sh, 48, 8);
-SSEMU_LAYOUT_IS(ssemu_pair, 40, 8);
+SSEMU_LAYOUT_IS(ssemu_pair, 48, 8);
+SSEMU_LAYOUT_IS(ssemu_pair_count, 8, 4);
 /* packets and switches */
 SSEMU_LAYOUT_IS(ssemu_pkt, 96, 8);
 SSEMU_LAYOUT_IS(ssemu_voq, 8, 4);
@@ -685,24 +711,45 @@ static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
 	return (struct ssemu_switch_sh *)SSEMU_AT(r, r->switches_off) + i;
 }
 
-/* What @nic keeps toward NIC @dnic. */
-static inline struct ssemu_pair *ssemu_r_pair(struct ssemu_region *r,
-					      uint32_t nic, uint32_t dnic)
+/* Entry @i of the pair table (ssemu_pair.c finds a pair's). */
+static inline struct ssemu_pair *ssemu_r_pair_ent(struct ssemu_region *r,
+						  uint64_t i)
 {
-	return (struct ssemu_pair *)SSEMU_AT(r, r->pair_off) +
-	       (size_t)nic * r->config.max_nics + dnic;
+	return (struct ssemu_pair *)SSEMU_AT(r, r->pair_off) + i;
 }
 
+static inline struct ssemu_pair_count *ssemu_r_pairn(struct ssemu_region *r,
+						     uint32_t nic)
+{
+	return (struct ssemu_pair_count *)SSEMU_AT(r, r->pairn_off) + nic;
+}
+
+/* The VOQ row index of (@out, @vcl) at switch @s: valid while
+ * port[out].vq[vcl].queued is not 0. */
+static inline uint32_t *ssemu_r_voq_row(struct ssemu_region *r,
+					struct ssemu_switch_sh *s,
+					uint32_t out, uint32_t vcl)
+{
+	return (uint32_t *)SSEMU_AT(r, s->voq_off) +
+	       (size_t)out * r->config.ntclass * SSEMU_NVC + vcl;
+}
+
+/* VOQ @in of row @row of the pool (taken modulo the pool's size: the
+ * model checks a row it reads before it uses it). */
+static inline struct ssemu_voq *ssemu_r_voq_at(struct ssemu_region *r,
+					       uint32_t row, uint32_t in)
+{
+	return (struct ssemu_voq *)SSEMU_AT(r, r->voqs_off) +
+	       (size_t)(row % r->voq_rows) * r->topo.radix + in;
+}
+
+/* The VOQ (@in, @out, @vcl) of switch @s, while its row is taken. */
 static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
 					    struct ssemu_switch_sh *s,
 					    uint32_t in, uint32_t out,
 					    uint32_t vcl)
 {
-	uint32_t R = r->topo.radix, T = r->config.ntclass * SSEMU_NVC;
-
-	/* [out][vclass][in]: an output's arbitration scans contiguous memory */
-	return (struct ssemu_voq *)SSEMU_AT(r, s->voq_off) +
-	       ((size_t)out * T + vcl) * R + in;
+	return ssemu_r_voq_at(r, *ssemu_r_voq_row(r, s, out, vcl), in);
 }
 
 /* Memory region table of NIC @nic (SSEMU_MRS_PER_NIC entries). */
