@@ -10,9 +10,9 @@
  * One open-addressing table of 1 << pair_bits entries, linear probing,
  * backward-shift deletion (no tombstones: a lookup stops at the first free
  * entry).  A pair's home entry is in its source NIC's stretch of the table
- * (nic << shift, plus a hash of the destination within the stretch), so
- * one NIC's pairs share a few cache lines and pages, and a NIC with many
- * destinations spills into its neighbours' stretches.  At most max_pairs
+ * (nic << shift, plus a hash of the destination into the stretch's first
+ * 16 entries), so one NIC's pairs share a few cache lines and a page, and
+ * a NIC with many destinations fills its stretch, then its neighbours'.  At most max_pairs
  * entries are in use (the load stays at or below one half): an insert that
  * finds the table full sweeps it for expired entries once per model time,
  * then fails (-ENOSPC at the caller), logged with the key that raises it.
@@ -62,8 +62,10 @@ static inline uint64_t pair_home(const struct ssemu_region *r, uint64_t key)
 	uint32_t sh = r->pair_shift, dnic = (uint32_t)key;
 	uint64_t h = ((uint64_t)dnic * 0x9e3779b97f4a7c15ULL) >> 32;
 
-	return (((uint64_t)key_nic(key) << sh) + (h & ((1ULL << sh) - 1))) &
-	       pair_mask(r);
+	/* (within the stretch's first 16 entries: a NIC with a few pairs
+	 * touches one page of the table, not its whole stretch) */
+	return (((uint64_t)key_nic(key) << sh) +
+		(h & ((1ULL << SSEMU_MIN(sh, 4u)) - 1))) & pair_mask(r);
 }
 
 /*

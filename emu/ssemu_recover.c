@@ -97,6 +97,8 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	ep->rx_head = ep->rx_tail = ep->tx_head = ep->tx_tail = SSEMU_NONE;
 	/* (read without the lock by waiters, see eps_ready) */
 	ssemu_store_release(&ep->open, 0);
+	if (epi < r->ep_hint)
+		r->ep_hint = epi;
 	ep->gen++;
 	model_checked(r);
 }

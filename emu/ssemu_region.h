@@ -13,11 +13,14 @@
  * atomics: an endpoint's tx ring (producer: the endpoint's owner; consumer:
  * the engine) and its event ring (producer: the engine; consumer: the owner).
  *
- * Layout (offsets in struct ssemu_region):
+ * Layout (offsets in struct ssemu_region; ssemu_store.c's section table
+ * has them all, in order):
  *   header | engine | nics[max_nics] | eps[neps] |
  *   msgs[... * msgs_per_ep] | bufs | rings | pkts[max_pkts] |
- *   swmap[nswitches] | portmap[nendpoints] | switches[max_switches] |
+ *   swmap[nswitches] | portmap[nendpoints] | pair table[1 << pair_bits] |
+ *   switches[max_switches] | VOQ rows of each switch | VOQ pool |
  *   mrs[max_nics * SSEMU_MRS_PER_NIC] | nic_eps[max_nics * eps_per_nic]
+ * Nothing in it grows with max_nics squared or a switch's radix squared.
  *
  * Endpoint slots (neps: resources.max_eps, or max_nics * eps_per_nic) are
  * a pool the NICs share: a NIC's pid names one through its nic_eps entry.
@@ -476,6 +479,9 @@ struct ssemu_region {
 	uint32_t pkts_used;
 	uint32_t sw_used;
 	uint32_t pkt_waiters;	/* NICs with wait_pkt set */
+	/* the first NIC slot and endpoint slot that may be free (every one
+	 * before it is in use): attach and open look from there */
+	uint32_t nic_hint, ep_hint;
 	uint32_t voq_free;	/* free VOQ rows, linked; NONE: none */
 	uint32_t voq_hwm;	/* rows from here on never used */
 	uint32_t pairs_used;	/* pair table entries in use */
