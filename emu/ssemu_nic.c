@@ -102,29 +102,26 @@ static inline struct ssemu_cc_pair_view pair_view(struct ssemu_region *r,
 	};
 }
 
-/* The pair @nic -> @dnic to read: its entry, or a fresh pair's state in
- * *@tmp (it has none). */
-static inline struct ssemu_pair *pair_peek(struct ssemu_region *r,
-					   uint32_t nic, uint32_t dnic,
-					   struct ssemu_pair *tmp)
+/* Packets pair @pr (NULL: one without an entry, fresh) may have in
+ * flight now (congestion control's say). */
+static inline uint32_t cc_window_of(struct ssemu_region *r,
+				    struct ssemu_pair *pr)
 {
-	struct ssemu_pair *pr = ssemu_pair_find(r, nic, dnic);
+	struct ssemu_pair tmp;
+	struct ssemu_cc_pair_view v;
 
-	if (pr)
-		return pr;
-	ssemu_pair_fresh(&r->config, tmp);
-	return tmp;
+	if (!pr) {
+		ssemu_pair_fresh(&r->config, &tmp);
+		pr = &tmp;
+	}
+	v = pair_view(r, pr);
+	return model_cc(r)->window(&v);
 }
 
-/* Packets the pair may have in flight now (congestion control's say). */
 static inline uint32_t cc_window(struct ssemu_region *r, uint32_t nic,
 				 uint32_t dnic)
 {
-	struct ssemu_pair tmp;
-	struct ssemu_cc_pair_view v = pair_view(r, pair_peek(r, nic, dnic,
-							     &tmp));
-
-	return model_cc(r)->window(&v);
+	return cc_window_of(r, ssemu_pair_find(r, nic, dnic));
 }
 
 /* @nic put a paced packet for @dnic on the wire: congestion control may
@@ -358,9 +355,8 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 				break;
 		if (i < nblocked)
 			continue;	/* an earlier message to it waits */
-		allowed = SSEMU_MIN(r->config.nic_window,
-				    cc_window(r, nic, dnic));
 		pr = ssemu_pair_find(r, nic, dnic);
+		allowed = SSEMU_MIN(r->config.nic_window, cc_window_of(r, pr));
 		if (pr && pr->window >= allowed) {
 			n->stats.window_stalls++;
 			goto blocked;
@@ -372,7 +368,8 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			n->stats.credit_stalls++;
 			goto blocked;
 		}
-		pr = ssemu_pair_get(r, nic, dnic, now_of(r));
+		if (!pr)
+			pr = ssemu_pair_get(r, nic, dnic, now_of(r));
 		if (!pr) {
 			/* no room for the pair's state (logged): the send
 			 * fails as an unreachable one does */

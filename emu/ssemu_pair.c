@@ -42,32 +42,6 @@ void ssemu_pair_fresh(const struct ssemu_config *c, struct ssemu_pair *pr)
 	ssemu_pair_cc_reset(c, pr);
 }
 
-static inline uint64_t pair_key(uint32_t nic, uint32_t dnic)
-{
-	return (uint64_t)(nic + 1) << 32 | dnic;
-}
-
-static inline uint32_t key_nic(uint64_t key)
-{
-	return (uint32_t)(key >> 32) - 1;
-}
-
-static inline uint64_t pair_mask(const struct ssemu_region *r)
-{
-	return (1ULL << r->pair_bits) - 1;
-}
-
-static inline uint64_t pair_home(const struct ssemu_region *r, uint64_t key)
-{
-	uint32_t sh = r->pair_shift, dnic = (uint32_t)key;
-	uint64_t h = ((uint64_t)dnic * 0x9e3779b97f4a7c15ULL) >> 32;
-
-	/* (within the stretch's first 16 entries: a NIC with a few pairs
-	 * touches one page of the table, not its whole stretch) */
-	return (((uint64_t)key_nic(key) << sh) +
-		(h & ((1ULL << SSEMU_MIN(sh, 4u)) - 1))) & pair_mask(r);
-}
-
 /*
  * Would a fresh pair behave as @pr does from model time @now on?  Its
  * pacing is over, nothing of it is in flight or queued (so its path is
@@ -82,37 +56,10 @@ static bool pair_is_fresh(const struct ssemu_config *c,
 	       pr->cc_acked >= c->nic_window;
 }
 
-/* The entry of @key, or of the free entry where its probe stops (*@hit
- * false). */
-static uint64_t pair_probe(struct ssemu_region *r, uint64_t key, bool *hit)
-{
-	uint64_t mask = pair_mask(r), i = pair_home(r, key), n;
-
-	for (n = 0; n <= mask; n++, i = (i + 1) & mask) {
-		uint64_t k = ssemu_r_pair_ent(r, i)->key;
-
-		if (k == key || !k) {
-			*hit = k == key;
-			return i;
-		}
-	}
-	*hit = false;
-	return SSEMU_NONE;	/* (full: max_pairs keeps a free entry) */
-}
-
-struct ssemu_pair *ssemu_pair_find(struct ssemu_region *r, uint32_t nic,
-				   uint32_t dnic)
-{
-	bool hit;
-	uint64_t i = pair_probe(r, pair_key(nic, dnic), &hit);
-
-	return hit ? ssemu_r_pair_ent(r, i) : NULL;
-}
-
 /* Entry @i is free now: entries after it that probed past it move back. */
 static void pair_delete(struct ssemu_region *r, uint64_t i)
 {
-	uint64_t mask = pair_mask(r), j = i, home;
+	uint64_t mask = ssemu_pair_mask(r), j = i, home;
 	struct ssemu_pair *e;
 
 	for (;;) {
@@ -120,7 +67,7 @@ static void pair_delete(struct ssemu_region *r, uint64_t i)
 		e = ssemu_r_pair_ent(r, j);
 		if (!e->key)
 			break;
-		home = pair_home(r, e->key);
+		home = ssemu_pair_home(r, e->key);
 		/* it may move to i if i lies cyclically in [home, j) */
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			*ssemu_r_pair_ent(r, i) = *e;
@@ -134,7 +81,7 @@ static void pair_delete(struct ssemu_region *r, uint64_t i)
 static void pair_free(struct ssemu_region *r, uint64_t i)
 {
 	uint64_t key = ssemu_r_pair_ent(r, i)->key;
-	uint32_t nic = key_nic(key), dnic = (uint32_t)key;
+	uint32_t nic = ssemu_pair_key_nic(key), dnic = (uint32_t)key;
 
 	if (nic < r->config.max_nics && ssemu_r_pairn(r, nic)->from)
 		ssemu_r_pairn(r, nic)->from--;
@@ -148,7 +95,7 @@ static void pair_free(struct ssemu_region *r, uint64_t i)
 /* Free every entry that is a fresh pair's at @now.  @return how many. */
 static uint32_t pair_sweep(struct ssemu_region *r, ssemu_time_t now)
 {
-	uint64_t i, mask = pair_mask(r);
+	uint64_t i, mask = ssemu_pair_mask(r);
 	uint32_t freed = 0;
 
 	for (i = 0; i <= mask; i++) {
@@ -166,11 +113,11 @@ static uint32_t pair_sweep(struct ssemu_region *r, ssemu_time_t now)
 struct ssemu_pair *ssemu_pair_get(struct ssemu_region *r, uint32_t nic,
 				  uint32_t dnic, ssemu_time_t now)
 {
-	uint64_t key = pair_key(nic, dnic), i;
+	uint64_t key = ssemu_pair_key(nic, dnic), i;
 	struct ssemu_pair *e;
 	bool hit;
 
-	i = pair_probe(r, key, &hit);
+	i = ssemu_pair_probe(r, key, &hit);
 	if (hit)
 		return ssemu_r_pair_ent(r, i);
 	if (r->pairs_used >= r->max_pairs) {
@@ -186,7 +133,7 @@ struct ssemu_pair *ssemu_pair_get(struct ssemu_region *r, uint32_t nic,
 			return NULL;
 		}
 		r->pairs_swept = now;
-		i = pair_probe(r, key, &hit);
+		i = ssemu_pair_probe(r, key, &hit);
 	}
 	if (i == SSEMU_NONE)
 		return NULL;
@@ -216,13 +163,13 @@ void ssemu_pair_reset_nic(struct ssemu_region *r, uint32_t nic,
 			  ssemu_time_t now)
 {
 	struct ssemu_pair_count *pn = ssemu_r_pairn(r, nic);
-	uint64_t i, mask = pair_mask(r);
+	uint64_t i, mask = ssemu_pair_mask(r);
 
 	for (i = 0; i <= mask && (pn->from || pn->to); i++) {
 		struct ssemu_pair *e = ssemu_r_pair_ent(r, i);
 		uint64_t key = e->key;
 
-		if (!key || (key_nic(key) != nic && (uint32_t)key != nic))
+		if (!key || (ssemu_pair_key_nic(key) != nic && (uint32_t)key != nic))
 			continue;
 		if ((uint32_t)key == nic)
 			e->window = 0;
@@ -239,13 +186,13 @@ void ssemu_pair_nic_idle(struct ssemu_region *r, uint32_t nic,
 			 ssemu_time_t now)
 {
 	struct ssemu_pair_count *pn = ssemu_r_pairn(r, nic);
-	uint64_t i, mask = pair_mask(r);
+	uint64_t i, mask = ssemu_pair_mask(r);
 	uint32_t left = pn->from;
 
 	for (i = 0; i <= mask && left; i++) {
 		struct ssemu_pair *e = ssemu_r_pair_ent(r, i);
 
-		if (!e->key || key_nic(e->key) != nic)
+		if (!e->key || ssemu_pair_key_nic(e->key) != nic)
 			continue;
 		left--;
 		e->window = 0;
@@ -259,7 +206,7 @@ void ssemu_pair_nic_idle(struct ssemu_region *r, uint32_t nic,
 /* Every pair fresh: the table empty (the model's reset). */
 void ssemu_pair_clear(struct ssemu_region *r)
 {
-	uint64_t i, mask = pair_mask(r);
+	uint64_t i, mask = ssemu_pair_mask(r);
 
 	if (r->pairs_used)
 		for (i = 0; i <= mask; i++)

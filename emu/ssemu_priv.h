@@ -209,9 +209,7 @@ int ssemu_place_locked(struct ssemu_region *r,
 void ssemu_pair_cc_reset(const struct ssemu_config *c, struct ssemu_pair *pr);
 /* ... and all of a fresh pair's state (what a pair without an entry has). */
 void ssemu_pair_fresh(const struct ssemu_config *c, struct ssemu_pair *pr);
-/* The entry of pair @nic -> @dnic, or NULL: it has none (it is fresh). */
-struct ssemu_pair *ssemu_pair_find(struct ssemu_region *r, uint32_t nic,
-				   uint32_t dnic);
+/* (ssemu_pair_find, in ssemu_region.h: the entry of a pair, or NULL) */
 /* ... made (fresh) if need be; NULL: the table is full (logged). */
 struct ssemu_pair *ssemu_pair_get(struct ssemu_region *r, uint32_t nic,
 				  uint32_t dnic, ssemu_time_t now);

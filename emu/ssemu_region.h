@@ -724,6 +724,64 @@ static inline struct ssemu_pair *ssemu_r_pair_ent(struct ssemu_region *r,
 	return (struct ssemu_pair *)SSEMU_AT(r, r->pair_off) + i;
 }
 
+/* The pair table's lookups (ssemu_pair.c has the rest). */
+static inline uint64_t ssemu_pair_key(uint32_t nic, uint32_t dnic)
+{
+	return (uint64_t)(nic + 1) << 32 | dnic;
+}
+
+static inline uint32_t ssemu_pair_key_nic(uint64_t key)
+{
+	return (uint32_t)(key >> 32) - 1;
+}
+
+static inline uint64_t ssemu_pair_mask(const struct ssemu_region *r)
+{
+	return (1ULL << r->pair_bits) - 1;
+}
+
+/* The entry a pair's probe starts at. */
+static inline uint64_t ssemu_pair_home(const struct ssemu_region *r,
+				       uint64_t key)
+{
+	uint32_t sh = r->pair_shift, dnic = (uint32_t)key;
+	uint64_t h = ((uint64_t)dnic * 0x9e3779b97f4a7c15ULL) >> 32;
+
+	/* (within the stretch's first 16 entries: a NIC with a few pairs
+	 * touches one page of the table, not its whole stretch) */
+	return (((uint64_t)ssemu_pair_key_nic(key) << sh) +
+		(h & ((1ULL << SSEMU_MIN(sh, 4u)) - 1))) & ssemu_pair_mask(r);
+}
+
+/* The entry of @key, or of the free entry where its probe stops (*@hit
+ * false). */
+static inline uint64_t ssemu_pair_probe(struct ssemu_region *r, uint64_t key,
+					bool *hit)
+{
+	uint64_t mask = ssemu_pair_mask(r), i = ssemu_pair_home(r, key), n;
+
+	for (n = 0; n <= mask; n++, i = (i + 1) & mask) {
+		uint64_t k = ssemu_r_pair_ent(r, i)->key;
+
+		if (k == key || !k) {
+			*hit = k == key;
+			return i;
+		}
+	}
+	*hit = false;
+	return SSEMU_NONE;	/* (full: max_pairs keeps a free entry) */
+}
+
+/* The entry of pair @nic -> @dnic, or NULL: it has none (it is fresh). */
+static inline struct ssemu_pair *ssemu_pair_find(struct ssemu_region *r,
+						 uint32_t nic, uint32_t dnic)
+{
+	bool hit;
+	uint64_t i = ssemu_pair_probe(r, ssemu_pair_key(nic, dnic), &hit);
+
+	return hit ? ssemu_r_pair_ent(r, i) : NULL;
+}
+
 static inline struct ssemu_pair_count *ssemu_r_pairn(struct ssemu_region *r,
 						     uint32_t nic)
 {
