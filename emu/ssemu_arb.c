@@ -15,6 +15,15 @@
  * ahead of it), the usual case: the first input after rr, cyclically (rr
  * last), whose packet fits in the buffer downstream.
  */
+/* The packet at the head of VOQ (@in, @vcl) of the output (not empty). */
+static inline uint32_t voq_head(const struct ssemu_arb_view *v, uint32_t vcl,
+				uint32_t in)
+{
+	size_t row = v->row ? v->row[vcl] : vcl;
+
+	return v->voq[row * v->radix + in].head;
+}
+
 static inline bool pick_one_vcl(const struct ssemu_arb_view *v, uint32_t vcl,
 				uint32_t cr, uint32_t *in_out, uint32_t *pi_out)
 {
@@ -26,7 +35,7 @@ static inline bool pick_one_vcl(const struct ssemu_arb_view *v, uint32_t vcl,
 	for (pass = 0; pass < 2; pass++) {
 		for (m = pass ? any & ~later : later; m; m &= m - 1) {
 			in = (uint32_t)__builtin_ctzll(m);
-			head = v->voq[vcl * v->radix + in].head;
+			head = voq_head(v, vcl, in);
 			if (pkt_cells(v->pkt[head].bytes) > cr)
 				continue;
 			op->rr = in;
@@ -114,7 +123,7 @@ static inline bool pick_in_class(const struct ssemu_arb_view *v, uint32_t tc,
 				vcl = vcls[k];
 				if (!(op->vq[vcl].inmask & (1ULL << in)))
 					continue;
-				head = v->voq[vcl * v->radix + in].head;
+				head = voq_head(v, vcl, in);
 				if (pkt_cells(v->pkt[head].bytes) > cr[k])
 					continue;
 				op->rr = in;

@@ -17,17 +17,6 @@
 
 #include "ssemu_priv.h"
 
-/* A NIC pair's congestion state as a fresh pair has it: a full window,
- * no pause or pacing, and the first mark cuts the window at once. */
-void ssemu_pair_cc_reset(const struct ssemu_config *c, struct ssemu_pair *pr)
-{
-	pr->cwnd = c->nic_window << 8;
-	pr->pause = 0;
-	pr->gap = 0;
-	pr->slow = 0;
-	pr->cc_acked = UINT32_MAX / 2;
-}
-
 /* Close pid @pid of NIC @nic if it is open: its endpoint slot goes back to
  * the pool (its messages in flight stay the NIC's until done). */
 void ssemu_ep_close_locked(struct ssemu_region *r, uint32_t nic, uint32_t pid)
@@ -61,6 +50,8 @@ static void nic_detach_locked(struct ssemu_region *r, uint32_t slot)
 	ssemu_job_nic_gone_locked(r, n->jobslot);
 	n->jobslot = SSEMU_NONE;
 	n->state = SSEMU_NIC_FREE;
+	if (slot < r->nic_hint)
+		r->nic_hint = slot;
 	n->owner_pid = 0;
 	r->nnics--;
 }
@@ -181,6 +172,17 @@ void ssemu_repair_locked(struct ssemu_region *r)
 	ssemu_gen_recount(r);
 }
 
+/* The first free NIC slot from @from on, or max_nics. */
+static uint32_t nic_slot_free(struct ssemu_region *r, uint32_t from)
+{
+	uint32_t i;
+
+	for (i = from; i < r->config.max_nics; i++)
+		if (ssemu_r_nic(r, i)->state == SSEMU_NIC_FREE)
+			break;
+	return i;
+}
+
 /* A NIC slot and a port for @arg (struct nic_claim), or -ENOSPC,
  * -EADDRINUSE (worth another try once the dead are reaped) or another
  * error, explained in its why. */
@@ -192,9 +194,10 @@ static int nic_claim_locked(struct ssemu_region *r, void *arg)
 	uint64_t p;
 
 	c->slot = c->jobslot = SSEMU_NONE;
-	for (i = 0; i < r->config.max_nics; i++)
-		if (ssemu_r_nic(r, i)->state == SSEMU_NIC_FREE)
-			break;
+	i = nic_slot_free(r, r->nic_hint < r->config.max_nics ? r->nic_hint :
+								0);
+	if (i == r->config.max_nics)
+		i = nic_slot_free(r, 0);	/* (a hint gone wrong) */
 	if (i == r->config.max_nics) {
 		snprintf(c->why, sizeof(c->why), "all %u NIC slots of the "
 			 "fabric are in use by live processes (the fabric "
@@ -262,7 +265,7 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	struct nic_claim c = { 0 };
 	struct ssemu_nic_sh *n;
 	struct ssemu_nic *nic;
-	uint32_t slot, port, i, jobslot;
+	uint32_t slot, port, jobslot;
 	int ret;
 
 	if (!nicp)
@@ -298,11 +301,7 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	n = ssemu_r_nic(r, slot);
 	ssemu_model_nic_reset(r, slot);
 	/* no stale window entries toward the new NIC either */
-	for (i = 0; i < r->config.max_nics; i++) {
-		ssemu_r_pair(r, i, slot)->window = 0;
-		ssemu_pair_cc_reset(&r->config, ssemu_r_pair(r, i, slot));
-		ssemu_pair_cc_reset(&r->config, ssemu_r_pair(r, slot, i));
-	}
+	ssemu_pair_reset_nic(r, slot, ssemu_r_engine(r)->now);
 	n->owner_pid = getpid();
 	n->port = port;
 	n->job = o->job;
@@ -313,6 +312,8 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	n->gen++;
 	ssemu_tel_nic_attach(r, slot);
 	n->state = SSEMU_NIC_ATTACHED;
+	if (slot == r->nic_hint)
+		r->nic_hint = slot + 1;
 	ssemu_r_portmap(r)[port] = slot;
 	r->nnics++;
 	ssemu_region_unlock(r);
@@ -363,11 +364,12 @@ static bool ep_slot_quiet(struct ssemu_region *r, uint32_t epi)
  * in use, or else one the NIC had before (its messages still in flight are
  * the NIC's own, and they keep their slots until they are done).
  */
-static uint32_t ep_slot_find(struct ssemu_region *r, uint32_t nic)
+static uint32_t ep_slot_scan(struct ssemu_region *r, uint32_t nic,
+			     uint32_t from)
 {
 	uint32_t i, own = SSEMU_NONE;
 
-	for (i = 0; i < r->neps; i++) {
+	for (i = from; i < r->neps; i++) {
 		struct ssemu_ep_sh *sh = ssemu_r_ep(r, i);
 
 		if (sh->open)
@@ -378,6 +380,16 @@ static uint32_t ep_slot_find(struct ssemu_region *r, uint32_t nic)
 			own = i;
 	}
 	return own;
+}
+
+static uint32_t ep_slot_find(struct ssemu_region *r, uint32_t nic)
+{
+	/* every slot before the hint is open (a hint gone wrong only costs
+	 * a second look) */
+	uint32_t from = r->ep_hint < r->neps ? r->ep_hint : 0;
+	uint32_t i = ep_slot_scan(r, nic, from);
+
+	return i == SSEMU_NONE && from ? ep_slot_scan(r, nic, 0) : i;
 }
 
 /* What ssemu_ep_open claims: a pid of its NIC and an endpoint slot. */
@@ -467,6 +479,8 @@ static int ep_open(struct ssemu_nic *nic, uint32_t id, uint32_t vni,
 	 * Published last: eps_ready looks at it without the lock. */
 	ssemu_store_relaxed(&ssemu_r_nic_eps(r, nic->slot)[e], epi);
 	ssemu_store_release(&sh->open, 1);
+	if (epi == r->ep_hint)
+		r->ep_hint = epi + 1;
 	ssemu_region_unlock(r);
 	ep->nic = nic;
 	ep->index = epi;

@@ -315,8 +315,12 @@ int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 	CHECK(cfg->clock == SSEMU_CLOCK_VIRTUAL ||
 		      (cfg->dilation >= 1e-3 && cfg->dilation <= 1e9),
 	      "dilation %g out of range [0.001, 1e9]", cfg->dilation);
-	CHECK(cfg->max_nics >= 1 && cfg->max_nics <= 4096,
-	      "max_nics %u out of range [1, 4096]", cfg->max_nics);
+	CHECK(cfg->max_nics >= 1 && cfg->max_nics <= SSEMU_MAX_NICS,
+	      "max_nics %u out of range [1, %u]", cfg->max_nics,
+	      SSEMU_MAX_NICS);
+	CHECK(cfg->max_pairs <= SSEMU_MAX_PAIRS,
+	      "max_pairs %u out of range [0, %u]", cfg->max_pairs,
+	      SSEMU_MAX_PAIRS);
 	CHECK(cfg->max_switches >= 1 && cfg->max_switches <= 65536,
 	      "max_switches %u out of range [1, 65536]", cfg->max_switches);
 	CHECK(cfg->eps_per_nic >= 1 && cfg->eps_per_nic <= 256,
@@ -414,6 +418,7 @@ static const struct cfg_field {
 	FLD("resources.buf_size", buf_size),
 	FLD("resources.max_pkts", max_pkts),
 	FLD("resources.max_events", max_events),
+	FLD("resources.max_pairs", max_pairs),
 	FLD("telemetry.interval (ps)", tel_interval),
 	FLD("telemetry.samples", tel_samples),
 };

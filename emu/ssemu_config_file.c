@@ -56,7 +56,7 @@ static const struct key lat_keys[] = {
 };
 
 static const struct key res_keys[] = {
-	{ "max_nics", K_U32, F(max_nics), 1, 4096 },
+	{ "max_nics", K_U32, F(max_nics), 1, SSEMU_MAX_NICS },
 	{ "max_switches", K_U32, F(max_switches), 1, 65536 },
 	{ "eps_per_nic", K_U32, F(eps_per_nic), 1, 256 },
 	{ "max_eps", K_U32, F(max_eps), 0, SSEMU_MAX_EPS },
@@ -65,6 +65,7 @@ static const struct key res_keys[] = {
 	{ "buf_size", K_U32, F(buf_size), SSEMU_INLINE_MAX, 1u << 24 },
 	{ "max_pkts", K_U32, F(max_pkts), 16, 1u << 30 },
 	{ "max_events", K_U32, F(max_events), 64, SSEMU_ENGINE_MAX_CAP },
+	{ "max_pairs", K_U32, F(max_pairs), 0, SSEMU_MAX_PAIRS },
 };
 
 static const struct key tel_keys[] = {

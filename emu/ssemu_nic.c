@@ -51,17 +51,18 @@ static uint32_t route_nb_load(void *arg, uint32_t port, uint64_t target,
 	return sw_nb_load(x->r, x->s, port, target, copy, x->tc);
 }
 
-/* The path of a packet of @m about to be injected by @nic toward @dnic
- * (the routing policy's choice), @inflight: the pair's packets in flight.
- * An ordered flow keeps its path while anything is in flight. */
+/* The path of a packet of @m about to be injected by @nic on pair @pr
+ * (the routing policy's choice).  An ordered flow keeps its path while
+ * anything is in flight. */
 static void nic_route(struct ssemu_region *r, uint32_t nic,
 		      const struct ssemu_msg *m, struct ssemu_pkt *pkt,
-		      uint32_t dnic, uint32_t inflight)
+		      struct ssemu_pair *pr)
 {
 	const struct ssemu_route_ops *ro = model_route(r);
 	const struct ssemu_topo *t = &r->topo;
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
-	uint16_t *path = &ssemu_r_pair(r, nic, dnic)->path;
+	uint16_t *path = &pr->path;
+	uint32_t inflight = pr->window;
 	bool ordered = (m->flags & SSEMU_SEND_ORDERED) ||
 		       r->config.tclass[m->tclass].ordered;
 	struct ssemu_route_view v;
@@ -93,23 +94,36 @@ static void nic_route(struct ssemu_region *r, uint32_t nic,
 	ro->choose(&v, pkt, path);
 }
 
-/* What congestion control sees of the pair @nic -> @dnic. */
+/* What congestion control sees of pair @pr. */
 static inline struct ssemu_cc_pair_view pair_view(struct ssemu_region *r,
-						  uint32_t nic, uint32_t dnic)
+						  struct ssemu_pair *pr)
 {
 	return (struct ssemu_cc_pair_view){
-		.pair = ssemu_r_pair(r, nic, dnic), .now = now_of(r),
+		.pair = pr, .now = now_of(r),
 		.nic_window = r->config.nic_window,
 	};
 }
 
-/* Packets the pair may have in flight now (congestion control's say). */
+/* Packets pair @pr (NULL: one without an entry, fresh) may have in
+ * flight now (congestion control's say). */
+static inline uint32_t cc_window_of(struct ssemu_region *r,
+				    struct ssemu_pair *pr)
+{
+	struct ssemu_pair tmp;
+	struct ssemu_cc_pair_view v;
+
+	if (!pr) {
+		ssemu_pair_fresh(&r->config, &tmp);
+		pr = &tmp;
+	}
+	v = pair_view(r, pr);
+	return model_cc(r)->window(&v);
+}
+
 static inline uint32_t cc_window(struct ssemu_region *r, uint32_t nic,
 				 uint32_t dnic)
 {
-	struct ssemu_cc_pair_view v = pair_view(r, nic, dnic);
-
-	return model_cc(r)->window(&v);
+	return cc_window_of(r, ssemu_pair_find(r, nic, dnic));
 }
 
 /* @nic put a paced packet for @dnic on the wire: congestion control may
@@ -120,9 +134,10 @@ static void cc_sent(struct ssemu_region *r, uint32_t nic, uint32_t dnic)
 	struct ssemu_cc_pair_view v;
 	ssemu_time_t until;
 
-	if (!cc->on_send)
+	/* (a pair without an entry is not paced) */
+	if (!cc->on_send || !(v.pair = ssemu_pair_find(r, nic, dnic)))
 		return;
-	v = pair_view(r, nic, dnic);
+	v = pair_view(r, v.pair);
 	if (cc->on_send(&v, &until))
 		schedule(r, until, SSEMU_MEV_NIC_KICK, nic, 0, 0);
 }
@@ -139,11 +154,14 @@ void nic_fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 	if (nic >= r->config.max_nics || dnic >= r->config.max_nics ||
 	    ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED || !cc->on_frame)
 		return;
-	v = pair_view(r, nic, dnic);
+	v = pair_view(r, ssemu_pair_get(r, nic, dnic, now_of(r)));
+	if (!v.pair)
+		return;
 	if (cc->on_frame(&v, arg) && tc < r->config.ntclass) {
 		ssemu_tel_throttle(r, tc);
 		ssemu_gen_throttle(r, nic);
 	}
+	ssemu_pair_put(r, v.pair, now_of(r));
 }
 
 /* The last packet of message @mi arrived: to its endpoint, or (an RMA
@@ -349,10 +367,9 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 				break;
 		if (i < nblocked)
 			continue;	/* an earlier message to it waits */
-		allowed = SSEMU_MIN(r->config.nic_window,
-				    cc_window(r, nic, dnic));
-		pr = ssemu_r_pair(r, nic, dnic);
-		if (pr->window >= allowed) {
+		pr = ssemu_pair_find(r, nic, dnic);
+		allowed = SSEMU_MIN(r->config.nic_window, cc_window_of(r, pr));
+		if (pr && pr->window >= allowed) {
 			n->stats.window_stalls++;
 			goto blocked;
 		}
@@ -363,15 +380,31 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			n->stats.credit_stalls++;
 			goto blocked;
 		}
+		if (!pr)
+			pr = ssemu_pair_get(r, nic, dnic, now_of(r));
+		if (!pr) {
+			/* no room for the pair's state (logged): the send
+			 * fails as an unreachable one does */
+			injq_unlink(r, n, prev, mi, next);
+			m->npkts = m->sent;
+			if (m->acked == m->sent)
+				fail_queued(r, mi, -ENOSPC);
+			else
+				m->status = -ENOSPC;
+			mi = prev;
+			continue;
+		}
 		pi = nic_pkt_alloc(r, n);
-		if (pi == SSEMU_NONE)
+		if (pi == SSEMU_NONE) {
+			ssemu_pair_put(r, pr, now_of(r));
 			return SSEMU_NONE;
+		}
 		pkt = pkt_init(r, pi, SSEMU_PKT_DATA, mi, n->port, dport,
 			       chunk);
 		pkt->win = dnic;
 		pkt->src_nic = nic;
 		pkt->src_gen = n->gen;
-		nic_route(r, nic, m, pkt, dnic, pr->window);
+		nic_route(r, nic, m, pkt, pr);
 		/* the window is full now: ask for an acknowledgement at once
 		 * rather than at the next coalescing point */
 		pkt->ack_req = ++pr->window >= allowed;
@@ -602,10 +635,11 @@ void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 	n->stats.ack_pkts++;
 	if (pkt->src_gen == n->gen) {
 		n->stats.acks += pkt->count;
-		if (pkt->win < r->config.max_nics) {
-			struct ssemu_cc_pair_view v = pair_view(r, nic,
-								pkt->win);
-			struct ssemu_pair *pr = v.pair;
+		struct ssemu_pair *pr = pkt->win < r->config.max_nics ?
+			ssemu_pair_get(r, nic, pkt->win, now_of(r)) : NULL;
+
+		if (pr) {
+			struct ssemu_cc_pair_view v = pair_view(r, pr);
 			uint32_t cw = pr->cwnd;
 
 			pr->window -= SSEMU_MIN(pr->window, pkt->count);
@@ -614,6 +648,7 @@ void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 				ssemu_tel_throttle(r, tc);
 				ssemu_gen_throttle(r, nic);
 			}
+			ssemu_pair_put(r, pr, now_of(r));
 		}
 		if (m->gen == pkt->msg_gen && m->acked < m->npkts) {
 			if (ssemu_auth_reply_refused(r, nic, m, pkt))
@@ -723,7 +758,7 @@ void nic_rto_fire(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 	struct ssemu_nic_sh *n;
 	struct ssemu_msg *m;
 	uint32_t dnic, lost;
-	uint16_t *win;
+	struct ssemu_pair *pr;
 
 	if (nic >= r->config.max_nics || mi >= r->nmsgs)
 		return;
@@ -738,9 +773,13 @@ void nic_rto_fire(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 	}
 	dnic = ssemu_port_nic(r, SSEMU_ADDR_PORT(m->dst));
 	if (m->sent > m->arrived && dnic < r->config.max_nics) {
-		win = &ssemu_r_pair(r, nic, dnic)->window;
+		pr = ssemu_pair_find(r, nic, dnic);
 		lost = m->sent - m->arrived;
-		*win -= (uint16_t)SSEMU_MIN((uint32_t)*win, lost);
+		if (pr) {
+			pr->window -= (uint16_t)SSEMU_MIN((uint32_t)pr->window,
+							  lost);
+			ssemu_pair_put(r, pr, now_of(r));
+		}
 		if (m->sent == m->npkts) {
 			/* it had left the injection queue: back at its end */
 			if (!injq_push(r, n, nic, mi))

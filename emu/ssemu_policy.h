@@ -26,8 +26,10 @@ struct ssemu_arb_view {
 	 * (read), its round-robin pointers and token buckets (the
 	 * arbiter's own: read and written) */
 	struct ssemu_swport *op;
-	/* its VOQs, [vclass][input] (radix inputs per vclass) */
+	/* its VOQs: vclass vcl's are voq[row[vcl] * radix + input] (row
+	 * NULL: row[vcl] is vcl), read where the vclass's inmask is set */
 	const struct ssemu_voq *voq;
+	const uint32_t *row;
 	uint32_t radix;
 	/* the packet pool (a VOQ's head is an index into it) */
 	const struct ssemu_pkt *pkt;

@@ -131,11 +131,13 @@ enum ssemu_sec {
 	SSEMU_SEC_SWMAP,
 	SSEMU_SEC_PORTMAP,
 	SSEMU_SEC_PAIR,
+	SSEMU_SEC_PAIRN,
 	SSEMU_SEC_WORK,
 	SSEMU_SEC_OVF,
 	SSEMU_SEC_RESV,
 	SSEMU_SEC_NIC_EPS,
 	SSEMU_SEC_SWITCHES,
+	SSEMU_SEC_VOQROW,
 	SSEMU_SEC_VOQS,
 	SSEMU_SEC_MRS,
 	SSEMU_SEC_TEL,
@@ -157,6 +159,8 @@ struct ssemu_layout {
 	uint64_t total;		/* bytes, page aligned */
 	uint64_t ring_bytes;	/* an endpoint's two rings */
 	uint32_t voq_per_switch;
+	uint32_t voq_rows;
+	uint32_t pair_bits;	/* the pair table: 1 << pair_bits entries */
 };
 
 void ssemu_layout_compute(const struct ssemu_config *c,
@@ -207,8 +211,33 @@ int ssemu_place_locked(struct ssemu_region *r,
 		       uint32_t *slotp, char *why, size_t whylen);
 
 /* ssemu_attach.c: NICs, endpoints and the reaper, under the lock. */
+/* The NIC pair table (ssemu_pair.c). */
 /* A NIC pair's congestion state as a fresh pair has it. */
 void ssemu_pair_cc_reset(const struct ssemu_config *c, struct ssemu_pair *pr);
+/* ... and all of a fresh pair's state (what a pair without an entry has). */
+void ssemu_pair_fresh(const struct ssemu_config *c, struct ssemu_pair *pr);
+/* (ssemu_pair_find, in ssemu_region.h: the entry of a pair, or NULL) */
+/* ... made (fresh) if need be; NULL: the table is full (logged). */
+struct ssemu_pair *ssemu_pair_get(struct ssemu_region *r, uint32_t nic,
+				  uint32_t dnic, ssemu_time_t now);
+/* Done with @pr (NULL: nothing) for now: its entry goes if its state is a
+ * fresh pair's at @now.  Pointers to entries are good until the next put
+ * or get. */
+void ssemu_pair_put(struct ssemu_region *r, struct ssemu_pair *pr,
+		    ssemu_time_t now);
+/* A NIC attaches at slot @nic (see ssemu_pair.c). */
+void ssemu_pair_reset_nic(struct ssemu_region *r, uint32_t nic,
+			  ssemu_time_t now);
+/* NIC @nic was reset: none of its packets are in flight. */
+void ssemu_pair_nic_idle(struct ssemu_region *r, uint32_t nic,
+			 ssemu_time_t now);
+/* Every pair fresh (the model's reset). */
+void ssemu_pair_clear(struct ssemu_region *r);
+/* Pairs with state at once (max_pairs, or its default), the table's size
+ * (log2) and a NIC's stretch of it (log2). */
+uint32_t ssemu_config_pairs(const struct ssemu_config *c);
+uint32_t ssemu_pair_bits(const struct ssemu_config *c);
+uint32_t ssemu_pair_shift(const struct ssemu_config *c, uint32_t bits);
 /* Close pid @pid of NIC @nic if it is open. */
 void ssemu_ep_close_locked(struct ssemu_region *r, uint32_t nic, uint32_t pid);
 /* Detach what dead processes held; @return how many NICs and slots. */

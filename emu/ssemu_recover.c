@@ -97,6 +97,8 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	ep->rx_head = ep->rx_tail = ep->tx_head = ep->tx_tail = SSEMU_NONE;
 	/* (read without the lock by waiters, see eps_ready) */
 	ssemu_store_release(&ep->open, 0);
+	if (epi < r->ep_hint)
+		r->ep_hint = epi;
 	ep->gen++;
 	model_checked(r);
 }
@@ -111,9 +113,9 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	struct ssemu_cr cr = cr_of_nic(n);
 	struct ssemu_pkt *pkt;
-	uint32_t pi, src, tc, mi, count, k;
+	uint32_t pi, src, tc, mi, count;
 	struct ssemu_msg *m;
-	uint16_t *win;
+	struct ssemu_pair *pr;
 
 	/*
 	 * Packets that arrived here and wait for a coalesced acknowledgement
@@ -131,8 +133,11 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 		m->rx_acked = m->arrived;
 		n->rx_unacked -= SSEMU_MIN(n->rx_unacked, count);
 		src = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
-		win = &ssemu_r_pair(r, src, nic)->window;
-		*win -= SSEMU_MIN(*win, count);
+		pr = ssemu_pair_find(r, src, nic);
+		if (pr) {
+			pr->window -= SSEMU_MIN(pr->window, count);
+			ssemu_pair_put(r, pr, now_of(r));
+		}
 		m->acked += count;
 		if (m->acked >= m->npkts)
 			complete_tx(r, mi);
@@ -194,8 +199,7 @@ void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic)
 					 buf_cells(&r->config) : 0;
 	cr_clear(&cr);
 	n->kick_at = 0;
-	for (k = 0; k < r->config.max_nics; k++)
-		ssemu_r_pair(r, nic, k)->window = 0;
+	ssemu_pair_nic_idle(r, nic, now_of(r));
 	memset(&n->stats, 0, sizeof(n->stats));
 	model_checked(r);
 }
@@ -342,6 +346,8 @@ int ssemu_model_recover(struct ssemu_region *r)
 	memset(ssemu_r_swmap(r), 0xff,
 	       (size_t)r->topo.nswitches * sizeof(uint32_t));
 	r->sw_used = 0;
+	r->voq_free = SSEMU_NONE;
+	r->voq_hwm = 0;
 	for (nic = 0; nic < c->max_nics; nic++) {
 		n = ssemu_r_nic(r, nic);
 		n->inj_head = n->inj_tail = SSEMU_NONE;
@@ -356,19 +362,8 @@ int ssemu_model_recover(struct ssemu_region *r)
 		cr = cr_of_nic(n);
 		cr_clear(&cr);
 		n->kick_at = 0;
-		for (k = 0; k < c->max_nics; k++) {
-			struct ssemu_pair *pr = ssemu_r_pair(r, nic, k);
-
-			pr->window = 0;
-			pr->cwnd = c->nic_window << 8;
-			pr->pause = 0;
-			pr->gap = 0;
-			pr->slow = 0;
-			pr->egq = 0;
-			pr->cc_acked = UINT32_MAX / 2;
-			pr->path = 0;
-		}
 	}
+	ssemu_pair_clear(r);
 	for (epi = 0; epi < r->neps; epi++) {
 		ep = ssemu_r_ep(r, epi);
 		ep->rx_head = ep->rx_tail = SSEMU_NONE;

@@ -13,11 +13,14 @@
  * atomics: an endpoint's tx ring (producer: the endpoint's owner; consumer:
  * the engine) and its event ring (producer: the engine; consumer: the owner).
  *
- * Layout (offsets in struct ssemu_region):
+ * Layout (offsets in struct ssemu_region; ssemu_store.c's section table
+ * has them all, in order):
  *   header | engine | nics[max_nics] | eps[neps] |
  *   msgs[... * msgs_per_ep] | bufs | rings | pkts[max_pkts] |
- *   swmap[nswitches] | portmap[nendpoints] | switches[max_switches] |
+ *   swmap[nswitches] | portmap[nendpoints] | pair table[1 << pair_bits] |
+ *   switches[max_switches] | VOQ rows of each switch | VOQ pool |
  *   mrs[max_nics * SSEMU_MRS_PER_NIC] | nic_eps[max_nics * eps_per_nic]
+ * Nothing in it grows with max_nics squared or a switch's radix squared.
  *
  * Endpoint slots (neps: resources.max_eps, or max_nics * eps_per_nic) are
  * a pool the NICs share: a NIC's pid names one through its nic_eps entry.
@@ -44,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 14
+#define SSEMU_LAYOUT_VERSION 15
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -52,7 +55,9 @@
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
 #define SSEMU_MAX_JOBS 64	/* jobs with placement reservations at once */
 #define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
-#define SSEMU_MAX_EPS 65536	/* endpoint slots of a fabric (max_eps) */
+#define SSEMU_MAX_NICS (1u << 20)	/* NIC slots of a fabric (max_nics) */
+#define SSEMU_MAX_EPS (1u << 20)	/* endpoint slots of a fabric (max_eps) */
+#define SSEMU_MAX_PAIRS (1u << 30)	/* NIC pairs with state (max_pairs) */
 #define SSEMU_SWLAT_BINS 4096	/* switch latency histogram, 1 ns bins */
 /* A receiving NIC acknowledges every SSEMU_ACK_EVERY packets of a message,
  * its last packet, a packet that filled its source's window and a packet
@@ -223,11 +228,13 @@ struct ssemu_nic_sh {
 } SSEMU_CACHELINE_ALIGNED;	/* a NIC's fields on its own lines */
 
 /*
- * What a NIC keeps toward each other NIC, [nic][dnic], side by side: an
- * injection and an acknowledgement each touch several of these fields, in
- * one cache line (in separate arrays, one line each).
+ * What a NIC keeps toward another NIC, in the pair table (ssemu_pair.c):
+ * only pairs with packets in flight or queued, or whose congestion state
+ * is not a fresh pair's, have an entry.  An injection and an
+ * acknowledgement each touch several of these fields, side by side.
  */
 struct ssemu_pair {
+	uint64_t key;		/* (nic + 1) << 32 | dnic; 0: a free entry */
 	uint64_t pause;		/* next injection not before (FGFC) */
 	uint64_t slow;		/* FGFC pacing ends (ps) */
 	uint32_t cwnd;		/* congestion window, 1/256 packets */
@@ -237,7 +244,13 @@ struct ssemu_pair {
 	uint16_t egq;		/* data packets queued at the destination's
 				 * edge output */
 	uint16_t path;		/* ordered flows: the current via */
-	uint16_t pad;
+	uint16_t pad[3];
+};
+
+/* Pairs a NIC is the source (from) or the destination (to) of in the
+ * table: a NIC that has none is reset without a look at the table. */
+struct ssemu_pair_count {
+	uint32_t from, to;
 };
 
 enum ssemu_pkt_type {
@@ -278,8 +291,11 @@ struct ssemu_pkt {
 	uint16_t vni;		/* its message's */
 };
 
-/* Valid while the input's bit in its output's vq[vclass].inmask is set (an
- * empty VOQ's head and tail are left as they are, never read). */
+/* Valid while the input's bit in its output's vq[vcl].inmask is set (an
+ * empty VOQ's head and tail are left as they are, never read).  The VOQs
+ * of one output and vclass, one per input, are a row of the VOQ pool,
+ * taken while any of them holds a packet (a free row's first head links
+ * the free rows). */
 struct ssemu_voq {
 	uint32_t head, tail;
 };
@@ -353,7 +369,7 @@ struct ssemu_switch_sh {
 	/* each port on its own cache lines (none shares its first line with
 	 * the previous port's last fields) */
 	struct ssemu_swport port[SSEMU_RADIX] SSEMU_CACHELINE_ALIGNED;
-	uint64_t voq_off;	/* region offset: voq[out][vclass][in] */
+	uint64_t voq_off;	/* region offset: VOQ row of [out][vclass] */
 	struct ssemu_vni_count vni[SSEMU_SW_VNIS];	/* sent, per VNI */
 };
 
@@ -433,12 +449,19 @@ struct ssemu_region {
 	/* modelled jobs' ranks: NIC, endpoint slot and generator [0, gen_neps)
 	 * each (ssemu_gen.c) */
 	uint32_t gen_neps;
-	uint32_t voq_per_switch;	/* radix * radix * ntclass * NVC */
+	uint32_t voq_per_switch;	/* VOQ rows: radix * ntclass * NVC */
+	uint32_t voq_rows;	/* rows in the VOQ pool (radix VOQs each) */
+	uint32_t pair_bits;	/* the pair table has 1 << pair_bits entries */
+	uint32_t pair_shift;	/* ... a NIC's stretch 1 << pair_shift */
+	uint32_t max_pairs;	/* ... of which at most this many in use */
 	/* sections */
 	uint64_t engine_off, nics_off, eps_off, msgs_off, bufs_off, rings_off,
 		 mstate_off,	/* each message slot's state word (atomic) */
-		 pkts_off, swmap_off, portmap_off, switches_off, voqs_off,
-		 pair_off,	/* per NIC pair state (struct ssemu_pair) */
+		 pkts_off, swmap_off, portmap_off, switches_off,
+		 voqrow_off,	/* each switch's VOQ rows, [out][vclass] */
+		 voqs_off,	/* the VOQ pool: voq_rows rows of radix */
+		 pair_off,	/* NIC pair table (struct ssemu_pair) */
+		 pairn_off,	/* pairs of each NIC (struct ssemu_pair_count) */
 		 work_off,	/* bitmap: endpoints with posted messages */
 		 ovf_off,	/* bitmap: endpoints with overflowed events */
 		 mrs_off,	/* memory region tables, one per NIC */
@@ -466,6 +489,14 @@ struct ssemu_region {
 	uint32_t pkts_used;
 	uint32_t sw_used;
 	uint32_t pkt_waiters;	/* NICs with wait_pkt set */
+	/* the first NIC slot and endpoint slot that may be free (every one
+	 * before it is in use): attach and open look from there */
+	uint32_t nic_hint, ep_hint;
+	uint32_t voq_free;	/* free VOQ rows, linked; NONE: none */
+	uint32_t voq_hwm;	/* rows from here on never used */
+	uint32_t pairs_used;	/* pair table entries in use */
+	uint32_t pairs_full;	/* times a pair found the table full */
+	ssemu_time_t pairs_swept;	/* model time of the last sweep */
 	uint64_t msg_seq;	/* messages taken from tx rings so far */
 	uint64_t recoveries;	/* engine runners that died mid-step */
 	uint64_t last_reap_ns;	/* wall clock of the last liveness check */
@@ -555,7 +586,8 @@ SSEMU_LAYOUT_IS(ssemu_nic_stats, 96, 8);
 SSEMU_LAYOUT_IS(ssemu_ep_sh, 384, 64);
 SSEMU_LAYOUT_IS(ssemu_msg, 448, 64);
 SSEMU_LAYOUT_IS(ssemu_mr_sh, 48, 8);
-SSEMU_LAYOUT_IS(ssemu_pair, 40, 8);
+SSEMU_LAYOUT_IS(ssemu_pair, 48, 8);
+SSEMU_LAYOUT_IS(ssemu_pair_count, 8, 4);
 /* packets and switches */
 SSEMU_LAYOUT_IS(ssemu_pkt, 96, 8);
 SSEMU_LAYOUT_IS(ssemu_voq, 8, 4);
@@ -696,24 +728,103 @@ static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
 	return (struct ssemu_switch_sh *)SSEMU_AT(r, r->switches_off) + i;
 }
 
-/* What @nic keeps toward NIC @dnic. */
-static inline struct ssemu_pair *ssemu_r_pair(struct ssemu_region *r,
-					      uint32_t nic, uint32_t dnic)
+/* Entry @i of the pair table (ssemu_pair.c finds a pair's). */
+static inline struct ssemu_pair *ssemu_r_pair_ent(struct ssemu_region *r,
+						  uint64_t i)
 {
-	return (struct ssemu_pair *)SSEMU_AT(r, r->pair_off) +
-	       (size_t)nic * r->config.max_nics + dnic;
+	return (struct ssemu_pair *)SSEMU_AT(r, r->pair_off) + i;
 }
 
+/* The pair table's lookups (ssemu_pair.c has the rest). */
+static inline uint64_t ssemu_pair_key(uint32_t nic, uint32_t dnic)
+{
+	return (uint64_t)(nic + 1) << 32 | dnic;
+}
+
+static inline uint32_t ssemu_pair_key_nic(uint64_t key)
+{
+	return (uint32_t)(key >> 32) - 1;
+}
+
+static inline uint64_t ssemu_pair_mask(const struct ssemu_region *r)
+{
+	return (1ULL << r->pair_bits) - 1;
+}
+
+/* The entry a pair's probe starts at. */
+static inline uint64_t ssemu_pair_home(const struct ssemu_region *r,
+				       uint64_t key)
+{
+	uint32_t sh = r->pair_shift, dnic = (uint32_t)key;
+	uint64_t h = ((uint64_t)dnic * 0x9e3779b97f4a7c15ULL) >> 32;
+
+	/* (within the stretch's first 16 entries: a NIC with a few pairs
+	 * touches one page of the table, not its whole stretch) */
+	return (((uint64_t)ssemu_pair_key_nic(key) << sh) +
+		(h & ((1ULL << SSEMU_MIN(sh, 4u)) - 1))) & ssemu_pair_mask(r);
+}
+
+/* The entry of @key, or of the free entry where its probe stops (*@hit
+ * false). */
+static inline uint64_t ssemu_pair_probe(struct ssemu_region *r, uint64_t key,
+					bool *hit)
+{
+	uint64_t mask = ssemu_pair_mask(r), i = ssemu_pair_home(r, key), n;
+
+	for (n = 0; n <= mask; n++, i = (i + 1) & mask) {
+		uint64_t k = ssemu_r_pair_ent(r, i)->key;
+
+		if (k == key || !k) {
+			*hit = k == key;
+			return i;
+		}
+	}
+	*hit = false;
+	return SSEMU_NONE;	/* (full: max_pairs keeps a free entry) */
+}
+
+/* The entry of pair @nic -> @dnic, or NULL: it has none (it is fresh). */
+static inline struct ssemu_pair *ssemu_pair_find(struct ssemu_region *r,
+						 uint32_t nic, uint32_t dnic)
+{
+	bool hit;
+	uint64_t i = ssemu_pair_probe(r, ssemu_pair_key(nic, dnic), &hit);
+
+	return hit ? ssemu_r_pair_ent(r, i) : NULL;
+}
+
+static inline struct ssemu_pair_count *ssemu_r_pairn(struct ssemu_region *r,
+						     uint32_t nic)
+{
+	return (struct ssemu_pair_count *)SSEMU_AT(r, r->pairn_off) + nic;
+}
+
+/* The VOQ row index of (@out, @vcl) at switch @s: valid while
+ * port[out].vq[vcl].queued is not 0. */
+static inline uint32_t *ssemu_r_voq_row(struct ssemu_region *r,
+					struct ssemu_switch_sh *s,
+					uint32_t out, uint32_t vcl)
+{
+	return (uint32_t *)SSEMU_AT(r, s->voq_off) +
+	       (size_t)out * r->config.ntclass * SSEMU_NVC + vcl;
+}
+
+/* VOQ @in of row @row of the pool (taken modulo the pool's size: the
+ * model checks a row it reads before it uses it). */
+static inline struct ssemu_voq *ssemu_r_voq_at(struct ssemu_region *r,
+					       uint32_t row, uint32_t in)
+{
+	return (struct ssemu_voq *)SSEMU_AT(r, r->voqs_off) +
+	       (size_t)(row % r->voq_rows) * r->topo.radix + in;
+}
+
+/* The VOQ (@in, @out, @vcl) of switch @s, while its row is taken. */
 static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
 					    struct ssemu_switch_sh *s,
 					    uint32_t in, uint32_t out,
 					    uint32_t vcl)
 {
-	uint32_t R = r->topo.radix, T = r->config.ntclass * SSEMU_NVC;
-
-	/* [out][vclass][in]: an output's arbitration scans contiguous memory */
-	return (struct ssemu_voq *)SSEMU_AT(r, s->voq_off) +
-	       ((size_t)out * T + vcl) * R + in;
+	return ssemu_r_voq_at(r, *ssemu_r_voq_row(r, s, out, vcl), in);
 }
 
 /* Memory region table of NIC @nic (SSEMU_MRS_PER_NIC entries). */

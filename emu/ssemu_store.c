@@ -49,13 +49,17 @@ static const struct {
 	SEC(PKTS, pkts, SSEMU_CACHELINE),
 	SEC(SWMAP, swmap, SSEMU_CACHELINE),
 	SEC(PORTMAP, portmap, SSEMU_CACHELINE),
-	SEC(PAIR, pair, SSEMU_CACHELINE),
+	/* the pair table: zero (free) until used */
+	SEC(PAIR, pair, PAGE),
+	SEC(PAIRN, pairn, SSEMU_CACHELINE),
 	SEC(WORK, work, SSEMU_CACHELINE),
 	SEC(OVF, ovf, SSEMU_CACHELINE),
 	SEC(RESV, resv, SSEMU_CACHELINE),
 	SEC(NIC_EPS, nic_eps, SSEMU_CACHELINE),
 	SEC(SWITCHES, switches, SSEMU_CACHELINE),
-	SEC(VOQS, voqs, SSEMU_CACHELINE),
+	SEC(VOQROW, voqrow, SSEMU_CACHELINE),
+	/* the VOQ pool: rows taken from its start as needed */
+	SEC(VOQS, voqs, PAGE),
 	/* memory region tables: zero (free) until used, page aligned so
 	 * tables nobody registers in cost nothing */
 	SEC(MRS, mrs, PAGE),
@@ -80,7 +84,11 @@ void ssemu_layout_compute(const struct ssemu_config *c,
 	uint64_t nmsgs = neps * c->msgs_per_ep, words = (neps + 63) / 64;
 	unsigned s;
 
-	l->voq_per_switch = t->radix * t->radix * c->ntclass * SSEMU_NVC;
+	l->voq_per_switch = t->radix * c->ntclass * SSEMU_NVC;
+	/* a taken row holds a packet: no more rows than packets */
+	l->voq_rows = (uint32_t)SSEMU_MIN((uint64_t)c->max_pkts,
+					  (uint64_t)c->max_switches *
+						  l->voq_per_switch);
 	l->ring_bytes = ssemu_rings_stride(c);
 	sec_set(l, SSEMU_SEC_ENGINE, 1, ssemu_engine_bytes(c->max_events));
 	sec_set(l, SSEMU_SEC_NICS, c->max_nics, sizeof(struct ssemu_nic_sh));
@@ -91,8 +99,11 @@ void ssemu_layout_compute(const struct ssemu_config *c,
 	sec_set(l, SSEMU_SEC_PKTS, c->max_pkts, sizeof(struct ssemu_pkt));
 	sec_set(l, SSEMU_SEC_SWMAP, t->nswitches, sizeof(uint32_t));
 	sec_set(l, SSEMU_SEC_PORTMAP, t->nendpoints, sizeof(uint32_t));
-	sec_set(l, SSEMU_SEC_PAIR, (uint64_t)c->max_nics * c->max_nics,
+	l->pair_bits = ssemu_pair_bits(c);
+	sec_set(l, SSEMU_SEC_PAIR, 1ULL << l->pair_bits,
 		sizeof(struct ssemu_pair));
+	sec_set(l, SSEMU_SEC_PAIRN, c->max_nics,
+		sizeof(struct ssemu_pair_count));
 	sec_set(l, SSEMU_SEC_WORK, words, sizeof(uint64_t));
 	sec_set(l, SSEMU_SEC_OVF, words, sizeof(uint64_t));
 	sec_set(l, SSEMU_SEC_RESV, t->nendpoints, sizeof(uint32_t));
@@ -100,8 +111,10 @@ void ssemu_layout_compute(const struct ssemu_config *c,
 		sizeof(uint32_t));
 	sec_set(l, SSEMU_SEC_SWITCHES, c->max_switches,
 		sizeof(struct ssemu_switch_sh));
-	sec_set(l, SSEMU_SEC_VOQS, (uint64_t)c->max_switches *
-					   l->voq_per_switch,
+	sec_set(l, SSEMU_SEC_VOQROW, (uint64_t)c->max_switches *
+					     l->voq_per_switch,
+		sizeof(uint32_t));
+	sec_set(l, SSEMU_SEC_VOQS, (uint64_t)l->voq_rows * t->radix,
 		sizeof(struct ssemu_voq));
 	sec_set(l, SSEMU_SEC_MRS, (uint64_t)c->max_nics * SSEMU_MRS_PER_NIC,
 		sizeof(struct ssemu_mr_sh));
@@ -172,6 +185,10 @@ static int check_layout(struct ssemu_region *r, char *err, size_t errlen)
 		HDR_FIELD(nbufs, neps * c->bufs_per_ep),
 		HDR_FIELD(gen_neps, ssemu_gen_neps(c)),
 		HDR_FIELD(voq_per_switch, l.voq_per_switch),
+		HDR_FIELD(voq_rows, l.voq_rows),
+		HDR_FIELD(pair_bits, l.pair_bits),
+		HDR_FIELD(pair_shift, ssemu_pair_shift(c, l.pair_bits)),
+		HDR_FIELD(max_pairs, ssemu_config_pairs(c)),
 		HDR_FIELD(route_idx, (uint64_t)ssemu_route_index(c->routing)),
 		HDR_FIELD(arb_idx, (uint64_t)ssemu_arb_index(c->arb)),
 		HDR_FIELD(cc_idx, (uint64_t)ssemu_cc_index(c->cc)),
@@ -242,6 +259,11 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->nmsgs = neps * c->msgs_per_ep;
 	r->nbufs = neps * c->bufs_per_ep;
 	r->voq_per_switch = l->voq_per_switch;
+	r->voq_rows = l->voq_rows;
+	r->voq_free = SSEMU_NONE;
+	r->pair_bits = l->pair_bits;
+	r->pair_shift = ssemu_pair_shift(c, l->pair_bits);
+	r->max_pairs = ssemu_config_pairs(c);
 	for (s = 0; s < SSEMU_SEC_COUNT; s++)
 		memcpy((char *)r + section_def[s].field, &l->sec[s].off,
 		       sizeof(uint64_t));
@@ -261,10 +283,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 								SSEMU_NONE;
 	r->pkt_free = 0;
 	r->stall_mi = SSEMU_NONE;
-	for (i = 0; i < c->max_nics * c->max_nics; i++) {
-		ssemu_pair_cc_reset(c, ssemu_r_pair(r, 0, i));
-		ssemu_r_pair(r, 0, i)->egq = 0;
-	}
+	/* (the pair table is empty: zero) */
 	for (i = 0; i < c->max_nics; i++) {
 		struct ssemu_nic_sh *n = ssemu_r_nic(r, i);
 

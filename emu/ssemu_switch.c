@@ -11,10 +11,11 @@
  */
 #include "ssemu_voq.h"
 
-/* What congestion control sees of paced packet @pkt at edge output @op. */
+/* What congestion control sees of paced packet @pkt at edge output @op
+ * (@make: its pair gets an entry if it has none). */
 static void cc_queue_view(struct ssemu_region *r, struct ssemu_swport *op,
 			  const struct ssemu_pkt *pkt,
-			  struct ssemu_cc_queue_view *v)
+			  struct ssemu_cc_queue_view *v, bool make)
 {
 	uint32_t N = r->config.max_nics;
 
@@ -22,8 +23,11 @@ static void cc_queue_view(struct ssemu_region *r, struct ssemu_swport *op,
 	v->pkt = pkt;
 	v->queued_tc = op->queued_tc;
 	v->nflows = &op->nflows;
-	v->pair = pkt->src_nic < N && pkt->win < N ?
-			  ssemu_r_pair(r, pkt->src_nic, pkt->win) : NULL;
+	v->pair = NULL;
+	if (pkt->src_nic < N && pkt->win < N)
+		v->pair = make ? ssemu_pair_get(r, pkt->src_nic, pkt->win,
+						now_of(r)) :
+				 ssemu_pair_find(r, pkt->src_nic, pkt->win);
 	v->src = pkt->src_nic < N ? ssemu_r_nic(r, pkt->src_nic) : NULL;
 }
 
@@ -96,8 +100,8 @@ struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 	s->sw = sw;
 	/* (a VOQ is empty while its input's bit in inmask is clear: its
 	 * head and tail are not read then, so they need no initialising) */
-	s->voq_off = r->voqs_off +
-		     (uint64_t)i * r->voq_per_switch * sizeof(struct ssemu_voq);
+	s->voq_off = r->voqrow_off +
+		     (uint64_t)i * r->voq_per_switch * sizeof(uint32_t);
 	ssemu_rng_seed(&s->rng, r->config.seed, 0x100000000ULL + sw);
 	for (p = 0; p < r->topo.radix; p++) {
 		const struct ssemu_link_params *lp = link_of(r, p);
@@ -243,7 +247,7 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 		struct ssemu_cc_queue_view v;
 		struct ssemu_cc_frame f;
 
-		cc_queue_view(r, &s->port[out], pkt, &v);
+		cc_queue_view(r, &s->port[out], pkt, &v, true);
 		if (cc->on_queue(&v, &f))
 			schedule(r, now_of(r) + f.delay, SSEMU_MEV_FGFC,
 				 pkt->src_nic, pkt->win, f.arg);
@@ -274,7 +278,8 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	}
 	cr_settle(r, &cr, now);
 	av = (struct ssemu_arb_view){
-		.op = op, .voq = ssemu_r_voq(r, s, 0, out, 0),
+		.op = op, .voq = ssemu_r_voq_at(r, 0, 0),
+		.row = ssemu_r_voq_row(r, s, out, 0),
 		.radix = r->topo.radix, .pkt = ssemu_r_pkt(r, 0),
 		.c = &r->config, .now = now, .edge = port_is_edge(r, out),
 	};
@@ -299,8 +304,9 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	if (cc->on_dequeue && cc_paced(pkt) && port_is_edge(r, out)) {
 		struct ssemu_cc_queue_view v;
 
-		cc_queue_view(r, op, pkt, &v);
+		cc_queue_view(r, op, pkt, &v, false);
 		cc->on_dequeue(&v);
+		ssemu_pair_put(r, v.pair, now);
 	}
 	tc = pkt->tclass;
 	cells = pkt_cells(pkt->bytes);

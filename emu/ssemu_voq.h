@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Virtual output queues: voq[out][vclass][in], FIFO lists of packets
- * through their next links, and the masks an output's arbitration looks
+ * through their next links (the inputs' queues of one output and vclass
+ * are a row of the VOQ pool, taken while any holds a packet), and the masks an output's arbitration looks
  * at instead of the queues (vclmask: the vclasses with packets queued;
  * vq[vcl].inmask: the inputs with packets of that vclass queued).
  */
@@ -39,15 +40,51 @@ static inline uint32_t class_vcs(uint64_t rv, uint32_t tc)
 	return (uint32_t)(rv >> (tc * SSEMU_NVC)) & ((1u << SSEMU_NVC) - 1);
 }
 
+/* A row of the VOQ pool for an output and vclass that had no packet
+ * queued, or NONE (the fabric is broken: there is a row per packet). */
+static inline uint32_t voq_row_take(struct ssemu_region *r)
+{
+	uint32_t row = r->voq_free;
+
+	if (row != SSEMU_NONE) {
+		if (SSEMU_BAD(r, row >= r->voq_rows, "the VOQ pool's free "
+			      "list: row %u of %u", row, r->voq_rows))
+			return SSEMU_NONE;
+		r->voq_free = ssemu_r_voq_at(r, row, 0)->head;
+		return row;
+	}
+	if (SSEMU_BAD(r, r->voq_hwm >= r->voq_rows, "the VOQ pool: all %u "
+		      "rows taken", r->voq_rows))
+		return SSEMU_NONE;
+	return r->voq_hwm++;
+}
+
+static inline void voq_row_give(struct ssemu_region *r, uint32_t row)
+{
+	ssemu_r_voq_at(r, row, 0)->head = r->voq_free;
+	r->voq_free = row;
+}
+
 /* Packet @pi joins VOQ (@in, @out, @vcl) of switch @s. */
 static inline void voq_push(struct ssemu_region *r,
 			    struct ssemu_switch_sh *s, uint32_t in,
 			    uint32_t out, uint32_t vcl, uint32_t pi)
 {
-	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, vcl);
+	uint32_t *row = ssemu_r_voq_row(r, s, out, vcl);
 	struct ssemu_swport *op = &s->port[out];
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	struct ssemu_voq *q;
 
+	if (!op->vq[vcl].queued) {
+		*row = voq_row_take(r);
+		if (*row == SSEMU_NONE)
+			return;
+	} else if (SSEMU_BAD(r, *row >= r->voq_rows, "switch %u output %u "
+			     "vclass %u: VOQ row %u of %u", s->sw, out, vcl,
+			     *row, r->voq_rows)) {
+		return;
+	}
+	q = ssemu_r_voq_at(r, *row, in);
 	pkt->next = SSEMU_NONE;
 	if (!(op->vq[vcl].inmask & (1ULL << in))) {
 		q->head = pi;
@@ -71,11 +108,19 @@ static inline uint32_t voq_pop(struct ssemu_region *r,
 			       struct ssemu_switch_sh *s, uint32_t in,
 			       uint32_t out, uint32_t vcl)
 {
-	struct ssemu_voq *q = ssemu_r_voq(r, s, in, out, vcl);
+	uint32_t *row = ssemu_r_voq_row(r, s, out, vcl);
 	struct ssemu_swport *op = &s->port[out];
-	uint32_t pi = q->head;
+	struct ssemu_voq *q;
 	struct ssemu_pkt *pkt;
+	uint32_t pi;
 
+	if (SSEMU_BAD(r, !op->vq[vcl].queued || *row >= r->voq_rows,
+		      "switch %u output %u vclass %u: VOQ row %u of %u, %u "
+		      "packets queued", s->sw, out, vcl, *row, r->voq_rows,
+		      op->vq[vcl].queued))
+		return SSEMU_NONE;
+	q = ssemu_r_voq_at(r, *row, in);
+	pi = q->head;
 	if (SSEMU_BAD(r, pi >= r->config.max_pkts, "a VOQ's head: packet "
 		      "index %u of %u", pi, r->config.max_pkts) ||
 	    pkt_link_bad(r, ssemu_r_pkt(r, pi)->next, "a VOQ link"))
@@ -84,8 +129,10 @@ static inline uint32_t voq_pop(struct ssemu_region *r,
 	q->head = pkt->next;
 	if (q->head == SSEMU_NONE)
 		op->vq[vcl].inmask &= ~(1ULL << in);
-	if (!--op->vq[vcl].queued)
+	if (!--op->vq[vcl].queued) {
 		op->vclmask &= ~(1ULL << vcl);
+		voq_row_give(r, *row);
+	}
 	op->queued_tc[vcl / SSEMU_NVC]--;
 	op->nqueued--;
 	return pi;

@@ -46,8 +46,9 @@ struct ssemu_drv {
 	uint64_t failed;		/* sends completed with an error */
 };
 
-/* The most endpoints one run models. */
-#define SSEMU_DRV_MAX_ENDPOINTS 65536
+/* The most endpoints one run models: one NIC each, as many as a fabric
+ * has NIC slots (resources.max_nics, at most 2^20). */
+#define SSEMU_DRV_MAX_ENDPOINTS 1048576
 
 /* @d->cfg as @fo says (ssemu_cli_config()); set tool and ops first. */
 int ssemu_drv_config(struct ssemu_drv *d, const struct ssemu_cli_fabric *fo);

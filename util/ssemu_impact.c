@@ -206,7 +206,8 @@ static void usage_impact(FILE *f)
 		"\n"
 		"  --config FILE        fabric configuration file instead\n"
 		SSEMU_CLI_POLICY_HELP
-		"  --endpoints N        use the first N endpoint ports (default all)\n"
+		"  --endpoints N        use the first N endpoint ports (default all,\n"
+		"                       at most 1048576)\n"
 		"  --victim P           ring | allreduce | pingpong | bisection |\n"
 		"                       ringbw (default ring; pingpong: 8 B\n"
 		"                       between random pairs; bandwidth\n"
@@ -253,7 +254,8 @@ static void usage_impact(FILE *f)
 static int parse_impact(int argc, char **argv, struct imp_opts *o)
 {
 	const struct ssemu_cli_opt opts[] = {
-		SSEMU_CLI_OPT_U64("endpoints", &o->nendpoints, 4, 65536),
+		SSEMU_CLI_OPT_U64("endpoints", &o->nendpoints, 4,
+				  SSEMU_DRV_MAX_ENDPOINTS),
 		SSEMU_CLI_OPT_NAME("victim", &o->victim, victims, NULL),
 		SSEMU_CLI_OPT_NAME("aggressor", &o->aggressor, aggressors,
 				   NULL),

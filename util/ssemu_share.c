@@ -72,7 +72,7 @@ static void usage_share(FILE *f)
 		SSEMU_CLI_POLICY_HELP
 		"  --endpoints N        use the first N endpoint ports, a "
 		"multiple of 4\n"
-		"                       (default all)\n"
+		"                       (default all, at most 1048576)\n"
 		"  --tclass-a N         job A's traffic class index (default:\n"
 		"                       the fabric's default class)\n"
 		"  --tclass-b N         job B's traffic class index (same)\n"
@@ -105,7 +105,8 @@ static int parse_share(int argc, char **argv, struct share_opts *o)
 {
 	const struct ssemu_cli_opt opts[] = {
 		{ .name = "endpoints", .kind = SSEMU_CLI_U64,
-		  .u64 = &o->nendpoints, .lo = 4, .hi = 65536,
+		  .u64 = &o->nendpoints, .lo = 4,
+		  .hi = SSEMU_DRV_MAX_ENDPOINTS,
 		  .check = share_endpoints_check },
 		SSEMU_CLI_OPT_U32("tclass-a", &o->tc[0], 0,
 				  SSEMU_MAX_TCLASS - 1),

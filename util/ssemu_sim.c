@@ -63,6 +63,9 @@ struct sim {
 	struct ssemu_rng rng;
 	uint64_t *dest;		/* permutation; alltoall: next shift */
 	ssemu_time_t *next;	/* next injection per source */
+	/* the sources by next injection, a binary heap (nheap of them), and
+	 * room for the ones due at once */
+	uint64_t *heap, *due, nheap;
 	uint64_t sent, received, rx_bytes;
 	ssemu_time_t first_rx, last_rx;
 	uint64_t first_bytes;	/* the first arrival opens the window */
@@ -199,22 +202,75 @@ static void progress(struct sim *s, double frac, bool done)
 	fflush(stderr);
 }
 
+/* Does source @a inject before source @b (ties: the lower index)? */
+static bool heap_before(const struct sim *s, uint64_t a, uint64_t b)
+{
+	return s->next[a] < s->next[b] || (s->next[a] == s->next[b] && a < b);
+}
+
+static void heap_push(struct sim *s, uint64_t src)
+{
+	uint64_t k = s->nheap++, up;
+
+	for (; k; k = up) {
+		up = (k - 1) / 2;
+		if (!heap_before(s, src, s->heap[up]))
+			break;
+		s->heap[k] = s->heap[up];
+	}
+	s->heap[k] = src;
+}
+
+/* The source that injects first, taken off the heap. */
+static uint64_t heap_pop(struct sim *s)
+{
+	uint64_t top = s->heap[0], last = s->heap[--s->nheap], k = 0, c;
+
+	for (;;) {
+		c = 2 * k + 1;
+		if (c >= s->nheap)
+			break;
+		if (c + 1 < s->nheap && heap_before(s, s->heap[c + 1],
+						    s->heap[c]))
+			c++;
+		if (!heap_before(s, s->heap[c], last))
+			break;
+		s->heap[k] = s->heap[c];
+		k = c;
+	}
+	if (s->nheap)
+		s->heap[k] = last;
+	return top;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Open-loop sources: each posts at its next injection time, then draws the
+ * next.  The sources due at a time post in index order (their draws from
+ * the pattern's stream come in that order); a heap finds them.
+ */
 static int run_open_loop(struct sim *s)
 {
 	ssemu_time_t end = (ssemu_time_t)(s->o.time_us * SSEMU_PS_PER_US);
 	ssemu_time_t t, tmin;
-	uint64_t i, first = s->pat->first_source, spin;
+	uint64_t i, k, ndue, first = s->pat->first_source, spin;
 	uint64_t nsrc = s->o.sources ? SSEMU_MIN(s->o.sources + first, s->d.n) :
 				       s->d.n;
 	int ret;
 
-	for (i = first; i < nsrc; i++)
+	s->nheap = 0;
+	for (i = first; i < nsrc; i++) {
 		s->next[i] = gap(s);
+		heap_push(s, i);
+	}
 	for (;;) {
-		tmin = UINT64_MAX;
-		for (i = first; i < nsrc; i++)
-			if (s->next[i] < tmin)
-				tmin = s->next[i];
+		tmin = s->nheap ? s->next[s->heap[0]] : UINT64_MAX;
 		if (s->o.messages ? s->sent >= s->o.messages : tmin >= end)
 			break;
 		ret = ssemu_fabric_run_until(s->d.fab, tmin);
@@ -229,9 +285,11 @@ static int run_open_loop(struct sim *s)
 			s->drained_at = s->sent;
 		}
 		t = ssemu_fabric_now(s->d.fab);
-		for (i = first; i < nsrc; i++) {
-			if (s->next[i] > t)
-				continue;
+		for (ndue = 0; s->nheap && s->next[s->heap[0]] <= t;)
+			s->due[ndue++] = heap_pop(s);
+		qsort(s->due, ndue, sizeof(*s->due), cmp_u64);
+		for (k = 0; k < ndue; k++) {
+			i = s->due[k];
 			spin = 0;
 			while ((ret = post(s, i, s->pat->dest(s, i))) ==
 			       -EAGAIN) {
@@ -244,6 +302,7 @@ static int run_open_loop(struct sim *s)
 				return ret;
 			s->sent++;
 			s->next[i] += gap(s);
+			heap_push(s, i);
 		}
 	}
 	return ssemu_drv_finish(&s->d);
@@ -417,8 +476,10 @@ static int sim_setup(struct sim *s)
 	if (ret)
 		return ret;
 	s->next = calloc(n, sizeof(*s->next));
+	s->heap = calloc(n, sizeof(*s->heap));
+	s->due = calloc(n, sizeof(*s->due));
 	s->dest = calloc(n, sizeof(*s->dest));
-	if (!s->next || !s->dest)
+	if (!s->next || !s->heap || !s->due || !s->dest)
 		return -ENOMEM;
 	ssemu_rng_seed(&s->rng, c->seed, 0x51);
 	s->prog_last = wall_s();	/* the first line after half a second */
@@ -452,6 +513,8 @@ static void sim_teardown(struct sim *s)
 		fclose(s->csv);
 	ssemu_drv_close(&s->d);
 	free(s->next);
+	free(s->heap);
+	free(s->due);
 	free(s->dest);
 	ssemu_samples_free(&s->lat);
 }
@@ -495,7 +558,8 @@ static void usage_sim(FILE *f)
 		SSEMU_CLI_POLICY_HELP
 		"  --versus-routing R   run the same traffic again with routing R\n"
 		"                       and report the throughput ratio\n"
-		"  --endpoints N        endpoints taking part (default: all)\n"
+		"  --endpoints N        endpoints taking part (default: all,\n"
+		"                       at most 1048576)\n"
 		"  --sources N          only the first N of them send (default:\n"
 		"                       all; incast: all but the target)\n"
 		"  --size BYTES         message size (default 2048)\n"
@@ -522,7 +586,7 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 		SSEMU_CLI_OPT_NAME("pattern", &o->pattern, sim_patterns,
 				   "pattern"),
 		SSEMU_CLI_OPT_U64("endpoints", &o->nendpoints, 2,
-				  SSEMU_MAX_PORTS),
+				  SSEMU_DRV_MAX_ENDPOINTS),
 		SSEMU_CLI_OPT_U64("size", &o->size, 0, 1u << 24),
 		SSEMU_CLI_OPT_DOUBLE("load", &o->load, 1e-6, 1.0),
 		SSEMU_CLI_OPT_DOUBLE("time", &o->time_us, 0.001, 1e9),

@@ -188,6 +188,10 @@ struct ssemu_config {
 	uint32_t buf_size;		 /* bytes per large data buffer */
 	uint32_t max_pkts;		 /* packets in the model at once */
 	uint32_t max_events;		 /* pending engine events */
+	/* NIC pairs with state at once (traffic in flight, congestion
+	 * state); 0: one per message slot (at least 4096, at most
+	 * max_nics squared) */
+	uint32_t max_pairs;
 	/* Telemetry time series (docs/telemetry.md). */
 	ssemu_time_t tel_interval;	 /* sample period, ps; 0: none */
 	uint32_t tel_samples;		 /* samples the ring keeps */

@@ -123,7 +123,8 @@ MUT(tc_max_101, c->tclass[0].max_pct = 101)
 MUT(clock, c->clock = (enum ssemu_clock_mode)7)
 MUT(dilation, c->clock = SSEMU_CLOCK_REALTIME; c->dilation = 0)
 MUT(max_nics_zero, c->max_nics = 0)
-MUT(max_nics_big, c->max_nics = 4097)
+MUT(max_nics_big, c->max_nics = (1u << 20) + 1)
+MUT(max_pairs_big, c->max_pairs = (1u << 30) + 1)
 MUT(max_sw_zero, c->max_switches = 0)
 MUT(eps_zero, c->eps_per_nic = 0)
 MUT(eps_big, c->eps_per_nic = 257)
@@ -141,7 +142,7 @@ MUT(topo_globals, c->topo.groups = 3; c->topo.globals_per_switch = 0)
 MUT(too_many_msgs,
 	c->max_nics = 4096; c->eps_per_nic = 256; c->max_eps = 0;
 	c->msgs_per_ep = 65536)
-MUT(max_eps_big, c->max_eps = 65537)
+MUT(max_eps_big, c->max_eps = (1u << 20) + 1)
 MUT(too_many_pool_msgs, c->max_eps = 65536; c->msgs_per_ep = 65536)
 
 static const struct bad_field bad_fields[] = {
@@ -170,11 +171,14 @@ static const struct bad_field bad_fields[] = {
 	{ "clock", mut_clock, "clock" },
 	{ "dilation 0", mut_dilation, "dilation" },
 	{ "max_nics 0", mut_max_nics_zero, "max_nics" },
-	{ "max_nics 4097", mut_max_nics_big, "max_nics" },
+	{ "max_nics 2^20 + 1", mut_max_nics_big,
+	  "max_nics 1048577 out of range [1, 1048576]" },
+	{ "max_pairs 2^30 + 1", mut_max_pairs_big,
+	  "max_pairs 1073741825 out of range" },
 	{ "max_switches 0", mut_max_sw_zero, "max_switches" },
 	{ "eps_per_nic 0", mut_eps_zero, "eps_per_nic" },
 	{ "eps_per_nic 257", mut_eps_big, "eps_per_nic" },
-	{ "max_eps 65537", mut_max_eps_big, "max_eps 65537" },
+	{ "max_eps 2^20 + 1", mut_max_eps_big, "max_eps 1048577" },
 	{ "max_eps x msgs_per_ep", mut_too_many_pool_msgs,
 	  "max_eps x msgs_per_ep" },
 	{ "bufs_per_ep 65", mut_bufs_big, "bufs_per_ep" },
@@ -258,6 +262,20 @@ static void test_config_validate_accepts_limits(void **state)
 	cfg.dilation = 1e-3;
 	if (ssemu_config_validate(&cfg, err, sizeof(err)))
 		fail_msg("upper limits refused: %s", err);
+	/* the full preset's endpoints, one NIC each, and the most NICs */
+	assert_int_equal(ssemu_config_preset("full", &cfg), 0);
+	cfg.eps_per_nic = 1;
+	cfg.max_eps = 0;
+	cfg.msgs_per_ep = 64;
+	cfg.max_pairs = 1u << 30;
+	for (uint32_t n = 4097; n <= 1u << 20; n = n < 279040 ? 279040 :
+								1u << 20) {
+		cfg.max_nics = n;
+		if (ssemu_config_validate(&cfg, err, sizeof(err)))
+			fail_msg("max_nics %u refused: %s", n, err);
+		if (n == 1u << 20)
+			break;
+	}
 }
 
 /*
@@ -590,6 +608,10 @@ static void test_config_file_bad_ranges(void **state)
 	expect_error(&f, 1, "mtu", "10 out of range [64, 65536]");
 	load_text(&f, "\n\n\nmtu = 70000;\n");
 	expect_error(&f, 4, "mtu", "out of range");
+	load_text(&f, "resources = { max_nics = 1048577; };\n");
+	expect_error(&f, 1, "max_nics", "out of range [1, 1048576]");
+	load_text(&f, "resources = { max_pairs = 1073741825; };\n");
+	expect_error(&f, 1, "max_pairs", "out of range");
 	load_text(&f, "nic_window = -1;\n");
 	expect_error(&f, 1, "nic_window", "out of range");
 	load_text(&f, "packet_overhead = 5000;\n");

@@ -569,9 +569,11 @@ static const char *section_of(const struct ssemu_region *r, uint64_t *off)
 		{ "msgs", r->msgs_off }, { "mstate", r->mstate_off },
 		{ "rings", r->rings_off }, { "pkts", r->pkts_off },
 		{ "swmap", r->swmap_off }, { "portmap", r->portmap_off },
-		{ "pair", r->pair_off }, { "work", r->work_off },
+		{ "pair", r->pair_off }, { "pairn", r->pairn_off },
+		{ "work", r->work_off },
 		{ "ovf", r->ovf_off }, { "resv", r->resv_off },
-		{ "switches", r->switches_off }, { "voqs", r->voqs_off },
+		{ "switches", r->switches_off },
+		{ "voqrow", r->voqrow_off }, { "voqs", r->voqs_off },
 		{ "mrs", r->mrs_off }, { "tel", r->tel_off },
 		{ "bufs", r->bufs_off },
 	};
@@ -626,8 +628,11 @@ static void fuzz_write(struct run *rn, uint64_t *s, unsigned *cat_out)
 			off = pick(s, r->switches_off,
 				   sizeof(struct ssemu_switch_sh));
 		else if (t == 8)
-			off = pick(s, r->voqs_off, r->voq_per_switch *
-				   sizeof(struct ssemu_voq));
+			off = rng_next(s) % 2 ?
+				pick(s, r->voqs_off, r->topo.radix * 4 *
+				     sizeof(struct ssemu_voq)) :
+				pick(s, r->voqrow_off, r->voq_per_switch *
+				     sizeof(uint32_t));
 		else
 			off = pick(s, r->work_off, 8);
 		break;

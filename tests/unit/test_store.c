@@ -35,9 +35,10 @@ static const struct {
 	F(ENGINE, engine_off), F(NICS, nics_off), F(EPS, eps_off),
 	F(MSGS, msgs_off), F(MSTATE, mstate_off), F(RINGS, rings_off),
 	F(PKTS, pkts_off), F(SWMAP, swmap_off), F(PORTMAP, portmap_off),
-	F(PAIR, pair_off), F(WORK, work_off), F(OVF, ovf_off),
+	F(PAIR, pair_off), F(PAIRN, pairn_off), F(WORK, work_off), F(OVF, ovf_off),
 	F(RESV, resv_off), F(NIC_EPS, nic_eps_off),
-	F(SWITCHES, switches_off), F(VOQS, voqs_off), F(MRS, mrs_off),
+	F(SWITCHES, switches_off), F(VOQROW, voqrow_off),
+	F(VOQS, voqs_off), F(MRS, mrs_off),
 	F(TEL, tel_off), F(GEN, gen_off), F(BUFS, bufs_off),
 #undef F
 };
@@ -75,6 +76,8 @@ static void test_layout_table(void **state)
 		for (s = 0; s < SSEMU_SEC_COUNT; s++) {
 			const struct ssemu_section *sec = &l.sec[s];
 			uint64_t align = s == SSEMU_SEC_MRS ||
+						 s == SSEMU_SEC_PAIR ||
+						 s == SSEMU_SEC_VOQS ||
 						 s == SSEMU_SEC_BUFS ?
 					 4096 : SSEMU_CACHELINE;
 

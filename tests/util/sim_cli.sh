@@ -99,5 +99,14 @@ check "share: text and JSON agree ($sa)" \
 check "share: B delivers nothing once drained" \
 	grep -q "^survivor: A [0-9.]* Gb/s, B 0.000 Gb/s" "$tmp/sh.txt"
 
+# More NICs than the dense tables allowed: 8,192 endpoints of the full
+# preset attach and run; more than the store takes are refused by name.
+"$tool" sim --preset full --endpoints 8192 --time 1 > "$tmp/full.txt" 2>&1
+check "full preset, 8192 endpoints: runs" \
+	grep -q "endpoints used" "$tmp/full.txt"
+check "full preset, 8192 endpoints: delivers" \
+	grep -Eq "^messages: sent [1-9][0-9]*, received [1-9]" "$tmp/full.txt"
+bad "out of range" sim --preset full --endpoints 1048577
+
 [ $fail -eq 0 ] && echo "PASS: sim is deterministic, calibrated, and refuses bad input"
 exit $fail
