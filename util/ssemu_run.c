@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slingshot_emu/ssemu.h>
@@ -125,9 +126,24 @@ static void report(struct ssemu_fabric *f, const char *name)
 	free(ports);
 }
 
-static int run_child(char **argv)
+/*
+ * A realtime fabric with modelled jobs: their traffic follows the dilated
+ * wall clock, so the tool runs the engine while the job runs, whether or
+ * not the job's processes are in the fabric (computing, or not started
+ * yet).  Without modelled jobs, or with the virtual clock, the job's own
+ * calls run it.
+ */
+static bool drives(struct ssemu_fabric *f)
 {
-	pid_t pid;
+	const struct ssemu_config *c = f ? ssemu_fabric_config(f) : NULL;
+
+	return c && c->clock == SSEMU_CLOCK_REALTIME && c->nmjobs;
+}
+
+static int run_child(char **argv, struct ssemu_fabric *f)
+{
+	const struct timespec nap = { .tv_nsec = 100 * 1000 };
+	pid_t pid, w;
 	int st;
 
 	fflush(stdout);
@@ -142,9 +158,20 @@ static int run_child(char **argv)
 			strerror(errno));
 		_exit(127);
 	}
+	while (drives(f)) {
+		w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			goto done;
+		if (w < 0 && errno != EINTR)
+			return 127;
+		/* (-EBUSY: a process of the job runs it) */
+		if (ssemu_fabric_progress(f, 4096) <= 0)
+			nanosleep(&nap, NULL);
+	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return 127;
+done:
 	if (WIFSIGNALED(st))
 		return 128 + WTERMSIG(st);
 	return WEXITSTATUS(st);
@@ -167,7 +194,7 @@ static int run_held(char **argv)
 	}
 	/* The job must meet the tool on the same fabric. */
 	setenv("FI_SLINGSHOT_EMU_FABRIC", name, 1);
-	rc = run_child(argv);
+	rc = run_child(argv, f);
 	report(f, name);
 	ssemu_cli_job_auth_end(f, &job_auth);
 	ssemu_fabric_close(f);

@@ -200,6 +200,27 @@ static void print_services(struct ssemu_fabric *f, bool json)
 		printf("]");
 }
 
+/*
+ * A realtime fabric that lags has reached model time now while the wall
+ * clock asked for now + lag: the host ran the model at now / (now + lag)
+ * of the speed the dilation needs, so a dilation that much larger (and a
+ * fifth for margin) would have kept up.  Said only when the lag is more
+ * than 1% of the model time and 1 us.
+ */
+static void lag_note(const struct ssemu_fabric_info *fi)
+{
+	double need;
+
+	if (fi->clock != SSEMU_CLOCK_REALTIME || !fi->now ||
+	    fi->lag_ps < SSEMU_PS_PER_US || fi->lag_ps * 100 < fi->now)
+		return;
+	need = fi->dilation * (double)(fi->now + fi->lag_ps) /
+	       (double)fi->now * 1.2;
+	printf("  the host is not keeping up: %.1f us behind the wall clock;"
+	       " a dilation of about %.0f would keep up\n",
+	       (double)fi->lag_ps / SSEMU_PS_PER_US, need);
+}
+
 static void print_status_text(struct ssemu_fabric *f)
 {
 	const struct ssemu_config *c = ssemu_fabric_config(f);
@@ -222,6 +243,7 @@ static void print_status_text(struct ssemu_fabric *f)
 	       " packets in flight\n",
 	       (double)fi.now / SSEMU_PS_PER_US, fi.nprocs, fi.nnics,
 	       fi.pkts_in_flight);
+	lag_note(&fi);
 	nics = calloc(c->max_nics, sizeof(*nics));
 	if (!nics)
 		return;
