@@ -190,49 +190,51 @@ bad=0
 ref=$(thermo alone-cc)
 [ -n "$ref" ] || fail "no thermo line for step $steps in alone-cc.out"
 for r in $runs; do
-	n=$(echo $r | tr - _)
-	t=$(loop_s $r)
+	n=$(echo "$r" | tr - _)
+	t=$(loop_s "$r")
 	rc=$(cut -d' ' -f1 "$STUDY_OUT/$r.rc")
 	if [ -z "$t" ] && [ "$rc" = 0 ]; then
 		fail "no 'Loop time' line in $STUDY_OUT/$r.out"
 	fi
-	v=$(victim_job $r)
+	v=$(victim_job "$r")
 	l=$(study_job_lat_ns "$STUDY_OUT/$r.report" "$v")
 	[ -n "$l" ] || fail "no telemetry for LAMMPS in $r ($v)"
 	eval "loop_$n=$t lat_$n=$l"
 	eval "lag_$n=$(run_lag_us "$STUDY_OUT/$r.samples")"
 	eval "wall_$n=$(cut -d' ' -f2 "$STUDY_OUT/$r.rc")"
 	[ -z "$t" ] && continue
-	if [ "$(thermo $r)" != "$ref" ]; then
+	if [ "$(thermo "$r")" != "$ref" ]; then
 		echo "NOT MET: $r's last thermo line differs from alone-cc's:"
 		echo "  alone-cc: $ref"
-		echo "  $r: $(thermo $r)"
+		echo "  $r: $(thermo "$r")"
 		bad=1
 	fi
 done
 for r in same-cc same-nocc sep-cc sep-nocc; do
-	b=$(incast_col $r 7)
+	b=$(incast_col "$r" 7)
 	check "${b:-0} > 0" || fail "the incast delivered nothing in $r"
 done
 # Only the incast without congestion control, in LAMMPS's class, may
 # hold LAMMPS back past the cap.
 for r in alone-cc alone-nocc same-cc sep-cc sep-nocc; do
-	[ -n "$(loop_s $r)" ] || fail "$r did not finish within $cap s"
+	[ -n "$(loop_s "$r")" ] || fail "$r did not finish within $cap s"
 done
 
 # slowdown RUN ALONE: loop time ratio; for a run stopped at the cap a
 # lower bound, ">": the cap less the alone run's time outside its loop
 # (start-up, set-up), over the alone loop time
 slowdown() {
-	n=$(echo $1 | tr - _); a=$(echo $2 | tr - _)
+	n=$(echo "$1" | tr - _); a=$(echo "$2" | tr - _)
 	eval "t=\$loop_$n ta=\$loop_$a wa=\$wall_$a"
+	# shellcheck disable=SC2154 # ta and wa are set by eval above
 	if [ -n "$t" ]; then
 		calc "$t / $ta"
 	else
 		echo ">$(calc "($cap - ($wa - $ta)) / $ta")"
 	fi
 }
-# shellcheck disable=SC2154 # lat_* are set by eval above
+# shellcheck disable=SC2154,SC2034 # lat_* are set by eval above; the
+# table reads sd_* and msd_* through eval
 {
 	sd_same_cc=$(slowdown same-cc alone-cc)
 	sd_same_nocc=$(slowdown same-nocc alone-nocc)
@@ -257,7 +259,7 @@ slowdown() {
 	# shellcheck disable=SC2059
 	printf "$fmt" "" "" class class "" "" "" "" "" "Gb/s" "us"
 	for r in $runs; do
-		n=$(echo $r | tr - _)
+		n=$(echo "$r" | tr - _)
 		case $r in
 		*-nocc) cc=none ;;
 		*) cc=endpoint-pair ;;
@@ -269,15 +271,15 @@ slowdown() {
 		case $r in
 		alone-*) ac=-; s=-; ms=-; g=- ;;
 		*) ac=BULK_DATA; eval "s=\$sd_$n ms=\$msd_$n"
-		   g=$(incast_col $r 9) ;;
+		   g=$(incast_col "$r" 9) ;;
 		esac
 		p=-
-		[ $r = same-cc ] && p=3.55
+		[ "$r" = same-cc ] && p=3.55
 		eval "t=\$loop_$n l=\$lat_$n lg=\$lag_$n"
-		# shellcheck disable=SC2154 # t, l, lg set by eval
 		[ -n "$t" ] || t="(cap)"
-		# shellcheck disable=SC2059 # the format is the one above
-		printf "$fmt" $r $cc $vc $ac "$t" "$s" $p "$l" "$ms" "$g" "$lg"
+		# shellcheck disable=SC2059,SC2154 # the format is the one
+		# above; l and lg are set by eval
+		printf "$fmt" "$r" $cc $vc $ac "$t" "$s" $p "$l" "$ms" "$g" "$lg"
 	done
 	echo "slowdown: loop time with the incast / alone with the same"
 	echo "congestion control (LAMMPS alone in BULK_DATA); (cap): stopped"
@@ -296,7 +298,7 @@ slowdown() {
 # loop's model time is its wall time / DILATION; lag beyond a tenth of
 # it means the host could not keep up and the wall-clock times are off.
 for r in $runs; do
-	n=$(echo $r | tr - _)
+	n=$(echo "$r" | tr - _)
 	eval "t=\$loop_$n lg=\$lag_$n"
 	[ -n "$t" ] || t=$cap
 	if check "$lg > 0.1 * $t * 1e6 / $DILATION"; then
@@ -310,7 +312,7 @@ done
 # Bandwidth over model time, both jobs, from each run's telemetry
 # (bandwidth.csv: 10 us intervals).
 for r in same-cc same-nocc sep-cc sep-nocc; do
-	v=$(victim_job $r)
+	v=$(victim_job "$r")
 	awk -F, -v v="$v" '$3 == v { print $1, $6 }' \
 		"$STUDY_OUT/$r.report/bandwidth.csv" >"$STUDY_OUT/$r.victim.bw"
 	awk -F, '$3 == "incast" { print $1, $6 }' \
