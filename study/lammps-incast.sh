@@ -327,19 +327,19 @@ set ylabel 'Gb/s'
 set logscale y
 set yrange [0.01:400]
 set grid
-set key bottom right
+set key center right
 set title 'same class, congestion control endpoint-pair'
 plot '$STUDY_OUT/same-cc.incast.bw' using 1:2 with lines title 'incast (target)', \
-     '$STUDY_OUT/same-cc.victim.bw' using 1:2 with lines title 'LAMMPS (all ranks)'
+     '$STUDY_OUT/same-cc.victim.bw' using 1:(\$2 > 0.02 ? \$2 : 0.02) with lines title 'LAMMPS, 8 ranks (0 at 0.02)'
 set title 'same class, congestion control none'
 plot '$STUDY_OUT/same-nocc.incast.bw' using 1:2 with lines title 'incast (target)', \
-     '$STUDY_OUT/same-nocc.victim.bw' using 1:2 with lines title 'LAMMPS (all ranks)'
+     '$STUDY_OUT/same-nocc.victim.bw' using 1:(\$2 > 0.02 ? \$2 : 0.02) with lines title 'LAMMPS, 8 ranks (0 at 0.02)'
 set title 'LAMMPS in LOW_LATENCY, endpoint-pair'
 plot '$STUDY_OUT/sep-cc.incast.bw' using 1:2 with lines title 'incast (target)', \
-     '$STUDY_OUT/sep-cc.victim.bw' using 1:2 with lines title 'LAMMPS (all ranks)'
+     '$STUDY_OUT/sep-cc.victim.bw' using 1:(\$2 > 0.02 ? \$2 : 0.02) with lines title 'LAMMPS, 8 ranks (0 at 0.02)'
 set title 'LAMMPS in LOW_LATENCY, none'
 plot '$STUDY_OUT/sep-nocc.incast.bw' using 1:2 with lines title 'incast (target)', \
-     '$STUDY_OUT/sep-nocc.victim.bw' using 1:2 with lines title 'LAMMPS (all ranks)'
+     '$STUDY_OUT/sep-nocc.victim.bw' using 1:(\$2 > 0.02 ? \$2 : 0.02) with lines title 'LAMMPS, 8 ranks (0 at 0.02)'
 unset multiplot
 EOF2
 echo "plot: $STUDY_OUT/lammps-incast.png"
