@@ -47,7 +47,8 @@ shm_list() {
 }
 
 step "dependencies"
-bash scripts/install-deps.sh || give_up "missing packages (see above)"
+# --study: LAMMPS too, so that "make check" runs study/lammps-incast.sh
+bash scripts/install-deps.sh --study || give_up "missing packages (see above)"
 
 if [ ! -x configure ] || [ configure.ac -nt configure ]; then
 	step "autogen.sh"

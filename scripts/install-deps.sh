@@ -5,6 +5,10 @@
 # those that are missing: does nothing (no apt-get at all) when everything is
 # present.  Non-interactive; as a normal user it uses sudo when available,
 # otherwise it prints the exact command to run.
+#
+# usage: scripts/install-deps.sh [--study]
+#   --study (or STUDY=1): also the unmodified application the studies run,
+#           LAMMPS (study/lammps-incast.sh; package lammps, /usr/bin/lmp)
 set -euo pipefail
 
 PACKAGES=(
@@ -14,6 +18,18 @@ PACKAGES=(
 	libcmocka-dev rdma-core libconfig-dev zlib1g-dev
 	gnuplot-nox
 )
+STUDY_PACKAGES=(lammps)
+
+study=${STUDY:-0}
+for a in "$@"; do
+	case $a in
+	--study) study=1 ;;
+	*) echo "usage: $0 [--study]" >&2; exit 2 ;;
+	esac
+done
+if [ "$study" = 1 ]; then
+	PACKAGES+=("${STUDY_PACKAGES[@]}")
+fi
 
 say() { echo "install-deps: $*"; }
 

@@ -11,7 +11,10 @@
 #                              run an MPI job in the background on the held
 #                              fabric: class CLASS, rank i on the i-th port
 #                              of the comma-separated PORTS (an explicit
-#                              placement map); output to OUT; sets $job_pid
+#                              placement map); output to OUT; sets $job_pid.
+#                              PROGRAM is a study program (study/PROGRAM)
+#                              or, given as an absolute path, any program
+#                              (an unmodified application such as lmp)
 #   study_wait PID OUT NP      wait for a job, fail unless it succeeded and
 #                              all NP ranks used slingshot_emu
 #   study_sample OUT INTERVAL  sample the fabric's counters (stat --json)
@@ -66,6 +69,9 @@ study_check() {
 	SSEMU_TOOL=$TOP_BUILDDIR/util/slingshot-emu
 	[ -x "$SSEMU_TOOL" ] || skip "$SSEMU_TOOL is not built"
 	for p in "$@"; do
+		case $p in
+		/*) [ -x "$p" ] || skip "$p is not installed"; continue ;;
+		esac
 		[ -x "$TOP_BUILDDIR/study/$p" ] ||
 			skip "$TOP_BUILDDIR/study/$p is not built (needs" \
 				"Open MPI at configure time, then make)"
@@ -269,7 +275,10 @@ study_job() {
 	_np=$1
 	_class=$2
 	_out=$4
-	_prog=$TOP_BUILDDIR/study/$5
+	case $5 in
+	/*) _prog=$5 ;;
+	*) _prog=$TOP_BUILDDIR/study/$5 ;;
+	esac
 	# FI_SLINGSHOT_EMU_PLACEMENT=map:FILE, lines "rank port"
 	_map=$study_tmp/job$$.$_np.$(date +%s%N).map
 	echo "$3" | tr , '\n' | awk 'NF { print NR - 1, $1 }' >"$_map"
@@ -297,10 +306,16 @@ study_wait() {
 		sed 's/^/  | /' "$2"
 		fail "job $2 exited with status $_rc"
 	fi
-	_n=$(grep -c 'mtl:ofi:prov: slingshot_emu$' "$2")
-	if [ "$_n" -ne "$3" ]; then
-		sed 's/^/  | /' "$2"
-		fail "$_n of $3 ranks of $2 used slingshot_emu"
+	study_used_emu "$2" "$3"
+}
+
+# Fail unless all NP ranks of the job whose output is OUT used
+# slingshot_emu: study_used_emu OUT NP
+study_used_emu() {
+	_n=$(grep -c 'mtl:ofi:prov: slingshot_emu$' "$1")
+	if [ "$_n" -ne "$2" ]; then
+		sed 's/^/  | /' "$1"
+		fail "$_n of $2 ranks of $1 used slingshot_emu"
 	fi
 }
 
