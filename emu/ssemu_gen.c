@@ -680,10 +680,10 @@ void ssemu_gen_recount(struct ssemu_region *r)
 	gen_of(r)->real_inflight = n;
 }
 
-bool ssemu_gen_hold(struct ssemu_region *r)
+bool ssemu_gen_held(struct ssemu_region *r)
 {
 	/* (also read without the lock, as a hint: ssemu_runner.c's polls) */
-	return r->gen_neps && !ssemu_load_relaxed(&gen_of(r)->real_inflight);
+	return !ssemu_load_relaxed(&gen_of(r)->real_inflight);
 }
 
 /* ------------------------------------------------------------------ */

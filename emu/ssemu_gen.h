@@ -52,13 +52,21 @@ void ssemu_gen_real_in(struct ssemu_region *r, struct ssemu_msg *m);
 void ssemu_gen_real_done(struct ssemu_region *r, struct ssemu_msg *m);
 /* Count the real messages in flight again (after a reset or recovery). */
 void ssemu_gen_recount(struct ssemu_region *r);
+/* ssemu_gen_hold of a fabric with modelled jobs: no real message in
+ * flight. */
+bool ssemu_gen_held(struct ssemu_region *r);
+
 /*
  * Virtual clock: does model time stand still now?  Modelled traffic
  * advances only while real traffic is in flight (or when a tool drives
  * the engine: ssemu_fabric_run_until), so real computation takes no
- * model time.
+ * model time.  Inline: the engine's loop asks before every event, and a
+ * fabric without modelled jobs answers from one field.
  */
-bool ssemu_gen_hold(struct ssemu_region *r);
+static inline bool ssemu_gen_hold(struct ssemu_region *r)
+{
+	return r->gen_neps && ssemu_gen_held(r);
+}
 
 static inline bool ssemu_gen_msg(const struct ssemu_region *r, uint32_t mi)
 {

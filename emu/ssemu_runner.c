@@ -554,7 +554,7 @@ bool ssemu_fabric_idle(struct ssemu_fabric *f)
 		return true;
 	/* (modelled jobs' events do not count: they never end) */
 	if (ssemu_engine_pending(ssemu_r_engine(r)) &&
-	    !(r->gen_neps && ssemu_gen_hold(r)))
+	    !ssemu_gen_hold(r))
 		return false;
 	for (epi = r->gen_neps; epi < f->neps; epi++) {
 		struct ssemu_ep_sh *sh = ssemu_r_ep(r, epi);
