@@ -149,6 +149,13 @@ old=$(echo "$shm_before" | grep -c . || true)
 if [ "$old" -gt 0 ]; then
 	echo "check: note: $old ssemu* segment(s) were already in /dev/shm before the run"
 fi
+# Output is often read from its tail: repeat the failing main-suite tests'
+# names and the ends of their logs just above the final lines.
+failed=$(echo "$summary" | sed -n 's/^failed: *//p')
+for name in $failed; do
+	echo "check: FAILED $name; last 30 lines of $name.log:"
+	tail -n 30 "$name.log" 2>/dev/null | sed 's/^/    | /'
+done
 echo "check: $(( $(date +%s) - start )) s"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ] && [ "$rc" -eq 0 ]

@@ -3,7 +3,8 @@
 #
 # Summarise the last "make check" of a build tree: for every test in TESTS,
 # print its result and cmocka's summary lines (the whole log tail for a test
-# that failed), then end with exactly one line "N passed, N failed, N skipped".
+# that failed), then a line "failed: NAME..." if any did, and end with exactly
+# one line "N passed, N failed, N skipped".
 # PASS and XFAIL count as passed; FAIL, XPASS, ERROR and a test with no result
 # (not built, not run) count as failed.  Exit status 1 if anything failed.
 #
@@ -59,13 +60,14 @@ cmocka_summary() {
 		sed 's/[[:space:]]*$//'
 }
 
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 failed=
 for log in $logs; do
 	trs=${log%.log}.trs
 	name=${log%.log}
 	if [ ! -f "$trs" ]; then
 		echo "--- $name: NOT RUN (not built, or make check stopped early)"
 		fail=$((fail + 1))
+		failed="$failed $name"
 		continue
 	fi
 	results=$(sed -n 's/^:test-result: *\([A-Z]*\).*/\1/p' "$trs")
@@ -81,6 +83,7 @@ for log in $logs; do
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 	echo "--- $name: $(echo $results | tr ' ' ',')"
 	if [ "$f" -gt 0 ]; then
+		failed="$failed $name"
 		echo "    (last 200 lines of $log)"
 		tail -n 200 "$log" | sed 's/^/    | /'
 	elif [ -f "$log" ]; then
@@ -93,5 +96,8 @@ for log in $logs; do
 	fi
 done
 
+# Named once more just above the count, so that a reader of only the
+# output's tail still learns which tests failed.
+[ -z "$failed" ] || echo "failed:$failed"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
