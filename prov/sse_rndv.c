@@ -350,6 +350,10 @@ static void __sse_rndv_read_finish(struct sse_ep *ep, struct sse_msg *msg)
 		return;
 	}
 	err = sse_rndv_read_errno(msg->read_err);
+	/* (a region withdrawn before our copy of it: its sender closed) */
+	if (msg->read_err == -ENOKEY &&
+	    !ssemu_ep_peer_alive(ep->emu, msg->src))
+		err = FI_EHOSTUNREACH;
 	SSE_EP_WARN(ep, "rendezvous read of %zu bytes from %u:%u failed: %s\n",
 		    msg->expect, SSEMU_ADDR_PORT(msg->src),
 		    SSEMU_ADDR_PID(msg->src), strerror(-msg->read_err));
