@@ -342,7 +342,7 @@ int ssemu_event_read(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			  "changed in the segment after the target wrote it; "
 			  "nothing copied", ep->index,
 			  (unsigned long long)m->rma_len,
-			  SSEMU_ADDR_PORT(ev->src));
+			  SSEMU_ADDR_PORT(m->dst));
 		return -EBADMSG;
 	}
 	/* (never trust the segment: a region the table does not hold is
