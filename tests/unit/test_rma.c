@@ -590,7 +590,9 @@ static void test_rma_crc(void **state)
 	assert_memory_equal(mem, src, sizeof(src));
 
 	/* a read whose results change before the initiator reads them: the
-	 * initiator is not polled until they are in its slot */
+	 * initiator is not polled until they are in its slot (a plain read,
+	 * whose results travel in the slot; a direct read leaves only where
+	 * they are, whose damage test_rma_direct_read checks) */
 	for (i = 0; i < sizeof(want); i++)
 		want[i] = mem[i];
 	errs = crc_errors(t);
