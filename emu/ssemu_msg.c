@@ -277,7 +277,9 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 	if (SSEMU_ADDR_PORT(rma->dest) >= ep->nic->fab->nendpoints ||
 	    SSEMU_ADDR_PID(rma->dest) >= c->eps_per_nic ||
 	    rma->tclass >= c->ntclass ||
-	    (rma->flags & ~(SSEMU_SEND_ORDERED | SSEMU_RMA_REMOTE_EVENT)))
+	    (rma->flags & ~(SSEMU_SEND_ORDERED | SSEMU_RMA_REMOTE_EVENT |
+			    SSEMU_RMA_DIRECT)) ||
+	    ((rma->flags & SSEMU_RMA_DIRECT) && rma->op != SSEMU_RMA_READ))
 		return -EINVAL;
 	if (!ssemu_ep_tclass_allowed(ep, rma->tclass))
 		return -EACCES;
@@ -333,8 +335,9 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 	}
 	if (rma->len > max)
 		return -EMSGSIZE;
-	/* the buffer carries the request out and the results back */
-	need = SSEMU_MAX(payload, rma->len);
+	/* the buffer carries the request out and the results back (a direct
+	 * read's stay in the target's memory) */
+	need = rma->flags & SSEMU_RMA_DIRECT ? 0 : SSEMU_MAX(payload, rma->len);
 
 	m = msg_alloc(ep, need, &mi);
 	if (!m)
@@ -456,13 +459,28 @@ static const uint8_t *event_payload(struct ssemu_ep *ep,
 
 	if (!m)
 		return NULL;
-	/* an RMA has data only if it brought results back */
+	/* an RMA has data only if it brought results back (a direct read
+	 * left them at the target: ssemu_event_read) */
 	if (ev->type == SSEMU_EV_RMA_DONE &&
 	    (ev->status || m->rma_op == SSEMU_RMA_WRITE ||
-	     m->rma_op == SSEMU_RMA_ATOMIC))
+	     m->rma_op == SSEMU_RMA_ATOMIC || (m->flags & SSEMU_RMA_DIRECT)))
 		return NULL;
 	*mp = m;
 	return msg_data(ep->r, m);
+}
+
+struct ssemu_msg *event_rma_direct(struct ssemu_ep *ep,
+				   const struct ssemu_event *ev)
+{
+	struct ssemu_msg *m;
+
+	if (!ev || ev->type != SSEMU_EV_RMA_DONE || ev->status)
+		return NULL;
+	m = event_msg(ep, ev);
+	if (!m || m->rma_op != SSEMU_RMA_READ ||
+	    !(m->flags & SSEMU_RMA_DIRECT))
+		return NULL;
+	return m;
 }
 
 /*

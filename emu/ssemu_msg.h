@@ -25,6 +25,29 @@ static inline uint32_t ssemu_msg_crc(ssemu_addr_t src,
 	return ssemu_crc(crc, data, (size_t)len);
 }
 
+/*
+ * What the target NIC leaves in the inline data of a SSEMU_RMA_DIRECT
+ * read's slot instead of the results (ssemu_rma.c writes it, the slot's
+ * crc its CRC; ssemu_event_read in the initiator's process reads it):
+ * where the bytes are.
+ */
+struct ssemu_rma_direct {
+	uint64_t addr;		/* the first byte, in the region's process */
+	int32_t pid;		/* the region's process */
+	uint32_t nic;		/* the NIC whose table holds the region */
+	uint32_t mr;		/* ... at this entry */
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct ssemu_rma_direct) <= SSEMU_INLINE_MAX,
+	       "a direct read's answer fits a slot's inline data");
+
+struct ssemu_ep;
+
+/* The slot of @ev if it is the RMA_DONE of a successful SSEMU_RMA_DIRECT
+ * read posted by @ep (the checks of any event's slot done), else NULL. */
+struct ssemu_msg *event_rma_direct(struct ssemu_ep *ep,
+				   const struct ssemu_event *ev);
+
 /* Set @bits (TXDONE, RXDONE) in the state word @st of a message slot: the
  * engine gives back its side of the slot.  Only a busy slot (allocated by
  * its owner) may be given back. */

@@ -4,7 +4,11 @@
  * lookup (key, range, access, and the region's VNI), the operation on the
  * target's memory (in this process, or in another by cross-memory
  * attach), and the results queued for the way back (ssemu_nic.c sends
- * them).
+ * them).  A direct read (SSEMU_RMA_DIRECT) leaves its results in the
+ * target's memory: the target NIC only checks it and says where they are,
+ * and the initiator's process copies them from there itself
+ * (ssemu_event_read, at the end: the one function here that runs outside
+ * the engine).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* process_vm_readv */
@@ -87,6 +91,11 @@ static uint32_t rma_access(const struct ssemu_msg *m)
 	}
 }
 
+static bool rma_direct(const struct ssemu_msg *m)
+{
+	return m->rma_op == SSEMU_RMA_READ && (m->flags & SSEMU_RMA_DIRECT);
+}
+
 static bool rma_has_result(const struct ssemu_msg *m)
 {
 	return m->rma_op == SSEMU_RMA_READ || m->rma_op == SSEMU_RMA_FETCH ||
@@ -126,6 +135,19 @@ static int rma_operate(struct ssemu_region *r, uint32_t nic,
 		return -EACCES;
 	off = mr->addr + (m->raddr - mr->base);
 	local = mr->pid == getpid();
+	if (rma_direct(m)) {
+		/* where the results are, for the initiator to copy them
+		 * itself (ssemu_event_read): nothing touched here */
+		struct ssemu_rma_direct d = {
+			.addr = off,
+			.pid = mr->pid,
+			.nic = nic,
+			.mr = (uint32_t)(mr - ssemu_r_mrs(r, nic)),
+		};
+
+		memcpy(buf, &d, sizeof(d));
+		return 0;
+	}
 	if (!len)
 		return 0;
 	/* This process's memory is accessed under the fault guard: a region
@@ -196,7 +218,9 @@ static int rma_execute(struct ssemu_region *r, uint32_t nic,
 	if (m->buf != SSEMU_NONE && m->buf >= r->nbufs)
 		return -EPROTO;
 	cap = m->buf == SSEMU_NONE ? SSEMU_INLINE_MAX : r->config.buf_size;
-	if (m->len > cap || m->rma_len > cap)
+	/* (a direct read's results stay at the target: it holds only where
+	 * they are) */
+	if (m->len > cap || (!rma_direct(m) && m->rma_len > cap))
 		return -EPROTO;
 	buf = m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
 	if (m->len && ssemu_msg_crc(m->src, m->hdr, m->len, buf) != m->crc) {
@@ -210,7 +234,9 @@ static int rma_execute(struct ssemu_region *r, uint32_t nic,
 		return -EIO;
 	}
 	ret = rma_operate(r, nic, m, buf, cap);
-	if (!ret && rma_has_result(m))
+	if (!ret && rma_direct(m))
+		m->crc = ssemu_crc(0, buf, sizeof(struct ssemu_rma_direct));
+	else if (!ret && rma_has_result(m))
 		m->crc = ssemu_crc(0, buf, (size_t)m->rma_len);
 	return ret;
 }
@@ -257,4 +283,83 @@ void rma_deliver(struct ssemu_region *r, uint32_t mi, uint32_t epi)
 		recv_event(r, epi, mi);	/* sets RXDONE when it may */
 	else
 		rma_rx_done(r, m);
+}
+
+/* ------------------------------------------------------------------ */
+/* The initiator's side of a direct read                               */
+/* ------------------------------------------------------------------ */
+
+/* Is the region the target named in @d still in its NIC's table, as it
+ * was?  (Read without the lock: registering and withdrawing take it, and
+ * an entry changed under us reads as withdrawn.) */
+static bool direct_region_there(struct ssemu_region *r,
+				const struct ssemu_msg *m,
+				const struct ssemu_rma_direct *d)
+{
+	const struct ssemu_mr_sh *e = &ssemu_r_mrs(r, d->nic)[d->mr];
+	uint64_t base, len;
+
+	if (!ssemu_load_acquire(&e->in_use) || e->key != m->key ||
+	    e->pid != d->pid)
+		return false;
+	base = e->addr + (m->raddr - e->base);
+	len = e->len;
+	return base == d->addr && m->raddr >= e->base &&
+	       m->raddr - e->base <= len &&
+	       m->rma_len <= len - (m->raddr - e->base);
+}
+
+/*
+ * The results of a direct read (SSEMU_RMA_DIRECT), from the target's
+ * memory straight into the initiator's @buf: the only copy of the bytes.
+ * The target NIC checked the request and left in the slot where the
+ * bytes are, with a CRC; the region must still be there after the copy,
+ * or the target withdrew it meanwhile (its endpoint closed, its process
+ * gave up) and what was copied may be anything.  A process that died
+ * fails the copy itself (-ESRCH).
+ */
+int ssemu_event_read(struct ssemu_ep *ep, const struct ssemu_event *ev,
+		     size_t off, void *buf, size_t len)
+{
+	const struct ssemu_config *c;
+	struct ssemu_region *r;
+	struct ssemu_rma_direct d;
+	struct ssemu_msg *m;
+	int ret;
+
+	if (!ep || !buf)
+		return -EINVAL;
+	c = ep->nic->fab->cfg;
+	m = event_rma_direct(ep, ev);
+	if (!m || off > m->rma_len || len > m->rma_len - off)
+		return -EINVAL;
+	r = ep->r;
+	memcpy(&d, m->data, sizeof(d));
+	if (ssemu_crc(0, &d, sizeof(d)) != m->crc) {
+		ssemu_fetch_add(&r->crc_errors, 1);
+		ssemu_log(SSEMU_LOG_WARN, "endpoint %u: the answer of a direct "
+			  "read of %llu bytes from port %u failed its CRC: it "
+			  "changed in the segment after the target wrote it; "
+			  "nothing copied", ep->index,
+			  (unsigned long long)m->rma_len,
+			  SSEMU_ADDR_PORT(m->dst));
+		return -EBADMSG;
+	}
+	/* (never trust the segment: a region the table does not hold is
+	 * not read) */
+	if (d.nic >= c->max_nics || d.mr >= SSEMU_MRS_PER_NIC ||
+	    !direct_region_there(r, m, &d))
+		return -ENOKEY;
+	if (!len)
+		return 0;
+	if (d.pid == getpid())
+		ret = ssemu_copy_user(buf, (const void *)(uintptr_t)(d.addr +
+								   off), len);
+	else
+		ret = cma(d.pid, false, d.addr + off, buf, len);
+	if (ret)
+		return ret;
+	/* the copy's reads before the second look at the region */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return direct_region_there(r, m, &d) ? 0 : -ENOKEY;
 }

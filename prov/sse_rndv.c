@@ -7,19 +7,25 @@
  * table, read-only, under an internal key, and names key and address in
  * the RTS.  Once a receive matches the RTS (in order, like any message),
  * the receiver reads min(buffer, total) bytes with SSEMU_RMA_READs of at
- * most ssemu_ep_max_msg bytes, SSE_RNDV_READS of them in flight, each
- * copied into the receive buffer as its RMA_DONE comes; then it sends a
- * FIN and completes.  The sender NIC serves the reads itself (modelled
- * read traffic, request and response packets), so the sender process need
- * not progress meanwhile; the send completes when the FIN arrives, the
- * data having been read at the target (delivery complete), and its region
- * is withdrawn or kept in the endpoint's registration cache.  A receive
- * whose reads fail completes in error (FI_EHOSTUNREACH if the sender is
- * gone, else FI_EIO) and its FIN says so.
+ * most ssemu_ep_max_msg bytes, SSE_RNDV_READS of them in flight; then it
+ * sends a FIN and completes.  The sender NIC serves the reads itself
+ * (modelled read traffic, request and response packets), so the sender
+ * process need not progress meanwhile; the send completes when the FIN
+ * arrives, the data having been read at the target (delivery complete),
+ * and its region is withdrawn or kept in the endpoint's registration
+ * cache.  The reads are direct (SSEMU_RMA_DIRECT): the target NIC checks
+ * each and the model carries its response, but the bytes stay in the
+ * sender's buffer until the receiver, at the read's RMA_DONE, copies them
+ * from there into the receive buffer itself (ssemu_event_read: a plain
+ * copy in one process, cross-memory attach across two): each byte is
+ * copied once.  That is safe because the sender's buffer stays as it was,
+ * and registered, until the FIN.  A receive whose reads fail completes in
+ * error (FI_EHOSTUNREACH if the sender is gone, FI_EFAULT if either
+ * buffer is not mapped, else FI_EIO) and its FIN says so.
  *
  * The push protocol remains for the rest: sends of several segments, no
  * room in the region table, FI_SLINGSHOT_EMU_RNDV_READ=0, and receivers
- * whose kernel refuses the engine the cross-memory attach a read needs
+ * whose kernel refuses them the cross-memory attach a read needs
  * (-EACCES).  There the receiver answers the RTS with a CTS naming how
  * many bytes it wants and the sender posts them as FRAG messages; the
  * send completes when they are all acknowledged.
@@ -328,8 +334,8 @@ static void __sse_rndv_read_finish(struct sse_ep *ep, struct sse_msg *msg)
 	}
 	if (msg->read_err == -EACCES &&
 	    ssemu_ep_peer_alive(ep->emu, msg->src)) {
-		/* The kernel refused the engine the cross-memory attach a
-		 * read needs (ptrace restrictions): let senders push. */
+		/* The kernel refused the cross-memory attach a read needs
+		 * (ptrace restrictions): let senders push. */
 		if (!ep->rndv_cma_refused)
 			SSE_EP_WARN(ep, "rendezvous reads of %u:%u's memory refused: asking senders to push the data instead\n",
 				    SSEMU_ADDR_PORT(msg->src),
@@ -344,6 +350,10 @@ static void __sse_rndv_read_finish(struct sse_ep *ep, struct sse_msg *msg)
 		return;
 	}
 	err = sse_rndv_read_errno(msg->read_err);
+	/* (a region withdrawn before our copy of it: its sender closed) */
+	if (msg->read_err == -ENOKEY &&
+	    !ssemu_ep_peer_alive(ep->emu, msg->src))
+		err = FI_EHOSTUNREACH;
 	SSE_EP_WARN(ep, "rendezvous read of %zu bytes from %u:%u failed: %s\n",
 		    msg->expect, SSEMU_ADDR_PORT(msg->src),
 		    SSEMU_ADDR_PID(msg->src), strerror(-msg->read_err));
@@ -372,6 +382,7 @@ static int __sse_rndv_read_post(struct sse_ep *ep, struct sse_msg *msg)
 		struct ssemu_rma r = {
 			.dest = msg->src,
 			.tclass = msg->tclass,
+			.flags = SSEMU_RMA_DIRECT,
 			.op = SSEMU_RMA_READ,
 			.key = msg->rkey,
 			.addr = msg->raddr + msg->read_next,
@@ -407,30 +418,57 @@ static int __sse_rndv_read_post(struct sse_ep *ep, struct sse_msg *msg)
 	return full;
 }
 
+/*
+ * The bytes of read @p, which the target NIC left in the sender's buffer
+ * (SSEMU_RMA_DIRECT), from there into the receive buffer: their one copy.
+ * The sender keeps its buffer, unchanged and registered, until our FIN
+ * (or until it gives the send up: the emulator then finds the region
+ * withdrawn, or the process gone), so reading it now, after the modelled
+ * response has arrived, gives what the response would have carried.
+ * @return 0 or the read's -errno.
+ */
+static int __sse_rndv_read_copy(struct sse_ep *ep, struct sse_msg *msg,
+				struct sse_rma_piece *p,
+				const struct ssemu_event *ev)
+{
+	struct sse_rx *rx = msg->rx;
+	size_t off = msg->rx_off + p->off, done = 0, i;
+	int ret;
+
+	for (i = 0; i < rx->iov_count && done < p->len; i++) {
+		size_t seg = rx->iov[i].iov_len, n;
+
+		if (off >= seg) {
+			off -= seg;
+			continue;
+		}
+		n = SSEMU_MIN(seg - off, p->len - done);
+		ret = ssemu_event_read(ep->emu, ev, done,
+				       (char *)rx->iov[i].iov_base + off, n);
+		if (ret)
+			return ret;
+		done += n;
+		off = 0;
+	}
+	return 0;
+}
+
 /* A read of a rendezvous receive completed (sse_rma.c dispatches it). */
 void __sse_rndv_read_done(struct sse_ep *ep, struct sse_rma_piece *p,
 			  const struct ssemu_event *ev)
 {
 	struct sse_msg *msg = p->msg;
-	struct sse_rx *rx = msg->rx;
+	int ret;
 
 	if (ev->status) {
 		if (!msg->read_err)
 			msg->read_err = ev->status;
-	} else {
-		const void *data = ssemu_event_data(ep->emu, ev);
-
-		if (data) {
-			if (sse_copy_to_iov(rx->iov, rx->iov_count,
-					    msg->rx_off + p->off, data,
-					    p->len) && !msg->read_err) {
-				__sse_rx_fault(ep, msg->src);
-				msg->read_err = -EFAULT;
-			}
+	} else if (!msg->read_err) {
+		ret = __sse_rndv_read_copy(ep, msg, p, ev);
+		if (ret)
+			msg->read_err = ret;
+		else
 			msg->received += p->len;
-		} else if (!msg->read_err) {
-			msg->read_err = -EIO;
-		}
 	}
 	ssemu_event_release(ep->emu, ev);
 	sse_dlist_remove(&p->entry);

@@ -509,6 +509,22 @@ size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
  * without results: a WRITE or ATOMIC, or one that failed). */
 const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev);
 
+/**
+ * Copy bytes [off, off+len) of the results of an RMA_DONE event of a
+ * successful SSEMU_RMA_DIRECT read from the target's memory into @buf:
+ * under the fault guard if the target memory is this process's, else by
+ * cross-memory attach.  Before the event is released.
+ * @return 0; -EINVAL not such an event, or a range outside its results;
+ * -EBADMSG the target's answer in the slot changed after the target
+ * wrote it (counted in crc_errors, nothing copied); -ENOKEY the region
+ * was withdrawn before the copy finished (what @buf holds is not to be
+ * trusted); -ESRCH the target process is gone; -EFAULT either side not
+ * mapped; -EACCES the kernel refused this process cross-memory attach to
+ * the target's (a warning is logged).
+ */
+int ssemu_event_read(struct ssemu_ep *ep, const struct ssemu_event *ev,
+		     size_t off, void *buf, size_t len);
+
 /** Give a RECV or RMA_DONE event's message slot back to its owner (an
  * RMA_DONE only by the endpoint that posted it).  RMA_REMOTE events hold
  * nothing: releasing one does nothing. */
@@ -706,6 +722,19 @@ int ssemu_atomic_apply(uint32_t aop, uint32_t dtype, void *dst,
 
 /* RMA flags (with SSEMU_SEND_ORDERED) */
 #define SSEMU_RMA_REMOTE_EVENT (1u << 1)	/* RMA_REMOTE at the target ep */
+/*
+ * READ only: the results stay where they are.  The target NIC checks the
+ * request (key, range, access, VNI) and the model sends the response
+ * packets as for any read, but the bytes are not copied into the message
+ * slot: once RMA_DONE comes, the initiator copies them straight from the
+ * target's memory into its own buffer with ssemu_event_read, one copy in
+ * all.  The bytes are those the target memory holds at that copy, not
+ * when the request reached the target: for protocols that keep the
+ * target memory unchanged until the initiator says it has read it (a
+ * rendezvous, whose sender keeps its buffer until the FIN).  Takes no
+ * large buffer.
+ */
+#define SSEMU_RMA_DIRECT (1u << 2)
 
 struct ssemu_rma {
 	ssemu_addr_t dest;	/* target endpoint (its events) */
@@ -739,15 +768,16 @@ struct ssemu_rma {
  * the engine's runner died in the middle of the operation (the target
  * memory may be partly changed; it is never done twice).  A refused
  * operation never touches target memory.  READ, FETCH and COMPARE results
- * (len bytes) are read with ssemu_event_data/ssemu_event_copy until
+ * (len bytes) are read with ssemu_event_data/ssemu_event_copy (a
+ * SSEMU_RMA_DIRECT read's with ssemu_event_read) until
  * ssemu_event_release, which every RMA_DONE event needs.
  * @return 0; -EAGAIN no resources (progress and retry); -EMSGSIZE len over
  * ssemu_ep_max_msg (COMPARE: half of it); -EINVAL bad arguments (unknown
  * op or flag, an atomic not valid on its type, len not a multiple of the
  * element size, iov bytes not len, any iov on a READ, cmp bytes not len on
- * a COMPARE or any on another op; a FETCH of SSEMU_AOP_READ may pass no
- * iov or len ignored bytes); -EFAULT data or operands not readable memory
- * (nothing is posted).
+ * a COMPARE or any on another op, SSEMU_RMA_DIRECT on another op than
+ * READ; a FETCH of SSEMU_AOP_READ may pass no iov or len ignored bytes);
+ * -EFAULT data or operands not readable memory (nothing is posted).
  */
 int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma);
 

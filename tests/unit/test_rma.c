@@ -590,7 +590,9 @@ static void test_rma_crc(void **state)
 	assert_memory_equal(mem, src, sizeof(src));
 
 	/* a read whose results change before the initiator reads them: the
-	 * initiator is not polled until they are in its slot */
+	 * initiator is not polled until they are in its slot (a plain read,
+	 * whose results travel in the slot; a direct read leaves only where
+	 * they are, whose damage test_rma_direct_read checks) */
 	for (i = 0; i < sizeof(want); i++)
 		want[i] = mem[i];
 	errs = crc_errors(t);
@@ -1126,6 +1128,186 @@ static void test_rma_release_returns_slots(void **state)
 	tf_close(t);
 }
 
+/* Model time from the post to the RMA_DONE of one read of the largest
+ * size, with @flags, on a fresh fabric. */
+static ssemu_time_t read_time(uint32_t flags)
+{
+	unsigned a, b;
+	struct tf *t = open2("switch", &a, &b);
+	size_t max = ssemu_ep_max_msg(t->ep[a]);
+	uint8_t *mem = calloc(1, max);
+	struct ssemu_rma r;
+	ssemu_time_t dt;
+	size_t d;
+
+	assert_non_null(mem);
+	reg(t, b, 21, mem, max, 0, SSEMU_MR_READ);
+	r = mk(t, b, SSEMU_RMA_READ, 21, 0, max, NULL, 1);
+	r.flags = flags;
+	d = do_rma(t, a, &r);
+	assert_int_equal(rl->done[d].status, 0);
+	dt = rl->done[d].time - rl->done[d].posted;
+	tf_close(t);
+	free(mem);
+	return dt;
+}
+
+/* The held RMA_DONE event with @cookie. */
+static struct ssemu_event *held_of(uint64_t cookie)
+{
+	size_t i;
+
+	for (i = 0; i < rl->nheld; i++)
+		if (rl->held[i].cookie == cookie)
+			return &rl->held[i];
+	fail_msg("no held RMA_DONE with cookie %llu",
+		 (unsigned long long)cookie);
+	return NULL;
+}
+
+/*
+ * Direct reads (SSEMU_RMA_DIRECT): the target NIC checks them and the
+ * model carries their responses as any read's, in the same time, but the
+ * bytes stay in the target's memory until the initiator copies them with
+ * ssemu_event_read; they take no large buffer.  The target's answer in
+ * the slot is CRC-checked, a region withdrawn before the copy fails it,
+ * and memory not mapped on either side fails it with -EFAULT.
+ */
+static void test_rma_direct_read(void **state)
+{
+	unsigned a, b;
+	struct tf *t = open2("switch", &a, &b);
+	size_t max = ssemu_ep_max_msg(t->ep[a]), pg = 4096, i;
+	uint32_t nbufs = t->cfg.bufs_per_ep, k;
+	uint8_t *mem = malloc(max), *back = malloc(max), *bad;
+	struct ssemu_event *ev;
+	struct ssemu_rma r;
+	ssemu_time_t plain, direct;
+	uint64_t errs;
+
+	(void)state;
+	assert_true(mem && back);
+	for (i = 0; i < max; i++)
+		mem[i] = pat(5, i);
+	reg(t, b, 21, mem, max, 0, SSEMU_MR_READ);
+	/* only reads may be direct */
+	r = mk(t, b, SSEMU_RMA_WRITE, 21, 0, 8, NULL, 1);
+	r.flags = SSEMU_RMA_DIRECT;
+	r.iov = &(struct iovec){ back, 8 };
+	r.iov_count = 1;
+	assert_int_equal(ssemu_ep_rma(t->ep[a], &r), -EINVAL);
+
+	rl->hold = 1;
+	r = mk(t, b, SSEMU_RMA_READ, 21, 0, max, NULL, 3);
+	r.flags = SSEMU_RMA_DIRECT;
+	post(t, a, &r, 0);
+	run_idle(t, 0);
+	ev = held_of(3);
+	assert_int_equal(ev->status, 0);
+	assert_int_equal(ev->len, max);
+	/* nothing in the slot: the bytes come from the target's memory */
+	assert_null(ssemu_event_data(t->ep[a], ev));
+	assert_int_equal(ssemu_event_copy(t->ep[a], ev, 0, back, max), 0);
+	memset(back, 0, max);
+	assert_int_equal(ssemu_event_read(t->ep[a], ev, 0, back, max), 0);
+	assert_memory_equal(back, mem, max);
+	assert_int_equal(ssemu_event_read(t->ep[a], ev, 100, back, 50), 0);
+	assert_memory_equal(back, mem + 100, 50);
+	assert_int_equal(ssemu_event_read(t->ep[a], ev, max - 1, back, 2),
+			 -EINVAL);
+	assert_int_equal(ssemu_event_read(t->ep[a], ev, 0, NULL, 2), -EINVAL);
+	/* a plain read's results are not read so */
+	r.flags = 0;
+	r.cookie = 4;
+	rl->hold = 4;
+	post(t, a, &r, 0);
+	run_idle(t, 0);
+	assert_int_equal(ssemu_event_read(t->ep[a], held_of(4), 0, back, 8),
+			 -EINVAL);
+	ssemu_event_release(t->ep[a], held_of(4));
+	ssemu_event_release(t->ep[a], held_of(3));
+	rl->nheld = 0;
+
+	/* more direct reads of the largest size held at once than the
+	 * endpoint has large buffers: they take none */
+	rl->hold = 1;
+	r.flags = SSEMU_RMA_DIRECT;
+	for (k = 0; k < nbufs + 2; k++) {
+		r.cookie = 100 + k;
+		post(t, a, &r, 0);
+	}
+	run_idle(t, 0);
+	assert_int_equal(rl->nheld, nbufs + 2);
+	for (k = 0; k < nbufs + 2; k++) {
+		ev = held_of(100 + k);
+		assert_int_equal(ev->status, 0);
+		assert_int_equal(ssemu_event_read(t->ep[a], ev, 0, back, max),
+				 0);
+		assert_memory_equal(back, mem, max);
+		ssemu_event_release(t->ep[a], ev);
+	}
+	rl->nheld = 0;
+
+	/* the target's answer changed in the segment: not followed */
+	r.cookie = 200;
+	post(t, a, &r, 0);
+	run_idle(t, 0);
+	errs = crc_errors(t);
+	rma_slot_data(t, 200)[2] ^= 0x40;
+	memset(back, 0, 8);
+	assert_int_equal(ssemu_event_read(t->ep[a], held_of(200), 0, back,
+					  8), -EBADMSG);
+	assert_int_equal(crc_errors(t), errs + 1);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(back[i], 0);
+	ssemu_event_release(t->ep[a], held_of(200));
+	rl->nheld = 0;
+
+	/* the region withdrawn between the target and the copy */
+	r.cookie = 201;
+	post(t, a, &r, 0);
+	run_idle(t, 0);
+	assert_int_equal(ssemu_mr_dereg(t->nic[b], 21), 0);
+	assert_int_equal(ssemu_event_read(t->ep[a], held_of(201), 0, back,
+					  8), -ENOKEY);
+	ssemu_event_release(t->ep[a], held_of(201));
+	rl->nheld = 0;
+
+	/* memory not mapped: at the target (a region registered longer
+	 * than its mapping) and at the initiator; nobody faults */
+	bad = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(bad != MAP_FAILED);
+	memset(bad, 0x33, pg);
+	assert_int_equal(mprotect(bad + pg, pg, PROT_NONE), 0);
+	reg(t, b, 22, bad, 2 * pg, 0, SSEMU_MR_READ);
+	r = mk(t, b, SSEMU_RMA_READ, 22, pg - 64, 128, NULL, 202);
+	r.flags = SSEMU_RMA_DIRECT;
+	post(t, a, &r, 0);
+	run_idle(t, 0);
+	ev = held_of(202);
+	assert_int_equal(ev->status, 0);
+	assert_int_equal(ssemu_event_read(t->ep[a], ev, 0, back, 128),
+			 -EFAULT);
+	assert_int_equal(ssemu_event_read(t->ep[a], ev, 0, back, 64), 0);
+	for (i = 0; i < 64; i++)
+		assert_int_equal(back[i], 0x33);
+	assert_int_equal(ssemu_event_read(t->ep[a], ev, 0, bad + pg, 64),
+			 -EFAULT);
+	ssemu_event_release(t->ep[a], ev);
+	rl->nheld = 0;
+	rl->hold = 0;
+	tf_close(t);
+	munmap(bad, 2 * pg);
+	free(mem);
+	free(back);
+
+	/* the same modelled time as a plain read of as many bytes */
+	plain = read_time(0);
+	direct = read_time(SSEMU_RMA_DIRECT);
+	assert_int_equal(direct, plain);
+}
+
 /* Endpoints and NICs going away with operations in flight. */
 static void test_rma_close_in_flight(void **state)
 {
@@ -1398,8 +1580,10 @@ static int shm_rma(struct ssemu_ep *ep, const struct ssemu_rma *r,
 		ssemu_ep_wait(ep, 10);
 	}
 	ret = ev.status;
-	if (!ret && result &&
-	    ssemu_event_copy(ep, &ev, 0, result, rlen) != rlen)
+	if (!ret && result && (r->flags & SSEMU_RMA_DIRECT))
+		ret = ssemu_event_read(ep, &ev, 0, result, rlen);
+	else if (!ret && result &&
+		 ssemu_event_copy(ep, &ev, 0, result, rlen) != rlen)
 		ret = -EIO;
 	ssemu_event_release(ep, &ev);
 	return ret;
@@ -1488,6 +1672,12 @@ static void test_rma_cross_process_passive_target(void **state)
 	r = (struct ssemu_rma){ .dest = child_addr, .op = SSEMU_RMA_READ,
 				.key = 0xabc, .addr = 0, .len = XP_LEN,
 				.cookie = 2 };
+	assert_int_equal(shm_rma(ep, &r, back, XP_LEN), 0);
+	assert_memory_equal(back, src, XP_LEN);
+	/* direct: this process copies from the child's memory itself */
+	memset(back, 0, XP_LEN);
+	r.flags = SSEMU_RMA_DIRECT;
+	r.cookie = 4;
 	assert_int_equal(shm_rma(ep, &r, back, XP_LEN), 0);
 	assert_memory_equal(back, src, XP_LEN);
 	iov = (struct iovec){ &one, 8 };
@@ -1707,6 +1897,7 @@ int main(void)
 		cmocka_unit_test(test_rma_response_modelled),
 		cmocka_unit_test(test_rma_lossy_results_recovered),
 		cmocka_unit_test(test_rma_release_returns_slots),
+		cmocka_unit_test(test_rma_direct_read),
 		cmocka_unit_test(test_rma_close_in_flight),
 		cmocka_unit_test(test_rma_recover_no_repeat),
 		cmocka_unit_test_teardown(test_rma_cross_process_passive_target,
