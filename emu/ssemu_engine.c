@@ -87,8 +87,8 @@ bool ssemu_engine_geometry_ok(const struct ssemu_engine *e, uint32_t cap)
 				      (uint64_t)cap *
 					      sizeof(struct ssemu_heap_ent) &&
 	       e->nnear <= cap && e->nfar <= cap - e->nnear &&
-	       e->nwheel <= cap && e->near_sorted <= 1 &&
-	       (e->free_head < cap || e->free_head == SSEMU_EV_NONE);
+	       e->nwheel <= cap && e->near_sorted <= 1 && e->hwm <= cap &&
+	       (e->free_head < e->hwm || e->free_head == SSEMU_EV_NONE);
 }
 
 const char *ssemu_engine_why(uint32_t bad)
@@ -113,9 +113,10 @@ static bool __attribute__((cold)) corrupt(struct ssemu_engine *e,
 	return false;
 }
 
+/* (the pool is not written: an event is set up when first taken, from
+ * the high-water mark) */
 void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap)
 {
-	struct ssemu_ev *p;
 	uint32_t *hd;
 	uint32_t i;
 
@@ -128,13 +129,8 @@ void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap)
 	hd = heads(e);
 	for (i = 0; i < NB; i++)
 		hd[i] = SSEMU_EV_NONE;
-	p = pool(e);
-	for (i = 0; i < cap; i++) {
-		p[i].gen = 0;
-		p[i].state = SSEMU_EV_FREE;
-		p[i].next = i + 1 < cap ? i + 1 : SSEMU_EV_NONE;
-	}
-	e->free_head = cap ? 0 : SSEMU_EV_NONE;
+	e->free_head = SSEMU_EV_NONE;
+	e->hwm = 0;
 }
 
 static inline bool ent_less(const struct ssemu_heap_ent *x,
@@ -288,13 +284,19 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 		return -EIO;
 	if (t < e->now)
 		return -EINVAL;
-	if (e->free_head == SSEMU_EV_NONE)
+	/* every index and count from the engine's memory is checked: a
+	 * corrupt one stops the engine rather than write out of bounds */
+	if (unlikely(e->hwm > e->cap)) {
+		corrupt(e, SSEMU_ENGINE_BAD_FREE);
+		return -EIO;
+	}
+	if (e->free_head == SSEMU_EV_NONE && e->hwm == e->cap)
 		return -ENOSPC;
 	if (e->seq >> (64 - SSEMU_ENGINE_IDX_BITS))
 		return -EOVERFLOW;
-	/* every index and count from the engine's memory is checked: a
-	 * corrupt one stops the engine rather than write out of bounds */
-	if (unlikely(e->free_head >= e->cap)) {
+	/* (a released event is below the mark) */
+	if (unlikely(e->free_head != SSEMU_EV_NONE &&
+		     e->free_head >= e->hwm)) {
 		corrupt(e, SSEMU_ENGINE_BAD_FREE);
 		return -EIO;
 	}
@@ -303,9 +305,17 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 		corrupt(e, SSEMU_ENGINE_BAD_GEOMETRY);
 		return -EIO;
 	}
-	idx = e->free_head;
-	ev = &pool(e)[idx];
-	e->free_head = ev->next;
+	/* the most recently released event first, else a never-used one:
+	 * the order a list of the whole pool made at the start would give */
+	if (e->free_head != SSEMU_EV_NONE) {
+		idx = e->free_head;
+		ev = &pool(e)[idx];
+		e->free_head = ev->next;
+	} else {
+		idx = e->hwm++;
+		ev = &pool(e)[idx];
+		ev->gen = 0;
+	}
 	key = (e->seq++ << SSEMU_ENGINE_IDX_BITS) | idx;
 	ev->time = t;
 	ev->key = key;
@@ -349,7 +359,7 @@ int ssemu_engine_cancel(struct ssemu_engine *e, ssemu_evid_t id)
 	uint32_t idx = (uint32_t)id;
 	struct ssemu_ev *ev;
 
-	if (id == SSEMU_EVID_NONE || idx >= e->cap)
+	if (id == SSEMU_EVID_NONE || idx >= e->cap || idx >= e->hwm)
 		return -ENOENT;
 	ev = &pool(e)[idx];
 	if (ev->gen != (uint32_t)(id >> 32) || ev->state != SSEMU_EV_LIVE)
@@ -529,9 +539,10 @@ void ssemu_engine_foreach(struct ssemu_engine *e,
 {
 	struct ssemu_ev *p = pool(e);
 	struct ssemu_fired f;
-	uint32_t i;
+	uint32_t i, n = e->hwm < e->cap ? e->hwm : e->cap;
 
-	for (i = 0; i < e->cap; i++) {
+	/* (the events from the high-water mark up were never used) */
+	for (i = 0; i < n; i++) {
 		if (p[i].state != SSEMU_EV_LIVE)
 			continue;
 		f = (struct ssemu_fired){ .time = p[i].time, .type = p[i].type,

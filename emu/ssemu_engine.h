@@ -102,7 +102,10 @@ struct ssemu_engine {
 	 * (the memory is corrupt): SSEMU_ENGINE_BAD_*, and every call fails
 	 * from then on */
 	uint32_t bad;
-	uint32_t pad;
+	/* the pool's high-water mark: events [hwm, cap) were never used
+	 * (nothing of them written, so their pages cost nothing until a
+	 * fabric needs that many); released ones are on free_head's list */
+	uint32_t hwm;
 	uint64_t base;		/* bucket of the window: near holds all <= it */
 	uint64_t heads_off;	/* bucket list heads; relative to the engine */
 	uint64_t heap_off;	/* near heap from the front, far from the back */

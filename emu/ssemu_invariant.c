@@ -48,10 +48,12 @@ static bool census_add(struct census *c, uint32_t pi, int where)
 {
 	struct ssemu_region *r = c->r;
 
-	if (pi >= r->config.max_pkts)
+	/* (free or in use, a packet is below the pool's high-water mark) */
+	if (pi >= r->pkt_hwm)
 		c->bad = ssemu_model_invariant_failed(
-			r, "%s holds packet index %u of %u", seen_name[where],
-			pi, r->config.max_pkts);
+			r, "%s holds packet index %u, the pool's high-water "
+			"mark is %u of %u", seen_name[where], pi, r->pkt_hwm,
+			r->config.max_pkts);
 	else if (c->seen[pi])
 		c->bad = ssemu_model_invariant_failed(
 			r, "packet %u is in %s and in %s", pi,
@@ -98,11 +100,12 @@ static bool census_event(void *arg, const struct ssemu_fired *f)
 	}
 }
 
-/* The free list: well formed, and with the packets in use the pool. */
+/* The free list: well formed, and with the packets in use and those never
+ * used (from the high-water mark up) the pool. */
 static bool check_free(struct census *c)
 {
 	struct ssemu_region *r = c->r;
-	uint32_t pi, nfree = 0;
+	uint32_t pi, nfree = 0, never = r->config.max_pkts - r->pkt_hwm;
 
 	for (pi = r->pkt_free; pi != SSEMU_NONE;
 	     pi = ssemu_r_pkt(r, pi)->next) {
@@ -110,10 +113,10 @@ static bool check_free(struct census *c)
 			return false;
 		nfree++;
 	}
-	if (nfree + r->pkts_used != r->config.max_pkts)
+	if ((uint64_t)nfree + r->pkts_used + never != r->config.max_pkts)
 		return !ssemu_model_invariant_failed(
-			r, "%u packets free and %u in use, of %u", nfree,
-			r->pkts_used, r->config.max_pkts);
+			r, "%u packets free, %u in use and %u never used, of "
+			"%u", nfree, r->pkts_used, never, r->config.max_pkts);
 	return true;
 }
 
@@ -274,7 +277,12 @@ bool ssemu_model_check(struct ssemu_region *r)
 
 	if (ssemu_broken(r) || r->sw_used > cf->max_switches)
 		return false;
-	c.seen = calloc(cf->max_pkts, 1);
+	if (r->pkt_hwm > cf->max_pkts)
+		return !ssemu_model_invariant_failed(
+			r, "the packet pool's high-water mark is %u of %u",
+			r->pkt_hwm, cf->max_pkts);
+	/* (only the packets below the mark can be anywhere) */
+	c.seen = calloc(SSEMU_MAX(r->pkt_hwm, 1u), 1);
 	c.sw_cr = calloc((size_t)SSEMU_MAX(r->sw_used, 1u) * r->topo.radix *
 				 SSEMU_MAX_VCLASS,
 			 sizeof(*c.sw_cr));

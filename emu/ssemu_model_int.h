@@ -164,19 +164,43 @@ static inline void schedule(struct ssemu_region *r, ssemu_time_t t,
 			   "raises it", r->config.max_events);
 }
 
-/* The packet pool: a free list through the packets' next links. */
+/*
+ * The packet pool: the freed packets, a list through their next links,
+ * then the never-used ones from the high-water mark up.  Freed first, most
+ * recently freed first: the order a list made of the whole pool at the
+ * start (0, 1, 2, ...) hands them out in, without a write to a packet
+ * before its first use.
+ */
 static inline uint32_t pkt_alloc(struct ssemu_region *r)
 {
-	uint32_t i = r->pkt_free;
+	uint32_t i = r->pkt_free, hwm = r->pkt_hwm;
 
-	/* (an empty pool with packets unaccounted for: the list is cut) */
-	if (i == SSEMU_NONE)
+	if (SSEMU_BAD(r, hwm > r->config.max_pkts, "the packet pool's "
+		      "high-water mark is %u of %u packets", hwm,
+		      r->config.max_pkts))
+		return SSEMU_NONE;
+	if (i == SSEMU_NONE) {
+		if (hwm < r->config.max_pkts) {
+			r->pkt_hwm = hwm + 1;
+			r->pkts_used++;
+			return hwm;
+		}
+		/* (an empty pool with packets unaccounted for: the list is
+		 * cut) */
 		return SSEMU_BAD(r, r->pkts_used < r->config.max_pkts,
 				 "the free packet list is empty with %u of %u "
 				 "packets in use", r->pkts_used,
 				 r->config.max_pkts), SSEMU_NONE;
-	if (pkt_link_bad(r, i, "the free packet list") ||
-	    pkt_link_bad(r, ssemu_r_pkt(r, i)->next, "the free packet list"))
+	}
+	/* (a freed packet is below the mark, and so is what it links to) */
+	if (SSEMU_BAD(r, i >= hwm, "the free packet list: packet %u, the "
+		      "high-water mark is %u", i, hwm))
+		return SSEMU_NONE;
+	if (SSEMU_BAD(r, ssemu_r_pkt(r, i)->next != SSEMU_NONE &&
+			 ssemu_r_pkt(r, i)->next >= hwm,
+		      "the free packet list: packet %u links to %u, the "
+		      "high-water mark is %u", i, ssemu_r_pkt(r, i)->next,
+		      hwm))
 		return SSEMU_NONE;
 	r->pkt_free = ssemu_r_pkt(r, i)->next;
 	r->pkts_used++;

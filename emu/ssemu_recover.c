@@ -293,7 +293,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 	uint64_t eseq = e->seq, executed = e->executed;
 	struct rec *requeue, *rxovf, *txovf, *done;
 	uint8_t *in_ring;
-	uint32_t nrq = 0, nrx = 0, ntx = 0, ndone = 0, i, k, mi, nic, epi;
+	uint32_t nrq = 0, nrx = 0, ntx = 0, ndone = 0, k, mi, nic, epi;
 	uint32_t tc, nwords = (r->neps + 63) / 64;
 	struct ssemu_nic_sh *n;
 	struct ssemu_ep_sh *ep;
@@ -337,10 +337,10 @@ int ssemu_model_recover(struct ssemu_region *r)
 	e->now = now;
 	e->seq = eseq;
 	e->executed = executed;
-	for (i = 0; i < c->max_pkts; i++)
-		ssemu_r_pkt(r, i)->next = i + 1 < c->max_pkts ? i + 1 :
-								SSEMU_NONE;
-	r->pkt_free = 0;
+	/* (every packet as never used: the pool hands them out from 0
+	 * again, as a new region's does) */
+	r->pkt_free = SSEMU_NONE;
+	r->pkt_hwm = 0;
 	r->pkts_used = 0;
 	r->pkt_waiters = 0;
 	memset(ssemu_r_swmap(r), 0xff,

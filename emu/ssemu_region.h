@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 15
+#define SSEMU_LAYOUT_VERSION 16
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -485,7 +485,11 @@ struct ssemu_region {
 	struct ssemu_svc_sh svc[SSEMU_MAX_SVCS];	/* service directory */
 	struct ssemu_auth_sh auth;	/* VNI services (ssemu_auth.c) */
 	/* model state */
+	/* the packet pool: freed packets, linked (NONE: none), and the
+	 * high-water mark, packets [pkt_hwm, max_pkts) never used (nothing
+	 * of them written: their pages cost nothing until needed) */
 	uint32_t pkt_free;
+	uint32_t pkt_hwm;
 	uint32_t pkts_used;
 	uint32_t sw_used;
 	uint32_t pkt_waiters;	/* NICs with wait_pkt set */
@@ -494,6 +498,7 @@ struct ssemu_region {
 	uint32_t nic_hint, ep_hint;
 	uint32_t voq_free;	/* free VOQ rows, linked; NONE: none */
 	uint32_t voq_hwm;	/* rows from here on never used */
+	uint32_t pad_model;
 	uint32_t pairs_used;	/* pair table entries in use */
 	uint32_t pairs_full;	/* times a pair found the table full */
 	ssemu_time_t pairs_swept;	/* model time of the last sweep */

@@ -224,11 +224,12 @@ static int check_layout(struct ssemu_region *r, char *err, size_t errlen)
 			 c->max_events);
 		return -EPROTO;
 	}
-	if (r->sw_used > c->max_switches ||
-	    (r->pkt_free != SSEMU_NONE && r->pkt_free >= c->max_pkts)) {
+	if (r->sw_used > c->max_switches || r->pkt_hwm > c->max_pkts ||
+	    (r->pkt_free != SSEMU_NONE && r->pkt_free >= r->pkt_hwm)) {
 		snprintf(err, errlen, "fabric segment is corrupt (model state: "
-			 "%u switches modelled of %u, free packet %u of %u): "
-			 "refused", r->sw_used, c->max_switches, r->pkt_free,
+			 "%u switches modelled of %u, free packet %u, packets "
+			 "used up to %u of %u): refused", r->sw_used,
+			 c->max_switches, r->pkt_free, r->pkt_hwm,
 			 c->max_pkts);
 		return -EPROTO;
 	}
@@ -278,10 +279,9 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 		return ret;
 
 	ssemu_engine_init(ssemu_r_engine(r), c->max_events);
-	for (i = 0; i < c->max_pkts; i++)
-		ssemu_r_pkt(r, i)->next = i + 1 < c->max_pkts ? i + 1 :
-								SSEMU_NONE;
-	r->pkt_free = 0;
+	/* (the packet pool: none freed, none used; nothing written to it) */
+	r->pkt_free = SSEMU_NONE;
+	r->pkt_hwm = 0;
 	r->stall_mi = SSEMU_NONE;
 	/* (the pair table is empty: zero) */
 	for (i = 0; i < c->max_nics; i++) {

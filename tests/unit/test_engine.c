@@ -958,6 +958,111 @@ static void test_engine_wheel_edges(void **state)
 	free(e);
 }
 
+static bool count_live(void *arg, const struct ssemu_fired *f)
+{
+	(void)f;
+	(*(unsigned *)arg)++;
+	return true;
+}
+
+/*
+ * The pool's high-water mark: init writes nothing of the pool (an entry is
+ * set up when first taken), entries come from the released ones first
+ * (the most recent first), then the mark; a full pool is -ENOSPC; a new
+ * init starts again from entry 0; a mark beyond the pool, or a released
+ * entry at or above it, is found corrupt.
+ */
+static void test_engine_high_water(void **state)
+{
+	const uint32_t cap = 64;
+	size_t bytes = ssemu_engine_bytes(cap), i;
+	struct ssemu_engine *e = malloc(bytes);
+	ssemu_evid_t id[3], x;
+	struct ssemu_fired f;
+	struct ssemu_ev *pool;
+	unsigned n = 0, live = 0;
+	const uint8_t *b;
+
+	(void)state;
+	assert_non_null(e);
+	memset(e, 0xa5, bytes);
+	ssemu_engine_init(e, cap);
+	pool = (struct ssemu_ev *)((char *)e + e->pool_off);
+	b = (const uint8_t *)pool;
+	for (i = 0; i < cap * sizeof(*pool); i++)
+		if (b[i] != 0xa5)
+			fail_msg("init wrote pool byte %zu", i);
+	assert_int_equal(e->hwm, 0);
+
+	/* 0, 1, 2 from the mark, in order */
+	for (i = 0; i < 3; i++) {
+		sched_ok(e, 100 + i, (uint32_t)i, &id[i]);
+		assert_int_equal((uint32_t)id[i], i);
+	}
+	assert_int_equal(e->hwm, 3);
+	for (i = 3 * sizeof(*pool); i < cap * sizeof(*pool); i++)
+		if (b[i] != 0xa5)
+			fail_msg("pool byte %zu written above the mark", i);
+	/* (an entry above the mark that looks live is not an event) */
+	pool[10].state = SSEMU_EV_LIVE;
+	ssemu_engine_foreach(e, count_live, &live);
+	assert_int_equal(live, 3);
+	assert_int_equal(ssemu_engine_cancel(e, 10), -ENOENT);
+
+	/* a released entry goes first, the most recent first */
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(f.a, 0);
+	assert_true(ssemu_engine_pop(e, 101, &f));
+	assert_int_equal(f.a, 1);
+	sched_ok(e, 200, 8, &x);
+	assert_int_equal((uint32_t)x, 1);
+	sched_ok(e, 200, 9, &x);
+	assert_int_equal((uint32_t)x, 0);
+	sched_ok(e, 200, 10, &x);
+	assert_int_equal((uint32_t)x, 3);
+	assert_int_equal(e->hwm, 4);
+
+	/* full: the same error as ever */
+	while (ssemu_engine_schedule(e, 300, 1, 0, 0, 0, NULL) == 0)
+		n++;
+	assert_int_equal(n, cap - 4);
+	assert_int_equal(e->hwm, cap);
+	assert_int_equal(ssemu_engine_schedule(e, 300, 1, 0, 0, 0, NULL),
+			 -ENOSPC);
+	assert_int_equal(e->bad, 0);
+
+	/* a new init: every entry never used again */
+	ssemu_engine_init(e, cap);
+	assert_int_equal(e->hwm, 0);
+	assert_true(e->free_head == SSEMU_EV_NONE);
+	sched_ok(e, 5, 1, &x);
+	assert_int_equal((uint32_t)x, 0);
+	assert_int_equal((uint32_t)(x >> 32), 1);	/* generation 1 */
+	live = 0;
+	ssemu_engine_foreach(e, count_live, &live);
+	assert_int_equal(live, 1);
+
+	/* a mark beyond the pool */
+	e->hwm = cap + 1;
+	assert_false(ssemu_engine_geometry_ok(e, cap));
+	assert_int_equal(ssemu_engine_schedule(e, 10, 1, 0, 0, 0, NULL),
+			 -EIO);
+	assert_int_equal(e->bad, SSEMU_ENGINE_BAD_FREE);
+
+	/* a released entry at the mark */
+	ssemu_engine_init(e, cap);
+	sched_ok(e, 5, 1, NULL);
+	sched_ok(e, 6, 1, NULL);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_true(e->free_head == 0);
+	e->hwm = 0;
+	assert_false(ssemu_engine_geometry_ok(e, cap));
+	assert_int_equal(ssemu_engine_schedule(e, 10, 1, 0, 0, 0, NULL),
+			 -EIO);
+	assert_int_equal(e->bad, SSEMU_ENGINE_BAD_FREE);
+	free(e);
+}
+
 #define ENGINE64_TEST(f) \
 	cmocka_unit_test_setup_teardown(f, setup_engine64, teardown_engine)
 
@@ -981,6 +1086,7 @@ int main(void)
 		cmocka_unit_test(test_engine_bulk_vs_sort),
 		cmocka_unit_test(test_engine_wheel_vs_reference),
 		cmocka_unit_test(test_engine_wheel_edges),
+		cmocka_unit_test(test_engine_high_water),
 	};
 
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);

@@ -283,14 +283,40 @@ static struct tf *quiet(void)
 	return t;
 }
 
-/* A packet off the free list and nowhere else: leaked. */
+/* A packet taken from the pool (a freed one, else the first never used)
+ * and put nowhere: leaked. */
 static void leak_one(struct ssemu_region *r)
 {
 	uint32_t pi = r->pkt_free;
 
-	assert_true(pi != SSEMU_NONE);
-	r->pkt_free = ssemu_r_pkt(r, pi)->next;
+	if (pi != SSEMU_NONE) {
+		r->pkt_free = ssemu_r_pkt(r, pi)->next;
+	} else {
+		assert_true(r->pkt_hwm < r->config.max_pkts);
+		r->pkt_hwm++;
+	}
 	r->pkts_used++;
+}
+
+/* A packet counted as used from the pool, and in no list: the census of
+ * free, in use and never used is one short of the pool. */
+static void hwm_one_more(struct ssemu_region *r)
+{
+	assert_true(r->pkt_hwm < r->config.max_pkts);
+	r->pkt_hwm++;
+}
+
+/* The high-water mark beyond the pool. */
+static void hwm_beyond(struct ssemu_region *r)
+{
+	r->pkt_hwm = r->config.max_pkts + 1;
+}
+
+/* The high-water mark below the freed packets. */
+static void hwm_below_free(struct ssemu_region *r)
+{
+	assert_true(r->pkt_free != SSEMU_NONE);
+	r->pkt_hwm = 0;
 }
 
 static void count_one_more(struct ssemu_region *r)
@@ -373,6 +399,9 @@ static void test_each_invariant_caught(void **state)
 	} cases[] = {
 		{ leak_one, NULL, "packets in use" },
 		{ count_one_more, NULL, "packets free" },
+		{ hwm_one_more, NULL, "never used" },
+		{ hwm_beyond, NULL, "high-water mark is" },
+		{ hwm_below_free, NULL, "the free list holds packet index" },
 		{ free_and_queued, free_and_queued_undo,
 		  "in the free list and in a NIC's ack queue" },
 		{ credit_above, NULL, "credits" },
@@ -414,11 +443,15 @@ static void test_msg_state_caught(void **state)
 }
 
 /* Broken while traffic is in flight: the check on a sample of the events
- * finds it, and the fabric stops with -EIO. */
+ * finds it, and the fabric stops with -EIO.  (The sample is one event in
+ * so many, counted across the process's fabrics: the traffic goes on,
+ * round after round, until the check comes.) */
 static void test_break_found_while_running(void **state)
 {
 	struct tf *t = open_with("2switch", NULL, NULL, NULL);
-	unsigned i, k;
+	struct iovec iov = { payload, 60000 };
+	struct ssemu_send s = { .iov = &iov, .iov_count = 1 };
+	unsigned i, k, round;
 	int ret = 0;
 
 	(void)state;
@@ -427,8 +460,18 @@ static void test_break_found_while_running(void **state)
 	for (i = 0; i < 4; i++)
 		tf_send(t, i, (i + 1) % 4, payload, 60000, 0, 0, 0);
 	leak_one(region(t));
-	for (k = 0; k < 100000 && ret >= 0; k++)
-		ret = ssemu_fabric_progress(t->fab, 64);
+	for (round = 0; round < 200 && ret >= 0; round++) {
+		for (k = 0; k < 100000 && ret >= 0 &&
+			    !ssemu_fabric_idle(t->fab); k++) {
+			ret = ssemu_fabric_progress(t->fab, 64);
+			tf_pump(t);
+		}
+		/* (a send may find no room: the round is smaller) */
+		for (i = 0; i < 4 && ret >= 0; i++) {
+			s.dest = ssemu_ep_addr(t->ep[(i + 1) % 4]);
+			ssemu_ep_send(t->ep[i], &s);
+		}
+	}
 	assert_int_equal(ret, -EIO);
 	assert_broken(t, "packets in use");
 	close_now(t);

@@ -841,6 +841,29 @@ static void test_pkt_free(void **state)
 	assert_int_equal(out, O_CLEAN_ERROR);
 }
 
+/* The packet pool's high-water mark made wild while two processes
+ * transfer: the next packet taken finds it, and both fail cleanly. */
+static void test_pkt_hwm(void **state)
+{
+	struct run rn;
+	enum outcome out;
+	int i;
+
+	(void)state;
+	run_start(&rn, "pkthwm", NMSG_LIVE);
+	wait_ready();
+	usleep(2000);
+	for (i = 0; i < 200 && !rn.raw->verdict.broken; i++) {
+		rn.raw->pkt_hwm = 0xdeadbeef;
+		usleep(200);
+	}
+	run_reap(&rn);
+	out = run_judge(&rn);
+	if (out == O_BAD)
+		fail_msg("pkt_hwm: %s", rn.why);
+	assert_int_equal(out, O_CLEAN_ERROR);
+}
+
 /*
  * Writes into an endpoint's buffers, in one process (the engine runs
  * only when we say): a message changed after its post fails with -EIO at
@@ -1004,6 +1027,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_work_off, teardown),
 		cmocka_unit_test_teardown(test_neps, teardown),
 		cmocka_unit_test_teardown(test_pkt_free, teardown),
+		cmocka_unit_test_teardown(test_pkt_hwm, teardown),
 		cmocka_unit_test(test_buffer_crc),
 		cmocka_unit_test_teardown(test_truncate, teardown),
 		cmocka_unit_test_teardown(test_truncate_all, teardown),

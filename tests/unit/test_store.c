@@ -5,6 +5,9 @@
  * the region; a new region's header holds the table's offsets; and an
  * attach refuses a segment whose header has any one section offset
  * changed, naming that offset, and takes it again once it is put back.
+ * The packet pool: nothing of it written before use, handed out from its
+ * high-water mark in order, freed packets first, a reset starting it
+ * again, a wrong mark caught (the fabric broken, or an attach refused).
  *
  * Segments are named after this process's pid and none is left behind.
  */
@@ -24,6 +27,8 @@
 #include <slingshot_emu/ssemu.h>
 
 #include "ssemu_priv.h"
+#include "ssemu_model.h"
+#include "ssemu_model_int.h"
 
 /* Each section's header field, by hand: the oracle the table is held to. */
 static const struct {
@@ -182,12 +187,189 @@ static void test_attach_refuses_each_offset(void **state)
 	assert_true(shm_open(path, O_RDONLY, 0) < 0 && errno == ENOENT);
 }
 
+/* A private fabric of one switch with a pool of @npkts packets. */
+static struct ssemu_fabric *pool_fabric(uint32_t npkts)
+{
+	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_PRIVATE };
+	struct ssemu_fabric *f;
+	struct ssemu_config c;
+	char err[256];
+
+	assert_int_equal(ssemu_config_preset("switch", &c), 0);
+	c.max_pkts = npkts;
+	o.config = &c;
+	if (ssemu_fabric_open(&o, &f, err, sizeof(err)))
+		fail_msg("fabric: %s", err);
+	return f;
+}
+
+/* Pages wholly inside packets [@from, @to) of @r that are resident. */
+static unsigned pkt_pages_resident(struct ssemu_region *r, uint32_t from,
+				   uint32_t to)
+{
+	uintptr_t a = (uintptr_t)ssemu_r_pkt(r, from);
+	uintptr_t b = (uintptr_t)ssemu_r_pkt(r, to);
+	unsigned char vec[256];
+	unsigned n = 0;
+	size_t i, len;
+
+	a = (a + 4095) & ~(uintptr_t)4095;
+	b &= ~(uintptr_t)4095;
+	if (b <= a)
+		return 0;
+	len = b - a;
+	assert_true(len / 4096 <= sizeof(vec));
+	assert_int_equal(mincore((void *)a, len, vec), 0);
+	for (i = 0; i < len / 4096; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+static void test_packet_pool(void **state)
+{
+	const uint32_t npkts = 2048;
+	struct ssemu_fabric *f = pool_fabric(npkts);
+	struct ssemu_region *r = f->r;
+	uint32_t i, n;
+
+	(void)state;
+	/* new: nothing freed, nothing used, nothing of the pool written */
+	assert_true(r->pkt_free == SSEMU_NONE);
+	assert_int_equal(r->pkt_hwm, 0);
+	assert_int_equal(r->pkts_used, 0);
+	assert_true(pkt_pages_resident(r, 0, npkts) == 0);
+
+	/* in order from the mark */
+	for (i = 0; i < 3; i++)
+		assert_int_equal(pkt_alloc(r), i);
+	assert_int_equal(r->pkt_hwm, 3);
+	assert_int_equal(r->pkts_used, 3);
+	/* freed ones first, the last freed first, then the mark again */
+	pkt_free(r, 1);
+	pkt_free(r, 0);
+	assert_int_equal(pkt_alloc(r), 0);
+	assert_int_equal(pkt_alloc(r), 1);
+	assert_int_equal(pkt_alloc(r), 3);
+	assert_int_equal(r->pkt_hwm, 4);
+	/* (still nothing written far above the mark) */
+	assert_true(pkt_pages_resident(r, 64, npkts) == 0);
+	/* the census: free, in use and never used, the pool */
+	for (i = 0; i < 4; i++)
+		pkt_free(r, i);
+	assert_true(ssemu_model_check(r));
+	for (i = 0; i < 4; i++)
+		assert_int_equal(pkt_alloc(r), 3 - i);
+
+	/* exhausted: NONE, as ever, and the fabric is sound */
+	for (n = 0; pkt_alloc(r) != SSEMU_NONE; n++)
+		;
+	assert_int_equal(n, npkts - 4);
+	assert_int_equal(r->pkt_hwm, npkts);
+	assert_int_equal(r->pkts_used, npkts);
+	assert_false(ssemu_broken(r));
+	pkt_free(r, 7);
+	assert_int_equal(pkt_alloc(r), 7);
+	assert_true(pkt_alloc(r) == SSEMU_NONE);
+	assert_false(ssemu_broken(r));
+
+	/* a reset: every packet never used again, handed out from 0 */
+	for (i = 0; i < npkts; i++)
+		pkt_free(r, i);
+	assert_int_equal(ssemu_model_recover(r), 0);
+	assert_true(r->pkt_free == SSEMU_NONE);
+	assert_int_equal(r->pkt_hwm, 0);
+	assert_int_equal(r->pkts_used, 0);
+	assert_int_equal(pkt_alloc(r), 0);
+	assert_false(ssemu_broken(r));
+	ssemu_fabric_close(f);
+}
+
+/* A mark beyond the pool, or below a freed packet: the fabric is broken
+ * at the next allocation, and its calls fail with -EIO. */
+static void test_packet_pool_bad_mark(void **state)
+{
+	struct ssemu_fabric *f;
+	struct ssemu_region *r;
+
+	(void)state;
+	f = pool_fabric(64);
+	r = f->r;
+	assert_int_equal(pkt_alloc(r), 0);
+	r->pkt_hwm = 65;
+	assert_true(pkt_alloc(r) == SSEMU_NONE);
+	assert_true(ssemu_broken(r));
+	assert_non_null(strstr(r->verdict.why, "high-water mark"));
+	assert_int_equal(ssemu_fabric_run_until(f, 1000), -EIO);
+	ssemu_fabric_close(f);
+
+	f = pool_fabric(64);
+	r = f->r;
+	assert_int_equal(pkt_alloc(r), 0);
+	assert_int_equal(pkt_alloc(r), 1);
+	pkt_free(r, 1);
+	r->pkt_hwm = 1;
+	assert_true(pkt_alloc(r) == SSEMU_NONE);
+	assert_true(ssemu_broken(r));
+	assert_non_null(strstr(r->verdict.why, "high-water mark"));
+	ssemu_fabric_close(f);
+}
+
+/* A segment whose mark is beyond its pool, or below its free list's
+ * head: an attach is refused, and taken once it is put back. */
+static void test_attach_refuses_bad_mark(void **state)
+{
+	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM };
+	struct ssemu_fabric *f, *f2;
+	struct ssemu_config c;
+	char name[64], path[80], err[256];
+	struct ssemu_region *raw;
+	uint32_t was;
+	int fd;
+
+	(void)state;
+	snprintf(name, sizeof(name), "ssemu-ut-%d-hwm", (int)getpid());
+	snprintf(path, sizeof(path), "/%s", name);
+	assert_int_equal(ssemu_config_preset("switch", &c), 0);
+	o.name = name;
+	o.config = &c;
+	if (ssemu_fabric_open(&o, &f, err, sizeof(err)))
+		fail_msg("fabric: %s", err);
+	fd = shm_open(path, O_RDWR, 0);
+	assert_true(fd >= 0);
+	raw = mmap(NULL, sizeof(*raw), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   0);
+	assert_true(raw != MAP_FAILED);
+	close(fd);
+	o.flags = SSEMU_OPEN_EXISTING;
+	was = raw->pkt_hwm;
+	raw->pkt_hwm = c.max_pkts + 1;
+	err[0] = 0;
+	assert_int_equal(ssemu_fabric_open(&o, &f2, err, sizeof(err)),
+			 -EPROTO);
+	assert_non_null(strstr(err, "packets used up to"));
+	raw->pkt_hwm = was;
+	raw->pkt_free = was;	/* (a freed packet at the mark) */
+	assert_int_equal(ssemu_fabric_open(&o, &f2, err, sizeof(err)),
+			 -EPROTO);
+	raw->pkt_free = SSEMU_NONE;
+	if (ssemu_fabric_open(&o, &f2, err, sizeof(err)))
+		fail_msg("mark put back, still refused: %s", err);
+	ssemu_fabric_close(f2);
+	munmap(raw, sizeof(*raw));
+	assert_false(ssemu_broken(f->r));
+	ssemu_fabric_close(f);
+	assert_true(shm_open(path, O_RDONLY, 0) < 0 && errno == ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout_table),
 		cmocka_unit_test(test_layout_header),
 		cmocka_unit_test(test_attach_refuses_each_offset),
+		cmocka_unit_test(test_packet_pool),
+		cmocka_unit_test(test_packet_pool_bad_mark),
+		cmocka_unit_test(test_attach_refuses_bad_mark),
 	};
 
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
