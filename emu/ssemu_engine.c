@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Discrete-event engine: near (a sorted run or a heap), a bucket wheel and
- * a far heap, firing in (time, seq) order, with deferred cancel.  See
+ * a far heap, firing in (time, key) order, with deferred cancel.  See
  * ssemu_engine.h for the model.
  *
  * Invariants, with base the window's bucket and B(t) = t >> BUCKET_SHIFT:
@@ -140,12 +140,14 @@ void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap)
 static inline bool ent_less(const struct ssemu_heap_ent *x,
 			    const struct ssemu_heap_ent *y)
 {
-	return x->time < y->time || (x->time == y->time && x->key < y->key);
+	return x->time < y->time ||
+	       (x->time == y->time &&
+		(x->key < y->key || (x->key == y->key && x->idx < y->idx)));
 }
 
 static inline uint32_t ent_ev(const struct ssemu_heap_ent *x)
 {
-	return (uint32_t)(x->key & ((1u << SSEMU_ENGINE_IDX_BITS) - 1));
+	return x->idx;
 }
 
 /*
@@ -225,10 +227,11 @@ static inline void near_remove_top(struct ssemu_engine *e)
 	}
 }
 
-static void near_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key)
+static void near_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key,
+		      uint32_t idx)
 {
 	struct ssemu_heap_ent *h = heap(e);
-	struct ssemu_heap_ent v = { t, key };
+	struct ssemu_heap_ent v = { t, key, idx, 0 };
 	uint32_t n = e->nnear, j, lo, k;
 
 	if (e->near_sorted) {
@@ -255,12 +258,15 @@ static void near_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key)
 	e->nnear++;
 }
 
-static void far_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key)
+static void far_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key,
+		     uint32_t idx)
 {
 	struct ssemu_heap_ent *f = far_heap(e);
 
 	H(f, -1, e->nfar).time = t;
 	H(f, -1, e->nfar).key = key;
+	H(f, -1, e->nfar).idx = idx;
+	H(f, -1, e->nfar).pad = 0;
 	sift_up(f, -1, e->nfar);
 	e->nfar++;
 }
@@ -276,12 +282,12 @@ static void far_pop(struct ssemu_engine *e)
 	}
 }
 
-int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
-			  uint32_t type, uint32_t a, uint32_t b, uint32_t c,
-			  ssemu_evid_t *id)
+static inline __attribute__((always_inline)) int
+schedule(struct ssemu_engine *e, ssemu_time_t t, bool keyed, uint64_t key,
+	 uint32_t type, uint32_t a, uint32_t b, uint32_t c, ssemu_evid_t *id)
 {
 	struct ssemu_ev *ev;
-	uint64_t key, bk;
+	uint64_t bk;
 	uint32_t idx;
 
 	if (unlikely(e->bad))
@@ -306,7 +312,9 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 	idx = e->free_head;
 	ev = &pool(e)[idx];
 	e->free_head = ev->next;
-	key = (e->seq++ << SSEMU_ENGINE_IDX_BITS) | idx;
+	if (!keyed)
+		key = (e->seq << SSEMU_ENGINE_IDX_BITS) | idx;
+	e->seq++;
 	ev->time = t;
 	ev->key = key;
 	ev->type = (uint16_t)type;
@@ -327,7 +335,7 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 		e->base = bk;
 	if (bk <= e->base) {
 		ev->next = SSEMU_EV_NONE;
-		near_push(e, t, key);
+		near_push(e, t, key, idx);
 	} else if (likely(bk - e->base < NB)) {
 		uint32_t s = (uint32_t)bk & (NB - 1);
 		uint32_t *hd = heads(e);
@@ -339,9 +347,23 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 		e->nwheel++;
 	} else {
 		ev->next = SSEMU_EV_NONE;
-		far_push(e, t, key);
+		far_push(e, t, key, idx);
 	}
 	return 0;
+}
+
+int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
+			  uint32_t type, uint32_t a, uint32_t b, uint32_t c,
+			  ssemu_evid_t *id)
+{
+	return schedule(e, t, false, 0, type, a, b, c, id);
+}
+
+int ssemu_engine_schedule_key(struct ssemu_engine *e, ssemu_time_t t,
+			      uint64_t key, uint32_t type, uint32_t a,
+			      uint32_t b, uint32_t c, ssemu_evid_t *id)
+{
+	return schedule(e, t, true, key, type, a, b, c, id);
 }
 
 int ssemu_engine_cancel(struct ssemu_engine *e, ssemu_evid_t id)
@@ -441,6 +463,8 @@ static bool refill(struct ssemu_engine *e)
 			}
 			h[n].time = ev->time;
 			h[n].key = ev->key;
+			h[n].idx = idx;
+			h[n].pad = 0;
 			n++;
 		}
 		hd[s] = SSEMU_EV_NONE;

@@ -61,7 +61,7 @@ struct ssemu_arb_ops {
  */
 struct ssemu_route_view {
 	const struct ssemu_topo *topo;
-	struct ssemu_rng *rng;	/* the source switch's */
+	struct ssemu_rng *rng;	/* the packet's draws at its source switch */
 	uint32_t sw;		/* the source switch */
 	uint64_t src_port;	/* the source endpoint */
 	int bias;		/* the class's routing bias, at least -7 */
