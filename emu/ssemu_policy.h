@@ -55,9 +55,10 @@ struct ssemu_arb_ops {
 
 /*
  * What a routing choice at injection sees: the topology, the source
- * switch (its random stream) and the loads of its outputs, as the switch
- * reports them through @load and @nb_load (ssemu_switch.c in the model, a
- * table in a test).
+ * switch, the packet's own random draws there (keyed by the switch and
+ * the packet, so they do not depend on what other packets drew) and the
+ * loads of its outputs, as the switch reports them through @load and
+ * @nb_load (ssemu_switch.c in the model, a table in a test).
  */
 struct ssemu_route_view {
 	const struct ssemu_topo *topo;
