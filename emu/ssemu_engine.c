@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Discrete-event engine: near (a sorted run or a heap), a bucket wheel and
- * a far heap, firing in (time, seq) order, with deferred cancel.  See
+ * a far heap, firing in (time, key) order, with deferred cancel.  See
  * ssemu_engine.h for the model.
  *
  * Invariants, with base the window's bucket and B(t) = t >> BUCKET_SHIFT:
@@ -136,12 +136,14 @@ void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap)
 static inline bool ent_less(const struct ssemu_heap_ent *x,
 			    const struct ssemu_heap_ent *y)
 {
-	return x->time < y->time || (x->time == y->time && x->key < y->key);
+	return x->time < y->time ||
+	       (x->time == y->time &&
+		(x->key < y->key || (x->key == y->key && x->idx < y->idx)));
 }
 
 static inline uint32_t ent_ev(const struct ssemu_heap_ent *x)
 {
-	return (uint32_t)(x->key & ((1u << SSEMU_ENGINE_IDX_BITS) - 1));
+	return x->idx;
 }
 
 /*
@@ -221,10 +223,11 @@ static inline void near_remove_top(struct ssemu_engine *e)
 	}
 }
 
-static void near_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key)
+static void near_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key,
+		      uint32_t idx)
 {
 	struct ssemu_heap_ent *h = heap(e);
-	struct ssemu_heap_ent v = { t, key };
+	struct ssemu_heap_ent v = { t, key, idx, 0 };
 	uint32_t n = e->nnear, j, lo, k;
 
 	if (e->near_sorted) {
@@ -251,12 +254,15 @@ static void near_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key)
 	e->nnear++;
 }
 
-static void far_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key)
+static void far_push(struct ssemu_engine *e, ssemu_time_t t, uint64_t key,
+		     uint32_t idx)
 {
 	struct ssemu_heap_ent *f = far_heap(e);
 
 	H(f, -1, e->nfar).time = t;
 	H(f, -1, e->nfar).key = key;
+	H(f, -1, e->nfar).idx = idx;
+	H(f, -1, e->nfar).pad = 0;
 	sift_up(f, -1, e->nfar);
 	e->nfar++;
 }
@@ -272,12 +278,12 @@ static void far_pop(struct ssemu_engine *e)
 	}
 }
 
-int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
-			  uint32_t type, uint32_t a, uint32_t b, uint32_t c,
-			  ssemu_evid_t *id)
+static inline __attribute__((always_inline)) int
+schedule(struct ssemu_engine *e, ssemu_time_t t, bool keyed, uint64_t key,
+	 uint32_t type, uint32_t a, uint32_t b, uint32_t c, ssemu_evid_t *id)
 {
 	struct ssemu_ev *ev;
-	uint64_t key, bk;
+	uint64_t bk;
 	uint32_t idx;
 
 	if (unlikely(e->bad))
@@ -316,7 +322,9 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 		ev = &pool(e)[idx];
 		ev->gen = 0;
 	}
-	key = (e->seq++ << SSEMU_ENGINE_IDX_BITS) | idx;
+	if (!keyed)
+		key = (e->seq << SSEMU_ENGINE_IDX_BITS) | idx;
+	e->seq++;
 	ev->time = t;
 	ev->key = key;
 	ev->type = (uint16_t)type;
@@ -337,7 +345,7 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 		e->base = bk;
 	if (bk <= e->base) {
 		ev->next = SSEMU_EV_NONE;
-		near_push(e, t, key);
+		near_push(e, t, key, idx);
 	} else if (likely(bk - e->base < NB)) {
 		uint32_t s = (uint32_t)bk & (NB - 1);
 		uint32_t *hd = heads(e);
@@ -349,9 +357,23 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 		e->nwheel++;
 	} else {
 		ev->next = SSEMU_EV_NONE;
-		far_push(e, t, key);
+		far_push(e, t, key, idx);
 	}
 	return 0;
+}
+
+int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
+			  uint32_t type, uint32_t a, uint32_t b, uint32_t c,
+			  ssemu_evid_t *id)
+{
+	return schedule(e, t, false, 0, type, a, b, c, id);
+}
+
+int ssemu_engine_schedule_key(struct ssemu_engine *e, ssemu_time_t t,
+			      uint64_t key, uint32_t type, uint32_t a,
+			      uint32_t b, uint32_t c, ssemu_evid_t *id)
+{
+	return schedule(e, t, true, key, type, a, b, c, id);
 }
 
 int ssemu_engine_cancel(struct ssemu_engine *e, ssemu_evid_t id)
@@ -451,6 +473,8 @@ static bool refill(struct ssemu_engine *e)
 			}
 			h[n].time = ev->time;
 			h[n].key = ev->key;
+			h[n].idx = idx;
+			h[n].pad = 0;
 			n++;
 		}
 		hd[s] = SSEMU_EV_NONE;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Discrete-event engine: an integer-picosecond clock and a priority queue of
- * events ordered by (time, sequence), so events at equal times run in the
- * order they were scheduled and a run is deterministic.  Cancellation is
+ * events ordered by (time, key): the key is the scheduling sequence, so
+ * events at equal times run in the order they were scheduled, or one the
+ * caller gives, and a run is deterministic.  Cancellation is
  * deferred: a cancelled event stays queued, marked, and is reaped when it
  * comes up (as ae.c does with its timers).
  *
@@ -55,18 +56,25 @@
 #define SSEMU_ENGINE_NBUCKETS 8192u
 
 /*
- * A heap entry is 16 bytes: the time, and the scheduling sequence number
- * (high 40 bits) with the event's pool index (low 24 bits), so one integer
- * compare breaks ties in scheduling order.  Hence at most 2^24 pending
- * events and 2^40 events scheduled in the life of an engine (the latter
- * is over a day at 10 M events/s; schedule fails with -EOVERFLOW after).
+ * A heap entry is 24 bytes: the time, the order key and the event's pool
+ * index; events fire in (time, key, index) order.  ssemu_engine_schedule
+ * keys an event by its scheduling sequence number (high 40 bits) with its
+ * pool index (low 24 bits), so ties fire in scheduling order.
+ * ssemu_engine_schedule_key takes the caller's key instead: a caller that
+ * keys each event by what it is (the model does, ssemu_model_int.h) gets
+ * a tie order that does not depend on when or in which order the events
+ * were scheduled.  At most 2^24 pending events and 2^40 events scheduled
+ * in the life of an engine (over a day at 10 M events/s; schedule fails
+ * with -EOVERFLOW after).
  */
 #define SSEMU_ENGINE_MAX_CAP (1u << 24)
 #define SSEMU_ENGINE_IDX_BITS 24
 
 struct ssemu_heap_ent {
 	ssemu_time_t time;
-	uint64_t key;		/* seq << 24 | pool index */
+	uint64_t key;		/* the order key */
+	uint32_t idx;		/* pool index */
+	uint32_t pad;
 };
 
 /* ssemu_ev.state */
@@ -75,7 +83,7 @@ struct ssemu_heap_ent {
 #define SSEMU_EV_CANCELLED 2
 
 struct ssemu_ev {
-	ssemu_time_t time;	/* and key: the heap entry, for the wheel */
+	ssemu_time_t time;	/* and key: the heap entry's, for the wheel */
 	uint64_t key;
 	uint16_t type;
 	uint16_t state;
@@ -166,6 +174,14 @@ void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap);
 int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 			  uint32_t type, uint32_t a, uint32_t b, uint32_t c,
 			  ssemu_evid_t *id);
+
+/**
+ * As ssemu_engine_schedule, with order key @key: events at equal times
+ * fire in @key order (equal keys: in no particular order).
+ */
+int ssemu_engine_schedule_key(struct ssemu_engine *e, ssemu_time_t t,
+			      uint64_t key, uint32_t type, uint32_t a,
+			      uint32_t b, uint32_t c, ssemu_evid_t *id);
 
 /** Cancel a pending event.  @return 0, or -ENOENT if it already ran. */
 int ssemu_engine_cancel(struct ssemu_engine *e, ssemu_evid_t id);

@@ -27,6 +27,66 @@
  */
 #include "ssemu_link.h"
 
+void __attribute__((cold)) schedule_failed(struct ssemu_region *r, int ret)
+{
+	struct ssemu_engine *e = ssemu_r_engine(r);
+
+	/* (an event the model needs and cannot have would leave it
+	 * inconsistent: a packet lost in flight, a NIC never woken) */
+	if (ret == -EIO)
+		ssemu_fail(r, "the event engine's memory is corrupt (%s)",
+			   ssemu_engine_why(e->bad));
+	else
+		ssemu_fail(r, "the event engine's pool is exhausted "
+			   "(max_events %u): the model cannot go on; "
+			   "resources.max_events in the fabric configuration "
+			   "raises it", r->config.max_events);
+}
+
+/* The order test's hook (ssemu_model_int.h): one handler's events, held. */
+#define DEFER_MAX 256
+uint32_t ssemu_model_perturb;
+uint32_t ssemu_model_deferring;
+static struct deferred {
+	ssemu_time_t t;
+	uint64_t key;
+	uint32_t type, a, b, c;
+} deferred[DEFER_MAX];
+static uint32_t ndeferred;
+
+void ssemu_model_defer(struct ssemu_region *r, ssemu_time_t t, uint64_t key,
+		       uint32_t type, uint32_t a, uint32_t b, uint32_t c)
+{
+	int ret;
+
+	if (ndeferred < DEFER_MAX) {
+		deferred[ndeferred++] = (struct deferred){ t, key, type,
+							   a, b, c };
+		return;
+	}
+	ret = ssemu_engine_schedule_key(ssemu_r_engine(r), t, key, type, a, b,
+					c, NULL);
+	if (ret)
+		schedule_failed(r, ret);
+}
+
+/* The held events go to the engine, last first. */
+static void defer_flush(struct ssemu_region *r)
+{
+	struct deferred *d;
+	int ret;
+
+	ssemu_model_deferring = 0;
+	while (ndeferred) {
+		d = &deferred[--ndeferred];
+		ret = ssemu_engine_schedule_key(ssemu_r_engine(r), d->t,
+						d->key, d->type, d->a, d->b,
+						d->c, NULL);
+		if (ret)
+			schedule_failed(r, ret);
+	}
+}
+
 /* Are the arguments of event @f in range (else the fabric is marked
  * broken)? */
 static bool event_bad(struct ssemu_region *r, const struct ssemu_fired *f)
@@ -183,7 +243,13 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 
 	if (event_bad(r, f))
 		return;
-	ev_handler[f->type](r, f);
+	if (unlikely(ssemu_model_perturb)) {
+		ssemu_model_deferring = 1;
+		ev_handler[f->type](r, f);
+		defer_flush(r);
+	} else {
+		ev_handler[f->type](r, f);
+	}
 #ifdef SSEMU_DEBUG
 	if (++since_check >= check_period(r)) {
 		since_check = 0;

@@ -140,28 +140,105 @@ static inline const uint8_t *msg_payload(struct ssemu_region *r,
 	return (m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf)) + off;
 }
 
+/*
+ * Packet @p's identity: who made it, its number there and its trip, not
+ * where it lies in the pool.  The same packet has the same identity
+ * however the events before it were ordered.
+ */
+static inline uint64_t pkt_uid(const struct ssemu_pkt *p)
+{
+	return ((uint64_t)p->src_port << 32 | p->seq) ^
+	       ((uint64_t)p->trip << 56);
+}
+
+/*
+ * The order of model events at equal times, by what they are: their kind
+ * first (credits, then arrivals, then outputs and injection, then timers),
+ * then a mix of their entity (the NIC or switch and port: 28 bits), then a
+ * mix of the rest, with a packet named by its identity (pkt_uid), never by
+ * its pool index.  A switch input's packets whose pipeline ends at the same
+ * time leave it in the order they arrived (the one that waited longer
+ * first), as the pipeline is FIFO.  No part of the key depends on when an
+ * event was scheduled or how many others were, so the model's results do
+ * not either (tests/unit/test_order.c).
+ */
+static inline uint64_t ev_key(struct ssemu_region *r, ssemu_time_t t,
+			      uint32_t type, uint32_t a, uint32_t b,
+			      uint32_t c)
+{
+	static const uint8_t prio[SSEMU_MEV_MAX] = {
+		[SSEMU_MEV_SW_CREDIT] = 1,
+		[SSEMU_MEV_NIC_CREDIT] = 2,
+		[SSEMU_MEV_NIC_ARRIVE] = 3,
+		[SSEMU_MEV_SW_READY] = 4,
+		[SSEMU_MEV_SW_OUT_DONE] = 5,
+		[SSEMU_MEV_NIC_TX_DONE] = 6,
+		[SSEMU_MEV_NIC_KICK] = 7,
+		[SSEMU_MEV_FGFC] = 8,
+		[SSEMU_MEV_ACK_TIMER] = 9,
+		[SSEMU_MEV_RTO] = 10,
+		[SSEMU_MEV_RESEND] = 11,
+		[SSEMU_MEV_GEN] = 12,
+	};
+	const struct ssemu_pkt *p;
+	uint64_t h, x = c, low, wait;
+
+	if (type == SSEMU_MEV_SW_READY) {
+		/* entity: the input; then the earlier arrival */
+		x = b;
+	}
+	h = ssemu_rng_mix64(((uint64_t)type << 32 | a) ^ x << 48 ^
+			    0x9e3779b97f4a7c15ULL);
+	/* (an index out of range stays as it is: the handler finds it) */
+	if (type == SSEMU_MEV_SW_READY && c < r->config.max_pkts) {
+		p = ssemu_r_pkt(r, c);
+		wait = t >= p->sw_arrive ? t - p->sw_arrive : 0;
+		low = UINT32_MAX - SSEMU_MIN(wait, (uint64_t)UINT32_MAX);
+	} else {
+		x = (uint64_t)b << 32 | c;
+		if (type == SSEMU_MEV_NIC_ARRIVE && c < r->config.max_pkts)
+			x = (uint64_t)b << 32 ^ pkt_uid(ssemu_r_pkt(r, c));
+		else if (type == SSEMU_MEV_RESEND && b < r->config.max_pkts)
+			x = (uint64_t)c << 32 ^ pkt_uid(ssemu_r_pkt(r, b));
+		low = ssemu_rng_mix64(h ^ x) >> 32;
+	}
+	return (uint64_t)(type < SSEMU_MEV_MAX ? prio[type] : 15) << 60 |
+	       (h >> 36) << 32 | low;
+}
+
+/*
+ * A test's check that the model's results do not depend on the order in
+ * which it schedules its events (tests/unit/test_order.c): while
+ * ssemu_model_perturb is set, the events each handler schedules are held
+ * and go to the engine in the reverse order once it returns (ssemu_model.c).
+ * Never set outside tests.
+ */
+extern uint32_t ssemu_model_perturb;
+extern uint32_t ssemu_model_deferring;
+void ssemu_model_defer(struct ssemu_region *r, ssemu_time_t t, uint64_t key,
+		       uint32_t type, uint32_t a, uint32_t b, uint32_t c);
+/* The fabric is broken: an event the model needs could not be had. */
+void schedule_failed(struct ssemu_region *r, int ret);
+
 /* Event @type (enum ssemu_model_ev) with arguments @a, @b, @c at @t. */
 static inline void schedule(struct ssemu_region *r, ssemu_time_t t,
 			    uint32_t type, uint32_t a, uint32_t b, uint32_t c)
 {
 	struct ssemu_engine *e = ssemu_r_engine(r);
+	uint64_t key;
 	int ret;
 
 	if (SSEMU_BAD(r, !ssemu_engine_cap_ok(e, r->config.max_events),
 		      "the event engine's size changed"))
 		return;
-	ret = ssemu_engine_schedule(e, t, type, a, b, c, NULL);
-
-	/* (an event the model needs and cannot have would leave it
-	 * inconsistent: a packet lost in flight, a NIC never woken) */
-	if (ret == -EIO)
-		ssemu_fail(r, "the event engine's memory is corrupt (%s)",
-			   ssemu_engine_why(e->bad));
-	else if (ret)
-		ssemu_fail(r, "the event engine's pool is exhausted "
-			   "(max_events %u): the model cannot go on; "
-			   "resources.max_events in the fabric configuration "
-			   "raises it", r->config.max_events);
+	key = ev_key(r, t, type, a, b, c);
+	if (__builtin_expect(ssemu_model_deferring, 0)) {
+		ssemu_model_defer(r, t, key, type, a, b, c);
+		return;
+	}
+	ret = ssemu_engine_schedule_key(e, t, key, type, a, b, c, NULL);
+	if (ret)
+		schedule_failed(r, ret);
 }
 
 /*

@@ -66,6 +66,7 @@ static void nic_route(struct ssemu_region *r, uint32_t nic,
 	bool ordered = (m->flags & SSEMU_SEND_ORDERED) ||
 		       r->config.tclass[m->tclass].ordered;
 	struct ssemu_route_view v;
+	struct ssemu_rng g;
 	struct route_ctx x;
 	uint32_t inst;
 
@@ -84,8 +85,11 @@ static void nic_route(struct ssemu_region *r, uint32_t nic,
 		*path = 0;
 		return;
 	}
+	/* the choice's draws: the packet's own, at its source switch */
+	ssemu_rng_keyed(&g, r->config.seed, 0x200000000ULL + x.s->sw,
+			pkt_uid(pkt));
 	v = (struct ssemu_route_view){
-		.topo = t, .rng = &x.s->rng, .sw = x.s->sw,
+		.topo = t, .rng = &g, .sw = x.s->sw,
 		.src_port = n->port,
 		.bias = SSEMU_MAX(r->config.tclass[m->tclass].route_bias, -7),
 		.ordered = ordered, .load = route_load,
@@ -195,15 +199,18 @@ static inline uint32_t pkt_chunk(uint64_t len, uint64_t done, uint32_t mtu)
 	return len > done ? (uint32_t)SSEMU_MIN((uint64_t)mtu, len - done) : 0;
 }
 
-/* Packet @pi of message @mi, from endpoint port @src to @dst, VC 0. */
+/* Packet @pi of message @mi, made by NIC @n at endpoint port @src, to
+ * @dst, VC 0. */
 static struct ssemu_pkt *pkt_init(struct ssemu_region *r, uint32_t pi,
-				  uint8_t type, uint32_t mi, uint32_t src,
-				  uint32_t dst, uint32_t payload)
+				  struct ssemu_nic_sh *n, uint8_t type,
+				  uint32_t mi, uint32_t src, uint32_t dst,
+				  uint32_t payload)
 {
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	const struct ssemu_msg *m = ssemu_r_msg(r, mi);
 
 	memset(pkt, 0, sizeof(*pkt));
+	pkt->seq = n->pkt_seq++;
 	pkt->type = type;
 	pkt->tclass = (uint8_t)m->tclass;
 	pkt->msg = mi;
@@ -263,7 +270,7 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 	if (pi == SSEMU_NONE)
 		return SSEMU_NONE;
 	inic = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
-	pkt = pkt_init(r, pi, SSEMU_PKT_RESP, mi, n->port,
+	pkt = pkt_init(r, pi, n, SSEMU_PKT_RESP, mi, n->port,
 		       SSEMU_ADDR_PORT(m->src), chunk);
 	/* the pair congestion control sees: this NIC -> the initiator's */
 	pkt->src_nic = nic;
@@ -399,7 +406,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			ssemu_pair_put(r, pr, now_of(r));
 			return SSEMU_NONE;
 		}
-		pkt = pkt_init(r, pi, SSEMU_PKT_DATA, mi, n->port, dport,
+		pkt = pkt_init(r, pi, n, SSEMU_PKT_DATA, mi, n->port, dport,
 			       chunk);
 		pkt->win = dnic;
 		pkt->src_nic = nic;
@@ -601,6 +608,9 @@ void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		pkt->bytes = r->config.pkt_overhead;
 		pkt->dst_port = pkt->src_port;
 		pkt->src_port = n->port;
+		/* (a packet of this NIC's now: its identity too) */
+		pkt->seq = n->pkt_seq++;
+		pkt->trip = 0;
 		pkt->copy = (uint16_t)((n->port * 2654435761u + pkt->dst_port) >>
 				       7);
 		if (ackq_push(r, n, nic, pi))
@@ -690,6 +700,7 @@ void nic_ack_timer(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 	src = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
 	pkt = ssemu_r_pkt(r, pi);
 	memset(pkt, 0, sizeof(*pkt));
+	pkt->seq = n->pkt_seq++;
 	pkt->type = SSEMU_PKT_ACK;
 	pkt->tclass = (uint8_t)m->tclass;
 	pkt->vni = m->vni;
@@ -736,6 +747,7 @@ void nic_resend_fire(struct ssemu_region *r, uint32_t nic, uint32_t pi,
 	}
 	ssemu_tel_retry(r, pkt->tclass);
 	/* a new trip from the sender's edge, minimal like the first */
+	pkt->trip++;
 	pkt->vc = 0;
 	pkt->via = 0;
 	pkt->phase = 0;

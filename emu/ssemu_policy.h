@@ -55,13 +55,14 @@ struct ssemu_arb_ops {
 
 /*
  * What a routing choice at injection sees: the topology, the source
- * switch (its random stream) and the loads of its outputs, as the switch
- * reports them through @load and @nb_load (ssemu_switch.c in the model, a
- * table in a test).
+ * switch, the packet's own random draws there (keyed by the switch and
+ * the packet, so they do not depend on what other packets drew) and the
+ * loads of its outputs, as the switch reports them through @load and
+ * @nb_load (ssemu_switch.c in the model, a table in a test).
  */
 struct ssemu_route_view {
 	const struct ssemu_topo *topo;
-	struct ssemu_rng *rng;	/* the source switch's */
+	struct ssemu_rng *rng;	/* the packet's draws at its source switch */
 	uint32_t sw;		/* the source switch */
 	uint64_t src_port;	/* the source endpoint */
 	int bias;		/* the class's routing bias, at least -7 */

@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 16
+#define SSEMU_LAYOUT_VERSION 17
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -214,7 +214,7 @@ struct ssemu_nic_sh {
 	uint32_t wait_pkt;	/* stalled on an empty packet pool */
 	uint32_t resp_head, resp_tail;	/* RMA results to send back */
 	uint32_t mr_hwm;	/* table entries [0, mr_hwm) may be in use */
-	uint32_t pad2;
+	uint32_t pkt_seq;	/* packets it made (their seq) */
 	ssemu_time_t busy_until;	/* the edge link serialises until then */
 	uint32_t credits[SSEMU_MAX_TCLASS];
 	struct ssemu_nic_stats stats;
@@ -289,6 +289,11 @@ struct ssemu_pkt {
 	uint32_t crc;		/* DATA: its payload's CRC, at injection */
 	ssemu_time_t inject_time;
 	uint16_t vni;		/* its message's */
+	/* its identity, for the model's draws and event order: made by the
+	 * NIC at port src_port as its seq-th packet, on its trip-th trip
+	 * through the fabric (a lossy class's resend) */
+	uint16_t trip;
+	uint32_t seq;
 };
 
 /* Valid while the input's bit in its output's vq[vcl].inmask is set (an
@@ -365,7 +370,6 @@ struct ssemu_swport {
 struct ssemu_switch_sh {
 	uint32_t sw;		/* topology switch id */
 	uint32_t pad;
-	struct ssemu_rng rng;
 	/* each port on its own cache lines (none shares its first line with
 	 * the previous port's last fields) */
 	struct ssemu_swport port[SSEMU_RADIX] SSEMU_CACHELINE_ALIGNED;
@@ -581,7 +585,7 @@ SSEMU_LAYOUT_IS(ssemu_job_sh, 24, 4);
 SSEMU_LAYOUT_IS(ssemu_svc_sh, 88, 4);
 /* the engine and the rings */
 SSEMU_LAYOUT_IS(ssemu_engine, 1136, 8);
-SSEMU_LAYOUT_IS(ssemu_heap_ent, 16, 8);
+SSEMU_LAYOUT_IS(ssemu_heap_ent, 24, 8);
 SSEMU_LAYOUT_IS(ssemu_ev, 40, 8);
 SSEMU_LAYOUT_IS(ssemu_ring, 192, 64);
 SSEMU_LAYOUT_IS(ssemu_event, 104, 8);

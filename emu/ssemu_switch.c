@@ -102,7 +102,6 @@ struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 	 * head and tail are not read then, so they need no initialising) */
 	s->voq_off = r->voqrow_off +
 		     (uint64_t)i * r->voq_per_switch * sizeof(uint32_t);
-	ssemu_rng_seed(&s->rng, r->config.seed, 0x100000000ULL + sw);
 	for (p = 0; p < r->topo.radix; p++) {
 		const struct ssemu_link_params *lp = link_of(r, p);
 		struct ssemu_swport *op = &s->port[p];
@@ -132,17 +131,24 @@ struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 	return s;
 }
 
+/* Packet @pkt's pipeline latency at switch @s: drawn from a stream of
+ * its own, keyed by the switch, the packet and its hop (so the draw is the
+ * same whatever else went through the switch before it). */
 static ssemu_time_t sw_pipeline(struct ssemu_region *r,
-				struct ssemu_switch_sh *s)
+				struct ssemu_switch_sh *s,
+				const struct ssemu_pkt *pkt)
 {
 	const struct ssemu_config *c = &r->config;
+	struct ssemu_rng g;
 	double v;
 
+	ssemu_rng_keyed(&g, c->seed, 0x100000000ULL + s->sw,
+			pkt_uid(pkt) ^ (uint64_t)pkt->vc << 48);
 	/* A rare slow path: about one packet in a thousand. */
-	if (ssemu_rng_below(&s->rng, 1000) == 0)
+	if (ssemu_rng_below(&g, 1000) == 0)
 		return c->sw_lat_max +
-		       ssemu_rng_below(&s->rng, c->sw_lat_max - c->sw_lat_min + 1);
-	v = (double)c->sw_lat_mean + ssemu_rng_normal(&s->rng) * c->sw_lat_sd;
+		       ssemu_rng_below(&g, c->sw_lat_max - c->sw_lat_min + 1);
+	v = (double)c->sw_lat_mean + ssemu_rng_normal(&g) * c->sw_lat_sd;
 	if (v < (double)c->sw_lat_min)
 		v = (double)c->sw_lat_min;
 	if (v > (double)c->sw_lat_max)
@@ -161,7 +167,7 @@ void arrive_at_switch(struct ssemu_region *r, uint32_t inst, uint32_t in,
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
-	ssemu_time_t ready = t + sw_pipeline(r, s);
+	ssemu_time_t ready = t + sw_pipeline(r, s, pkt);
 
 	pkt->sw_arrive = t;
 	pkt->in_port = in;

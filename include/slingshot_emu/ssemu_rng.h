@@ -2,9 +2,11 @@
 /*
  * Per-component seeded random numbers: xoshiro256** seeded through
  * splitmix64 from (fabric seed, component id), so every stochastic component
- * (switch pipeline jitter, traffic generators, random placement) draws from
- * its own reproducible stream.  The state is plain data and may live in a
- * shared segment.
+ * (traffic generators, random placement) draws from its own reproducible
+ * stream, or from (fabric seed, component, key) for draws that must not
+ * depend on their order (switch pipeline latency, routing choices: one
+ * short stream per packet and hop, ssemu_rng_keyed).  The state is plain
+ * data and may live in a shared segment.
  */
 #ifndef SSEMU_RNG_H
 #define SSEMU_RNG_H
@@ -42,6 +44,28 @@ static inline void ssemu_rng_seed(struct ssemu_rng *r, uint64_t seed,
 
 	for (i = 0; i < 4; i++)
 		r->s[i] = ssemu_splitmix64(&x);
+}
+
+/* splitmix64's finaliser: a stateless mix of @x (a bijection). */
+static inline uint64_t ssemu_rng_mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/*
+ * Counter-based draws: a stream that is a pure function of (@seed,
+ * @component, @key), e.g. (fabric seed, switch, packet and hop).  What a
+ * draw gives then does not depend on which draws were made before it or
+ * in which order, so a model may make its draws lazily or out of order
+ * and still get the same values.
+ */
+static inline void ssemu_rng_keyed(struct ssemu_rng *r, uint64_t seed,
+				   uint64_t component, uint64_t key)
+{
+	ssemu_rng_seed(r, seed ^ ssemu_rng_mix64(key + 0x9e3779b97f4a7c15ULL),
+		       component);
 }
 
 static inline uint64_t ssemu_rotl(uint64_t x, int k)

@@ -137,6 +137,71 @@ static void test_engine_fifo_tie_break(void **state)
 	assert_int_equal(f.a, 9999);
 }
 
+/*
+ * Keyed events fire in (time, key) order whatever order they were
+ * scheduled in: the same set of events, at times in near, the wheel and
+ * the far heap, scheduled in two different orders (with unrelated events
+ * and cancels mixed in, which take other pool slots), fires alike.
+ */
+static void keyed_run(uint64_t seed, uint32_t *out, uint32_t n)
+{
+	struct ssemu_engine *e = engine_new(4096);
+	uint32_t order[512], i, j, x, k = 0;
+	uint64_t s = seed;
+	ssemu_evid_t id;
+	struct ssemu_fired f;
+
+	assert_true(n <= 512);
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	for (i = n; i > 1; i--) {
+		j = (uint32_t)(test_rng_next(&s) % i);
+		x = order[i - 1];
+		order[i - 1] = order[j];
+		order[j] = x;
+	}
+	for (i = 0; i < n; i++) {
+		x = order[i];
+		/* four times (many ties), near to far; keys in no order of
+		 * x */
+		assert_int_equal(ssemu_engine_schedule_key(e,
+				 (ssemu_time_t[]){ 7, 3000, 900000,
+						   60000000 }[x % 4],
+				 (x * 0x9e3779b97f4a7c15ULL) >> 8, 1, x, 0, 0,
+				 NULL), 0);
+		if (test_rng_next(&s) % 3 == 0) {
+			assert_int_equal(ssemu_engine_schedule_key(e, 5 + x,
+					 0, 2, x, 0, 0, &id), 0);
+			assert_int_equal(ssemu_engine_cancel(e, id), 0);
+		}
+	}
+	while (ssemu_engine_pop(e, UINT64_MAX, &f)) {
+		assert_int_equal(f.type, 1);
+		assert_true(k < n);
+		out[k++] = f.a;
+	}
+	assert_int_equal(k, n);
+	free(e);
+}
+
+static void test_engine_keyed_order(void **state)
+{
+	uint32_t a[500], b[500], i;
+
+	(void)state;
+	keyed_run(1, a, 500);
+	keyed_run(2, b, 500);
+	for (i = 0; i < 500; i++)
+		assert_int_equal(a[i], b[i]);
+	/* and it is (time, key) order */
+	for (i = 1; i < 500; i++)
+		if (a[i] % 4 == a[i - 1] % 4)
+			assert_true((a[i] * 0x9e3779b97f4a7c15ULL) >> 8 >
+				    (a[i - 1] * 0x9e3779b97f4a7c15ULL) >> 8);
+		else
+			assert_true(a[i] % 4 > a[i - 1] % 4);
+}
+
 static void test_engine_schedule_in_past(void **state)
 {
 	struct ssemu_engine *e = *state;
@@ -1072,6 +1137,7 @@ int main(void)
 		ENGINE64_TEST(test_engine_init_empty),
 		ENGINE64_TEST(test_engine_order_by_time),
 		ENGINE64_TEST(test_engine_fifo_tie_break),
+		cmocka_unit_test(test_engine_keyed_order),
 		ENGINE64_TEST(test_engine_schedule_in_past),
 		cmocka_unit_test(test_engine_pool_full),
 		cmocka_unit_test(test_engine_pool_zero_cap),

@@ -457,8 +457,10 @@ static void test_break_found_while_running(void **state)
 	(void)state;
 	for (i = 0; i < 4; i++)
 		tf_add(t, i * 8);
-	for (i = 0; i < 4; i++)
-		tf_send(t, i, (i + 1) % 4, payload, 60000, 0, 0, 0);
+	/* (traffic enough for several periods of the check, whatever
+	 * earlier tests left of its count) */
+	for (i = 0; i < 16; i++)
+		tf_send(t, i % 4, (i + 1) % 4, payload, 60000, 0, 0, 0);
 	leak_one(region(t));
 	for (round = 0; round < 200 && ret >= 0; round++) {
 		for (k = 0; k < 100000 && ret >= 0 &&

@@ -45,6 +45,42 @@ static void test_streams_reproducible(void **state)
 	assert_true(same < 10);
 }
 
+/* A keyed stream is a pure function of (seed, component, key): the same
+ * draws whatever was drawn before or elsewhere, and other draws for a
+ * neighbouring key, component or seed; its uniforms are uniform. */
+static void test_keyed(void **state)
+{
+	struct ssemu_rng a, b;
+	uint64_t k, x, same = 0;
+	double sum = 0;
+	int i;
+
+	(void)state;
+	ssemu_rng_keyed(&a, 1, 5, 42);
+	x = ssemu_rng_next(&a);
+	for (i = 0; i < 1000; i++)
+		ssemu_rng_next(&a);
+	ssemu_rng_keyed(&b, 1, 5, 42);
+	assert_int_equal(ssemu_rng_next(&b), x);
+	ssemu_rng_keyed(&b, 1, 5, 43);
+	assert_int_not_equal(ssemu_rng_next(&b), x);
+	ssemu_rng_keyed(&b, 1, 6, 42);
+	assert_int_not_equal(ssemu_rng_next(&b), x);
+	ssemu_rng_keyed(&b, 2, 5, 42);
+	assert_int_not_equal(ssemu_rng_next(&b), x);
+	/* consecutive keys (a packet's successive numbers): the first draw
+	 * of each is uniform, and no two of them agree */
+	for (k = 0; k < 100000; k++) {
+		ssemu_rng_keyed(&a, 1, 5, k);
+		ssemu_rng_keyed(&b, 1, 5, k + 1);
+		same += ssemu_rng_next(&a) == ssemu_rng_next(&b);
+		ssemu_rng_keyed(&a, 1, 5, k);
+		sum += ssemu_rng_double(&a);
+	}
+	assert_int_equal(same, 0);
+	assert_true(fabs(sum / 100000 - 0.5) < 0.005);
+}
+
 static void test_uniform(void **state)
 {
 	struct ssemu_rng r;
@@ -151,6 +187,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_streams_reproducible),
+		cmocka_unit_test(test_keyed),
 		cmocka_unit_test(test_uniform),
 		cmocka_unit_test(test_normal_moments),
 		cmocka_unit_test(test_normal_cdf),

@@ -69,9 +69,9 @@ check "bandwidth.csv: 5 us apart" awk -F, 'NR == 3 { exit !($1 == "5.000") }' "$
 # A run whose open sample is shorter than half an interval: it is joined to
 # the last closed one (one row, longer than an interval), not plotted as a
 # sliver whose rate is a spike; no byte is lost or counted twice.
-"$tool" sim --preset switch --pattern uniform --load 0.4 --time 57 \
+"$tool" sim --preset switch --pattern uniform --load 0.4 --time 54 \
 	--seed 5 --telemetry-interval 5 --telemetry "$tmp/short.trace" \
-	> /dev/null 2>&1 || { echo "FAIL: sim --time 57"; fail=1; }
+	> /dev/null 2>&1 || { echo "FAIL: sim --time 54"; fail=1; }
 "$tool" report --csv "$tmp/short" "$tmp/short.trace" > "$tmp/short.txt" ||
 	{ echo "FAIL: report --csv of the short run"; fail=1; }
 closed=$(sed -n 's/^samples: \([0-9]*\) closed of.*/\1/p' "$tmp/short.txt")
