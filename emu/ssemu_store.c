@@ -282,6 +282,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 		ssemu_r_pkt(r, i)->next = i + 1 < c->max_pkts ? i + 1 :
 								SSEMU_NONE;
 	r->pkt_free = 0;
+	r->park_head = r->park_tail = SSEMU_NONE;
 	r->stall_mi = SSEMU_NONE;
 	/* (the pair table is empty: zero) */
 	for (i = 0; i < c->max_nics; i++) {
