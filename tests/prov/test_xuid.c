@@ -10,7 +10,8 @@
  *
  * Phase 1: B runs the engine while A is blocked on a pipe (it polls
  * nothing): B's operations must not complete (they wait for A, they do not
- * fail), and complete once A polls again.  Phase 2: B posts and blocks on
+ * fail), the fabric counts them as waiting, the virtual clock stands still
+ * meanwhile, and they complete once A polls again.  Phase 2: B posts and blocks on
  * a pipe, A runs the engine.
  *
  * Exits 77 when not run as root.
@@ -36,6 +37,8 @@
 #define TMO SSE_TEST_TIMEOUT_MS
 
 static char cfg_path[64];
+static struct ssemu_fabric *fab;	/* the parent's handle */
+static int bp[2], pb[2];	/* B to the parent and back */
 
 static uint64_t now_ms(void)
 {
@@ -224,6 +227,9 @@ static int side_b(int rfd, int wfd)
 		}
 		CHECK(ret == -FI_EAGAIN, 36);
 	}
+	/* the parent looks at the model meanwhile */
+	put(bp[1], &c, 1);
+	get(pb[0], &c, 1);
 	put(wfd, &c, 1);
 	comp(&r);
 	comp(&r);
@@ -261,25 +267,60 @@ static int side_b(int rfd, int wfd)
 	return 0;
 }
 
+/*
+ * While B's operations wait for A: the fabric counts them, and with the
+ * virtual clock the model does not advance past them, however long B
+ * polls; @return 0 or what was wrong.
+ */
+static int look_parked(void)
+{
+	struct ssemu_fabric_info i0, i1;
+	uint64_t end;
+
+	if (ssemu_fabric_info(fab, &i0))
+		return 1;
+	if (i0.rma_parked < 1)
+		return 2;
+	if (i0.clock != SSEMU_CLOCK_VIRTUAL)
+		return 0;
+	end = now_ms() + 100;
+	while (now_ms() < end)
+		;	/* (B polls meanwhile) */
+	if (ssemu_fabric_info(fab, &i1))
+		return 1;
+	if (i1.now != i0.now || i1.rma_parked < 1)
+		return 3;
+	return 0;
+}
+
 static void test_xuid(void **state)
 {
-	int ab[2], ba[2], sa, sb;
+	int ab[2], ba[2], sa, sb, looked = -1;
 	pid_t a, b;
+	char c;
 
 	(void)state;
 	assert_int_equal(pipe(ab), 0);
 	assert_int_equal(pipe(ba), 0);
+	assert_int_equal(pipe(bp), 0);
+	assert_int_equal(pipe(pb), 0);
 	fflush(stdout);
 	a = fork();
 	if (!a) {
 		close(ab[0]);	/* (a side whose peer died reads EOF) */
 		close(ba[1]);
+		close(bp[0]);
+		close(bp[1]);
+		close(pb[0]);
+		close(pb[1]);
 		_exit(side_a(ba[0], ab[1]));
 	}
 	b = fork();
 	if (!b) {
 		close(ba[0]);
 		close(ab[1]);
+		close(bp[0]);
+		close(pb[1]);
 		_exit(side_b(ab[0], ba[1]));
 	}
 	assert_true(a > 0 && b > 0);
@@ -287,11 +328,21 @@ static void test_xuid(void **state)
 	close(ab[1]);
 	close(ba[0]);
 	close(ba[1]);
+	close(bp[1]);
+	close(pb[0]);
+	if (read(bp[0], &c, 1) == 1) {
+		looked = look_parked();
+		if (write(pb[1], &c, 1) != 1)
+			looked = 4;
+	}
+	close(bp[0]);
+	close(pb[1]);
 	assert_int_equal(waitpid(a, &sa, 0), a);
 	assert_int_equal(waitpid(b, &sb, 0), b);
 	assert_true(WIFEXITED(sa) && WIFEXITED(sb));
 	assert_int_equal(WEXITSTATUS(sa), 0);
 	assert_int_equal(WEXITSTATUS(sb), 0);
+	assert_int_equal(looked, 0);
 }
 
 int main(void)
@@ -301,7 +352,6 @@ int main(void)
 	};
 	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM };
 	struct ssemu_config cfg;
-	struct ssemu_fabric *f;
 	char err[256];
 	FILE *fp;
 	int fd, ret;
@@ -334,13 +384,13 @@ int main(void)
 	}
 	o.name = getenv("FI_SLINGSHOT_EMU_FABRIC");
 	o.config = &cfg;
-	if (ssemu_fabric_open(&o, &f, err, sizeof(err))) {
+	if (ssemu_fabric_open(&o, &fab, err, sizeof(err))) {
 		fprintf(stderr, "fabric %s: %s\n", o.name, err);
 		unlink(cfg_path);
 		return 1;
 	}
 	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	ssemu_fabric_close(f);
+	ssemu_fabric_close(fab);
 	unlink(cfg_path);
 	return ret;
 }
