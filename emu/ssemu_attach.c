@@ -303,6 +303,7 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	/* no stale window entries toward the new NIC either */
 	ssemu_pair_reset_nic(r, slot, ssemu_r_engine(r)->now);
 	n->owner_pid = getpid();
+	n->owner_uid = (uint32_t)getuid();
 	n->port = port;
 	n->job = o->job;
 	n->rank = o->rank;

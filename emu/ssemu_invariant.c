@@ -36,11 +36,12 @@ struct census {
 	bool bad;
 };
 
-enum { SEEN_FREE = 1, SEEN_VOQ, SEEN_ACKQ, SEEN_EVENT };
+enum { SEEN_FREE = 1, SEEN_VOQ, SEEN_ACKQ, SEEN_EVENT, SEEN_PARK };
 
 static const char *const seen_name[] = {
 	[SEEN_FREE] = "the free list", [SEEN_VOQ] = "a VOQ",
 	[SEEN_ACKQ] = "a NIC's ack queue", [SEEN_EVENT] = "an event",
+	[SEEN_PARK] = "the park list",
 };
 
 /* Packet @pi is in @where: it must be nowhere else. */
@@ -307,10 +308,14 @@ bool ssemu_model_check(struct ssemu_region *r)
 		     pi = ssemu_r_pkt(r, pi)->next)
 			if (!census_add(&c, pi, SEEN_ACKQ))
 				goto out;
+	for (pi = r->park_head; pi != SSEMU_NONE;
+	     pi = ssemu_r_pkt(r, pi)->next)
+		if (!census_add(&c, pi, SEEN_PARK))
+			goto out;
 	if (c.inuse != r->pkts_used) {
 		ssemu_model_invariant_failed(
 			r, "%u packets in use, %u of them in a VOQ, an ack "
-			"queue or an event", r->pkts_used, c.inuse);
+			"queue, the park list or an event", r->pkts_used, c.inuse);
 		goto out;
 	}
 	ok = check_credits(&c);

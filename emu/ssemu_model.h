@@ -38,5 +38,7 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t ep);
 void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic);
 void ssemu_model_ep_close(struct ssemu_region *r, uint32_t ep);
 int ssemu_model_recover(struct ssemu_region *r);
+/* ssemu_xuid.c: RMA requests that wait for their target memory's owner */
+void ssemu_xuid_run_locked(struct ssemu_region *r);
 
 #endif

@@ -383,7 +383,15 @@ uint32_t sw_nb_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		    uint32_t port, uint64_t target, uint16_t copy, uint32_t tc);
 
 /* ssemu_rma.c */
-void rma_deliver(struct ssemu_region *r, uint32_t mi, uint32_t epi);
+bool rma_deliver(struct ssemu_region *r, uint32_t mi, uint32_t epi);
+/* rma_execute: the engine's process may not touch the memory (EPERM) */
+#define SSEMU_RMA_PARK 1
+
+/* ssemu_xuid.c: RMA requests done by the target memory's owner */
+bool ssemu_xuid_may_cma(struct ssemu_region *r, uint32_t nic);
+void ssemu_xuid_park(struct ssemu_region *r, uint32_t pi);
+/* ssemu_nic.c: a parked request's last packet, back at its NIC */
+void nic_rma_resume(struct ssemu_region *r, uint32_t pi);
 
 /* ssemu_nic.c (and ssemu_model_nic_kick, ssemu_model_enqueue_msg) */
 void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,

@@ -169,25 +169,92 @@ void nic_fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 }
 
 /* The last packet of message @mi arrived: to its endpoint, or (an RMA
- * request) to the target side. */
-static void nic_deliver(struct ssemu_region *r, uint32_t mi)
+ * request) to the target side.  @return true if the RMA request waits for
+ * the owner of the target memory (rma_deliver). */
+static bool nic_deliver(struct ssemu_region *r, uint32_t mi)
 {
 	uint32_t epi;
 
 	if (ssemu_gen_msg(r, mi)) {
 		ssemu_gen_deliver(r, mi);	/* a modelled job's: counted */
-		return;
+		return false;
 	}
 	if (recv_target(r, mi, &epi))
-		return;
+		return false;
 	if (epi < r->gen_neps && !ssemu_r_msg(r, mi)->rma_op) {
 		ssemu_gen_sink(r, mi);	/* to a modelled rank: counted */
-		return;
+		return false;
 	}
 	if (ssemu_r_msg(r, mi)->rma_op)
-		rma_deliver(r, mi, epi);
-	else
-		deliver_recv(r, mi, epi);
+		return rma_deliver(r, mi, epi);
+	deliver_recv(r, mi, epi);
+	return false;
+}
+
+/* Data packet @pi of @m, live, is acknowledged now: with every arrival
+ * not acknowledged yet. */
+static void data_ack_count(struct ssemu_nic_sh *n, struct ssemu_msg *m,
+			   struct ssemu_pkt *pkt)
+{
+	pkt->count = (uint16_t)(m->arrived - m->rx_acked);
+	pkt->marked = (uint8_t)m->rx_marked;
+	m->rx_marked = 0;
+	n->rx_unacked -= SSEMU_MIN(n->rx_unacked, pkt->count - 1u);
+	m->rx_acked = m->arrived;
+}
+
+/* The data packet @pi that arrived at NIC @nic turns into its
+ * acknowledgement (a stale one too: the source's window slot must close
+ * either way). */
+static void data_to_ack(struct ssemu_region *r, struct ssemu_nic_sh *n,
+			uint32_t nic, uint32_t pi)
+{
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+
+	pkt->type = SSEMU_PKT_ACK;
+	pkt->vc = 0;
+	pkt->via = 0;	/* acknowledgements go back minimally */
+	pkt->phase = 0;
+	pkt->bytes = r->config.pkt_overhead;
+	pkt->dst_port = pkt->src_port;
+	pkt->src_port = n->port;
+	/* (a packet of this NIC's now: its identity too) */
+	pkt->seq = n->pkt_seq++;
+	pkt->trip = 0;
+	pkt->copy = (uint16_t)((n->port * 2654435761u + pkt->dst_port) >> 7);
+	if (ackq_push(r, n, nic, pi))
+		ssemu_model_nic_kick(r, nic);
+}
+
+/*
+ * The last packet @pi of an RMA request that waited for its target
+ * memory's owner (ssemu_xuid.c), which runs this: the operation is done
+ * now, at the model's time, and the packet goes on as nic_arrive would
+ * have sent it on, into its acknowledgement.
+ */
+void nic_rma_resume(struct ssemu_region *r, uint32_t pi)
+{
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	uint32_t nic = ssemu_port_nic(r, pkt->dst_port);
+	struct ssemu_nic_sh *n;
+	struct ssemu_msg *m;
+
+	if (nic >= r->config.max_nics || pkt->msg >= r->nmsgs) {
+		lose_pkt(r, pi, -EHOSTUNREACH);
+		return;
+	}
+	n = ssemu_r_nic(r, nic);
+	if (n->state != SSEMU_NIC_ATTACHED || n->gen != pkt->to_gen) {
+		lose_pkt(r, pi, -EHOSTUNREACH);	/* the target went */
+		return;
+	}
+	m = ssemu_r_msg(r, pkt->msg);
+	if (m->gen == pkt->msg_gen) {
+		nic_deliver(r, pkt->msg);	/* (parked once: never again) */
+		pkt->status = m->status;
+		data_ack_count(n, m, pkt);
+	}
+	data_to_ack(r, n, nic, pi);
 }
 
 
@@ -578,7 +645,11 @@ void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 				     tc, pkt->bytes - r->config.pkt_overhead);
 			m->rx_marked |= pkt->marked;
 			if (++m->arrived == m->npkts) {
-				nic_deliver(r, pkt->msg);
+				if (nic_deliver(r, pkt->msg)) {
+					/* kept until the owner did it */
+					ssemu_xuid_park(r, pi);
+					return;
+				}
 				pkt->status = m->status;
 			} else if (!pkt->ack_req && !pkt->marked &&
 				   m->arrived - m->rx_acked < SSEMU_ACK_EVERY) {
@@ -592,29 +663,9 @@ void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 				pkt_free(r, pi);
 				return;
 			}
-			pkt->count = (uint16_t)(m->arrived - m->rx_acked);
-			pkt->marked = (uint8_t)m->rx_marked;
-			m->rx_marked = 0;
-			n->rx_unacked -= SSEMU_MIN(n->rx_unacked,
-						   pkt->count - 1u);
-			m->rx_acked = m->arrived;
+			data_ack_count(n, m, pkt);
 		}
-		/* The packet turns into its acknowledgement (a stale one too:
-		 * the source's window slot must close either way). */
-		pkt->type = SSEMU_PKT_ACK;
-		pkt->vc = 0;
-		pkt->via = 0;	/* acknowledgements go back minimally */
-		pkt->phase = 0;
-		pkt->bytes = r->config.pkt_overhead;
-		pkt->dst_port = pkt->src_port;
-		pkt->src_port = n->port;
-		/* (a packet of this NIC's now: its identity too) */
-		pkt->seq = n->pkt_seq++;
-		pkt->trip = 0;
-		pkt->copy = (uint16_t)((n->port * 2654435761u + pkt->dst_port) >>
-				       7);
-		if (ackq_push(r, n, nic, pi))
-			ssemu_model_nic_kick(r, nic);
+		data_to_ack(r, n, nic, pi);
 		return;
 	}
 	if (pkt->type == SSEMU_PKT_RESP) {

@@ -114,6 +114,9 @@ int ssemu_fabric_info(struct ssemu_fabric *f, struct ssemu_fabric_info *info)
 	info->lag_ps = ssemu_load_relaxed(&r->lag_ps);
 	info->pkts_in_flight = ssemu_load_relaxed(&r->pkts_used);
 	info->crc_errors = ssemu_load_relaxed(&r->crc_errors);
+	info->shm_mode = r->shm_mode;
+	info->shm_gid = r->shm_gid;
+	info->rma_parked = ssemu_load_relaxed(&r->nparked);
 	return 0;
 }
 
@@ -136,6 +139,7 @@ int ssemu_fabric_nics(struct ssemu_fabric *f, struct ssemu_nic_info *out,
 		memset(o, 0, sizeof(*o));
 		o->port = nic->port;
 		o->pid = nic->owner_pid;
+		o->uid = nic->owner_uid;
 		o->job = nic->job;
 		o->rank = nic->rank;
 		o->alive = ssemu_pid_alive(nic->owner_pid);

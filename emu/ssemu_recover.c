@@ -343,6 +343,9 @@ int ssemu_model_recover(struct ssemu_region *r)
 	r->pkt_hwm = 0;
 	r->pkts_used = 0;
 	r->pkt_waiters = 0;
+	/* (parked requests are sent again below, as any not done) */
+	r->park_head = r->park_tail = SSEMU_NONE;
+	ssemu_store_relaxed(&r->nparked, 0);
 	memset(ssemu_r_swmap(r), 0xff,
 	       (size_t)r->topo.nswitches * sizeof(uint32_t));
 	r->sw_used = 0;
@@ -403,7 +406,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 			done[ndone++] = (struct rec){ m->seq, mi };
 		} else {
 			m->sent = m->arrived = m->acked = m->rx_acked = 0;
-			m->mflags &= ~SSEMU_MSGF_RTO;
+			m->mflags &= ~(SSEMU_MSGF_RTO | SSEMU_MSGF_PARKED);
 			m->rx_marked = 0;
 			m->resp_npkts = m->resp_sent = m->resp_arrived = 0;
 			ssemu_tel_retry(r, m->tclass);

@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 17
+#define SSEMU_LAYOUT_VERSION 18
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -112,6 +112,8 @@ enum ssemu_nic_state {
 #define SSEMU_MSGF_RTO 256u	/* lossy class: a retry timer is pending */
 #define SSEMU_MSGF_REAL 512u	/* a real endpoint's, counted in flight
 				 * (modelled jobs: ssemu_gen.c) */
+#define SSEMU_MSGF_PARKED 1024u	/* RMA: waited for its target memory's
+				 * owner to do it (ssemu_xuid.c) */
 
 /*
  * RMA operations use the message slot state bits differently from sends:
@@ -215,6 +217,8 @@ struct ssemu_nic_sh {
 	uint32_t resp_head, resp_tail;	/* RMA results to send back */
 	uint32_t mr_hwm;	/* table entries [0, mr_hwm) may be in use */
 	uint32_t pkt_seq;	/* packets it made (their seq) */
+	uint32_t owner_uid;	/* real uid of owner_pid (ssemu_xuid.c) */
+	uint32_t pad;
 	ssemu_time_t busy_until;	/* the edge link serialises until then */
 	uint32_t credits[SSEMU_MAX_TCLASS];
 	struct ssemu_nic_stats stats;
@@ -525,6 +529,11 @@ struct ssemu_region {
 	uint64_t swlat_hist[SSEMU_SWLAT_BINS];
 	ssemu_time_t tel_next;	/* telemetry: model time the open sample
 				 * ends */
+	/* RMA requests whose target memory the engine's process may not
+	 * touch (another uid): their last packets, linked through next,
+	 * wait for the memory's owner to do them (ssemu_xuid.c) */
+	uint32_t park_head, park_tail, nparked;
+	uint32_t pad_park;
 };
 
 _Static_assert(offsetof(struct ssemu_region, verdict) == SSEMU_HDR_PRIVATE,
@@ -590,7 +599,7 @@ SSEMU_LAYOUT_IS(ssemu_ev, 40, 8);
 SSEMU_LAYOUT_IS(ssemu_ring, 192, 64);
 SSEMU_LAYOUT_IS(ssemu_event, 104, 8);
 /* NICs, endpoints, messages, memory regions */
-SSEMU_LAYOUT_IS(ssemu_nic_sh, 320, 64);
+SSEMU_LAYOUT_IS(ssemu_nic_sh, 384, 64);
 SSEMU_LAYOUT_IS(ssemu_nic_stats, 96, 8);
 SSEMU_LAYOUT_IS(ssemu_ep_sh, 384, 64);
 SSEMU_LAYOUT_IS(ssemu_msg, 448, 64);

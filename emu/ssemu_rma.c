@@ -61,12 +61,13 @@ static int cma(int32_t pid, bool write, uint64_t raddr, uint8_t *local,
 		if (errno == EPERM) {
 			if (!warned) {
 				warned = true;
-				ssemu_log(SSEMU_LOG_WARN, "cross-memory attach "
+				ssemu_log(SSEMU_LOG_INFO, "cross-memory attach "
 					  "to process %d was refused (EPERM: "
 					  "ptrace restrictions?): its RMA "
-					  "operations fail with -EACCES", pid);
+					  "operations wait for it to do them",
+					  pid);
 			}
-			return -EACCES;
+			return SSEMU_RMA_PARK;
 		}
 		return -errno;
 	}
@@ -150,6 +151,9 @@ static int rma_operate(struct ssemu_region *r, uint32_t nic,
 	}
 	if (!len)
 		return 0;
+	/* memory of another uid's process: its owner does the operation */
+	if (!local && !ssemu_xuid_may_cma(r, nic))
+		return SSEMU_RMA_PARK;
 	/* This process's memory is accessed under the fault guard: a region
 	 * unmapped since it was registered (or registered longer than its
 	 * mapping) fails the operation with -EFAULT, as cma() does for
@@ -245,23 +249,38 @@ static int rma_execute(struct ssemu_region *r, uint32_t nic,
  * The last packet of an RMA request reached the target endpoint @epi's
  * NIC: do the operation (once: recovery may send a request again), queue
  * its results for the way back, and tell the target endpoint if asked.
- * The status travels back in the acknowledgement.
+ * The status travels back in the acknowledgement.  @return true if this
+ * process may not touch the target's memory: then nothing is done yet,
+ * and the request waits for the memory's owner (ssemu_xuid.c), which
+ * calls this again.
  */
-void rma_deliver(struct ssemu_region *r, uint32_t mi, uint32_t epi)
+bool rma_deliver(struct ssemu_region *r, uint32_t mi, uint32_t epi)
 {
 	struct ssemu_msg *m = ssemu_r_msg(r, mi);
 	uint32_t nic = ssemu_ep_nic(r, epi), mtu = r->config.mtu;
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
+	int ret;
 
-	n->stats.rx_msgs++;
-	n->stats.rx_bytes += m->len;
 	if (!(m->mflags & SSEMU_MSGF_RMAEXEC)) {
 		/* a runner dying between the two flags leaves the memory in
 		 * doubt: recovery fails the operation, never repeats it */
 		m->mflags |= SSEMU_MSGF_RMABEGIN;
-		m->status = rma_execute(r, nic, m);
+		ret = rma_execute(r, nic, m);
+		if (ret == SSEMU_RMA_PARK) {
+			/* memory untouched; a parked one is its owner's,
+			 * which never parks it again */
+			m->mflags &= ~SSEMU_MSGF_RMABEGIN;
+			if (!(m->mflags & SSEMU_MSGF_PARKED)) {
+				m->mflags |= SSEMU_MSGF_PARKED;
+				return true;
+			}
+			ret = -EACCES;
+		}
+		m->status = ret;
 		m->mflags |= SSEMU_MSGF_RMAEXEC;
 	}
+	n->stats.rx_msgs++;
+	n->stats.rx_bytes += m->len;
 	if (!m->status && rma_has_result(m)) {
 		m->resp_npkts = m->rma_len ?
 			(uint32_t)((m->rma_len + mtu - 1) / mtu) : 1;
@@ -273,7 +292,7 @@ void rma_deliver(struct ssemu_region *r, uint32_t mi, uint32_t epi)
 		else if (SSEMU_BAD(r, n->resp_tail >= r->nmsgs, "NIC %u: "
 				   "response queue tail %u", nic,
 				   n->resp_tail))
-			return;
+			return false;
 		else
 			ssemu_r_msg(r, n->resp_tail)->resp_next = mi;
 		n->resp_tail = mi;
@@ -283,6 +302,7 @@ void rma_deliver(struct ssemu_region *r, uint32_t mi, uint32_t epi)
 		recv_event(r, epi, mi);	/* sets RXDONE when it may */
 	else
 		rma_rx_done(r, m);
+	return false;
 }
 
 /* ------------------------------------------------------------------ */
@@ -357,6 +377,10 @@ int ssemu_event_read(struct ssemu_ep *ep, const struct ssemu_event *ev,
 								   off), len);
 	else
 		ret = cma(d.pid, false, d.addr + off, buf, len);
+	/* (this process may not read the sender's memory: nothing to park
+	 * here, the caller has the sender push it instead) */
+	if (ret == SSEMU_RMA_PARK)
+		return -EACCES;
 	if (ret)
 		return ret;
 	/* the copy's reads before the second look at the region */

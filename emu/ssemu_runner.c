@@ -98,7 +98,9 @@ static void stall_check_locked(struct ssemu_region *r)
 			fl = m->mflags;
 			if (((fl & SSEMU_MSGF_TXOVF) &&
 			     sh->tx_head != SSEMU_NONE) ||
-			    (m->rma_op && (fl & SSEMU_MSGF_TXPUSH)))
+			    (m->rma_op && (fl & SSEMU_MSGF_TXPUSH)) ||
+			    (r->nparked && (fl & SSEMU_MSGF_PARKED) &&
+			     !(fl & SSEMU_MSGF_RMAEXEC)))
 				continue;
 			if (r->stall_mi == mi && r->stall_gen == m->gen &&
 			    r->stall_exec == e->executed) {
@@ -229,12 +231,17 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 			reaped = true;
 		}
 	}
+	/* RMA requests that wait for their target memory's owner: ours
+	 * done, those of gone NICs failed (ssemu_xuid.c) */
+	if (r->nparked)
+		ssemu_xuid_run_locked(r);
 	if (!realtime)
 		drain_tx_locked(r);
 	limit = model_limit(r);
 	/* (virtual clock with modelled jobs: time stands still while no
-	 * real message is in flight, ssemu_gen_hold) */
-	if (!realtime && ssemu_gen_hold(r))
+	 * real message is in flight, ssemu_gen_hold; and while an RMA
+	 * request waits for its target memory's owner) */
+	if (!realtime && (ssemu_gen_hold(r) || r->nparked))
 		limit = e->now;
 	/* (the engine's control block is shared: its size, which places
 	 * everything in it, is checked before every event, against our own
@@ -245,7 +252,8 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 		n++;
 		if (unlikely(ssemu_broken(r) || f->gone))
 			break;
-		if (!realtime && limit > e->now && ssemu_gen_hold(r))
+		if (!realtime && limit > e->now &&
+		    (ssemu_gen_hold(r) || r->nparked))
 			limit = e->now;
 	}
 	if (!ssemu_engine_cap_ok(e, r->config.max_events))
@@ -355,13 +363,16 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 {
 	struct ssemu_runner_local *fl = &f->run;
 	struct ssemu_region *r = f->r;
-	bool reap, sticky;
+	bool reap, sticky, parked;
 	uint64_t exec;
 	int ret;
 
+	/* (an RMA request waits for its memory's owner, which may be us:
+	 * take the lock, ssemu_xuid.c) */
+	parked = ssemu_load_relaxed(&r->nparked) != 0;
 	sticky = defer && f->store == SSEMU_STORE_SHM &&
 		 r->config.clock == SSEMU_CLOCK_VIRTUAL &&
-		 !ssemu_load_relaxed(&fl->bulk);
+		 !ssemu_load_relaxed(&fl->bulk) && !parked;
 	/* several threads of the process may progress at once */
 	reap = __atomic_add_fetch(&f->progress_calls, 1, __ATOMIC_RELAXED) %
 	       64 == 0;
@@ -386,7 +397,8 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 		ssemu_store_relaxed(&fl->look_exec, exec);
 	} else if (!reap && r->config.clock == SSEMU_CLOCK_VIRTUAL &&
 		   /* bulk: whoever is free takes the lock */
-		   !ssemu_load_relaxed(&fl->bulk) && !work_posted(f) &&
+		   !ssemu_load_relaxed(&fl->bulk) && !parked &&
+		   !work_posted(f) &&
 		   (!ssemu_load_relaxed(&ssemu_r_engine(r)->nlive) ||
 		    ssemu_gen_hold(r))) {
 		return 0;
@@ -530,15 +542,18 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 		ssemu_region_unlock(r);
 		return -EIO;
 	}
+	if (r->nparked)
+		ssemu_xuid_run_locked(r);
 	drain_tx_locked(r);
+	/* (not past an RMA request that waits for its memory's owner) */
 	while (!ssemu_broken(r) && !f->gone &&
 	       ssemu_engine_cap_ok(e, r->config.max_events) &&
-	       ssemu_engine_pop(e, t, &fired))
+	       ssemu_engine_pop(e, r->nparked ? e->now : t, &fired))
 		ssemu_model_dispatch(r, &fired);
 	if (!ssemu_engine_cap_ok(e, r->config.max_events))
 		ssemu_fail(r, "the event engine's size changed");
 	ret = engine_bad(r) || ssemu_fab_check(f) ? -EIO : 0;
-	if (!ret && e->now < t)
+	if (!ret && e->now < t && !r->nparked)
 		e->now = t;
 	ssemu_region_unlock(r);
 	return ret;

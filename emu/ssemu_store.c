@@ -282,6 +282,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	/* (the packet pool: none freed, none used; nothing written to it) */
 	r->pkt_free = SSEMU_NONE;
 	r->pkt_hwm = 0;
+	r->park_head = r->park_tail = SSEMU_NONE;
 	r->stall_mi = SSEMU_NONE;
 	/* (the pair table is empty: zero) */
 	for (i = 0; i < c->max_nics; i++) {

@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <grp.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -221,6 +222,30 @@ static void lag_note(const struct ssemu_fabric_info *fi)
 	       (double)fi->lag_ps / SSEMU_PS_PER_US, need);
 }
 
+/* The segment's mode and group, and whether users share it. */
+static void print_segment_text(const struct ssemu_fabric_info *fi)
+{
+	struct group *g;
+
+	if (!fi->shm_mode)
+		return;		/* (a private store) */
+	printf("  segment mode %04o, owner uid %u", fi->shm_mode,
+	       fi->owner_uid);
+	if (fi->shm_mode & 0060) {
+		g = getgrgid((gid_t)fi->shm_gid);
+		printf(", group %u", fi->shm_gid);
+		if (g)
+			printf(" (%s)", g->gr_name);
+		printf(": shared across users");
+	} else {
+		printf(": its owner's only");
+	}
+	if (fi->rma_parked)
+		printf(", %u RMA request%s waiting for the target memory's "
+		       "owner", fi->rma_parked, fi->rma_parked == 1 ? "" : "s");
+	printf("\n");
+}
+
 static void print_status_text(struct ssemu_fabric *f)
 {
 	const struct ssemu_config *c = ssemu_fabric_config(f);
@@ -244,18 +269,19 @@ static void print_status_text(struct ssemu_fabric *f)
 	       (double)fi.now / SSEMU_PS_PER_US, fi.nprocs, fi.nnics,
 	       fi.pkts_in_flight);
 	lag_note(&fi);
+	print_segment_text(&fi);
 	nics = calloc(c->max_nics, sizeof(*nics));
 	if (!nics)
 		return;
 	n = ssemu_fabric_nics(f, nics, (int)c->max_nics);
 	if (n > 0)
-		printf("  %-8s %-8s %-10s %-6s %-4s %s\n", "port", "pid", "job",
-		       "rank", "eps", "state");
+		printf("  %-8s %-8s %-8s %-10s %-6s %-4s %s\n", "port", "pid",
+		       "uid", "job", "rank", "eps", "state");
 	for (i = 0; i < n; i++) {
 		if (SSEMU_MJOB_IS_ID(nics[i].job))
 			continue;	/* (print_mjobs) */
-		printf("  %-8u %-8d %-10u %-6d %-4u %s\n", nics[i].port,
-		       nics[i].pid, nics[i].job, nics[i].rank,
+		printf("  %-8u %-8d %-8u %-10u %-6d %-4u %s\n", nics[i].port,
+		       nics[i].pid, nics[i].uid, nics[i].job, nics[i].rank,
 		       nics[i].eps_open, nics[i].alive ? "alive" : "dead");
 	}
 	free(nics);
@@ -281,19 +307,24 @@ static void print_status_json(struct ssemu_fabric *f, bool comma)
 	       "\"local_links_per_pair\":%u},"
 	       "\"store_bytes\":%" PRIu64 ",\"clock\":\"%s\",\"dilation\":%g,"
 	       "\"lag_ps\":%" PRIu64 ",\"model_time_ps\":%" PRIu64
-	       ",\"processes\":%u,\"pkts_in_flight\":%" PRIu64 ",\"nics\":[",
+	       ",\"processes\":%u,\"pkts_in_flight\":%" PRIu64
+	       ",\"owner_uid\":%u,\"segment_mode\":\"%04o\",\"segment_gid\":%u,"
+	       "\"shared_across_users\":%s,\"rma_parked\":%u,\"nics\":[",
 	       c->topo.groups, c->topo.switches_per_group,
 	       c->topo.endpoints_per_switch, c->topo.globals_per_switch,
 	       c->topo.local_links_per_pair,
 	       fi.size, clock_name(fi.clock), fi.dilation, fi.lag_ps, fi.now,
-	       fi.nprocs, fi.pkts_in_flight);
+	       fi.nprocs, fi.pkts_in_flight, fi.owner_uid, fi.shm_mode,
+	       fi.shm_gid, fi.shm_mode & 0060 ? "true" : "false",
+	       fi.rma_parked);
 	nics = calloc(c->max_nics, sizeof(*nics));
 	n = nics ? ssemu_fabric_nics(f, nics, (int)c->max_nics) : 0;
 	for (i = 0; i < n; i++)
 		printf("%s{\"port\":%u,\"pid\":%d,\"job\":%u,\"rank\":%d,"
-		       "\"endpoints\":%u,\"alive\":%s}", i ? "," : "",
-		       nics[i].port, nics[i].pid, nics[i].job, nics[i].rank,
-		       nics[i].eps_open, nics[i].alive ? "true" : "false");
+		       "\"endpoints\":%u,\"alive\":%s,\"uid\":%u}",
+		       i ? "," : "", nics[i].port, nics[i].pid, nics[i].job,
+		       nics[i].rank, nics[i].eps_open,
+		       nics[i].alive ? "true" : "false", nics[i].uid);
 	printf("]");
 	free(nics);
 	print_jobs(f, true);

@@ -848,6 +848,12 @@ struct ssemu_fabric_info {
 	uint64_t lag_ps;	/* realtime: how far the model fell behind */
 	uint64_t pkts_in_flight;
 	uint64_t crc_errors;	/* as in struct ssemu_fabric_stats */
+	/* the shared segment's mode and group: 0600, or 0660 and the share
+	 * group, shared across users (0 for a private store) */
+	uint32_t shm_mode, shm_gid;
+	/* RMA requests waiting for their target memory's owner to do them
+	 * (fi_slingshot_emu(7), JOB ISOLATION) */
+	uint32_t rma_parked;
 };
 
 int ssemu_fabric_info(struct ssemu_fabric *fabric,
@@ -861,6 +867,7 @@ struct ssemu_nic_info {
 	uint32_t eps_open;
 	bool alive;
 	struct ssemu_nic_stats stats;
+	uint32_t uid;		/* its process's real uid */
 };
 
 /** Attached NICs, up to @max. @return how many were written. */

@@ -97,6 +97,16 @@ if [ "$(id -u)" = 0 ]; then
 		grep -q '^660 64999$' "$tmp/g.out"
 	check "run --share-group: removed after the job" \
 		test ! -e "/dev/shm/$fabric-g"
+	# status, from inside the job, shows the mode and the group
+	FI_SLINGSHOT_EMU_FABRIC="$fabric-g" "$tool" run --share-group 64999 \
+		-- sh -c '"$0" status --fabric "$1"; "$0" status --json \
+		--fabric "$1"' "$tool" "$fabric-g" >"$tmp/gs.out" 2>&1
+	check "status: segment mode 0660, group 64999, shared" \
+		grep -q 'segment mode 0660.*group 64999.*shared across users' \
+		"$tmp/gs.out"
+	check "status --json: segment mode and group" \
+		grep -q '"segment_mode":"0660","segment_gid":64999,"shared_across_users":true' \
+		"$tmp/gs.out"
 else
 	echo "SKIP: run --share-group on a real group needs root"
 fi
