@@ -250,7 +250,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	ret = copy_iov(&p, s->iov, s->iov_count);
 	if (ret)
 		return ret;
-	m->crc = ssemu_msg_crc(m->src, m->hdr, m->len, msg_data(r, m));
+	m->crc = ssemu_msg_crc(r, m->src, m->hdr, m->len, msg_data(r, m));
 	ret = msg_post(ep, m, mi);
 	/* (the segment may have been cut short while we copied) */
 	return ret ? ret : ssemu_fab_check(ep->nic->fab);
@@ -364,7 +364,7 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 	if (ret)
 		return ret;
 	/* the target checks it before it touches memory */
-	m->crc = ssemu_msg_crc(m->src, m->hdr, m->len, msg_data(r, m));
+	m->crc = ssemu_msg_crc(r, m->src, m->hdr, m->len, msg_data(r, m));
 	return msg_post(ep, m, mi);
 }
 
@@ -384,7 +384,8 @@ int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 	while (n < max && !ssemu_ring_pop(ring, &ev[n])) {
 		/* (an event is the engine's word on a message: it must be
 		 * what the engine pushed) */
-		if (SSEMU_BAD(ep->r, ev[n].crc != ssemu_event_crc(&ev[n]),
+		if (SSEMU_BAD(ep->r,
+			      ev[n].crc != ssemu_event_crc(ep->r, &ev[n]),
 			      "endpoint %u: an event in its ring changed "
 			      "after it was pushed (its CRC fails)",
 			      ep->index))
@@ -494,8 +495,9 @@ static bool recv_crc_bad(struct ssemu_ep *ep, const struct ssemu_event *ev,
 {
 	struct ssemu_region *r = ep->r;
 	bool recv = ev->type == SSEMU_EV_RECV;
-	uint32_t crc = recv ? ssemu_msg_crc(ev->src, ev->hdr, ev->len, data) :
-			      ssemu_crc(0, data, (size_t)ev->len);
+	uint32_t crc = recv ? ssemu_msg_crc(r, ev->src, ev->hdr, ev->len,
+					    data) :
+			      ssemu_r_crc(r, 0, data, (size_t)ev->len);
 
 	if (crc == m->crc)
 		return false;
@@ -623,7 +625,7 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	 * receiver may release it and its owner reuse it. */
 	m->rx_pos = ssemu_load_relaxed(&ring->tail);
 	m->mflags |= SSEMU_MSGF_RXPUSH;
-	ev.crc = ssemu_event_crc(&ev);
+	ev.crc = ssemu_event_crc(r, &ev);
 	if (ssemu_ring_push(ring, &ev)) {
 		m->mflags &= ~SSEMU_MSGF_RXPUSH;
 		return false;
@@ -658,7 +660,7 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	}
 	m->tx_pos = ssemu_load_relaxed(&ring->tail);
 	m->mflags |= SSEMU_MSGF_TXPUSH;
-	ev.crc = ssemu_event_crc(&ev);
+	ev.crc = ssemu_event_crc(r, &ev);
 	if (ssemu_ring_push(ring, &ev)) {
 		m->mflags &= ~SSEMU_MSGF_TXPUSH;
 		return false;

@@ -13,12 +13,17 @@
 /* A message's end-to-end CRC: its source, header words, length and
  * payload, as the sender posted them (an RMA request's payload: its data
  * or operands).  The receiver checks it before it hands a payload out,
- * an RMA target before it touches memory. */
-static inline uint32_t ssemu_msg_crc(ssemu_addr_t src,
-				     const uint64_t *hdr, uint64_t len,
-				     const void *data)
+ * an RMA target before it touches memory.  Shared stores only, as
+ * ssemu_r_crc. */
+static inline uint32_t ssemu_msg_crc(const struct ssemu_region *r,
+				     ssemu_addr_t src, const uint64_t *hdr,
+				     uint64_t len, const void *data)
 {
-	uint32_t crc = ssemu_crc(0, &src, sizeof(src));
+	uint32_t crc;
+
+	if (!r->shm_mode)
+		return 0;	/* (ssemu_r_crc) */
+	crc = ssemu_crc(0, &src, sizeof(src));
 
 	crc = ssemu_crc(crc, hdr, SSEMU_HDR_WORDS * sizeof(uint64_t));
 	crc = ssemu_crc(crc, &len, sizeof(len));

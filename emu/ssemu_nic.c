@@ -487,9 +487,10 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		/* as a link does: the payload's CRC goes with it, checked
 		 * where it arrives */
 		pkt->crc = ssemu_gen_msg(r, mi) ? 0 :
-			   ssemu_crc(0, msg_payload(r, m, (uint64_t)m->sent *
-							  r->config.mtu),
-				     chunk);
+			   ssemu_r_crc(r, 0,
+				       msg_payload(r, m, (uint64_t)m->sent *
+							     r->config.mtu),
+				       chunk);
 		if (r->config.tclass[m->tclass].lossy &&
 		    !(m->mflags & SSEMU_MSGF_RTO)) {
 			m->mflags |= SSEMU_MSGF_RTO;
@@ -578,7 +579,7 @@ static bool crc_bad(struct ssemu_region *r, struct ssemu_nic_sh *n,
 	if (ssemu_gen_msg(r, pkt->msg))
 		return false;	/* a modelled job's: no payload */
 	if (off + chunk <= m->len &&
-	    ssemu_crc(0, msg_payload(r, m, off), chunk) == pkt->crc)
+	    ssemu_r_crc(r, 0, msg_payload(r, m, off), chunk) == pkt->crc)
 		return false;
 	n->stats.crc_errors++;
 	ssemu_log(ssemu_fetch_add(&r->crc_errors, 1) ? SSEMU_LOG_DEBUG :

@@ -638,12 +638,29 @@ static inline bool ssemu_broken(const struct ssemu_region *r)
 	return ssemu_load_relaxed(&r->verdict.broken) != 0;
 }
 
+/*
+ * A CRC of what region @r holds, or 0 where no one else writes it.  The
+ * CRCs that payloads, messages and events carry catch another process
+ * writing a shared segment where it should not; a private store is this
+ * process's own memory, written by the library alone, so they are taken
+ * in shared stores only (the checks compare 0 with 0 in a private one).
+ */
+static inline uint32_t ssemu_r_crc(const struct ssemu_region *r,
+				   uint32_t seed, const void *p, size_t n)
+{
+	return r->shm_mode ? ssemu_crc(seed, p, n) : 0;
+}
+
 /* An event's CRC, of every field but crc (which the engine sets to it
  * before the push and the owner checks after the poll). */
-static inline uint32_t ssemu_event_crc(const struct ssemu_event *ev)
+static inline uint32_t ssemu_event_crc(const struct ssemu_region *r,
+				       const struct ssemu_event *ev)
 {
-	struct ssemu_event e = *ev;
+	struct ssemu_event e;
 
+	if (!r->shm_mode)
+		return 0;
+	e = *ev;
 	e.crc = 0;
 	return ssemu_crc(0, &e, sizeof(e));
 }

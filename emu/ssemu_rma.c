@@ -227,7 +227,7 @@ static int rma_execute(struct ssemu_region *r, uint32_t nic,
 	if (m->len > cap || (!rma_direct(m) && m->rma_len > cap))
 		return -EPROTO;
 	buf = m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
-	if (m->len && ssemu_msg_crc(m->src, m->hdr, m->len, buf) != m->crc) {
+	if (m->len && ssemu_msg_crc(r, m->src, m->hdr, m->len, buf) != m->crc) {
 		ssemu_r_nic(r, nic)->stats.crc_errors++;
 		ssemu_log(ssemu_fetch_add(&r->crc_errors, 1) ?
 				  SSEMU_LOG_DEBUG : SSEMU_LOG_WARN,
@@ -239,9 +239,10 @@ static int rma_execute(struct ssemu_region *r, uint32_t nic,
 	}
 	ret = rma_operate(r, nic, m, buf, cap);
 	if (!ret && rma_direct(m))
-		m->crc = ssemu_crc(0, buf, sizeof(struct ssemu_rma_direct));
+		m->crc = ssemu_r_crc(r, 0, buf,
+				     sizeof(struct ssemu_rma_direct));
 	else if (!ret && rma_has_result(m))
-		m->crc = ssemu_crc(0, buf, (size_t)m->rma_len);
+		m->crc = ssemu_r_crc(r, 0, buf, (size_t)m->rma_len);
 	return ret;
 }
 
@@ -355,7 +356,7 @@ int ssemu_event_read(struct ssemu_ep *ep, const struct ssemu_event *ev,
 		return -EINVAL;
 	r = ep->r;
 	memcpy(&d, m->data, sizeof(d));
-	if (ssemu_crc(0, &d, sizeof(d)) != m->crc) {
+	if (ssemu_r_crc(r, 0, &d, sizeof(d)) != m->crc) {
 		ssemu_fetch_add(&r->crc_errors, 1);
 		ssemu_log(SSEMU_LOG_WARN, "endpoint %u: the answer of a direct "
 			  "read of %llu bytes from port %u failed its CRC: it "

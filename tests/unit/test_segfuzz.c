@@ -865,16 +865,17 @@ static void test_pkt_hwm(void **state)
 }
 
 /*
- * Writes into an endpoint's buffers, in one process (the engine runs
- * only when we say): a message changed after its post fails with -EIO at
- * its sender (the packet CRC), one changed after delivery is refused at
- * its receiver (the message CRC); both are counted, neither delivered.
+ * Writes into an endpoint's buffers in a shared segment, from one process
+ * (the engine runs only when we say): a message changed after its post
+ * fails with -EIO at its sender (the packet CRC), one changed after
+ * delivery is refused at its receiver (the message CRC); both are
+ * counted, neither delivered.
  */
 static void test_buffer_crc(void **state)
 {
 	struct ssemu_config c;
-	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_PRIVATE,
-				       .config = &c };
+	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM,
+				       .name = shm_name, .config = &c };
 	struct ssemu_nic_opts n0 = { .port = 0, .rank = -1 },
 			      n1 = { .port = 1, .rank = -1 };
 	struct ssemu_fabric_stats st;
@@ -894,6 +895,8 @@ static void test_buffer_crc(void **state)
 	(void)state;
 	fz_config(&c);
 	ssemu_log_set_sink(quiet_log);
+	/* a shared segment: the store whose payloads carry CRCs */
+	snprintf(shm_name, sizeof(shm_name), "sset-fz-%d-crc", (int)getpid());
 	assert_int_equal(ssemu_fabric_open(&o, &f, NULL, 0), 0);
 	assert_int_equal(ssemu_nic_attach(f, &n0, &na), 0);
 	assert_int_equal(ssemu_nic_attach(f, &n1, &nb), 0);
@@ -1028,7 +1031,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_neps, teardown),
 		cmocka_unit_test_teardown(test_pkt_free, teardown),
 		cmocka_unit_test_teardown(test_pkt_hwm, teardown),
-		cmocka_unit_test(test_buffer_crc),
+		cmocka_unit_test_teardown(test_buffer_crc, teardown),
 		cmocka_unit_test_teardown(test_truncate, teardown),
 		cmocka_unit_test_teardown(test_truncate_all, teardown),
 		cmocka_unit_test_teardown(test_fuzz, teardown),

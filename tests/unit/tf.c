@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -35,10 +37,12 @@ void tf_fixed_pipeline(struct ssemu_config *c)
 	c->sw_lat_min = c->sw_lat_max = c->sw_lat_mean;
 }
 
-struct tf *tf_open(const struct ssemu_config *c)
+static struct tf *tf_open_in(const struct ssemu_config *c,
+			     enum ssemu_store store, const char *name)
 {
 	struct ssemu_fabric_opts o = {
-		.store = SSEMU_STORE_PRIVATE,
+		.store = store,
+		.name = name,
 		.config = c,
 	};
 	struct tf *t = calloc(1, sizeof(*t));
@@ -48,6 +52,25 @@ struct tf *tf_open(const struct ssemu_config *c)
 	t->cfg = *c;
 	if (ssemu_fabric_open(&o, &t->fab, err, sizeof(err)))
 		fail_msg("ssemu_fabric_open: %s", err);
+	return t;
+}
+
+struct tf *tf_open(const struct ssemu_config *c)
+{
+	return tf_open_in(c, SSEMU_STORE_PRIVATE, NULL);
+}
+
+struct tf *tf_open_shared(const struct ssemu_config *c)
+{
+	static unsigned seq;
+	char name[64], path[80];
+	struct tf *t;
+
+	snprintf(name, sizeof(name), "ssemu-tf-%d-%u", (int)getpid(), seq++);
+	t = tf_open_in(c, SSEMU_STORE_SHM, name);
+	/* mapped now: nothing is left behind, whatever the test does */
+	snprintf(path, sizeof(path), "/%s", name);
+	shm_unlink(path);
 	return t;
 }
 

@@ -39,6 +39,9 @@ void tf_config(struct ssemu_config *c, const char *preset);
 /* Switch pipeline latency fixed at its mean (no jitter, no slow path). */
 void tf_fixed_pipeline(struct ssemu_config *c);
 struct tf *tf_open(const struct ssemu_config *c);
+/* The same in a shared segment of its own (its name already unlinked):
+ * a shared store takes the CRCs that catch writes into the segment. */
+struct tf *tf_open_shared(const struct ssemu_config *c);
 /* Attach a NIC at @port with one endpoint; returns its index. */
 unsigned tf_add(struct tf *t, uint32_t port);
 void tf_close(struct tf *t);
