@@ -14,7 +14,6 @@
  */
 #include <fcntl.h>
 #include <grp.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -238,52 +237,20 @@ int main(void)
 		cmocka_unit_test(test_two_users),
 		cmocka_unit_test(test_outsider),
 	};
-	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM };
-	struct ssemu_config cfg;
 	struct ssemu_fabric *f;
-	char err[256];
-	FILE *fp;
-	int fd, ret;
+	int ret;
 
-	if (geteuid() != 0) {
-		printf("SKIP: test_auth_users needs root (it shares a fabric "
-		       "with a group and runs jobs as two other uids)\n");
-		return 77;
-	}
-	snprintf(cfg_path, sizeof(cfg_path), "/tmp/sset-authu-%d.cfg",
-		 (int)getpid());
-	/* readable by the jobs' users, as a site's file is */
-	fd = open(cfg_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	fp = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!fp || fchmod(fd, 0644)) {
-		perror(cfg_path);
-		return 1;
-	}
-	fprintf(fp, "preset = \"switch\";\n"
-		    "share_group = %u;\n"
-		    "services = (\n"
-		    "  { id = 2; vnis = [10]; uids = [%u]; },\n"
-		    "  { id = 3; vnis = [20]; uids = [%u]; }\n"
-		    ");\n", GID_SHARE, UID_A, UID_B);
-	fclose(fp);
-	sse_test_init("shm", "authu");
-	setenv("FI_SLINGSHOT_EMU_CONFIG", cfg_path, 1);
 	setenv("FI_LOG_LEVEL", "warn", 1);
-	/* the fabric, held for the jobs as a launcher would */
-	if (ssemu_config_load(cfg_path, &cfg, err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
-		unlink(cfg_path);
-		return 1;
-	}
-	o.name = getenv("FI_SLINGSHOT_EMU_FABRIC");
-	o.config = &cfg;
-	if (ssemu_fabric_open(&o, &f, err, sizeof(err))) {
-		fprintf(stderr, "fabric %s: %s\n", o.name, err);
-		unlink(cfg_path);
-		return 1;
-	}
+	ret = sse_test_users_fabric("auth_users", cfg_path, sizeof(cfg_path),
+				    &f, "preset = \"switch\";\n"
+				    "share_group = %u;\n"
+				    "services = (\n"
+				    "  { id = 2; vnis = [10]; uids = [%u]; },\n"
+				    "  { id = 3; vnis = [20]; uids = [%u]; }\n"
+				    ");\n", GID_SHARE, UID_A, UID_B);
+	if (ret)
+		return ret;
 	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	ssemu_fabric_close(f);
-	unlink(cfg_path);
+	sse_test_users_close(f, cfg_path);
 	return ret;
 }
