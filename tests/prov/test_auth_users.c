@@ -7,7 +7,9 @@
  * on their own service (SLINGSHOT_VNIS, SLINGSHOT_SVC_IDS,
  * SLINGSHOT_DEVICES, as a launcher sets them) and are refused with
  * -FI_EACCES, and a warning that names their uid, on the other's (by the
- * variables and by an auth key).  A uid outside the group cannot open the
+ * variables and by an auth key).  On their own domain, a memory region
+ * with their service's auth key is registered and one with the other's
+ * is refused the same way.  A uid outside the group cannot open the
  * fabric at all.
  *
  * Exits 77 when not run as root.
@@ -39,10 +41,35 @@ static int become(uid_t uid, gid_t gid, bool in_group)
 	return 0;
 }
 
+/* fi_mr_regattr on @dom with the auth key of service @svc, VNI @vni; its
+ * result. */
+static int mr_with_key(struct fid_domain *dom, uint32_t svc, uint32_t vni)
+{
+	static char buf[64];
+	struct fi_sse_auth_key k = { .svc_id = svc, .vni = (uint16_t)vni };
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct fi_mr_attr attr = {
+		.mr_iov = &iov,
+		.iov_count = 1,
+		.access = FI_REMOTE_WRITE,
+		.requested_key = 0x20,
+		.auth_key = (uint8_t *)&k,
+		.auth_key_size = sizeof(k),
+		.iface = FI_HMEM_SYSTEM,
+	};
+	struct fid_mr *mr;
+	int ret = fi_mr_regattr(dom, &attr, 0, &mr);
+
+	if (!ret)
+		fi_close(&mr->fid);
+	return ret;
+}
+
 /* fi_domain (and an endpoint on it) under service @svc, VNI @vni, from
  * the launcher's variables, or from a domain auth key if @key; its
- * result. */
-static int open_job(uint32_t svc, uint32_t vni, bool key)
+ * result.  With @mr, also a memory region with an auth key of service
+ * mr[0], VNI mr[1], whose fi_mr_regattr result goes to mr[2]. */
+static int open_job(uint32_t svc, uint32_t vni, bool key, uint32_t *mr)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
@@ -78,6 +105,8 @@ static int open_job(uint32_t svc, uint32_t vni, bool key)
 	ret = fi_domain(fab, info, &dom, NULL);
 	if (ret)
 		goto out_fab;
+	if (mr)
+		mr[2] = (uint32_t)-mr_with_key(dom, mr[0], mr[1]);
 	ret = fi_av_open(dom, &av_attr, &av, NULL);
 	if (ret)
 		goto out_dom;
@@ -125,7 +154,8 @@ static bool file_has(const char *path, const char *what)
 static int job(uid_t uid, uint32_t svc, uint32_t vni, uint32_t osvc,
 	       uint32_t ovni, const char *log)
 {
-	char want[64];
+	uint32_t mr[3];
+	char want[160];
 	int fd, ret;
 
 	if (become(uid, GID_SHARE, true))
@@ -133,19 +163,43 @@ static int job(uid_t uid, uint32_t svc, uint32_t vni, uint32_t osvc,
 	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0 || dup2(fd, 2) < 0)
 		return 2;
-	ret = open_job(svc, vni, false);
+	ret = open_job(svc, vni, false, NULL);
 	if (ret) {
 		printf("uid %u: own service %u: %s\n", (unsigned)uid, svc,
 		       fi_strerror(-ret));
 		return 3;
 	}
-	ret = open_job(osvc, ovni, false);
+	/* memory regions: a key of its own service, not of the other's */
+	mr[0] = svc;
+	mr[1] = vni;
+	ret = open_job(svc, vni, false, mr);
+	if (ret || mr[2]) {
+		printf("uid %u: a region with its own key: %d, %d\n",
+		       (unsigned)uid, ret, -(int)mr[2]);
+		return 7;
+	}
+	mr[0] = osvc;
+	mr[1] = ovni;
+	ret = open_job(svc, vni, false, mr);
+	if (ret || mr[2] != FI_EACCES) {
+		printf("uid %u: a region with the other's key: %d, %d\n",
+		       (unsigned)uid, ret, -(int)mr[2]);
+		return 8;
+	}
+	snprintf(want, sizeof(want), "fi_mr_regattr: service %u, VNI %u (the "
+		 "region's auth key) refused: service %u does not belong to "
+		 "uid %u", osvc, ovni, osvc, (unsigned)uid);
+	if (!file_has(log, want)) {
+		printf("uid %u: no \"%s\" in its log\n", (unsigned)uid, want);
+		return 9;
+	}
+	ret = open_job(osvc, ovni, false, NULL);
 	if (ret != -FI_EACCES) {
 		printf("uid %u: the other's service %u: %d\n", (unsigned)uid,
 		       osvc, ret);
 		return 4;
 	}
-	ret = open_job(osvc, ovni, true);
+	ret = open_job(osvc, ovni, true, NULL);
 	if (ret != -FI_EACCES) {
 		printf("uid %u: the other's auth key: %d\n", (unsigned)uid,
 		       ret);
