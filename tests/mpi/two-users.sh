@@ -6,8 +6,9 @@
 # unprivileged users of that group, user A on VNI 10 (service 2), user B
 # on VNI 20 (service 3), added with `slingshot-emu service add --uid`.
 # One MPI job (2 ranks) of each user runs at the same time, each under
-# its own mpirun started as that user (runuser), each checking its data.  While both run, a crafted process of user B inserts the address
-# of user A's rank 0 and sends on B's VNI: the send must fail with
+# its own mpirun started as that user (runuser), each checking its data.
+# While both run, a crafted process of user B inserts the address of
+# user A's rank 0 and sends on B's VNI: the send must fail with
 # FI_ENOTCONN and `slingshot-emu stat` must show the drop at A's NIC and
 # for A's job; the same process under A's service must be refused
 # (FI_EACCES).  Status must show the segment shared (mode 0660, the
@@ -70,7 +71,9 @@ uid_b=$(id -u $user_b)
 gid=$(getent group "$group" | cut -d: -f3)
 
 fabric="ssemu-test-two-users-$$"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ssemu-two-users.XXXXXX") || exit 99
+# (in /tmp, not $TMPDIR: the users must reach it, and root's TMPDIR may
+# be root's alone)
+tmp=$(mktemp -d /tmp/ssemu-two-users.XXXXXX) || exit 99
 holder=
 cleanup() {
 	if [ -n "$holder" ]; then
