@@ -37,6 +37,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -57,12 +58,50 @@ static bool may_ptrace(void)
 	       (1u << (CAP_SYS_PTRACE % 32));
 }
 
+/*
+ * This process's uid and whether it holds CAP_SYS_PTRACE, as the kernel
+ * answers them.  ssemu_xuid_may_cma runs at the target of every RMA
+ * request, and two system calls there each time would cost more than
+ * the decision, so they are asked once per process and forgotten in a
+ * child after fork (which may go on to become another user, as the jobs
+ * of a launcher or the tests' children do).  A process that changes its
+ * uid or capabilities later, while on the fabric, keeps the answer it
+ * had: that is safe, because the kernel keeps the last word (an attach it
+ * refuses with EPERM parks the request all the same, cma() in
+ * ssemu_rma.c), and a request parked that need not have been is done by
+ * its owner, only later.  One word (0: not known; else SELF_KNOWN, the
+ * uid and SELF_PTRACE), so that threads of one process see all of it or
+ * none.
+ */
+#define SELF_KNOWN (1ull << 63)
+#define SELF_PTRACE (1ull << 32)
+static uint64_t self;
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+
+static void self_forget(void)
+{
+	ssemu_store_relaxed(&self, 0ull);
+}
+
+static void self_once_init(void)
+{
+	pthread_atfork(NULL, NULL, self_forget);
+}
+
 /* May this process reach the memory of NIC @nic's owner by cross-memory
  * attach?  (The kernel has the last word: cma() parks on EPERM too.) */
 bool ssemu_xuid_may_cma(struct ssemu_region *r, uint32_t nic)
 {
-	return ssemu_r_nic(r, nic)->owner_uid == (uint32_t)getuid() ||
-	       may_ptrace();
+	uint64_t me = ssemu_load_relaxed(&self);
+
+	if (unlikely(!me)) {
+		pthread_once(&self_once, self_once_init);
+		me = SELF_KNOWN | (uint32_t)getuid() |
+		     (may_ptrace() ? SELF_PTRACE : 0);
+		ssemu_store_relaxed(&self, me);
+	}
+	return ssemu_r_nic(r, nic)->owner_uid == (uint32_t)me ||
+	       (me & SELF_PTRACE);
 }
 
 static void wake(uint32_t *word, uint32_t *waiters)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Fixtures shared by the provider tests (see sse_test.h). */
+#include <fcntl.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <slingshot_emu/ssemu.h>
 
@@ -33,6 +35,65 @@ void sse_test_init(const char *store, const char *name)
 	setenv("FI_SLINGSHOT_EMU_FABRIC", fabric, 1);
 	signal(SIGALRM, sse_test_watchdog);
 	alarm(300);
+}
+
+int sse_test_users_fabric(const char *name, char *path, size_t size,
+			  struct ssemu_fabric **fab, const char *fmt, ...)
+{
+	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM };
+	struct ssemu_config cfg;
+	char err[256];
+	va_list ap;
+	FILE *fp;
+	int fd;
+
+	if (geteuid() != 0) {
+		printf("SKIP: test_%s needs root (it shares a fabric with a "
+		       "group and runs jobs as other uids)\n", name);
+		return 77;
+	}
+	snprintf(path, size, "/tmp/sset-%s-%d.cfg", name, (int)getpid());
+	/* readable by the jobs' users (fchmod: whatever the umask) */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!fp || fchmod(fd, 0644)) {
+		perror(path);
+		if (fp)
+			fclose(fp);
+		else if (fd >= 0)
+			close(fd);
+		unlink(path);
+		return 1;
+	}
+	va_start(ap, fmt);
+	vfprintf(fp, fmt, ap);
+	va_end(ap);
+	if (fclose(fp)) {
+		perror(path);
+		unlink(path);
+		return 1;
+	}
+	sse_test_init("shm", name);
+	setenv("FI_SLINGSHOT_EMU_CONFIG", path, 1);
+	if (ssemu_config_load(path, &cfg, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		unlink(path);
+		return 1;
+	}
+	o.name = getenv("FI_SLINGSHOT_EMU_FABRIC");
+	o.config = &cfg;
+	if (ssemu_fabric_open(&o, fab, err, sizeof(err))) {
+		fprintf(stderr, "fabric %s: %s\n", o.name, err);
+		unlink(path);
+		return 1;
+	}
+	return 0;
+}
+
+void sse_test_users_close(struct ssemu_fabric *fab, const char *path)
+{
+	ssemu_fabric_close(fab);
+	unlink(path);
 }
 
 struct fi_info *sse_test_hints(uint64_t caps)

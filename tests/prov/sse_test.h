@@ -52,6 +52,22 @@
  */
 void sse_test_init(const char *store, const char *name);
 
+/*
+ * A fabric for tests that run jobs as other uids, which only root can:
+ * @return 77 (having said so) when not run as root.  Otherwise writes the
+ * configuration @fmt (printf-like) to a file everyone may read (0644, as
+ * a site's file is), whose path goes to @path, calls sse_test_init("shm",
+ * @name), points FI_SLINGSHOT_EMU_CONFIG at the file and opens the fabric
+ * from it into *@fab, held for the jobs as a launcher would.  @return 0,
+ * or 1 on an error (said, the file removed).  sse_test_users_close
+ * closes the fabric and removes the file.
+ */
+struct ssemu_fabric;
+int sse_test_users_fabric(const char *name, char *path, size_t size,
+			  struct ssemu_fabric **fab, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+void sse_test_users_close(struct ssemu_fabric *fab, const char *path);
+
 /* Hints for an RDM endpoint of this provider with @caps. */
 struct fi_info *sse_test_hints(uint64_t caps);
 

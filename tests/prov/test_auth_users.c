@@ -7,14 +7,15 @@
  * on their own service (SLINGSHOT_VNIS, SLINGSHOT_SVC_IDS,
  * SLINGSHOT_DEVICES, as a launcher sets them) and are refused with
  * -FI_EACCES, and a warning that names their uid, on the other's (by the
- * variables and by an auth key).  A uid outside the group cannot open the
+ * variables and by an auth key).  On their own domain, a memory region
+ * with their service's auth key is registered and one with the other's
+ * is refused the same way.  A uid outside the group cannot open the
  * fabric at all.
  *
  * Exits 77 when not run as root.
  */
 #include <fcntl.h>
 #include <grp.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,10 +41,35 @@ static int become(uid_t uid, gid_t gid, bool in_group)
 	return 0;
 }
 
+/* fi_mr_regattr on @dom with the auth key of service @svc, VNI @vni; its
+ * result. */
+static int mr_with_key(struct fid_domain *dom, uint32_t svc, uint32_t vni)
+{
+	static char buf[64];
+	struct fi_sse_auth_key k = { .svc_id = svc, .vni = (uint16_t)vni };
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct fi_mr_attr attr = {
+		.mr_iov = &iov,
+		.iov_count = 1,
+		.access = FI_REMOTE_WRITE,
+		.requested_key = 0x20,
+		.auth_key = (uint8_t *)&k,
+		.auth_key_size = sizeof(k),
+		.iface = FI_HMEM_SYSTEM,
+	};
+	struct fid_mr *mr;
+	int ret = fi_mr_regattr(dom, &attr, 0, &mr);
+
+	if (!ret)
+		fi_close(&mr->fid);
+	return ret;
+}
+
 /* fi_domain (and an endpoint on it) under service @svc, VNI @vni, from
  * the launcher's variables, or from a domain auth key if @key; its
- * result. */
-static int open_job(uint32_t svc, uint32_t vni, bool key)
+ * result.  With @mr, also a memory region with an auth key of service
+ * mr[0], VNI mr[1], whose fi_mr_regattr result goes to mr[2]. */
+static int open_job(uint32_t svc, uint32_t vni, bool key, uint32_t *mr)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
@@ -79,6 +105,8 @@ static int open_job(uint32_t svc, uint32_t vni, bool key)
 	ret = fi_domain(fab, info, &dom, NULL);
 	if (ret)
 		goto out_fab;
+	if (mr)
+		mr[2] = (uint32_t)-mr_with_key(dom, mr[0], mr[1]);
 	ret = fi_av_open(dom, &av_attr, &av, NULL);
 	if (ret)
 		goto out_dom;
@@ -126,7 +154,8 @@ static bool file_has(const char *path, const char *what)
 static int job(uid_t uid, uint32_t svc, uint32_t vni, uint32_t osvc,
 	       uint32_t ovni, const char *log)
 {
-	char want[64];
+	uint32_t mr[3];
+	char want[160];
 	int fd, ret;
 
 	if (become(uid, GID_SHARE, true))
@@ -134,19 +163,43 @@ static int job(uid_t uid, uint32_t svc, uint32_t vni, uint32_t osvc,
 	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0 || dup2(fd, 2) < 0)
 		return 2;
-	ret = open_job(svc, vni, false);
+	ret = open_job(svc, vni, false, NULL);
 	if (ret) {
 		printf("uid %u: own service %u: %s\n", (unsigned)uid, svc,
 		       fi_strerror(-ret));
 		return 3;
 	}
-	ret = open_job(osvc, ovni, false);
+	/* memory regions: a key of its own service, not of the other's */
+	mr[0] = svc;
+	mr[1] = vni;
+	ret = open_job(svc, vni, false, mr);
+	if (ret || mr[2]) {
+		printf("uid %u: a region with its own key: %d, %d\n",
+		       (unsigned)uid, ret, -(int)mr[2]);
+		return 7;
+	}
+	mr[0] = osvc;
+	mr[1] = ovni;
+	ret = open_job(svc, vni, false, mr);
+	if (ret || mr[2] != FI_EACCES) {
+		printf("uid %u: a region with the other's key: %d, %d\n",
+		       (unsigned)uid, ret, -(int)mr[2]);
+		return 8;
+	}
+	snprintf(want, sizeof(want), "fi_mr_regattr: service %u, VNI %u (the "
+		 "region's auth key) refused: service %u does not belong to "
+		 "uid %u", osvc, ovni, osvc, (unsigned)uid);
+	if (!file_has(log, want)) {
+		printf("uid %u: no \"%s\" in its log\n", (unsigned)uid, want);
+		return 9;
+	}
+	ret = open_job(osvc, ovni, false, NULL);
 	if (ret != -FI_EACCES) {
 		printf("uid %u: the other's service %u: %d\n", (unsigned)uid,
 		       osvc, ret);
 		return 4;
 	}
-	ret = open_job(osvc, ovni, true);
+	ret = open_job(osvc, ovni, true, NULL);
 	if (ret != -FI_EACCES) {
 		printf("uid %u: the other's auth key: %d\n", (unsigned)uid,
 		       ret);
@@ -238,52 +291,20 @@ int main(void)
 		cmocka_unit_test(test_two_users),
 		cmocka_unit_test(test_outsider),
 	};
-	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM };
-	struct ssemu_config cfg;
 	struct ssemu_fabric *f;
-	char err[256];
-	FILE *fp;
-	int fd, ret;
+	int ret;
 
-	if (geteuid() != 0) {
-		printf("SKIP: test_auth_users needs root (it shares a fabric "
-		       "with a group and runs jobs as two other uids)\n");
-		return 77;
-	}
-	snprintf(cfg_path, sizeof(cfg_path), "/tmp/sset-authu-%d.cfg",
-		 (int)getpid());
-	/* readable by the jobs' users, as a site's file is */
-	fd = open(cfg_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	fp = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!fp || fchmod(fd, 0644)) {
-		perror(cfg_path);
-		return 1;
-	}
-	fprintf(fp, "preset = \"switch\";\n"
-		    "share_group = %u;\n"
-		    "services = (\n"
-		    "  { id = 2; vnis = [10]; uids = [%u]; },\n"
-		    "  { id = 3; vnis = [20]; uids = [%u]; }\n"
-		    ");\n", GID_SHARE, UID_A, UID_B);
-	fclose(fp);
-	sse_test_init("shm", "authu");
-	setenv("FI_SLINGSHOT_EMU_CONFIG", cfg_path, 1);
 	setenv("FI_LOG_LEVEL", "warn", 1);
-	/* the fabric, held for the jobs as a launcher would */
-	if (ssemu_config_load(cfg_path, &cfg, err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
-		unlink(cfg_path);
-		return 1;
-	}
-	o.name = getenv("FI_SLINGSHOT_EMU_FABRIC");
-	o.config = &cfg;
-	if (ssemu_fabric_open(&o, &f, err, sizeof(err))) {
-		fprintf(stderr, "fabric %s: %s\n", o.name, err);
-		unlink(cfg_path);
-		return 1;
-	}
+	ret = sse_test_users_fabric("auth_users", cfg_path, sizeof(cfg_path),
+				    &f, "preset = \"switch\";\n"
+				    "share_group = %u;\n"
+				    "services = (\n"
+				    "  { id = 2; vnis = [10]; uids = [%u]; },\n"
+				    "  { id = 3; vnis = [20]; uids = [%u]; }\n"
+				    ");\n", GID_SHARE, UID_A, UID_B);
+	if (ret)
+		return ret;
 	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	ssemu_fabric_close(f);
-	unlink(cfg_path);
+	sse_test_users_close(f, cfg_path);
 	return ret;
 }

@@ -16,10 +16,8 @@
  *
  * Exits 77 when not run as root.
  */
-#include <fcntl.h>
 #include <grp.h>
 #include <time.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -350,47 +348,17 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xuid),
 	};
-	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM };
-	struct ssemu_config cfg;
-	char err[256];
-	FILE *fp;
-	int fd, ret;
+	int ret;
 
-	if (geteuid() != 0) {
-		printf("SKIP: test_xuid needs root (it shares a fabric with a "
-		       "group and runs jobs as two other uids)\n");
-		return 77;
-	}
-	snprintf(cfg_path, sizeof(cfg_path), "/tmp/sset-xuid-%d.cfg",
-		 (int)getpid());
-	fd = open(cfg_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	fp = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!fp || fchmod(fd, 0644)) {
-		perror(cfg_path);
-		return 1;
-	}
-	fprintf(fp, "preset = \"switch\";\n"
-		    "share_group = %u;\n"
-		    "services = (\n"
-		    "  { id = 2; vnis = [10]; uids = [%u, %u]; }\n"
-		    ");\n", GID_SHARE, UID_A, UID_B);
-	fclose(fp);
-	sse_test_init("shm", "xuid");
-	setenv("FI_SLINGSHOT_EMU_CONFIG", cfg_path, 1);
-	if (ssemu_config_load(cfg_path, &cfg, err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
-		unlink(cfg_path);
-		return 1;
-	}
-	o.name = getenv("FI_SLINGSHOT_EMU_FABRIC");
-	o.config = &cfg;
-	if (ssemu_fabric_open(&o, &fab, err, sizeof(err))) {
-		fprintf(stderr, "fabric %s: %s\n", o.name, err);
-		unlink(cfg_path);
-		return 1;
-	}
+	ret = sse_test_users_fabric("xuid", cfg_path, sizeof(cfg_path), &fab,
+				    "preset = \"switch\";\n"
+				    "share_group = %u;\n"
+				    "services = (\n"
+				    "  { id = 2; vnis = [10]; uids = [%u, %u]; }\n"
+				    ");\n", GID_SHARE, UID_A, UID_B);
+	if (ret)
+		return ret;
 	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	ssemu_fabric_close(fab);
-	unlink(cfg_path);
+	sse_test_users_close(fab, cfg_path);
 	return ret;
 }

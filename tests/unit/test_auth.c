@@ -366,7 +366,9 @@ static void test_reply_vni(void **state)
 	struct ssemu_nic_stats st;
 	struct tf *t = tiny();
 	unsigned a, b;
-	struct ssemu_rma rd;
+	struct iovec iov = { .iov_base = out, .iov_len = sizeof(out) };
+	struct ssemu_nic_stats st2;
+	struct ssemu_rma rd, wr;
 
 	(void)state;
 	assert_int_equal(ssemu_service_add(t->fab, &s), 0);
@@ -394,14 +396,27 @@ static void test_reply_vni(void **state)
 	assert_int_equal(ssemu_nic_stats(t->nic[a], &st), 0);
 	assert_int_equal(ssemu_ep_rma(t->ep[a], &rd), 0);
 	assert_int_equal(run_to(t, a, SSEMU_EV_RMA_DONE, resps_to_11), -EIO);
-	{
-		struct ssemu_nic_stats st2;
-
-		assert_int_equal(ssemu_nic_stats(t->nic[a], &st2), 0);
-		assert_true(st2.vni_drops > st.vni_drops);
-	}
+	assert_int_equal(ssemu_nic_stats(t->nic[a], &st2), 0);
+	assert_true(st2.vni_drops > st.vni_drops);
 	assert_int_equal(ssemu_ep_rma(t->ep[a], &rd), 0);
 	assert_int_equal(run_to(t, a, SSEMU_EV_RMA_DONE, NULL), 0);
+	/* the acknowledgement of an RMA write on another VNI: the target
+	 * wrote (its packets were on VNI 10), the initiator refuses the
+	 * acknowledgement and the write fails; nothing counted at the
+	 * target */
+	memset(out, 0x3c, sizeof(out));
+	wr = (struct ssemu_rma){ .dest = ssemu_ep_addr(t->ep[b]),
+				 .op = SSEMU_RMA_WRITE, .key = 1,
+				 .len = sizeof(out), .iov = &iov,
+				 .iov_count = 1, .cookie = 8 };
+	assert_int_equal(ssemu_nic_stats(t->nic[a], &st), 0);
+	assert_int_equal(ssemu_ep_rma(t->ep[a], &wr), 0);
+	assert_int_equal(run_to(t, a, SSEMU_EV_RMA_DONE, acks_to_11), -EIO);
+	assert_memory_equal(mem, out, sizeof(out));
+	assert_int_equal(ssemu_nic_stats(t->nic[a], &st2), 0);
+	assert_true(st2.vni_drops > st.vni_drops);
+	assert_int_equal(ssemu_nic_stats(t->nic[b], &st2), 0);
+	assert_int_equal(st2.vni_drops, 0);
 	tf_close(t);
 }
 

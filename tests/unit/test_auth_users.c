@@ -8,8 +8,10 @@
  * the other's.  Then the attach rule: a uid outside the group cannot open
  * the segment, and a segment whose mode (0666) or group no longer say what
  * its header recorded is refused; a fabric asked for with another group is
- * -EEXIST.  Last, a fabric whose last user out is not its creator (who
- * alone may remove the file) stays usable for the next one.
+ * -EEXIST.  A fabric whose last user out is not its creator (who alone
+ * may remove the file) stays usable for the next one.  Last, whom a
+ * process may reach by cross-memory attach, kept per process and asked
+ * again in a child that became another uid.
  *
  * Exits 77 when not run as root.
  */
@@ -32,6 +34,8 @@
 
 #include <slingshot_emu/ssemu.h>
 
+#include "ssemu_model_int.h"	/* ssemu_xuid_may_cma */
+#include "ssemu_priv.h"
 #include "tf.h"
 
 #define UID_A 65534u		/* nobody */
@@ -345,12 +349,81 @@ static void test_last_out_not_owner(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+/* Has this process CAP_SYS_PTRACE in its effective set, as /proc says? */
+static bool proc_may_ptrace(void)
+{
+	unsigned long long eff = 0;
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return eff & (1ull << 19);	/* CAP_SYS_PTRACE */
+}
+
+/*
+ * Whom this process may reach by cross-memory attach, as the model
+ * decides it (ssemu_xuid_may_cma keeps the answer per process): root
+ * reaches its own uid's NIC, and uid A's if it has CAP_SYS_PTRACE; a
+ * child after fork that became uid A reaches uid A's NIC and not root's
+ * (what root's process knew is not the child's), and root still answers
+ * as before.
+ */
+static void test_may_cma_fork(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_region *r;
+	uint32_t n0, n1;
+	struct tf *t;
+	bool ptrace = proc_may_ptrace();
+	pid_t p;
+	int st;
+
+	(void)state;
+	tf_config(&c, "switch");
+	t = tf_open(&c);
+	tf_add(t, SSEMU_PORT_ANY);
+	tf_add(t, SSEMU_PORT_ANY);
+	r = t->fab->r;
+	n0 = t->nic[0]->slot;
+	n1 = t->nic[1]->slot;
+	assert_int_equal(ssemu_r_nic(r, n0)->owner_uid, 0);
+	ssemu_r_nic(r, n1)->owner_uid = UID_A;	/* as if uid A attached it */
+	assert_true(ssemu_xuid_may_cma(r, n0));
+	assert_int_equal(ssemu_xuid_may_cma(r, n1), ptrace);
+	fflush(stdout);
+	p = fork();
+	if (!p) {
+		gid_t g = GID_SHARE;
+
+		if (setgroups(1, &g) || setgid(GID_SHARE) || setuid(UID_A))
+			_exit(9);
+		if (ssemu_xuid_may_cma(r, n0))
+			_exit(1);
+		if (!ssemu_xuid_may_cma(r, n1))
+			_exit(2);
+		_exit(0);
+	}
+	assert_true(p > 0);
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(ssemu_xuid_may_cma(r, n0));
+	assert_int_equal(ssemu_xuid_may_cma(r, n1), ptrace);
+	ssemu_r_nic(r, n1)->owner_uid = 0;
+	tf_close(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_users),
 		cmocka_unit_test(test_attach_rule),
 		cmocka_unit_test(test_last_out_not_owner),
+		cmocka_unit_test(test_may_cma_fork),
 	};
 
 	if (geteuid() != 0) {
