@@ -357,12 +357,14 @@ static bool defer_to_runner(struct ssemu_fabric *f)
  * Are more processes attached to the fabric than the machine has CPUs
  * online?  (Online, not this process's affinity: processes pinned one to
  * a CPU each are not crowded.)  Counted at every liveness poll (one in
- * 64) from the process slots, which change only on attach and detach.
+ * 64) from the process slots, which change only on attach and detach; a
+ * slot per handle, so this process's own count once.
  */
 static void count_crowd(struct ssemu_fabric *f)
 {
 	struct ssemu_runner_local *fl = &f->run;
-	uint32_t i, n = 0, ncpus = ssemu_load_relaxed(&fl->ncpus);
+	uint32_t i, n = 1, ncpus = ssemu_load_relaxed(&fl->ncpus);
+	int32_t pid, self = (int32_t)getpid();
 	long online;
 
 	if (!ncpus) {
@@ -370,9 +372,11 @@ static void count_crowd(struct ssemu_fabric *f)
 		ncpus = online > 0 ? (uint32_t)online : 1;
 		ssemu_store_relaxed(&fl->ncpus, ncpus);
 	}
-	for (i = 0; i < SSEMU_MAX_PROCS && n <= ncpus; i++)
-		if (ssemu_load_relaxed(&f->r->procs[i]))
+	for (i = 0; i < SSEMU_MAX_PROCS && n <= ncpus; i++) {
+		pid = ssemu_load_relaxed(&f->r->procs[i]);
+		if (pid && pid != self)
 			n++;
+	}
 	ssemu_store_relaxed(&fl->crowded, (uint32_t)(n > ncpus));
 }
 
