@@ -19,9 +19,12 @@
 #     between the processes).
 #  3. Oversubscribed: bench_pairs.c (built here with mpicc) on 8 ranks on
 #     the machine's cores, every rank ping-ponging 8 bytes with its
-#     partner, over slingshot_emu (pml cm, mtl ofi) and over Open MPI's
-#     shared memory (pml ob1, btl vader): one-way latency, mean over the
-#     pairs, best and median of REPEATS.  Skipped without Open MPI.
+#     partner, in turn over libfabric's shm and over slingshot_emu, both
+#     through Open MPI's OFI MTL (pml cm, mtl ofi: the same MPI layers,
+#     only the provider differs; ofi_local_comm.c lets the MTL take shm),
+#     and over Open MPI's own shared memory (pml ob1, btl vader) as a
+#     second reference: one-way latency, mean over the pairs, best and
+#     median of REPEATS.  Skipped without Open MPI.
 #
 # usage: benchmarks/bench_provider.sh [ITERATIONS_8B] [ITERATIONS_1M]
 #                                     [REPEATS] [ITERATIONS_PAIRS]
@@ -176,30 +179,54 @@ if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
 	exit 0
 fi
 mpicc -O2 -o "$tmp/bench_pairs" "$top/benchmarks/bench_pairs.c"
+# (Open MPI's OFI MTL asks for FI_REMOTE_COMM, which shm has not: see
+# ofi_local_comm.c)
+ofi_shm=1
+cc -shared -fPIC -O2 -o "$tmp/ofi_local_comm.so" \
+	"$top/benchmarks/ofi_local_comm.c" -ldl -lfabric 2>"$tmp/cc.err" ||
+	ofi_shm=0
 mpi=(mpirun --allow-run-as-root --oversubscribe -np "$np")
-# pairs TRANSPORT -> mean one-way usec
+ofi=(--mca pml cm --mca mtl ofi --mca btl self --mca osc ^ucx)
+# pairs TRANSPORT -> mean one-way usec (empty if the run failed)
 pairs() {
 	local out
-	if [ "$1" = shm ]; then
+	case $1 in
+	vader)
 		out=$(timeout 300 "${mpi[@]}" --mca pml ob1 \
-			--mca btl self,vader "$tmp/bench_pairs" "$iters_pairs" 8)
-	else
-		out=$(timeout 300 "${mpi[@]}" --mca pml cm --mca mtl ofi \
-			--mca btl self --mca osc ^ucx \
+			--mca btl self,vader "$tmp/bench_pairs" \
+			"$iters_pairs" 8) ;;
+	shm)
+		out=$(timeout 300 "${mpi[@]}" "${ofi[@]}" \
+			--mca mtl_ofi_provider_include shm \
+			-x LD_PRELOAD="$tmp/ofi_local_comm.so" -x FI_PROVIDER=shm \
+			"$tmp/bench_pairs" "$iters_pairs" 8) ;;
+	*)
+		out=$(timeout 300 "${mpi[@]}" "${ofi[@]}" \
 			--mca mtl_ofi_provider_include slingshot_emu \
 			-x FI_PROVIDER=slingshot_emu -x FI_PROVIDER_PATH \
 			-x FI_SLINGSHOT_EMU_FABRIC="$fabric-mpi$i" \
-			"$tmp/bench_pairs" "$iters_pairs" 8)
-	fi
+			"$tmp/bench_pairs" "$iters_pairs" 8) ;;
+	esac
 	echo "$out" | sed -n 's/.*mean_usec=\([0-9.]*\).*/\1/p'
 }
-shm_p=() sse_p=()
+ofi_p=() sse_p=() vader_p=()
 for ((i = 0; i < repeats; i++)); do
-	shm_p+=("$(pairs shm)")
+	if [ "$ofi_shm" = 1 ]; then
+		v=$(pairs shm || true)
+		[ -n "$v" ] && ofi_p+=("$v")
+	fi
 	sse_p+=("$(pairs slingshot_emu)")
+	vader_p+=("$(pairs vader)")
 done
 echo
-echo "oversubscribed: $np ranks on $(nproc) cores, pairs ping-ponging 8 B, $iters_pairs iterations, $repeats runs"
+echo "oversubscribed: $np ranks on $(nproc) cores, pairs ping-ponging 8 B, $iters_pairs iterations, $repeats runs, alternating"
+if [ "${#ofi_p[@]}" -gt 0 ]; then
+	header "shm (cm, mtl ofi)"
+	row "8 B one-way, mean of pairs, usec" 1 "<= 1" \
+		"${ofi_p[@]}" -- "${sse_p[@]}"
+else
+	echo "(shm over Open MPI's OFI MTL: not run, ofi_local_comm.c did not build or shm did not start)"
+fi
 header "ob1+vader"
 row "8 B one-way, mean of pairs, usec" 1 "lower" \
-	"${shm_p[@]}" -- "${sse_p[@]}"
+	"${vader_p[@]}" -- "${sse_p[@]}"

@@ -32,6 +32,8 @@ struct ssemu_runner_local {
 	uint32_t runner;	/* we ran the engine last, as far as we know */
 	uint32_t bulk;		/* a bulk transfer is on (BULK_EVENTS) */
 	uint64_t look_exec;	/* engine->executed at our last look */
+	uint32_t ncpus;		/* CPUs online (0: not counted yet) */
+	uint32_t crowded;	/* more processes attached than ncpus */
 };
 
 /* Per-process handles. */

@@ -11,7 +11,9 @@
  * the runner, for a short while (defer_to_runner): the runner polls too,
  * and finds the work within one of its polls, so the model's cache lines
  * stay on one core.  If the runner does not come (it computes, sleeps or
- * died), the waiting process takes over and becomes the runner.  Who runs
+ * died), the waiting process takes over and becomes the runner.  On a
+ * crowded fabric (more processes attached than CPUs online) nobody
+ * defers: the runner is then often waiting for a CPU itself.  Who runs
  * the engine changes nothing in the model, only which core does the work.
  *
  * A run starts by taking what was posted into the model (drain_tx_locked)
@@ -325,6 +327,11 @@ static bool work_posted(struct ssemu_fabric *f)
  * the engine move; then it takes over and becomes the runner.  Who runs
  * the engine changes nothing in the model, only which core does the work.
  * The clock is read only while deferring, that is while waiting anyway.
+ *
+ * Not when the fabric is crowded (more processes attached than CPUs
+ * online, count_crowd): then the runner is as likely as not waiting for a
+ * CPU, and every message would wait for it or for DEFER_NS, where running
+ * the engine at once costs only the cache misses.
  */
 static bool defer_to_runner(struct ssemu_fabric *f)
 {
@@ -347,6 +354,33 @@ static bool defer_to_runner(struct ssemu_fabric *f)
 }
 
 /*
+ * Are more processes attached to the fabric than the machine has CPUs
+ * online?  (Online, not this process's affinity: processes pinned one to
+ * a CPU each are not crowded.)  Counted at every liveness poll (one in
+ * 64) from the process slots, which change only on attach and detach; a
+ * slot per handle, so this process's own count once.
+ */
+static void count_crowd(struct ssemu_fabric *f)
+{
+	struct ssemu_runner_local *fl = &f->run;
+	uint32_t i, n = 1, ncpus = ssemu_load_relaxed(&fl->ncpus);
+	int32_t pid, self = (int32_t)getpid();
+	long online;
+
+	if (!ncpus) {
+		online = sysconf(_SC_NPROCESSORS_ONLN);
+		ncpus = online > 0 ? (uint32_t)online : 1;
+		ssemu_store_relaxed(&fl->ncpus, ncpus);
+	}
+	for (i = 0; i < SSEMU_MAX_PROCS && n <= ncpus; i++) {
+		pid = ssemu_load_relaxed(&f->r->procs[i]);
+		if (pid && pid != self)
+			n++;
+	}
+	ssemu_store_relaxed(&fl->crowded, (uint32_t)(n > ncpus));
+}
+
+/*
  * One poll of the engine.  It takes the fabric lock only if there is
  * something to do: with nothing posted and no event pending (virtual
  * clock; realtime also moves the model clock up to the wall clock when
@@ -356,26 +390,32 @@ static bool defer_to_runner(struct ssemu_fabric *f)
  * only the work bitmaps, and the engine's own header, which the runner
  * writes with every event, once in LOOK_EVERY polls: so waiting processes
  * take no cache lines away from the runner in the middle of its work.
- * During a bulk transfer (BULK_EVENTS) every poll tries the lock instead,
- * whoever holds the engine.
+ * During a bulk transfer (BULK_EVENTS), and on a crowded fabric
+ * (count_crowd), every poll that finds work tries the lock instead,
+ * whoever ran the engine last.
  */
 static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 {
 	struct ssemu_runner_local *fl = &f->run;
 	struct ssemu_region *r = f->r;
 	bool reap, sticky, parked;
+	unsigned call;
 	uint64_t exec;
 	int ret;
 
+	/* several threads of the process may progress at once */
+	call = __atomic_add_fetch(&f->progress_calls, 1, __ATOMIC_RELAXED);
+	reap = call % 64 == 0;
+	if (defer && f->store == SSEMU_STORE_SHM &&
+	    (reap || !ssemu_load_relaxed(&fl->ncpus)))
+		count_crowd(f);
 	/* (an RMA request waits for its memory's owner, which may be us:
 	 * take the lock, ssemu_xuid.c) */
 	parked = ssemu_load_relaxed(&r->nparked) != 0;
 	sticky = defer && f->store == SSEMU_STORE_SHM &&
 		 r->config.clock == SSEMU_CLOCK_VIRTUAL &&
-		 !ssemu_load_relaxed(&fl->bulk) && !parked;
-	/* several threads of the process may progress at once */
-	reap = __atomic_add_fetch(&f->progress_calls, 1, __ATOMIC_RELAXED) %
-	       64 == 0;
+		 !ssemu_load_relaxed(&fl->bulk) && !parked &&
+		 !ssemu_load_relaxed(&fl->crowded);
 	if (!reap && sticky && !work_posted(f)) {
 		uint32_t looks = ssemu_load_relaxed(&fl->looks) + 1;
 

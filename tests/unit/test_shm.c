@@ -4,7 +4,9 @@
  * with real processes: 2, 4 and 16 forked processes attach a NIC each to one
  * named fabric and exchange messages with every other one, checking every
  * byte; a process killed with SIGKILL in the middle of a transfer does not
- * hang the others and the fabric takes a newcomer on its port; corrupt
+ * hang the others and the fabric takes a newcomer on its port; the engine
+ * stays with the handle that ran it last, except on a crowded fabric
+ * (more processes than CPUs), where whoever finds work runs it; corrupt
  * headers are -EPROTO, a different configuration is -EEXIST naming the
  * difference, a segment of another uid or with mode 0644 is -EACCES, and the
  * last process out removes the segment.
@@ -1109,6 +1111,104 @@ static void test_shm_engine_stays_with_runner(void **state)
 	expect_no_segment();
 }
 
+/* A child that only attaches to the fabric: it holds a process slot
+ * until the parent closes @fd's other end. */
+static void crowd_child(int rfd, int wfd, const struct ssemu_config *c)
+{
+	struct ssemu_fabric *f;
+	char err[256], b = 1;
+
+	if (shm_open_fabric(c, &f, err, sizeof(err)))
+		_exit(3);
+	if (write(wfd, &b, 1) != 1)
+		_exit(4);
+	while (read(rfd, &b, 1) > 0)
+		;
+	ssemu_fabric_close(f);
+	_exit(0);
+}
+
+/*
+ * A crowded fabric (more processes attached than CPUs online): nobody
+ * defers to the runner.  The same sequence as above, with one child per
+ * CPU attached besides: the work seen through the handle that did not run
+ * the engine last is run at once.
+ */
+static void test_shm_crowded_runs_at_once(void **state)
+{
+	struct ssemu_nic_opts no0 = { .port = 0, .rank = -1 };
+	struct ssemu_nic_opts no1 = { .port = 1, .rank = -1 };
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	struct ssemu_config c;
+	struct ssemu_fabric *f1, *f2;
+	struct ssemu_nic *n0, *n1;
+	struct ssemu_ep *e0, *e1;
+	uint64_t val = 42;
+	struct iovec iov = { &val, sizeof(val) };
+	struct ssemu_send s = { .iov = &iov, .iov_count = 1 };
+	int go[2], ready[2], status;
+	pid_t pids[32];
+	char err[256] = "", b;
+	long i, n;
+
+	(void)state;
+	if (online < 1 || online > 30)
+		skip();	/* (one child per CPU: keep it small) */
+	n = online;
+	name_for("crowded");
+	shm_config(&c);
+	if (shm_open_fabric(&c, &f1, err, sizeof(err)) ||
+	    shm_open_fabric(&c, &f2, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(ready), 0);
+	for (i = 0; i < n; i++) {
+		fflush(NULL);
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (!pids[i]) {
+			close(go[1]);
+			close(ready[0]);
+			alarm(CHILD_DEADLINE_S);	/* last resort */
+			crowd_child(go[0], ready[1], &c);
+		}
+	}
+	close(go[0]);
+	close(ready[1]);
+	for (i = 0; i < n; i++)
+		assert_int_equal(read(ready[0], &b, 1), 1);
+	close(ready[0]);
+
+	assert_int_equal(ssemu_nic_attach(f1, &no0, &n0), 0);
+	assert_int_equal(ssemu_nic_attach(f2, &no1, &n1), 0);
+	assert_int_equal(ssemu_ep_open(n0, &e0), 0);
+	assert_int_equal(ssemu_ep_open(n1, &e1), 0);
+	/* f1 runs the first message through: f1 is the runner */
+	s.dest = ssemu_ep_addr(e1);
+	assert_int_equal(ssemu_ep_send(e0, &s), 0);
+	assert_true(ssemu_fabric_progress(f1, 256) > 0);
+	assert_true(recv_through(f1, e1, 1000));
+	/* new work seen through f2 runs at once */
+	s.dest = ssemu_ep_addr(e0);
+	assert_int_equal(ssemu_ep_send(e1, &s), 0);
+	assert_true(ssemu_fabric_progress(f2, 256) > 0);
+	assert_true(recv_through(f2, e0, 1000));
+
+	close(go[1]);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	ssemu_ep_close(e0);
+	ssemu_ep_close(e1);
+	ssemu_nic_detach(n0);
+	ssemu_nic_detach(n1);
+	ssemu_fabric_close(f1);
+	ssemu_fabric_close(f2);
+	expect_no_segment();
+}
+
 /* ------------------------------------------------------------------ */
 /* Corrupt, mismatched and foreign segments                             */
 /* ------------------------------------------------------------------ */
@@ -1783,6 +1883,7 @@ int main(void)
 		SHM_TEST(test_shm_engine_runner_killed),
 		SHM_TEST(test_shm_two_handles_one_process),
 		SHM_TEST(test_shm_engine_stays_with_runner),
+		SHM_TEST(test_shm_crowded_runs_at_once),
 		SHM_TEST(test_shm_corrupt_header),
 		SHM_TEST(test_shm_never_initialised),
 		SHM_TEST(test_shm_config_mismatch),
