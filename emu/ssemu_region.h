@@ -58,7 +58,7 @@
 #define SSEMU_MAX_NICS (1u << 20)	/* NIC slots of a fabric (max_nics) */
 #define SSEMU_MAX_EPS (1u << 20)	/* endpoint slots of a fabric (max_eps) */
 #define SSEMU_MAX_PAIRS (1u << 30)	/* NIC pairs with state (max_pairs) */
-#define SSEMU_SWLAT_BINS 4096	/* switch latency histogram, 1 ns bins */
+#define SSEMU_SWLAT_BINS (SSEMU_SWLAT_MAX_NS + 1)	/* 1 ns bins */
 /* A receiving NIC acknowledges every SSEMU_ACK_EVERY packets of a message,
  * its last packet, a packet that filled its source's window and a packet
  * marked by congestion, each ack counting for all the packets since the

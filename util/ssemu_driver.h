@@ -44,7 +44,19 @@ struct ssemu_drv {
 	void *payload;			/* zeroes, as long as the longest
 					 * message */
 	uint64_t failed;		/* sends completed with an error */
+	/* events each port is owed (a SEND_DONE at the source and a RECV at
+	 * the destination of every post), and the ports owed any (a bit
+	 * each): a drain polls those alone, not every port */
+	uint32_t *owed;
+	uint64_t *owed_bits;
 };
+
+/* Port @port is owed one more event. */
+static inline void ssemu_drv_owe(struct ssemu_drv *d, uint64_t port)
+{
+	d->owed[port]++;
+	d->owed_bits[port / 64] |= 1ull << (port % 64);
+}
 
 /* The most endpoints one run models: one NIC each, as many as a fabric
  * has NIC slots (resources.max_nics, at most 2^20). */
@@ -80,6 +92,7 @@ static inline int ssemu_drv_post(struct ssemu_drv *d, uint64_t src,
 				 uint64_t kind, uint64_t tag, uint64_t cookie)
 {
 	struct iovec iov = { d->payload, len };
+	int ret;
 	struct ssemu_send m = {
 		.dest = ssemu_ep_addr(d->eps[dst]),
 		.tclass = tclass,
@@ -93,10 +106,16 @@ static inline int ssemu_drv_post(struct ssemu_drv *d, uint64_t src,
 	m.hdr[1] = src;
 	m.hdr[2] = kind;
 	m.hdr[3] = tag;
-	return ssemu_ep_send(d->eps[src], &m);
+	ret = ssemu_ep_send(d->eps[src], &m);
+	if (!ret) {
+		ssemu_drv_owe(d, src);
+		ssemu_drv_owe(d, dst);
+	}
+	return ret;
 }
 
-/* Every endpoint's events, port by port, into the ops' hooks. */
+/* Every endpoint's events, port by port, into the ops' hooks (the ports
+ * owed events; ssemu_drv_finish() looks at every port once more). */
 void ssemu_drv_drain(struct ssemu_drv *d);
 
 /* The engine runs up to @events events, then the endpoints are drained:

@@ -830,6 +830,11 @@ struct ssemu_latency {
 	double mean_ns, p50_ns, p99_ns, max_ns;	/* 1 ns resolution */
 };
 
+/* The switch latency histogram's last bin: a hop that took longer counts
+ * at it, so a percentile or max equal to it means at least that much
+ * (the mean is of the exact latencies). */
+#define SSEMU_SWLAT_MAX_NS 4095
+
 /** Per-hop switch latency (input arrival to output departure, so it
  * includes queueing) over every hop so far. */
 int ssemu_fabric_switch_latency(struct ssemu_fabric *fabric,
