@@ -157,39 +157,30 @@ static uint64_t drain_port(struct ssemu_drv *d, uint64_t i)
 	return got;
 }
 
+/* Port @i's events into the hooks, and what it is owed settled (a port
+ * owed nothing more leaves the set). */
+static void drain_owed(struct ssemu_drv *d, uint64_t i)
+{
+	uint64_t got = drain_port(d, i);
+
+	d->owed[i] -= (uint32_t)SSEMU_MIN(got, (uint64_t)d->owed[i]);
+	if (!d->owed[i])
+		d->owed_bits[i / 64] &= ~(1ull << (i % 64));
+}
+
 /*
  * The ports owed events, in port order (the order a sweep of every port
- * calls the hooks in).  A port whose events are all in leaves the set; one
- * whose message failed is never sent the RECV it is owed, and is looked at
- * on every drain (failures are rare, and counted).
+ * calls the hooks in).  A port whose message failed is never sent the
+ * RECV it is owed, and is looked at on every drain (failures are rare,
+ * and counted).
  */
 void ssemu_drv_drain(struct ssemu_drv *d)
 {
-	uint64_t w, bits, i, got;
+	uint64_t w, bits;
 
-	for (w = 0; w < (d->n + 63) / 64; w++) {
-		for (bits = d->owed_bits[w]; bits; bits &= bits - 1) {
-			i = w * 64 + (uint64_t)__builtin_ctzll(bits);
-			got = drain_port(d, i);
-			d->owed[i] -= (uint32_t)SSEMU_MIN(got,
-							  (uint64_t)d->owed[i]);
-			if (!d->owed[i])
-				d->owed_bits[w] &= ~(1ull << (i % 64));
-		}
-	}
-}
-
-/* Every port, owed events or not. */
-static void drain_all(struct ssemu_drv *d)
-{
-	uint64_t i, got;
-
-	for (i = 0; i < d->n; i++) {
-		got = drain_port(d, i);
-		d->owed[i] -= (uint32_t)SSEMU_MIN(got, (uint64_t)d->owed[i]);
-		if (!d->owed[i])
-			d->owed_bits[i / 64] &= ~(1ull << (i % 64));
-	}
+	for (w = 0; w < (d->n + 63) / 64; w++)
+		for (bits = d->owed_bits[w]; bits; bits &= bits - 1)
+			drain_owed(d, w * 64 + (uint64_t)__builtin_ctzll(bits));
 }
 
 int ssemu_drv_progress(struct ssemu_drv *d, uint32_t events)
@@ -204,6 +195,7 @@ int ssemu_drv_progress(struct ssemu_drv *d, uint32_t events)
 
 int ssemu_drv_finish(struct ssemu_drv *d)
 {
+	uint64_t i;
 	int ret;
 
 	while (!ssemu_fabric_idle(d->fab)) {
@@ -211,7 +203,9 @@ int ssemu_drv_finish(struct ssemu_drv *d)
 		if (ret < 0)
 			return ret;
 	}
-	drain_all(d);
+	/* every port, owed events or not */
+	for (i = 0; i < d->n; i++)
+		drain_owed(d, i);
 	return 0;
 }
 
