@@ -14,7 +14,10 @@
  * corrupt data.
  *
  * The fuzzer's seeds are fixed, so a failing run is reproducible: its
- * seed is printed.  The fabric lock is the one part of the segment it
+ * seed is printed, with the writes it made and what the participants
+ * said.  SEGFUZZ_SEED=N runs the fuzz test with another seed,
+ * SEGFUZZ_FIRST=N from its run N on (SEGFUZZ_RUNS=M: only M runs),
+ * SEGFUZZ_VERBOSE=1 logs every write.  The fabric lock is the one part of the segment it
  * leaves alone: a write over it while a process holds it can let another
  * one in beside it (test_lock.c writes over it where none holds it).
  *
@@ -231,7 +234,13 @@ static void __attribute__((noreturn)) sender(void)
 	while (!__atomic_load_n(&ctl->b_done, __ATOMIC_ACQUIRE)) {
 		check_ret(ssemu_fabric_progress(f, 256), "progress");
 		if (wall_ms() > deadline)
-			CEXIT(X_FAIL, "sender: the receiver never finished");
+			CEXIT(X_FAIL, "sender: the receiver never finished "
+			      "(%u ok, %u dropped, %u failed of %u)",
+			      __atomic_load_n(&ctl->b_ok, __ATOMIC_ACQUIRE),
+			      __atomic_load_n(&ctl->b_dropped,
+					      __ATOMIC_ACQUIRE),
+			      __atomic_load_n(&ctl->a_failed,
+					      __ATOMIC_ACQUIRE), ctl->nmsg);
 		usleep(50);
 	}
 	ssemu_fabric_close(f);
@@ -312,6 +321,8 @@ struct run {
 	int status[2];
 	bool timed_out;
 	char why[512];
+	char writes[3][96];	/* what the fuzzer wrote where, for a failure */
+	unsigned nwrites;
 };
 
 static void run_start(struct run *rn, const char *tag, uint32_t nmsg)
@@ -594,6 +605,7 @@ static void fuzz_write(struct run *rn, uint64_t *s, unsigned *cat_out)
 	uint64_t off, v, lock_lo = offsetof(struct ssemu_region, lock),
 			 lock_hi = lock_lo + sizeof(struct ssemu_lock);
 	unsigned cat = (unsigned)(rng_next(s) % 4), t;
+	const char *name;
 
 	switch (cat) {
 	case 0:	/* the header's fields (not the latency histogram) */
@@ -666,25 +678,36 @@ static void fuzz_write(struct run *rn, uint64_t *s, unsigned *cat_out)
 	}
 	poke64(rn, off, v);
 	*cat_out = cat;
+	name = section_of(r, &off);
+	if (rn->nwrites < ARRAY_SIZE(rn->writes))
+		snprintf(rn->writes[rn->nwrites++], sizeof(rn->writes[0]),
+			 "%#llx at %s+%#llx", (unsigned long long)v, name,
+			 (unsigned long long)off);
 	if (getenv("SEGFUZZ_VERBOSE"))
 		print_message("  write %#llx at %s+%#llx\n",
-			      (unsigned long long)v, section_of(r, &off),
+			      (unsigned long long)v, name,
 			      (unsigned long long)off);
 }
 
 static void test_fuzz(void **state)
 {
 	unsigned counts[3] = { 0 }, cats_hit[4] = { 0 }, run, w, nw, cat;
-	unsigned crc_caught = 0;
+	unsigned crc_caught = 0, first, end;
+	uint32_t seed = FUZZ_SEED;
 	uint64_t s, t0 = wall_ms();
 	struct run rn;
 	enum outcome out;
 	char tag[32];
 
 	(void)state;
-	for (run = getenv("SEGFUZZ_FIRST") ? (unsigned)atoi(getenv(
-			"SEGFUZZ_FIRST")) : 0; run < FUZZ_RUNS; run++) {
-		s = (FUZZ_SEED ^ (run * 0x9e3779b97f4a7c15ull)) | 1;
+	if (getenv("SEGFUZZ_SEED"))
+		seed = (uint32_t)strtoul(getenv("SEGFUZZ_SEED"), NULL, 0);
+	first = getenv("SEGFUZZ_FIRST") ?
+			(unsigned)atoi(getenv("SEGFUZZ_FIRST")) : 0;
+	end = getenv("SEGFUZZ_RUNS") ?
+		      first + (unsigned)atoi(getenv("SEGFUZZ_RUNS")) : FUZZ_RUNS;
+	for (run = first; run < end && run < FUZZ_RUNS; run++) {
+		s = (seed ^ (run * 0x9e3779b97f4a7c15ull)) | 1;
 		rng_next(&s);
 		snprintf(tag, sizeof(tag), "%u", run);
 		run_start(&rn, tag, NMSG);
@@ -704,22 +727,32 @@ static void test_fuzz(void **state)
 		counts[out]++;
 		if (out == O_CORRECT && (ctl->a_eio || ctl->b_dropped))
 			crc_caught++;
-		if (out == O_BAD)
-			fail_msg("fuzz run %u (seed %#x): %s", run, FUZZ_SEED,
+		if (out == O_BAD) {
+			/* everything the run's participants said, and what
+			 * was written where */
+			for (w = 0; w < 2; w++)
+				if (ctl->msg[w][0])
+					print_message("rank %u said: %s\n", w,
+						      ctl->msg[w]);
+			for (w = 0; w < rn.nwrites; w++)
+				print_message("write %u: %s\n", w,
+					      rn.writes[w]);
+			fail_msg("fuzz run %u (seed %#x): %s", run, seed,
 				 rn.why);
+		}
 	}
 	print_message("segfuzz: %u runs in %.1f s: %u correct (%u of them "
 		      "with a corrupt payload caught by its CRC, the message "
 		      "failed or dropped), %u clean errors (writes: %u "
 		      "header, %u tables, %u engine, %u buffers)\n",
-		      FUZZ_RUNS, (double)(wall_ms() - t0) / 1000,
+		      run - first, (double)(wall_ms() - t0) / 1000,
 		      counts[O_CORRECT], crc_caught, counts[O_CLEAN_ERROR],
 		      cats_hit[0], cats_hit[1], cats_hit[2], cats_hit[3]);
 	/* enough writes hit something that matters to mean something: by
 	 * the host's timing, 6 to 12 of the 150 runs end broken on a 2-core
 	 * machine (the rest are writes the model never reads, or repairs);
 	 * fewer than 1 in 50 would mean the writes miss the model's state */
-	assert_true(counts[O_CLEAN_ERROR] >= FUZZ_RUNS / 50);
+	assert_true(counts[O_CLEAN_ERROR] >= (run - first) / 50);
 }
 
 /* ------------------------------------------------------------------ */
