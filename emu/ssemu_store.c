@@ -313,6 +313,39 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	return ssemu_gen_init(r, l->sec[SSEMU_SEC_GEN].off);
 }
 
+/*
+ * Ask for transparent huge pages where a private region is written densely
+ * once used: the engine's event pool and the packet pool (handed out from
+ * a high-water mark), the NIC, endpoint and slot-state tables, the pair
+ * table (a stretch per source NIC) and the switch models with their VOQs
+ * (each written in full when first used).  At the full system's scale
+ * these are gigabytes touched at random: 4 KiB pages cost a fault each
+ * and a TLB miss on most accesses.  The sparse sections stay on small
+ * pages (an endpoint's rings, message slots and large buffers are touched
+ * a page or two at a time; huge pages there would multiply the resident
+ * memory).  Advice only: where the kernel has no THP, nothing changes.
+ */
+static void advise_huge(void *p, const struct ssemu_layout *l)
+{
+	static const enum ssemu_sec dense[] = {
+		SSEMU_SEC_ENGINE, SSEMU_SEC_NICS, SSEMU_SEC_EPS,
+		SSEMU_SEC_MSTATE, SSEMU_SEC_PKTS, SSEMU_SEC_PAIR,
+		SSEMU_SEC_PAIRN, SSEMU_SEC_SWITCHES, SSEMU_SEC_VOQROW,
+		SSEMU_SEC_VOQS,
+	};
+	const uintptr_t huge = (uintptr_t)2 << 20, base = (uintptr_t)p;
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(dense); i++) {
+		const struct ssemu_section *sec = &l->sec[dense[i]];
+		uintptr_t lo = SSEMU_ALIGN_UP(base + sec->off, huge);
+		uintptr_t hi = (base + sec->off + sec->size) & ~(huge - 1);
+
+		if (hi > lo)
+			(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+	}
+}
+
 int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,
 			const struct ssemu_topo *t,
 			const struct ssemu_layout *l, char *err, size_t errlen)
@@ -330,6 +363,7 @@ int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,
 	}
 	f->r = p;
 	f->map_size = l->total;
+	advise_huge(p, l);
 	ret = region_init(f->r, c, t, l);
 	if (ret) {
 		munmap(p, l->total);
