@@ -98,7 +98,7 @@ const char *ssemu_engine_why(uint32_t bad)
 		[SSEMU_ENGINE_BAD_GEOMETRY] = "its size, offsets or counts",
 		[SSEMU_ENGINE_BAD_FREE] = "a free event list link",
 		[SSEMU_ENGINE_BAD_BUCKET] = "a bucket list link or its bitmap",
-		[SSEMU_ENGINE_BAD_HEAP] = "a queued event's index",
+		[SSEMU_ENGINE_BAD_HEAP] = "a queued event's index or time",
 	};
 
 	return bad < ARRAY_SIZE(why) ? why[bad] : "an unknown fault";
@@ -464,6 +464,11 @@ static bool refill(struct ssemu_engine *e)
 			if (unlikely(idx >= e->cap || !e->nwheel || n >= room))
 				return corrupt(e, SSEMU_ENGINE_BAD_BUCKET);
 			ev = &p[idx];
+			/* every event of a bucket's list is of that bucket: one
+			 * of an earlier lap was left behind by a bitmap that
+			 * lost its bit, and would run in the past */
+			if (unlikely(bucket_of(ev->time) != bw))
+				return corrupt(e, SSEMU_ENGINE_BAD_BUCKET);
 			next = ev->next;
 			e->nwheel--;
 			if (unlikely(ev->state == SSEMU_EV_CANCELLED)) {
@@ -593,6 +598,9 @@ bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 
 	if (!t || t->time > limit)
 		return false;
+	/* (the model's clock never runs back) */
+	if (unlikely(t->time < e->now))
+		return corrupt(e, SSEMU_ENGINE_BAD_HEAP);
 	out->time = t->time;
 	idx = ent_ev(t);
 	near_remove_top(e);
