@@ -203,7 +203,8 @@ static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi)
 	}
 	/* tell the engine where to look; pairs with the exchange in
 	 * drain_tx_locked */
-	ssemu_bit_set(ssemu_r_bits(r, r->work_off), ep->index);
+	ssemu_bm_set(ssemu_r_bits(r, r->work_off), ssemu_bm_words(r->neps),
+		     ep->index);
 	return 0;
 }
 
@@ -714,7 +715,7 @@ void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
 		rma_rx_done(r, m);
 		return;
 	}
-	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), epi);
+	ssemu_bm_set(ssemu_r_bits(r, r->ovf_off), ssemu_bm_words(r->neps), epi);
 	m->mflags |= SSEMU_MSGF_RXOVF;
 	if (ep->rx_head == SSEMU_NONE)
 		ep->rx_head = mi;
@@ -780,7 +781,7 @@ void complete_tx(struct ssemu_region *r, uint32_t mi)
 		ep_wake(r, ep);
 		return;
 	}
-	ssemu_bit_set(ssemu_r_bits(r, r->ovf_off), epi);
+	ssemu_bm_set(ssemu_r_bits(r, r->ovf_off), ssemu_bm_words(r->neps), epi);
 	m->mflags |= SSEMU_MSGF_TXOVF;
 	if (ep->tx_head == SSEMU_NONE)
 		ep->tx_head = mi;

@@ -44,6 +44,7 @@ struct ssemu_fabric {
 	uint32_t flags;		/* SSEMU_OPEN_* */
 	char shm_name[64];
 	unsigned progress_calls;
+	unsigned run_until_calls;	/* (under the fabric lock) */
 	/* this process's mapping of the segment was cut short under it
 	 * (the segment truncated, a SIGBUS caught): set by the signal
 	 * handler, never cleared */

@@ -84,13 +84,16 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 		}
 	}
 	/* its own RMA operations: it will release no RMA_DONE event (the
-	 * target side still holds those in flight until it is done) */
+	 * target side still holds those in flight until it is done).  (The
+	 * dense state words first: the slots of an endpoint that never used
+	 * them are never read, nor faulted in.) */
 	for (mi = epi * r->config.msgs_per_ep;
 	     mi < (epi + 1) * r->config.msgs_per_ep; mi++) {
-		m = ssemu_r_msg(r, mi);
-		if (m->rma_op &&
-		    (ssemu_load_acquire(ssemu_msg_state(r, m)) & SSEMU_MSG_BUSY))
-			msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
+		if (!(ssemu_load_acquire(ssemu_r_mstate(r, mi)) &
+		      SSEMU_MSG_BUSY))
+			continue;
+		if (ssemu_r_msg(r, mi)->rma_op)
+			msg_state_or(r, ssemu_r_mstate(r, mi), SSEMU_MSG_TXDONE);
 	}
 	for (mi = ep->tx_head; mi != SSEMU_NONE; mi = ssemu_r_msg(r, mi)->tx_next)
 		msg_state_or(r, ssemu_r_mstate(r, mi), SSEMU_MSG_TXDONE);
@@ -294,7 +297,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 	struct rec *requeue, *rxovf, *txovf, *done;
 	uint8_t *in_ring;
 	uint32_t nrq = 0, nrx = 0, ntx = 0, ndone = 0, k, mi, nic, epi;
-	uint32_t tc, nwords = (r->neps + 63) / 64;
+	uint32_t tc, nwords = ssemu_bm_words(r->neps), nsum;
 	struct ssemu_nic_sh *n;
 	struct ssemu_ep_sh *ep;
 	struct ssemu_msg *m;
@@ -372,9 +375,13 @@ int ssemu_model_recover(struct ssemu_region *r)
 		ep->rx_head = ep->rx_tail = SSEMU_NONE;
 		ep->tx_head = ep->tx_tail = SSEMU_NONE;
 	}
-	memset(ssemu_r_bits(r, r->ovf_off), 0, nwords * sizeof(uint64_t));
-	/* a work bit taken by the dead runner must not strand a tx ring */
-	memset(ssemu_r_bits(r, r->work_off), 0xff, nwords * sizeof(uint64_t));
+	nsum = ssemu_bm_sum_words(nwords);
+	memset(ssemu_r_bits(r, r->ovf_off), 0,
+	       (nwords + nsum) * sizeof(uint64_t));
+	/* a work bit taken by the dead runner must not strand a tx ring
+	 * (nor its summary bit, cleared first) */
+	memset(ssemu_r_bits(r, r->work_off), 0xff,
+	       (nwords + nsum) * sizeof(uint64_t));
 
 	/* Where each message stands. */
 	for (mi = 0; mi < r->nmsgs; mi++) {

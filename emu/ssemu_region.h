@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 18
+#define SSEMU_LAYOUT_VERSION 19
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -875,9 +875,38 @@ static inline uint64_t *ssemu_r_bits(struct ssemu_region *r, uint64_t off)
 	return SSEMU_AT(r, off);
 }
 
-static inline void ssemu_bit_set(uint64_t *bits, uint32_t i)
+/*
+ * The endpoint bitmaps (posted work, overflowed events) are a word per 64
+ * endpoints and, on a fabric of more than SSEMU_BM_FLAT words, a summary
+ * after them: a bit per word, set by whoever makes that word non-zero, so
+ * that the engine looks at the words that have something rather than at
+ * every word (4,360 of each at 279,040 endpoints).  Whoever clears a
+ * summary bit does so before it takes the word's bits (an exchange of
+ * each), so a bit set meanwhile comes with the summary bit it needs.
+ * A smaller fabric scans its words directly, and its posts cost one
+ * atomic.
+ */
+#define SSEMU_BM_FLAT 16
+
+static inline uint32_t ssemu_bm_words(uint64_t neps)
 {
-	ssemu_fetch_or(&bits[i / 64], 1ULL << (i % 64));
+	return (uint32_t)((neps + 63) / 64);
+}
+
+/* The summary's words after @words words of bitmap (0: none). */
+static inline uint32_t ssemu_bm_sum_words(uint32_t words)
+{
+	return words > SSEMU_BM_FLAT ? (words + 63) / 64 : 0;
+}
+
+/* Set endpoint @i's bit in the bitmap @bits of @words words. */
+static inline void ssemu_bm_set(uint64_t *bits, uint32_t words, uint32_t i)
+{
+	uint32_t w = i / 64;
+
+	if (!ssemu_fetch_or(&bits[w], 1ULL << (i % 64)) &&
+	    words > SSEMU_BM_FLAT)
+		ssemu_fetch_or(&bits[words + w / 64], 1ULL << (w % 64));
 }
 
 static inline struct ssemu_ring *ssemu_r_ring(struct ssemu_region *r,

@@ -130,70 +130,128 @@ static bool engine_bad(struct ssemu_region *r)
 				 "(%s)", ssemu_engine_why(bad));
 }
 
-/* Move posted messages from the tx rings into the model, and retry event
- * deliveries that found a full ring. */
-static void drain_tx_locked(struct ssemu_region *r)
+/* Retry the event deliveries of the endpoints of @ovf's word @w that
+ * found a full ring; the bits of those with nothing left go. */
+static bool flush_ovf_word(struct ssemu_region *r, uint64_t *ovf,
+			   uint32_t words, uint32_t w)
+{
+	uint64_t bits = ovf[w];
+	struct ssemu_ep_sh *sh;
+	uint32_t epi;
+
+	while (bits) {
+		epi = w * 64 + (uint32_t)__builtin_ctzll(bits);
+		bits &= bits - 1;
+		if (epi >= r->neps) {
+			ovf[w] &= ~(1ULL << (epi % 64));
+			continue;
+		}
+		sh = ssemu_r_ep(r, epi);
+		if (sh->open)
+			ssemu_model_flush_overflow(r, epi);
+		if (!sh->open || (sh->rx_head == SSEMU_NONE &&
+				  sh->tx_head == SSEMU_NONE))
+			ovf[w] &= ~(1ULL << (epi % 64));
+	}
+	/* (its summary bit was cleared before: what is left keeps one) */
+	if (ovf[w] && words > SSEMU_BM_FLAT)
+		ovf[words + w / 64] |= 1ULL << (w % 64);
+	return !ssemu_broken(r);
+}
+
+/* Take the messages posted to the endpoints of @work's word @w into the
+ * model.  @return false if the fabric is broken. */
+static bool drain_work_word(struct ssemu_region *r, uint64_t *work,
+			    uint32_t w)
 {
 	const struct ssemu_config *c = &r->config;
-	uint64_t *work = ssemu_r_bits(r, r->work_off);
-	uint64_t *ovf = ssemu_r_bits(r, r->ovf_off);
-	uint32_t w, nwords = (r->neps + 63) / 64, epi, mi, lo, nic;
+	uint32_t epi, mi, lo, nic;
 	struct ssemu_ring *ring;
 	struct ssemu_ep_sh *sh;
 	uint64_t bits;
 
-	for (w = 0; w < nwords; w++) {
-		if (!ovf[w])
+	if (!ssemu_load_relaxed(&work[w]))
+		return true;
+	bits = __atomic_exchange_n(&work[w], 0, __ATOMIC_ACQ_REL);
+	while (bits) {
+		epi = w * 64 + (uint32_t)__builtin_ctzll(bits);
+		bits &= bits - 1;
+		if (epi >= r->neps)
 			continue;
-		bits = ovf[w];
-		while (bits) {
-			epi = w * 64 + (uint32_t)__builtin_ctzll(bits);
-			bits &= bits - 1;
-			if (epi >= r->neps) {
-				ovf[w] &= ~(1ULL << (epi % 64));
-				continue;
-			}
-			sh = ssemu_r_ep(r, epi);
-			if (sh->open)
-				ssemu_model_flush_overflow(r, epi);
-			if (!sh->open || (sh->rx_head == SSEMU_NONE &&
-					  sh->tx_head == SSEMU_NONE))
-				ovf[w] &= ~(1ULL << (epi % 64));
+		sh = ssemu_r_ep(r, epi);
+		nic = ssemu_ep_nic(r, epi);
+		if (!sh->open ||
+		    ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED)
+			continue;
+		if (ssemu_ep_rings_bad(r, epi))
+			return false;
+		ring = ssemu_r_ring(r, sh->tx_ring_off);
+		lo = epi * c->msgs_per_ep;
+		/* take the message into the NIC, then off the ring: if we
+		 * die in between, crash recovery finds it */
+		while (!ssemu_ring_peek(ring, &mi)) {
+			/* never trust an index from shared memory */
+			if (SSEMU_BAD(r, mi < lo || mi >= lo + c->msgs_per_ep,
+				      "endpoint %u: slot %u in its tx ring",
+				      epi, mi))
+				return false;
+			ssemu_model_enqueue_msg(r, nic, mi);
+			ssemu_ring_advance(ring);
+			if (ssemu_broken(r))
+				return false;
+		}
+		ssemu_model_nic_kick(r, nic);
+	}
+	return true;
+}
+
+/*
+ * Move posted messages from the tx rings into the model, and retry event
+ * deliveries that found a full ring.  The words to look at are those the
+ * bitmaps' summaries name (ssemu_bm_set); @full looks at every word, as a
+ * small fabric always does, which also finds the work of a summary bit
+ * lost to a damaged segment (run_locked asks for it with each look for
+ * dead processes, every LIVENESS_PERIOD_NS at most).
+ */
+static void drain_tx_locked(struct ssemu_region *r, bool full)
+{
+	uint64_t *work = ssemu_r_bits(r, r->work_off);
+	uint64_t *ovf = ssemu_r_bits(r, r->ovf_off);
+	uint32_t words = ssemu_bm_words(r->neps), w, k;
+	uint32_t nsum = ssemu_bm_sum_words(words);
+	uint64_t sum;
+
+	if (full || !nsum) {
+		for (w = 0; w < words; w++)
+			if (ovf[w] && !flush_ovf_word(r, ovf, words, w))
+				return;
+		for (w = 0; w < words; w++)
+			if (!drain_work_word(r, work, w))
+				return;
+		return;
+	}
+	for (k = 0; k < nsum; k++) {
+		if (!ovf[words + k])
+			continue;
+		sum = ovf[words + k];
+		ovf[words + k] = 0;
+		for (; sum; sum &= sum - 1) {
+			w = k * 64 + (uint32_t)__builtin_ctzll(sum);
+			if (w < words && ovf[w] &&
+			    !flush_ovf_word(r, ovf, words, w))
+				return;
 		}
 	}
-	for (w = 0; w < nwords; w++) {
-		if (!ssemu_load_relaxed(&work[w]))
+	for (k = 0; k < nsum; k++) {
+		if (!ssemu_load_relaxed(&work[words + k]))
 			continue;
-		bits = __atomic_exchange_n(&work[w], 0, __ATOMIC_ACQ_REL);
-		while (bits) {
-			epi = w * 64 + (uint32_t)__builtin_ctzll(bits);
-			bits &= bits - 1;
-			if (epi >= r->neps)
-				continue;
-			sh = ssemu_r_ep(r, epi);
-			nic = ssemu_ep_nic(r, epi);
-			if (!sh->open ||
-			    ssemu_r_nic(r, nic)->state != SSEMU_NIC_ATTACHED)
-				continue;
-			if (ssemu_ep_rings_bad(r, epi))
+		/* (cleared before the words: see ssemu_bm_set) */
+		sum = __atomic_exchange_n(&work[words + k], 0,
+					  __ATOMIC_ACQ_REL);
+		for (; sum; sum &= sum - 1) {
+			w = k * 64 + (uint32_t)__builtin_ctzll(sum);
+			if (w < words && !drain_work_word(r, work, w))
 				return;
-			ring = ssemu_r_ring(r, sh->tx_ring_off);
-			lo = epi * c->msgs_per_ep;
-			/* take the message into the NIC, then off the ring:
-			 * if we die in between, crash recovery finds it */
-			while (!ssemu_ring_peek(ring, &mi)) {
-				/* never trust an index from shared memory */
-				if (SSEMU_BAD(r, mi < lo ||
-					      mi >= lo + c->msgs_per_ep,
-					      "endpoint %u: slot %u in its "
-					      "tx ring", epi, mi))
-					return;
-				ssemu_model_enqueue_msg(r, nic, mi);
-				ssemu_ring_advance(ring);
-				if (ssemu_broken(r))
-					return;
-			}
-			ssemu_model_nic_kick(r, nic);
 		}
 	}
 }
@@ -238,7 +296,7 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 	if (r->nparked)
 		ssemu_xuid_run_locked(r);
 	if (!realtime)
-		drain_tx_locked(r);
+		drain_tx_locked(r, reaped);
 	limit = model_limit(r);
 	/* (virtual clock with modelled jobs: time stands still while no
 	 * real message is in flight, ssemu_gen_hold; and while an RMA
@@ -275,7 +333,7 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 			if (e->now < limit)
 				e->now = limit;
 		}
-		drain_tx_locked(r);
+		drain_tx_locked(r, reaped);
 	}
 	return (int)n;
 }
@@ -286,9 +344,16 @@ static bool work_posted(struct ssemu_fabric *f)
 	struct ssemu_region *r = f->r;
 	const uint64_t *work = ssemu_r_bits(r, r->work_off);
 	const uint64_t *ovf = ssemu_r_bits(r, r->ovf_off);
-	uint32_t w, nwords = (f->neps + 63) / 64;
+	uint32_t w, words = ssemu_bm_words(f->neps), n = words;
 
-	for (w = 0; w < nwords; w++)
+	/* (the summaries, where there are: what a lost bit hides, the
+	 * next full drain finds) */
+	if (ssemu_bm_sum_words(words)) {
+		work += words;
+		ovf += words;
+		n = ssemu_bm_sum_words(words);
+	}
+	for (w = 0; w < n; w++)
 		if (ssemu_load_relaxed(&work[w]) ||
 		    ssemu_load_relaxed(&ovf[w]))
 			return true;
@@ -584,7 +649,8 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 	}
 	if (r->nparked)
 		ssemu_xuid_run_locked(r);
-	drain_tx_locked(r);
+	/* (every word now and then, as progress does) */
+	drain_tx_locked(r, ++f->run_until_calls % 64 == 0);
 	/* (not past an RMA request that waits for its memory's owner) */
 	while (!ssemu_broken(r) && !f->gone &&
 	       ssemu_engine_cap_ok(e, r->config.max_events) &&

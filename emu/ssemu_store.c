@@ -104,8 +104,10 @@ void ssemu_layout_compute(const struct ssemu_config *c,
 		sizeof(struct ssemu_pair));
 	sec_set(l, SSEMU_SEC_PAIRN, c->max_nics,
 		sizeof(struct ssemu_pair_count));
-	sec_set(l, SSEMU_SEC_WORK, words, sizeof(uint64_t));
-	sec_set(l, SSEMU_SEC_OVF, words, sizeof(uint64_t));
+	sec_set(l, SSEMU_SEC_WORK, words + ssemu_bm_sum_words((uint32_t)words),
+		sizeof(uint64_t));
+	sec_set(l, SSEMU_SEC_OVF, words + ssemu_bm_sum_words((uint32_t)words),
+		sizeof(uint64_t));
 	sec_set(l, SSEMU_SEC_RESV, t->nendpoints, sizeof(uint32_t));
 	sec_set(l, SSEMU_SEC_NIC_EPS, (uint64_t)c->max_nics * c->eps_per_nic,
 		sizeof(uint32_t));

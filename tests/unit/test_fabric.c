@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -699,6 +701,80 @@ static void test_fabric_open_bad_options(void **state)
 	ssemu_fabric_close(NULL);
 }
 
+/*
+ * A fabric of more endpoints than the bitmaps scan flat: the engine finds
+ * posted work through the summary, from endpoints in any word; and work
+ * whose summary bit a damaged segment lost is still taken, by the full
+ * look that comes with the look for dead processes.
+ */
+static void test_fabric_work_summary(void **state)
+{
+	enum { PER_NIC = 80, NNIC = 16 };
+	static struct ssemu_ep *extra[NNIC * PER_NIC];
+	struct ssemu_config c;
+	struct ssemu_event ev[4];
+	struct ssemu_region *r;
+	uint32_t words, nsum, k, nx = 0, round, done;
+	struct ssemu_ep *hi;
+	uint64_t *work;
+	char byte = 7;
+	struct tf *t;
+	int n;
+
+	(void)state;
+	tf_config(&c, "switch");
+	c.max_nics = NNIC;
+	c.eps_per_nic = PER_NIC;
+	c.max_eps = 0;
+	c.msgs_per_ep = 4;
+	c.bufs_per_ep = 1;
+	t = tf_open(&c);
+	for (k = 0; k < NNIC; k++)
+		tf_add(t, k);
+	for (k = 0; k < NNIC; k++)
+		while (nx < NNIC * PER_NIC &&
+		       ssemu_ep_open(t->nic[k], &extra[nx]) == 0)
+			nx++;
+	r = t->fab->r;
+	words = (uint32_t)((r->neps + 63) / 64);
+	nsum = words > 16 ? (words + 63) / 64 : 0;
+	assert_true(nsum > 0);
+	work = (uint64_t *)((char *)r + r->work_off);
+	hi = extra[nx - 1];
+	assert_true(hi->index / 64 > 16);
+
+	for (round = 0; round < 2; round++) {
+		struct iovec iov = { &byte, 1 };
+		struct ssemu_send s = {
+			.dest = ssemu_ep_addr(t->ep[1]),
+			.iov = &iov, .iov_count = 1, .cookie = round,
+		};
+
+		assert_int_equal(ssemu_ep_send(hi, &s), 0);
+		assert_true(work[hi->index / 64]);
+		assert_true(work[words + hi->index / 64 / 64] &
+			    (1ull << (hi->index / 64 % 64)));
+		/* the second time the summary is lost */
+		if (round)
+			memset(&work[words], 0, nsum * sizeof(uint64_t));
+		for (done = 0, k = 0; !done && k < 2000; k++) {
+			assert_true(ssemu_fabric_progress(t->fab, 4096) >= 0);
+			tf_pump(t);
+			n = ssemu_ep_poll(hi, ev, 4);
+			assert_true(n >= 0);
+			done = n == 1 && ev[0].type == SSEMU_EV_SEND_DONE &&
+			       ev[0].cookie == round && !ev[0].status;
+			if (!done && round)
+				usleep(1000);
+		}
+		assert_true(done);
+		assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), round + 1);
+	}
+	while (nx)
+		ssemu_ep_close(extra[--nx]);
+	tf_close(t);
+}
+
 static void test_fabric_config_and_stats(void **state)
 {
 	struct ssemu_config c;
@@ -1188,6 +1264,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_eps_limits),
 		cmocka_unit_test(test_fabric_open_bad_options),
 		cmocka_unit_test(test_fabric_config_and_stats),
+		cmocka_unit_test(test_fabric_work_summary),
 		cmocka_unit_test(test_fabric_loopback),
 		cmocka_unit_test(test_fabric_full_scale),
 		cmocka_unit_test(test_fabric_detach_with_packets_in_flight),

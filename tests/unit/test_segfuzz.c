@@ -17,9 +17,11 @@
  * seed is printed, with the writes it made and what the participants
  * said.  SEGFUZZ_SEED=N runs the fuzz test with another seed,
  * SEGFUZZ_FIRST=N from its run N on (SEGFUZZ_RUNS=M: only M runs),
- * SEGFUZZ_VERBOSE=1 logs every write.  The fabric lock is the one part of the segment it
- * leaves alone: a write over it while a process holds it can let another
- * one in beside it (test_lock.c writes over it where none holds it).
+ * SEGFUZZ_VERBOSE=1 logs every write, SEGFUZZ_TESTS=PATTERN runs only the
+ * tests whose names match it (test_trunc*).  The fabric lock is the one
+ * part of the segment it leaves alone: a write over it while a process
+ * holds it can let another one in beside it (test_lock.c writes over it
+ * where none holds it).
  *
  * Segments are named sset-fz-<pid>-<n> and none is left behind.
  */
@@ -1077,5 +1079,7 @@ int main(void)
 	if (access("util/slingshot-emu", X_OK) == 0)
 		clean_tool = "util/slingshot-emu";
 	ssemu_log_set_sink(quiet_log);
+	if (getenv("SEGFUZZ_TESTS"))
+		cmocka_set_test_filter(getenv("SEGFUZZ_TESTS"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
