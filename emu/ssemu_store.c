@@ -81,7 +81,7 @@ void ssemu_layout_compute(const struct ssemu_config *c,
 			  const struct ssemu_topo *t, struct ssemu_layout *l)
 {
 	uint64_t off = sizeof(struct ssemu_region), neps = ssemu_config_neps(c);
-	uint64_t nmsgs = neps * c->msgs_per_ep, words = (neps + 63) / 64;
+	uint64_t nmsgs = neps * c->msgs_per_ep, words = ssemu_bm_words(neps);
 	unsigned s;
 
 	l->voq_per_switch = t->radix * c->ntclass * SSEMU_NVC;
@@ -104,10 +104,10 @@ void ssemu_layout_compute(const struct ssemu_config *c,
 		sizeof(struct ssemu_pair));
 	sec_set(l, SSEMU_SEC_PAIRN, c->max_nics,
 		sizeof(struct ssemu_pair_count));
-	sec_set(l, SSEMU_SEC_WORK, words + ssemu_bm_sum_words((uint32_t)words),
-		sizeof(uint64_t));
-	sec_set(l, SSEMU_SEC_OVF, words + ssemu_bm_sum_words((uint32_t)words),
-		sizeof(uint64_t));
+	/* (with their summaries, where they have them) */
+	words += ssemu_bm_sum_words((uint32_t)words);
+	sec_set(l, SSEMU_SEC_WORK, words, sizeof(uint64_t));
+	sec_set(l, SSEMU_SEC_OVF, words, sizeof(uint64_t));
 	sec_set(l, SSEMU_SEC_RESV, t->nendpoints, sizeof(uint32_t));
 	sec_set(l, SSEMU_SEC_NIC_EPS, (uint64_t)c->max_nics * c->eps_per_nic,
 		sizeof(uint32_t));

@@ -736,12 +736,12 @@ static void test_fabric_work_summary(void **state)
 		       ssemu_ep_open(t->nic[k], &extra[nx]) == 0)
 			nx++;
 	r = t->fab->r;
-	words = (uint32_t)((r->neps + 63) / 64);
-	nsum = words > 16 ? (words + 63) / 64 : 0;
+	words = ssemu_bm_words(r->neps);
+	nsum = ssemu_bm_sum_words(words);
 	assert_true(nsum > 0);
-	work = (uint64_t *)((char *)r + r->work_off);
+	work = ssemu_r_bits(r, r->work_off);
 	hi = extra[nx - 1];
-	assert_true(hi->index / 64 > 16);
+	assert_true(hi->index / 64 > SSEMU_BM_FLAT);
 
 	for (round = 0; round < 2; round++) {
 		struct iovec iov = { &byte, 1 };
