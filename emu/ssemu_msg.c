@@ -166,6 +166,27 @@ static int copy_iov(uint8_t **dstp, const struct iovec *iov, size_t n)
 	return 0;
 }
 
+/* The CRC of a posted message (ssemu_msg_crc) from the sender's own
+ * memory: @iov[0, @n) then @iov2[0, @n2) are its payload. */
+static uint32_t post_crc(const struct ssemu_region *r, ssemu_addr_t src,
+			 const uint64_t *hdr, uint64_t len,
+			 const struct iovec *iov, size_t n,
+			 const struct iovec *iov2, size_t n2)
+{
+	uint32_t crc;
+	size_t v;
+
+	if (!r->shm_mode)
+		return 0;
+	crc = ssemu_msg_crc_head(src, hdr, len);
+	/* (copy_iov read every byte of them: they are mapped) */
+	for (v = 0; v < n; v++)
+		crc = ssemu_crc(crc, iov[v].iov_base, iov[v].iov_len);
+	for (v = 0; v < n2; v++)
+		crc = ssemu_crc(crc, iov2[v].iov_base, iov2[v].iov_len);
+	return crc;
+}
+
 /* Bytes in @iov; -1 if there is none or they add up past INT64_MAX.  (An
  * entry with a length and no base fails in copy_iov, as any address the
  * NIC cannot read does.) */
@@ -240,6 +261,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	if (!m)
 		return -EAGAIN;
 	m->dst = s->dest;
+	m->dst_crc = ssemu_r_crc(r, 0, &s->dest, sizeof(s->dest));
 	m->tclass = s->tclass;
 	m->flags = s->flags;
 	m->len = (uint64_t)len;
@@ -251,7 +273,8 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	ret = copy_iov(&p, s->iov, s->iov_count);
 	if (ret)
 		return ret;
-	m->crc = ssemu_msg_crc(r, m->src, m->hdr, m->len, msg_data(r, m));
+	m->crc = post_crc(r, ssemu_ep_addr(ep), s->hdr, (uint64_t)len, s->iov,
+			  s->iov_count, NULL, 0);
 	ret = msg_post(ep, m, mi);
 	/* (the segment may have been cut short while we copied) */
 	return ret ? ret : ssemu_fab_check(ep->nic->fab);
@@ -344,6 +367,7 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 	if (!m)
 		return -EAGAIN;
 	m->dst = rma->dest;
+	m->dst_crc = ssemu_r_crc(r, 0, &rma->dest, sizeof(rma->dest));
 	m->tclass = rma->tclass;
 	m->flags = rma->flags;
 	m->len = payload;
@@ -365,7 +389,10 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 	if (ret)
 		return ret;
 	/* the target checks it before it touches memory */
-	m->crc = ssemu_msg_crc(r, m->src, m->hdr, m->len, msg_data(r, m));
+	m->crc = post_crc(r, ssemu_ep_addr(ep), rma->hdr, payload,
+			  payload ? rma->iov : NULL, payload ? rma->iov_count : 0,
+			  rma->op == SSEMU_RMA_COMPARE ? rma->cmp : NULL,
+			  rma->op == SSEMU_RMA_COMPARE ? rma->cmp_count : 0);
 	return msg_post(ep, m, mi);
 }
 
@@ -526,6 +553,27 @@ const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
 		return NULL;
 	}
 	return data;
+}
+
+const void *ssemu_event_payload(struct ssemu_ep *ep,
+				const struct ssemu_event *ev)
+{
+	struct ssemu_msg *m;
+	const uint8_t *data = event_payload(ep, ev, &m);
+
+	if (!data)
+		errno = EINVAL;
+	return data;
+}
+
+int ssemu_event_verify(struct ssemu_ep *ep, const struct ssemu_event *ev)
+{
+	struct ssemu_msg *m;
+	const uint8_t *data = event_payload(ep, ev, &m);
+
+	if (!data)
+		return -EINVAL;
+	return recv_crc_bad(ep, ev, m, data) ? -EBADMSG : 0;
 }
 
 size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
@@ -732,7 +780,21 @@ int recv_target(struct ssemu_region *r, uint32_t mi, uint32_t *epi)
 	struct ssemu_msg *m = ssemu_r_msg(r, mi);
 	int ret;
 
-	ret = m->status ? m->status : recv_ep(r, m, epi);
+	ret = m->status;
+	if (!ret && ssemu_r_crc(r, 0, &m->dst, sizeof(m->dst)) != m->dst_crc) {
+		/* its destination changed in the segment after the post (its
+		 * packets went where the slot says now): it goes to nobody,
+		 * its sender gets the error */
+		ssemu_log(ssemu_fetch_add(&r->crc_errors, 1) ?
+				  SSEMU_LOG_DEBUG : SSEMU_LOG_WARN,
+			  "a message from port %u names port %u, not the "
+			  "destination it was posted to: its slot changed in "
+			  "the segment; not delivered",
+			  SSEMU_ADDR_PORT(m->src), SSEMU_ADDR_PORT(m->dst));
+		ret = m->status = -EIO;
+	}
+	if (!ret)
+		ret = recv_ep(r, m, epi);
 	if (ret) {
 		/* (a packet that failed its CRC failed the message: it is
 		 * never delivered, its sender gets the error; otherwise

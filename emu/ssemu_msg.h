@@ -14,20 +14,26 @@
  * payload, as the sender posted them (an RMA request's payload: its data
  * or operands).  The receiver checks it before it hands a payload out,
  * an RMA target before it touches memory.  Shared stores only, as
- * ssemu_r_crc. */
+ * ssemu_r_crc.  ssemu_msg_crc_head covers all but the payload, which the
+ * caller adds with ssemu_crc (a sender from its own memory, never from
+ * the segment's copy, which another process may write between the copy
+ * and the CRC). */
+static inline uint32_t ssemu_msg_crc_head(ssemu_addr_t src,
+					  const uint64_t *hdr, uint64_t len)
+{
+	uint32_t crc = ssemu_crc(0, &src, sizeof(src));
+
+	crc = ssemu_crc(crc, hdr, SSEMU_HDR_WORDS * sizeof(uint64_t));
+	return ssemu_crc(crc, &len, sizeof(len));
+}
+
 static inline uint32_t ssemu_msg_crc(const struct ssemu_region *r,
 				     ssemu_addr_t src, const uint64_t *hdr,
 				     uint64_t len, const void *data)
 {
-	uint32_t crc;
-
 	if (!r->shm_mode)
 		return 0;	/* (ssemu_r_crc) */
-	crc = ssemu_crc(0, &src, sizeof(src));
-
-	crc = ssemu_crc(crc, hdr, SSEMU_HDR_WORDS * sizeof(uint64_t));
-	crc = ssemu_crc(crc, &len, sizeof(len));
-	return ssemu_crc(crc, data, (size_t)len);
+	return ssemu_crc(ssemu_msg_crc_head(src, hdr, len), data, (size_t)len);
 }
 
 /*

@@ -64,7 +64,7 @@ static void nic_route(struct ssemu_region *r, uint32_t nic,
 	uint16_t *path = &pr->path;
 	uint32_t inflight = pr->window;
 	bool ordered = (m->flags & SSEMU_SEND_ORDERED) ||
-		       r->config.tclass[m->tclass].ordered;
+		       r->config.tclass[pkt->tclass].ordered;
 	struct ssemu_route_view v;
 	struct ssemu_rng g;
 	struct route_ctx x;
@@ -91,7 +91,7 @@ static void nic_route(struct ssemu_region *r, uint32_t nic,
 	v = (struct ssemu_route_view){
 		.topo = t, .rng = &g, .sw = x.s->sw,
 		.src_port = n->port,
-		.bias = SSEMU_MAX(r->config.tclass[m->tclass].route_bias, -7),
+		.bias = SSEMU_MAX(r->config.tclass[pkt->tclass].route_bias, -7),
 		.ordered = ordered, .load = route_load,
 		.nb_load = route_nb_load, .arg = &x,
 	};
@@ -377,7 +377,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	uint32_t blocked[SSEMU_INJ_LOOKAHEAD];
-	uint32_t nblocked = 0, pi, mi, prev, next, dnic, dport, chunk, k, i;
+	uint32_t nblocked = 0, pi, mi, prev, next, dnic, dport, chunk, k, i, tc;
 	uint32_t allowed;
 	struct ssemu_pair *pr;
 	struct ssemu_msg *m;
@@ -420,6 +420,13 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		next = m->next;
 		if (msg_link_bad(r, next, "a NIC's injection queue"))
 			return SSEMU_NONE;
+		/* (its class read once: what msg_bad checked is what
+		 * indexes below, whatever a write into the segment does
+		 * meanwhile) */
+		tc = ssemu_load_relaxed(&m->tclass);
+		if (SSEMU_BAD(r, tc >= r->config.ntclass, "message slot %u: "
+			      "class %u", mi, tc))
+			return SSEMU_NONE;
 		dport = SSEMU_ADDR_PORT(m->dst);
 		dnic = ssemu_port_nic(r, dport);
 		if (dnic == SSEMU_NONE) {
@@ -449,7 +456,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		}
 		chunk = pkt_chunk(m->len, (uint64_t)m->sent * r->config.mtu,
 				  r->config.mtu);
-		if (n->credits[m->tclass] <
+		if (n->credits[tc] <
 		    pkt_cells(chunk + r->config.pkt_overhead)) {
 			n->stats.credit_stalls++;
 			goto blocked;
@@ -475,6 +482,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		}
 		pkt = pkt_init(r, pi, n, SSEMU_PKT_DATA, mi, n->port, dport,
 			       chunk);
+		pkt->tclass = (uint8_t)tc;
 		pkt->win = dnic;
 		pkt->src_nic = nic;
 		pkt->src_gen = n->gen;
@@ -491,7 +499,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 				       msg_payload(r, m, (uint64_t)m->sent *
 							     r->config.mtu),
 				       chunk);
-		if (r->config.tclass[m->tclass].lossy &&
+		if (r->config.tclass[tc].lossy &&
 		    !(m->mflags & SSEMU_MSGF_RTO)) {
 			m->mflags |= SSEMU_MSGF_RTO;
 			schedule(r, now_of(r) + SSEMU_RTO, SSEMU_MEV_RTO, nic,

@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 19
+#define SSEMU_LAYOUT_VERSION 20
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -129,6 +129,7 @@ enum ssemu_nic_state {
  * per slot) */
 struct ssemu_msg {
 	uint32_t gen;		/* bumped on every allocation */
+	uint32_t dst_crc;	/* CRC of dst, by the sender (shared stores) */
 	uint64_t seq;		/* order in which the engine took it */
 	uint32_t mflags;	/* SSEMU_MSGF_* */
 	uint32_t rx_pos;	/* receiver's event ring index of its RECV */

@@ -97,6 +97,23 @@ static bool rma_direct(const struct ssemu_msg *m)
 	return m->rma_op == SSEMU_RMA_READ && (m->flags & SSEMU_RMA_DIRECT);
 }
 
+/* Bytes of data or operands an operation of @rlen bytes reads from its
+ * request. */
+static uint64_t rma_req_bytes(const struct ssemu_msg *m, uint64_t rlen)
+{
+	switch (m->rma_op) {
+	case SSEMU_RMA_WRITE:
+		return rlen;
+	case SSEMU_RMA_ATOMIC:
+	case SSEMU_RMA_FETCH:
+		return m->aop == SSEMU_AOP_READ ? 0 : rlen;
+	case SSEMU_RMA_COMPARE:
+		return 2 * rlen;
+	default:
+		return 0;
+	}
+}
+
 static bool rma_has_result(const struct ssemu_msg *m)
 {
 	return m->rma_op == SSEMU_RMA_READ || m->rma_op == SSEMU_RMA_FETCH ||
@@ -109,14 +126,16 @@ static bool rma_has_result(const struct ssemu_msg *m)
  * attach (atomics read the target, apply into a copy and write it back;
  * the engine does one operation at a time, so that is atomic with respect
  * to every other fabric operation).  @buf is the message's buffer, of
- * @cap bytes, which rma_execute has checked holds the request; results go
- * into it, over the operands.  A refused operation touches nothing.
- * @return the operation's status.
+ * @cap bytes, which rma_execute has checked holds @len (the request's
+ * rma_len) bytes of results; they go into it.  @req is the request's
+ * payload (data or operands) as checked against its CRC.  A refused
+ * operation touches nothing.  @return the operation's status.
  */
 static int rma_operate(struct ssemu_region *r, uint32_t nic,
-		       struct ssemu_msg *m, uint8_t *buf, uint64_t cap)
+		       struct ssemu_msg *m, const uint8_t *req, uint8_t *buf,
+		       uint64_t cap, uint64_t len)
 {
-	uint64_t off, len = m->rma_len;
+	uint64_t off;
 	struct ssemu_mr_sh *mr;
 	uint8_t *tmp;
 	const void *src, *cmp;
@@ -161,9 +180,9 @@ static int rma_operate(struct ssemu_region *r, uint32_t nic,
 	switch (m->rma_op) {
 	case SSEMU_RMA_WRITE:
 		if (local)
-			return ssemu_copy_user((void *)(uintptr_t)off, buf,
+			return ssemu_copy_user((void *)(uintptr_t)off, req,
 					       len);
-		return cma(mr->pid, true, off, buf, len);
+		return cma(mr->pid, true, off, (void *)req, len);
 	case SSEMU_RMA_READ:
 		if (local)
 			return ssemu_copy_user(buf, (void *)(uintptr_t)off,
@@ -182,8 +201,8 @@ static int rma_operate(struct ssemu_region *r, uint32_t nic,
 	if (len % esize ||
 	    (m->rma_op == SSEMU_RMA_COMPARE && 2 * len > cap))
 		return -EPROTO;
-	src = m->aop == SSEMU_AOP_READ ? NULL : buf;
-	cmp = m->rma_op == SSEMU_RMA_COMPARE ? buf + len : NULL;
+	src = m->aop == SSEMU_AOP_READ ? NULL : req;
+	cmp = m->rma_op == SSEMU_RMA_COMPARE ? req + len : NULL;
 	/* applied to a copy, so that memory it cannot read is left as it
 	 * was */
 	tmp = malloc(len);
@@ -214,20 +233,38 @@ static int rma_operate(struct ssemu_region *r, uint32_t nic,
 static int rma_execute(struct ssemu_region *r, uint32_t nic,
 		       struct ssemu_msg *m)
 {
-	uint64_t cap;
-	uint8_t *buf;
+	/* never trust the shared slot: each field is read once, and the
+	 * buffer must hold it all */
+	uint32_t bi = ssemu_load_relaxed(&m->buf);
+	uint64_t len = ssemu_load_relaxed(&m->len),
+		 rlen = ssemu_load_relaxed(&m->rma_len), cap;
+	uint8_t *buf, *copy = NULL;
+	const uint8_t *req;
 	int ret;
 
-	/* never trust the shared slot: the buffer must hold it all */
-	if (m->buf != SSEMU_NONE && m->buf >= r->nbufs)
+	if (bi != SSEMU_NONE && bi >= r->nbufs)
 		return -EPROTO;
-	cap = m->buf == SSEMU_NONE ? SSEMU_INLINE_MAX : r->config.buf_size;
+	cap = bi == SSEMU_NONE ? SSEMU_INLINE_MAX : r->config.buf_size;
 	/* (a direct read's results stay at the target: it holds only where
 	 * they are) */
-	if (m->len > cap || (!rma_direct(m) && m->rma_len > cap))
+	if (len > cap || (!rma_direct(m) && rlen > cap))
 		return -EPROTO;
-	buf = m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf);
-	if (m->len && ssemu_msg_crc(r, m->src, m->hdr, m->len, buf) != m->crc) {
+	/* the request carries what its operation reads, no less */
+	if (len < rma_req_bytes(m, rlen))
+		return -EPROTO;
+	buf = bi == SSEMU_NONE ? m->data : ssemu_r_buf(r, bi);
+	req = buf;
+	if (len && r->shm_mode) {
+		/* checked on a copy of our own, which the operation then
+		 * uses: the segment's may change after the check */
+		copy = malloc(len);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, buf, len);
+		req = copy;
+	}
+	if (len && ssemu_msg_crc(r, m->src, m->hdr, len, req) != m->crc) {
+		free(copy);
 		ssemu_r_nic(r, nic)->stats.crc_errors++;
 		ssemu_log(ssemu_fetch_add(&r->crc_errors, 1) ?
 				  SSEMU_LOG_DEBUG : SSEMU_LOG_WARN,
@@ -237,12 +274,13 @@ static int rma_execute(struct ssemu_region *r, uint32_t nic,
 			  SSEMU_ADDR_PORT(m->src), SSEMU_ADDR_PORT(m->dst));
 		return -EIO;
 	}
-	ret = rma_operate(r, nic, m, buf, cap);
+	ret = rma_operate(r, nic, m, req, buf, cap, rlen);
+	free(copy);
 	if (!ret && rma_direct(m))
 		m->crc = ssemu_r_crc(r, 0, buf,
 				     sizeof(struct ssemu_rma_direct));
 	else if (!ret && rma_has_result(m))
-		m->crc = ssemu_r_crc(r, 0, buf, (size_t)m->rma_len);
+		m->crc = ssemu_r_crc(r, 0, buf, (size_t)rlen);
 	return ret;
 }
 

@@ -506,8 +506,25 @@ size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
  * event (valid until release).  NULL with errno EBADMSG: a RECV whose
  * message fails its CRC (changed in shared memory after it was posted;
  * never handed out); NULL with errno EINVAL: no payload (an RMA_DONE
- * without results: a WRITE or ATOMIC, or one that failed). */
+ * without results: a WRITE or ATOMIC, or one that failed).  The check is
+ * made before the caller reads: a caller that copies the payload out of a
+ * segment other processes write into closes the window between the two
+ * with ssemu_event_payload, its copy, then ssemu_event_verify. */
 const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev);
+
+/** Pointer to the payload of a RECV event or the result of an RMA_DONE
+ * event (valid until release), its CRC not checked yet; NULL with errno
+ * EINVAL as ssemu_event_data. */
+const void *ssemu_event_payload(struct ssemu_ep *ep,
+				const struct ssemu_event *ev);
+
+/** Check the payload of @ev against its CRC after it was copied out
+ * (ssemu_event_payload): a write into the segment before or while it was
+ * copied is still there, and fails the check.
+ * @return 0; -EBADMSG it changed after the post (or after the RMA target
+ * produced it): counted in crc_errors, what was copied is not to be
+ * used; -EINVAL no payload. */
+int ssemu_event_verify(struct ssemu_ep *ep, const struct ssemu_event *ev);
 
 /**
  * Copy bytes [off, off+len) of the results of an RMA_DONE event of a

@@ -7,8 +7,9 @@
  * per-destination window, -EAGAIN when slots or buffers run out and recovery
  * once they come back, -EMSGSIZE, -EINVAL, unreachable ports and closed
  * pids, zero-length and gathered messages, event-ring overflow, several
- * endpoints per NIC, closing an endpoint with traffic in flight, and
- * running out of model packets.
+ * endpoints per NIC, closing an endpoint with traffic in flight, running
+ * out of model packets, and a message whose slot names another
+ * destination after its post (delivered to nobody, failed).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -23,6 +24,7 @@
 
 #include <slingshot_emu/ssemu.h>
 
+#include "ssemu_priv.h"	/* a message slot, to change it in flight */
 #include "tf.h"
 
 /* ------------------------------------------------------------------ */
@@ -974,6 +976,71 @@ static void test_nic_ep_close_with_queued_messages(void **state)
 	close_with_queue(100 * SSEMU_PS_PER_NS);
 }
 
+
+
+/* Send 64 KiB from port 0 to port 1 and change the slot's destination to
+ * port 2 once @pkts of its packets are out (0: while it waits in the
+ * NIC's queue). */
+static void dst_changed(unsigned pkts)
+{
+	static uint8_t buf[65536];
+	struct ssemu_fabric_stats st;
+	struct ssemu_region *r;
+	struct ssemu_config c;
+	struct ssemu_msg *m = NULL;
+	struct tf *t;
+	uint32_t i;
+	size_t k;
+
+	tf_config(&c, "switch");
+	/* (a shared store: the one that takes CRCs) */
+	t = tf_open_shared(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	tf_add(t, 2);
+	r = t->fab->r;
+	tf_send(t, 0, 1, buf, sizeof(buf), c.default_tclass, 7, 0);
+	for (k = 0; k < 100000 && stats_of(t, 0).tx_pkts < pkts; k++)
+		assert_true(ssemu_fabric_progress(t->fab, 1) >= 0);
+	assert_true(stats_of(t, 0).tx_pkts == pkts);
+	assert_true(stats_of(t, 1).rx_msgs == 0);
+	for (i = 0; i < r->nmsgs; i++)
+		if ((*ssemu_r_mstate(r, i) & SSEMU_MSG_BUSY) &&
+		    ssemu_r_msg(r, i)->cookie == 7)
+			m = ssemu_r_msg(r, i);
+	assert_non_null(m);
+	assert_int_equal(m->dst, SSEMU_ADDR(1, 0));
+	m->dst = SSEMU_ADDR(2, 0);
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, UINT32_MAX, SSEMU_EV_RECV), 0);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_SEND_DONE), 1);
+	for (k = 0; k < t->nlog; k++)
+		if (t->log[k].ev.type == SSEMU_EV_SEND_DONE)
+			assert_int_equal(t->log[k].ev.status, -EIO);
+	assert_int_equal(ssemu_fabric_stats(t->fab, &st), 0);
+	assert_int_equal(st.crc_errors, 1);
+	assert_int_equal(st.msgs_unreachable, 0);
+	/* and the next message goes where it is sent */
+	tf_send(t, 0, 1, buf, sizeof(buf), c.default_tclass, 8, 0);
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 1);
+	tf_close(t);
+}
+
+/*
+ * The slot of a message is changed to name another port (a write into a
+ * shared segment), before any of its packets left or once some had: it
+ * is delivered to nobody (neither the port it was sent to nor the one
+ * the slot names sees a RECV), its sender gets -EIO, counted in
+ * crc_errors.
+ */
+static void test_nic_dst_changed(void **state)
+{
+	(void)state;
+	dst_changed(0);
+	dst_changed(3);
+}
+
 /*
  * max_pkts = 16 (the smallest valid pool): three NICs stream 32 KiB each
  * and hold the pool; a fourth NIC posts a small message meanwhile.  When
@@ -1024,6 +1091,7 @@ int main(void)
 		cmocka_unit_test(test_nic_ep_close_in_flight_keeps_window),
 		cmocka_unit_test(test_nic_ep_close_with_queued_messages),
 		cmocka_unit_test(test_nic_packet_pool_exhaustion_recovers),
+		cmocka_unit_test(test_nic_dst_changed),
 	};
 
 	return cmocka_run_group_tests_name("nic", tests, NULL, NULL);
