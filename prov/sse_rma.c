@@ -277,10 +277,25 @@ void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev)
 		}
 	} else if (op->op == SSEMU_RMA_READ || op->op == SSEMU_RMA_FETCH ||
 		   op->op == SSEMU_RMA_COMPARE) {
-		/* results: read data, or the target's old values */
-		const void *data = ssemu_event_data(ep->emu, ev);
+		/* results: read data, or the target's old values (checked
+		 * against their CRC once copied out) */
+		const void *data = ssemu_event_payload(ep->emu, ev);
 		bool rd = op->op == SSEMU_RMA_READ;
+		int ret;
 
+		if (data && p->len) {
+			ret = sse_copy_to_iov(rd ? op->iov : op->res,
+					      rd ? op->iov_count : op->res_count,
+					      p->off, data, p->len);
+			if (ret && !op->err) {
+				op->err = FI_EFAULT;
+				op->prov_errno = EFAULT;
+			}
+			if (ssemu_event_verify(ep->emu, ev) == -EBADMSG) {
+				data = NULL;
+				errno = EBADMSG;
+			}
+		}
 		if (!data) {
 			if (p->len && !op->err) {
 				SSE_EP_WARN(ep, "RMA results from %u:%u could not be read (%s): the operation fails with FI_EIO\n",
@@ -290,11 +305,6 @@ void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev)
 				op->err = FI_EIO;
 				op->prov_errno = errno;
 			}
-		} else if (sse_copy_to_iov(rd ? op->iov : op->res,
-					   rd ? op->iov_count : op->res_count,
-					   p->off, data, p->len) && !op->err) {
-			op->err = FI_EFAULT;
-			op->prov_errno = EFAULT;
 		}
 	}
 	ssemu_event_release(ep->emu, ev);

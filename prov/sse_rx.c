@@ -210,6 +210,17 @@ static int __sse_rx_crc_failed(struct sse_ep *ep, ssemu_addr_t src,
 }
 
 /*
+ * The payload of @ev was copied out (ssemu_event_payload): did it pass its
+ * CRC?  @return 0, or the receive's error as __sse_rx_crc_failed.
+ */
+static int __sse_rx_verify(struct sse_ep *ep, const struct ssemu_event *ev)
+{
+	if (!ev->len || ssemu_event_verify(ep->emu, ev) != -EBADMSG)
+		return 0;
+	return __sse_rx_crc_failed(ep, ev->src, ev);
+}
+
+/*
  * A receive met an unexpected (or claimed) message.  @return whether @rx is
  * still posted (a multi-recv buffer with room left); if not, @rx may have
  * been completed and freed.
@@ -263,17 +274,18 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 
 	if (payload > total || (rread && ev->len != sizeof(desc)))
 		goto malformed;
-	if (payload || rread) {
-		data = ssemu_event_data(ep->emu, ev);
-		if (!data && errno != EBADMSG)
-			goto malformed;
+	if (rread) {
 		/* the descriptor is used from a copy the CRC checked */
-		if (data && rread &&
-		    ssemu_event_copy(ep->emu, ev, 0, &desc,
-				     sizeof(desc)) != sizeof(desc))
-			data = NULL;
-		if (!data)
+		if (!ssemu_event_payload(ep->emu, ev))
+			goto malformed;
+		if (ssemu_event_copy(ep->emu, ev, 0, &desc, sizeof(desc)) !=
+		    sizeof(desc))
 			crc_err = __sse_rx_crc_failed(ep, ev->src, ev);
+	} else if (payload) {
+		/* checked after it is copied out (__sse_rx_verify) */
+		data = ssemu_event_payload(ep->emu, ev);
+		if (!data)
+			goto malformed;
 	}
 
 	rx = __sse_find_posted(ep, ev->src, tagged, ev->hdr[1]);
@@ -286,11 +298,11 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 		__sse_rx_place(ep, rx, total, &off, &room);
 		if (hflags & SSE_HF_FAULT)	/* its sender could not read */
 			err = FI_EFAULT;
-		else if (crc_err)
-			err = crc_err;
 		else if (sse_copy_to_iov(rx->iov, rx->iov_count, off, data,
 					 SSEMU_MIN(total, room)))
 			err = __sse_rx_fault(ep, ev->src);
+		else
+			err = crc_err = __sse_rx_verify(ep, ev);
 		__sse_rx_complete(ep, rx, &(struct sse_rx_done){
 			.src = ev->src, .hflags = hflags, .tag = ev->hdr[1],
 			.data = ev->hdr[2], .total = total, .off = off,
@@ -322,10 +334,13 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 		}
 		msg->expect = total;
 		msg->received = payload;
-		if (!msg->err &&
-		    sse_copy_to_iov(rx->iov, rx->iov_count, msg->rx_off, data,
-				    SSEMU_MIN(payload, msg->rx_len)))
+		if (sse_copy_to_iov(rx->iov, rx->iov_count, msg->rx_off, data,
+				    SSEMU_MIN(payload, msg->rx_len))) {
 			msg->err = __sse_rx_fault(ep, ev->src);
+		} else if ((crc_err = __sse_rx_verify(ep, ev))) {
+			msg->err = crc_err;
+			msg->prov_errno = EBADMSG;
+		}
 		sse_dlist_insert_tail(&msg->active, &ep->rx_active);
 		return;
 	}
@@ -339,14 +354,21 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 		msg->expect = msg->received = total;
 		msg->complete = true;
 	} else {
-		/* (failed its CRC: nothing of it is kept) */
-		if (total && !msg->err) {
+		if (total) {
 			msg->buf = malloc(total);
 			if (!msg->buf) {
 				free(msg);
 				goto nomem;
 			}
 			memcpy(msg->buf, data, payload);
+			/* (failed its CRC: nothing of it is kept, and
+			 * whichever receive takes it fails) */
+			if ((crc_err = __sse_rx_verify(ep, ev))) {
+				free(msg->buf);
+				msg->buf = NULL;
+				msg->err = crc_err;
+				msg->prov_errno = EBADMSG;
+			}
 		}
 		msg->expect = total;
 		msg->received = payload;
@@ -371,8 +393,8 @@ static void __sse_handle_frag(struct sse_ep *ep, const struct ssemu_event *ev)
 {
 	uint64_t id = SSE_HDR_ID(ev->hdr[0]);
 	size_t off = ev->hdr[1];
-	const void *data = ssemu_event_data(ep->emu, ev);
-	bool crc_bad = !data && errno == EBADMSG;
+	const void *data = ssemu_event_payload(ep->emu, ev);
+	bool crc_bad = false;
 	struct sse_msg *msg;
 
 	sse_dlist_foreach(&ep->rx_active, msg, struct sse_msg, active) {
@@ -392,7 +414,24 @@ found:
 		__sse_msg_done(ep, msg);
 		return;
 	}
-	if (crc_bad && !msg->rread) {
+	if (off + ev->len > msg->total || !data || msg->rread) {
+		SSE_EP_WARN(ep, "malformed fragment from %u:%u dropped\n",
+			    SSEMU_ADDR_PORT(ev->src), SSEMU_ADDR_PID(ev->src));
+		return;
+	}
+	/* copied out, then checked (__sse_rx_verify) */
+	if (msg->buf) {
+		memcpy((char *)msg->buf + off, data, ev->len);
+	} else if (msg->rx && !msg->discard && !msg->err &&
+		   off < msg->rx_len &&
+		   sse_copy_to_iov(msg->rx->iov, msg->rx->iov_count,
+				   msg->rx_off + off, data,
+				   SSEMU_MIN((size_t)ev->len,
+					     msg->rx_len - off))) {
+		msg->err = __sse_rx_fault(ep, ev->src);
+	}
+	crc_bad = ev->len && ssemu_event_verify(ep->emu, ev) == -EBADMSG;
+	if (crc_bad) {
 		/* counted, not kept: the receive fails once all is in */
 		if (!msg->err) {
 			msg->err = __sse_rx_crc_failed(ep, ev->src, ev);
@@ -404,21 +443,6 @@ found:
 		if (msg->received >= msg->expect)
 			__sse_msg_done(ep, msg);
 		return;
-	}
-	if (off + ev->len > msg->total || !data || msg->rread) {
-		SSE_EP_WARN(ep, "malformed fragment from %u:%u dropped\n",
-			    SSEMU_ADDR_PORT(ev->src), SSEMU_ADDR_PID(ev->src));
-		return;
-	}
-	if (msg->buf) {
-		memcpy((char *)msg->buf + off, data, ev->len);
-	} else if (msg->rx && !msg->discard && !msg->err &&
-		   off < msg->rx_len &&
-		   sse_copy_to_iov(msg->rx->iov, msg->rx->iov_count,
-				   msg->rx_off + off, data,
-				   SSEMU_MIN((size_t)ev->len,
-					     msg->rx_len - off))) {
-		msg->err = __sse_rx_fault(ep, ev->src);
 	}
 	msg->received += ev->len;
 	if (msg->received >= msg->expect)
