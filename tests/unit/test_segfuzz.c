@@ -6,7 +6,8 @@
  * writes into the live segment (header, tables, engine state, buffers), or
  * truncates it.  Every run must end either with every message delivered
  * correctly (or failed with an error completion, or dropped by its CRC
- * check: never delivered corrupt), or with a clean error in every
+ * check: never delivered corrupt, never twice, none neither delivered
+ * nor failed), or with a clean error in every
  * participant: the fabric marked broken, calls failing with -EIO, later
  * attaches refused with a message, and `slingshot-emu clean` removing the
  * segment.  Never a crash (the children's exit status), a hang (each child
@@ -74,11 +75,30 @@ struct ctl {
 	uint32_t a_eio;		/* ... of which -EIO */
 	uint32_t b_ok;		/* messages received and correct */
 	uint32_t b_dropped;	/* messages refused by their CRC check */
+	uint32_t settled;	/* messages received correct, or failed */
 	char msg[2][256];
+	/* per message: SEEN_OK received correct, SEEN_FAILED its send failed
+	 * (both: a reply refused after the delivery, as a real NIC reports a
+	 * timeout for a request its target did) */
+	uint8_t seen[NMSG_LIVE];
 };
+
 
 static struct ctl *ctl;
 static int rank;
+
+#define SEEN_OK 1
+#define SEEN_FAILED 2
+
+/* Message @k is settled @how; @return what it was before. */
+static uint8_t settle(uint32_t k, uint8_t how)
+{
+	uint8_t old = __atomic_fetch_or(&ctl->seen[k], how, __ATOMIC_ACQ_REL);
+
+	if (!old)
+		__atomic_add_fetch(&ctl->settled, 1, __ATOMIC_ACQ_REL);
+	return old;
+}
 
 static uint64_t wall_ms(void)
 {
@@ -202,6 +222,7 @@ static void __attribute__((noreturn)) sender(void)
 				.iov = &iov,
 				.iov_count = 1,
 				.hdr = { k },
+				.cookie = k,
 			};
 
 			for (off = 0; off < iov.iov_len; off++)
@@ -221,6 +242,9 @@ static void __attribute__((noreturn)) sender(void)
 			if (ev[i].status) {
 				__atomic_add_fetch(&ctl->a_failed, 1,
 						   __ATOMIC_ACQ_REL);
+				if (ev[i].cookie < ctl->nmsg)
+					settle((uint32_t)ev[i].cookie,
+					       SEEN_FAILED);
 				if (ev[i].status == -EIO)
 					__atomic_add_fetch(&ctl->a_eio, 1,
 							   __ATOMIC_ACQ_REL);
@@ -257,7 +281,7 @@ static void __attribute__((noreturn)) receiver(void)
 	struct ssemu_ep *ep;
 	struct ssemu_event ev[16];
 	uint64_t deadline;
-	uint32_t k, got = 0, failed;
+	uint32_t k, got = 0;
 	size_t off, len;
 	int n, i;
 
@@ -265,9 +289,11 @@ static void __attribute__((noreturn)) receiver(void)
 	child_attach(&f, &nic, &ep);
 	deadline = wall_ms() + CHILD_DEADLINE_MS;
 	for (;;) {
-		failed = __atomic_load_n(&ctl->a_failed, __ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&ctl->a_done, __ATOMIC_ACQUIRE) &&
-		    got + failed >= ctl->nmsg)
+		    __atomic_load_n(&ctl->settled, __ATOMIC_ACQUIRE) +
+				    __atomic_load_n(&ctl->b_dropped,
+						    __ATOMIC_ACQUIRE) >=
+			    ctl->nmsg)
 			break;
 		check_ret(ssemu_fabric_progress(f, 256), "progress");
 		n = ssemu_ep_poll(ep, ev, 16);
@@ -296,12 +322,18 @@ static void __attribute__((noreturn)) receiver(void)
 					CEXIT(X_CORRUPT, "receiver: message "
 					      "%u byte %zu is %u, want %u", k,
 					      off, buf[off], msg_byte(k, off));
+			if (settle(k, SEEN_OK) & SEEN_OK)
+				CEXIT(X_CORRUPT, "receiver: message %u twice",
+				      k);
 			__atomic_add_fetch(&ctl->b_ok, 1, __ATOMIC_ACQ_REL);
 		}
 		if (wall_ms() > deadline)
 			CEXIT(X_FAIL, "receiver: %u messages, %u failed at "
 			      "the sender, after %d ms: lost ones, fabric "
-			      "not broken", got, failed, CHILD_DEADLINE_MS);
+			      "not broken", got,
+			      __atomic_load_n(&ctl->a_failed,
+					      __ATOMIC_ACQUIRE),
+			      CHILD_DEADLINE_MS);
 	}
 	__atomic_store_n(&ctl->b_done, 1, __ATOMIC_RELEASE);
 	ssemu_fabric_close(f);
@@ -503,10 +535,11 @@ static enum outcome run_judge(struct run *rn)
 		snprintf(rn->why, sizeof(rn->why), "EIO without the fabric "
 			 "marked broken");
 	if (!rn->why[0] && !eio && !broken &&
-	    ctl->b_ok + ctl->b_dropped + ctl->a_failed != ctl->nmsg)
+	    ctl->settled + ctl->b_dropped < ctl->nmsg)
 		snprintf(rn->why, sizeof(rn->why), "accounting: %u ok, %u "
-			 "dropped, %u failed of %u", ctl->b_ok, ctl->b_dropped,
-			 ctl->a_failed, ctl->nmsg);
+			 "dropped, %u failed of %u: %u neither delivered nor "
+			 "failed", ctl->b_ok, ctl->b_dropped, ctl->a_failed,
+			 ctl->nmsg, ctl->nmsg - ctl->settled - ctl->b_dropped);
 	out = rn->why[0] ? O_BAD : broken ? O_CLEAN_ERROR : O_CORRECT;
 	if (out == O_CLEAN_ERROR) {
 		/* later attaches are refused, with a message */
