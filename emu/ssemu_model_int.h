@@ -103,41 +103,62 @@ static inline bool msg_link_bad(struct ssemu_region *r, uint32_t mi,
 			 "%s: message slot %u of %u", what, mi, r->nmsgs);
 }
 
+/* The fields of a message slot the NIC sends it and checks its packets
+ * by, read from the slot once: what msg_bad checked is what is used, a
+ * write into the segment after the check notwithstanding. */
+struct msg_snap {
+	uint64_t len;
+	uint32_t buf, sent, npkts, tclass;
+};
+
 /* Message @mi as the NIC injects it: where its payload lies and what it
- * is sent with. */
-static inline bool msg_bad(struct ssemu_region *r, uint32_t mi)
+ * is sent with, into @s. */
+static inline bool msg_bad(struct ssemu_region *r, uint32_t mi,
+			   struct msg_snap *s)
 {
 	const struct ssemu_config *c = &r->config;
 	const struct ssemu_msg *m;
 	uint32_t ep = ssemu_msg_ep(r, mi);
+	ssemu_addr_t dst;
+	uint8_t rma;
 
 	if (SSEMU_BAD(r, mi >= r->nmsgs, "message slot %u of %u", mi,
 		      r->nmsgs))
 		return true;
 	m = ssemu_r_msg(r, mi);
-	return SSEMU_BAD(r, m->tclass >= c->ntclass ||
-			 SSEMU_ADDR_PORT(m->dst) >= r->topo.nendpoints ||
-			 SSEMU_ADDR_PID(m->dst) >= c->eps_per_nic ||
-			 (m->buf != SSEMU_NONE &&
-			  m->buf / SSEMU_MAX(c->bufs_per_ep, 1u) != ep) ||
-			 m->len > (m->buf != SSEMU_NONE ? c->buf_size :
+	s->len = ssemu_load_relaxed(&m->len);
+	s->buf = ssemu_load_relaxed(&m->buf);
+	s->sent = ssemu_load_relaxed(&m->sent);
+	s->npkts = ssemu_load_relaxed(&m->npkts);
+	s->tclass = ssemu_load_relaxed(&m->tclass);
+	dst = ssemu_load_relaxed(&m->dst);
+	rma = ssemu_load_relaxed(&m->rma_op);
+	return SSEMU_BAD(r, s->tclass >= c->ntclass ||
+			 SSEMU_ADDR_PORT(dst) >= r->topo.nendpoints ||
+			 SSEMU_ADDR_PID(dst) >= c->eps_per_nic ||
+			 (s->buf != SSEMU_NONE &&
+			  s->buf / SSEMU_MAX(c->bufs_per_ep, 1u) != ep) ||
+			 s->len > (s->buf != SSEMU_NONE ? c->buf_size :
 				   ep < r->gen_neps ? SSEMU_GEN_MAX_SIZE :
 						      SSEMU_INLINE_MAX) ||
-			 m->sent > m->npkts ||
-			 (!m->rma_op && m->npkts != (m->len ?
-				(m->len + c->mtu - 1) / c->mtu : 1)),
+			 s->sent > s->npkts ||
+			 (!rma && s->npkts != (s->len ?
+				(s->len + c->mtu - 1) / c->mtu : 1)),
 			 "message slot %u: a field is out of range (class %u, "
 			 "to port %u, buffer %u, %llu bytes in %u packets)", mi,
-			 m->tclass, SSEMU_ADDR_PORT(m->dst), m->buf,
-			 (unsigned long long)m->len, m->npkts);
+			 s->tclass, SSEMU_ADDR_PORT(dst), s->buf,
+			 (unsigned long long)s->len, s->npkts);
 }
 
-/* The payload of message @m (checked by msg_bad) from byte @off on. */
+/* The payload of message @m (checked by msg_bad into @s) from byte @off
+ * on. */
 static inline const uint8_t *msg_payload(struct ssemu_region *r,
 					 const struct ssemu_msg *m,
+					 const struct msg_snap *s,
 					 uint64_t off)
 {
-	return (m->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, m->buf)) + off;
+	return (s->buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, s->buf)) +
+	       off;
 }
 
 /*

@@ -378,6 +378,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	uint32_t blocked[SSEMU_INJ_LOOKAHEAD];
 	uint32_t nblocked = 0, pi, mi, prev, next, dnic, dport, chunk, k, i, tc;
+	struct msg_snap snap;
 	uint32_t allowed;
 	struct ssemu_pair *pr;
 	struct ssemu_msg *m;
@@ -410,7 +411,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 	for (mi = n->inj_head, k = 0; mi != SSEMU_NONE &&
 				      k < SSEMU_INJ_LOOKAHEAD;
 	     prev = mi, mi = next, k++) {
-		if (msg_bad(r, mi) ||
+		if (msg_bad(r, mi, &snap) ||
 		    SSEMU_BAD(r, ssemu_ep_nic(r, ssemu_msg_ep(r, mi)) != nic ||
 			      !(ssemu_r_msg(r, mi)->mflags & SSEMU_MSGF_QUEUED),
 			      "NIC %u: its injection queue holds slot %u, not "
@@ -420,13 +421,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		next = m->next;
 		if (msg_link_bad(r, next, "a NIC's injection queue"))
 			return SSEMU_NONE;
-		/* (its class read once: what msg_bad checked is what
-		 * indexes below, whatever a write into the segment does
-		 * meanwhile) */
-		tc = ssemu_load_relaxed(&m->tclass);
-		if (SSEMU_BAD(r, tc >= r->config.ntclass, "message slot %u: "
-			      "class %u", mi, tc))
-			return SSEMU_NONE;
+		tc = snap.tclass;
 		dport = SSEMU_ADDR_PORT(m->dst);
 		dnic = ssemu_port_nic(r, dport);
 		if (dnic == SSEMU_NONE) {
@@ -454,7 +449,8 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			n->stats.window_stalls++;
 			goto blocked;
 		}
-		chunk = pkt_chunk(m->len, (uint64_t)m->sent * r->config.mtu,
+		chunk = pkt_chunk(snap.len,
+				  (uint64_t)snap.sent * r->config.mtu,
 				  r->config.mtu);
 		if (n->credits[tc] <
 		    pkt_cells(chunk + r->config.pkt_overhead)) {
@@ -490,14 +486,15 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 		/* the window is full now: ask for an acknowledgement at once
 		 * rather than at the next coalescing point */
 		pkt->ack_req = ++pr->window >= allowed;
-		pkt->idx = m->sent;
+		pkt->idx = snap.sent;
 		pkt->epoch = m->epoch;
 		/* as a link does: the payload's CRC goes with it, checked
 		 * where it arrives */
 		pkt->crc = ssemu_gen_msg(r, mi) ? 0 :
 			   ssemu_r_crc(r, 0,
-				       msg_payload(r, m, (uint64_t)m->sent *
-							     r->config.mtu),
+				       msg_payload(r, m, &snap,
+						   (uint64_t)snap.sent *
+							   r->config.mtu),
 				       chunk);
 		if (r->config.tclass[tc].lossy &&
 		    !(m->mflags & SSEMU_MSGF_RTO)) {
@@ -506,7 +503,8 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 				 mi, m->gen);
 		}
 		cc_sent(r, nic, dnic);
-		if (++m->sent == m->npkts)
+		m->sent = snap.sent + 1;
+		if (m->sent == snap.npkts)
 			injq_unlink(r, n, prev, mi, next);
 		return pi;
 blocked:
@@ -581,13 +579,14 @@ static bool crc_bad(struct ssemu_region *r, struct ssemu_nic_sh *n,
 	const struct ssemu_config *c = &r->config;
 	uint64_t off = (uint64_t)pkt->idx * c->mtu;
 	uint32_t chunk = pkt->bytes - SSEMU_MIN(pkt->bytes, c->pkt_overhead);
+	struct msg_snap snap;
 
-	if (msg_bad(r, pkt->msg))
+	if (msg_bad(r, pkt->msg, &snap))
 		return true;
 	if (ssemu_gen_msg(r, pkt->msg))
 		return false;	/* a modelled job's: no payload */
-	if (off + chunk <= m->len &&
-	    ssemu_r_crc(r, 0, msg_payload(r, m, off), chunk) == pkt->crc)
+	if (off + chunk <= snap.len &&
+	    ssemu_r_crc(r, 0, msg_payload(r, m, &snap, off), chunk) == pkt->crc)
 		return false;
 	n->stats.crc_errors++;
 	ssemu_log(ssemu_fetch_add(&r->crc_errors, 1) ? SSEMU_LOG_DEBUG :
