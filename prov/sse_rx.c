@@ -394,7 +394,6 @@ static void __sse_handle_frag(struct sse_ep *ep, const struct ssemu_event *ev)
 	uint64_t id = SSE_HDR_ID(ev->hdr[0]);
 	size_t off = ev->hdr[1];
 	const void *data = ssemu_event_payload(ep->emu, ev);
-	bool crc_bad = false;
 	struct sse_msg *msg;
 
 	sse_dlist_foreach(&ep->rx_active, msg, struct sse_msg, active) {
@@ -430,8 +429,7 @@ found:
 					     msg->rx_len - off))) {
 		msg->err = __sse_rx_fault(ep, ev->src);
 	}
-	crc_bad = ev->len && ssemu_event_verify(ep->emu, ev) == -EBADMSG;
-	if (crc_bad) {
+	if (ev->len && ssemu_event_verify(ep->emu, ev) == -EBADMSG) {
 		/* counted, not kept: the receive fails once all is in */
 		if (!msg->err) {
 			msg->err = __sse_rx_crc_failed(ep, ev->src, ev);
@@ -439,10 +437,6 @@ found:
 		}
 		free(msg->buf);
 		msg->buf = NULL;
-		msg->received += ev->len;
-		if (msg->received >= msg->expect)
-			__sse_msg_done(ep, msg);
-		return;
 	}
 	msg->received += ev->len;
 	if (msg->received >= msg->expect)
