@@ -423,13 +423,18 @@ int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 	return n;
 }
 
-/* The message behind a RECV or RMA_DONE event, after checking what the
- * ring said. */
-static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
-				   const struct ssemu_event *ev)
+/*
+ * The message behind a RECV or RMA_DONE event, after checking what the
+ * ring said, and its payload's address (ep->ck_data), taken from the same
+ * read of the slot's buffer index as the check: a write to the slot after
+ * the check cannot move it outside the buffers.
+ */
+static struct ssemu_msg *event_msg_check(struct ssemu_ep *ep,
+					 const struct ssemu_event *ev)
 {
 	struct ssemu_region *r = ep->r;
 	struct ssemu_msg *m;
+	uint32_t buf;
 
 	if (!ev || ev->slot >= ep->nic->fab->nmsgs || ssemu_fab_check(ep->nic->fab))
 		return NULL;
@@ -447,9 +452,11 @@ static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
 	} else {
 		return NULL;
 	}
-	if (m->buf != SSEMU_NONE && m->buf >= ep->nic->fab->nbufs)
+	buf = ssemu_load_relaxed(&m->buf);
+	if (buf != SSEMU_NONE && buf >= ep->nic->fab->nbufs)
 		return NULL;
 	ep->ck_msg = m;
+	ep->ck_data = buf == SSEMU_NONE ? m->data : ssemu_r_buf(r, buf);
 	ep->ck_slot = ev->slot;
 	ep->ck_gen = ev->gen;
 	ep->ck_type = ev->type;
@@ -457,25 +464,28 @@ static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
 }
 
 /*
- * event_msg for the release of @ev: the answer it gave for this event,
- * if it was asked (the slot is ours to read until we release it: what
- * the check found still holds), else the check.  Forgets it: after the
- * release the slot may be reused.
+ * event_msg_check for @ev, once per event: the answer it gave for this
+ * event if it was asked since the last release (the slot is ours to read
+ * until we release it: what the check found still holds), else the check.
+ * The payload's address is then ep->ck_data.
  */
+static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
+				   const struct ssemu_event *ev)
+{
+	if (ev && ep->ck_msg && ev->slot == ep->ck_slot &&
+	    ev->gen == ep->ck_gen && ev->type == ep->ck_type)
+		/* (a segment cut short is never read again) */
+		return ssemu_fab_check(ep->nic->fab) ? NULL : ep->ck_msg;
+	return event_msg_check(ep, ev);
+}
+
+/* event_msg for the release of @ev, which forgets it: after the release
+ * the slot may be reused. */
 static struct ssemu_msg *event_msg_release(struct ssemu_ep *ep,
 					   const struct ssemu_event *ev)
 {
-	struct ssemu_msg *m;
+	struct ssemu_msg *m = event_msg(ep, ev);
 
-	if (ev && ep->ck_msg && ev->slot == ep->ck_slot &&
-	    ev->gen == ep->ck_gen && ev->type == ep->ck_type) {
-		m = ep->ck_msg;
-		/* (a segment cut short is never written to) */
-		if (ssemu_fab_check(ep->nic->fab))
-			m = NULL;
-	} else {
-		m = event_msg(ep, ev);
-	}
 	ep->ck_msg = NULL;
 	return m;
 }
@@ -495,7 +505,7 @@ static const uint8_t *event_payload(struct ssemu_ep *ep,
 	     m->rma_op == SSEMU_RMA_ATOMIC || (m->flags & SSEMU_RMA_DIRECT)))
 		return NULL;
 	*mp = m;
-	return msg_data(ep->r, m);
+	return ep->ck_data;
 }
 
 struct ssemu_msg *event_rma_direct(struct ssemu_ep *ep,

@@ -75,9 +75,12 @@ struct ssemu_ep {
 	struct ssemu_region *r;
 	struct ssemu_ring *ev_ring;
 	uint32_t tc_mask;	/* classes its service allows */
-	/* the event event_msg last found good (ck_msg NULL: none), until
-	 * its release: the release does not check it again */
+	/* the event event_msg last found good (ck_msg NULL: none) and its
+	 * payload's address, from the one read of the slot's buffer index
+	 * that was checked, until its release: the payload, the check of
+	 * its CRC and the release do not check it again */
 	struct ssemu_msg *ck_msg;
+	const uint8_t *ck_data;
 	uint32_t ck_slot, ck_gen, ck_type;
 };
 
