@@ -73,6 +73,25 @@ static inline uint64_t ssemu_rotl(uint64_t x, int k)
 	return (x << k) | (x >> (64 - k));
 }
 
+/*
+ * The first two draws of the keyed stream (@seed, @component, @key), what
+ * ssemu_rng_keyed and two ssemu_rng_next give, without the rest of the
+ * state: the second draw reads only three of the four words, and a model
+ * whose draw usually takes two (a rare case, then a value) builds the
+ * stream only when it needs a third.
+ */
+static inline void ssemu_rng_keyed2(uint64_t seed, uint64_t component,
+				    uint64_t key, uint64_t *d0, uint64_t *d1)
+{
+	uint64_t x = seed ^ ssemu_rng_mix64(key + 0x9e3779b97f4a7c15ULL) ^
+		     (component * 0xd1b54a32d192ed03ULL);
+	uint64_t s0 = ssemu_splitmix64(&x), s1 = ssemu_splitmix64(&x);
+	uint64_t s2 = ssemu_splitmix64(&x);
+
+	*d0 = ssemu_rotl(s1 * 5, 7) * 9;
+	*d1 = ssemu_rotl((s1 ^ s2 ^ s0) * 5, 7) * 9;
+}
+
 static inline uint64_t ssemu_rng_next(struct ssemu_rng *r)
 {
 	uint64_t *s = r->s;
@@ -112,13 +131,19 @@ extern int ssemu_zig_ready;
 void ssemu_zig_init(void);
 double ssemu_rng_normal_slow(struct ssemu_rng *r, uint32_t i, double u);
 
-/* One try: layer *i, position *u in (-1, 1); true with the value in *x
- * if it lies inside the layer above (under the curve for sure). */
-static inline bool ssemu_zig_try(struct ssemu_rng *r, uint32_t *i,
-				 double *u, double *x)
+static inline void ssemu_zig_ensure(void)
 {
-	uint64_t v = ssemu_rng_next(r);
+	if (__builtin_expect(!__atomic_load_n(&ssemu_zig_ready,
+					      __ATOMIC_ACQUIRE), 0))
+		ssemu_zig_init();
+}
 
+/* One try with draw @v (tables set up): layer *i, position *u in
+ * (-1, 1); true with the value in *x if it lies inside the layer above
+ * (under the curve for sure). */
+static inline bool ssemu_zig_try_draw(uint64_t v, uint32_t *i, double *u,
+				      double *x)
+{
 	*i = (uint32_t)(v & (SSEMU_ZIG_N - 1));
 	/* the top 53 bits, independent of the layer's low 7 */
 	*u = (double)(v >> 11) * 0x1.0p-52 - 1.0;
@@ -129,14 +154,18 @@ static inline bool ssemu_zig_try(struct ssemu_rng *r, uint32_t *i,
 	return false;
 }
 
+static inline bool ssemu_zig_try(struct ssemu_rng *r, uint32_t *i,
+				 double *u, double *x)
+{
+	return ssemu_zig_try_draw(ssemu_rng_next(r), i, u, x);
+}
+
 static inline double ssemu_rng_normal(struct ssemu_rng *r)
 {
 	uint32_t i;
 	double u, x;
 
-	if (__builtin_expect(!__atomic_load_n(&ssemu_zig_ready,
-					      __ATOMIC_ACQUIRE), 0))
-		ssemu_zig_init();
+	ssemu_zig_ensure();
 	if (ssemu_zig_try(r, &i, &u, &x))
 		return x;
 	return ssemu_rng_normal_slow(r, i, u);

@@ -81,6 +81,27 @@ static void test_keyed(void **state)
 	assert_true(fabs(sum / 100000 - 0.5) < 0.005);
 }
 
+/* The first two draws of a keyed stream, without the stream: the same
+ * values as the stream's, for any seed, component and key. */
+static void test_keyed2(void **state)
+{
+	struct ssemu_rng a, g;
+	uint64_t seed, comp, key, d0, d1;
+	int i;
+
+	(void)state;
+	ssemu_rng_seed(&g, 7, 0);
+	for (i = 0; i < 100000; i++) {
+		seed = ssemu_rng_next(&g);
+		comp = i & 1 ? ssemu_rng_next(&g) : (uint64_t)i;
+		key = i & 2 ? ssemu_rng_next(&g) : (uint64_t)i << 48;
+		ssemu_rng_keyed(&a, seed, comp, key);
+		ssemu_rng_keyed2(seed, comp, key, &d0, &d1);
+		assert_int_equal(d0, ssemu_rng_next(&a));
+		assert_int_equal(d1, ssemu_rng_next(&a));
+	}
+}
+
 static void test_uniform(void **state)
 {
 	struct ssemu_rng r;
@@ -188,6 +209,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_streams_reproducible),
 		cmocka_unit_test(test_keyed),
+		cmocka_unit_test(test_keyed2),
 		cmocka_unit_test(test_uniform),
 		cmocka_unit_test(test_normal_moments),
 		cmocka_unit_test(test_normal_cdf),
