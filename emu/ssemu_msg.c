@@ -396,6 +396,54 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 	return msg_post(ep, m, mi);
 }
 
+/* Endpoint slots of ready word @w into @slots (from *@n, up to @max),
+ * their bits cleared.  @return whether the word is empty now. */
+static bool ready_take(uint64_t *word, uint32_t w, uint32_t *slots,
+		       uint32_t *n, uint32_t max)
+{
+	while (*word && *n < max) {
+		slots[(*n)++] = w * 64 + (uint32_t)__builtin_ctzll(*word);
+		*word &= *word - 1;
+	}
+	return !*word;
+}
+
+int ssemu_fabric_ready(struct ssemu_fabric *f, uint32_t *slots, uint32_t max)
+{
+	struct ssemu_region *r;
+	uint32_t words, nsum, w, k, n = 0;
+	uint64_t *bits, sum;
+	int ret;
+
+	if (!f || (max && !slots))
+		return -EINVAL;
+	if (f->store != SSEMU_STORE_PRIVATE)
+		return -ENOTSUP;
+	ret = ssemu_region_lock(f->r);
+	if (ret)
+		return ret;
+	r = f->r;
+	bits = ssemu_r_bits(r, r->ready_off);
+	words = ssemu_bm_words(r->neps);
+	nsum = ssemu_bm_sum_words(words);
+	if (!nsum) {
+		for (w = 0; w < words && n < max; w++)
+			ready_take(&bits[w], w, slots, &n, max);
+	}
+	/* (the words the summary names) */
+	for (k = 0; k < nsum && n < max; k++) {
+		for (sum = bits[words + k]; sum && n < max; sum &= sum - 1) {
+			w = k * 64 + (uint32_t)__builtin_ctzll(sum);
+			if (w < words && !ready_take(&bits[w], w, slots, &n,
+						     max))
+				continue;
+			bits[words + k] &= ~(1ULL << (w % 64));
+		}
+	}
+	ssemu_region_unlock(r);
+	return ssemu_fab_check(f) ? -EIO : (int)n;
+}
+
 int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 {
 	struct ssemu_ring *ring = ep->ev_ring;
@@ -639,11 +687,23 @@ static void futex_bump(uint32_t *word, uint32_t *waiters)
 	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-/* After an event push to @ep: wake who sleeps on it or on its NIC. */
+/* After an event push to @ep: wake who sleeps on it or on its NIC, and in
+ * a private store mark it ready (ssemu_fabric_ready). */
 static void ep_wake(struct ssemu_region *r, struct ssemu_ep_sh *ep)
 {
 	struct ssemu_nic_sh *n;
 	uint32_t epi = (uint32_t)(ep - ssemu_r_ep(r, 0));
+
+	if (r->ready_on) {
+		/* (under the lock, as ssemu_fabric_ready reads them: plain
+		 * stores, the store has one process) */
+		uint64_t *bits = ssemu_r_bits(r, r->ready_off);
+		uint32_t words = ssemu_bm_words(r->neps), w = epi / 64;
+
+		bits[w] |= 1ULL << (epi % 64);
+		if (words > SSEMU_BM_FLAT)
+			bits[words + w / 64] |= 1ULL << (w % 64);
+	}
 
 	/* (under the lock, as the waiters raise their counts: step 4) */
 	futex_bump(&ep->ev_futex, &ep->waiters);

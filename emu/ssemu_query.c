@@ -250,6 +250,11 @@ ssemu_addr_t ssemu_ep_addr(struct ssemu_ep *ep)
 	return SSEMU_ADDR(ssemu_nic_port(ep->nic), ep->pid);
 }
 
+uint32_t ssemu_ep_slot(struct ssemu_ep *ep)
+{
+	return ep->index;
+}
+
 struct ssemu_fabric *ssemu_ep_fabric(struct ssemu_ep *ep)
 {
 	return ep->nic->fab;

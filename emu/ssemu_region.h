@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 20
+#define SSEMU_LAYOUT_VERSION 21
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -473,6 +473,8 @@ struct ssemu_region {
 		 pairn_off,	/* pairs of each NIC (struct ssemu_pair_count) */
 		 work_off,	/* bitmap: endpoints with posted messages */
 		 ovf_off,	/* bitmap: endpoints with overflowed events */
+		 ready_off,	/* bitmap: endpoints with events pushed
+				 * (private store: ssemu_fabric_ready) */
 		 mrs_off,	/* memory region tables, one per NIC */
 		 resv_off,	/* placement reservation per endpoint port */
 		 nic_eps_off,	/* endpoint slot of each NIC's pids */
@@ -507,7 +509,7 @@ struct ssemu_region {
 	uint32_t nic_hint, ep_hint;
 	uint32_t voq_free;	/* free VOQ rows, linked; NONE: none */
 	uint32_t voq_hwm;	/* rows from here on never used */
-	uint32_t pad_model;
+	uint32_t ready_on;	/* ready_off is kept (a private store) */
 	uint32_t pairs_used;	/* pair table entries in use */
 	uint32_t pairs_full;	/* times a pair found the table full */
 	ssemu_time_t pairs_swept;	/* model time of the last sweep */

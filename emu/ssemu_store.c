@@ -54,6 +54,7 @@ static const struct {
 	SEC(PAIRN, pairn, SSEMU_CACHELINE),
 	SEC(WORK, work, SSEMU_CACHELINE),
 	SEC(OVF, ovf, SSEMU_CACHELINE),
+	SEC(READY, ready, SSEMU_CACHELINE),
 	SEC(RESV, resv, SSEMU_CACHELINE),
 	SEC(NIC_EPS, nic_eps, SSEMU_CACHELINE),
 	SEC(SWITCHES, switches, SSEMU_CACHELINE),
@@ -108,6 +109,7 @@ void ssemu_layout_compute(const struct ssemu_config *c,
 	words += ssemu_bm_sum_words((uint32_t)words);
 	sec_set(l, SSEMU_SEC_WORK, words, sizeof(uint64_t));
 	sec_set(l, SSEMU_SEC_OVF, words, sizeof(uint64_t));
+	sec_set(l, SSEMU_SEC_READY, words, sizeof(uint64_t));
 	sec_set(l, SSEMU_SEC_RESV, t->nendpoints, sizeof(uint32_t));
 	sec_set(l, SSEMU_SEC_NIC_EPS, (uint64_t)c->max_nics * c->eps_per_nic,
 		sizeof(uint32_t));
@@ -371,6 +373,8 @@ int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,
 		munmap(p, l->total);
 		return ret;
 	}
+	/* (its one process may poll only the endpoints with events) */
+	f->r->ready_on = 1;
 	f->r->magic = SSEMU_MAGIC;
 	f->r->ready = 1;
 	return 0;

@@ -52,6 +52,27 @@ uint64_t ssemu_drv_window_pkts(const struct ssemu_drv *d, uint64_t bytes)
 	return SSEMU_MIN(pkts * 16, 1024) + 64;
 }
 
+/* Which port each endpoint slot is (slot_port), for the drains. */
+static int drv_slots(struct ssemu_drv *d)
+{
+	uint32_t max = 0, s;
+	uint64_t i;
+
+	for (i = 0; i < d->n; i++)
+		max = SSEMU_MAX(max, ssemu_ep_slot(d->eps[i]));
+	d->nslots = d->n ? max + 1 : 0;
+	d->slot_port = malloc((d->nslots ? d->nslots : 1) *
+			      sizeof(*d->slot_port));
+	d->ready_bits = calloc((d->n + 63) / 64 + 1, sizeof(*d->ready_bits));
+	if (!d->slot_port || !d->ready_bits)
+		return -ENOMEM;
+	for (s = 0; s < d->nslots; s++)
+		d->slot_port[s] = UINT32_MAX;
+	for (i = 0; i < d->n; i++)
+		d->slot_port[ssemu_ep_slot(d->eps[i])] = (uint32_t)i;
+	return 0;
+}
+
 int ssemu_drv_open(struct ssemu_drv *d, uint64_t n, uint64_t msg_bytes,
 		   uint64_t pkts_per_nic,
 		   void (*job)(uint64_t port, struct ssemu_nic_opts *no))
@@ -103,7 +124,7 @@ int ssemu_drv_open(struct ssemu_drv *d, uint64_t n, uint64_t msg_bytes,
 			return ret;
 		}
 	}
-	return 0;
+	return drv_slots(d);
 }
 
 void ssemu_drv_close(struct ssemu_drv *d)
@@ -123,8 +144,12 @@ void ssemu_drv_close(struct ssemu_drv *d)
 	free(d->payload);
 	free(d->owed);
 	free(d->owed_bits);
+	free(d->ready_bits);
+	free(d->slot_port);
 	d->owed = NULL;
 	d->owed_bits = NULL;
+	d->ready_bits = NULL;
+	d->slot_port = NULL;
 	d->fab = NULL;
 	d->nics = NULL;
 	d->eps = NULL;
@@ -168,19 +193,53 @@ static void drain_owed(struct ssemu_drv *d, uint64_t i)
 		d->owed_bits[i / 64] &= ~(1ull << (i % 64));
 }
 
+/* The ports the fabric pushed events to since they were last drained
+ * (their bits in ready_bits).  @return false if the fabric cannot say. */
+static bool drv_ready(struct ssemu_drv *d)
+{
+	uint32_t slots[4096], p;
+	int k, got;
+
+	do {
+		got = ssemu_fabric_ready(d->fab, slots, ARRAY_SIZE(slots));
+		if (got < 0)
+			return false;
+		for (k = 0; k < got; k++) {
+			if (slots[k] >= d->nslots)
+				continue;
+			p = d->slot_port[slots[k]];
+			if (p < d->n)
+				d->ready_bits[p / 64] |= 1ull << (p % 64);
+		}
+	} while (got == (int)ARRAY_SIZE(slots));
+	return true;
+}
+
 /*
- * The ports owed events, in port order (the order a sweep of every port
- * calls the hooks in).  A port whose message failed is never sent the
- * RECV it is owed, and is looked at on every drain (failures are rare,
- * and counted).
+ * The ports owed events that have events, in port order (the order a
+ * sweep of every port calls the hooks in): those the fabric pushed events
+ * to since their last drain (a port not pushed to has nothing in its
+ * ring, a drain empties it), else every port owed events.  A port whose
+ * message failed is never sent the RECV it is owed (failures are rare,
+ * and counted).  A port pushed to but owed nothing stays ready until it
+ * is owed.
  */
 void ssemu_drv_drain(struct ssemu_drv *d)
 {
-	uint64_t w, bits;
+	uint64_t w, bits, p;
+	bool ready = d->ready_bits && drv_ready(d);
 
-	for (w = 0; w < (d->n + 63) / 64; w++)
-		for (bits = d->owed_bits[w]; bits; bits &= bits - 1)
-			drain_owed(d, w * 64 + (uint64_t)__builtin_ctzll(bits));
+	for (w = 0; w < (d->n + 63) / 64; w++) {
+		bits = d->owed_bits[w];
+		if (ready)
+			bits &= d->ready_bits[w];
+		for (; bits; bits &= bits - 1) {
+			p = w * 64 + (uint64_t)__builtin_ctzll(bits);
+			if (ready)
+				d->ready_bits[w] &= ~(1ull << (p % 64));
+			drain_owed(d, p);
+		}
+	}
 }
 
 int ssemu_drv_progress(struct ssemu_drv *d, uint32_t events)

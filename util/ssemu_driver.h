@@ -49,6 +49,13 @@ struct ssemu_drv {
 	 * each): a drain polls those alone, not every port */
 	uint32_t *owed;
 	uint64_t *owed_bits;
+	/* the ports with events pushed since their last drain (a bit
+	 * each), from the fabric's ready endpoints (ssemu_fabric_ready) by
+	 * slot_port (endpoint slot -> port, nslots of them): a drain polls
+	 * the ports both owed and ready */
+	uint64_t *ready_bits;
+	uint32_t *slot_port;
+	uint32_t nslots;
 };
 
 /* Port @port is owed one more event. */

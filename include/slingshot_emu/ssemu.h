@@ -496,6 +496,23 @@ struct ssemu_event {
  */
 int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max);
 
+/**
+ * An in-process fabric (SSEMU_STORE_PRIVATE) only: the endpoints the
+ * engine pushed events to since they were last returned here, by slot
+ * (ssemu_ep_slot), in slot order, at most @max of them into @slots; the
+ * rest are returned by the next call.  For a caller that polls many
+ * endpoints (a model-time tool with one per NIC): it then polls those
+ * alone, where a sweep reads every endpoint's ring.  An endpoint
+ * returned may have nothing left (it was polled since the push); one
+ * not returned has had nothing pushed.
+ * @return how many (>= 0), -EINVAL, -ENOTSUP (a shared store), or -EIO
+ * (the fabric is broken).
+ */
+int ssemu_fabric_ready(struct ssemu_fabric *fabric, uint32_t *slots,
+		       uint32_t max);
+/** Endpoint @ep's slot in its fabric: what ssemu_fabric_ready returns. */
+uint32_t ssemu_ep_slot(struct ssemu_ep *ep);
+
 /** Copy payload bytes [off, off+len) of a RECV event (or the result of an
  * RMA_DONE event) into @buf.
  * @return bytes copied. */

@@ -775,6 +775,112 @@ static void test_fabric_work_summary(void **state)
 	tf_close(t);
 }
 
+/* The endpoints of sends, in slot order: those at @ep[from] and @ep[to]
+ * with a message each from the first to the second. */
+static void ready_sends(struct tf *t, const unsigned *from,
+			const unsigned *to, unsigned n)
+{
+	unsigned k;
+	char b = 1;
+
+	for (k = 0; k < n; k++)
+		tf_send(t, from[k], to[k], &b, 1, 0, k, 0);
+	while (!ssemu_fabric_idle(t->fab))
+		assert_true(ssemu_fabric_progress(t->fab, 4096) >= 0);
+}
+
+/*
+ * An in-process fabric names the endpoints it pushed events to, each
+ * once, in slot order, up to what the caller takes (the rest next time),
+ * and forgets them once named; a fabric of more endpoints than the
+ * bitmaps scan flat, through the summary.  A shared store does not keep
+ * them.
+ */
+static void test_fabric_ready(void **state)
+{
+	enum { PER_NIC = 80, NNIC = 16 };
+	static struct ssemu_ep *extra[NNIC * PER_NIC];
+	const unsigned from[] = { 3, 0, 3 }, to[] = { 1, 1, 5 };
+	struct ssemu_config c;
+	uint32_t slots[8], want[4], nx = 0, k;
+	struct ssemu_event ev[4];
+	struct ssemu_fabric *f;
+	struct tf *t;
+	int n;
+
+	(void)state;
+	tf_config(&c, "switch");
+	c.max_nics = 8;
+	t = tf_open(&c);
+	for (k = 0; k < 6; k++)
+		tf_add(t, k);
+	assert_int_equal(ssemu_fabric_ready(t->fab, slots, 8), 0);
+	ready_sends(t, from, to, 3);
+	/* 0, 3: SEND_DONE; 1, 5: RECV */
+	want[0] = ssemu_ep_slot(t->ep[0]);
+	want[1] = ssemu_ep_slot(t->ep[1]);
+	want[2] = ssemu_ep_slot(t->ep[3]);
+	want[3] = ssemu_ep_slot(t->ep[5]);
+	for (k = 1; k < 4; k++)
+		assert_true(want[k] > want[k - 1]);
+	assert_int_equal(ssemu_fabric_ready(t->fab, slots, 3), 3);
+	for (k = 0; k < 3; k++)
+		assert_int_equal(slots[k], want[k]);
+	assert_int_equal(ssemu_fabric_ready(t->fab, slots, 8), 1);
+	assert_int_equal(slots[0], want[3]);
+	assert_int_equal(ssemu_fabric_ready(t->fab, slots, 8), 0);
+	/* the events are still there: naming takes nothing */
+	n = ssemu_ep_poll(t->ep[5], ev, 4);
+	assert_int_equal(n, 1);
+	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
+	ssemu_event_release(t->ep[5], &ev[0]);
+	assert_int_equal(ssemu_fabric_ready(NULL, slots, 8), -EINVAL);
+	assert_int_equal(ssemu_fabric_ready(t->fab, NULL, 8), -EINVAL);
+	assert_int_equal(ssemu_fabric_ready(t->fab, NULL, 0), 0);
+	tf_close(t);
+
+	/* many endpoints: through the summary, in slot order */
+	tf_config(&c, "switch");
+	c.max_nics = NNIC;
+	c.eps_per_nic = PER_NIC;
+	c.max_eps = 0;
+	c.msgs_per_ep = 4;
+	c.bufs_per_ep = 1;
+	t = tf_open(&c);
+	for (k = 0; k < NNIC; k++)
+		tf_add(t, k);
+	for (k = 0; k < NNIC; k++)
+		while (nx < NNIC * PER_NIC &&
+		       ssemu_ep_open(t->nic[k], &extra[nx]) == 0)
+			nx++;
+	assert_true(ssemu_ep_slot(extra[nx - 1]) / 64 > SSEMU_BM_FLAT);
+	{
+		struct iovec iov = { &k, 1 };
+		struct ssemu_send s = {
+			.dest = ssemu_ep_addr(extra[nx - 1]),
+			.iov = &iov, .iov_count = 1,
+		};
+
+		assert_int_equal(ssemu_ep_send(t->ep[2], &s), 0);
+	}
+	while (!ssemu_fabric_idle(t->fab))
+		assert_true(ssemu_fabric_progress(t->fab, 4096) >= 0);
+	assert_int_equal(ssemu_fabric_ready(t->fab, slots, 8), 2);
+	assert_int_equal(slots[0], ssemu_ep_slot(t->ep[2]));
+	assert_int_equal(slots[1], ssemu_ep_slot(extra[nx - 1]));
+	assert_int_equal(ssemu_fabric_ready(t->fab, slots, 8), 0);
+	while (nx)
+		ssemu_ep_close(extra[--nx]);
+	tf_close(t);
+
+	/* a shared store keeps no such set */
+	tf_config(&c, "switch");
+	t = tf_open_shared(&c);
+	f = t->fab;
+	assert_int_equal(ssemu_fabric_ready(f, slots, 8), -ENOTSUP);
+	tf_close(t);
+}
+
 static void test_fabric_config_and_stats(void **state)
 {
 	struct ssemu_config c;
@@ -1265,6 +1371,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_open_bad_options),
 		cmocka_unit_test(test_fabric_config_and_stats),
 		cmocka_unit_test(test_fabric_work_summary),
+		cmocka_unit_test(test_fabric_ready),
 		cmocka_unit_test(test_fabric_loopback),
 		cmocka_unit_test(test_fabric_full_scale),
 		cmocka_unit_test(test_fabric_detach_with_packets_in_flight),

@@ -41,6 +41,7 @@ static const struct {
 	F(MSGS, msgs_off), F(MSTATE, mstate_off), F(RINGS, rings_off),
 	F(PKTS, pkts_off), F(SWMAP, swmap_off), F(PORTMAP, portmap_off),
 	F(PAIR, pair_off), F(PAIRN, pairn_off), F(WORK, work_off), F(OVF, ovf_off),
+	F(READY, ready_off),
 	F(RESV, resv_off), F(NIC_EPS, nic_eps_off),
 	F(SWITCHES, switches_off), F(VOQROW, voqrow_off),
 	F(VOQS, voqs_off), F(MRS, mrs_off),
