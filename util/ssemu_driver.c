@@ -36,8 +36,11 @@ static void drv_size(struct ssemu_config *cfg, uint64_t n,
 	cfg->max_eps = 0;	/* one endpoint slot for each NIC */
 	cfg->msgs_per_ep = 64;
 	cfg->bufs_per_ep = msg_bytes > SSEMU_INLINE_MAX ? 16 : 0;
-	if (msg_bytes > cfg->buf_size)
-		cfg->buf_size = (uint32_t)msg_bytes;
+	/* buffers as large as a message (on cache lines), not the default's
+	 * 64 KiB: the few an endpoint keeps busy then share pages, each
+	 * written first by a copy of a payload */
+	if (cfg->bufs_per_ep)
+		cfg->buf_size = (uint32_t)SSEMU_ALIGN_UP(msg_bytes, 64);
 	cfg->max_switches = cfg->topo.groups * cfg->topo.switches_per_group;
 	cfg->max_pkts = (uint32_t)(pkts < (1u << 24) ? pkts : 1u << 24);
 	/* the engine holds at most 2^24 pending events */
