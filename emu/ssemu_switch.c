@@ -233,11 +233,36 @@ static inline void return_credit(struct ssemu_region *r,
 		credit_to_switch(r, pinst, peer->port, vcl, cells, t);
 }
 
+/*
+ * The credit ring of whoever feeds input @in of switch @s, which
+ * return_credit writes when the packet leaves: asked for now, while the
+ * packet is routed and queued (on a large fabric it is far from the
+ * caches: the upstream port last saw the packet a hop ago).
+ */
+static inline void prefetch_upstream(struct ssemu_region *r,
+				     const struct ssemu_switch_sh *s,
+				     uint32_t in)
+{
+	const struct ssemu_peer *peer = &s->port[in].peer;
+	uint32_t pinst;
+
+	if (peer->kind != SSEMU_PORT_LOCAL && peer->kind != SSEMU_PORT_GLOBAL)
+		return;
+	pinst = ssemu_sw_inst(r, peer->sw);
+	if (pinst != SSEMU_NONE && peer->port < r->topo.radix)
+		__builtin_prefetch(&ssemu_r_switch(r, pinst)
+					    ->port[peer->port].cr_head, 1);
+}
+
 void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
-	uint32_t out = model_route(r)->select(&r->topo, s->sw, pkt);
+	uint32_t out;
+
+	if (in < r->topo.radix)
+		prefetch_upstream(r, s, in);
+	out = model_route(r)->select(&r->topo, s->sw, pkt);
 	uint32_t vcl = pkt->tclass * SSEMU_NVC + pkt->vc;
 	const struct ssemu_cc_ops *cc = model_cc(r);
 
