@@ -258,13 +258,12 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
-	uint32_t out;
+	uint32_t vcl = pkt->tclass * SSEMU_NVC + pkt->vc, out;
+	const struct ssemu_cc_ops *cc = model_cc(r);
 
 	if (in < r->topo.radix)
 		prefetch_upstream(r, s, in);
 	out = model_route(r)->select(&r->topo, s->sw, pkt);
-	uint32_t vcl = pkt->tclass * SSEMU_NVC + pkt->vc;
-	const struct ssemu_cc_ops *cc = model_cc(r);
 
 	if (SSEMU_BAD(r, out >= r->topo.radix || in >= 64, "switch %u: "
 		      "packet %u routed from port %u to port %u", s->sw, pi,
