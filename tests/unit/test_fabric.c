@@ -702,6 +702,36 @@ static void test_fabric_open_bad_options(void **state)
 }
 
 /*
+ * A fabric of more endpoints than the bitmaps scan flat: MANY_NICS NICs
+ * with an endpoint each (tf_add), then as many more endpoints as they
+ * take into @extra (*@nx of them).
+ */
+enum { MANY_PER_NIC = 80, MANY_NICS = 16 };
+
+static struct tf *open_many(struct ssemu_ep **extra, uint32_t *nx)
+{
+	struct ssemu_config c;
+	struct tf *t;
+	uint32_t k;
+
+	tf_config(&c, "switch");
+	c.max_nics = MANY_NICS;
+	c.eps_per_nic = MANY_PER_NIC;
+	c.max_eps = 0;
+	c.msgs_per_ep = 4;
+	c.bufs_per_ep = 1;
+	t = tf_open(&c);
+	for (k = 0; k < MANY_NICS; k++)
+		tf_add(t, k);
+	*nx = 0;
+	for (k = 0; k < MANY_NICS; k++)
+		while (*nx < MANY_NICS * MANY_PER_NIC &&
+		       ssemu_ep_open(t->nic[k], &extra[*nx]) == 0)
+			(*nx)++;
+	return t;
+}
+
+/*
  * A fabric of more endpoints than the bitmaps scan flat: the engine finds
  * posted work through the summary, from endpoints in any word; and work
  * whose summary bit a damaged segment lost is still taken, by the full
@@ -709,9 +739,7 @@ static void test_fabric_open_bad_options(void **state)
  */
 static void test_fabric_work_summary(void **state)
 {
-	enum { PER_NIC = 80, NNIC = 16 };
-	static struct ssemu_ep *extra[NNIC * PER_NIC];
-	struct ssemu_config c;
+	static struct ssemu_ep *extra[MANY_NICS * MANY_PER_NIC];
 	struct ssemu_event ev[4];
 	struct ssemu_region *r;
 	uint32_t words, nsum, k, nx = 0, round, done;
@@ -722,19 +750,7 @@ static void test_fabric_work_summary(void **state)
 	int n;
 
 	(void)state;
-	tf_config(&c, "switch");
-	c.max_nics = NNIC;
-	c.eps_per_nic = PER_NIC;
-	c.max_eps = 0;
-	c.msgs_per_ep = 4;
-	c.bufs_per_ep = 1;
-	t = tf_open(&c);
-	for (k = 0; k < NNIC; k++)
-		tf_add(t, k);
-	for (k = 0; k < NNIC; k++)
-		while (nx < NNIC * PER_NIC &&
-		       ssemu_ep_open(t->nic[k], &extra[nx]) == 0)
-			nx++;
+	t = open_many(extra, &nx);
 	r = t->fab->r;
 	words = ssemu_bm_words(r->neps);
 	nsum = ssemu_bm_sum_words(words);
@@ -798,8 +814,7 @@ static void ready_sends(struct tf *t, const unsigned *from,
  */
 static void test_fabric_ready(void **state)
 {
-	enum { PER_NIC = 80, NNIC = 16 };
-	static struct ssemu_ep *extra[NNIC * PER_NIC];
+	static struct ssemu_ep *extra[MANY_NICS * MANY_PER_NIC];
 	const unsigned from[] = { 3, 0, 3 }, to[] = { 1, 1, 5 };
 	struct ssemu_config c;
 	uint32_t slots[8], want[4], nx = 0, k;
@@ -840,19 +855,7 @@ static void test_fabric_ready(void **state)
 	tf_close(t);
 
 	/* many endpoints: through the summary, in slot order */
-	tf_config(&c, "switch");
-	c.max_nics = NNIC;
-	c.eps_per_nic = PER_NIC;
-	c.max_eps = 0;
-	c.msgs_per_ep = 4;
-	c.bufs_per_ep = 1;
-	t = tf_open(&c);
-	for (k = 0; k < NNIC; k++)
-		tf_add(t, k);
-	for (k = 0; k < NNIC; k++)
-		while (nx < NNIC * PER_NIC &&
-		       ssemu_ep_open(t->nic[k], &extra[nx]) == 0)
-			nx++;
+	t = open_many(extra, &nx);
 	assert_true(ssemu_ep_slot(extra[nx - 1]) / 64 > SSEMU_BM_FLAT);
 	{
 		struct iovec iov = { &k, 1 };
