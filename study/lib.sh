@@ -161,6 +161,17 @@ study_fabric_end() {
 	study_samplers=
 	touch "$study_tmp/release"
 	wait "$study_holder"
+	# A job stopped at its cap may still be dying when the holder lets
+	# go, so the last one out was not the last: remove the segment once
+	# nobody uses it (clean leaves a fabric in use alone).
+	_i=0
+	while [ -e "/dev/shm/$study_fabric_name" ] && [ $_i -lt 50 ]; do
+		"$SSEMU_TOOL" clean --fabric "$study_fabric_name" \
+			>/dev/null 2>&1
+		[ -e "/dev/shm/$study_fabric_name" ] || break
+		sleep 0.1
+		_i=$((_i + 1))
+	done
 	study_holder=
 	study_fabric_name=
 	cat "$study_tmp/holder.out"
