@@ -694,16 +694,10 @@ static void ep_wake(struct ssemu_region *r, struct ssemu_ep_sh *ep)
 	struct ssemu_nic_sh *n;
 	uint32_t epi = (uint32_t)(ep - ssemu_r_ep(r, 0));
 
-	if (r->ready_on) {
-		/* (under the lock, as ssemu_fabric_ready reads them: plain
-		 * stores, the store has one process) */
-		uint64_t *bits = ssemu_r_bits(r, r->ready_off);
-		uint32_t words = ssemu_bm_words(r->neps), w = epi / 64;
-
-		bits[w] |= 1ULL << (epi % 64);
-		if (words > SSEMU_BM_FLAT)
-			bits[words + w / 64] |= 1ULL << (w % 64);
-	}
+	/* (under the lock, as ssemu_fabric_ready reads them) */
+	if (r->ready_on)
+		ssemu_bm_mark(ssemu_r_bits(r, r->ready_off),
+			      ssemu_bm_words(r->neps), epi);
 
 	/* (under the lock, as the waiters raise their counts: step 4) */
 	futex_bump(&ep->ev_futex, &ep->waiters);

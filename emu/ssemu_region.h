@@ -912,6 +912,17 @@ static inline void ssemu_bm_set(uint64_t *bits, uint32_t words, uint32_t i)
 		ssemu_fetch_or(&bits[words + w / 64], 1ULL << (w % 64));
 }
 
+/* ssemu_bm_set with plain stores, for a bitmap whose every reader and
+ * writer holds the fabric lock. */
+static inline void ssemu_bm_mark(uint64_t *bits, uint32_t words, uint32_t i)
+{
+	uint32_t w = i / 64;
+
+	bits[w] |= 1ULL << (i % 64);
+	if (words > SSEMU_BM_FLAT)
+		bits[words + w / 64] |= 1ULL << (w % 64);
+}
+
 static inline struct ssemu_ring *ssemu_r_ring(struct ssemu_region *r,
 					      uint64_t off)
 {
