@@ -497,6 +497,7 @@ static void model_report(const struct bench_opts *o, struct model *m,
 					  ((double)cfg->edge.rate_bps *
 					   (double)m->n * (double)span), 3);
 	kv_u64("packet_hops", hops);
+	kv_u64("train_hops", st->train_hops - st0->train_hops);
 	kv_u64("events", events);
 	kv_f("wall_s", wall_s, 3);
 	kv_f("cpu_s", cpu_s, 3);
@@ -691,6 +692,7 @@ static int bench_message(const struct bench_opts *o)
 	kv_u64("dst_port", port[1]);
 	kv_u64("packets", npkts ? npkts : 1);
 	kv_u64("packet_hops", hops);
+	kv_u64("train_hops", st.train_hops - st0.train_hops);
 	kv_u64("events", events);
 	kv_f("events_per_packet", (double)events / (double)SSEMU_MAX(npkts, 1),
 	     3);

@@ -50,6 +50,7 @@ int ssemu_fabric_stats(struct ssemu_fabric *f, struct ssemu_fabric_stats *st)
 	st->events = ssemu_r_engine(r)->executed;
 	st->pkts_delivered = r->pkts_delivered;
 	st->pkt_hops = r->pkt_hops;
+	st->train_hops = r->train_hops;
 	st->switch_lat_sum = r->switch_lat_sum;
 	st->nics_attached = r->nnics;
 	st->switches_instantiated = r->sw_used;

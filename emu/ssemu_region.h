@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 21
+#define SSEMU_LAYOUT_VERSION 22
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -359,17 +359,27 @@ struct ssemu_swport {
 		uint32_t queued;	/* VOQ packets for this output */
 		uint32_t credits;	/* downstream buffer */
 	} vq[SSEMU_MAX_VCLASS];
+	uint64_t drops;
+	ssemu_time_t nb_time;	/* (nb_seen's, below) */
+	/* the last data packet sent: its message (index, generation), its
+	 * index in the message and the input it came from (in == 0xff: none
+	 * yet, or not a data packet), which tells a packet following it on
+	 * the same path (sw_try_send's train count); in the line of the
+	 * class counters a hop writes anyway */
+	struct {
+		uint32_t msg, msg_gen, idx, in;
+	} last;
 	/* sent, per class (side by side: a hop counts both in one line) */
 	struct {
 		uint64_t pkts, bytes;
 	} tx[SSEMU_MAX_TCLASS];
-	uint64_t drops;
 	/* what the upstream neighbours' adaptive routing sees of this
 	 * output's queues, per class: a sample published at most every
 	 * SSEMU_NB_PERIOD and seen one sample late (nb_load) */
-	ssemu_time_t nb_time;
 	uint32_t nb_seen[SSEMU_MAX_TCLASS];
 	uint32_t nb_next[SSEMU_MAX_TCLASS];
+	/* (a port is whole cache lines, so each one's lines are its own) */
+	uint8_t pad[48];
 };
 
 struct ssemu_switch_sh {
@@ -523,6 +533,10 @@ struct ssemu_region {
 	uint64_t wall_t0_ns;	/* realtime: wall clock at model time 0 */
 	uint64_t lag_ps;	/* realtime: how far the model fell behind */
 	uint64_t pkts_delivered, pkt_hops, switch_lat_sum;
+	/* data packet-hops that followed the previous packet of their own
+	 * message out of the same input to the same output with nothing
+	 * else waiting for that output (sw_try_send) */
+	uint64_t train_hops;
 	/* messages failed because nobody was at their destination any more,
 	 * and messages a closing endpoint had posted that could not be
 	 * delivered within its close bound (or whose process died) */
@@ -612,10 +626,10 @@ SSEMU_LAYOUT_IS(ssemu_pair_count, 8, 4);
 /* packets and switches */
 SSEMU_LAYOUT_IS(ssemu_pkt, 96, 8);
 SSEMU_LAYOUT_IS(ssemu_voq, 8, 4);
-SSEMU_LAYOUT_IS(ssemu_swport, 1344, 8);
+SSEMU_LAYOUT_IS(ssemu_swport, 1408, 8);
 SSEMU_LAYOUT_IS(ssemu_peer, 24, 8);
 SSEMU_LAYOUT_IS(ssemu_rng, 32, 8);
-SSEMU_LAYOUT_IS(ssemu_switch_sh, 86336, 64);
+SSEMU_LAYOUT_IS(ssemu_switch_sh, 90432, 64);
 /* telemetry */
 SSEMU_LAYOUT_IS(ssemu_tel_sh, 471112, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_nic, 8, 4);

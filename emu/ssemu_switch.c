@@ -106,6 +106,7 @@ struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 		const struct ssemu_link_params *lp = link_of(r, p);
 		struct ssemu_swport *op = &s->port[p];
 
+		op->last.in = UINT32_MAX;
 		op->delay = lp->delay;
 		op->bytes_per_ps = (double)lp->rate_bps / 8e12;
 		if (lp->rate_bps && 8 * SSEMU_PS_PER_S % lp->rate_bps == 0 &&
@@ -302,6 +303,33 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 	sw_try_send(r, inst, out);
 }
 
+/*
+ * Count a data packet @pkt sent on output @op that follows the previous
+ * packet of its message from the same input @in, with nothing else queued
+ * for the output (every vclass with packets is @vcl, and only @in has any
+ * of it): a hop an exact packet train would have carried.  Then @pkt is
+ * the one the next must follow (anything else sent breaks the run).
+ */
+static inline void train_count(struct ssemu_region *r,
+			       struct ssemu_swport *op,
+			       const struct ssemu_pkt *pkt, uint32_t in,
+			       uint32_t vcl)
+{
+	if (pkt->type != SSEMU_PKT_DATA) {
+		op->last.in = UINT32_MAX;
+		return;
+	}
+	if (op->last.in == in && op->last.msg == pkt->msg &&
+	    op->last.msg_gen == pkt->msg_gen && op->last.idx + 1 == pkt->idx &&
+	    !(op->vclmask & ~(1ull << vcl)) &&
+	    !(op->vq[vcl].inmask & ~(1ull << in)))
+		r->train_hops++;
+	op->last.msg = pkt->msg;
+	op->last.msg_gen = pkt->msg_gen;
+	op->last.idx = pkt->idx;
+	op->last.in = in;
+}
+
 void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
@@ -362,6 +390,7 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	op->tx[tc].pkts++;
 	op->tx[tc].bytes += pkt->bytes;
 	r->pkt_hops++;
+	train_count(r, op, pkt, in, vcl);
 	r->switch_lat_sum += now - pkt->sw_arrive;
 	r->swlat_hist[SSEMU_MIN((now - pkt->sw_arrive) / SSEMU_PS_PER_NS,
 				(uint64_t)SSEMU_SWLAT_BINS - 1)]++;

@@ -430,9 +430,9 @@ static void report(struct sim *s)
 	       sl.p99_ns >= SSEMU_SWLAT_MAX_NS ? ">=" : "", sl.p99_ns,
 	       sl.max_ns >= SSEMU_SWLAT_MAX_NS ? ">=" : "", sl.max_ns);
 	printf("model: time %.3f us, events %" PRIu64 ", switches modelled %"
-	       PRIu64 "\n",
+	       PRIu64 ", train hops %" PRIu64 "\n",
 	       (double)st.now / SSEMU_PS_PER_US, st.events,
-	       st.switches_instantiated);
+	       st.switches_instantiated, st.train_hops);
 	if (c->nmjobs) {
 		struct ssemu_mjob_stats mj[SSEMU_CONFIG_MJOBS];
 		int nj = ssemu_fabric_mjobs(s->d.fab, mj, SSEMU_CONFIG_MJOBS);

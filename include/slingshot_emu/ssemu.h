@@ -854,6 +854,12 @@ struct ssemu_fabric_stats {
 	/* packets and messages whose payload failed its CRC: at a receiving
 	 * NIC, or when its receiver read it (never delivered) */
 	uint64_t crc_errors;
+	/* data packet-hops that followed the previous packet of their own
+	 * message out of the same switch input to the same output, with
+	 * nothing else waiting for that output: the hops a train of
+	 * packets, one event per hop for the lot, could have carried
+	 * without changing what anything else sees */
+	uint64_t train_hops;
 };
 
 int ssemu_fabric_stats(struct ssemu_fabric *fabric,

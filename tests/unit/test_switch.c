@@ -6,7 +6,9 @@
  * output does not hold back an input's traffic to an idle one), credit flow
  * control (one-packet buffers stall and resume without losing anything),
  * strict priority between traffic classes, round-robin fairness between
- * inputs, and freedom from routing deadlock across Dragonfly groups.
+ * inputs, freedom from routing deadlock across Dragonfly groups, and the
+ * count of hops on which a packet follows its message's previous one with
+ * nothing else waiting (what a packet train would carry).
  */
 #include <errno.h>
 #include <math.h>
@@ -668,6 +670,65 @@ static void test_switch_no_deadlock_across_groups(void **state)
 	tf_close(t);
 }
 
+/* ------------------------------------------------------------------ */
+/* Train hops: packets following their message's previous one           */
+/* ------------------------------------------------------------------ */
+
+static uint64_t train_hops(struct tf *t)
+{
+	struct ssemu_fabric_stats fs;
+
+	assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
+	return fs.train_hops;
+}
+
+/*
+ * A message alone through a switch: every packet but the first follows
+ * the one before it (one hop each).  Two messages into one output at
+ * once: each input's packets wait beside the other's, so hardly any
+ * follows its predecessor with nothing else queued.  And alone again:
+ * the count is as the first time.
+ */
+static void test_switch_train_hops(void **state)
+{
+	static uint8_t buf[32768];
+	const uint64_t pkts = sizeof(buf) / 2048;
+	struct ssemu_config c;
+	uint64_t before;
+	struct tf *t;
+	unsigned i;
+
+	tf_config(&c, "switch");
+	assert_int_equal(c.mtu, 2048);
+	t = tf_open(&c);
+	for (i = 0; i < 4; i++)
+		tf_add(t, i);
+	assert_true(train_hops(t) == 0);
+
+	tf_send(t, 0, 1, buf, sizeof(buf), c.default_tclass, 1, 0);
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 1);
+	assert_true(train_hops(t) == pkts - 1);
+
+	before = train_hops(t);
+	tf_send(t, 2, 1, buf, sizeof(buf), c.default_tclass, 2, 0);
+	tf_send(t, 3, 1, buf, sizeof(buf), c.default_tclass, 3, 0);
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 3);
+	if (train_hops(t) - before >= pkts - 1)
+		fail_msg("two messages into one output: %llu train hops, "
+			 "want fewer than one message alone (%llu)",
+			 (unsigned long long)(train_hops(t) - before),
+			 (unsigned long long)(pkts - 1));
+
+	before = train_hops(t);
+	tf_send(t, 0, 1, buf, sizeof(buf), c.default_tclass, 4, 0);
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 4);
+	assert_true(train_hops(t) - before == pkts - 1);
+	tf_close(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -680,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_switch_tclass_priority),
 		cmocka_unit_test(test_switch_round_robin_fairness),
 		cmocka_unit_test(test_switch_no_deadlock_across_groups),
+		cmocka_unit_test(test_switch_train_hops),
 	};
 
 	return cmocka_run_group_tests_name("switch", tests, NULL, NULL);
