@@ -210,12 +210,14 @@ static int __sse_rx_crc_failed(struct sse_ep *ep, ssemu_addr_t src,
 }
 
 /*
- * The payload of @ev was copied out (ssemu_event_payload): did it pass its
- * CRC?  @return 0, or the receive's error as __sse_rx_crc_failed.
+ * The payload of @ev was copied out (ssemu_event_payload): did it and the
+ * header pass their CRC?  (A message with no payload is checked too: its
+ * header, the tag and CQ data, is what it carries.)  @return 0, or the
+ * receive's error as __sse_rx_crc_failed.
  */
 static int __sse_rx_verify(struct sse_ep *ep, const struct ssemu_event *ev)
 {
-	if (!ev->len || ssemu_event_verify(ep->emu, ev) != -EBADMSG)
+	if (ssemu_event_verify(ep->emu, ev) != -EBADMSG)
 		return 0;
 	return __sse_rx_crc_failed(ep, ev->src, ev);
 }
@@ -447,6 +449,16 @@ void __sse_handle_recv(struct sse_ep *ep, const struct ssemu_event *ev)
 {
 	unsigned op = SSE_HDR_OP(ev->hdr[0]);
 
+	/* A control message (a CTS, a FIN, a fragment without data) is all
+	 * header: checked before it is acted on.  (A first piece is checked
+	 * when it is matched, and its receive fails if it does not pass.) */
+	if (!ev->len && op != SSE_OP_EAGER && op != SSE_OP_RTS &&
+	    ssemu_event_verify(ep->emu, ev) == -EBADMSG) {
+		SSE_EP_WARN(ep, "a control message from %u:%u failed its CRC (changed after it was posted): dropped\n",
+			    SSEMU_ADDR_PORT(ev->src),
+			    SSEMU_ADDR_PID(ev->src));
+		goto out;
+	}
 	switch (op) {
 	case SSE_OP_EAGER:
 	case SSE_OP_RTS:
@@ -467,6 +479,7 @@ void __sse_handle_recv(struct sse_ep *ep, const struct ssemu_event *ev)
 			    SSEMU_ADDR_PID(ev->src));
 		break;
 	}
+out:
 	/* Everything needed was copied out: give the slot back now. */
 	ssemu_event_release(ep->emu, ev);
 }

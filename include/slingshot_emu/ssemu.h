@@ -514,8 +514,10 @@ int ssemu_fabric_ready(struct ssemu_fabric *fabric, uint32_t *slots,
 uint32_t ssemu_ep_slot(struct ssemu_ep *ep);
 
 /** Copy payload bytes [off, off+len) of a RECV event (or the result of an
- * RMA_DONE event) into @buf.
- * @return bytes copied. */
+ * RMA_DONE event) into @buf, checked against the message's CRC (which
+ * covers its header too: src, hdr and len).
+ * @return bytes copied; 0 if they failed the check (or there were none:
+ * a message without payload is checked by ssemu_event_verify alone). */
 size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			size_t off, void *buf, size_t len);
 
@@ -537,7 +539,9 @@ const void *ssemu_event_payload(struct ssemu_ep *ep,
 
 /** Check the payload of @ev against its CRC after it was copied out
  * (ssemu_event_payload): a write into the segment before or while it was
- * copied is still there, and fails the check.
+ * copied is still there, and fails the check.  The CRC covers the
+ * header (src, hdr, len) too: a RECV without payload, all header, is
+ * trusted once this passes.
  * @return 0; -EBADMSG it changed after the post (or after the RMA target
  * produced it): counted in crc_errors, what was copied is not to be
  * used; -EINVAL no payload. */

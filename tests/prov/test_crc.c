@@ -5,8 +5,9 @@
  * completes with FI_EIO (prov_errno EBADMSG, the receive counter's error
  * count moves), whether it was posted before the message arrived or
  * after (the message waits as a failed unexpected entry), for a message
- * of one piece and for one whose later piece is the one that changed;
- * tagged and untagged.  The sender's send completes normally (its data
+ * of one piece and for one whose later piece is the one that changed,
+ * and for one with no payload whose header (its CQ data) changed before
+ * the engine took it; tagged and untagged.  The sender's send completes normally (its data
  * left intact), and the endpoints carry a good message afterwards.
  *
  * Sender and receiver are in two domains of this process over the shm
@@ -223,11 +224,53 @@ static void test_crc_later_piece(void **state)
 	crc_case(3 * piece, 100, true, false);
 }
 
+/*
+ * A message with no payload is all header: its CQ data changed in the
+ * segment after the post, before the engine took it, the receive fails
+ * with FI_EIO as for a payload that changed (before, nothing checked a
+ * message without payload, and its receive completed with the changed
+ * data).
+ */
+static void no_payload_case(bool tagged)
+{
+	uint64_t flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) |
+			 FI_REMOTE_CQ_DATA;
+	uint64_t data = 0x5ca1ab1e00000000ull | ++seed;
+	struct crc_pair p;
+	char in[16];
+	int sctx, rctx;
+
+	pair_open(&p);
+	post_recv(&p, in, sizeof(in), tagged, &rctx);
+	if (tagged)
+		assert_fi_ok(fi_tsenddata(p.tx.ep[0], NULL, 0, NULL, data,
+					  p.to_rx, TAG, &sctx));
+	else
+		assert_fi_ok(fi_senddata(p.tx.ep[0], NULL, 0, NULL, data,
+					 p.to_rx, &sctx));
+	/* posted, not taken by the engine yet (no progress has run) */
+	assert_true(segment_corrupt(&data, sizeof(data)) >= 1);
+	sender_done(&p, &sctx);
+	expect_eio(&p, &rctx, flags, tagged ? TAG : 0);
+	assert_int_equal(fi_cntr_readerr(p.rx.rcntr[0]), 1);
+	sse_assert_cq_empty(&p.rx, p.rx.cq[0]);
+	good_message(&p, tagged);
+	pair_close(&p);
+}
+
+static void test_crc_no_payload(void **state)
+{
+	(void)state;
+	no_payload_case(true);
+	no_payload_case(false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc_one_piece),
 		cmocka_unit_test(test_crc_later_piece),
+		cmocka_unit_test(test_crc_no_payload),
 	};
 	char v[32];
 
