@@ -452,9 +452,16 @@ static int ep_open(struct ssemu_nic *nic, uint32_t id, uint32_t vni,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
+	if (r->shm_mode) {
+		ep->owed = calloc(c->msgs_per_ep, sizeof(*ep->owed));
+		if (!ep->owed) {
+			free(ep);
+			return -ENOMEM;
+		}
+	}
 	ret = ssemu_region_lock(r);
 	if (ret) {
-		free(ep);
+		ssemu_ep_free(ep);
 		return ret;
 	}
 	ret = claim_reaping_locked(r, ep_claim_locked, &cl);
@@ -493,7 +500,7 @@ static int ep_open(struct ssemu_nic *nic, uint32_t id, uint32_t vni,
 
 err_unlock:
 	ssemu_region_unlock(r);
-	free(ep);
+	ssemu_ep_free(ep);
 	return ret;
 }
 

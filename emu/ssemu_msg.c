@@ -51,6 +51,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -207,19 +208,96 @@ static int64_t iov_bytes(const struct iovec *iov, size_t n)
 	return (int64_t)len;
 }
 
-/* Hand a filled slot to the engine. */
+/*
+ * A shared store: the completion of a post comes back with the cookie it
+ * was posted with, from this process's record (struct ssemu_owed), never
+ * from the slot, which another process may write; a completion this
+ * endpoint has no post for is the segment's damage.  A slot whose
+ * completion was not polled yet when the slot is posted again keeps its
+ * record in owed_old until it is.
+ */
+static int owed_record(struct ssemu_ep *ep, const struct ssemu_msg *m,
+		       uint32_t local)
+{
+	struct ssemu_owed *o = &ep->owed[local], *old;
+	uint32_t cap;
+
+	if (o->live) {
+		if (ep->nowed_old == ep->owed_old_cap) {
+			cap = ep->owed_old_cap ? 2 * ep->owed_old_cap : 16;
+			old = realloc(ep->owed_old, cap * sizeof(*old));
+			if (!old)
+				return -ENOMEM;
+			ep->owed_old = old;
+			ep->owed_old_cap = cap;
+		}
+		ep->owed_old[ep->nowed_old] = *o;
+		ep->owed_old[ep->nowed_old++].local = (uint16_t)local;
+	}
+	o->cookie = m->cookie;
+	o->gen = m->gen;
+	o->live = 1;
+	return 0;
+}
+
+/* The cookie of the completion of slot @local, generation @gen, which
+ * is polled now: @return false if this endpoint owes no such one. */
+static bool owed_take(struct ssemu_ep *ep, uint32_t local, uint32_t gen,
+		      uint64_t *cookie)
+{
+	struct ssemu_owed *o = &ep->owed[local];
+	uint32_t k;
+
+	if (o->live && o->gen == gen) {
+		*cookie = o->cookie;
+		o->live = 0;
+		return true;
+	}
+	for (k = 0; k < ep->nowed_old; k++) {
+		o = &ep->owed_old[k];
+		if (o->local == local && o->gen == gen) {
+			*cookie = o->cookie;
+			*o = ep->owed_old[--ep->nowed_old];
+			return true;
+		}
+	}
+	return false;
+}
+
+void ssemu_ep_free(struct ssemu_ep *ep)
+{
+	free(ep->owed);
+	free(ep->owed_old);
+	free(ep);
+}
+
 static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi)
 {
 	struct ssemu_region *r = ep->r;
 	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
+	uint32_t local = mi - ep->index * ep->nic->fab->cfg->msgs_per_ep;
+	struct ssemu_owed keep;
+	int ret;
 
 	/* (the ring's offset is read from the segment) */
 	if (ssemu_ep_rings_bad(r, ep->index))
 		return -EIO;
+	/* (before the slot is the engine's: it may complete at once) */
+	if (ep->owed) {
+		keep = ep->owed[local];
+		ret = owed_record(ep, m, local);
+		if (ret)
+			return ret;
+	}
 	ssemu_store_release(ssemu_r_mstate(r, mi), SSEMU_MSG_BUSY);
 	/* The tx ring has a slot per message slot, so it cannot be full. */
 	if (ssemu_ring_push(ssemu_r_ring(r, sh->tx_ring_off), &mi)) {
 		ssemu_store_release(ssemu_r_mstate(r, mi), 0);
+		if (ep->owed) {
+			if (keep.live)
+				ep->nowed_old--;
+			ep->owed[local] = keep;
+		}
 		return -EAGAIN;
 	}
 	/* tell the engine where to look; pairs with the exchange in
@@ -444,6 +522,16 @@ int ssemu_fabric_ready(struct ssemu_fabric *f, uint32_t *slots, uint32_t max)
 	return ssemu_fab_check(f) ? -EIO : (int)n;
 }
 
+/* Completion @ev of one of @ep's posts: its cookie the one it was posted
+ * with.  @return false if @ep owes no such completion. */
+static bool completion_owed(struct ssemu_ep *ep, struct ssemu_event *ev)
+{
+	uint32_t per = ep->nic->fab->cfg->msgs_per_ep, first = ep->index * per;
+
+	return ev->slot >= first && ev->slot - first < per &&
+	       owed_take(ep, ev->slot - first, ev->gen, &ev->cookie);
+}
+
 int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 {
 	struct ssemu_ring *ring = ep->ev_ring;
@@ -465,6 +553,14 @@ int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 			      "endpoint %u: an event in its ring changed "
 			      "after it was pushed (its CRC fails)",
 			      ep->index))
+			return -EIO;
+		if (ep->owed && (ev[n].type == SSEMU_EV_SEND_DONE ||
+				 ev[n].type == SSEMU_EV_RMA_DONE) &&
+		    SSEMU_BAD(ep->r, !completion_owed(ep, &ev[n]),
+			      "endpoint %u: a completion for message slot %u "
+			      "(generation %u) it has no post of (the slot "
+			      "changed in the segment)", ep->index,
+			      ev[n].slot, ev[n].gen))
 			return -EIO;
 		n++;
 	}

@@ -82,7 +82,25 @@ struct ssemu_ep {
 	struct ssemu_msg *ck_msg;
 	const uint8_t *ck_data;
 	uint32_t ck_slot, ck_gen, ck_type;
+	/* A shared store: what each of its message slots was last posted
+	 * with (its generation and cookie), kept in this process, and the
+	 * posts whose slot was reused before their completion was polled.
+	 * A completion's cookie comes from here, not from the segment's
+	 * copy, which another process may have written (ssemu_msg.c). */
+	struct ssemu_owed *owed;	/* msgs_per_ep entries; NULL: private */
+	struct ssemu_owed *owed_old;
+	uint32_t nowed_old, owed_old_cap;
 };
+
+struct ssemu_owed {
+	uint64_t cookie;
+	uint32_t gen;
+	uint16_t local;		/* (owed_old) the slot, of the endpoint's */
+	uint16_t live;		/* its completion is still to come */
+};
+
+/* Free @ep and what it keeps in this process (ssemu_msg.c). */
+void ssemu_ep_free(struct ssemu_ep *ep);
 
 
 /* ssemu_telemetry.c: the section's size and set-up, and the model's

@@ -621,7 +621,7 @@ int ssemu_ep_close_timeout(struct ssemu_ep *ep, int timeout_ms)
 			nanosleep(&ts, NULL);
 		}
 	}
-	free(ep);
+	ssemu_ep_free(ep);
 	return ret;
 }
 

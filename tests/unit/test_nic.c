@@ -8,8 +8,9 @@
  * once they come back, -EMSGSIZE, -EINVAL, unreachable ports and closed
  * pids, zero-length and gathered messages, event-ring overflow, several
  * endpoints per NIC, closing an endpoint with traffic in flight, running
- * out of model packets, and a message whose slot names another
- * destination after its post (delivered to nobody, failed).
+ * out of model packets, a message whose slot names another
+ * destination after its post (delivered to nobody, failed), and
+ * completions whose cookie comes from the poster, not the slot.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -1041,6 +1042,92 @@ static void test_nic_dst_changed(void **state)
 	dst_changed(3);
 }
 
+/* The busy slot of a message posted with @cookie (the segment's copy). */
+static struct ssemu_msg *posted_slot(struct tf *t, uint64_t cookie)
+{
+	struct ssemu_region *r = t->fab->r;
+	struct ssemu_msg *m = NULL;
+	uint32_t i;
+
+	for (i = 0; i < r->nmsgs; i++)
+		if ((*ssemu_r_mstate(r, i) & SSEMU_MSG_BUSY) &&
+		    ssemu_r_msg(r, i)->cookie == cookie)
+			m = ssemu_r_msg(r, i);
+	assert_non_null(m);
+	return m;
+}
+
+/* Poll and release @t's endpoint @i into @ev; @return how many. */
+static int poll_release(struct tf *t, unsigned i, struct ssemu_event *ev,
+			int max)
+{
+	int n = ssemu_ep_poll(t->ep[i], ev, max), k;
+
+	for (k = 0; k < n; k++)
+		ssemu_event_release(t->ep[i], &ev[k]);
+	return n;
+}
+
+/*
+ * A shared store: the completion of a send carries the cookie it was
+ * posted with even when the slot's cookie changed in the segment after
+ * the post (the provider takes it for a pointer); with the slot posted
+ * again before the first completion was polled, each completion has its
+ * own; and a completion for a post the endpoint never made (the slot's
+ * generation changed in the segment) breaks the fabric (-EIO) rather
+ * than hand out a cookie nobody gave.
+ */
+static void test_nic_completion_cookie_from_poster(void **state)
+{
+	static uint8_t buf[64];
+	struct ssemu_event ev[128];
+	struct ssemu_config c;
+	struct ssemu_msg *m;
+	struct tf *t;
+	uint32_t k, per;
+	int n;
+
+	(void)state;
+	tf_config(&c, "switch");
+	t = tf_open_shared(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	per = c.msgs_per_ep;
+
+	tf_send(t, 0, 1, buf, sizeof(buf), c.default_tclass, 7, 0);
+	posted_slot(t, 7)->cookie = 0xbad0c0de;
+	tf_run_idle(t, 100000);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_SEND_DONE), 1);
+	for (k = 0; k < t->nlog; k++)
+		if (t->log[k].ev.type == SSEMU_EV_SEND_DONE)
+			assert_true(t->log[k].ev.cookie == 7);
+
+	/* every slot of the sender used once more than it has, its
+	 * completions left unpolled: the first slot is posted again */
+	for (k = 0; k <= per; k++) {
+		tf_send(t, 0, 1, buf, sizeof(buf), c.default_tclass, 100 + k,
+			0);
+		while (!ssemu_fabric_idle(t->fab))
+			assert_true(ssemu_fabric_progress(t->fab, 4096) >= 0);
+		assert_int_equal(poll_release(t, 1, ev, 128), 1);
+	}
+	n = poll_release(t, 0, ev, 128);
+	assert_int_equal(n, per + 1);
+	for (k = 0; k <= per; k++) {
+		assert_int_equal(ev[k].type, SSEMU_EV_SEND_DONE);
+		assert_true(ev[k].cookie == 100 + k);
+	}
+
+	tf_send(t, 0, 1, buf, sizeof(buf), c.default_tclass, 9, 0);
+	m = posted_slot(t, 9);
+	m->gen += 5;
+	while (!ssemu_fabric_idle(t->fab) &&
+	       ssemu_fabric_progress(t->fab, 4096) >= 0)
+		;
+	assert_int_equal(ssemu_ep_poll(t->ep[0], ev, 128), -EIO);
+	tf_close(t);
+}
+
 /*
  * max_pkts = 16 (the smallest valid pool): three NICs stream 32 KiB each
  * and hold the pool; a fourth NIC posts a small message meanwhile.  When
@@ -1092,6 +1179,7 @@ int main(void)
 		cmocka_unit_test(test_nic_ep_close_with_queued_messages),
 		cmocka_unit_test(test_nic_packet_pool_exhaustion_recovers),
 		cmocka_unit_test(test_nic_dst_changed),
+		cmocka_unit_test(test_nic_completion_cookie_from_poster),
 	};
 
 	return cmocka_run_group_tests_name("nic", tests, NULL, NULL);
