@@ -201,7 +201,7 @@ static void child_attach(struct ssemu_fabric **f, struct ssemu_nic **nic,
 
 static void __attribute__((noreturn)) sender(void)
 {
-	static uint8_t buf[16384];
+	static uint8_t buf[16384], completed[NMSG_LIVE];
 	struct ssemu_fabric *f;
 	struct ssemu_nic *nic;
 	struct ssemu_ep *ep;
@@ -238,13 +238,17 @@ static void __attribute__((noreturn)) sender(void)
 		for (i = 0; i < n; i++) {
 			if (ev[i].type != SSEMU_EV_SEND_DONE)
 				continue;
+			/* each post completes once, with its own cookie
+			 * (the caller's: a provider takes it for a pointer) */
+			if (ev[i].cookie >= k || completed[ev[i].cookie]++)
+				CEXIT(X_CORRUPT, "sender: a completion with "
+				      "cookie %llu (%u posted)",
+				      (unsigned long long)ev[i].cookie, k);
 			done++;
 			if (ev[i].status) {
 				__atomic_add_fetch(&ctl->a_failed, 1,
 						   __ATOMIC_ACQ_REL);
-				if (ev[i].cookie < ctl->nmsg)
-					settle((uint32_t)ev[i].cookie,
-					       SEEN_FAILED);
+				settle((uint32_t)ev[i].cookie, SEEN_FAILED);
 				if (ev[i].status == -EIO)
 					__atomic_add_fetch(&ctl->a_eio, 1,
 							   __ATOMIC_ACQ_REL);
