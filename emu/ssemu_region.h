@@ -362,10 +362,10 @@ struct ssemu_swport {
 	uint64_t drops;
 	ssemu_time_t nb_time;	/* (nb_seen's, below) */
 	/* the last data packet sent: its message (index, generation), its
-	 * index in the message and the input it came from (in == 0xff: none
-	 * yet, or not a data packet), which tells a packet following it on
-	 * the same path (sw_try_send's train count); in the line of the
-	 * class counters a hop writes anyway */
+	 * index in the message and the input it came from (in UINT32_MAX:
+	 * none yet, or the last packet sent was not a data packet), which
+	 * tells a packet following it on the same path (sw_try_send's train
+	 * count); in the line of the class counters a hop writes anyway */
 	struct {
 		uint32_t msg, msg_gen, idx, in;
 	} last;

@@ -227,9 +227,8 @@ static void test_crc_later_piece(void **state)
 /*
  * A message with no payload is all header: its CQ data changed in the
  * segment after the post, before the engine took it, the receive fails
- * with FI_EIO as for a payload that changed (before, nothing checked a
- * message without payload, and its receive completed with the changed
- * data).
+ * with FI_EIO as for a payload that changed (it must not complete with
+ * the changed data).
  */
 static void no_payload_case(bool tagged)
 {
