@@ -222,6 +222,19 @@ static int check_layout(struct ssemu_region *r, char *err, size_t errlen)
 			 (unsigned long long)have, (unsigned long long)want);
 		return -EPROTO;
 	}
+	return 0;
+}
+
+/*
+ * The model's own counts, which the engine's runs change: read under the
+ * lock (after a dead holder's half-done run was recovered), never beside
+ * a run, whose fields are consistent only between its steps.
+ */
+static int check_model_locked(struct ssemu_region *r, char *err,
+			      size_t errlen)
+{
+	const struct ssemu_config *c = &r->config;
+
 	if (!ssemu_engine_geometry_ok(ssemu_r_engine(r), c->max_events)) {
 		snprintf(err, errlen, "fabric segment is corrupt (the event "
 			 "engine's geometry is not that of %u events): refused",
@@ -742,6 +755,13 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 		munmap(p, size);
 		usleep(1000);
 		return -EAGAIN;
+	}
+	ret = check_model_locked(r, err, errlen);
+	if (ret) {
+		ssemu_region_unlock(r);
+		munmap((void *)*view, SSEMU_HDR_PRIVATE);
+		munmap(p, size);
+		return ret;
 	}
 	ret = f->flags & SSEMU_OPEN_OBSERVER ? 0 :
 					       ssemu_proc_register_locked(r);

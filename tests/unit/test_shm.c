@@ -7,7 +7,9 @@
  * hang the others and the fabric takes a newcomer on its port; the engine
  * stays with the handle that ran it last, except on a crowded fabric
  * (more processes than CPUs), where whoever finds work runs it; corrupt
- * headers are -EPROTO, a different configuration is -EEXIST naming the
+ * headers and impossible engine counts are -EPROTO (the counts read under
+ * the lock, so engine runners killed mid-run while others attach never
+ * look corrupt), a different configuration is -EEXIST naming the
  * difference, a segment of another uid or with mode 0644 is -EACCES, and the
  * last process out removes the segment.
  *
@@ -1295,6 +1297,35 @@ static void test_shm_corrupt_header(void **state)
 	expect_no_segment();
 }
 
+/*
+ * An engine whose counts are impossible (a write into the segment) is
+ * refused at attach, as it is read under the fabric lock (never beside a
+ * run, whose fields hold only between its steps); repaired, it opens.
+ */
+static void test_shm_corrupt_engine_refused(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_fabric *f, *g;
+	struct ssemu_engine *e;
+	char err[256] = "";
+	uint32_t saved;
+
+	name_for("engine");
+	shm_config(&c);
+	if (shm_open_fabric(&c, &f, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	e = ssemu_r_engine(f->r);
+	saved = e->nnear;
+	e->nnear = e->cap + 1;
+	expect_open_error(&c, -EPROTO, "engine's geometry");
+	e->nnear = saved;
+	if (shm_open_fabric(&c, &g, err, sizeof(err)))
+		fail_msg("reopen after repair: %s", err);
+	ssemu_fabric_close(g);
+	ssemu_fabric_close(f);
+	expect_no_segment();
+}
+
 /* A segment that never became a fabric (zero-filled, as a creator that
  * died while building it leaves it) is refused, not waited on forever. */
 static void test_shm_never_initialised(void **state)
@@ -1885,6 +1916,7 @@ int main(void)
 		SHM_TEST(test_shm_engine_stays_with_runner),
 		SHM_TEST(test_shm_crowded_runs_at_once),
 		SHM_TEST(test_shm_corrupt_header),
+		SHM_TEST(test_shm_corrupt_engine_refused),
 		SHM_TEST(test_shm_never_initialised),
 		SHM_TEST(test_shm_config_mismatch),
 		SHM_TEST(test_shm_config_mismatch_names_field),
