@@ -168,9 +168,11 @@ static int copy_iov(uint8_t **dstp, const struct iovec *iov, size_t n)
 }
 
 /* The CRC of a posted message (ssemu_msg_crc) from the sender's own
- * memory: @iov[0, @n) then @iov2[0, @n2) are its payload. */
+ * memory: @iov[0, @n) then @iov2[0, @n2) are its payload; an RMA
+ * request's @desc (else NULL) comes between the head and the payload. */
 static uint32_t post_crc(const struct ssemu_region *r, ssemu_addr_t src,
 			 const uint64_t *hdr, uint64_t len,
+			 const struct ssemu_rma_desc *desc,
 			 const struct iovec *iov, size_t n,
 			 const struct iovec *iov2, size_t n2)
 {
@@ -180,6 +182,8 @@ static uint32_t post_crc(const struct ssemu_region *r, ssemu_addr_t src,
 	if (!r->shm_mode)
 		return 0;
 	crc = ssemu_msg_crc_head(src, hdr, len);
+	if (desc)
+		crc = ssemu_rma_crc_desc(crc, desc);
 	/* (copy_iov read every byte of them: they are mapped) */
 	for (v = 0; v < n; v++)
 		crc = ssemu_crc(crc, iov[v].iov_base, iov[v].iov_len);
@@ -351,8 +355,8 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	ret = copy_iov(&p, s->iov, s->iov_count);
 	if (ret)
 		return ret;
-	m->crc = post_crc(r, ssemu_ep_addr(ep), s->hdr, (uint64_t)len, s->iov,
-			  s->iov_count, NULL, 0);
+	m->crc = post_crc(r, ssemu_ep_addr(ep), s->hdr, (uint64_t)len, NULL,
+			  s->iov, s->iov_count, NULL, 0);
 	ret = msg_post(ep, m, mi);
 	/* (the segment may have been cut short while we copied) */
 	return ret ? ret : ssemu_fab_check(ep->nic->fab);
@@ -360,6 +364,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 
 int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 {
+	struct ssemu_rma_desc desc;
 	struct ssemu_region *r;
 	const struct ssemu_config *c;
 	struct ssemu_msg *m;
@@ -466,8 +471,14 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 		ret = copy_iov(&p, rma->cmp, rma->cmp_count);
 	if (ret)
 		return ret;
-	/* the target checks it before it touches memory */
-	m->crc = post_crc(r, ssemu_ep_addr(ep), rma->hdr, payload,
+	/* the target checks it before it touches memory, and does what
+	 * this says (not what the slot may say by then) */
+	desc = (struct ssemu_rma_desc){
+		.key = rma->key, .raddr = rma->addr, .rma_len = rma->len,
+		.flags = (uint32_t)rma->flags, .op = (uint8_t)rma->op,
+		.aop = (uint8_t)rma->aop, .dtype = (uint8_t)rma->dtype,
+	};
+	m->crc = post_crc(r, ssemu_ep_addr(ep), rma->hdr, payload, &desc,
 			  payload ? rma->iov : NULL, payload ? rma->iov_count : 0,
 			  rma->op == SSEMU_RMA_COMPARE ? rma->cmp : NULL,
 			  rma->op == SSEMU_RMA_COMPARE ? rma->cmp_count : 0);

@@ -11,8 +11,8 @@
 #include "ssemu_invariant.h"
 
 /* A message's end-to-end CRC: its source, header words, length and
- * payload, as the sender posted them (an RMA request's payload: its data
- * or operands).  The receiver checks it before it hands a payload out,
+ * payload, as the sender posted them (an RMA request's: its description,
+ * ssemu_rma_crc_desc, then its data or operands).  The receiver checks it before it hands a payload out,
  * an RMA target before it touches memory.  Shared stores only, as
  * ssemu_r_crc.  ssemu_msg_crc_head covers all but the payload, which the
  * caller adds with ssemu_crc (a sender from its own memory, never from
@@ -34,6 +34,24 @@ static inline uint32_t ssemu_msg_crc(const struct ssemu_region *r,
 	if (!r->shm_mode)
 		return 0;	/* (ssemu_r_crc) */
 	return ssemu_crc(ssemu_msg_crc_head(src, hdr, len), data, (size_t)len);
+}
+
+/*
+ * What an RMA request asks of the target, in its CRC after the head and
+ * before its data or operands: the operation, where (key, address), how
+ * much, and its flags.  The sender takes it from its own arguments, the
+ * target from its snapshot of the slot, which the operation then uses.
+ */
+struct ssemu_rma_desc {
+	uint64_t key, raddr, rma_len;
+	uint32_t flags;
+	uint8_t op, aop, dtype, pad;
+};
+
+static inline uint32_t ssemu_rma_crc_desc(uint32_t crc,
+					  const struct ssemu_rma_desc *d)
+{
+	return ssemu_crc(crc, d, sizeof(*d));
 }
 
 /*

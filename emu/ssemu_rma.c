@@ -231,16 +231,37 @@ static int rma_operate(struct ssemu_region *r, uint32_t nic,
  * own, which the initiator checks when it reads them (ssemu_msg.c).
  */
 static int rma_execute(struct ssemu_region *r, uint32_t nic,
-		       struct ssemu_msg *m)
+		       struct ssemu_msg *slot)
 {
-	/* never trust the shared slot: each field is read once, and the
-	 * buffer must hold it all */
-	uint32_t bi = ssemu_load_relaxed(&m->buf);
-	uint64_t len = ssemu_load_relaxed(&m->len),
-		 rlen = ssemu_load_relaxed(&m->rma_len), cap;
+	/* never trust the shared slot: what the operation reads of it is
+	 * read once, into a snapshot (checked against the CRC with the
+	 * data, and then the one the operation uses), and the buffer must
+	 * hold it all */
+	struct ssemu_msg snap, *m = &snap;
+	struct ssemu_rma_desc desc;
+	uint32_t bi = ssemu_load_relaxed(&slot->buf), crc;
+	uint64_t len = ssemu_load_relaxed(&slot->len), rlen, cap;
 	uint8_t *buf, *copy = NULL;
 	const uint8_t *req;
 	int ret;
+
+	snap.src = slot->src;
+	snap.dst = slot->dst;
+	snap.vni = slot->vni;
+	snap.flags = slot->flags;
+	snap.rma_op = slot->rma_op;
+	snap.aop = slot->aop;
+	snap.dtype = slot->dtype;
+	snap.rma_len = rlen = slot->rma_len;
+	snap.key = slot->key;
+	snap.raddr = slot->raddr;
+	memcpy(snap.hdr, slot->hdr, sizeof(snap.hdr));
+	crc = slot->crc;
+	desc = (struct ssemu_rma_desc){
+		.key = snap.key, .raddr = snap.raddr, .rma_len = rlen,
+		.flags = snap.flags, .op = snap.rma_op, .aop = snap.aop,
+		.dtype = snap.dtype,
+	};
 
 	if (bi != SSEMU_NONE && bi >= r->nbufs)
 		return -EPROTO;
@@ -252,7 +273,7 @@ static int rma_execute(struct ssemu_region *r, uint32_t nic,
 	/* the request carries what its operation reads, no less */
 	if (len < rma_req_bytes(m, rlen))
 		return -EPROTO;
-	buf = bi == SSEMU_NONE ? m->data : ssemu_r_buf(r, bi);
+	buf = bi == SSEMU_NONE ? slot->data : ssemu_r_buf(r, bi);
 	req = buf;
 	if (len && r->shm_mode) {
 		/* checked on a copy of our own, which the operation then
@@ -263,24 +284,30 @@ static int rma_execute(struct ssemu_region *r, uint32_t nic,
 		memcpy(copy, buf, len);
 		req = copy;
 	}
-	if (len && ssemu_msg_crc(r, m->src, m->hdr, len, req) != m->crc) {
+	/* (a request without data, a read, is checked too: all it asks is
+	 * in its head and description) */
+	if (r->shm_mode &&
+	    ssemu_crc(ssemu_rma_crc_desc(ssemu_msg_crc_head(m->src, m->hdr,
+							    len),
+					 &desc),
+		      req, (size_t)len) != crc) {
 		free(copy);
 		ssemu_r_nic(r, nic)->stats.crc_errors++;
 		ssemu_log(ssemu_fetch_add(&r->crc_errors, 1) ?
 				  SSEMU_LOG_DEBUG : SSEMU_LOG_WARN,
 			  "an RMA request from port %u to port %u failed its "
-			  "CRC: its data changed in the segment after the "
-			  "post; refused, memory untouched",
+			  "CRC: what it asks or its data changed in the "
+			  "segment after the post; refused, memory untouched",
 			  SSEMU_ADDR_PORT(m->src), SSEMU_ADDR_PORT(m->dst));
 		return -EIO;
 	}
 	ret = rma_operate(r, nic, m, req, buf, cap, rlen);
 	free(copy);
 	if (!ret && rma_direct(m))
-		m->crc = ssemu_r_crc(r, 0, buf,
-				     sizeof(struct ssemu_rma_direct));
+		slot->crc = ssemu_r_crc(r, 0, buf,
+					sizeof(struct ssemu_rma_direct));
 	else if (!ret && rma_has_result(m))
-		m->crc = ssemu_r_crc(r, 0, buf, (size_t)rlen);
+		slot->crc = ssemu_r_crc(r, 0, buf, (size_t)rlen);
 	return ret;
 }
 

@@ -526,10 +526,8 @@ static void test_rma_refused(void **state)
 	tf_close(t);
 }
 
-/* Bad arguments are refused at post time. */
-/* The payload of the busy RMA slot whose cookie is @cookie: where its
- * data or operands, then its results, are. */
-static uint8_t *rma_slot_data(struct tf *t, uint64_t cookie)
+/* The busy RMA slot whose cookie is @cookie. */
+static struct ssemu_msg *rma_slot(struct tf *t, uint64_t cookie)
 {
 	struct ssemu_region *r = t->fab->r;
 	struct ssemu_msg *m;
@@ -539,11 +537,20 @@ static uint8_t *rma_slot_data(struct tf *t, uint64_t cookie)
 		m = ssemu_r_msg(r, i);
 		if (m->rma_op && m->cookie == cookie &&
 		    (*ssemu_r_mstate(r, i) & SSEMU_MSG_BUSY))
-			return m->buf == SSEMU_NONE ? m->data :
-						      ssemu_r_buf(r, m->buf);
+			return m;
 	}
 	fail_msg("no RMA slot with cookie %llu", (unsigned long long)cookie);
 	return NULL;
+}
+
+/* The payload of that slot: where its data or operands, then its
+ * results, are. */
+static uint8_t *rma_slot_data(struct tf *t, uint64_t cookie)
+{
+	struct ssemu_msg *m = rma_slot(t, cookie);
+
+	return m->buf == SSEMU_NONE ? m->data :
+				      ssemu_r_buf(t->fab->r, m->buf);
 }
 
 static uint64_t crc_errors(struct tf *t)
@@ -557,8 +564,10 @@ static uint64_t crc_errors(struct tf *t)
 /*
  * RMA payloads carry end-to-end CRCs too: a write whose data changes in
  * the segment between the post and the target is refused with -EIO and
- * leaves the target's memory as it was; results that change between the
- * target and the initiator's read are never handed out.  Both counted.
+ * leaves the target's memory as it was; so are a write and a read whose
+ * target address changes (what a request asks is in its CRC, data or
+ * none); results that change between the target and the initiator's
+ * read are never handed out.  All counted.
  */
 static void test_rma_crc(void **state)
 {
@@ -626,6 +635,27 @@ static void test_rma_crc(void **state)
 	d = do_rma(t, a, &r);
 	assert_non_null(rl->data_ptr[d]);
 	assert_memory_equal(rl->data[d], want, sizeof(want));
+
+	/* a write and a read whose target address changed after the post
+	 * (to another place in the same region: only the CRC can tell) */
+	errs = crc_errors(t);
+	r = mk(t, b, SSEMU_RMA_WRITE, 77, (uintptr_t)mem, sizeof(src), &iov,
+	       5);
+	post(t, a, &r, 0);
+	rma_slot(t, 5)->raddr += 128;
+	run_idle(t, 0);
+	d = done_of(5);
+	assert_int_equal(rl->done[d].status, -EIO);
+	for (i = 128; i < sizeof(mem); i++)
+		assert_int_equal(mem[i], 0x5a);
+	r = mk(t, b, SSEMU_RMA_READ, 77, (uintptr_t)mem, sizeof(want), NULL,
+	       6);
+	post(t, a, &r, 0);
+	rma_slot(t, 6)->raddr += 128;
+	run_idle(t, 0);
+	d = done_of(6);
+	assert_int_equal(rl->done[d].status, -EIO);
+	assert_int_equal(crc_errors(t), errs + 2);
 	tf_close(t);
 }
 
