@@ -243,20 +243,22 @@ static int rma_execute(struct ssemu_region *r, uint32_t nic,
 	uint64_t len = ssemu_load_relaxed(&slot->len), rlen, cap;
 	uint8_t *buf, *copy = NULL;
 	const uint8_t *req;
+	unsigned k;
 	int ret;
 
-	snap.src = slot->src;
-	snap.dst = slot->dst;
-	snap.vni = slot->vni;
-	snap.flags = slot->flags;
-	snap.rma_op = slot->rma_op;
-	snap.aop = slot->aop;
-	snap.dtype = slot->dtype;
-	snap.rma_len = rlen = slot->rma_len;
-	snap.key = slot->key;
-	snap.raddr = slot->raddr;
-	memcpy(snap.hdr, slot->hdr, sizeof(snap.hdr));
-	crc = slot->crc;
+	snap.src = ssemu_load_relaxed(&slot->src);
+	snap.dst = ssemu_load_relaxed(&slot->dst);
+	snap.vni = ssemu_load_relaxed(&slot->vni);
+	snap.flags = ssemu_load_relaxed(&slot->flags);
+	snap.rma_op = ssemu_load_relaxed(&slot->rma_op);
+	snap.aop = ssemu_load_relaxed(&slot->aop);
+	snap.dtype = ssemu_load_relaxed(&slot->dtype);
+	snap.rma_len = rlen = ssemu_load_relaxed(&slot->rma_len);
+	snap.key = ssemu_load_relaxed(&slot->key);
+	snap.raddr = ssemu_load_relaxed(&slot->raddr);
+	for (k = 0; k < SSEMU_HDR_WORDS; k++)
+		snap.hdr[k] = ssemu_load_relaxed(&slot->hdr[k]);
+	crc = ssemu_load_relaxed(&slot->crc);
 	desc = (struct ssemu_rma_desc){
 		.key = snap.key, .raddr = snap.raddr, .rma_len = rlen,
 		.flags = snap.flags, .op = snap.rma_op, .aop = snap.aop,
