@@ -561,6 +561,16 @@ static uint64_t crc_errors(struct tf *t)
 	return st.crc_errors;
 }
 
+/* Post @r from @a, move its target address 128 bytes in the segment
+ * before the target takes it: it fails with -EIO. */
+static void moved_fails(struct tf *t, unsigned a, const struct ssemu_rma *r)
+{
+	post(t, a, r, 0);
+	rma_slot(t, r->cookie)->raddr += 128;
+	run_idle(t, 0);
+	assert_int_equal(rl->done[done_of(r->cookie)].status, -EIO);
+}
+
 /*
  * RMA payloads carry end-to-end CRCs too: a write whose data changes in
  * the segment between the post and the target is refused with -EIO and
@@ -641,20 +651,12 @@ static void test_rma_crc(void **state)
 	errs = crc_errors(t);
 	r = mk(t, b, SSEMU_RMA_WRITE, 77, (uintptr_t)mem, sizeof(src), &iov,
 	       5);
-	post(t, a, &r, 0);
-	rma_slot(t, 5)->raddr += 128;
-	run_idle(t, 0);
-	d = done_of(5);
-	assert_int_equal(rl->done[d].status, -EIO);
+	moved_fails(t, a, &r);
 	for (i = 128; i < sizeof(mem); i++)
 		assert_int_equal(mem[i], 0x5a);
 	r = mk(t, b, SSEMU_RMA_READ, 77, (uintptr_t)mem, sizeof(want), NULL,
 	       6);
-	post(t, a, &r, 0);
-	rma_slot(t, 6)->raddr += 128;
-	run_idle(t, 0);
-	d = done_of(6);
-	assert_int_equal(rl->done[d].status, -EIO);
+	moved_fails(t, a, &r);
 	assert_int_equal(crc_errors(t), errs + 2);
 	tf_close(t);
 }
