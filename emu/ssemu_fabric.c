@@ -288,7 +288,7 @@ void ssemu_fabric_close(struct ssemu_fabric *f)
 			if (!left && (!shm_unlink(f->shm_name) ||
 				      errno == ENOENT))
 				r->dead = 1;
-			ssemu_region_unlock(r);
+			ssemu_region_release(r);
 		}
 	}
 	if (f->view)

@@ -78,7 +78,7 @@ void ssemu_lock_set_repair(void (*repair)(struct ssemu_region *r))
 }
 
 /* This process's pid, as the lock word holds it (kept, and forgotten in a
- * child after fork). */
+ * child after fork): getpid is a system call, and the pollers ask often. */
 static uint32_t self_pid;
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 
@@ -92,7 +92,7 @@ static void self_once_init(void)
 	pthread_atfork(NULL, NULL, self_forget);
 }
 
-static uint32_t lock_self(void)
+uint32_t ssemu_self_pid(void)
 {
 	uint32_t pid = ssemu_load_relaxed(&self_pid);
 
@@ -125,7 +125,7 @@ static bool lock_holder_attached(const struct ssemu_region *r, uint32_t pid)
 {
 	uint32_t i;
 
-	if (pid == lock_self())
+	if (pid == ssemu_self_pid())
 		return true;
 	for (i = 0; i < SSEMU_MAX_PROCS; i++)
 		if ((uint32_t)ssemu_load_relaxed(&r->procs[i]) == pid)
@@ -210,7 +210,7 @@ static int lock_holder_check(struct ssemu_region *r, uint32_t v,
 
 int ssemu_region_lock(struct ssemu_region *r)
 {
-	uint32_t *w = &r->lock.word, self = lock_self(), v, zero;
+	uint32_t *w = &r->lock.word, self = ssemu_self_pid(), v, zero;
 	uint64_t key, seen = 0, since = 0, now;
 	unsigned spin;
 	int ret;
@@ -272,7 +272,7 @@ static struct {
 
 int ssemu_region_trylock(struct ssemu_region *r)
 {
-	uint32_t *w = &r->lock.word, self = lock_self(), v = 0;
+	uint32_t *w = &r->lock.word, self = ssemu_self_pid(), v = 0;
 	uint64_t now, key, since;
 	int ret;
 
@@ -297,10 +297,39 @@ int ssemu_region_trylock(struct ssemu_region *r)
 	return ret == -EAGAIN ? -EBUSY : ret;
 }
 
+/* What the pollers read instead of the engine's own counters
+ * (struct ssemu_run_pub): written only when it changed, so an idle
+ * poll's lock leaves the line shared. */
+static void run_publish(struct ssemu_region *r)
+{
+	const struct ssemu_engine *e;
+	struct ssemu_run_pub *p = &r->run_pub;
+	uint64_t exec;
+	uint32_t live;
+
+	if (!r->engine_off)
+		return;		/* (a region not laid out yet) */
+	e = ssemu_r_engine(r);
+	exec = ssemu_load_relaxed(&e->executed);
+	live = ssemu_load_relaxed(&e->nlive);
+	if (ssemu_load_relaxed(&p->executed) != exec)
+		ssemu_store_relaxed(&p->executed, exec);
+	if (ssemu_load_relaxed(&p->nlive) != live)
+		ssemu_store_relaxed(&p->nlive, live);
+}
+
 void ssemu_region_unlock(struct ssemu_region *r)
 {
+	run_publish(r);
+	ssemu_region_release(r);
+}
+
+void ssemu_region_release(struct ssemu_region *r)
+{
+	uint32_t v;
+
 	/* pairs with the acquire of the cas in the lock */
-	uint32_t v = __atomic_exchange_n(&r->lock.word, 0u, __ATOMIC_RELEASE);
+	v = __atomic_exchange_n(&r->lock.word, 0u, __ATOMIC_RELEASE);
 
 	if (v & LOCK_WAITERS)
 		syscall(SYS_futex, &r->lock.word, FUTEX_WAKE, 1, NULL, NULL,

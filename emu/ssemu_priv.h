@@ -206,7 +206,14 @@ int ssemu_store_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 int ssemu_lock_init(struct ssemu_region *r);
 int ssemu_region_lock(struct ssemu_region *r);
 int ssemu_region_trylock(struct ssemu_region *r);
+/* This process's pid, without a system call (ssemu_lock.c) */
+uint32_t ssemu_self_pid(void);
 void ssemu_region_unlock(struct ssemu_region *r);
+/* ... without publishing what the engine did (struct ssemu_run_pub): for
+ * a holder that ran no event and scheduled none, and may not touch the
+ * engine's pages (a closing handle, no longer guarded against a segment
+ * cut short) */
+void ssemu_region_release(struct ssemu_region *r);
 /* What repairs the region after its lock's holder died, under the lock. */
 void ssemu_lock_set_repair(void (*repair)(struct ssemu_region *r));
 /* Is @pid a running process (not a zombie)? */

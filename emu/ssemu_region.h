@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 22
+#define SSEMU_LAYOUT_VERSION 23
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -438,6 +438,19 @@ struct ssemu_lock {
 };
 
 /*
+ * What the engine's lock holder leaves, as it lets go, for the processes
+ * that poll the fabric without the lock (ssemu_runner.c): the engine's
+ * events handed out and pending.  The engine's own counters change with
+ * every event, and a poller reading their line would take it from the
+ * runner in the middle of its run; this line changes once a run.
+ */
+struct ssemu_run_pub {
+	uint64_t executed;	/* the engine's executed, as it let go */
+	uint32_t nlive;		/* ... and its nlive */
+	uint32_t pad;
+} SSEMU_CACHELINE_ALIGNED;
+
+/*
  * The region's header has two parts.  The first, up to broken, is written
  * once by the creator before it publishes the region (ready) and never
  * again: the configuration and everything derived from it (topology,
@@ -499,6 +512,7 @@ struct ssemu_region {
 	struct ssemu_verdict verdict
 		__attribute__((aligned(SSEMU_HDR_PRIVATE)));
 	struct ssemu_lock lock SSEMU_CACHELINE_ALIGNED;
+	struct ssemu_run_pub run_pub;	/* ssemu_region_unlock */
 	uint32_t dead;		/* being removed: attachers must retry */
 	uint32_t nnics;		/* NICs attached */
 	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
@@ -639,12 +653,14 @@ SSEMU_LAYOUT_IS(ssemu_tel_class, 72, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_pair, 688, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_jpair, 672, 8);
 SSEMU_LAYOUT_IS(ssemu_lock, 8, 4);
+SSEMU_LAYOUT_IS(ssemu_run_pub, 64, 64);
 /* services and VNIs */
 SSEMU_LAYOUT_IS(ssemu_vni_count, 24, 8);
 SSEMU_LAYOUT_IS(ssemu_service, 72, 4);
 SSEMU_LAYOUT_IS(ssemu_auth_sh, 3336, 8);
 _Static_assert(offsetof(struct ssemu_region, lock) == 4288 &&
-		       offsetof(struct ssemu_region, procs) == 4304,
+		       offsetof(struct ssemu_region, run_pub) == 4352 &&
+		       offsetof(struct ssemu_region, procs) == 4424,
 	       "the header's shared part: a layout change bumps "
 	       "SSEMU_LAYOUT_VERSION");
 #endif

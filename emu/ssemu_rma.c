@@ -154,7 +154,7 @@ static int rma_operate(struct ssemu_region *r, uint32_t nic,
 	if ((mr->access & rma_access(m)) != rma_access(m))
 		return -EACCES;
 	off = mr->addr + (m->raddr - mr->base);
-	local = mr->pid == getpid();
+	local = mr->pid == (int32_t)ssemu_self_pid();
 	if (rma_direct(m)) {
 		/* where the results are, for the initiator to copy them
 		 * itself (ssemu_event_read): nothing touched here */
@@ -440,7 +440,7 @@ int ssemu_event_read(struct ssemu_ep *ep, const struct ssemu_event *ev,
 		return -ENOKEY;
 	if (!len)
 		return 0;
-	if (d.pid == getpid())
+	if (d.pid == (int32_t)ssemu_self_pid())
 		ret = ssemu_copy_user(buf, (const void *)(uintptr_t)(d.addr +
 								   off), len);
 	else

@@ -403,7 +403,7 @@ static bool defer_to_runner(struct ssemu_fabric *f)
 	struct ssemu_runner_local *fl = &f->run;
 	uint64_t exec, now, until;
 
-	exec = ssemu_load_relaxed(&ssemu_r_engine(f->r)->executed);
+	exec = ssemu_load_relaxed(&f->r->run_pub.executed);
 	if (exec == ssemu_load_relaxed(&fl->run_mark))
 		return false;	/* nobody ran it since we did: ours */
 	ssemu_store_relaxed(&fl->runner, 0);
@@ -429,7 +429,7 @@ static void count_crowd(struct ssemu_fabric *f)
 {
 	struct ssemu_runner_local *fl = &f->run;
 	uint32_t i, n = 1, ncpus = ssemu_load_relaxed(&fl->ncpus);
-	int32_t pid, self = (int32_t)getpid();
+	int32_t pid, self = (int32_t)ssemu_self_pid();
 	long online;
 
 	if (!ncpus) {
@@ -452,9 +452,11 @@ static void count_crowd(struct ssemu_fabric *f)
  * idle, so it always runs), it returns at once.  Every 64th call takes the
  * lock anyway for the liveness check.  On a shared virtual-clock fabric a
  * process that does not run the engine (@defer, see defer_to_runner) reads
- * only the work bitmaps, and the engine's own header, which the runner
- * writes with every event, once in LOOK_EVERY polls: so waiting processes
- * take no cache lines away from the runner in the middle of its work.
+ * only the work bitmaps, and what the last lock holder published as it let
+ * go (struct ssemu_run_pub: not the engine's own counters, which the
+ * runner writes with every event), once in LOOK_EVERY polls: so waiting
+ * processes take no cache lines away from the runner in the middle of its
+ * work.
  * During a bulk transfer (BULK_EVENTS), and on a crowded fabric
  * (count_crowd), every poll that finds work tries the lock instead,
  * whoever ran the engine last.
@@ -487,14 +489,14 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 		ssemu_store_relaxed(&fl->looks, looks);
 		if (!ssemu_load_relaxed(&fl->runner) && looks % LOOK_EVERY)
 			return 0;	/* the runner has it */
-		if (!ssemu_load_relaxed(&ssemu_r_engine(r)->nlive) ||
+		if (!ssemu_load_relaxed(&r->run_pub.nlive) ||
 		    ssemu_gen_hold(r)) {
 			/* new work will give the runner a full DEFER_NS */
 			if (ssemu_load_relaxed(&fl->defer_until))
 				ssemu_store_relaxed(&fl->defer_until, 0);
 			return 0;
 		}
-		exec = ssemu_load_relaxed(&ssemu_r_engine(r)->executed);
+		exec = ssemu_load_relaxed(&r->run_pub.executed);
 		if (exec - ssemu_load_relaxed(&fl->look_exec) >= BULK_EVENTS) {
 			ssemu_store_relaxed(&fl->bulk, 1);
 			sticky = false;
@@ -504,7 +506,7 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 		   /* bulk: whoever is free takes the lock */
 		   !ssemu_load_relaxed(&fl->bulk) && !parked &&
 		   !work_posted(f) &&
-		   (!ssemu_load_relaxed(&ssemu_r_engine(r)->nlive) ||
+		   (!ssemu_load_relaxed(&r->run_pub.nlive) ||
 		    ssemu_gen_hold(r))) {
 		return 0;
 	}

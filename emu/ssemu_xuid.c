@@ -153,7 +153,7 @@ void ssemu_xuid_park(struct ssemu_region *r, uint32_t pi)
 void ssemu_xuid_run_locked(struct ssemu_region *r)
 {
 	uint32_t pi = r->park_head, prev = SSEMU_NONE, next, nic, seen = 0;
-	int32_t self = getpid();
+	int32_t self = (int32_t)ssemu_self_pid();
 	struct ssemu_nic_sh *n;
 	struct ssemu_pkt *pkt;
 	bool gone;
