@@ -84,7 +84,7 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	struct ssemu_msg *msgs = ssemu_r_msg(r, 0);
 	uint32_t *mstate = ssemu_r_mstate(r, 0);
 	uint32_t nmsgs = ep->nic->fab->nmsgs, nbufs = c->bufs_per_ep;
-	uint32_t mask = c->msgs_per_ep - 1, cursor = sh->alloc_cursor;
+	uint32_t mask = c->msgs_per_ep - 1, cursor = ep->alloc_cursor;
 	uint32_t first = ep->index * c->msgs_per_ep;
 	struct ssemu_msg *m;
 
@@ -119,7 +119,7 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 			return NULL;
 		sh->buf_msg[buf] = mi;
 	}
-	sh->alloc_cursor = (local + 1) & mask;
+	ep->alloc_cursor = (local + 1) & mask;
 
 	m = &msgs[mi];
 	m->gen++;
@@ -278,13 +278,18 @@ void ssemu_ep_free(struct ssemu_ep *ep)
 static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi)
 {
 	struct ssemu_region *r = ep->r;
-	struct ssemu_ep_sh *sh = ssemu_r_ep(r, ep->index);
-	uint32_t local = mi - ep->index * ep->nic->fab->cfg->msgs_per_ep;
+	const struct ssemu_config *c = ep->nic->fab->cfg;
+	uint32_t local = mi - ep->index * c->msgs_per_ep;
 	struct ssemu_owed keep;
 	int ret;
 
-	/* (the ring's offset is read from the segment) */
-	if (ssemu_ep_rings_bad(r, ep->index))
+	/* (the ring where the layout puts it, found at open: the segment's
+	 * offsets, and the line of the endpoint's slot that holds them,
+	 * are the engine's to read and check) */
+	if (SSEMU_BAD(r, !ssemu_ring_sane(ep->tx_ring, c->msgs_per_ep,
+					  sizeof(uint32_t)),
+		      "endpoint %u: its tx ring's control block is corrupt",
+		      ep->index))
 		return -EIO;
 	/* (before the slot is the engine's: it may complete at once) */
 	if (ep->owed) {
@@ -295,7 +300,7 @@ static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi)
 	}
 	ssemu_store_release(ssemu_r_mstate(r, mi), SSEMU_MSG_BUSY);
 	/* The tx ring has a slot per message slot, so it cannot be full. */
-	if (ssemu_ring_push(ssemu_r_ring(r, sh->tx_ring_off), &mi)) {
+	if (ssemu_ring_push_cached(ep->tx_ring, &mi, &ep->tx_head_seen)) {
 		ssemu_store_release(ssemu_r_mstate(r, mi), 0);
 		if (ep->owed) {
 			if (keep.live)
@@ -776,8 +781,7 @@ void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
 	/* pairs with the acquire in the sender's slot allocation */
 	if (m && !(ssemu_fetch_or(ssemu_msg_state(ep->r, m),
 				  SSEMU_MSG_RXDONE) & SSEMU_MSG_RXDONE))
-		ssemu_fetch_add(&ssemu_r_ep(ep->r, ep->index)->unreleased,
-				(uint32_t)-1);
+		ssemu_fetch_add(&ssemu_r_ep(ep->r, ep->index)->released, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -987,7 +991,8 @@ void deliver_recv(struct ssemu_region *r, uint32_t mi, uint32_t epi)
 	n->stats.rx_msgs++;
 	n->stats.rx_bytes += m->len;
 	ssemu_tel_deliver(r, mi);
-	ssemu_fetch_add(&ssemu_r_ep(r, epi)->unreleased, 1);
+	ssemu_store_relaxed(&ssemu_r_ep(r, epi)->delivered,
+			    ssemu_r_ep(r, epi)->delivered + 1);
 	recv_event(r, epi, mi);
 }
 

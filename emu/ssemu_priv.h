@@ -74,6 +74,12 @@ struct ssemu_ep {
 	 * its ring and nothing else */
 	struct ssemu_region *r;
 	struct ssemu_ring *ev_ring;
+	/* its tx ring, where the layout puts it, and what this process last
+	 * read of the ring's head (ssemu_ring_push_cached); the message slot
+	 * its next allocation looks at first */
+	struct ssemu_ring *tx_ring;
+	uint32_t tx_head_seen;
+	uint32_t alloc_cursor;
 	uint32_t tc_mask;	/* classes its service allows */
 	/* the event event_msg last found good (ck_msg NULL: none) and its
 	 * payload's address, from the one read of the slot's buffer index

@@ -64,7 +64,9 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	 * its overflow list, or taken and kept): only a scan of every slot
 	 * finds the last kind, and closing is rare.
 	 */
-	for (mi = 0; ssemu_load_acquire(&ep->unreleased) && mi < r->nmsgs;
+	for (mi = 0; ssemu_load_relaxed(&ep->delivered) !=
+			     ssemu_load_acquire(&ep->released) &&
+		     mi < r->nmsgs;
 	     mi++) {
 		m = ssemu_r_msg(r, mi);
 		if (!m->rma_op && m->dst == self && m->npkts &&

@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 23
+#define SSEMU_LAYOUT_VERSION 24
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -182,18 +182,26 @@ struct ssemu_mr_sh {
 struct ssemu_ep_sh {
 	uint32_t open;
 	uint32_t gen;
-	uint32_t alloc_cursor;	/* owner only */
+	/* RECVs the engine delivered (under the lock); delivered - released
+	 * are held: in the event ring, on the overflow list, or taken and
+	 * not released */
+	uint32_t delivered;
 	uint32_t ev_futex;	/* bumped by an event push with waiters */
 	uint32_t waiters;	/* processes sleeping on ev_futex */
-	uint32_t unreleased;	/* RECVs delivered and not released yet */
 	uint32_t rx_head, rx_tail;	/* RECV events waiting for ring space */
 	uint32_t tx_head, tx_tail;	/* SEND_DONE events waiting */
 	uint32_t nic;		/* NIC slot it is (or was last) open on */
 	uint32_t pid;		/* ... and its pid there */
-	/* (the engine's fields above and these in the first cache line) */
+	uint32_t pad0;
+	/* (the engine's fields above and these in the first cache line,
+	 * which the owner's sends and releases do not write: a post does
+	 * not take it from the engine's process, nor a delivery from the
+	 * owner's) */
 	uint64_t tx_ring_off;	/* region offsets */
 	uint64_t ev_ring_off;
-	uint32_t buf_msg[64];	/* owner only: message using each buffer */
+	/* owner only, from here: */
+	uint32_t released;	/* RECVs it released (delivered, above) */
+	uint32_t buf_msg[64];	/* message using each buffer */
 	uint32_t svc;		/* service and VNI it holds (ssemu_auth.c) */
 	uint16_t vni;
 	uint16_t pad16;

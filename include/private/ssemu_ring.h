@@ -71,6 +71,29 @@ static inline int ssemu_ring_push(struct ssemu_ring *r, const void *e)
 	return 0;
 }
 
+/*
+ * ssemu_ring_push for a producer that keeps, in its own memory, the head
+ * it last read (@head_seen: never past the real one, which only grows):
+ * the consumer's line is read only when that copy says the ring is full,
+ * so a push does not take it from the consumer's core every time.
+ */
+static inline int ssemu_ring_push_cached(struct ssemu_ring *r, const void *e,
+					 uint32_t *head_seen)
+{
+	uint32_t tail = ssemu_load_relaxed(&r->tail);
+
+	if (tail - *head_seen > r->mask) {
+		/* pairs with the release of head in ssemu_ring_pop */
+		*head_seen = ssemu_load_acquire(&r->head);
+		if (tail - *head_seen > r->mask)
+			return -1;
+	}
+	memcpy(ssemu_ring_slot(r, tail), e, r->esize);
+	/* publish the entry; pairs with the acquire of tail in pop */
+	ssemu_store_release(&r->tail, tail + 1);
+	return 0;
+}
+
 static inline uint32_t ssemu_ring_space(struct ssemu_ring *r)
 {
 	return r->mask + 1 - (ssemu_load_relaxed(&r->tail) -
