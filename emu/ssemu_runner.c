@@ -404,8 +404,12 @@ static bool defer_to_runner(struct ssemu_fabric *f)
 	uint64_t exec, now, until;
 
 	exec = ssemu_load_relaxed(&f->r->run_pub.executed);
-	if (exec == ssemu_load_relaxed(&fl->run_mark))
-		return false;	/* nobody ran it since we did: ours */
+	/* nobody ran it since we did, nor runs it now (a run publishes what
+	 * it did as it lets go: one in progress, which may have pushed the
+	 * event that made us post, has not yet) */
+	if (exec == ssemu_load_relaxed(&fl->run_mark) &&
+	    !ssemu_load_relaxed(&f->r->lock.word))
+		return false;	/* ours */
 	ssemu_store_relaxed(&fl->runner, 0);
 	now = wall_ns();
 	until = ssemu_load_relaxed(&fl->defer_until);
