@@ -709,10 +709,26 @@ static bool recv_crc_bad(struct ssemu_ep *ep, const struct ssemu_event *ev,
 	return true;
 }
 
+/* A RECV that carries its payload (SSEMU_EV_CARRY): no slot behind it. */
+static inline bool ev_carried(const struct ssemu_event *ev)
+{
+	return ev && ev->type == SSEMU_EV_RECV && ev->slot == SSEMU_NONE &&
+	       ev->len <= SSEMU_EV_CARRY;
+}
+
 const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
 {
 	struct ssemu_msg *m;
-	const uint8_t *data = event_payload(ep, ev, &m);
+	const uint8_t *data;
+
+	if (ev_carried(ev)) {
+		if (ev->status) {
+			errno = EBADMSG;
+			return NULL;
+		}
+		return ev->data;
+	}
+	data = event_payload(ep, ev, &m);
 
 	if (!data) {
 		errno = EINVAL;
@@ -729,7 +745,11 @@ const void *ssemu_event_payload(struct ssemu_ep *ep,
 				const struct ssemu_event *ev)
 {
 	struct ssemu_msg *m;
-	const uint8_t *data = event_payload(ep, ev, &m);
+	const uint8_t *data;
+
+	if (ev_carried(ev))
+		return ev->data;
+	data = event_payload(ep, ev, &m);
 
 	if (!data)
 		errno = EINVAL;
@@ -739,7 +759,12 @@ const void *ssemu_event_payload(struct ssemu_ep *ep,
 int ssemu_event_verify(struct ssemu_ep *ep, const struct ssemu_event *ev)
 {
 	struct ssemu_msg *m;
-	const uint8_t *data = event_payload(ep, ev, &m);
+	const uint8_t *data;
+
+	/* (checked by the engine as it copied it into the event) */
+	if (ev_carried(ev))
+		return ev->status ? -EBADMSG : 0;
+	data = event_payload(ep, ev, &m);
 
 	if (!data)
 		return -EINVAL;
@@ -750,7 +775,16 @@ size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			size_t off, void *buf, size_t len)
 {
 	struct ssemu_msg *m;
-	const uint8_t *data = event_payload(ep, ev, &m);
+	const uint8_t *data;
+
+	if (ev_carried(ev)) {
+		if (ev->status || off >= ev->len)
+			return 0;
+		len = SSEMU_MIN(len, ev->len - off);
+		memcpy(buf, ev->data + off, len);
+		return len;
+	}
+	data = event_payload(ep, ev, &m);
 
 	if (!data || off >= ev->len)
 		return 0;
@@ -816,8 +850,34 @@ static void ep_wake(struct ssemu_region *r, struct ssemu_ep_sh *ep)
 	futex_bump(&n->ev_futex, &n->waiters);
 }
 
+/*
+ * Does message @m's RECV carry its payload (SSEMU_EV_CARRY): a message,
+ * not an RMA, of at most that many bytes, in its slot (its payload is
+ * there, not in a buffer)?  Then the receiver never reads the slot, and
+ * the engine gives it back once the event is out (carried_done).
+ */
+bool recv_carried(const struct ssemu_msg *m)
+{
+	return !m->rma_op && ssemu_load_relaxed(&m->len) <= SSEMU_EV_CARRY &&
+	       ssemu_load_relaxed(&m->buf) == SSEMU_NONE;
+}
+
+/* A RECV carried in its event is out: the slot is given back for the
+ * receiver, who holds nothing of it (the slot's last touch here: its
+ * owner may reuse it from now on). */
+static void carried_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
+			 struct ssemu_msg *m)
+{
+	ssemu_store_relaxed(&ep->delivered, ep->delivered - 1);
+	msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_RXDONE);
+}
+
+/* The RECV (or RMA_REMOTE) event of message @mi to @ep's ring: false if
+ * the ring is full.  *@carried: its payload went with it (recv_carried,
+ * as the slot said when it was read here); the caller calls carried_done
+ * after its last touch of the slot. */
 static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
-		      uint32_t mi)
+		      uint32_t mi, bool *carried)
 {
 	struct ssemu_msg *m = ssemu_r_msg(r, mi);
 	struct ssemu_event ev = {
@@ -831,6 +891,7 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 		.slot = mi,
 		.gen = m->gen,
 	};
+	*carried = false;
 	if (m->rma_op) {
 		/* an RMA done to this endpoint's memory: no slot to hold */
 		ev.type = SSEMU_EV_RMA_REMOTE;
@@ -844,6 +905,28 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	struct ssemu_ring *ring = ssemu_r_ring(r, ep->ev_ring_off);
 
 	memcpy(ev.hdr, m->hdr, sizeof(ev.hdr));
+	if (ev.type == SSEMU_EV_RECV && ev.len <= SSEMU_EV_CARRY &&
+	    ssemu_load_relaxed(&m->buf) == SSEMU_NONE) {
+		/* carried: header and payload copied, then checked against
+		 * the CRC the sender took at the post; the event's own CRC
+		 * covers them from here on */
+		*carried = true;
+		ev.slot = SSEMU_NONE;
+		ev.gen = 0;
+		memcpy(ev.data, m->data, ev.len);
+		if (ssemu_msg_crc(r, ev.src, ev.hdr, ev.len, ev.data) !=
+		    ssemu_load_relaxed(&m->crc)) {
+			ev.status = -EBADMSG;
+			ssemu_log(ssemu_fetch_add(&r->crc_errors, 1) ?
+					  SSEMU_LOG_DEBUG : SSEMU_LOG_WARN,
+				  "endpoint %u: a message of %llu bytes from "
+				  "port %u failed its CRC: it changed in the "
+				  "segment after the post; not handed out",
+				  (uint32_t)(ep - ssemu_r_ep(r, 0)),
+				  (unsigned long long)ev.len,
+				  SSEMU_ADDR_PORT(ev.src));
+		}
+	}
 	/* Where it lands, so crash recovery can tell whether it did.  Not a
 	 * word is written to the slot after the push: from then on the
 	 * receiver may release it and its owner reuse it. */
@@ -929,13 +1012,16 @@ void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
 {
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
 	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+	bool carried;
 
 	if (ssemu_ep_rings_bad(r, epi))
 		return;
 	m->rx_next = SSEMU_NONE;
-	if (ep->rx_head == SSEMU_NONE && push_recv(r, ep, mi)) {
+	if (ep->rx_head == SSEMU_NONE && push_recv(r, ep, mi, &carried)) {
 		ep_wake(r, ep);
 		rma_rx_done(r, m);
+		if (carried)
+			carried_done(r, ep, m);
 		return;
 	}
 	ssemu_bm_set(ssemu_r_bits(r, r->ovf_off), ssemu_bm_words(r->neps), epi);
@@ -1034,7 +1120,7 @@ void complete_tx(struct ssemu_region *r, uint32_t mi)
 void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
 {
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
-	bool pushed = false;
+	bool pushed = false, carried;
 	struct ssemu_msg *m;
 	uint32_t mi, next;
 
@@ -1049,13 +1135,15 @@ void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t epi)
 		m = ssemu_r_msg(r, mi);
 		next = m->rx_next;
 		m->mflags &= ~SSEMU_MSGF_RXOVF;
-		if (!push_recv(r, ep, mi)) {
+		if (!push_recv(r, ep, mi, &carried)) {
 			m->mflags |= SSEMU_MSGF_RXOVF;
 			break;
 		}
 		ep->rx_head = next;
 		pushed = true;
 		rma_rx_done(r, m);
+		if (carried)
+			carried_done(r, ep, m);
 	}
 	while ((mi = ep->tx_head) != SSEMU_NONE) {
 		if (SSEMU_BAD(r, mi >= r->nmsgs, "a send overflow list: "

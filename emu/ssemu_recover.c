@@ -391,6 +391,15 @@ int ssemu_model_recover(struct ssemu_region *r)
 		st = ssemu_load_acquire(ssemu_msg_state(r, m));
 		if (!(st & SSEMU_MSG_BUSY))
 			continue;
+		/* a RECV that carried its payload got out, and the runner
+		 * died before it gave the slot back (ssemu_msg.c) */
+		if (!(st & SSEMU_MSG_RXDONE) && recv_carried(m) &&
+		    !recv_ep(r, m, &epi) &&
+		    pushed(r, m, SSEMU_MSGF_RXPUSH, epi, m->rx_pos)) {
+			msg_state_or(r, ssemu_msg_state(r, m),
+				     SSEMU_MSG_RXDONE);
+			st |= SSEMU_MSG_RXDONE;
+		}
 		if (m->rma_op && !(st & SSEMU_MSG_RXDONE))
 			rma_recover_target(r, m);
 		if ((m->mflags & SSEMU_MSGF_RXOVF) && !(st & SSEMU_MSG_RXDONE))

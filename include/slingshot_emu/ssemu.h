@@ -470,6 +470,15 @@ enum ssemu_event_type {
 				 * to this endpoint's memory */
 };
 
+/*
+ * A RECV of at most SSEMU_EV_CARRY bytes carries its payload in the event
+ * itself (private: read it with ssemu_event_payload, _copy or _data as any
+ * other): the receiver never reads the sender's message slot, which the
+ * engine gives back as it pushes the event.  Its CRC is checked then, and
+ * ssemu_event_verify reports what that check found.
+ */
+#define SSEMU_EV_CARRY 16
+
 struct ssemu_event {
 	uint32_t type;		/* enum ssemu_event_type */
 	int32_t status;		/* 0 or -errno (SEND_DONE) */
@@ -477,13 +486,20 @@ struct ssemu_event {
 	uint32_t tclass;
 	uint64_t len;		/* RECV: payload bytes */
 	uint64_t hdr[SSEMU_HDR_WORDS];	/* RECV */
-	uint64_t cookie;	/* SEND_DONE */
 	ssemu_time_t time;	/* model time of the event */
 	ssemu_time_t posted;	/* model time the source NIC took the
 				 * message (time - posted: its latency) */
+	union {
+		struct {
+			uint64_t cookie;	/* SEND_DONE, RMA_DONE */
+			uint64_t addr;		/* RMA_*: target address,
+						 * as sent */
+		};
+		uint8_t data[SSEMU_EV_CARRY];	/* private: a RECV's
+						 * payload, carried */
+	};
 	uint32_t op;		/* RMA_DONE, RMA_REMOTE: enum ssemu_rma_op */
 	uint32_t crc;		/* private: its CRC, checked at the poll */
-	uint64_t addr;		/* RMA_REMOTE: target address, as sent */
 	uint32_t slot;		/* private: message slot */
 	uint32_t gen;		/* private */
 };

@@ -384,7 +384,9 @@ static void test_fabric_wake_only_sleepers(void **state)
 /*
  * A release after ssemu_event_data does not check the event again, but
  * only for that event: a copy naming another generation of the slot is
- * refused (the slot stays held); the real one gives the slot back.
+ * refused (the slot stays held); the real one gives the slot back.  (A
+ * message longer than SSEMU_EV_CARRY: a shorter one's event holds no
+ * slot.)
  */
 static void test_fabric_release_checked_event(void **state)
 {
@@ -392,7 +394,7 @@ static void test_fabric_release_checked_event(void **state)
 	struct ssemu_config c;
 	struct ssemu_region *r;
 	struct tf *t;
-	char byte = 7;
+	char bytes[SSEMU_EV_CARRY + 8];
 	uint32_t *st;
 
 	tf_config(&c, "switch");
@@ -400,7 +402,8 @@ static void test_fabric_release_checked_event(void **state)
 	tf_add(t, 0);
 	tf_add(t, 1);
 	r = t->fab->r;
-	tf_send(t, 0, 1, &byte, 1, 0, 1, 0);
+	memset(bytes, 7, sizeof(bytes));
+	tf_send(t, 0, 1, bytes, sizeof(bytes), 0, 1, 0);
 	while (ssemu_ep_poll(t->ep[1], ev, 4) == 0)
 		assert_true(ssemu_fabric_progress(t->fab, 256) >= 0);
 	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
@@ -414,6 +417,94 @@ static void test_fabric_release_checked_event(void **state)
 	ssemu_event_release(t->ep[1], &ev[0]);
 	assert_true(*st & SSEMU_MSG_RXDONE);
 	tf_close(t);
+}
+
+/*
+ * A message of at most SSEMU_EV_CARRY bytes arrives with its payload in
+ * the event: read through the same calls, no slot behind it, and the
+ * sender's slot given back before the receiver releases anything.  On a
+ * shared store its CRC is checked as the engine copies it: a payload
+ * changed between the post and the engine taking it fails (-EBADMSG)
+ * and is never handed out.
+ */
+static void carried_round(bool shared, bool corrupt)
+{
+	struct ssemu_event ev[4];
+	struct ssemu_config c;
+	struct ssemu_region *r;
+	struct ssemu_msg *m;
+	uint8_t payload[SSEMU_EV_CARRY], out[SSEMU_EV_CARRY];
+	uint32_t i, first, busy;
+	struct tf *t;
+	int n;
+
+	tf_config(&c, "switch");
+	t = shared ? tf_open_shared(&c) : tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	r = t->fab->r;
+	for (i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(0xa0 + i);
+	tf_send(t, 0, 1, payload, sizeof(payload), 0, 1, 0);
+	first = ssemu_ep_slot(t->ep[0]) * c.msgs_per_ep;
+	if (corrupt) {
+		/* the slot just posted, before the engine takes it */
+		for (i = first; i < first + c.msgs_per_ep; i++)
+			if (*ssemu_r_mstate(r, i) == SSEMU_MSG_BUSY)
+				break;
+		assert_true(i < first + c.msgs_per_ep);
+		m = ssemu_r_msg(r, i);
+		m->data[3] ^= 0xff;
+	}
+	while ((n = ssemu_ep_poll(t->ep[1], ev, 4)) == 0)
+		assert_true(ssemu_fabric_progress(t->fab, 256) >= 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
+	assert_int_equal(ev[0].len, sizeof(payload));
+	assert_int_equal(ev[0].slot, SSEMU_NONE);
+	memset(out, 0, sizeof(out));
+	if (corrupt) {
+		assert_int_equal(ev[0].status, -EBADMSG);
+		assert_int_equal(ssemu_event_verify(t->ep[1], &ev[0]),
+				 -EBADMSG);
+		assert_int_equal(ssemu_event_copy(t->ep[1], &ev[0], 0, out,
+						  sizeof(out)), 0);
+		assert_null(ssemu_event_data(t->ep[1], &ev[0]));
+	} else {
+		assert_int_equal(ev[0].status, 0);
+		assert_int_equal(ssemu_event_verify(t->ep[1], &ev[0]), 0);
+		assert_int_equal(ssemu_event_copy(t->ep[1], &ev[0], 0, out,
+						  sizeof(out)), sizeof(out));
+		assert_memory_equal(out, payload, sizeof(out));
+		assert_memory_equal(ssemu_event_payload(t->ep[1], &ev[0]),
+				    payload, sizeof(payload));
+		/* a part, from an offset */
+		assert_int_equal(ssemu_event_copy(t->ep[1], &ev[0], 10, out,
+						  sizeof(out)),
+				 sizeof(out) - 10);
+		assert_memory_equal(out, payload + 10, sizeof(out) - 10);
+	}
+	/* the receiver holds no slot: every busy one of the sender's has
+	 * its receive side done already */
+	busy = 0;
+	for (i = first; i < first + c.msgs_per_ep; i++)
+		if (*ssemu_r_mstate(r, i) & SSEMU_MSG_BUSY) {
+			busy++;
+			assert_true(*ssemu_r_mstate(r, i) & SSEMU_MSG_RXDONE);
+		}
+	assert_true(busy <= 1);
+	ssemu_event_release(t->ep[1], &ev[0]);
+	assert_int_equal(ssemu_r_ep(r, ssemu_ep_slot(t->ep[1]))->delivered,
+			 ssemu_r_ep(r, ssemu_ep_slot(t->ep[1]))->released);
+	tf_close(t);
+}
+
+static void test_fabric_carried_event(void **state)
+{
+	(void)state;
+	carried_round(false, false);
+	carried_round(true, false);
+	carried_round(true, true);
 }
 
 /* Realtime clock: the model never runs ahead of wall time / dilation. */
@@ -1098,6 +1189,10 @@ static void test_fabric_detach_while_injecting(void **state)
  * process dies) holding messages it never released: the sender's slots and
  * large buffers must come back, or the sender is stuck on -EAGAIN forever.
  */
+/* (small, yet longer than an event carries: each message holds a slot
+ * until its receiver releases it) */
+#define SMALL (SSEMU_EV_CARRY + 8)
+
 static void receiver_gone(bool detach)
 {
 	static uint8_t buf[1000];
@@ -1114,7 +1209,7 @@ static void receiver_gone(bool detach)
 	tf_add(t, 0);
 	tf_add(t, 1);
 	for (k = 0; k < 4; k++) {
-		struct iovec iov = { buf, k < 2 ? sizeof(buf) : 10 };
+		struct iovec iov = { buf, k < 2 ? sizeof(buf) : SMALL };
 		struct ssemu_send s = {
 			.dest = ssemu_ep_addr(t->ep[1]),
 			.iov = &iov,
@@ -1131,7 +1226,7 @@ static void receiver_gone(bool detach)
 	}
 	tf_run_idle(t, 10000);
 	assert_int_equal(tf_count(t, 0, SSEMU_EV_SEND_DONE), 4);
-	assert_int_equal(send_raw_to(t, 0, SSEMU_ADDR(1, 0), buf, 10), -EAGAIN);
+	assert_int_equal(send_raw_to(t, 0, SSEMU_ADDR(1, 0), buf, SMALL), -EAGAIN);
 	/* the receiver goes away */
 	ssemu_ep_close(t->ep[1]);
 	t->ep[1] = NULL;
@@ -1140,7 +1235,7 @@ static void receiver_gone(bool detach)
 		t->nic[1] = NULL;
 	}
 	tf_run_idle(t, 10000);
-	ret = send_raw_to(t, 0, SSEMU_ADDR(1, 0), buf, 10);
+	ret = send_raw_to(t, 0, SSEMU_ADDR(1, 0), buf, SMALL);
 	if (ret == -EAGAIN)
 		fail_msg("receiver %s with 4 unreleased messages: the sender "
 			 "never gets its slots back (-EAGAIN forever)",
@@ -1366,6 +1461,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_wait),
 		cmocka_unit_test(test_fabric_wake_only_sleepers),
 		cmocka_unit_test(test_fabric_release_checked_event),
+		cmocka_unit_test(test_fabric_carried_event),
 		cmocka_unit_test(test_fabric_realtime_clock),
 		cmocka_unit_test(test_fabric_attach_detach),
 		cmocka_unit_test(test_fabric_reattach_traffic),
