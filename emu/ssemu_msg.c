@@ -928,8 +928,9 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 		}
 	}
 	/* Where it lands, so crash recovery can tell whether it did.  Not a
-	 * word is written to the slot after the push: from then on the
-	 * receiver may release it and its owner reuse it. */
+	 * word is written to the slot after the push (but for a carried
+	 * RECV's state word, carried_done, which gives it back): from then
+	 * on the receiver may release it and its owner reuse it. */
 	m->rx_pos = ssemu_load_relaxed(&ring->tail);
 	m->mflags |= SSEMU_MSGF_RXPUSH;
 	ev.crc = ssemu_event_crc(r, &ev);
