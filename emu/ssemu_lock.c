@@ -276,8 +276,11 @@ int ssemu_region_trylock(struct ssemu_region *r)
 	uint64_t now, key, since;
 	int ret;
 
-	/* pairs with the release in ssemu_region_unlock */
-	if (ssemu_cas(w, &v, self))
+	/* a plain look first: a compare-and-swap that fails still takes the
+	 * word's line from the holder, which writes it as it lets go; pairs
+	 * with the release in ssemu_region_unlock */
+	v = ssemu_load_relaxed(w);
+	if (!v && ssemu_cas(w, &v, self))
 		return lock_taken(r);
 	if (!lock_word_sane(v))
 		return lock_damaged(r, v, "no process writes that");
