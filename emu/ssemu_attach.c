@@ -495,8 +495,7 @@ static int ep_open(struct ssemu_nic *nic, uint32_t id, uint32_t vni,
 	ep->pid = e;
 	ep->r = r;
 	ep->ev_ring = ssemu_r_ring(r, sh->ev_ring_off);
-	ep->tx_ring = ssemu_r_ring(r, r->rings_off + (uint64_t)epi *
-					      ssemu_rings_stride(c));
+	ep->tx_ring = ssemu_r_ring(r, ssemu_ep_tx_ring_off(r, epi));
 	*epp = ep;
 	return 0;
 

@@ -650,11 +650,27 @@ static struct ssemu_msg *event_msg_release(struct ssemu_ep *ep,
 	return m;
 }
 
+/* A RECV that carries its payload (SSEMU_EV_CARRY): no slot behind it. */
+static inline bool ev_carried(const struct ssemu_event *ev)
+{
+	return ev && ev->type == SSEMU_EV_RECV && ev->slot == SSEMU_NONE &&
+	       ev->len <= SSEMU_EV_CARRY;
+}
+
+/* The payload of @ev and (*@mp) its message slot, or NULL; a carried
+ * RECV's is in the event itself (*@mp NULL: recv_crc_bad reports the
+ * engine's check of it). */
 static const uint8_t *event_payload(struct ssemu_ep *ep,
 				    const struct ssemu_event *ev,
 				    struct ssemu_msg **mp)
 {
-	struct ssemu_msg *m = event_msg(ep, ev);
+	struct ssemu_msg *m;
+
+	if (ev_carried(ev)) {
+		*mp = NULL;
+		return ev->data;
+	}
+	m = event_msg(ep, ev);
 
 	if (!m)
 		return NULL;
@@ -682,53 +698,51 @@ struct ssemu_msg *event_rma_direct(struct ssemu_ep *ep,
 	return m;
 }
 
+/* The count and the log of a payload found changed since its CRC was
+ * taken (the first of the fabric's at WARN, the rest at DEBUG), by
+ * endpoint @epi: @what bytes from port @port. */
+static void crc_failed(struct ssemu_region *r, uint32_t epi,
+		       const char *what, uint64_t len, uint32_t port,
+		       const char *since)
+{
+	ssemu_log(ssemu_fetch_add(&r->crc_errors, 1) ? SSEMU_LOG_DEBUG :
+						      SSEMU_LOG_WARN,
+		  "endpoint %u: %s %llu bytes from port %u failed their CRC: "
+		  "they changed in the segment after %s; not handed out",
+		  epi, what, (unsigned long long)len, port, since);
+}
+
 /*
  * A payload that is not what it was when its CRC was taken: a received
  * message's header or payload (the CRC taken at the post), or an RMA's
  * results (taken by the target when it produced them).  Counted, logged,
- * never handed out.
+ * never handed out.  A carried RECV (@m NULL) was checked by the engine
+ * as it copied it into the event: its status says what it found.
  */
 static bool recv_crc_bad(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			 const struct ssemu_msg *m, const void *data)
 {
 	struct ssemu_region *r = ep->r;
 	bool recv = ev->type == SSEMU_EV_RECV;
-	uint32_t crc = recv ? ssemu_msg_crc(r, ev->src, ev->hdr, ev->len,
-					    data) :
-			      ssemu_r_crc(r, 0, data, (size_t)ev->len);
+	uint32_t crc;
 
+	if (!m)
+		return ev->status != 0;
+	crc = recv ? ssemu_msg_crc(r, ev->src, ev->hdr, ev->len, data) :
+		     ssemu_r_crc(r, 0, data, (size_t)ev->len);
 	if (crc == m->crc)
 		return false;
-	ssemu_fetch_add(&r->crc_errors, 1);
-	ssemu_log(SSEMU_LOG_WARN, "endpoint %u: %s %llu bytes from port %u "
-		  "failed their CRC: they changed in the segment after %s; "
-		  "not handed out", ep->index,
-		  recv ? "a message of" : "the results of an RMA operation,",
-		  (unsigned long long)ev->len, SSEMU_ADDR_PORT(ev->src),
-		  recv ? "the post" : "the target produced them");
+	crc_failed(r, ep->index,
+		   recv ? "a message of" : "the results of an RMA operation,",
+		   ev->len, SSEMU_ADDR_PORT(ev->src),
+		   recv ? "the post" : "the target produced them");
 	return true;
-}
-
-/* A RECV that carries its payload (SSEMU_EV_CARRY): no slot behind it. */
-static inline bool ev_carried(const struct ssemu_event *ev)
-{
-	return ev && ev->type == SSEMU_EV_RECV && ev->slot == SSEMU_NONE &&
-	       ev->len <= SSEMU_EV_CARRY;
 }
 
 const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
 {
 	struct ssemu_msg *m;
-	const uint8_t *data;
-
-	if (ev_carried(ev)) {
-		if (ev->status) {
-			errno = EBADMSG;
-			return NULL;
-		}
-		return ev->data;
-	}
-	data = event_payload(ep, ev, &m);
+	const uint8_t *data = event_payload(ep, ev, &m);
 
 	if (!data) {
 		errno = EINVAL;
@@ -745,11 +759,7 @@ const void *ssemu_event_payload(struct ssemu_ep *ep,
 				const struct ssemu_event *ev)
 {
 	struct ssemu_msg *m;
-	const uint8_t *data;
-
-	if (ev_carried(ev))
-		return ev->data;
-	data = event_payload(ep, ev, &m);
+	const uint8_t *data = event_payload(ep, ev, &m);
 
 	if (!data)
 		errno = EINVAL;
@@ -759,12 +769,7 @@ const void *ssemu_event_payload(struct ssemu_ep *ep,
 int ssemu_event_verify(struct ssemu_ep *ep, const struct ssemu_event *ev)
 {
 	struct ssemu_msg *m;
-	const uint8_t *data;
-
-	/* (checked by the engine as it copied it into the event) */
-	if (ev_carried(ev))
-		return ev->status ? -EBADMSG : 0;
-	data = event_payload(ep, ev, &m);
+	const uint8_t *data = event_payload(ep, ev, &m);
 
 	if (!data)
 		return -EINVAL;
@@ -775,16 +780,7 @@ size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			size_t off, void *buf, size_t len)
 {
 	struct ssemu_msg *m;
-	const uint8_t *data;
-
-	if (ev_carried(ev)) {
-		if (ev->status || off >= ev->len)
-			return 0;
-		len = SSEMU_MIN(len, ev->len - off);
-		memcpy(buf, ev->data + off, len);
-		return len;
-	}
-	data = event_payload(ep, ev, &m);
+	const uint8_t *data = event_payload(ep, ev, &m);
 
 	if (!data || off >= ev->len)
 		return 0;
@@ -850,6 +846,13 @@ static void ep_wake(struct ssemu_region *r, struct ssemu_ep_sh *ep)
 	futex_bump(&n->ev_futex, &n->waiters);
 }
 
+/* recv_carried for @m, of @len bytes as read once by the caller. */
+static inline bool carries(const struct ssemu_msg *m, uint64_t len)
+{
+	return !m->rma_op && len <= SSEMU_EV_CARRY &&
+	       ssemu_load_relaxed(&m->buf) == SSEMU_NONE;
+}
+
 /*
  * Does message @m's RECV carry its payload (SSEMU_EV_CARRY): a message,
  * not an RMA, of at most that many bytes, in its slot (its payload is
@@ -858,8 +861,7 @@ static void ep_wake(struct ssemu_region *r, struct ssemu_ep_sh *ep)
  */
 bool recv_carried(const struct ssemu_msg *m)
 {
-	return !m->rma_op && ssemu_load_relaxed(&m->len) <= SSEMU_EV_CARRY &&
-	       ssemu_load_relaxed(&m->buf) == SSEMU_NONE;
+	return carries(m, ssemu_load_relaxed(&m->len));
 }
 
 /* A RECV carried in its event is out: the slot is given back for the
@@ -905,8 +907,7 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	struct ssemu_ring *ring = ssemu_r_ring(r, ep->ev_ring_off);
 
 	memcpy(ev.hdr, m->hdr, sizeof(ev.hdr));
-	if (ev.type == SSEMU_EV_RECV && ev.len <= SSEMU_EV_CARRY &&
-	    ssemu_load_relaxed(&m->buf) == SSEMU_NONE) {
+	if (ev.type == SSEMU_EV_RECV && carries(m, ev.len)) {
 		/* carried: header and payload copied, then checked against
 		 * the CRC the sender took at the post; the event's own CRC
 		 * covers them from here on */
@@ -917,14 +918,9 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 		if (ssemu_msg_crc(r, ev.src, ev.hdr, ev.len, ev.data) !=
 		    ssemu_load_relaxed(&m->crc)) {
 			ev.status = -EBADMSG;
-			ssemu_log(ssemu_fetch_add(&r->crc_errors, 1) ?
-					  SSEMU_LOG_DEBUG : SSEMU_LOG_WARN,
-				  "endpoint %u: a message of %llu bytes from "
-				  "port %u failed its CRC: it changed in the "
-				  "segment after the post; not handed out",
-				  (uint32_t)(ep - ssemu_r_ep(r, 0)),
-				  (unsigned long long)ev.len,
-				  SSEMU_ADDR_PORT(ev.src));
+			crc_failed(r, (uint32_t)(ep - ssemu_r_ep(r, 0)),
+				   "a message of", ev.len,
+				   SSEMU_ADDR_PORT(ev.src), "the post");
 		}
 	}
 	/* Where it lands, so crash recovery can tell whether it did.  Not a

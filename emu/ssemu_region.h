@@ -971,11 +971,18 @@ static inline struct ssemu_ring *ssemu_r_ring(struct ssemu_region *r,
  * Are endpoint @epi's rings where the layout puts them and sound (else the
  * fabric is marked broken)?  The engine asks before it touches them.
  */
+/* Where the layout puts endpoint @epi's tx ring (its event ring follows). */
+static inline uint64_t ssemu_ep_tx_ring_off(const struct ssemu_region *r,
+					    uint32_t epi)
+{
+	return r->rings_off + (uint64_t)epi * ssemu_rings_stride(&r->config);
+}
+
 static inline bool ssemu_ep_rings_bad(struct ssemu_region *r, uint32_t epi)
 {
 	const struct ssemu_config *c = &r->config;
 	struct ssemu_ep_sh *sh = ssemu_r_ep(r, epi);
-	uint64_t tx = r->rings_off + (uint64_t)epi * ssemu_rings_stride(c);
+	uint64_t tx = ssemu_ep_tx_ring_off(r, epi);
 
 	if (SSEMU_BAD(r, sh->tx_ring_off != tx ||
 		      sh->ev_ring_off != tx + ssemu_txring_bytes(c),
