@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 25
+#define SSEMU_LAYOUT_VERSION 26
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -391,13 +391,17 @@ struct ssemu_swport {
 };
 
 struct ssemu_switch_sh {
+	/* (what every hop reads or counts, in the first line, which a hop
+	 * touches anyway: behind the ports it would be a line, and a page,
+	 * of its own 88 KiB away) */
 	uint32_t sw;		/* topology switch id */
 	uint32_t pad;
+	uint64_t voq_off;	/* region offset: VOQ row of [out][vclass] */
+	/* sent, per VNI (the first two share the first line) */
+	struct ssemu_vni_count vni[SSEMU_SW_VNIS];
 	/* each port on its own cache lines (none shares its first line with
 	 * the previous port's last fields) */
 	struct ssemu_swport port[SSEMU_RADIX] SSEMU_CACHELINE_ALIGNED;
-	uint64_t voq_off;	/* region offset: VOQ row of [out][vclass] */
-	struct ssemu_vni_count vni[SSEMU_SW_VNIS];	/* sent, per VNI */
 };
 
 /*
@@ -651,7 +655,7 @@ SSEMU_LAYOUT_IS(ssemu_voq, 8, 4);
 SSEMU_LAYOUT_IS(ssemu_swport, 1408, 8);
 SSEMU_LAYOUT_IS(ssemu_peer, 24, 8);
 SSEMU_LAYOUT_IS(ssemu_rng, 32, 8);
-SSEMU_LAYOUT_IS(ssemu_switch_sh, 90432, 64);
+SSEMU_LAYOUT_IS(ssemu_switch_sh, 90368, 64);
 /* telemetry */
 SSEMU_LAYOUT_IS(ssemu_tel_sh, 471112, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_nic, 8, 4);
