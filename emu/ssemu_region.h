@@ -971,10 +971,6 @@ static inline struct ssemu_ring *ssemu_r_ring(struct ssemu_region *r,
 	return SSEMU_AT(r, off);
 }
 
-/*
- * Are endpoint @epi's rings where the layout puts them and sound (else the
- * fabric is marked broken)?  The engine asks before it touches them.
- */
 /* Where the layout puts endpoint @epi's tx ring (its event ring follows). */
 static inline uint64_t ssemu_ep_tx_ring_off(const struct ssemu_region *r,
 					    uint32_t epi)
@@ -982,6 +978,10 @@ static inline uint64_t ssemu_ep_tx_ring_off(const struct ssemu_region *r,
 	return r->rings_off + (uint64_t)epi * ssemu_rings_stride(&r->config);
 }
 
+/*
+ * Are endpoint @epi's rings where the layout puts them and sound (else the
+ * fabric is marked broken)?  The engine asks before it touches them.
+ */
 static inline bool ssemu_ep_rings_bad(struct ssemu_region *r, uint32_t epi)
 {
 	const struct ssemu_config *c = &r->config;

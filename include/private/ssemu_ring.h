@@ -56,26 +56,12 @@ static inline uint32_t ssemu_ring_count(struct ssemu_ring *r)
 	return ssemu_load_acquire(&r->tail) - ssemu_load_acquire(&r->head);
 }
 
-/* Producer side.  Returns 0 or -1 when full. */
-static inline int ssemu_ring_push(struct ssemu_ring *r, const void *e)
-{
-	uint32_t tail = ssemu_load_relaxed(&r->tail);
-	/* pairs with the release of head in ssemu_ring_pop */
-	uint32_t head = ssemu_load_acquire(&r->head);
-
-	if (tail - head > r->mask)
-		return -1;
-	memcpy(ssemu_ring_slot(r, tail), e, r->esize);
-	/* publish the entry; pairs with the acquire of tail in pop */
-	ssemu_store_release(&r->tail, tail + 1);
-	return 0;
-}
-
 /*
- * ssemu_ring_push for a producer that keeps, in its own memory, the head
+ * Producer side, for a producer that keeps, in its own memory, the head
  * it last read (@head_seen: never past the real one, which only grows):
  * the consumer's line is read only when that copy says the ring is full,
  * so a push does not take it from the consumer's core every time.
+ * Returns 0 or -1 when full.
  */
 static inline int ssemu_ring_push_cached(struct ssemu_ring *r, const void *e,
 					 uint32_t *head_seen)
@@ -92,6 +78,15 @@ static inline int ssemu_ring_push_cached(struct ssemu_ring *r, const void *e,
 	/* publish the entry; pairs with the acquire of tail in pop */
 	ssemu_store_release(&r->tail, tail + 1);
 	return 0;
+}
+
+/* Producer side.  Returns 0 or -1 when full. */
+static inline int ssemu_ring_push(struct ssemu_ring *r, const void *e)
+{
+	/* pairs with the release of head in ssemu_ring_pop */
+	uint32_t head = ssemu_load_acquire(&r->head);
+
+	return ssemu_ring_push_cached(r, e, &head);
 }
 
 static inline uint32_t ssemu_ring_space(struct ssemu_ring *r)
