@@ -589,6 +589,27 @@ ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e)
 	return t ? t->time : UINT64_MAX;
 }
 
+bool ssemu_engine_peek(const struct ssemu_engine *e, struct ssemu_fired *out)
+{
+	const struct ssemu_heap_ent *t;
+	const struct ssemu_ev *ev;
+
+	/* (near's entries are among the cap the heaps share) */
+	if (!e->nnear || e->nnear > e->cap)
+		return false;
+	t = e->near_sorted ? &heap((struct ssemu_engine *)e)[e->nnear - 1] :
+			     heap((struct ssemu_engine *)e);
+	if (t->idx >= e->cap)
+		return false;
+	ev = &pool((struct ssemu_engine *)e)[t->idx];
+	out->time = t->time;
+	out->type = ev->type;
+	out->a = ev->a;
+	out->b = ev->b;
+	out->c = ev->c;
+	return true;
+}
+
 bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 		      struct ssemu_fired *out)
 {
@@ -604,6 +625,11 @@ bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 	out->time = t->time;
 	idx = ent_ev(t);
 	near_remove_top(e);
+	/* the event after the next one: its pool entry is asked for now, so
+	 * that ssemu_engine_peek finds it in the cache next time */
+	if (e->near_sorted && e->nnear >= 2 &&
+	    heap(e)[e->nnear - 2].idx < e->cap)
+		__builtin_prefetch(&pool(e)[heap(e)[e->nnear - 2].idx]);
 	ev = &pool(e)[idx];
 	out->type = ev->type;
 	out->a = ev->a;

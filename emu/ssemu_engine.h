@@ -195,6 +195,15 @@ int ssemu_engine_cancel(struct ssemu_engine *e, ssemu_evid_t id);
 bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 		      struct ssemu_fired *out);
 
+/**
+ * The event the next pop will most likely take (the first queued; one
+ * scheduled meanwhile may come before it, and it may have been
+ * cancelled): a hint, for the caller to ask for the memory that event
+ * will touch while it handles the one it has.  @return false if none is
+ * at hand (nothing queued in the window).
+ */
+bool ssemu_engine_peek(const struct ssemu_engine *e, struct ssemu_fired *out);
+
 /** Time of the next live event, or UINT64_MAX. */
 ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e);
 

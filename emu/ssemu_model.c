@@ -235,6 +235,44 @@ static uint32_t check_period(const struct ssemu_region *r)
 }
 #endif
 
+/*
+ * Ask for the lines the next event will touch first (its packet, the
+ * switch port or NIC it is for) while this one is handled: on a large
+ * fabric they are far from the caches, and a handler's own misses come
+ * one after the other.  Only a hint: an index out of range asks for
+ * nothing.
+ */
+static inline void prefetch_next(struct ssemu_region *r)
+{
+	struct ssemu_fired n;
+	struct ssemu_switch_sh *s;
+
+	if (!ssemu_engine_peek(ssemu_r_engine(r), &n))
+		return;
+	switch (n.type) {
+	case SSEMU_MEV_SW_READY:
+	case SSEMU_MEV_SW_OUT_DONE:
+		if (n.a >= r->sw_used || n.b >= r->topo.radix)
+			return;
+		s = ssemu_r_switch(r, n.a);
+		__builtin_prefetch(s);
+		__builtin_prefetch(&s->port[n.b]);
+		if (n.type == SSEMU_MEV_SW_READY && n.c < r->config.max_pkts)
+			__builtin_prefetch(ssemu_r_pkt(r, n.c));
+		return;
+	case SSEMU_MEV_NIC_ARRIVE:
+		if (n.c < r->config.max_pkts)
+			__builtin_prefetch(ssemu_r_pkt(r, n.c));
+		/* fall through */
+	case SSEMU_MEV_NIC_TX_DONE:
+		if (n.a < r->config.max_nics)
+			__builtin_prefetch(ssemu_r_nic(r, n.a));
+		return;
+	default:
+		return;
+	}
+}
+
 void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 {
 #ifdef SSEMU_DEBUG
@@ -243,6 +281,7 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 
 	if (event_bad(r, f))
 		return;
+	prefetch_next(r);
 	if (unlikely(ssemu_model_perturb)) {
 		ssemu_model_deferring = 1;
 		ev_handler[f->type](r, f);

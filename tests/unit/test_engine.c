@@ -432,6 +432,80 @@ static void test_engine_next_time(void **state)
 }
 
 /*
+ * ssemu_engine_peek names the event the next pop takes (nothing scheduled
+ * or cancelled in between), in the sorted window and in the heap it turns
+ * into under a burst; it fires nothing, moves no time and changes no
+ * count; with nothing in the window (empty, or all of it in the wheel)
+ * it says so; a corrupt count makes it say nothing rather than read out
+ * of bounds.
+ */
+static void test_engine_peek(void **state)
+{
+	struct ssemu_engine *e = engine_new(1024);
+	struct ssemu_fired f, p;
+	uint64_t seed = 7;
+	uint32_t i, n, peeked = 0, sorted_seen = 0, heap_seen = 0, nnear;
+
+	(void)state;
+	assert_false(ssemu_engine_peek(e, &p));
+	/* a burst in one bucket: the run, then (moves past NEAR_SHIFT_MAX)
+	 * the heap; and later buckets, in the wheel */
+	for (i = 0; i < 600; i++)
+		assert_int_equal(ssemu_engine_schedule(e,
+				 test_rng_next(&seed) % SSEMU_ENGINE_BUCKET_PS,
+				 1 + i % 5, i, ~i, i * 3u, NULL), 0);
+	for (i = 0; i < 300; i++)
+		assert_int_equal(ssemu_engine_schedule(e,
+				 SSEMU_ENGINE_BUCKET_PS * (2 + i % 40) +
+				 test_rng_next(&seed) % 97,
+				 2, 1000 + i, i, i, NULL), 0);
+	n = ssemu_engine_pending(e);
+	for (;;) {
+		bool ok = ssemu_engine_peek(e, &p);
+
+		assert_int_equal(ssemu_engine_pending(e), n);
+		if (ok) {
+			ssemu_time_t now = e->now;
+
+			/* (a second look says the same) */
+			assert_true(ssemu_engine_peek(e, &f));
+			assert_true(f.time == p.time && f.a == p.a);
+			assert_true(e->now == now);
+			if (e->near_sorted)
+				sorted_seen++;
+			else
+				heap_seen++;
+		}
+		if (!ssemu_engine_pop(e, UINT64_MAX, &f))
+			break;
+		n--;
+		if (!ok)
+			continue;
+		peeked++;
+		assert_true(f.time == p.time);
+		assert_int_equal(f.type, p.type);
+		assert_int_equal(f.a, p.a);
+		assert_int_equal(f.b, p.b);
+		assert_int_equal(f.c, p.c);
+	}
+	assert_int_equal(n, 0);
+	assert_false(ssemu_engine_peek(e, &p));
+	/* every event but the first of each refill was peeked at */
+	assert_true(peeked >= 850);
+	assert_true(sorted_seen > 0 && heap_seen > 0);
+
+	/* a count out of range: nothing, and no read past the heap */
+	sched_ok(e, e->now + 1, 1, NULL);
+	nnear = e->nnear;
+	assert_int_equal(nnear, 1);
+	e->nnear = e->cap + 1;
+	assert_false(ssemu_engine_peek(e, &p));
+	e->nnear = nnear;
+	assert_true(ssemu_engine_peek(e, &p));
+	free(e);
+}
+
+/*
  * A scripted mixed workload; every fired event is appended to @out.
  * Returns the number of fired events.
  */
@@ -1194,6 +1268,7 @@ int main(void)
 		cmocka_unit_test(test_engine_cancel_frees_pool_slot),
 		ENGINE64_TEST(test_engine_pop_limit),
 		ENGINE64_TEST(test_engine_next_time),
+		cmocka_unit_test(test_engine_peek),
 		cmocka_unit_test(test_engine_determinism),
 		cmocka_unit_test(test_engine_position_independent),
 		cmocka_unit_test(test_engine_stress_vs_reference),
