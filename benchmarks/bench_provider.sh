@@ -24,7 +24,8 @@
 #     only the provider differs; ofi_local_comm.c lets the MTL take shm),
 #     and over Open MPI's own shared memory (pml ob1, btl vader) as a
 #     second reference: one-way latency, mean over the pairs, best and
-#     median of REPEATS.  Skipped without Open MPI.
+#     median of REPEATS; twice, with Open MPI yielding the CPU when idle
+#     and with it spinning.  Skipped without Open MPI.
 #
 # usage: benchmarks/bench_provider.sh [ITERATIONS_8B] [ITERATIONS_1M]
 #                                     [REPEATS] [ITERATIONS_PAIRS]
@@ -185,11 +186,19 @@ ofi_shm=1
 cc -shared -fPIC -O2 -o "$tmp/ofi_local_comm.so" \
 	"$top/benchmarks/ofi_local_comm.c" -ldl -lfabric 2>"$tmp/cc.err" ||
 	ofi_shm=0
-mpi=(mpirun --allow-run-as-root --oversubscribe -np "$np")
+# Open MPI's MPI_Wait either yields the CPU when a poll finds nothing
+# (mpi_yield_when_idle: its default when it knows the node has fewer cores
+# than ranks) or spins (its default when the slots it was given cover the
+# ranks: a hostfile's slots, or a container whose CPU quota hwloc does not
+# see).  Both are run, with the setting explicit and no binding (what
+# Open MPI does on an oversubscribed node); the provider yields on its own
+# now and then (SSE_IDLE_YIELD) whatever the setting.
 ofi=(--mca pml cm --mca mtl ofi --mca btl self --mca osc ^ucx)
-# pairs TRANSPORT -> mean one-way usec (empty if the run failed)
+# pairs TRANSPORT YIELD -> mean one-way usec (empty if the run failed)
 pairs() {
 	local out
+	local mpi=(mpirun --allow-run-as-root --oversubscribe -np "$np"
+		--bind-to none --mca mpi_yield_when_idle "$2")
 	case $1 in
 	vader)
 		out=$(timeout 300 "${mpi[@]}" --mca pml ob1 \
@@ -204,29 +213,36 @@ pairs() {
 		out=$(timeout 300 "${mpi[@]}" "${ofi[@]}" \
 			--mca mtl_ofi_provider_include slingshot_emu \
 			-x FI_PROVIDER=slingshot_emu -x FI_PROVIDER_PATH \
-			-x FI_SLINGSHOT_EMU_FABRIC="$fabric-mpi$i" \
+			-x FI_SLINGSHOT_EMU_FABRIC="$fabric-mpi$2-$i" \
 			"$tmp/bench_pairs" "$iters_pairs" 8) ;;
 	esac
 	echo "$out" | sed -n 's/.*mean_usec=\([0-9.]*\).*/\1/p'
 }
-ofi_p=() sse_p=() vader_p=()
-for ((i = 0; i < repeats; i++)); do
-	if [ "$ofi_shm" = 1 ]; then
-		v=$(pairs shm || true)
-		[ -n "$v" ] && ofi_p+=("$v")
+for y in 1 0; do
+	ofi_p=() sse_p=() vader_p=()
+	for ((i = 0; i < repeats; i++)); do
+		if [ "$ofi_shm" = 1 ]; then
+			v=$(pairs shm "$y" || true)
+			[ -n "$v" ] && ofi_p+=("$v")
+		fi
+		sse_p+=("$(pairs slingshot_emu "$y")")
+		vader_p+=("$(pairs vader "$y")")
+	done
+	echo
+	if [ "$y" = 1 ]; then
+		how="Open MPI yields when idle (mpi_yield_when_idle 1)"
+	else
+		how="Open MPI spins when idle (mpi_yield_when_idle 0)"
 	fi
-	sse_p+=("$(pairs slingshot_emu)")
-	vader_p+=("$(pairs vader)")
+	echo "oversubscribed: $np ranks on $(nproc) cores, pairs ping-ponging 8 B, $iters_pairs iterations, $repeats runs, alternating; $how"
+	if [ "${#ofi_p[@]}" -gt 0 ]; then
+		header "shm (cm, mtl ofi)"
+		row "8 B one-way, mean of pairs, usec" 1 "<= 1" \
+			"${ofi_p[@]}" -- "${sse_p[@]}"
+	else
+		echo "(shm over Open MPI's OFI MTL: not run, ofi_local_comm.c did not build or shm did not start)"
+	fi
+	header "ob1+vader"
+	row "8 B one-way, mean of pairs, usec" 1 "lower" \
+		"${vader_p[@]}" -- "${sse_p[@]}"
 done
-echo
-echo "oversubscribed: $np ranks on $(nproc) cores, pairs ping-ponging 8 B, $iters_pairs iterations, $repeats runs, alternating"
-if [ "${#ofi_p[@]}" -gt 0 ]; then
-	header "shm (cm, mtl ofi)"
-	row "8 B one-way, mean of pairs, usec" 1 "<= 1" \
-		"${ofi_p[@]}" -- "${sse_p[@]}"
-else
-	echo "(shm over Open MPI's OFI MTL: not run, ofi_local_comm.c did not build or shm did not start)"
-fi
-header "ob1+vader"
-row "8 B one-way, mean of pairs, usec" 1 "lower" \
-	"${vader_p[@]}" -- "${sse_p[@]}"
