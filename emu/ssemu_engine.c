@@ -131,6 +131,7 @@ void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap)
 		hd[i] = SSEMU_EV_NONE;
 	e->free_head = SSEMU_EV_NONE;
 	e->hwm = 0;
+	e->pf_idx = SSEMU_EV_NONE;
 }
 
 static inline bool ent_less(const struct ssemu_heap_ent *x,
@@ -431,6 +432,49 @@ static uint64_t next_bucket(struct ssemu_engine *e)
 }
 
 /*
+ * A refill walks its bucket's list, one pool entry after another, each
+ * far from the caches on a large fabric.  So the list of the next bucket
+ * is walked ahead, a step per pop (walk_step): its first entry asked for
+ * at the refill before, each next one when the one before has come.
+ * Only the bucketmap's word after base is looked at (the next bucket is
+ * usually near): otherwise, no walk.
+ */
+static inline void walk_start(struct ssemu_engine *e)
+{
+	uint32_t p = (uint32_t)(e->base + 1) & (NB - 1), s, idx;
+	uint64_t word = e->bits[p / 64] & (~0ull << (p % 64));
+
+	e->pf_idx = SSEMU_EV_NONE;
+	if (!word || !e->nwheel)
+		return;
+	s = p / 64 * 64 + (uint32_t)__builtin_ctzll(word);
+	idx = heads(e)[s];
+	if (idx >= e->cap)
+		return;
+	e->pf_bucket = e->base + 1 + (s - p);
+	e->pf_idx = idx;
+	__builtin_prefetch(&pool(e)[idx]);
+}
+
+static inline void walk_step(struct ssemu_engine *e)
+{
+	const struct ssemu_ev *ev;
+	uint32_t next;
+
+	if (e->pf_idx >= e->cap)
+		return;
+	ev = &pool(e)[e->pf_idx];
+	next = ev->next;
+	/* (an event of another bucket: the list was refilled meanwhile) */
+	if (bucket_of(ev->time) != e->pf_bucket || next >= e->cap) {
+		e->pf_idx = SSEMU_EV_NONE;
+		return;
+	}
+	e->pf_idx = next;
+	__builtin_prefetch(&pool(e)[next]);
+}
+
+/*
  * Near is empty: move the window to the next bucket holding anything and
  * bring that bucket's events, from the wheel and the far heap, into near.
  * Cancelled ones are reaped on the way.  @return false if nothing is queued.
@@ -506,6 +550,8 @@ static bool refill(struct ssemu_engine *e)
 			h[n++] = v;
 		}
 	}
+
+	walk_start(e);
 
 	/* near was empty: sort what came in, or heapify it, bottom up */
 	e->nnear = n;
@@ -625,6 +671,7 @@ bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 	out->time = t->time;
 	idx = ent_ev(t);
 	near_remove_top(e);
+	walk_step(e);
 	/* the event after the next one: its pool entry is asked for now, so
 	 * that ssemu_engine_peek finds it in the cache next time */
 	if (e->near_sorted && e->nnear >= 2 &&

@@ -117,6 +117,12 @@ struct ssemu_engine {
 	 * fabric needs that many); released ones are on free_head's list */
 	uint32_t hwm;
 	uint64_t base;		/* bucket of the window: near holds all <= it */
+	/* the next bucket's list, walked a step per pop ahead of its refill
+	 * so that the refill finds its events in the cache: the bucket, and
+	 * the event to look at next (a hint: checked, never trusted) */
+	uint64_t pf_bucket;
+	uint32_t pf_idx;
+	uint32_t pf_pad;
 	uint64_t heads_off;	/* bucket list heads; relative to the engine */
 	uint64_t heap_off;	/* near heap from the front, far from the back */
 	uint64_t pool_off;

@@ -506,6 +506,61 @@ static void test_engine_peek(void **state)
 }
 
 /*
+ * The walk ahead of the next refill (pf_bucket, pf_idx) is a hint read
+ * from the engine's memory: whatever it holds, events fire in the same
+ * order, and nothing is read out of bounds.
+ */
+static void test_engine_walk_hint_untrusted(void **state)
+{
+	struct ssemu_engine *a = engine_new(512), *b = engine_new(512);
+	uint64_t seed = 11, junk = 99;
+	struct ssemu_fired fa, fb;
+	uint32_t i, n = 0;
+
+	(void)state;
+	for (i = 0; i < 400; i++) {
+		ssemu_time_t t = test_rng_next(&seed) %
+				 (SSEMU_ENGINE_BUCKET_PS * 300);
+
+		assert_int_equal(ssemu_engine_schedule(a, t, 1, i, 0, 0, NULL),
+				 0);
+		assert_int_equal(ssemu_engine_schedule(b, t, 1, i, 0, 0, NULL),
+				 0);
+	}
+	for (;;) {
+		/* b's hint: garbage, a pool index of another bucket, or
+		 * out of range */
+		switch (test_rng_next(&junk) % 4) {
+		case 0:
+			b->pf_idx = (uint32_t)test_rng_next(&junk);
+			b->pf_bucket = test_rng_next(&junk);
+			break;
+		case 1:
+			b->pf_idx = (uint32_t)(test_rng_next(&junk) % 400);
+			break;
+		case 2:
+			b->pf_idx = b->cap + (uint32_t)(test_rng_next(&junk) %
+							 4);
+			break;
+		default:
+			break;
+		}
+		if (!ssemu_engine_pop(a, UINT64_MAX, &fa)) {
+			assert_false(ssemu_engine_pop(b, UINT64_MAX, &fb));
+			break;
+		}
+		assert_true(ssemu_engine_pop(b, UINT64_MAX, &fb));
+		assert_true(fa.time == fb.time);
+		assert_int_equal(fa.a, fb.a);
+		n++;
+	}
+	assert_int_equal(n, 400);
+	assert_int_equal(b->bad, 0);
+	free(a);
+	free(b);
+}
+
+/*
  * A scripted mixed workload; every fired event is appended to @out.
  * Returns the number of fired events.
  */
@@ -1269,6 +1324,7 @@ int main(void)
 		ENGINE64_TEST(test_engine_pop_limit),
 		ENGINE64_TEST(test_engine_next_time),
 		cmocka_unit_test(test_engine_peek),
+		cmocka_unit_test(test_engine_walk_hint_untrusted),
 		cmocka_unit_test(test_engine_determinism),
 		cmocka_unit_test(test_engine_position_independent),
 		cmocka_unit_test(test_engine_stress_vs_reference),
