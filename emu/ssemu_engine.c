@@ -434,10 +434,10 @@ static uint64_t next_bucket(struct ssemu_engine *e)
 /*
  * A refill walks its bucket's list, one pool entry after another, each
  * far from the caches on a large fabric.  So the list of the next bucket
- * is walked ahead, a step per pop (walk_step): its first entry asked for
- * at the refill before, each next one when the one before has come.
- * Only the bucketmap's word after base is looked at (the next bucket is
- * usually near): otherwise, no walk.
+ * is walked ahead of its refill, a step per pop: its first entry asked
+ * for by the refill before (walk_start), each next one by a pop once the
+ * one before it has come (walk_step).  Only the bitmap's word after base
+ * is looked at (the next bucket is usually near): otherwise, no walk.
  */
 static inline void walk_start(struct ssemu_engine *e)
 {
