@@ -635,7 +635,7 @@ ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e)
 	return t ? t->time : UINT64_MAX;
 }
 
-bool ssemu_engine_peek(const struct ssemu_engine *e, struct ssemu_fired *out)
+bool ssemu_engine_peek(struct ssemu_engine *e, struct ssemu_fired *out)
 {
 	const struct ssemu_heap_ent *t;
 	const struct ssemu_ev *ev;
@@ -643,11 +643,10 @@ bool ssemu_engine_peek(const struct ssemu_engine *e, struct ssemu_fired *out)
 	/* (near's entries are among the cap the heaps share) */
 	if (!e->nnear || e->nnear > e->cap)
 		return false;
-	t = e->near_sorted ? &heap((struct ssemu_engine *)e)[e->nnear - 1] :
-			     heap((struct ssemu_engine *)e);
+	t = e->near_sorted ? &heap(e)[e->nnear - 1] : heap(e);
 	if (t->idx >= e->cap)
 		return false;
-	ev = &pool((struct ssemu_engine *)e)[t->idx];
+	ev = &pool(e)[t->idx];
 	out->time = t->time;
 	out->type = ev->type;
 	out->a = ev->a;

@@ -208,7 +208,7 @@ bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
  * will touch while it handles the one it has.  @return false if none is
  * at hand (nothing queued in the window).
  */
-bool ssemu_engine_peek(const struct ssemu_engine *e, struct ssemu_fired *out);
+bool ssemu_engine_peek(struct ssemu_engine *e, struct ssemu_fired *out);
 
 /** Time of the next live event, or UINT64_MAX. */
 ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e);
