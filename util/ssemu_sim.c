@@ -68,7 +68,7 @@ struct sim {
 	uint64_t *heap, *due, nheap;
 	uint64_t sent, received, rx_bytes;
 	ssemu_time_t first_rx, last_rx;
-	uint64_t first_bytes;	/* the first arrival opens the window */
+	uint64_t first_bytes;	/* the earliest arrival opens the window */
 	uint64_t drained_at;
 	struct ssemu_samples lat;
 	FILE *csv;
@@ -163,11 +163,14 @@ static void sim_recv(struct ssemu_drv *d, uint64_t port,
 	double l = (double)(ev->time - ev->hdr[0]) / SSEMU_PS_PER_NS;
 
 	ssemu_samples_add(&s->lat, l);
-	if (!s->received) {
+	/* (endpoints' events are read in turn, not in model time order:
+	 * the window is from the earliest arrival to the latest) */
+	if (!s->received || ev->time < s->first_rx) {
 		s->first_rx = ev->time;
 		s->first_bytes = ev->len;
 	}
-	s->last_rx = ev->time;
+	if (!s->received || ev->time > s->last_rx)
+		s->last_rx = ev->time;
 	s->received++;
 	s->rx_bytes += ev->len;
 	if (s->csv)
