@@ -121,5 +121,17 @@ check "saturated: 20 us offer twice 10 us's messages ($s20, $s10)" \
 	test "$((s20 * 100))" -ge "$((s10 * 190))" -a \
 	     "$((s20 * 100))" -le "$((s10 * 210))"
 
+# Throughput is over the window from the earliest arrival to the latest,
+# whatever order the endpoints' events are read in: on 1,024 endpoints at
+# full load for 0.2 us, no receiving endpoint gets more than its 200 Gb/s
+# link, and the window lies within the model time the run reached.
+"$tool" sim --preset shandy --load 1 --time 0.2 > "$tmp/win.txt"
+set -- $(sed -n 's/^throughput: [0-9.]* Gb\/s delivered over \([0-9.]*\) us (\([0-9.]*\) Gb\/s per .*/\1 \2/p' "$tmp/win.txt") \
+	$(sed -n 's/^model: time \([0-9.]*\) us.*/\1/p' "$tmp/win.txt")
+check "throughput window ${1:-?} us within model time ${3:-?} us" \
+	awk -v w="$1" -v t="$3" 'BEGIN { exit !(w != "" && w > 0 && w <= t) }'
+check "per receiving endpoint ${2:-?} Gb/s <= the 200 Gb/s edge link" \
+	awk -v g="$2" 'BEGIN { exit !(g != "" && g > 0 && g <= 200) }'
+
 [ $fail -eq 0 ] && echo "PASS: sim is deterministic, calibrated, and refuses bad input"
 exit $fail
