@@ -60,6 +60,9 @@
 #include "ssemu_priv.h"
 #include "ssemu_msg.h"
 
+/* Message slots on a page. */
+#define MSG_LOW ((uint32_t)(4096 / sizeof(struct ssemu_msg)))
+
 static inline bool slot_free(uint32_t state)
 {
 	return state == 0 || state == SSEMU_MSG_DONE;
@@ -88,13 +91,26 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	uint32_t first = ep->index * c->msgs_per_ep;
 	struct ssemu_msg *m;
 
-	for (k = 0; k <= mask; k++) {
+	/* The lowest free one of the endpoint's first page's worth of
+	 * slots (with 64 slots or more an endpoint's slots are whole pages,
+	 * from a page boundary: a fabric of many endpoints with a few
+	 * messages in flight each touches a page of slots apiece); else the
+	 * next free one after the last taken so, round all of them.  (A
+	 * slot's state is a word of its own, the first page's in one cache
+	 * line.) */
+	for (k = 0; k < SSEMU_MIN(MSG_LOW, mask + 1); k++) {
+		/* pairs with the releases of TXDONE/RXDONE */
+		if (slot_free(ssemu_load_acquire(&mstate[first + k]))) {
+			mi = first + k;
+			break;
+		}
+	}
+	for (k = 0; mi == SSEMU_NONE && k <= mask; k++) {
 		local = (cursor + k) & mask;
 		i = first + local;
-		/* pairs with the releases of TXDONE/RXDONE */
 		if (slot_free(ssemu_load_acquire(&mstate[i]))) {
 			mi = i;
-			break;
+			cursor = (local + 1) & mask;
 		}
 	}
 	if (mi == SSEMU_NONE)
@@ -119,7 +135,7 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 			return NULL;
 		sh->buf_msg[buf] = mi;
 	}
-	ep->alloc_cursor = (local + 1) & mask;
+	ep->alloc_cursor = cursor;
 
 	m = &msgs[mi];
 	m->gen++;

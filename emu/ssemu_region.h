@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 27
+#define SSEMU_LAYOUT_VERSION 28
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -719,12 +719,18 @@ static inline uint64_t ssemu_txring_bytes(const struct ssemu_config *c)
 			      (uint64_t)SSEMU_CACHELINE);
 }
 
+/*
+ * An endpoint's two rings, the send ring and then the event ring, from a
+ * page boundary (the section starts on one): an endpoint that sends and
+ * receives a few messages touches one page of them, their control blocks
+ * and first entries, not two that straddle a boundary.
+ */
 static inline uint64_t ssemu_rings_stride(const struct ssemu_config *c)
 {
-	return ssemu_txring_bytes(c) +
-	       SSEMU_ALIGN_UP(ssemu_ring_bytes(SSEMU_EV_RING,
+	return SSEMU_ALIGN_UP(ssemu_txring_bytes(c) +
+			      ssemu_ring_bytes(SSEMU_EV_RING,
 					       sizeof(struct ssemu_event)),
-			      (uint64_t)SSEMU_CACHELINE);
+			      (uint64_t)4096);
 }
 
 /* Is the control block of a ring of @cap entries of @esize sound: its

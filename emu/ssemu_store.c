@@ -43,9 +43,11 @@ static const struct {
 	SEC(ENGINE, engine, SSEMU_CACHELINE),
 	SEC(NICS, nics, SSEMU_CACHELINE),
 	SEC(EPS, eps, SSEMU_CACHELINE),
-	SEC(MSGS, msgs, SSEMU_CACHELINE),
+	/* an endpoint's slots from a page boundary: the low ones it takes
+	 * first (msg_alloc) share a page */
+	SEC(MSGS, msgs, PAGE),
 	SEC(MSTATE, mstate, SSEMU_CACHELINE),
-	SEC(RINGS, rings, SSEMU_CACHELINE),
+	SEC(RINGS, rings, PAGE),	/* (ssemu_rings_stride) */
 	SEC(PKTS, pkts, SSEMU_CACHELINE),
 	SEC(SWMAP, swmap, SSEMU_CACHELINE),
 	SEC(PORTMAP, portmap, SSEMU_CACHELINE),
