@@ -419,6 +419,74 @@ static void test_fabric_release_checked_event(void **state)
 	tf_close(t);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The sender's slot behind each RECV logged from @from on. */
+static uint32_t recv_slots(const struct tf *t, size_t from, uint32_t *slot,
+			   uint32_t max)
+{
+	uint32_t n = 0;
+
+	for (; from < t->nlog; from++)
+		if (t->log[from].ev.type == SSEMU_EV_RECV) {
+			assert_true(n < max);
+			slot[n++] = t->log[from].ev.slot;
+		}
+	return n;
+}
+
+/*
+ * An endpoint takes the lowest free of its first page's worth of message
+ * slots: messages sent one after another each done before the next reuse
+ * one slot; a burst takes the low ones, then slots round the rest; after
+ * it the lowest again.
+ */
+static void test_fabric_low_slots_first(void **state)
+{
+	uint32_t low = 4096 / sizeof(struct ssemu_msg), first, k, n;
+	uint32_t slot[64];
+	char bytes[SSEMU_EV_CARRY + 8];
+	struct ssemu_config c;
+	struct tf *t;
+	size_t mark;
+
+	(void)state;
+	tf_config(&c, "switch");
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	assert_true(low + 3 <= c.msgs_per_ep && low + 3 <= 64);
+	first = t->ep[0]->index * c.msgs_per_ep;
+	memset(bytes, 5, sizeof(bytes));
+	for (k = 0; k < 20; k++) {
+		mark = t->nlog;
+		tf_send(t, 0, 1, bytes, sizeof(bytes), 0, k, 0);
+		tf_run_idle(t, 100000);
+		assert_int_equal(recv_slots(t, mark, slot, 64), 1);
+		assert_int_equal(slot[0], first);
+	}
+	mark = t->nlog;
+	for (k = 0; k < low + 3; k++)
+		tf_send(t, 0, 1, bytes, sizeof(bytes), 0, k, 0);
+	tf_run_idle(t, 100000);
+	n = recv_slots(t, mark, slot, 64);
+	assert_int_equal(n, low + 3);
+	qsort(slot, n, sizeof(slot[0]), cmp_u32);
+	for (k = 0; k < n; k++)
+		assert_int_equal(slot[k], first + k);
+	mark = t->nlog;
+	tf_send(t, 0, 1, bytes, sizeof(bytes), 0, 99, 0);
+	tf_run_idle(t, 100000);
+	assert_int_equal(recv_slots(t, mark, slot, 64), 1);
+	assert_int_equal(slot[0], first);
+	tf_close(t);
+}
+
 /*
  * A message of at most SSEMU_EV_CARRY bytes arrives with its payload in
  * the event: read through the same calls, no slot behind it, and the
@@ -1461,6 +1529,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_wait),
 		cmocka_unit_test(test_fabric_wake_only_sleepers),
 		cmocka_unit_test(test_fabric_release_checked_event),
+		cmocka_unit_test(test_fabric_low_slots_first),
 		cmocka_unit_test(test_fabric_carried_event),
 		cmocka_unit_test(test_fabric_realtime_clock),
 		cmocka_unit_test(test_fabric_attach_detach),

@@ -84,7 +84,9 @@ static void test_layout_table(void **state)
 			uint64_t align = s == SSEMU_SEC_MRS ||
 						 s == SSEMU_SEC_PAIR ||
 						 s == SSEMU_SEC_VOQS ||
-						 s == SSEMU_SEC_BUFS ?
+						 s == SSEMU_SEC_BUFS ||
+						 s == SSEMU_SEC_MSGS ||
+						 s == SSEMU_SEC_RINGS ?
 					 4096 : SSEMU_CACHELINE;
 
 			assert_int_equal(fields[s].sec, s);
@@ -108,6 +110,8 @@ static void test_layout_table(void **state)
 		assert_int_equal(l.sec[SSEMU_SEC_EPS].count,
 				 ssemu_config_neps(&c));
 		assert_int_equal(l.ring_bytes, ssemu_rings_stride(&c));
+		/* every endpoint's rings from a page boundary */
+		assert_int_equal(l.ring_bytes % 4096, 0);
 	}
 }
 
