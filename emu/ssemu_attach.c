@@ -477,7 +477,7 @@ static int ep_open(struct ssemu_nic *nic, uint32_t id, uint32_t vni,
 		goto err_unlock;
 	ssemu_ring_init(ssemu_r_ring(r, sh->tx_ring_off), c->msgs_per_ep,
 			sizeof(uint32_t));
-	ssemu_ring_init(ssemu_r_ring(r, sh->ev_ring_off), SSEMU_EV_RING,
+	ssemu_ring_init(ssemu_r_ring(r, sh->ev_ring_off), r->config.ev_ring,
 			sizeof(struct ssemu_event));
 	sh->rx_head = sh->rx_tail = sh->tx_head = sh->tx_tail = SSEMU_NONE;
 	sh->nic = nic->slot;

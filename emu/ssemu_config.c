@@ -104,6 +104,7 @@ int ssemu_config_preset(const char *name, struct ssemu_config *cfg)
 	cfg->buf_size = 65536;
 	cfg->max_pkts = 65536;
 	cfg->max_events = 262144;
+	cfg->ev_ring = 1024;
 	cfg->tel_interval = 10 * SSEMU_PS_PER_US;
 	cfg->tel_samples = 2048;
 	return 0;
@@ -329,6 +330,10 @@ int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 		      cfg->msgs_per_ep <= 65536,
 	      "msgs_per_ep %u must be a power of two in [4, 65536]",
 	      cfg->msgs_per_ep);
+	CHECK(pow2(cfg->ev_ring) && cfg->ev_ring >= SSEMU_EV_RING_MIN &&
+		      cfg->ev_ring <= SSEMU_EV_RING_MAX,
+	      "ev_ring %u must be a power of two in [%u, %u]", cfg->ev_ring,
+	      SSEMU_EV_RING_MIN, SSEMU_EV_RING_MAX);
 	CHECK(cfg->bufs_per_ep <= SSEMU_MAX_BUFS,
 	      "bufs_per_ep %u out of range [0, %d]", cfg->bufs_per_ep,
 	      SSEMU_MAX_BUFS);
@@ -419,6 +424,7 @@ static const struct cfg_field {
 	FLD("resources.max_pkts", max_pkts),
 	FLD("resources.max_events", max_events),
 	FLD("resources.max_pairs", max_pairs),
+	FLD("resources.ev_ring", ev_ring),
 	FLD("telemetry.interval (ps)", tel_interval),
 	FLD("telemetry.samples", tel_samples),
 };

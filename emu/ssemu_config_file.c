@@ -66,6 +66,7 @@ static const struct key res_keys[] = {
 	{ "max_pkts", K_U32, F(max_pkts), 16, 1u << 30 },
 	{ "max_events", K_U32, F(max_events), 64, SSEMU_ENGINE_MAX_CAP },
 	{ "max_pairs", K_U32, F(max_pairs), 0, SSEMU_MAX_PAIRS },
+	{ "ev_ring", K_U32, F(ev_ring), SSEMU_EV_RING_MIN, SSEMU_EV_RING_MAX },
 };
 
 static const struct key tel_keys[] = {

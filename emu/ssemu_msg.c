@@ -572,7 +572,7 @@ int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 	if (ssemu_fab_check(ep->nic->fab))
 		return -EIO;
 	/* (the ring's geometry is checked here, its offset by the engine) */
-	if (SSEMU_BAD(ep->r, !ssemu_ring_sane(ring, SSEMU_EV_RING,
+	if (SSEMU_BAD(ep->r, !ssemu_ring_sane(ring, ep->r->config.ev_ring,
 					      sizeof(struct ssemu_event)),
 		      "endpoint %u: its event ring's control block is corrupt",
 		      ep->index))

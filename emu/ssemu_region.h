@@ -47,11 +47,10 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 28
+#define SSEMU_LAYOUT_VERSION 29
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
-#define SSEMU_EV_RING 1024	/* events per endpoint ring */
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
 #define SSEMU_MAX_JOBS 64	/* jobs with placement reservations at once */
 #define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
@@ -630,7 +629,7 @@ struct ssemu_tel_nic {
 /* the header */
 SSEMU_LAYOUT_IS(ssemu_region, 69632, 4096);
 SSEMU_LAYOUT_IS(ssemu_verdict, 160, 4);
-SSEMU_LAYOUT_IS(ssemu_config, 2656, 8);
+SSEMU_LAYOUT_IS(ssemu_config, 2664, 8);
 SSEMU_LAYOUT_IS(ssemu_mjob_desc, 176, 8);
 SSEMU_LAYOUT_IS(ssemu_topo, 40, 8);
 SSEMU_LAYOUT_IS(ssemu_job_sh, 24, 4);
@@ -728,7 +727,7 @@ static inline uint64_t ssemu_txring_bytes(const struct ssemu_config *c)
 static inline uint64_t ssemu_rings_stride(const struct ssemu_config *c)
 {
 	return SSEMU_ALIGN_UP(ssemu_txring_bytes(c) +
-			      ssemu_ring_bytes(SSEMU_EV_RING,
+			      ssemu_ring_bytes(c->ev_ring,
 					       sizeof(struct ssemu_event)),
 			      (uint64_t)4096);
 }
@@ -1006,7 +1005,7 @@ static inline bool ssemu_ep_rings_bad(struct ssemu_region *r, uint32_t epi)
 	if (SSEMU_BAD(r, !ssemu_ring_sane(ssemu_r_ring(r, tx), c->msgs_per_ep,
 					  sizeof(uint32_t)) ||
 		      !ssemu_ring_sane(ssemu_r_ring(r, sh->ev_ring_off),
-				       SSEMU_EV_RING,
+				       c->ev_ring,
 				       sizeof(struct ssemu_event)),
 		      "endpoint %u: a ring's control block is corrupt", epi))
 		return true;

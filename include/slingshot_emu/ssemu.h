@@ -192,6 +192,7 @@ struct ssemu_config {
 	 * state); 0: one per message slot (at least 4096, at most
 	 * max_nics squared) */
 	uint32_t max_pairs;
+	uint32_t ev_ring;		 /* event ring entries per endpoint */
 	/* Telemetry time series (docs/telemetry.md). */
 	ssemu_time_t tel_interval;	 /* sample period, ps; 0: none */
 	uint32_t tel_samples;		 /* samples the ring keeps */
@@ -214,6 +215,10 @@ struct ssemu_config {
 
 /* Bytes a message may carry inline in its slot (no large buffer). */
 #define SSEMU_INLINE_MAX 192
+/* Event ring entries an endpoint may have (config ev_ring): powers of two
+ * from, to. */
+#define SSEMU_EV_RING_MIN 16
+#define SSEMU_EV_RING_MAX 65536
 
 /**
  * Fill @cfg with a named preset ("switch", "2switch", "2group", "crystal",

@@ -133,6 +133,9 @@ MUT(bufsize_small, c->buf_size = 100)
 MUT(bufsize_big, c->buf_size = (1u << 24) + 1)
 MUT(pkts_small, c->max_pkts = 8)
 MUT(events_small, c->max_events = 10)
+MUT(ev_ring_np2, c->ev_ring = 48)
+MUT(ev_ring_small, c->ev_ring = 8)
+MUT(ev_ring_big, c->ev_ring = 131072)
 MUT(rate_edge, c->edge.rate_bps = 0)
 MUT(rate_global, c->global.rate_bps = 0)
 MUT(topo_radix, c->topo.endpoints_per_switch = 63)
@@ -186,6 +189,9 @@ static const struct bad_field bad_fields[] = {
 	{ "buf_size 16M+1", mut_bufsize_big, "buf_size" },
 	{ "max_pkts 8", mut_pkts_small, "max_pkts" },
 	{ "max_events 10", mut_events_small, "max_events" },
+	{ "ev_ring 48", mut_ev_ring_np2, "ev_ring 48 must be a power of two" },
+	{ "ev_ring 8", mut_ev_ring_small, "ev_ring 8" },
+	{ "ev_ring 2^17", mut_ev_ring_big, "ev_ring 131072" },
 	{ "edge rate 0", mut_rate_edge, "rate" },
 	{ "global rate 0", mut_rate_global, "rate" },
 	{ "radix", mut_topo_radix, "radix" },
@@ -342,6 +348,7 @@ MUT(h_bufs, c->bufs_per_ep++)
 MUT(h_buf_size, c->buf_size++)
 MUT(h_pkts, c->max_pkts++)
 MUT(h_events, c->max_events++)
+MUT(h_ev_ring, c->ev_ring *= 2)
 MUT(h_tc_denied, c->tclass[2].denied = true)
 MUT(h_tclass_denied, c->tclass_denied = SSEMU_TCLASS_DENIED_WARN)
 
@@ -355,8 +362,8 @@ static void (*const hash_mutations[])(struct ssemu_config *) = {
 	mut_h_tc_bias, mut_h_default_tc, mut_h_routing, mut_h_cc, mut_h_arb,
 	mut_h_seed, mut_h_clock, mut_h_dilation, mut_h_max_nics,
 	mut_h_max_switches, mut_h_eps, mut_h_max_eps, mut_h_msgs, mut_h_bufs,
-	mut_h_buf_size, mut_h_pkts, mut_h_events, mut_h_tc_denied,
-	mut_h_tclass_denied,
+	mut_h_buf_size, mut_h_pkts, mut_h_events, mut_h_ev_ring,
+	mut_h_tc_denied, mut_h_tclass_denied,
 };
 
 static void test_config_hash(void **state)
@@ -682,6 +689,10 @@ static void test_config_file_semantic_errors(void **state)
 	expect_error(&f, 0, NULL, "min <= mean <= max");
 	load_text(&f, "resources = { msgs_per_ep = 100; };\n");
 	expect_error(&f, 0, NULL, "power of two");
+	load_text(&f, "resources = { ev_ring = 100; };\n");
+	expect_error(&f, 0, NULL, "ev_ring 100 must be a power of two");
+	load_text(&f, "resources = { ev_ring = 8; };\n");
+	expect_error(&f, 1, "ev_ring", "out of range");
 	load_text(&f, "clock = \"realtime\";\ndilation = 0.0;\n");
 	expect_error(&f, 0, NULL, "dilation");
 }

@@ -488,6 +488,40 @@ static void test_fabric_low_slots_first(void **state)
 }
 
 /*
+ * An event ring of the fewest entries (resources.ev_ring): a burst of
+ * many times that to one endpoint that does not poll waits in the
+ * overflow list and arrives whole and in order once it does.
+ */
+static void test_fabric_small_event_ring(void **state)
+{
+	char bytes[SSEMU_EV_CARRY + 8];
+	struct ssemu_config c;
+	uint32_t k, n = 0;
+	struct tf *t;
+	size_t i;
+
+	(void)state;
+	tf_config(&c, "switch");
+	c.ev_ring = SSEMU_EV_RING_MIN;
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	assert_true(c.msgs_per_ep >= 3 * SSEMU_EV_RING_MIN);
+	memset(bytes, 3, sizeof(bytes));
+	for (k = 0; k < 3 * SSEMU_EV_RING_MIN; k++)
+		tf_send(t, 0, 1, bytes, sizeof(bytes), 0, k, k);
+	/* the model delivers everything before anyone polls */
+	for (k = 0; k < 100000 && !ssemu_fabric_idle(t->fab); k++)
+		assert_true(ssemu_fabric_progress(t->fab, 256) >= 0);
+	tf_run_idle(t, 100000);
+	for (i = 0; i < t->nlog; i++)
+		if (t->log[i].ep == 1 && t->log[i].ev.type == SSEMU_EV_RECV)
+			assert_int_equal(t->log[i].ev.hdr[1], n++);
+	assert_int_equal(n, 3 * SSEMU_EV_RING_MIN);
+	tf_close(t);
+}
+
+/*
  * A message of at most SSEMU_EV_CARRY bytes arrives with its payload in
  * the event: read through the same calls, no slot behind it, and the
  * sender's slot given back before the receiver releases anything.  On a
@@ -1530,6 +1564,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_wake_only_sleepers),
 		cmocka_unit_test(test_fabric_release_checked_event),
 		cmocka_unit_test(test_fabric_low_slots_first),
+		cmocka_unit_test(test_fabric_small_event_ring),
 		cmocka_unit_test(test_fabric_carried_event),
 		cmocka_unit_test(test_fabric_realtime_clock),
 		cmocka_unit_test(test_fabric_attach_detach),
