@@ -971,8 +971,11 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	};
 
 	struct ssemu_ring *ring = ssemu_r_ring(r, ep->ev_ring_off);
+	/* (read before the push: once an RMA_DONE is out, its initiator
+	 * may release it and take the slot for a new message) */
+	uint8_t rma = m->rma_op;
 
-	if (m->rma_op) {
+	if (rma) {
 		ev.type = SSEMU_EV_RMA_DONE;
 		ev.len = m->rma_len;
 		ev.op = m->rma_op;
@@ -986,8 +989,9 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 		return false;
 	}
 	/* an RMA's slot stays the initiator's until it releases the event
-	 * (its results live there) */
-	if (m->rma_op)
+	 * (its results live there); not a word of it is read or written
+	 * from here on */
+	if (rma)
 		return true;
 	/* the slot may be reused once the receiver is done too */
 	msg_state_or(r, ssemu_msg_state(r, m), SSEMU_MSG_TXDONE);
