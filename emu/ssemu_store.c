@@ -339,11 +339,23 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
  * table (a stretch per source NIC) and the switch models with their VOQs
  * (each written in full when first used).  At the full system's scale
  * these are gigabytes touched at random: 4 KiB pages cost a fault each
- * and a TLB miss on most accesses.  The sparse sections stay on small
- * pages (an endpoint's rings, message slots and large buffers are touched
- * a page or two at a time; huge pages there would multiply the resident
- * memory).  Advice only: where the kernel has no THP, nothing changes.
+ * and a TLB miss on most accesses.  The endpoints' rings too when they
+ * are a page an endpoint (a small ev_ring: every endpoint opened writes
+ * its page).  The sparse sections stay on small pages (an endpoint's
+ * larger rings, message slots and large buffers are touched a page or
+ * two at a time; huge pages there would multiply the resident memory).
+ * Advice only: where the kernel has no THP, nothing changes.
  */
+static void advise_sec(void *p, const struct ssemu_section *sec)
+{
+	const uintptr_t huge = (uintptr_t)2 << 20, base = (uintptr_t)p;
+	uintptr_t lo = SSEMU_ALIGN_UP(base + sec->off, huge);
+	uintptr_t hi = (base + sec->off + sec->size) & ~(huge - 1);
+
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
 static void advise_huge(void *p, const struct ssemu_layout *l)
 {
 	static const enum ssemu_sec dense[] = {
@@ -352,17 +364,12 @@ static void advise_huge(void *p, const struct ssemu_layout *l)
 		SSEMU_SEC_PAIRN, SSEMU_SEC_SWITCHES, SSEMU_SEC_VOQROW,
 		SSEMU_SEC_VOQS,
 	};
-	const uintptr_t huge = (uintptr_t)2 << 20, base = (uintptr_t)p;
 	unsigned i;
 
-	for (i = 0; i < ARRAY_SIZE(dense); i++) {
-		const struct ssemu_section *sec = &l->sec[dense[i]];
-		uintptr_t lo = SSEMU_ALIGN_UP(base + sec->off, huge);
-		uintptr_t hi = (base + sec->off + sec->size) & ~(huge - 1);
-
-		if (hi > lo)
-			(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-	}
+	for (i = 0; i < ARRAY_SIZE(dense); i++)
+		advise_sec(p, &l->sec[dense[i]]);
+	if (l->ring_bytes <= 4096)
+		advise_sec(p, &l->sec[SSEMU_SEC_RINGS]);
 }
 
 int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,
