@@ -138,7 +138,9 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	ep->alloc_cursor = cursor;
 
 	m = &msgs[mi];
-	m->gen++;
+	/* (relaxed: the engine's stall check may still look at the slot's
+	 * last message: stall_check_locked, ssemu_runner.c) */
+	ssemu_store_relaxed(&m->gen, m->gen + 1);
 	m->src = ssemu_ep_addr(ep);
 	m->buf = buf == SSEMU_NONE ? SSEMU_NONE :
 				     ep->index * c->bufs_per_ep + buf;
@@ -147,8 +149,8 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	m->status = 0;
 	m->ep_gen = sh->gen;
 	/* the engine is done with a free slot: its bookkeeping restarts */
-	m->mflags = 0;
-	m->rma_op = 0;
+	ssemu_store_relaxed(&m->mflags, 0);
+	ssemu_store_relaxed(&m->rma_op, 0);
 	m->resp_npkts = m->resp_sent = m->resp_arrived = 0;
 	m->rma_len = 0;
 	*mip = mi;
@@ -237,7 +239,7 @@ static int64_t iov_bytes(const struct iovec *iov, size_t n)
  * record in owed_old until it is.
  */
 static int owed_record(struct ssemu_ep *ep, const struct ssemu_msg *m,
-		       uint32_t local)
+		       uint32_t local, uint64_t cookie)
 {
 	struct ssemu_owed *o = &ep->owed[local], *old;
 	uint32_t cap;
@@ -254,7 +256,7 @@ static int owed_record(struct ssemu_ep *ep, const struct ssemu_msg *m,
 		ep->owed_old[ep->nowed_old] = *o;
 		ep->owed_old[ep->nowed_old++].local = (uint16_t)local;
 	}
-	o->cookie = m->cookie;
+	o->cookie = cookie;	/* (the caller's, not read back from the slot) */
 	o->gen = m->gen;
 	o->live = 1;
 	return 0;
@@ -291,7 +293,8 @@ void ssemu_ep_free(struct ssemu_ep *ep)
 	free(ep);
 }
 
-static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi)
+static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi,
+		    uint64_t cookie)
 {
 	struct ssemu_region *r = ep->r;
 	const struct ssemu_config *c = ep->nic->fab->cfg;
@@ -310,7 +313,7 @@ static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi)
 	/* (before the slot is the engine's: it may complete at once) */
 	if (ep->owed) {
 		keep = ep->owed[local];
-		ret = owed_record(ep, m, local);
+		ret = owed_record(ep, m, local, cookie);
 		if (ret)
 			return ret;
 	}
@@ -378,7 +381,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 		return ret;
 	m->crc = post_crc(r, ssemu_ep_addr(ep), s->hdr, (uint64_t)len, NULL,
 			  s->iov, s->iov_count, NULL, 0);
-	ret = msg_post(ep, m, mi);
+	ret = msg_post(ep, m, mi, s->cookie);
 	/* (the segment may have been cut short while we copied) */
 	return ret ? ret : ssemu_fab_check(ep->nic->fab);
 }
@@ -503,7 +506,7 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 			  payload ? rma->iov : NULL, payload ? rma->iov_count : 0,
 			  rma->op == SSEMU_RMA_COMPARE ? rma->cmp : NULL,
 			  rma->op == SSEMU_RMA_COMPARE ? rma->cmp_count : 0);
-	return msg_post(ep, m, mi);
+	return msg_post(ep, m, mi, rma->cookie);
 }
 
 /* Endpoint slots of ready word @w into @slots (from *@n, up to @max),

@@ -68,7 +68,7 @@ static void stall_check_locked(struct ssemu_region *r)
 {
 	const struct ssemu_config *c = &r->config;
 	struct ssemu_engine *e = ssemu_r_engine(r);
-	uint32_t nic, k, epi, mi, st, fl;
+	uint32_t nic, k, epi, mi, st, fl, gen;
 	struct ssemu_ep_sh *sh;
 	struct ssemu_msg *m;
 
@@ -96,15 +96,21 @@ static void stall_check_locked(struct ssemu_region *r)
 			 * nor an RMA whose initiator holds its RMA_DONE */
 			if (!(st & SSEMU_MSG_BUSY) || (st & SSEMU_MSG_TXDONE))
 				continue;
+			/* (its owner may take it back and fill it again
+			 * between the look at its state and these reads:
+			 * a new message's fields then, with a new gen,
+			 * which no stall verdict matches) */
 			m = ssemu_r_msg(r, mi);
-			fl = m->mflags;
+			fl = ssemu_load_relaxed(&m->mflags);
+			gen = ssemu_load_relaxed(&m->gen);
 			if (((fl & SSEMU_MSGF_TXOVF) &&
 			     sh->tx_head != SSEMU_NONE) ||
-			    (m->rma_op && (fl & SSEMU_MSGF_TXPUSH)) ||
+			    (ssemu_load_relaxed(&m->rma_op) &&
+			     (fl & SSEMU_MSGF_TXPUSH)) ||
 			    (r->nparked && (fl & SSEMU_MSGF_PARKED) &&
 			     !(fl & SSEMU_MSGF_RMAEXEC)))
 				continue;
-			if (r->stall_mi == mi && r->stall_gen == m->gen &&
+			if (r->stall_mi == mi && r->stall_gen == gen &&
 			    r->stall_exec == e->executed) {
 				ssemu_fail(r, "the model stalled: message slot "
 					   "%u is in flight with no event "
@@ -112,7 +118,7 @@ static void stall_check_locked(struct ssemu_region *r)
 				return;
 			}
 			r->stall_mi = mi;
-			r->stall_gen = m->gen;
+			r->stall_gen = gen;
 			r->stall_exec = e->executed;
 			return;
 		}
