@@ -495,6 +495,7 @@ static void test_fabric_low_slots_first(void **state)
 static void test_fabric_small_event_ring(void **state)
 {
 	char bytes[SSEMU_EV_CARRY + 8];
+	struct ssemu_ep_sh *sh;
 	struct ssemu_config c;
 	uint32_t k, n = 0;
 	struct tf *t;
@@ -510,9 +511,14 @@ static void test_fabric_small_event_ring(void **state)
 	memset(bytes, 3, sizeof(bytes));
 	for (k = 0; k < 3 * SSEMU_EV_RING_MIN; k++)
 		tf_send(t, 0, 1, bytes, sizeof(bytes), 0, k, k);
-	/* the model delivers everything before anyone polls */
+	sh = ssemu_r_ep(t->fab->r, t->ep[1]->index);
+	assert_int_equal(ssemu_r_ring(t->fab->r, sh->ev_ring_off)->mask,
+			 SSEMU_EV_RING_MIN - 1);
+	/* the model delivers everything before anyone polls: what the ring
+	 * has no room for waits in the endpoint's overflow list */
 	for (k = 0; k < 100000 && !ssemu_fabric_idle(t->fab); k++)
 		assert_true(ssemu_fabric_progress(t->fab, 256) >= 0);
+	assert_true(sh->rx_head != SSEMU_NONE);
 	tf_run_idle(t, 100000);
 	for (i = 0; i < t->nlog; i++)
 		if (t->log[i].ep == 1 && t->log[i].ev.type == SSEMU_EV_RECV)
