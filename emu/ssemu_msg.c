@@ -61,7 +61,7 @@
 #include "ssemu_msg.h"
 
 /* Message slots on a page. */
-#define MSG_LOW ((uint32_t)(4096 / sizeof(struct ssemu_msg)))
+#define MSG_LOW ((uint32_t)(SSEMU_PAGE / sizeof(struct ssemu_msg)))
 
 static inline bool slot_free(uint32_t state)
 {
@@ -981,7 +981,7 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	if (rma) {
 		ev.type = SSEMU_EV_RMA_DONE;
 		ev.len = m->rma_len;
-		ev.op = m->rma_op;
+		ev.op = rma;
 		ev.addr = m->raddr;
 	}
 	m->tx_pos = ssemu_load_relaxed(&ring->tail);

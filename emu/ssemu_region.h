@@ -51,6 +51,8 @@
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
+/* The page the layout aligns what is touched a page at a time to. */
+#define SSEMU_PAGE 4096ULL
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
 #define SSEMU_MAX_JOBS 64	/* jobs with placement reservations at once */
 #define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
@@ -729,7 +731,7 @@ static inline uint64_t ssemu_rings_stride(const struct ssemu_config *c)
 	return SSEMU_ALIGN_UP(ssemu_txring_bytes(c) +
 			      ssemu_ring_bytes(c->ev_ring,
 					       sizeof(struct ssemu_event)),
-			      (uint64_t)4096);
+			      SSEMU_PAGE);
 }
 
 /* Is the control block of a ring of @cap entries of @esize sound: its

@@ -29,7 +29,7 @@
 /* Layout                                                               */
 /* ------------------------------------------------------------------ */
 
-#define PAGE 4096ULL
+#define PAGE SSEMU_PAGE
 
 /* Each section's name, its offset's field in the header and the boundary
  * it starts on, in the order the region holds them. */
@@ -368,7 +368,7 @@ static void advise_huge(void *p, const struct ssemu_layout *l)
 
 	for (i = 0; i < ARRAY_SIZE(dense); i++)
 		advise_sec(p, &l->sec[dense[i]]);
-	if (l->ring_bytes <= 4096)
+	if (l->ring_bytes <= PAGE)
 		advise_sec(p, &l->sec[SSEMU_SEC_RINGS]);
 }
 
