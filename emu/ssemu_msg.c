@@ -345,12 +345,17 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	uint8_t *p;
 	int ret;
 
-	if (!ep || !s || (s->iov_count && !s->iov))
+	if (!ep || !s || (s->iov_count && !s->iov) ||
+	    (s->flags & ~(SSEMU_SEND_ORDERED | SSEMU_SEND_NO_DATA)))
 		return -EINVAL;
 	if (ssemu_fab_check(ep->nic->fab))
 		return -EIO;
 	r = ep->r;
 	c = ep->nic->fab->cfg;
+	/* (a slot in a segment other processes write must carry what its
+	 * CRC covers: no bytes is a private store's shortcut) */
+	if ((s->flags & SSEMU_SEND_NO_DATA) && r->shm_mode)
+		return -ENOTSUP;
 	if (SSEMU_ADDR_PORT(s->dest) >= ep->nic->fab->nendpoints ||
 	    SSEMU_ADDR_PID(s->dest) >= c->eps_per_nic ||
 	    s->tclass >= c->ntclass)
@@ -374,13 +379,17 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	memcpy(m->hdr, s->hdr, sizeof(m->hdr));
 	m->cookie = s->cookie;
 	m->npkts = len ? (uint32_t)((len + c->mtu - 1) / c->mtu) : 1;
-	p = msg_data(r, m);
-	/* a slot that is not posted stays free */
-	ret = copy_iov(&p, s->iov, s->iov_count);
-	if (ret)
-		return ret;
-	m->crc = post_crc(r, ssemu_ep_addr(ep), s->hdr, (uint64_t)len, NULL,
-			  s->iov, s->iov_count, NULL, 0);
+	if (s->flags & SSEMU_SEND_NO_DATA) {
+		m->crc = 0;	/* (a private store's: ssemu_r_crc) */
+	} else {
+		p = msg_data(r, m);
+		/* a slot that is not posted stays free */
+		ret = copy_iov(&p, s->iov, s->iov_count);
+		if (ret)
+			return ret;
+		m->crc = post_crc(r, ssemu_ep_addr(ep), s->hdr, (uint64_t)len,
+				  NULL, s->iov, s->iov_count, NULL, 0);
+	}
 	ret = msg_post(ep, m, mi, s->cookie);
 	/* (the segment may have been cut short while we copied) */
 	return ret ? ret : ssemu_fab_check(ep->nic->fab);
@@ -669,11 +678,12 @@ static struct ssemu_msg *event_msg_release(struct ssemu_ep *ep,
 	return m;
 }
 
-/* A RECV that carries its payload (SSEMU_EV_CARRY): no slot behind it. */
+/* A RECV that carries its payload (SSEMU_EV_CARRY), or has none
+ * (SSEMU_EV_NO_DATA): no slot behind it. */
 static inline bool ev_carried(const struct ssemu_event *ev)
 {
 	return ev && ev->type == SSEMU_EV_RECV && ev->slot == SSEMU_NONE &&
-	       ev->len <= SSEMU_EV_CARRY;
+	       (ev->len <= SSEMU_EV_CARRY || (ev->flags & SSEMU_EV_NO_DATA));
 }
 
 /* The payload of @ev and (*@mp) its message slot, or NULL; a carried
@@ -687,7 +697,7 @@ static const uint8_t *event_payload(struct ssemu_ep *ep,
 
 	if (ev_carried(ev)) {
 		*mp = NULL;
-		return ev->data;
+		return ev->flags & SSEMU_EV_NO_DATA ? NULL : ev->data;
 	}
 	m = event_msg(ep, ev);
 
@@ -865,22 +875,35 @@ static void ep_wake(struct ssemu_region *r, struct ssemu_ep_sh *ep)
 	futex_bump(&n->ev_futex, &n->waiters);
 }
 
-/* recv_carried for @m, of @len bytes as read once by the caller. */
-static inline bool carries(const struct ssemu_msg *m, uint64_t len)
+/* A message sent with SSEMU_SEND_NO_DATA: honoured in a private store
+ * alone (the post refuses it in a shared one, where the bit in a slot
+ * would be the segment's damage: such a message is delivered, and
+ * checked, with its bytes). */
+static inline bool no_data(const struct ssemu_region *r,
+			   const struct ssemu_msg *m)
 {
-	return !m->rma_op && len <= SSEMU_EV_CARRY &&
-	       ssemu_load_relaxed(&m->buf) == SSEMU_NONE;
+	return !r->shm_mode && (m->flags & SSEMU_SEND_NO_DATA);
+}
+
+/* recv_carried for @m, of @len bytes as read once by the caller. */
+static inline bool carries(const struct ssemu_region *r,
+			   const struct ssemu_msg *m, uint64_t len)
+{
+	return !m->rma_op &&
+	       ((len <= SSEMU_EV_CARRY &&
+		 ssemu_load_relaxed(&m->buf) == SSEMU_NONE) || no_data(r, m));
 }
 
 /*
  * Does message @m's RECV carry its payload (SSEMU_EV_CARRY): a message,
  * not an RMA, of at most that many bytes, in its slot (its payload is
- * there, not in a buffer)?  Then the receiver never reads the slot, and
- * the engine gives it back once the event is out (carried_done).
+ * there, not in a buffer), or one with no payload (SSEMU_SEND_NO_DATA)?
+ * Then the receiver never reads the slot, and the engine gives it back
+ * once the event is out (carried_done).
  */
-bool recv_carried(const struct ssemu_msg *m)
+bool recv_carried(const struct ssemu_region *r, const struct ssemu_msg *m)
 {
-	return carries(m, ssemu_load_relaxed(&m->len));
+	return carries(r, m, ssemu_load_relaxed(&m->len));
 }
 
 /* A RECV carried in its event is out: the slot is given back for the
@@ -926,7 +949,14 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	struct ssemu_ring *ring = ssemu_r_ring(r, ep->ev_ring_off);
 
 	memcpy(ev.hdr, m->hdr, sizeof(ev.hdr));
-	if (ev.type == SSEMU_EV_RECV && carries(m, ev.len)) {
+	if (ev.type == SSEMU_EV_RECV && no_data(r, m)) {
+		/* nothing to read: the header and the length are the
+		 * message */
+		*carried = true;
+		ev.flags = SSEMU_EV_NO_DATA;
+		ev.slot = SSEMU_NONE;
+		ev.gen = 0;
+	} else if (ev.type == SSEMU_EV_RECV && carries(r, m, ev.len)) {
 		/* carried: header and payload copied, then checked against
 		 * the CRC the sender took at the post; the event's own CRC
 		 * covers them from here on */

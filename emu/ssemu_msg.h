@@ -101,8 +101,9 @@ void deliver_recv(struct ssemu_region *r, uint32_t mi, uint32_t epi);
 /* Hand a RECV (or RMA_REMOTE) event to endpoint @epi now, or queue it
  * for ring space. */
 void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi);
-/* Does @m's RECV carry its payload in the event (SSEMU_EV_CARRY)? */
-bool recv_carried(const struct ssemu_msg *m);
+/* Does @m's RECV carry its payload in the event (SSEMU_EV_CARRY), or
+ * have none (SSEMU_SEND_NO_DATA)? */
+bool recv_carried(const struct ssemu_region *r, const struct ssemu_msg *m);
 /* The target side of RMA @m may be done with its slot. */
 void rma_rx_done(struct ssemu_region *r, struct ssemu_msg *m);
 /* Message @mi's send is done (its status set): SEND_DONE to its sender. */

@@ -393,7 +393,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 			continue;
 		/* a RECV that carried its payload got out, and the runner
 		 * died before it gave the slot back (ssemu_msg.c) */
-		if (!(st & SSEMU_MSG_RXDONE) && recv_carried(m) &&
+		if (!(st & SSEMU_MSG_RXDONE) && recv_carried(r, m) &&
 		    !recv_ep(r, m, &epi) &&
 		    pushed(r, m, SSEMU_MSGF_RXPUSH, epi, m->rx_pos)) {
 			msg_state_or(r, ssemu_msg_state(r, m),

@@ -41,8 +41,9 @@ static void drv_size(struct ssemu_config *cfg, uint64_t n,
 	cfg->ev_ring = 32;
 	cfg->bufs_per_ep = msg_bytes > SSEMU_INLINE_MAX ? 16 : 0;
 	/* buffers as large as a message (on cache lines), not the default's
-	 * 64 KiB: the few an endpoint keeps busy then share pages, each
-	 * written first by a copy of a payload */
+	 * 64 KiB.  The messages carry no bytes (SSEMU_SEND_NO_DATA): the
+	 * buffers are never written, they bound what an endpoint has in
+	 * flight */
 	if (cfg->bufs_per_ep)
 		cfg->buf_size = (uint32_t)SSEMU_ALIGN_UP(msg_bytes, 64);
 	cfg->max_switches = cfg->topo.groups * cfg->topo.switches_per_group;
@@ -111,11 +112,9 @@ int ssemu_drv_open(struct ssemu_drv *d, uint64_t n, uint64_t msg_bytes,
 	d->n = n;
 	d->nics = calloc(n, sizeof(*d->nics));
 	d->eps = calloc(n, sizeof(*d->eps));
-	d->payload = calloc(1, msg_bytes ? msg_bytes : 1);
 	d->owed = calloc(n, sizeof(*d->owed));
 	d->owed_bits = calloc((n + 63) / 64, sizeof(*d->owed_bits));
-	if (!d->nics || !d->eps || !d->payload || !d->owed ||
-	    !d->owed_bits)
+	if (!d->nics || !d->eps || !d->owed || !d->owed_bits)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		struct ssemu_nic_opts no = { .port = (uint32_t)i, .rank = -1 };
@@ -148,7 +147,6 @@ void ssemu_drv_close(struct ssemu_drv *d)
 		ssemu_fabric_close(d->fab);
 	free(d->nics);
 	free(d->eps);
-	free(d->payload);
 	free(d->owed);
 	free(d->owed_bits);
 	free(d->ready_bits);
@@ -160,7 +158,6 @@ void ssemu_drv_close(struct ssemu_drv *d)
 	d->fab = NULL;
 	d->nics = NULL;
 	d->eps = NULL;
-	d->payload = NULL;
 }
 
 /* Port @i's events into the hooks; @return how many. */

@@ -41,8 +41,6 @@ struct ssemu_drv {
 	struct ssemu_nic **nics;	/* port -> NIC */
 	struct ssemu_ep **eps;		/* port -> endpoint */
 	uint64_t n;			/* ports attached */
-	void *payload;			/* zeroes, as long as the longest
-					 * message */
 	uint64_t failed;		/* sends completed with an error */
 	/* events each port is owed (a SEND_DONE at the source and a RECV at
 	 * the destination of every post), and the ports owed any (a bit
@@ -98,12 +96,13 @@ static inline int ssemu_drv_post(struct ssemu_drv *d, uint64_t src,
 				 uint64_t dst, uint64_t len, uint32_t tclass,
 				 uint64_t kind, uint64_t tag, uint64_t cookie)
 {
-	struct iovec iov = { d->payload, len };
+	/* (a length, no bytes: the model never reads them) */
+	struct iovec iov = { NULL, len };
 	int ret;
 	struct ssemu_send m = {
 		.dest = ssemu_ep_addr(d->eps[dst]),
 		.tclass = tclass,
-		.flags = 0,
+		.flags = SSEMU_SEND_NO_DATA,
 		.iov = &iov,
 		.iov_count = 1,
 		.cookie = cookie,

@@ -441,6 +441,17 @@ size_t ssemu_ep_max_msg(struct ssemu_ep *ep);
 
 /* Send flags */
 #define SSEMU_SEND_ORDERED (1u << 0)	/* in order with other ordered sends */
+/*
+ * The message is modelled as the iov's total length and carries none of
+ * its bytes: nothing is read from the iov (its bases may be NULL) or
+ * written to the segment, and the RECV says SSEMU_EV_NO_DATA (it has no
+ * payload to read).  It takes a slot, and a large buffer if it is longer
+ * than an inline payload, as one with its bytes would (they bound what
+ * an endpoint has in flight).  For a tool that drives the model with
+ * traffic it never looks at.  In a private store (SSEMU_STORE_PRIVATE)
+ * only.
+ */
+#define SSEMU_SEND_NO_DATA (1u << 3)
 
 /* Opaque header words the provider carries with every message. */
 #define SSEMU_HDR_WORDS 4
@@ -458,7 +469,8 @@ struct ssemu_send {
 /**
  * Post a message.  Data is copied before return; the iov may be reused.
  * @return 0; -EAGAIN no slot or ring space (progress and retry, nothing is
- * lost); -EMSGSIZE longer than ssemu_ep_max_msg; -EINVAL bad dest or class;
+ * lost); -EMSGSIZE longer than ssemu_ep_max_msg; -EINVAL bad dest, class
+ * or flags; -ENOTSUP SSEMU_SEND_NO_DATA in a shared store;
  * -EFAULT part of the iov is not readable memory, address 0 included
  * (nothing is posted); -EACCES the endpoint's service does not allow the
  * class.
@@ -484,6 +496,10 @@ enum ssemu_event_type {
  */
 #define SSEMU_EV_CARRY 16
 
+/* Event flags */
+#define SSEMU_EV_NO_DATA (1u << 0)	/* RECV: sent with SSEMU_SEND_NO_DATA:
+					 * len bytes modelled, none to read */
+
 struct ssemu_event {
 	uint32_t type;		/* enum ssemu_event_type */
 	int32_t status;		/* 0 or -errno (SEND_DONE) */
@@ -503,7 +519,10 @@ struct ssemu_event {
 		uint8_t data[SSEMU_EV_CARRY];	/* private: a RECV's
 						 * payload, carried */
 	};
-	uint32_t op;		/* RMA_DONE, RMA_REMOTE: enum ssemu_rma_op */
+	union {
+		uint32_t op;	/* RMA_DONE, RMA_REMOTE: enum ssemu_rma_op */
+		uint32_t flags;	/* RECV: SSEMU_EV_* */
+	};
 	uint32_t crc;		/* private: its CRC, checked at the poll */
 	uint32_t slot;		/* private: message slot */
 	uint32_t gen;		/* private */
@@ -546,7 +565,8 @@ size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
  * event (valid until release).  NULL with errno EBADMSG: a RECV whose
  * message fails its CRC (changed in shared memory after it was posted;
  * never handed out); NULL with errno EINVAL: no payload (an RMA_DONE
- * without results: a WRITE or ATOMIC, or one that failed).  The check is
+ * without results: a WRITE or ATOMIC, or one that failed; a RECV with
+ * SSEMU_EV_NO_DATA).  The check is
  * made before the caller reads: a caller that copies the payload out of a
  * segment other processes write into closes the window between the two
  * with ssemu_event_payload, its copy, then ssemu_event_verify. */

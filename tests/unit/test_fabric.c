@@ -615,6 +615,141 @@ static void test_fabric_carried_event(void **state)
 	carried_round(true, true);
 }
 
+/*
+ * One message of @len bytes from endpoint 0 to 1, with its bytes or
+ * without (SSEMU_SEND_NO_DATA, no address to read them from): its RECV
+ * into @rx and its SEND_DONE into @done.
+ */
+static void no_data_round(bool nodata, uint64_t len, struct ssemu_event *rx,
+			  struct ssemu_event *done)
+{
+	struct ssemu_config c;
+	struct tf *t;
+	uint8_t *bytes = calloc(1, len ? len : 1);
+	struct iovec iov = { nodata ? NULL : bytes, len };
+	struct ssemu_send s = {
+		.flags = nodata ? SSEMU_SEND_NO_DATA : 0,
+		.iov = &iov,
+		.iov_count = 1,
+		.cookie = 7,
+	};
+	size_t i;
+
+	assert_non_null(bytes);
+	tf_config(&c, "switch");
+	tf_fixed_pipeline(&c);
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	s.dest = ssemu_ep_addr(t->ep[1]);
+	s.hdr[1] = 0x5eed;
+	assert_int_equal(ssemu_ep_send(t->ep[0], &s), 0);
+	tf_run_idle(t, 1000);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 1);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_SEND_DONE), 1);
+	for (i = 0; i < t->nlog; i++) {
+		if (t->log[i].ev.type == SSEMU_EV_RECV)
+			*rx = t->log[i].ev;
+		else
+			*done = t->log[i].ev;
+	}
+	tf_close(t);
+	free(bytes);
+}
+
+/*
+ * A message sent with SSEMU_SEND_NO_DATA is the model's message of its
+ * length, to the picosecond, with nothing read or written: its RECV says
+ * so and hands out no payload, and holds no slot.  It takes a large
+ * buffer as one with bytes would (what an endpoint has in flight stays
+ * bounded by them).  A shared store refuses it; unknown flags are
+ * refused everywhere.
+ */
+static void test_fabric_no_data(void **state)
+{
+	static const uint64_t lens[] = { 8, SSEMU_EV_CARRY + 1, 5000, 60000 };
+	struct ssemu_event rx, done, rx0, done0, ev;
+	struct ssemu_config c;
+	struct iovec iov = { NULL, 5000 };
+	struct ssemu_send s = { .iov = &iov, .iov_count = 1 };
+	struct ssemu_region *r;
+	uint32_t first, k;
+	struct tf *t;
+	size_t i;
+	int n;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		no_data_round(false, lens[i], &rx0, &done0);
+		no_data_round(true, lens[i], &rx, &done);
+		assert_int_equal(rx.len, lens[i]);
+		assert_int_equal(rx.flags, SSEMU_EV_NO_DATA);
+		assert_int_equal(rx0.flags, 0);
+		assert_int_equal(rx.slot, SSEMU_NONE);
+		assert_int_equal(rx.hdr[1], 0x5eed);
+		/* the same message in the model */
+		assert_int_equal(rx.time, rx0.time);
+		assert_int_equal(rx.posted, rx0.posted);
+		assert_int_equal(done.time, done0.time);
+		assert_int_equal(done.cookie, 7);
+		assert_int_equal(done.status, 0);
+	}
+
+	tf_config(&c, "switch");
+	c.bufs_per_ep = 2;
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	r = t->fab->r;
+	s.dest = ssemu_ep_addr(t->ep[1]);
+	s.flags = SSEMU_SEND_NO_DATA;
+	/* no payload to hand out, and nothing to check */
+	assert_int_equal(ssemu_ep_send(t->ep[0], &s), 0);
+	while ((n = ssemu_ep_poll(t->ep[1], &ev, 1)) == 0)
+		assert_true(ssemu_fabric_progress(t->fab, 1) >= 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ev.type, SSEMU_EV_RECV);
+	assert_int_equal(ev.flags, SSEMU_EV_NO_DATA);
+	errno = 0;
+	assert_null(ssemu_event_data(t->ep[1], &ev));
+	assert_int_equal(errno, EINVAL);
+	assert_null(ssemu_event_payload(t->ep[1], &ev));
+	assert_int_equal(ssemu_event_copy(t->ep[1], &ev, 0, &k, sizeof(k)),
+			 0);
+	assert_int_equal(ssemu_event_verify(t->ep[1], &ev), -EINVAL);
+	/* the receiver holds no slot: the sender's was given back for it
+	 * at the push */
+	first = ssemu_ep_slot(t->ep[0]) * c.msgs_per_ep;
+	for (k = first; k < first + c.msgs_per_ep; k++)
+		if (*ssemu_r_mstate(r, k) & SSEMU_MSG_BUSY)
+			assert_true(*ssemu_r_mstate(r, k) & SSEMU_MSG_RXDONE);
+	ssemu_event_release(t->ep[1], &ev);
+	tf_run_idle(t, 1000);
+	/* two large buffers: a third message in flight waits for one */
+	assert_int_equal(ssemu_ep_send(t->ep[0], &s), 0);
+	assert_int_equal(ssemu_ep_send(t->ep[0], &s), 0);
+	assert_int_equal(ssemu_ep_send(t->ep[0], &s), -EAGAIN);
+	tf_run_idle(t, 1000);
+	assert_int_equal(ssemu_ep_send(t->ep[0], &s), 0);
+	tf_run_idle(t, 1000);
+	/* flags it does not know */
+	s.flags = 1u << 30;
+	assert_int_equal(ssemu_ep_send(t->ep[0], &s), -EINVAL);
+	s.flags = SSEMU_RMA_REMOTE_EVENT;
+	assert_int_equal(ssemu_ep_send(t->ep[0], &s), -EINVAL);
+	tf_close(t);
+
+	/* a shared store: its slots carry what their CRCs cover */
+	tf_config(&c, "switch");
+	t = tf_open_shared(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	s.dest = ssemu_ep_addr(t->ep[1]);
+	s.flags = SSEMU_SEND_NO_DATA;
+	assert_int_equal(ssemu_ep_send(t->ep[0], &s), -ENOTSUP);
+	tf_close(t);
+}
+
 /* Realtime clock: the model never runs ahead of wall time / dilation. */
 static void test_fabric_realtime_clock(void **state)
 {
@@ -1572,6 +1707,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_low_slots_first),
 		cmocka_unit_test(test_fabric_small_event_ring),
 		cmocka_unit_test(test_fabric_carried_event),
+		cmocka_unit_test(test_fabric_no_data),
 		cmocka_unit_test(test_fabric_realtime_clock),
 		cmocka_unit_test(test_fabric_attach_detach),
 		cmocka_unit_test(test_fabric_reattach_traffic),
