@@ -115,21 +115,36 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	}
 	if (mi == SSEMU_NONE)
 		return NULL;
+	m = &msgs[mi];
+	/* The slot's last message is done: a large buffer it held that no
+	 * message took since is nobody's now, so that the look below need
+	 * not read the slot a buffer names (a line of its own, at every
+	 * busy buffer: the slot's line is read here anyway). */
+	k = m->buf - ep->index * nbufs;
+	if (k < nbufs && sh->buf_msg[k] == mi)
+		sh->buf_msg[k] = SSEMU_NONE;
 	if (bytes > SSEMU_INLINE_MAX) {
+		/* free if nobody has it or its last owner is done (SSEMU_NONE
+		 * is >= nmsgs too) */
 		for (k = 0; k < nbufs; k++) {
 			uint32_t owner = sh->buf_msg[k];
 
-			/* free if its last owner is done, or went on to a
-			 * message without this buffer (this process alone
-			 * allocates the endpoint's slots and sets their buf:
-			 * a busy slot's buf is stable); (SSEMU_NONE is >=
-			 * nmsgs too) */
 			if (owner >= nmsgs ||
-			    slot_free(ssemu_load_acquire(&mstate[owner])) ||
-			    msgs[owner].buf != ep->index * nbufs + k) {
+			    slot_free(ssemu_load_acquire(&mstate[owner]))) {
 				buf = k;
 				break;
 			}
+		}
+		/* or its owner went on to a message without it, which the
+		 * release above leaves to a segment written by someone else
+		 * (this process alone allocates the endpoint's slots and sets
+		 * their buf: a busy slot's buf is stable) */
+		for (k = 0; buf == SSEMU_NONE && k < nbufs; k++) {
+			uint32_t owner = sh->buf_msg[k];
+
+			if (owner >= nmsgs ||
+			    msgs[owner].buf != ep->index * nbufs + k)
+				buf = k;
 		}
 		if (buf == SSEMU_NONE)
 			return NULL;
@@ -137,7 +152,6 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	}
 	ep->alloc_cursor = cursor;
 
-	m = &msgs[mi];
 	/* (relaxed: the engine's stall check may still look at the slot's
 	 * last message: stall_check_locked, ssemu_runner.c) */
 	ssemu_store_relaxed(&m->gen, m->gen + 1);

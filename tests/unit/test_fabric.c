@@ -1568,6 +1568,49 @@ static void test_fabric_buffer_free_after_slot_reuse(void **state)
 }
 
 /*
+ * A large buffer whose record names a busy slot that never took it (a
+ * segment another process wrote into): the slot says it has no buffer,
+ * so the buffer is free and a large send takes it, rather than waiting
+ * for it forever.
+ */
+static void test_fabric_buffer_named_by_other_slot(void **state)
+{
+	static uint8_t big[1000], small[SSEMU_EV_CARRY + 4];
+	struct ssemu_config c;
+	struct ssemu_event ev;
+	struct ssemu_region *r;
+	struct tf *t;
+	ssemu_addr_t to;
+	int n;
+
+	(void)state;
+	tf_config(&c, "switch");
+	c.msgs_per_ep = 4;
+	c.bufs_per_ep = 1;
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	r = t->fab->r;
+	to = ssemu_ep_addr(t->ep[1]);
+	/* a message in its slot, not carried: busy until released */
+	assert_int_equal(send_raw_to(t, 0, to, small, sizeof(small)), 0);
+	while ((n = ssemu_ep_poll(t->ep[1], &ev, 1)) == 0)
+		assert_true(ssemu_fabric_progress(t->fab, 256) >= 0);
+	assert_int_equal(n, 1);
+	assert_int_not_equal(ev.slot, SSEMU_NONE);
+	assert_true(*ssemu_r_mstate(r, ev.slot) & SSEMU_MSG_BUSY);
+	ssemu_r_ep(r, ssemu_ep_slot(t->ep[0]))->buf_msg[0] = ev.slot;
+	assert_int_equal(send_raw_to(t, 0, to, big, sizeof(big)), 0);
+	assert_int_not_equal(ssemu_r_ep(r, ssemu_ep_slot(t->ep[0]))->buf_msg[0],
+			     ev.slot);
+	ssemu_event_release(t->ep[1], &ev);
+	tf_run_idle(t, 10000);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 1);
+	assert_int_equal(t->log[t->nlog - 1].ev.len, sizeof(big));
+	tf_close(t);
+}
+
+/*
  * The default configuration's limit of endpoints per NIC is one a threaded
  * application opening an endpoint per thread does not reach; one beyond a
  * limit is refused with a warning naming the configuration key that raises
@@ -1723,6 +1766,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_detach_while_injecting),
 		cmocka_unit_test(test_fabric_switch_pool_exhausted),
 		cmocka_unit_test(test_fabric_buffer_free_after_slot_reuse),
+		cmocka_unit_test(test_fabric_buffer_named_by_other_slot),
 		cmocka_unit_test(test_fabric_receiver_closed_returns_slots),
 		cmocka_unit_test(test_fabric_receiver_detached_returns_slots),
 	};
