@@ -11,8 +11,11 @@
  * backward-shift deletion (no tombstones: a lookup stops at the first free
  * entry).  A pair's home entry is in its source NIC's stretch of the table
  * (nic << shift, plus a hash of the destination into the stretch's first
- * 16 entries), so one NIC's pairs share a few cache lines and a page, and
- * a NIC with many destinations fills its stretch, then its neighbours'.  At most max_pairs
+ * 16 entries), so one NIC's pairs share a few cache lines, and a NIC with
+ * many destinations fills its stretch, then its neighbours'.  The first
+ * 32 entries of the stretches lie together in memory (ssemu_pair_slot):
+ * what a fabric of NICs with a few pairs each touches is those, not a
+ * page a NIC.  At most max_pairs
  * entries are in use (the load stays at or below one half): an insert that
  * finds the table full sweeps it for expired entries once per model time,
  * then fails (-ENOSPC at the caller), logged with the key that raises it.
@@ -146,11 +149,26 @@ struct ssemu_pair *ssemu_pair_get(struct ssemu_region *r, uint32_t nic,
 	return e;
 }
 
+/* The table's entry lying at @slot (ssemu_pair_slot's inverse). */
+static uint64_t pair_index(const struct ssemu_region *r, uint64_t slot)
+{
+	uint32_t sh = r->pair_shift, hb = SSEMU_MIN(sh, SSEMU_PAIR_HOT_BITS);
+	uint64_t hot = 1ULL << (r->pair_bits - sh + hb), cold;
+
+	if (slot < hot)
+		return (slot >> hb) << sh | (slot & ((1ULL << hb) - 1));
+	cold = (1ULL << sh) - (1ULL << hb);
+	slot -= hot;
+	return (slot / cold) << sh | ((1ULL << hb) + slot % cold);
+}
+
 void ssemu_pair_put(struct ssemu_region *r, struct ssemu_pair *pr,
 		    ssemu_time_t now)
 {
 	if (pr && pair_is_fresh(&r->config, pr, now))
-		pair_free(r, (uint64_t)(pr - ssemu_r_pair_ent(r, 0)));
+		pair_free(r, pair_index(r, (uint64_t)(pr -
+					(struct ssemu_pair *)SSEMU_AT(
+						r, r->pair_off))));
 }
 
 /*

@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 30
+#define SSEMU_LAYOUT_VERSION 31
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -815,11 +815,35 @@ static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
 	return (struct ssemu_switch_sh *)SSEMU_AT(r, r->switches_off) + i;
 }
 
+/*
+ * Where the pair table's entry @i lies.  The table is a stretch of 1 <<
+ * pair_shift entries per source NIC, probed from its first 16; a NIC with
+ * a few pairs uses the start of its stretch alone.  So the first
+ * SSEMU_PAIR_HOT entries of every stretch lie together, stretch after
+ * stretch, and the rest of each after all of those: the entries in use
+ * are dense (1.5 KiB a NIC) rather than one page a NIC.  The order of
+ * the entries, which the table's probes and deletions go by, is @i's.
+ */
+#define SSEMU_PAIR_HOT_BITS 5u
+static inline uint64_t ssemu_pair_slot(const struct ssemu_region *r,
+				       uint64_t i)
+{
+	uint32_t sh = r->pair_shift, hb = SSEMU_MIN(sh, SSEMU_PAIR_HOT_BITS);
+	uint64_t s = i >> sh, o = i & ((1ULL << sh) - 1);
+
+	if (o < 1ULL << hb)
+		return s << hb | o;
+	/* (after the hot parts of all 1 << (pair_bits - sh) stretches) */
+	return (1ULL << (r->pair_bits - sh + hb)) +
+	       s * ((1ULL << sh) - (1ULL << hb)) + (o - (1ULL << hb));
+}
+
 /* Entry @i of the pair table (ssemu_pair.c finds a pair's). */
 static inline struct ssemu_pair *ssemu_r_pair_ent(struct ssemu_region *r,
 						  uint64_t i)
 {
-	return (struct ssemu_pair *)SSEMU_AT(r, r->pair_off) + i;
+	return (struct ssemu_pair *)SSEMU_AT(r, r->pair_off) +
+	       ssemu_pair_slot(r, i);
 }
 
 /* The pair table's lookups (ssemu_pair.c has the rest). */

@@ -336,7 +336,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
  * Ask for transparent huge pages where a private region is written densely
  * once used: the engine's event pool and the packet pool (handed out from
  * a high-water mark), the NIC, endpoint and slot-state tables, the pair
- * table (a stretch per source NIC) and the switch models with their VOQs
+ * table's hot part (advise_pairs) and the switch models with their VOQs
  * (each written in full when first used).  At the full system's scale
  * these are gigabytes touched at random: 4 KiB pages cost a fault each
  * and a TLB miss on most accesses.  The endpoints' rings too when they
@@ -346,28 +346,56 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
  * two at a time; huge pages there would multiply the resident memory).
  * Advice only: where the kernel has no THP, nothing changes.
  */
-static void advise_sec(void *p, const struct ssemu_section *sec)
+static void advise_range(void *p, uint64_t off, uint64_t size, int advice)
 {
 	const uintptr_t huge = (uintptr_t)2 << 20, base = (uintptr_t)p;
-	uintptr_t lo = SSEMU_ALIGN_UP(base + sec->off, huge);
-	uintptr_t hi = (base + sec->off + sec->size) & ~(huge - 1);
+	uintptr_t lo = SSEMU_ALIGN_UP(base + off, huge);
+	uintptr_t hi = (base + off + size) & ~(huge - 1);
 
 	if (hi > lo)
-		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+		(void)madvise((void *)lo, hi - lo, advice);
 }
 
-static void advise_huge(void *p, const struct ssemu_layout *l)
+static void advise_sec(void *p, const struct ssemu_section *sec)
+{
+	advise_range(p, sec->off, sec->size, MADV_HUGEPAGE);
+}
+
+/*
+ * The pair table's hot part (the first entries of every NIC's stretch,
+ * ssemu_pair_slot) on huge pages, the rest on small ones even where the
+ * kernel gives huge pages unasked: an entry there is written only by a
+ * NIC with many pairs, and a huge page for it would make 2 MiB resident.
+ */
+static void advise_pairs(void *p, const struct ssemu_layout *l,
+			 const struct ssemu_config *c)
+{
+	const struct ssemu_section *sec = &l->sec[SSEMU_SEC_PAIR];
+	uint32_t sh = ssemu_pair_shift(c, l->pair_bits);
+	uint64_t hot = (1ULL << (l->pair_bits - sh +
+				 SSEMU_MIN(sh, SSEMU_PAIR_HOT_BITS))) *
+		       sizeof(struct ssemu_pair);
+
+	advise_range(p, sec->off, hot, MADV_HUGEPAGE);
+	/* (from the first whole huge page after the hot part) */
+	if (sec->size > hot)
+		advise_range(p, sec->off + hot, sec->size - hot,
+			     MADV_NOHUGEPAGE);
+}
+
+static void advise_huge(void *p, const struct ssemu_layout *l,
+			const struct ssemu_config *c)
 {
 	static const enum ssemu_sec dense[] = {
 		SSEMU_SEC_ENGINE, SSEMU_SEC_NICS, SSEMU_SEC_EPS,
-		SSEMU_SEC_MSTATE, SSEMU_SEC_PKTS, SSEMU_SEC_PAIR,
-		SSEMU_SEC_PAIRN, SSEMU_SEC_SWITCHES, SSEMU_SEC_VOQROW,
-		SSEMU_SEC_VOQS,
+		SSEMU_SEC_MSTATE, SSEMU_SEC_PKTS, SSEMU_SEC_PAIRN,
+		SSEMU_SEC_SWITCHES, SSEMU_SEC_VOQROW, SSEMU_SEC_VOQS,
 	};
 	unsigned i;
 
 	for (i = 0; i < ARRAY_SIZE(dense); i++)
 		advise_sec(p, &l->sec[dense[i]]);
+	advise_pairs(p, l, c);
 	if (l->ring_bytes <= PAGE)
 		advise_sec(p, &l->sec[SSEMU_SEC_RINGS]);
 }
@@ -389,7 +417,7 @@ int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,
 	}
 	f->r = p;
 	f->map_size = l->total;
-	advise_huge(p, l);
+	advise_huge(p, l, c);
 	ret = region_init(f->r, c, t, l);
 	if (ret) {
 		munmap(p, l->total);

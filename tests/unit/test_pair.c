@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -86,17 +87,23 @@ static void test_pair_insert_find_free(void **state)
 
 /* Many pairs of a few NICs (their stretches overflow into each other),
  * deleted in a scrambled order: every one left is found, with its own
- * state, every one deleted is not. */
-static void test_pair_collisions(void **state)
+ * state, every one deleted is not.  In a fabric of @nics NICs with a
+ * table for @max_pairs pairs (0: the default). */
+static void collisions_round(uint32_t nics, uint32_t max_pairs)
 {
-	struct tf *t = open_pairs(0, 0);
-	struct ssemu_region *r = t->fab->r;
-	uint32_t N = r->config.max_nics < 64 ? r->config.max_nics : 64;
-	uint32_t n = 0, k, i;
+	struct ssemu_config c;
+	struct tf *t;
+	struct ssemu_region *r;
+	uint32_t N, n = 0, k, i;
 	static uint8_t gone[64][64];
 	uint64_t seed = 7;
 
-	(void)state;
+	tf_config(&c, "switch");
+	c.max_nics = nics;
+	c.max_pairs = max_pairs;
+	t = tf_open(&c);
+	r = t->fab->r;
+	N = r->config.max_nics < 64 ? r->config.max_nics : 64;
 	memset(gone, 0, sizeof(gone));
 	for (k = 0; k < 4 && k < N; k++)
 		for (i = 0; i < N; i++) {
@@ -134,6 +141,57 @@ static void test_pair_collisions(void **state)
 	}
 	assert_int_equal(r->pairs_used, n);
 	tf_close(t);
+}
+
+static void test_pair_collisions(void **state)
+{
+	(void)state;
+	collisions_round(16, 0);
+}
+
+/*
+ * The entries lie the first 32 of every NIC's stretch together, the rest
+ * after them (ssemu_pair_slot): every entry has a place of its own inside
+ * the table, and a NIC with more pairs than that uses both parts, found
+ * and given back (the entry from its place) as any other.
+ */
+static void test_pair_hot_and_cold(void **state)
+{
+	struct ssemu_config c;
+	struct ssemu_region *r;
+	struct tf *t;
+	uint8_t *seen;
+	uint64_t i, mask, cold = 0;
+
+	(void)state;
+	tf_config(&c, "switch");
+	c.max_nics = 64;
+	c.max_pairs = 4096;
+	t = tf_open(&c);
+	r = t->fab->r;
+	mask = ssemu_pair_mask(r);
+	assert_true(r->pair_shift > SSEMU_PAIR_HOT_BITS);
+	seen = calloc(mask + 1, 1);
+	assert_non_null(seen);
+	for (i = 0; i <= mask; i++) {
+		uint64_t slot = ssemu_pair_slot(r, i);
+
+		assert_true(slot <= mask);
+		assert_int_equal(seen[slot], 0);
+		seen[slot] = 1;
+		/* the first 32 of each stretch are the hot part */
+		if ((i & ((1ULL << r->pair_shift) - 1)) <
+		    1ULL << SSEMU_PAIR_HOT_BITS)
+			assert_true(slot < (mask + 1) >> r->pair_shift
+						   << SSEMU_PAIR_HOT_BITS);
+		else
+			cold++;
+	}
+	assert_true(cold > 0);
+	free(seen);
+	tf_close(t);
+	/* 64 pairs a NIC: past the hot part of its stretch */
+	collisions_round(64, 4096);
 }
 
 static void test_pair_full(void **state)
@@ -238,6 +296,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pair_insert_find_free),
 		cmocka_unit_test(test_pair_collisions),
+		cmocka_unit_test(test_pair_hot_and_cold),
 		cmocka_unit_test(test_pair_full),
 		cmocka_unit_test(test_pair_resets),
 		cmocka_unit_test(test_pair_full_send_fails),
