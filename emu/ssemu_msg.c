@@ -117,9 +117,9 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 		return NULL;
 	m = &msgs[mi];
 	/* The slot's last message is done: a large buffer it held that no
-	 * message took since is nobody's now, so that the look below need
-	 * not read the slot a buffer names (a line of its own, at every
-	 * busy buffer: the slot's line is read here anyway). */
+	 * message took since is nobody's now.  Then the look below need not
+	 * read the slot each busy buffer names (a line of another slot, where
+	 * this one's are written below anyway). */
 	k = m->buf - ep->index * nbufs;
 	if (k < nbufs && sh->buf_msg[k] == mi)
 		sh->buf_msg[k] = SSEMU_NONE;

@@ -818,8 +818,8 @@ static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
 /*
  * Where the pair table's entry @i lies.  The table is a stretch of 1 <<
  * pair_shift entries per source NIC, probed from its first 16; a NIC with
- * a few pairs uses the start of its stretch alone.  So the first
- * SSEMU_PAIR_HOT entries of every stretch lie together, stretch after
+ * a few pairs uses the start of its stretch alone.  So the first 1 <<
+ * SSEMU_PAIR_HOT_BITS entries of every stretch lie together, stretch after
  * stretch, and the rest of each after all of those: the entries in use
  * are dense (1.5 KiB a NIC) rather than one page a NIC.  The order of
  * the entries, which the table's probes and deletions go by, is @i's.
