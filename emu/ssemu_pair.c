@@ -13,9 +13,9 @@
  * (nic << shift, plus a hash of the destination into the stretch's first
  * 16 entries), so one NIC's pairs share a few cache lines, and a NIC with
  * many destinations fills its stretch, then its neighbours'.  The first
- * 32 entries of the stretches lie together in memory (ssemu_pair_slot):
- * what a fabric of NICs with a few pairs each touches is those, not a
- * page a NIC.  At most max_pairs
+ * 32 entries of the stretches lie together in memory, then the next 32
+ * of each, and so on (ssemu_pair_slot): what a fabric of NICs with a few
+ * pairs each touches is the first, not a page a NIC.  At most max_pairs
  * entries are in use (the load stays at or below one half): an insert that
  * finds the table full sweeps it for expired entries once per model time,
  * then fails (-ENOSPC at the caller), logged with the key that raises it.
@@ -62,22 +62,25 @@ static bool pair_is_fresh(const struct ssemu_config *c,
 /* Entry @i is free now: entries after it that probed past it move back. */
 static void pair_delete(struct ssemu_region *r, uint64_t i)
 {
+	struct ssemu_pair *ent = SSEMU_AT(r, r->pair_off), *e;
 	uint64_t mask = ssemu_pair_mask(r), j = i, home;
-	struct ssemu_pair *e;
+	uint64_t si = ssemu_pair_slot(r, i), sj = si;
 
 	for (;;) {
 		j = (j + 1) & mask;
-		e = ssemu_r_pair_ent(r, j);
+		sj = ssemu_pair_slot_next(r, j, sj);
+		e = &ent[sj];
 		if (!e->key)
 			break;
 		home = ssemu_pair_home(r, e->key);
 		/* it may move to i if i lies cyclically in [home, j) */
 		if (((j - home) & mask) >= ((j - i) & mask)) {
-			*ssemu_r_pair_ent(r, i) = *e;
+			ent[si] = *e;
 			i = j;
+			si = sj;
 		}
 	}
-	memset(ssemu_r_pair_ent(r, i), 0, sizeof(struct ssemu_pair));
+	memset(&ent[si], 0, sizeof(struct ssemu_pair));
 }
 
 /* Free entry @i, counted out of its NICs. */
@@ -153,13 +156,11 @@ struct ssemu_pair *ssemu_pair_get(struct ssemu_region *r, uint32_t nic,
 static uint64_t pair_index(const struct ssemu_region *r, uint64_t slot)
 {
 	uint32_t sh = r->pair_shift, hb = SSEMU_MIN(sh, SSEMU_PAIR_HOT_BITS);
-	uint64_t hot = 1ULL << (r->pair_bits - sh + hb), cold;
+	uint32_t sb = r->pair_bits - sh;	/* stretch bits */
+	uint64_t chunk = slot >> (sb + hb);
 
-	if (slot < hot)
-		return (slot >> hb) << sh | (slot & ((1ULL << hb) - 1));
-	cold = (1ULL << sh) - (1ULL << hb);
-	slot -= hot;
-	return (slot / cold) << sh | ((1ULL << hb) + slot % cold);
+	return ((slot >> hb) & ((1ULL << sb) - 1)) << sh | chunk << hb |
+	       (slot & ((1ULL << hb) - 1));
 }
 
 void ssemu_pair_put(struct ssemu_region *r, struct ssemu_pair *pr,

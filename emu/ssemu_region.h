@@ -818,24 +818,33 @@ static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
 /*
  * Where the pair table's entry @i lies.  The table is a stretch of 1 <<
  * pair_shift entries per source NIC, probed from its first 16; a NIC with
- * a few pairs uses the start of its stretch alone.  So the first 1 <<
- * SSEMU_PAIR_HOT_BITS entries of every stretch lie together, stretch after
- * stretch, and the rest of each after all of those: the entries in use
- * are dense (1.5 KiB a NIC) rather than one page a NIC.  The order of
- * the entries, which the table's probes and deletions go by, is @i's.
+ * a few pairs uses the start of its stretch alone.  So the stretches are
+ * cut into chunks of 1 << SSEMU_PAIR_HOT_BITS entries, and the first
+ * chunks of every stretch lie together, stretch after stretch, then the
+ * second chunks, and so on (@i = stretch, chunk, entry; its place =
+ * chunk, stretch, entry): the entries in use are dense (1.5 KiB a NIC)
+ * rather than one page a NIC.  The order of the entries, which the
+ * table's probes and deletions go by, is @i's.
  */
 #define SSEMU_PAIR_HOT_BITS 5u
 static inline uint64_t ssemu_pair_slot(const struct ssemu_region *r,
 				       uint64_t i)
 {
 	uint32_t sh = r->pair_shift, hb = SSEMU_MIN(sh, SSEMU_PAIR_HOT_BITS);
-	uint64_t s = i >> sh, o = i & ((1ULL << sh) - 1);
+	uint64_t chunk = (i & ((1ULL << sh) - 1)) >> hb;
 
-	if (o < 1ULL << hb)
-		return s << hb | o;
-	/* (after the hot parts of all 1 << (pair_bits - sh) stretches) */
-	return (1ULL << (r->pair_bits - sh + hb)) +
-	       s * ((1ULL << sh) - (1ULL << hb)) + (o - (1ULL << hb));
+	return chunk << (r->pair_bits - sh + hb) | (i >> sh) << hb |
+	       (i & ((1ULL << hb) - 1));
+}
+
+/* ssemu_pair_slot of @i, the entry after one lying at @prev: the next
+ * place but where @i starts a chunk. */
+static inline uint64_t ssemu_pair_slot_next(const struct ssemu_region *r,
+					    uint64_t i, uint64_t prev)
+{
+	uint32_t hb = SSEMU_MIN(r->pair_shift, SSEMU_PAIR_HOT_BITS);
+
+	return i & ((1ULL << hb) - 1) ? prev + 1 : ssemu_pair_slot(r, i);
 }
 
 /* Entry @i of the pair table (ssemu_pair.c finds a pair's). */
@@ -880,15 +889,19 @@ static inline uint64_t ssemu_pair_home(const struct ssemu_region *r,
 static inline uint64_t ssemu_pair_probe(struct ssemu_region *r, uint64_t key,
 					bool *hit)
 {
+	struct ssemu_pair *ent = SSEMU_AT(r, r->pair_off);
 	uint64_t mask = ssemu_pair_mask(r), i = ssemu_pair_home(r, key), n;
+	uint64_t slot = ssemu_pair_slot(r, i);
 
-	for (n = 0; n <= mask; n++, i = (i + 1) & mask) {
-		uint64_t k = ssemu_r_pair_ent(r, i)->key;
+	for (n = 0; n <= mask; n++) {
+		uint64_t k = ent[slot].key;
 
 		if (k == key || !k) {
 			*hit = k == key;
 			return i;
 		}
+		i = (i + 1) & mask;
+		slot = ssemu_pair_slot_next(r, i, slot);
 	}
 	*hit = false;
 	return SSEMU_NONE;	/* (full: max_pairs keeps a free entry) */
