@@ -150,10 +150,11 @@ static void test_pair_collisions(void **state)
 }
 
 /*
- * The entries lie the first 32 of every NIC's stretch together, the rest
- * after them (ssemu_pair_slot): every entry has a place of its own inside
- * the table, and a NIC with more pairs than that uses both parts, found
- * and given back (the entry from its place) as any other.
+ * The first 32 entries of every NIC's stretch lie together, then the next
+ * 32 of each, and so on (ssemu_pair_slot): every entry has a place of its
+ * own inside the table, and a NIC with more pairs than 32 uses more than
+ * the first part, found and given back (the entry from its place) as any
+ * other.
  */
 static void test_pair_hot_and_cold(void **state)
 {
