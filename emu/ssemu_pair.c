@@ -11,9 +11,9 @@
  * backward-shift deletion (no tombstones: a lookup stops at the first free
  * entry).  A pair's home entry is in its source NIC's stretch of the table
  * (nic << shift, plus a hash of the destination into the stretch's first
- * 16 entries), so one NIC's pairs share a few cache lines, and a NIC with
+ * 64 entries), so one NIC's pairs share a few cache lines, and a NIC with
  * many destinations fills its stretch, then its neighbours'.  The first
- * 32 entries of the stretches lie together in memory, then the next 32
+ * 64 entries of the stretches lie together in memory, then the next 64
  * of each, and so on (ssemu_pair_slot): what a fabric of NICs with a few
  * pairs each touches is the first, not a page a NIC.  At most max_pairs
  * entries are in use (the load stays at or below one half): an insert that

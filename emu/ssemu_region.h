@@ -817,16 +817,16 @@ static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
 
 /*
  * Where the pair table's entry @i lies.  The table is a stretch of 1 <<
- * pair_shift entries per source NIC, probed from its first 16; a NIC with
- * a few pairs uses the start of its stretch alone.  So the stretches are
- * cut into chunks of 1 << SSEMU_PAIR_HOT_BITS entries, and the first
- * chunks of every stretch lie together, stretch after stretch, then the
- * second chunks, and so on (@i = stretch, chunk, entry; its place =
- * chunk, stretch, entry): the entries in use are dense (1.5 KiB a NIC)
- * rather than one page a NIC.  The order of the entries, which the
+ * pair_shift entries per source NIC, probed from its first 1 <<
+ * SSEMU_PAIR_HOT_BITS (ssemu_pair_home); a NIC with a few pairs uses the
+ * start of its stretch alone.  So the stretches are cut into chunks of
+ * that many entries, and the first chunks of every stretch lie together,
+ * stretch after stretch, then the second chunks, and so on (@i = stretch,
+ * chunk, entry; its place = chunk, stretch, entry): the entries in use
+ * are dense (3 KiB a NIC) rather than one page a NIC.  The order of the entries, which the
  * table's probes and deletions go by, is @i's.
  */
-#define SSEMU_PAIR_HOT_BITS 5u
+#define SSEMU_PAIR_HOT_BITS 6u
 static inline uint64_t ssemu_pair_slot(const struct ssemu_region *r,
 				       uint64_t i)
 {
@@ -878,10 +878,13 @@ static inline uint64_t ssemu_pair_home(const struct ssemu_region *r,
 	uint32_t sh = r->pair_shift, dnic = (uint32_t)key;
 	uint64_t h = ((uint64_t)dnic * 0x9e3779b97f4a7c15ULL) >> 32;
 
-	/* (within the stretch's first 16 entries: a NIC with a few pairs
-	 * touches one page of the table, not its whole stretch) */
+	/* (within the stretch's first chunk, ssemu_pair_slot: a NIC with a
+	 * few pairs touches that alone, not its whole stretch; one with
+	 * the few dozen a saturated fabric leaves it finds each in about
+	 * two looks, where the first 16 entries made a run of them) */
 	return (((uint64_t)ssemu_pair_key_nic(key) << sh) +
-		(h & ((1ULL << SSEMU_MIN(sh, 4u)) - 1))) & ssemu_pair_mask(r);
+		(h & ((1ULL << SSEMU_MIN(sh, SSEMU_PAIR_HOT_BITS)) - 1))) &
+	       ssemu_pair_mask(r);
 }
 
 /* The entry of @key, or of the free entry where its probe stops (*@hit

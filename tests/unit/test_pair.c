@@ -95,7 +95,7 @@ static void collisions_round(uint32_t nics, uint32_t max_pairs)
 	struct tf *t;
 	struct ssemu_region *r;
 	uint32_t N, n = 0, k, i;
-	static uint8_t gone[64][64];
+	static uint8_t gone[4][256];
 	uint64_t seed = 7;
 
 	tf_config(&c, "switch");
@@ -103,7 +103,7 @@ static void collisions_round(uint32_t nics, uint32_t max_pairs)
 	c.max_pairs = max_pairs;
 	t = tf_open(&c);
 	r = t->fab->r;
-	N = r->config.max_nics < 64 ? r->config.max_nics : 64;
+	N = r->config.max_nics < 256 ? r->config.max_nics : 256;
 	memset(gone, 0, sizeof(gone));
 	for (k = 0; k < 4 && k < N; k++)
 		for (i = 0; i < N; i++) {
@@ -150,9 +150,9 @@ static void test_pair_collisions(void **state)
 }
 
 /*
- * The first 32 entries of every NIC's stretch lie together, then the next
- * 32 of each, and so on (ssemu_pair_slot): every entry has a place of its
- * own inside the table, and a NIC with more pairs than 32 uses more than
+ * The first 64 entries of every NIC's stretch lie together, then the next
+ * 64 of each, and so on (ssemu_pair_slot): every entry has a place of its
+ * own inside the table, and a NIC with more pairs than 64 uses more than
  * the first part, found and given back (the entry from its place) as any
  * other.
  */
@@ -180,7 +180,7 @@ static void test_pair_hot_and_cold(void **state)
 		assert_true(slot <= mask);
 		assert_int_equal(seen[slot], 0);
 		seen[slot] = 1;
-		/* the first 32 of each stretch are the hot part */
+		/* the first chunk of each stretch is the hot part */
 		if ((i & ((1ULL << r->pair_shift) - 1)) <
 		    1ULL << SSEMU_PAIR_HOT_BITS)
 			assert_true(slot < (mask + 1) >> r->pair_shift
@@ -191,8 +191,8 @@ static void test_pair_hot_and_cold(void **state)
 	assert_true(cold > 0);
 	free(seen);
 	tf_close(t);
-	/* 64 pairs a NIC: past the hot part of its stretch */
-	collisions_round(64, 4096);
+	/* 256 pairs a NIC: past the hot part of its stretch */
+	collisions_round(256, 16384);
 }
 
 static void test_pair_full(void **state)
