@@ -823,8 +823,8 @@ static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
  * that many entries, and the first chunks of every stretch lie together,
  * stretch after stretch, then the second chunks, and so on (@i = stretch,
  * chunk, entry; its place = chunk, stretch, entry): the entries in use
- * are dense (3 KiB a NIC) rather than one page a NIC.  The order of the entries, which the
- * table's probes and deletions go by, is @i's.
+ * are dense (3 KiB a NIC) rather than one page a NIC.  The order of the
+ * entries, which the table's probes and deletions go by, is @i's.
  */
 #define SSEMU_PAIR_HOT_BITS 6u
 static inline uint64_t ssemu_pair_slot(const struct ssemu_region *r,
@@ -879,9 +879,9 @@ static inline uint64_t ssemu_pair_home(const struct ssemu_region *r,
 	uint64_t h = ((uint64_t)dnic * 0x9e3779b97f4a7c15ULL) >> 32;
 
 	/* (within the stretch's first chunk, ssemu_pair_slot: a NIC with a
-	 * few pairs touches that alone, not its whole stretch; one with
-	 * the few dozen a saturated fabric leaves it finds each in about
-	 * two looks, where the first 16 entries made a run of them) */
+	 * few pairs touches that alone, not its whole stretch, and one with
+	 * the few dozen a saturated fabric leaves it finds each in a look or
+	 * two; homes in fewer entries would make one long run of them) */
 	return (((uint64_t)ssemu_pair_key_nic(key) << sh) +
 		(h & ((1ULL << SSEMU_MIN(sh, SSEMU_PAIR_HOT_BITS)) - 1))) &
 	       ssemu_pair_mask(r);
