@@ -963,27 +963,28 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	struct ssemu_ring *ring = ssemu_r_ring(r, ep->ev_ring_off);
 
 	memcpy(ev.hdr, m->hdr, sizeof(ev.hdr));
-	if (ev.type == SSEMU_EV_RECV && no_data(r, m)) {
-		/* nothing to read: the header and the length are the
-		 * message */
-		*carried = true;
-		ev.flags = SSEMU_EV_NO_DATA;
-		ev.slot = SSEMU_NONE;
-		ev.gen = 0;
-	} else if (ev.type == SSEMU_EV_RECV && carries(r, m, ev.len)) {
-		/* carried: header and payload copied, then checked against
-		 * the CRC the sender took at the post; the event's own CRC
-		 * covers them from here on */
+	if (ev.type == SSEMU_EV_RECV && carries(r, m, ev.len)) {
 		*carried = true;
 		ev.slot = SSEMU_NONE;
 		ev.gen = 0;
-		memcpy(ev.data, m->data, ev.len);
-		if (ssemu_msg_crc(r, ev.src, ev.hdr, ev.len, ev.data) !=
-		    ssemu_load_relaxed(&m->crc)) {
-			ev.status = -EBADMSG;
-			crc_failed(r, (uint32_t)(ep - ssemu_r_ep(r, 0)),
-				   "a message of", ev.len,
-				   SSEMU_ADDR_PORT(ev.src), "the post");
+		if (no_data(r, m)) {
+			/* nothing to read: the header and the length are
+			 * the message */
+			ev.flags = SSEMU_EV_NO_DATA;
+		} else {
+			/* carried: header and payload copied, then checked
+			 * against the CRC the sender took at the post; the
+			 * event's own CRC covers them from here on */
+			memcpy(ev.data, m->data, ev.len);
+			if (ssemu_msg_crc(r, ev.src, ev.hdr, ev.len,
+					  ev.data) !=
+			    ssemu_load_relaxed(&m->crc)) {
+				ev.status = -EBADMSG;
+				crc_failed(r,
+					   (uint32_t)(ep - ssemu_r_ep(r, 0)),
+					   "a message of", ev.len,
+					   SSEMU_ADDR_PORT(ev.src), "the post");
+			}
 		}
 	}
 	/* Where it lands, so crash recovery can tell whether it did.  Not a

@@ -155,7 +155,7 @@ struct ssemu_pair *ssemu_pair_get(struct ssemu_region *r, uint32_t nic,
 /* The table's entry lying at @slot (ssemu_pair_slot's inverse). */
 static uint64_t pair_index(const struct ssemu_region *r, uint64_t slot)
 {
-	uint32_t sh = r->pair_shift, hb = SSEMU_MIN(sh, SSEMU_PAIR_HOT_BITS);
+	uint32_t sh = r->pair_shift, hb = ssemu_pair_chunk_bits(sh);
 	uint32_t sb = r->pair_bits - sh;	/* stretch bits */
 	uint64_t chunk = slot >> (sb + hb);
 

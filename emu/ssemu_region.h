@@ -827,10 +827,16 @@ static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
  * entries, which the table's probes and deletions go by, is @i's.
  */
 #define SSEMU_PAIR_HOT_BITS 6u
+/* Log2 of the entries of a chunk, for stretches of 1 << @shift. */
+static inline uint32_t ssemu_pair_chunk_bits(uint32_t shift)
+{
+	return SSEMU_MIN(shift, SSEMU_PAIR_HOT_BITS);
+}
+
 static inline uint64_t ssemu_pair_slot(const struct ssemu_region *r,
 				       uint64_t i)
 {
-	uint32_t sh = r->pair_shift, hb = SSEMU_MIN(sh, SSEMU_PAIR_HOT_BITS);
+	uint32_t sh = r->pair_shift, hb = ssemu_pair_chunk_bits(sh);
 	uint64_t chunk = (i & ((1ULL << sh) - 1)) >> hb;
 
 	return chunk << (r->pair_bits - sh + hb) | (i >> sh) << hb |
@@ -842,7 +848,7 @@ static inline uint64_t ssemu_pair_slot(const struct ssemu_region *r,
 static inline uint64_t ssemu_pair_slot_next(const struct ssemu_region *r,
 					    uint64_t i, uint64_t prev)
 {
-	uint32_t hb = SSEMU_MIN(r->pair_shift, SSEMU_PAIR_HOT_BITS);
+	uint32_t hb = ssemu_pair_chunk_bits(r->pair_shift);
 
 	return i & ((1ULL << hb) - 1) ? prev + 1 : ssemu_pair_slot(r, i);
 }
@@ -883,7 +889,7 @@ static inline uint64_t ssemu_pair_home(const struct ssemu_region *r,
 	 * the few dozen a saturated fabric leaves it finds each in a look or
 	 * two; homes in fewer entries would make one long run of them) */
 	return (((uint64_t)ssemu_pair_key_nic(key) << sh) +
-		(h & ((1ULL << SSEMU_MIN(sh, SSEMU_PAIR_HOT_BITS)) - 1))) &
+		(h & ((1ULL << ssemu_pair_chunk_bits(sh)) - 1))) &
 	       ssemu_pair_mask(r);
 }
 

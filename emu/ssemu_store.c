@@ -373,7 +373,7 @@ static void advise_pairs(void *p, const struct ssemu_layout *l,
 	const struct ssemu_section *sec = &l->sec[SSEMU_SEC_PAIR];
 	uint32_t sh = ssemu_pair_shift(c, l->pair_bits);
 	uint64_t hot = (1ULL << (l->pair_bits - sh +
-				 SSEMU_MIN(sh, SSEMU_PAIR_HOT_BITS))) *
+				 ssemu_pair_chunk_bits(sh))) *
 		       sizeof(struct ssemu_pair);
 
 	advise_range(p, sec->off, hot, MADV_HUGEPAGE);
