@@ -486,7 +486,11 @@ static bool refill(struct ssemu_engine *e)
 	uint64_t bw = UINT64_MAX, bf = UINT64_MAX;
 	uint32_t n = 0, idx, next, i, j, room;
 
-	if (unlikely(e->bad || !ssemu_engine_geometry_ok(e, e->cap)))
+	/* (what this reads as a count or a bound: the far heap's count,
+	 * which places its entries and limits near's, and the wheel's; the
+	 * rest of the geometry is each user's to check, and the whole of it
+	 * with every liveness check, ssemu_fabric_image_bad) */
+	if (unlikely(e->bad || e->nfar > e->cap || e->nwheel > e->cap))
 		return corrupt(e, SSEMU_ENGINE_BAD_GEOMETRY);
 	if (e->nwheel)
 		bw = next_bucket(e);
