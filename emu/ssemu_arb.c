@@ -174,12 +174,12 @@ static bool arb_shares(const struct ssemu_arb_view *v, uint32_t *in_out,
 
 			tc = (uint32_t)__builtin_ctz(todo);
 			d = &c->tclass[tc];
-			op->tok[tc].g = SSEMU_MIN(depth, op->tok[tc].g +
+			op->cls[tc].g = SSEMU_MIN(depth, op->cls[tc].g +
 							     dt * d->min_pct);
-			op->tok[tc].c = SSEMU_MIN(depth, op->tok[tc].c +
+			op->cls[tc].c = SSEMU_MIN(depth, op->cls[tc].c +
 							     dt * d->max_pct);
-			if (op->tok[tc].g == depth &&
-			    op->tok[tc].c == depth)
+			if (op->cls[tc].g == depth &&
+			    op->cls[tc].c == depth)
 				op->tok_full |= 1u << tc;
 		}
 	}
@@ -208,16 +208,16 @@ static bool arb_shares(const struct ssemu_arb_view *v, uint32_t *in_out,
 	}
 	for (m = rv; m; m &= ~(((1ULL << SSEMU_NVC) - 1) << (tc * SSEMU_NVC))) {
 		tc = (uint32_t)__builtin_ctzll(m) / SSEMU_NVC;
-		if (c->tclass[tc].max_pct < 100 && op->tok[tc].c <= 0) {
+		if (c->tclass[tc].max_pct < 100 && op->cls[tc].c <= 0) {
 			/* capped: when will it have a token again? */
-			need = -op->tok[tc].c + 1.0;
+			need = -op->cls[tc].c + 1.0;
 			dt = need / (op->bytes_per_ps *
 				     c->tclass[tc].max_pct / 100.0);
 			wait = SSEMU_MIN(wait, now + (ssemu_time_t)dt + 1);
 			continue;
 		}
 		ready |= 1u << tc;
-		if (op->tok[tc].g > 0)
+		if (op->cls[tc].g > 0)
 			any_g = true;
 	}
 	/* guaranteed first, then priority, then take turns; a class none of
@@ -232,7 +232,7 @@ static bool arb_shares(const struct ssemu_arb_view *v, uint32_t *in_out,
 			for (k = 1; k <= T; k++) {
 				tc = (op->tc_rr + k) % T;
 				if (!(ready & 1u << tc) ||
-				    (any_g && op->tok[tc].g <= 0))
+				    (any_g && op->cls[tc].g <= 0))
 					continue;
 				if (best == SSEMU_NONE ||
 				    c->tclass[tc].priority >
@@ -256,10 +256,10 @@ static bool arb_shares(const struct ssemu_arb_view *v, uint32_t *in_out,
 picked:
 	op->tc_rr = best;
 	pkt = &v->pkt[pi];
-	op->tok[best].g -= pkt->bytes;
-	op->tok[best].c -= pkt->bytes;
-	if (op->tok[best].g < -depth)
-		op->tok[best].g = -depth;
+	op->cls[best].g -= pkt->bytes;
+	op->cls[best].c -= pkt->bytes;
+	if (op->cls[best].g < -depth)
+		op->cls[best].g = -depth;
 	op->tok_full &= ~(1u << best);
 	return true;
 }

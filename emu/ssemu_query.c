@@ -211,7 +211,7 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 			uint64_t any = sp->drops;
 
 			for (tc = 0; tc < r->config.ntclass; tc++)
-				any += sp->tx[tc].pkts + sp->queued_tc[tc];
+				any += sp->cls[tc].pkts + sp->queued_tc[tc];
 			if (!any)
 				continue;
 			memset(o, 0, sizeof(*o));
@@ -219,8 +219,8 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 			o->port = p;
 			o->kind = ssemu_topo_port_kind(&r->topo, p);
 			for (tc = 0; tc < r->config.ntclass; tc++) {
-				o->tx_pkts[tc] = sp->tx[tc].pkts;
-				o->tx_bytes[tc] = sp->tx[tc].bytes;
+				o->tx_pkts[tc] = sp->cls[tc].pkts;
+				o->tx_bytes[tc] = sp->cls[tc].bytes;
 				o->queued[tc] = sp->queued_tc[tc];
 			}
 			o->drops = sp->drops;

@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 32
+#define SSEMU_LAYOUT_VERSION 33
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -354,11 +354,22 @@ struct ssemu_swport {
 	double bytes_per_ps;	/* rate_bps / 8e12 */
 	uint32_t ps_per_byte;	/* 8e12 / rate_bps if whole, or 0 */
 	uint32_t peer_inst;	/* the peer switch's model + 1, 0: not known */
-	/* traffic-class shares ("shares" arbitration): token buckets in
-	 * bytes for each class's guaranteed minimum (g) and its cap (c) */
+	/* the last data packet sent: its message (index, generation), its
+	 * index in the message and the input it came from (in UINT32_MAX:
+	 * none yet, or the last packet sent was not a data packet), which
+	 * tells a packet following it on the same path (sw_try_send's train
+	 * count); in the line of the link's parameters a hop reads anyway */
+	struct {
+		uint32_t msg, msg_gen, idx, in;
+	} last;
+	/* per class, what a hop at the output touches of it, side by side
+	 * (two classes a line): the "shares" arbitration's token buckets in
+	 * bytes for the class's guaranteed minimum (g) and its cap (c), and
+	 * what the output sent of the class */
 	struct {
 		double g, c;
-	} tok[SSEMU_MAX_TCLASS];
+		uint64_t pkts, bytes;
+	} cls[SSEMU_MAX_TCLASS];
 	/* per vclass, side by side (a hop touches one vclass's) */
 	struct {
 		/* the inputs whose VOQ for this output and vclass is not
@@ -370,18 +381,6 @@ struct ssemu_swport {
 	} vq[SSEMU_MAX_VCLASS];
 	uint64_t drops;
 	ssemu_time_t nb_time;	/* (nb_seen's, below) */
-	/* the last data packet sent: its message (index, generation), its
-	 * index in the message and the input it came from (in UINT32_MAX:
-	 * none yet, or the last packet sent was not a data packet), which
-	 * tells a packet following it on the same path (sw_try_send's train
-	 * count); in the line of the class counters a hop writes anyway */
-	struct {
-		uint32_t msg, msg_gen, idx, in;
-	} last;
-	/* sent, per class (side by side: a hop counts both in one line) */
-	struct {
-		uint64_t pkts, bytes;
-	} tx[SSEMU_MAX_TCLASS];
 	/* what the upstream neighbours' adaptive routing sees of this
 	 * output's queues, per class: a sample published at most every
 	 * SSEMU_NB_PERIOD and seen one sample late (nb_load) */

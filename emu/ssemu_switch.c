@@ -387,8 +387,8 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 			"%u vclass %u: %u cells sent on %u credits", s->sw, out,
 			dvcl, cells, op->vq[dvcl].credits);
 	op->vq[dvcl].credits -= cells;
-	op->tx[tc].pkts++;
-	op->tx[tc].bytes += pkt->bytes;
+	op->cls[tc].pkts++;
+	op->cls[tc].bytes += pkt->bytes;
 	r->pkt_hops++;
 	train_count(r, op, pkt, in, vcl);
 	r->switch_lat_sum += now - pkt->sw_arrive;
