@@ -48,7 +48,7 @@ static inline ssemu_time_t now_of(struct ssemu_region *r)
 
 /*
  * Packet @pi as a switch sees it: its index, and the fields a hop uses as
- * an index or a size (all in its first line, the one a hop touches
+ * an index or a size (all in its first 40 bytes, the line a hop touches
  * anyway).
  */
 static inline bool pkt_hop_bad(struct ssemu_region *r, uint32_t pi)

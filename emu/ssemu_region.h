@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 34
+#define SSEMU_LAYOUT_VERSION 33
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -274,9 +274,8 @@ enum ssemu_pkt_type {
 };
 
 struct ssemu_pkt {
-	/* (everything a switch hop reads or writes but at an edge output,
-	 * in the first line: a packet is two lines, line aligned, and a hop
-	 * through the fabric touches one of them) */
+	/* (what every hop touches first, in 40 bytes: one cache line for
+	 * half of the packets, two for the rest) */
 	uint32_t next;		/* free list, VOQ and ack queue link */
 	uint8_t type;
 	uint8_t tclass;
@@ -292,26 +291,24 @@ struct ssemu_pkt {
 	uint32_t in_port;	/* input port at the current switch */
 	uint32_t to_gen;	/* NIC_ARRIVE: the target NIC's generation */
 	ssemu_time_t sw_arrive;	/* arrival at the current switch */
-	/* its identity, for the model's draws and event order: made by the
-	 * NIC at port src_port as its seq-th packet, on its trip-th trip
-	 * through the fabric (a lossy class's resend) */
-	uint32_t src_port;	/* endpoint port */
-	uint32_t seq;
-	uint16_t trip;
-	uint16_t vni;		/* its message's */
-	uint32_t msg;		/* global message index */
-	uint32_t idx;		/* DATA: its index in the message */
-	uint32_t msg_gen;
-	/* the second line: the NICs', and an edge output's */
 	uint32_t src_nic;	/* source NIC (DATA) */
 	uint32_t win;		/* source NIC's window slot */
+	uint32_t msg;		/* global message index */
+	uint32_t msg_gen;
+	uint32_t idx;		/* DATA: its index in the message */
 	uint32_t epoch;		/* DATA: the message's epoch when sent */
 	uint32_t src_gen;	/* source NIC's attach generation */
+	uint32_t src_port;	/* endpoint port */
 	int32_t status;		/* ACK: delivery status */
 	uint32_t crc;		/* DATA: its payload's CRC, at injection */
 	ssemu_time_t inject_time;
-	uint8_t pad[32];
-} SSEMU_CACHELINE_ALIGNED;
+	uint16_t vni;		/* its message's */
+	/* its identity, for the model's draws and event order: made by the
+	 * NIC at port src_port as its seq-th packet, on its trip-th trip
+	 * through the fabric (a lossy class's resend) */
+	uint16_t trip;
+	uint32_t seq;
+};
 
 /* Valid while the input's bit in its output's vq[vcl].inmask is set (an
  * empty VOQ's head and tail are left as they are, never read).  The VOQs
@@ -653,7 +650,7 @@ SSEMU_LAYOUT_IS(ssemu_mr_sh, 48, 8);
 SSEMU_LAYOUT_IS(ssemu_pair, 48, 8);
 SSEMU_LAYOUT_IS(ssemu_pair_count, 8, 4);
 /* packets and switches */
-SSEMU_LAYOUT_IS(ssemu_pkt, 128, 64);
+SSEMU_LAYOUT_IS(ssemu_pkt, 96, 8);
 SSEMU_LAYOUT_IS(ssemu_voq, 8, 4);
 SSEMU_LAYOUT_IS(ssemu_swport, 1408, 8);
 SSEMU_LAYOUT_IS(ssemu_peer, 24, 8);
