@@ -166,10 +166,10 @@ static uint64_t pair_index(const struct ssemu_region *r, uint64_t slot)
 void ssemu_pair_put(struct ssemu_region *r, struct ssemu_pair *pr,
 		    ssemu_time_t now)
 {
+	struct ssemu_pair *ent = SSEMU_AT(r, r->pair_off);
+
 	if (pr && pair_is_fresh(&r->config, pr, now))
-		pair_free(r, pair_index(r, (uint64_t)(pr -
-					(struct ssemu_pair *)SSEMU_AT(
-						r, r->pair_off))));
+		pair_free(r, pair_index(r, (uint64_t)(pr - ent)));
 }
 
 /*

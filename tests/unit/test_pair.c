@@ -178,6 +178,11 @@ static void test_pair_hot_and_cold(void **state)
 		uint64_t slot = ssemu_pair_slot(r, i);
 
 		assert_true(slot <= mask);
+		/* a probe steps from the place before (ssemu_pair_slot_next) */
+		if (i)
+			assert_int_equal(ssemu_pair_slot_next(r, i,
+						ssemu_pair_slot(r, i - 1)),
+					 slot);
 		assert_int_equal(seen[slot], 0);
 		seen[slot] = 1;
 		/* the first chunk of each stretch is the hot part */
