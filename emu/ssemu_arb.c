@@ -149,40 +149,98 @@ static inline bool pick_in_class(const struct ssemu_arb_view *v, uint32_t tc,
  */
 #define SSEMU_TOKEN_DEPTH_PKTS 4	/* bucket depth, in MTU packets */
 
+/*
+ * The buckets are stored as of the output's last send (tok_time) and
+ * only a send stores them: a look that sends nothing reads them refilled
+ * up to its time (tok_look) and leaves them as they were.  So the buckets
+ * at a send depend on the sends before it alone, not on how often the
+ * output looked in between (how its credits came back, a wake-up that
+ * found nothing to do): in floating point, a refill in two steps need not
+ * give what one step gives.
+ */
+struct tok_now {
+	double dt;	/* what a 1% share refills since tok_time, bytes */
+	double depth;
+};
+
+static inline void tok_since(const struct ssemu_arb_view *v,
+			      struct tok_now *tn)
+{
+	tn->dt = (double)(v->now - v->op->tok_time) * v->op->bytes_per_ps /
+		 100.0;
+	tn->depth = SSEMU_TOKEN_DEPTH_PKTS *
+		    (double)(v->c->mtu + v->c->pkt_overhead);
+}
+
+/* Class @tc's buckets, not full at tok_time, refilled to the look's
+ * time: *@g (guarantee), *@cap. */
+static inline void tok_refill(const struct ssemu_arb_view *v,
+			      const struct tok_now *tn, uint32_t tc,
+			      double *g, double *cap)
+{
+	const struct ssemu_tclass_desc *d = &v->c->tclass[tc];
+	const struct ssemu_swport *op = v->op;
+
+	*g = SSEMU_MIN(tn->depth, op->cls[tc].g + tn->dt * d->min_pct);
+	*cap = SSEMU_MIN(tn->depth, op->cls[tc].c + tn->dt * d->max_pct);
+}
+
+/* Class @tc's buckets at the look's time. */
+static inline void tok_look(const struct ssemu_arb_view *v,
+			    const struct tok_now *tn, uint32_t tc, double *g,
+			    double *cap)
+{
+	if (v->op->tok_full & 1u << tc)
+		*g = *cap = tn->depth;
+	else
+		tok_refill(v, tn, tc, g, cap);
+}
+
+/* A send of @bytes of class @best at the look's time: every class's
+ * buckets refilled up to it and stored, then the class's taken from. */
+static void tok_send(const struct ssemu_arb_view *v, uint32_t best,
+		     uint32_t bytes)
+{
+	const struct ssemu_config *c = v->c;
+	struct ssemu_swport *op = v->op;
+	double depth = SSEMU_TOKEN_DEPTH_PKTS * (double)(c->mtu +
+							  c->pkt_overhead);
+	struct tok_now tn;
+	uint32_t todo, tc;
+	double g, cap;
+
+	if (v->now != op->tok_time) {
+		tok_since(v, &tn);
+		todo = ~op->tok_full & ((1u << c->ntclass) - 1);
+		op->tok_time = v->now;
+		for (; todo; todo &= todo - 1) {
+			tc = (uint32_t)__builtin_ctz(todo);
+			tok_refill(v, &tn, tc, &g, &cap);
+			op->cls[tc].g = g;
+			op->cls[tc].c = cap;
+			if (g == tn.depth && cap == tn.depth)
+				op->tok_full |= 1u << tc;
+		}
+	}
+	op->cls[best].g -= bytes;
+	op->cls[best].c -= bytes;
+	if (op->cls[best].g < -depth)
+		op->cls[best].g = -depth;
+	op->tok_full &= ~(1u << best);
+}
+
 static bool arb_shares(const struct ssemu_arb_view *v, uint32_t *in_out,
 		       uint32_t *vcl_out, ssemu_time_t *retry)
 {
 	const struct ssemu_config *c = v->c;
 	struct ssemu_swport *op = v->op;
-	double depth = SSEMU_TOKEN_DEPTH_PKTS *
-		       (double)(c->mtu + c->pkt_overhead);
+	struct tok_now tn;
 	ssemu_time_t now = v->now, wait = UINT64_MAX;
-	uint32_t T = c->ntclass, tc, k, best = SSEMU_NONE, ready = 0, todo, pi;
+	uint32_t T = c->ntclass, tc, k, best = SSEMU_NONE, ready = 0, pi;
+	double g[SSEMU_MAX_TCLASS], cap, need, dt;
 	uint64_t rv, m;
 	bool any_g = false;
-	const struct ssemu_pkt *pkt;
-	double dt, need;
 
-	/* refill both buckets of every class up to now (a class whose
-	 * buckets are full stays as it is) */
-	if (now != op->tok_time) {
-		todo = ~op->tok_full & ((1u << T) - 1);
-		dt = (double)(now - op->tok_time) * op->bytes_per_ps / 100.0;
-		op->tok_time = now;
-		for (; todo; todo &= todo - 1) {
-			const struct ssemu_tclass_desc *d;
-
-			tc = (uint32_t)__builtin_ctz(todo);
-			d = &c->tclass[tc];
-			op->cls[tc].g = SSEMU_MIN(depth, op->cls[tc].g +
-							     dt * d->min_pct);
-			op->cls[tc].c = SSEMU_MIN(depth, op->cls[tc].c +
-							     dt * d->max_pct);
-			if (op->cls[tc].g == depth &&
-			    op->cls[tc].c == depth)
-				op->tok_full |= 1u << tc;
-		}
-	}
 	/* the classes with a packet queued and a credit ahead */
 	rv = ready_vcls(op, v->edge, T);
 	/* the usual case: one class ready, and it has no cap (so no retry
@@ -206,18 +264,20 @@ static bool arb_shares(const struct ssemu_arb_view *v, uint32_t *in_out,
 		}
 		goto picked;
 	}
+	tok_since(v, &tn);
 	for (m = rv; m; m &= ~(((1ULL << SSEMU_NVC) - 1) << (tc * SSEMU_NVC))) {
 		tc = (uint32_t)__builtin_ctzll(m) / SSEMU_NVC;
-		if (c->tclass[tc].max_pct < 100 && op->cls[tc].c <= 0) {
+		tok_look(v, &tn, tc, &g[tc], &cap);
+		if (c->tclass[tc].max_pct < 100 && cap <= 0) {
 			/* capped: when will it have a token again? */
-			need = -op->cls[tc].c + 1.0;
+			need = -cap + 1.0;
 			dt = need / (op->bytes_per_ps *
 				     c->tclass[tc].max_pct / 100.0);
 			wait = SSEMU_MIN(wait, now + (ssemu_time_t)dt + 1);
 			continue;
 		}
 		ready |= 1u << tc;
-		if (op->cls[tc].g > 0)
+		if (g[tc] > 0)
 			any_g = true;
 	}
 	/* guaranteed first, then priority, then take turns; a class none of
@@ -232,7 +292,7 @@ static bool arb_shares(const struct ssemu_arb_view *v, uint32_t *in_out,
 			for (k = 1; k <= T; k++) {
 				tc = (op->tc_rr + k) % T;
 				if (!(ready & 1u << tc) ||
-				    (any_g && op->cls[tc].g <= 0))
+				    (any_g && g[tc] <= 0))
 					continue;
 				if (best == SSEMU_NONE ||
 				    c->tclass[tc].priority >
@@ -255,12 +315,7 @@ static bool arb_shares(const struct ssemu_arb_view *v, uint32_t *in_out,
 	return false;
 picked:
 	op->tc_rr = best;
-	pkt = &v->pkt[pi];
-	op->cls[best].g -= pkt->bytes;
-	op->cls[best].c -= pkt->bytes;
-	if (op->cls[best].g < -depth)
-		op->cls[best].g = -depth;
-	op->tok_full &= ~(1u << best);
+	tok_send(v, best, v->pkt[pi].bytes);
 	return true;
 }
 

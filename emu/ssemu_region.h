@@ -333,7 +333,8 @@ struct ssemu_swport {
 	ssemu_time_t busy_until;	/* the output serialises until then */
 	ssemu_time_t wake_at;	/* done_pending: the earliest OUT_DONE */
 	ssemu_time_t last_ready;		/* keeps each input FIFO */
-	ssemu_time_t tok_time;
+	ssemu_time_t tok_time;	/* the token buckets (cls[]) are as of
+				 * then: the output's last send */
 	uint32_t tc_rr;				/* last class served */
 	/* bit tc: both of the class's token buckets are full (at their
 	 * depth), so a refill leaves them as they are and is skipped */

@@ -4,7 +4,8 @@
  * VOQs and packets built by hand (no fabric), packets granted one after
  * another as the switch would send them, and the grant order checked:
  * round robin among inputs, strict priority between classes, credits
- * downstream, "shares" guarantees and caps.
+ * downstream, "shares" guarantees and caps, and that a look granting
+ * nothing changes nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -267,6 +268,74 @@ static void test_shares_cap(void **state)
 	free(f);
 }
 
+/*
+ * A look that grants nothing leaves the buckets as they were: two classes
+ * with guarantees and caps, backlogged, granted on two copies of the same
+ * output at the same times, one of which also looks (with no credit
+ * downstream, so nothing may go) at a few times in between each grant.
+ * The grants, the retry times and the buckets stay the same as the
+ * other's, to the bit: what a send sees does not depend on how often the
+ * output looked before it.
+ */
+static void test_shares_look_pure(void **state)
+{
+	struct fx *a = fx_new("shares", 2, false), *b = fx_new("shares", 2,
+							       false);
+	struct fx *fs[2] = { a, b };
+	ssemu_time_t ra, rb, t;
+	uint32_t ia, ib, va, vb, k, j, n;
+	bool ga, gb;
+
+	(void)state;
+	for (n = 0; n < 2; n++) {
+		fs[n]->c.tclass[0].min_pct = 70;
+		fs[n]->c.tclass[0].max_pct = 90;
+		fs[n]->c.tclass[1].min_pct = 30;
+		fs[n]->c.tclass[1].max_pct = 60;
+		for (k = 0; k < 100; k++) {
+			q_push(fs[n], 0, 0 * SSEMU_NVC, MTU + OVH);
+			q_push(fs[n], 1, 1 * SSEMU_NVC, 700 + 13 * k);
+		}
+		fs[n]->op.vq[1].credits = 100000;
+		fs[n]->op.vq[SSEMU_NVC + 1].credits = 100000;
+	}
+	for (k = 0; k < 120; k++) {
+		t = a->v.now;
+		assert_true(t == b->v.now);
+		a->op.vq[1].credits = a->op.vq[SSEMU_NVC + 1].credits = 0;
+		for (j = 1; j <= 5; j++) {
+			ra = UINT64_MAX;
+			a->v.now = t + j * 997;
+			assert_false(a->arb->pick(&a->v, &ia, &va, &ra));
+			assert_true(ra == UINT64_MAX);
+		}
+		a->op.vq[1].credits = b->op.vq[1].credits;
+		a->op.vq[SSEMU_NVC + 1].credits =
+			b->op.vq[SSEMU_NVC + 1].credits;
+		a->v.now = b->v.now = t + 5 * 997 + 13;
+		ra = rb = UINT64_MAX;
+		ga = a->arb->pick(&a->v, &ia, &va, &ra);
+		gb = b->arb->pick(&b->v, &ib, &vb, &rb);
+		assert_true(ga == gb);
+		if (!ga) {
+			/* both capped: the same retry time */
+			assert_true(ra == rb && ra != UINT64_MAX);
+			a->v.now = b->v.now = ra;
+			continue;
+		}
+		assert_int_equal(ia, ib);
+		assert_int_equal(va, vb);
+		q_send(a, ia, va);
+		q_send(b, ib, vb);
+	}
+	assert_true(a->op.tok_time == b->op.tok_time);
+	assert_int_equal(a->op.tok_full, b->op.tok_full);
+	assert_int_equal(a->op.tc_rr, b->op.tc_rr);
+	assert_memory_equal(a->op.cls, b->op.cls, sizeof(a->op.cls));
+	free(a);
+	free(b);
+}
+
 static void test_registry(void **state)
 {
 	(void)state;
@@ -286,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_edge_credits),
 		cmocka_unit_test(test_shares_guarantee),
 		cmocka_unit_test(test_shares_cap),
+		cmocka_unit_test(test_shares_look_pure),
 		cmocka_unit_test(test_registry),
 	};
 
