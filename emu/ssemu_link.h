@@ -226,7 +226,8 @@ static inline void credit_to_switch(struct ssemu_region *r, uint32_t inst,
 	struct ssemu_swport *op = &ssemu_r_switch(r, inst)->port[port];
 	struct ssemu_cr cr = cr_of_port(op);
 
-	if (!cr_put(&cr, vcl, cells, t)) {
+	if (unlikely(ssemu_model_credit_events) ||
+	    !cr_put(&cr, vcl, cells, t)) {
 		schedule(r, t, SSEMU_MEV_SW_CREDIT, inst, port | vcl << 8,
 			 cells);
 		return;
@@ -267,7 +268,8 @@ static inline void credit_to_nic(struct ssemu_region *r, uint32_t nic,
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	struct ssemu_cr cr = cr_of_nic(n);
 
-	if (!cr_put(&cr, tc, cells, t)) {
+	if (unlikely(ssemu_model_credit_events) ||
+	    !cr_put(&cr, tc, cells, t)) {
 		schedule(r, t, SSEMU_MEV_NIC_CREDIT, nic, tc, cells);
 		return;
 	}

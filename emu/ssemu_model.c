@@ -46,6 +46,7 @@ void __attribute__((cold)) schedule_failed(struct ssemu_region *r, int ret)
 /* The order test's hook (ssemu_model_int.h): one handler's events, held. */
 #define DEFER_MAX 256
 uint32_t ssemu_model_perturb;
+uint32_t ssemu_model_credit_events;
 uint32_t ssemu_model_deferring;
 static struct deferred {
 	ssemu_time_t t;
@@ -144,10 +145,22 @@ static void ev_nic_tx_done(struct ssemu_region *r, const struct ssemu_fired *f)
 	ssemu_model_nic_kick(r, f->a);
 }
 
+/*
+ * A credit that could not wait in its owner's ring (full, or out of time
+ * order) is in now; the owner looks as it would for one from the ring
+ * (credit_to_nic, credit_to_switch): with the kick or the output's look,
+ * in their places among the events of this instant, and only if something
+ * waits for it and the link is free.  (A look of its own here, first of
+ * the instant, would come before arrivals of the same time that the
+ * ring's look sees: results would depend on the ring's size.)
+ */
 static void ev_nic_credit(struct ssemu_region *r, const struct ssemu_fired *f)
 {
-	ssemu_r_nic(r, f->a)->credits[f->b] += f->c;
-	ssemu_model_nic_kick(r, f->a);
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, f->a);
+
+	n->credits[f->b] += f->c;
+	if (n->busy_until <= f->time && nic_has_work(n))
+		nic_wake(r, f->a, f->time);
 }
 
 static void ev_nic_arrive(struct ssemu_region *r, const struct ssemu_fired *f)
@@ -173,10 +186,11 @@ static void ev_sw_out_done(struct ssemu_region *r, const struct ssemu_fired *f)
 
 static void ev_sw_credit(struct ssemu_region *r, const struct ssemu_fired *f)
 {
-	struct ssemu_switch_sh *s = ssemu_r_switch(r, f->a);
+	struct ssemu_swport *op = &ssemu_r_switch(r, f->a)->port[f->b & 0xff];
 
-	s->port[f->b & 0xff].vq[f->b >> 8].credits += f->c;
-	sw_try_send(r, f->a, f->b & 0xff);
+	op->vq[f->b >> 8].credits += f->c;
+	if (op->nqueued && op->busy_until <= f->time)
+		sw_wake(r, f->a, f->b & 0xff, f->time);
 }
 
 static void ev_nic_kick(struct ssemu_region *r, const struct ssemu_fired *f)

@@ -236,6 +236,14 @@ static inline uint64_t ev_key(struct ssemu_region *r, ssemu_time_t t,
  */
 extern uint32_t ssemu_model_perturb;
 extern uint32_t ssemu_model_deferring;
+/*
+ * And that they do not depend on how a credit comes back: while
+ * ssemu_model_credit_events is set, every credit returned takes the event
+ * (SW_CREDIT, NIC_CREDIT, which looks at once) rather than the credit ring
+ * (which looks only if something waits for it), as a full ring does
+ * (tests/unit/test_order.c).  Never set outside tests.
+ */
+extern uint32_t ssemu_model_credit_events;
 void ssemu_model_defer(struct ssemu_region *r, ssemu_time_t t, uint64_t key,
 		       uint32_t type, uint32_t a, uint32_t b, uint32_t c);
 /* The fabric is broken: an event the model needs could not be had. */

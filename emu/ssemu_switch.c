@@ -342,10 +342,12 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	uint32_t in, tc, vcl, dvcl, pi, nic, pinst, cells;
 	ssemu_time_t ser, now = now_of(r), retry = UINT64_MAX, t;
 
+	/* (sw_wake keeps a look due by then and adds an earlier one: a
+	 * look due later, for a cap or a credit, must not hold back one
+	 * the output needs sooner) */
 	if (op->busy_until > now) {
 		/* serialising: look again when the link is free */
-		if (!op->done_pending)
-			sw_wake(r, inst, out, op->busy_until);
+		sw_wake(r, inst, out, op->busy_until);
 		return;
 	}
 	cr_settle(r, &cr, now);
@@ -357,7 +359,7 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	};
 	if (!model_arb(r)->pick(&av, &in, &vcl, &retry)) {
 		/* held back by a cap: look again when it allows */
-		if (retry != UINT64_MAX && !op->done_pending)
+		if (retry != UINT64_MAX)
 			sw_wake(r, inst, out, retry);
 		/* or maybe waiting for a credit on its way: when it is in */
 		if (op->nqueued && cr_pending(&cr, &t))
@@ -401,7 +403,7 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	op->busy_until = now + ser;
 	/* only if something waits for this output; a later arrival looks
 	 * at busy_until itself */
-	if (op->nqueued && !op->done_pending)
+	if (op->nqueued)
 		sw_wake(r, inst, out, now + ser);
 	peer = op->peer;
 	if (peer.kind == SSEMU_PORT_ENDPOINT) {

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The model's results do not depend on the order in which it schedules
- * its events: random traffic over a small fabric with pipeline jitter and
- * routing draws, run once as it is and once with every handler's events
+ * its events, nor on how a credit comes back: random traffic in two
+ * classes (one capped) over a small fabric with pipeline jitter and
+ * routing draws, run once as it is, once with every handler's events
  * handed to the engine in the reverse order (ssemu_model_perturb, which
- * also gives them other pool indices), must give the same deliveries and
- * completions, each at the same model time, in the same order.
+ * also gives them other pool indices) and once with every credit
+ * returned as an event that looks at once rather than through the
+ * credit ring (ssemu_model_credit_events: as when the ring is full),
+ * must give the same deliveries and completions, each at the same model
+ * time, in the same order at every endpoint.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,10 +29,12 @@
 #define NEPS 12
 #define NMSG 160
 
+enum variant { AS_IS, PERTURB, CREDIT_EVENTS };
+
 /* One run: @nmsg random messages (seeded by @seed) posted in waves,
  * every event polled logged in @t. */
 static struct tf *run(const char *preset, const char *routing,
-		      uint64_t seed, bool perturb)
+		      uint64_t seed, enum variant var)
 {
 	static uint8_t buf[65536];
 	struct ssemu_config c;
@@ -50,7 +56,8 @@ static struct tf *run(const char *preset, const char *routing,
 	}
 	for (i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 7);
-	ssemu_model_perturb = perturb;
+	ssemu_model_perturb = var == PERTURB;
+	ssemu_model_credit_events = var == CREDIT_EVENTS;
 	for (i = 0; i < NMSG; i++) {
 		from = (unsigned)(tf_rng_next(&s) % NEPS);
 		to = (unsigned)(tf_rng_next(&s) % (NEPS - 1));
@@ -59,55 +66,92 @@ static struct tf *run(const char *preset, const char *routing,
 		len = tf_rng_next(&s) % 4 ? 1 + tf_rng_next(&s) % 65535 :
 					    tf_rng_next(&s) % 64;
 		tf_send(t, from, to, buf, len, (uint32_t)(i % 2), i, i);
-		/* waves: the next posts while these are in flight */
+		/* waves, 300 ns of model time apart: the next posts while
+		 * these are in flight (by time, not by events run: the
+		 * variants run different numbers of events) */
 		if (i % 16 == 15)
-			assert_true(ssemu_fabric_progress(t->fab, 1) >= 0);
+			assert_int_equal(ssemu_fabric_run_until(t->fab,
+					 (i / 16 + 1) * 300 * SSEMU_PS_PER_NS),
+					 0);
 	}
 	tf_run_idle(t, 1000000);
 	ssemu_model_perturb = 0;
+	ssemu_model_credit_events = 0;
 	return t;
 }
 
+/*
+ * @a's and @b's logs hold the same events for every endpoint, in the same
+ * order there (an endpoint's events come in the order the model pushed
+ * them).  How the polls interleave the endpoints is the harness's: it
+ * polls after runs of a number of events, which the variants differ in.
+ */
 static void same_logs(const struct tf *a, const struct tf *b)
 {
-	size_t i;
+	size_t i, j;
+	unsigned ep;
 
 	assert_int_equal(a->nlog, b->nlog);
-	for (i = 0; i < a->nlog; i++) {
-		const struct tf_rec *x = &a->log[i], *y = &b->log[i];
+	for (ep = 0; ep < NEPS; ep++) {
+		for (i = j = 0;; i++, j++) {
+			const struct tf_rec *x, *y;
 
-		if (x->ep != y->ep || x->ev.type != y->ev.type ||
-		    x->ev.time != y->ev.time || x->ev.cookie != y->ev.cookie ||
-		    x->ev.hdr[1] != y->ev.hdr[1] || x->ev.len != y->ev.len ||
-		    x->ev.status != y->ev.status)
-			fail_msg("event %zu differs: ep %u type %u at %llu "
-				 "(message %llu) against ep %u type %u at %llu "
-				 "(message %llu)", i, x->ep, x->ev.type,
-				 (unsigned long long)x->ev.time,
-				 (unsigned long long)(x->ev.type ==
-						      SSEMU_EV_RECV ?
-						      x->ev.hdr[1] :
-						      x->ev.cookie),
-				 y->ep, y->ev.type,
-				 (unsigned long long)y->ev.time,
-				 (unsigned long long)(y->ev.type ==
-						      SSEMU_EV_RECV ?
-						      y->ev.hdr[1] :
-						      y->ev.cookie));
+			while (i < a->nlog && a->log[i].ep != ep)
+				i++;
+			while (j < b->nlog && b->log[j].ep != ep)
+				j++;
+			if (i == a->nlog || j == b->nlog) {
+				assert_true(i == a->nlog && j == b->nlog);
+				break;
+			}
+			x = &a->log[i];
+			y = &b->log[j];
+			if (x->ev.type != y->ev.type ||
+			    x->ev.time != y->ev.time ||
+			    x->ev.cookie != y->ev.cookie ||
+			    x->ev.hdr[1] != y->ev.hdr[1] ||
+			    x->ev.len != y->ev.len ||
+			    x->ev.status != y->ev.status)
+				fail_msg("endpoint %u: event %zu (type %u at "
+					 "%llu, message %llu) against event "
+					 "%zu (type %u at %llu, message %llu)",
+					 ep, i, x->ev.type,
+					 (unsigned long long)x->ev.time,
+					 (unsigned long long)(x->ev.type ==
+							      SSEMU_EV_RECV ?
+							      x->ev.hdr[1] :
+							      x->ev.cookie),
+					 j, y->ev.type,
+					 (unsigned long long)y->ev.time,
+					 (unsigned long long)(y->ev.type ==
+							      SSEMU_EV_RECV ?
+							      y->ev.hdr[1] :
+							      y->ev.cookie));
+		}
 	}
 }
 
 static void check(const char *preset, const char *routing, uint64_t seed)
 {
-	struct tf *a = run(preset, routing, seed, false);
-	struct tf *b = run(preset, routing, seed, true);
+	struct tf *a = run(preset, routing, seed, AS_IS);
+	struct tf *b = run(preset, routing, seed, PERTURB);
+	struct tf *c = run(preset, routing, seed, CREDIT_EVENTS);
+	struct ssemu_fabric_stats sa, sc;
 
 	/* every message delivered and completed */
 	assert_int_equal(tf_count(a, UINT32_MAX, SSEMU_EV_RECV), NMSG);
 	assert_int_equal(tf_count(a, UINT32_MAX, SSEMU_EV_SEND_DONE), NMSG);
 	same_logs(a, b);
+	same_logs(a, c);
+	/* the credits took events: more of them, the same hops */
+	assert_int_equal(ssemu_fabric_stats(a->fab, &sa), 0);
+	assert_int_equal(ssemu_fabric_stats(c->fab, &sc), 0);
+	assert_true(sc.events > sa.events);
+	assert_true(sc.pkt_hops == sa.pkt_hops);
+	assert_true(sc.switch_lat_sum == sa.switch_lat_sum);
 	tf_close(a);
 	tf_close(b);
+	tf_close(c);
 }
 
 static void order_one_switch(void **state)
