@@ -269,11 +269,16 @@ static bool arb_shares(const struct ssemu_arb_view *v, uint32_t *in_out,
 		tc = (uint32_t)__builtin_ctzll(m) / SSEMU_NVC;
 		tok_look(v, &tn, tc, &g[tc], &cap);
 		if (c->tclass[tc].max_pct < 100 && cap <= 0) {
-			/* capped: when will it have a token again? */
-			need = -cap + 1.0;
+			/* capped: the first picosecond its bucket is above
+			 * zero again, when it may go.  (From the bucket as
+			 * stored, at tok_time: the same time whenever the
+			 * output looks, as a look's own refill would round
+			 * differently.) */
+			need = -op->cls[tc].c;
 			dt = need / (op->bytes_per_ps *
 				     c->tclass[tc].max_pct / 100.0);
-			wait = SSEMU_MIN(wait, now + (ssemu_time_t)dt + 1);
+			wait = SSEMU_MIN(wait, SSEMU_MAX(now, op->tok_time +
+						     (ssemu_time_t)dt) + 1);
 			continue;
 		}
 		ready |= 1u << tc;

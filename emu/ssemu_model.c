@@ -47,6 +47,7 @@ void __attribute__((cold)) schedule_failed(struct ssemu_region *r, int ret)
 #define DEFER_MAX 256
 uint32_t ssemu_model_perturb;
 uint32_t ssemu_model_credit_events;
+uint32_t ssemu_model_extra_looks;
 uint32_t ssemu_model_deferring;
 static struct deferred {
 	ssemu_time_t t;
@@ -166,11 +167,18 @@ static void ev_nic_credit(struct ssemu_region *r, const struct ssemu_fired *f)
 static void ev_nic_arrive(struct ssemu_region *r, const struct ssemu_fired *f)
 {
 	nic_arrive(r, f->a, f->b, f->c);
+	if (unlikely(ssemu_model_extra_looks))
+		schedule(r, f->time + SSEMU_PS_PER_NS, SSEMU_MEV_NIC_KICK, f->a,
+			 0, 0);
 }
 
 static void ev_sw_ready(struct ssemu_region *r, const struct ssemu_fired *f)
 {
 	sw_ready(r, f->a, f->b, f->c);
+	/* (the input's own port, as an output: any would do) */
+	if (unlikely(ssemu_model_extra_looks))
+		schedule(r, f->time + SSEMU_PS_PER_NS, SSEMU_MEV_SW_OUT_DONE,
+			 f->a, f->b, 0);
 }
 
 static void ev_sw_out_done(struct ssemu_region *r, const struct ssemu_fired *f)

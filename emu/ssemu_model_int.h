@@ -244,6 +244,13 @@ extern uint32_t ssemu_model_deferring;
  * (tests/unit/test_order.c).  Never set outside tests.
  */
 extern uint32_t ssemu_model_credit_events;
+/*
+ * Nor on looks that find nothing to do: while ssemu_model_extra_looks is
+ * set, every arrival at a switch's queues asks for a look at an output of
+ * that switch a nanosecond later, and every arrival at a NIC for a kick of
+ * it (tests/unit/test_order.c).  Never set outside tests.
+ */
+extern uint32_t ssemu_model_extra_looks;
 void ssemu_model_defer(struct ssemu_region *r, ssemu_time_t t, uint64_t key,
 		       uint32_t type, uint32_t a, uint32_t b, uint32_t c);
 /* The fabric is broken: an event the model needs could not be had. */

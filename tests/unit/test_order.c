@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The model's results do not depend on the order in which it schedules
- * its events, nor on how a credit comes back: random traffic in two
+ * its events, on how a credit comes back, nor on how often an output or
+ * a NIC looks for something to send: random traffic in two
  * classes (one capped) over a small fabric with pipeline jitter and
  * routing draws, run once as it is, once with every handler's events
  * handed to the engine in the reverse order (ssemu_model_perturb, which
- * also gives them other pool indices) and once with every credit
- * returned as an event that looks at once rather than through the
- * credit ring (ssemu_model_credit_events: as when the ring is full),
- * must give the same deliveries and completions, each at the same model
- * time, in the same order at every endpoint.
+ * also gives them other pool indices), once with every credit returned
+ * as an event rather than through the credit ring
+ * (ssemu_model_credit_events: as when the ring is full) and once with
+ * looks and kicks that find nothing to do added at every arrival
+ * (ssemu_model_extra_looks), must give the same deliveries and
+ * completions, each at the same model time, in the same order at every
+ * endpoint.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,7 +32,7 @@
 #define NEPS 12
 #define NMSG 160
 
-enum variant { AS_IS, PERTURB, CREDIT_EVENTS };
+enum variant { AS_IS, PERTURB, CREDIT_EVENTS, EXTRA_LOOKS };
 
 /* One run: @nmsg random messages (seeded by @seed) posted in waves,
  * every event polled logged in @t. */
@@ -58,6 +61,7 @@ static struct tf *run(const char *preset, const char *routing,
 		buf[i] = (uint8_t)(i * 7);
 	ssemu_model_perturb = var == PERTURB;
 	ssemu_model_credit_events = var == CREDIT_EVENTS;
+	ssemu_model_extra_looks = var == EXTRA_LOOKS;
 	for (i = 0; i < NMSG; i++) {
 		from = (unsigned)(tf_rng_next(&s) % NEPS);
 		to = (unsigned)(tf_rng_next(&s) % (NEPS - 1));
@@ -77,6 +81,7 @@ static struct tf *run(const char *preset, const char *routing,
 	tf_run_idle(t, 1000000);
 	ssemu_model_perturb = 0;
 	ssemu_model_credit_events = 0;
+	ssemu_model_extra_looks = 0;
 	return t;
 }
 
@@ -136,22 +141,30 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	struct tf *a = run(preset, routing, seed, AS_IS);
 	struct tf *b = run(preset, routing, seed, PERTURB);
 	struct tf *c = run(preset, routing, seed, CREDIT_EVENTS);
-	struct ssemu_fabric_stats sa, sc;
+	struct tf *d = run(preset, routing, seed, EXTRA_LOOKS);
+	struct ssemu_fabric_stats sa, sc, sd;
 
 	/* every message delivered and completed */
 	assert_int_equal(tf_count(a, UINT32_MAX, SSEMU_EV_RECV), NMSG);
 	assert_int_equal(tf_count(a, UINT32_MAX, SSEMU_EV_SEND_DONE), NMSG);
 	same_logs(a, b);
 	same_logs(a, c);
+	same_logs(a, d);
 	/* the credits took events: more of them, the same hops */
 	assert_int_equal(ssemu_fabric_stats(a->fab, &sa), 0);
 	assert_int_equal(ssemu_fabric_stats(c->fab, &sc), 0);
 	assert_true(sc.events > sa.events);
 	assert_true(sc.pkt_hops == sa.pkt_hops);
 	assert_true(sc.switch_lat_sum == sa.switch_lat_sum);
+	/* so did the extra looks */
+	assert_int_equal(ssemu_fabric_stats(d->fab, &sd), 0);
+	assert_true(sd.events > sa.events);
+	assert_true(sd.pkt_hops == sa.pkt_hops);
+	assert_true(sd.switch_lat_sum == sa.switch_lat_sum);
 	tf_close(a);
 	tf_close(b);
 	tf_close(c);
+	tf_close(d);
 }
 
 static void order_one_switch(void **state)
