@@ -48,6 +48,7 @@ void __attribute__((cold)) schedule_failed(struct ssemu_region *r, int ret)
 uint32_t ssemu_model_perturb;
 uint32_t ssemu_model_credit_events;
 uint32_t ssemu_model_extra_looks;
+uint32_t ssemu_model_fresh_places;
 uint32_t ssemu_model_deferring;
 static struct deferred {
 	ssemu_time_t t;

@@ -251,6 +251,13 @@ extern uint32_t ssemu_model_credit_events;
  * it (tests/unit/test_order.c).  Never set outside tests.
  */
 extern uint32_t ssemu_model_extra_looks;
+/*
+ * Nor on where its packets and VOQ rows lie in their pools: while
+ * ssemu_model_fresh_places is set, they are taken from the never-used
+ * ones while there are any, not the freed ones first
+ * (tests/unit/test_order.c).  Never set outside tests.
+ */
+extern uint32_t ssemu_model_fresh_places;
 void ssemu_model_defer(struct ssemu_region *r, ssemu_time_t t, uint64_t key,
 		       uint32_t type, uint32_t a, uint32_t b, uint32_t c);
 /* The fabric is broken: an event the model needs could not be had. */
@@ -292,7 +299,8 @@ static inline uint32_t pkt_alloc(struct ssemu_region *r)
 		      "high-water mark is %u of %u packets", hwm,
 		      r->config.max_pkts))
 		return SSEMU_NONE;
-	if (i == SSEMU_NONE) {
+	if (i == SSEMU_NONE || unlikely(ssemu_model_fresh_places &&
+					hwm < r->config.max_pkts)) {
 		if (hwm < r->config.max_pkts) {
 			r->pkt_hwm = hwm + 1;
 			r->pkts_used++;

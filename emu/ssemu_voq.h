@@ -46,7 +46,8 @@ static inline uint32_t voq_row_take(struct ssemu_region *r)
 {
 	uint32_t row = r->voq_free;
 
-	if (row != SSEMU_NONE) {
+	if (row != SSEMU_NONE &&
+	    !(unlikely(ssemu_model_fresh_places) && r->voq_hwm < r->voq_rows)) {
 		if (SSEMU_BAD(r, row >= r->voq_rows, "the VOQ pool's free "
 			      "list: row %u of %u", row, r->voq_rows))
 			return SSEMU_NONE;

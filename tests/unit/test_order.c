@@ -32,7 +32,7 @@
 #define NEPS 12
 #define NMSG 160
 
-enum variant { AS_IS, PERTURB, CREDIT_EVENTS, EXTRA_LOOKS };
+enum variant { AS_IS, PERTURB, CREDIT_EVENTS, EXTRA_LOOKS, FRESH_PLACES };
 
 /* One run: @nmsg random messages (seeded by @seed) posted in waves,
  * every event polled logged in @t. */
@@ -62,6 +62,7 @@ static struct tf *run(const char *preset, const char *routing,
 	ssemu_model_perturb = var == PERTURB;
 	ssemu_model_credit_events = var == CREDIT_EVENTS;
 	ssemu_model_extra_looks = var == EXTRA_LOOKS;
+	ssemu_model_fresh_places = var == FRESH_PLACES;
 	for (i = 0; i < NMSG; i++) {
 		from = (unsigned)(tf_rng_next(&s) % NEPS);
 		to = (unsigned)(tf_rng_next(&s) % (NEPS - 1));
@@ -82,6 +83,7 @@ static struct tf *run(const char *preset, const char *routing,
 	ssemu_model_perturb = 0;
 	ssemu_model_credit_events = 0;
 	ssemu_model_extra_looks = 0;
+	ssemu_model_fresh_places = 0;
 	return t;
 }
 
@@ -142,6 +144,7 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	struct tf *b = run(preset, routing, seed, PERTURB);
 	struct tf *c = run(preset, routing, seed, CREDIT_EVENTS);
 	struct tf *d = run(preset, routing, seed, EXTRA_LOOKS);
+	struct tf *e = run(preset, routing, seed, FRESH_PLACES);
 	struct ssemu_fabric_stats sa, sc, sd;
 
 	/* every message delivered and completed */
@@ -150,6 +153,7 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	same_logs(a, b);
 	same_logs(a, c);
 	same_logs(a, d);
+	same_logs(a, e);
 	/* the credits took events: more of them, the same hops */
 	assert_int_equal(ssemu_fabric_stats(a->fab, &sa), 0);
 	assert_int_equal(ssemu_fabric_stats(c->fab, &sc), 0);
@@ -165,6 +169,7 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	tf_close(b);
 	tf_close(c);
 	tf_close(d);
+	tf_close(e);
 }
 
 static void order_one_switch(void **state)
