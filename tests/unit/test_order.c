@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The model's results do not depend on the order in which it schedules
- * its events, on how a credit comes back, nor on how often an output or
- * a NIC looks for something to send: random traffic in two
+ * its events, on how a credit comes back, on how often an output or a
+ * NIC looks for something to send, on where things lie in their pools nor
+ * on telemetry: random traffic in two
  * classes (one capped) over a small fabric with pipeline jitter and
  * routing draws, run once as it is, once with every handler's events
  * handed to the engine in the reverse order (ssemu_model_perturb, which
@@ -10,9 +11,11 @@
  * as an event rather than through the credit ring
  * (ssemu_model_credit_events: as when the ring is full) and once with
  * looks and kicks that find nothing to do added at every arrival
- * (ssemu_model_extra_looks), must give the same deliveries and
- * completions, each at the same model time, in the same order at every
- * endpoint.
+ * (ssemu_model_extra_looks), once with packets and VOQ rows from other
+ * places in their pools (ssemu_model_fresh_places) and once with the
+ * telemetry's samples closed every 137 ns, must give the same deliveries
+ * and completions, each at the same model time, in the same order at
+ * every endpoint.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,7 +35,9 @@
 #define NEPS 12
 #define NMSG 160
 
-enum variant { AS_IS, PERTURB, CREDIT_EVENTS, EXTRA_LOOKS, FRESH_PLACES };
+enum variant {
+	AS_IS, PERTURB, CREDIT_EVENTS, EXTRA_LOOKS, FRESH_PLACES, TELEMETRY
+};
 
 /* One run: @nmsg random messages (seeded by @seed) posted in waves,
  * every event polled logged in @t. */
@@ -50,6 +55,11 @@ static struct tf *run(const char *preset, const char *routing,
 	snprintf(c.routing, sizeof(c.routing), "%s", routing);
 	c.max_switches = 32;
 	c.seed = seed;
+	if (var == TELEMETRY) {
+		/* samples closed every 137 ns, not every 10 us */
+		c.tel_interval = 137 * SSEMU_PS_PER_NS;
+		c.tel_samples = 64;
+	}
 	t = tf_open(&c);
 	/* endpoints spread over the fabric's switches */
 	step = (unsigned)(ssemu_config_nports(&c) / NEPS);
@@ -145,6 +155,7 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	struct tf *c = run(preset, routing, seed, CREDIT_EVENTS);
 	struct tf *d = run(preset, routing, seed, EXTRA_LOOKS);
 	struct tf *e = run(preset, routing, seed, FRESH_PLACES);
+	struct tf *g = run(preset, routing, seed, TELEMETRY);
 	struct ssemu_fabric_stats sa, sc, sd;
 
 	/* every message delivered and completed */
@@ -154,6 +165,7 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	same_logs(a, c);
 	same_logs(a, d);
 	same_logs(a, e);
+	same_logs(a, g);
 	/* the credits took events: more of them, the same hops */
 	assert_int_equal(ssemu_fabric_stats(a->fab, &sa), 0);
 	assert_int_equal(ssemu_fabric_stats(c->fab, &sc), 0);
@@ -170,6 +182,7 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	tf_close(c);
 	tf_close(d);
 	tf_close(e);
+	tf_close(g);
 }
 
 static void order_one_switch(void **state)
