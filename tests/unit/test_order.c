@@ -3,19 +3,18 @@
  * The model's results do not depend on the order in which it schedules
  * its events, on how a credit comes back, on how often an output or a
  * NIC looks for something to send, on where things lie in their pools
- * nor on telemetry: random traffic in two classes (one capped) over a
- * small fabric with pipeline jitter and
- * routing draws, run once as it is, once with every handler's events
- * handed to the engine in the reverse order (ssemu_model_perturb, which
- * also gives them other pool indices), once with every credit returned
- * as an event rather than through the credit ring
- * (ssemu_model_credit_events: as when the ring is full), once with
- * looks and kicks that find nothing to do added at every arrival
- * (ssemu_model_extra_looks), once with packets and VOQ rows from other
- * places in their pools (ssemu_model_fresh_places) and once with the
- * telemetry's samples closed every 137 ns, must give the same deliveries
- * and completions, each at the same model time, in the same order at
- * every endpoint.
+ * nor on telemetry.  Random traffic in two classes (one capped) over a
+ * small fabric with pipeline jitter and routing draws is run once as it
+ * is, once with every handler's events handed to the engine in the
+ * reverse order (ssemu_model_perturb, which also gives them other pool
+ * indices), once with every credit returned as an event rather than
+ * through the credit ring (ssemu_model_credit_events: as when the ring
+ * is full), once with looks and kicks that find nothing to do added at
+ * every arrival (ssemu_model_extra_looks), once with packets and VOQ rows
+ * from other places in their pools (ssemu_model_fresh_places) and once
+ * with the telemetry's samples closed every 137 ns: every run must give
+ * the same deliveries and completions, each at the same model time, in
+ * the same order at every endpoint.
  */
 #include <setjmp.h>
 #include <stdarg.h>
