@@ -238,10 +238,10 @@ extern uint32_t ssemu_model_perturb;
 extern uint32_t ssemu_model_deferring;
 /*
  * And that they do not depend on how a credit comes back: while
- * ssemu_model_credit_events is set, every credit returned takes the event
- * (SW_CREDIT, NIC_CREDIT, which looks at once) rather than the credit ring
- * (which looks only if something waits for it), as a full ring does
- * (tests/unit/test_order.c).  Never set outside tests.
+ * ssemu_model_credit_events is set, every credit returned comes as an
+ * event (SW_CREDIT, NIC_CREDIT) rather than waiting in its owner's credit
+ * ring, as when the ring is full (tests/unit/test_order.c).  Never set
+ * outside tests.
  */
 extern uint32_t ssemu_model_credit_events;
 /*
