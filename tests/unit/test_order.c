@@ -2,19 +2,20 @@
 /*
  * The model's results do not depend on the order in which it schedules
  * its events, on how a credit comes back, on how often an output or a
- * NIC looks for something to send, on where things lie in their pools
- * nor on telemetry.  Random traffic in two classes (one capped) over a
- * small fabric with pipeline jitter and routing draws is run once as it
- * is, once with every handler's events handed to the engine in the
- * reverse order (ssemu_model_perturb, which also gives them other pool
- * indices), once with every credit returned as an event rather than
- * through the credit ring (ssemu_model_credit_events: as when the ring
- * is full), once with looks and kicks that find nothing to do added at
- * every arrival (ssemu_model_extra_looks), once with packets and VOQ rows
- * from other places in their pools (ssemu_model_fresh_places) and once
- * with the telemetry's samples closed every 137 ns: every run must give
- * the same deliveries and completions, each at the same model time, in
- * the same order at every endpoint.
+ * NIC looks for something to send, on where things lie in their pools,
+ * on telemetry, nor on whether its store is private or shared.  Random
+ * traffic in two classes (one capped) over a small fabric with pipeline
+ * jitter and routing draws is run once as it is, once with every
+ * handler's events handed to the engine in the reverse order
+ * (ssemu_model_perturb, which also gives them other pool indices), once
+ * with every credit returned as an event rather than through the credit
+ * ring (ssemu_model_credit_events: as when the ring is full), once with
+ * looks and kicks that find nothing to do added at every arrival
+ * (ssemu_model_extra_looks), once with packets and VOQ rows from other
+ * places in their pools (ssemu_model_fresh_places), once with the
+ * telemetry's samples closed every 137 ns and once in a shared segment:
+ * every run must give the same deliveries and completions, each at the
+ * same model time, in the same order at every endpoint.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,7 +36,8 @@
 #define NMSG 160
 
 enum variant {
-	AS_IS, PERTURB, CREDIT_EVENTS, EXTRA_LOOKS, FRESH_PLACES, TELEMETRY
+	AS_IS, PERTURB, CREDIT_EVENTS, EXTRA_LOOKS, FRESH_PLACES, TELEMETRY,
+	SHARED
 };
 
 /* One run: @nmsg random messages (seeded by @seed) posted in waves,
@@ -59,7 +61,7 @@ static struct tf *run(const char *preset, const char *routing,
 		c.tel_interval = 137 * SSEMU_PS_PER_NS;
 		c.tel_samples = 64;
 	}
-	t = tf_open(&c);
+	t = var == SHARED ? tf_open_shared(&c) : tf_open(&c);
 	/* endpoints spread over the fabric's switches */
 	step = (unsigned)(ssemu_config_nports(&c) / NEPS);
 	for (i = 0; i < NEPS; i++) {
@@ -155,6 +157,7 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	struct tf *d = run(preset, routing, seed, EXTRA_LOOKS);
 	struct tf *e = run(preset, routing, seed, FRESH_PLACES);
 	struct tf *g = run(preset, routing, seed, TELEMETRY);
+	struct tf *h = run(preset, routing, seed, SHARED);
 	struct ssemu_fabric_stats sa, sc, sd;
 
 	/* every message delivered and completed */
@@ -165,6 +168,7 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	same_logs(a, d);
 	same_logs(a, e);
 	same_logs(a, g);
+	same_logs(a, h);
 	/* the credits took events: more of them, the same hops */
 	assert_int_equal(ssemu_fabric_stats(a->fab, &sa), 0);
 	assert_int_equal(ssemu_fabric_stats(c->fab, &sc), 0);
@@ -182,6 +186,7 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	tf_close(d);
 	tf_close(e);
 	tf_close(g);
+	tf_close(h);
 }
 
 static void order_one_switch(void **state)
