@@ -673,6 +673,10 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 	ret = engine_bad(r) || ssemu_fab_check(f) ? -EIO : 0;
 	if (!ret && e->now < t && !r->nparked)
 		e->now = t;
+	/* (this process ran the engine last, as after a progress that ran
+	 * events: its own next poll must not wait for another runner) */
+	ssemu_store_relaxed(&f->run.run_mark, e->executed);
+	ssemu_store_relaxed(&f->run.runner, 1);
 	ssemu_region_unlock(r);
 	return ret;
 }

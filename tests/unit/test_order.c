@@ -37,6 +37,9 @@
 #define NEPS 12
 #define NMSG 160
 
+/* The runs' fabrics: the second class lossy, with small buffers. */
+static bool lossy;
+
 /* tf_run_idle's polls, after as many events, but each event a run of
  * its own. */
 static void run_idle_by_one(struct tf *t)
@@ -79,6 +82,12 @@ static struct tf *run(const char *preset, const char *routing,
 	snprintf(c.routing, sizeof(c.routing), "%s", routing);
 	c.max_switches = 32;
 	c.seed = seed;
+	if (lossy) {
+		/* the second class drops what finds a full queue, and queues
+		 * fill: its NICs' retries and resends in the run too */
+		c.tclass[1].lossy = true;
+		c.port_buf_pkts = 2;
+	}
 	if (var == TELEMETRY) {
 		/* samples closed every 137 ns, not every 10 us */
 		c.tel_interval = 137 * SSEMU_PS_PER_NS;
@@ -238,12 +247,22 @@ static void order_groups_adaptive(void **state)
 	check("2group", "ugal", 5);
 }
 
+static void order_lossy(void **state)
+{
+	(void)state;
+	lossy = true;
+	check("2group", "minimal", 6);
+	check("2group", "adaptive", 7);
+	lossy = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(order_one_switch),
 		cmocka_unit_test(order_groups_minimal),
 		cmocka_unit_test(order_groups_adaptive),
+		cmocka_unit_test(order_lossy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
