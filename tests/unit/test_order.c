@@ -17,7 +17,11 @@
  * every 137 ns, once in a shared segment and once with every event
  * after the posts a run of the engine of its own: every run must give
  * the same deliveries and completions, each at the same model time, in
- * the same order at every endpoint.
+ * the same order at every endpoint.  The traffic is messages on one
+ * switch and on two groups (minimal, adaptive and UGAL routing), the
+ * same with the second class lossy and buffers of two packets (drops,
+ * retries and resends), and with one operation in three an RMA write or
+ * read.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,6 +43,24 @@
 
 /* The runs' fabrics: the second class lossy, with small buffers. */
 static bool lossy;
+/* The runs' traffic: one operation in three an RMA write or read. */
+static bool with_rma;
+static uint8_t rma_mem[NEPS][65536];
+
+/* Post @r from endpoint @from, driving the engine while it has no room. */
+static void post_rma(struct tf *t, unsigned from, const struct ssemu_rma *r)
+{
+	unsigned spins = 0;
+	int ret;
+
+	while ((ret = ssemu_ep_rma(t->ep[from], r)) == -EAGAIN) {
+		assert_true(ssemu_fabric_progress(t->fab, 1) >= 0);
+		tf_pump(t);
+		if (++spins > 10000000)
+			fail_msg("ssemu_ep_rma: -EAGAIN forever");
+	}
+	assert_int_equal(ret, 0);
+}
 
 /* tf_run_idle's polls, after as many events, but each event a run of
  * its own. */
@@ -102,6 +124,15 @@ static struct tf *run(const char *preset, const char *routing,
 	}
 	for (i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 7);
+	for (i = 0; with_rma && i < NEPS; i++) {
+		struct ssemu_mr_desc d = {
+			.key = 100 + i, .addr = rma_mem[i],
+			.len = sizeof(rma_mem[i]),
+			.access = SSEMU_MR_READ | SSEMU_MR_WRITE,
+		};
+
+		assert_int_equal(ssemu_mr_reg(t->nic[i], &d), 0);
+	}
 	ssemu_model_perturb = var == PERTURB;
 	ssemu_model_credit_events = var == CREDIT_EVENTS;
 	ssemu_model_extra_looks = var == EXTRA_LOOKS;
@@ -113,7 +144,25 @@ static struct tf *run(const char *preset, const char *routing,
 		/* 1 to 64 packets, or a short one */
 		len = tf_rng_next(&s) % 4 ? 1 + tf_rng_next(&s) % 65535 :
 					    tf_rng_next(&s) % 64;
-		tf_send(t, from, to, buf, len, (uint32_t)(i % 2), i, i);
+		if (with_rma && i % 3 == 2) {
+			struct iovec iov = { buf, len };
+			struct ssemu_rma r = {
+				.dest = ssemu_ep_addr(t->ep[to]),
+				.tclass = (uint32_t)(i % 2),
+				.op = i / 3 % 2 ? SSEMU_RMA_READ :
+						  SSEMU_RMA_WRITE,
+				.key = 100 + to, .len = len, .cookie = i,
+			};
+
+			if (r.op == SSEMU_RMA_WRITE && len) {
+				r.iov = &iov;
+				r.iov_count = 1;
+			}
+			post_rma(t, from, &r);
+		} else {
+			tf_send(t, from, to, buf, len, (uint32_t)(i % 2), i,
+				i);
+		}
 		/* waves, 300 ns of model time apart: the next posts while
 		 * these are in flight (by time, not by events run: the
 		 * variants run different numbers of events) */
@@ -195,10 +244,16 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	struct tf *h = run(preset, routing, seed, SHARED);
 	struct tf *k = run(preset, routing, seed, SMALL_RUNS);
 	struct ssemu_fabric_stats sa, sc, sd;
+	unsigned nrma = with_rma ? (NMSG + 1) / 3 : 0;
+	size_t i;
 
-	/* every message delivered and completed */
-	assert_int_equal(tf_count(a, UINT32_MAX, SSEMU_EV_RECV), NMSG);
-	assert_int_equal(tf_count(a, UINT32_MAX, SSEMU_EV_SEND_DONE), NMSG);
+	/* every message delivered and completed, every RMA done */
+	assert_int_equal(tf_count(a, UINT32_MAX, SSEMU_EV_RECV), NMSG - nrma);
+	assert_int_equal(tf_count(a, UINT32_MAX, SSEMU_EV_SEND_DONE),
+			 NMSG - nrma);
+	assert_int_equal(tf_count(a, UINT32_MAX, SSEMU_EV_RMA_DONE), nrma);
+	for (i = 0; i < a->nlog; i++)
+		assert_int_equal(a->log[i].ev.status, 0);
 	same_logs(a, b);
 	same_logs(a, c);
 	same_logs(a, d);
@@ -247,6 +302,17 @@ static void order_groups_adaptive(void **state)
 	check("2group", "ugal", 5);
 }
 
+static void order_rma(void **state)
+{
+	(void)state;
+	with_rma = true;
+	check("2group", "minimal", 8);
+	lossy = true;
+	check("2group", "adaptive", 9);
+	lossy = false;
+	with_rma = false;
+}
+
 static void order_lossy(void **state)
 {
 	(void)state;
@@ -263,6 +329,7 @@ int main(void)
 		cmocka_unit_test(order_groups_minimal),
 		cmocka_unit_test(order_groups_adaptive),
 		cmocka_unit_test(order_lossy),
+		cmocka_unit_test(order_rma),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

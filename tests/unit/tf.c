@@ -130,6 +130,8 @@ size_t tf_pump(struct tf *t)
 					if (t->on_recv)
 						t->on_recv(t, i, &ev[k]);
 					ssemu_event_release(t->ep[i], &ev[k]);
+				} else if (ev[k].type == SSEMU_EV_RMA_DONE) {
+					ssemu_event_release(t->ep[i], &ev[k]);
 				}
 			}
 			got += (size_t)n;
