@@ -305,9 +305,12 @@ static int run_open_loop(struct sim *s)
 			spin = 0;
 			while ((ret = post(s, i, s->pat->dest(s, i))) ==
 			       -EAGAIN) {
-				/* the source is out of slots: let it drain */
-				ssemu_drv_progress(&s->d, 1024);
-				if (++spin > 1000000)
+				/* the source is out of slots: it posts at the
+				 * model time a slot frees, one event at a time
+				 * (after a batch of events the clock would be
+				 * past that, by as much as the batch held) */
+				ssemu_drv_progress(&s->d, 1);
+				if (++spin > 100000000)
 					return -EDEADLK;
 			}
 			if (ret)
@@ -336,8 +339,10 @@ static int run_pingpong(struct sim *s)
 			return ret;
 		s->sent++;
 		before = s->received;
+		/* the reply goes at the model time the message arrives:
+		 * one event at a time, not past it */
 		while (s->received == before) {
-			ret = ssemu_drv_progress(&s->d, 65536);
+			ret = ssemu_drv_progress(&s->d, 1);
 			if (ret < 0)
 				return ret;
 			if (ret == 0 && s->received == before &&
