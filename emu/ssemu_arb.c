@@ -163,13 +163,18 @@ struct tok_now {
 	double depth;
 };
 
+/* A bucket's depth, in bytes. */
+static inline double tok_depth(const struct ssemu_config *c)
+{
+	return SSEMU_TOKEN_DEPTH_PKTS * (double)(c->mtu + c->pkt_overhead);
+}
+
 static inline void tok_since(const struct ssemu_arb_view *v,
 			      struct tok_now *tn)
 {
 	tn->dt = (double)(v->now - v->op->tok_time) * v->op->bytes_per_ps /
 		 100.0;
-	tn->depth = SSEMU_TOKEN_DEPTH_PKTS *
-		    (double)(v->c->mtu + v->c->pkt_overhead);
+	tn->depth = tok_depth(v->c);
 }
 
 /* Class @tc's buckets, not full at tok_time, refilled to the look's
@@ -203,8 +208,7 @@ static void tok_send(const struct ssemu_arb_view *v, uint32_t best,
 {
 	const struct ssemu_config *c = v->c;
 	struct ssemu_swport *op = v->op;
-	double depth = SSEMU_TOKEN_DEPTH_PKTS * (double)(c->mtu +
-							  c->pkt_overhead);
+	double depth = tok_depth(c);
 	struct tok_now tn;
 	uint32_t todo, tc;
 	double g, cap;

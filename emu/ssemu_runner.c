@@ -647,6 +647,7 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 	struct ssemu_region *r = f->r;
 	struct ssemu_engine *e = ssemu_r_engine(r);
 	struct ssemu_fired fired;
+	uint64_t exec0;
 	int ret;
 
 	ret = ssemu_fab_check(f);
@@ -661,6 +662,7 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 	}
 	if (r->nparked)
 		ssemu_xuid_run_locked(r);
+	exec0 = e->executed;
 	/* (every word now and then, as progress does) */
 	drain_tx_locked(r, ++f->run_until_calls % 64 == 0);
 	/* (not past an RMA request that waits for its memory's owner) */
@@ -673,10 +675,12 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 	ret = engine_bad(r) || ssemu_fab_check(f) ? -EIO : 0;
 	if (!ret && e->now < t && !r->nparked)
 		e->now = t;
-	/* (this process ran the engine last, as after a progress that ran
-	 * events: its own next poll must not wait for another runner) */
-	ssemu_store_relaxed(&f->run.run_mark, e->executed);
-	ssemu_store_relaxed(&f->run.runner, 1);
+	/* (a run that executed events makes this process the runner, as
+	 * in progress: its own next poll must not wait for another one) */
+	if (e->executed != exec0) {
+		ssemu_store_relaxed(&f->run.run_mark, e->executed);
+		ssemu_store_relaxed(&f->run.runner, 1);
+	}
 	ssemu_region_unlock(r);
 	return ret;
 }
