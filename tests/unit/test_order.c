@@ -62,27 +62,6 @@ static void post_rma(struct tf *t, unsigned from, const struct ssemu_rma *r)
 	assert_int_equal(ret, 0);
 }
 
-/* tf_run_idle's polls, after as many events, but each event a run of
- * its own. */
-static void run_idle_by_one(struct tf *t)
-{
-	unsigned r, k;
-	int ret, n;
-
-	for (r = 0; r < 1000000; r++) {
-		for (k = n = 0; k < 4096; k++) {
-			ret = ssemu_fabric_progress(t->fab, 1);
-			assert_true(ret >= 0);
-			if (!ret)
-				break;
-			n += ret;
-		}
-		if (!tf_pump(t) && !n && ssemu_fabric_idle(t->fab))
-			return;
-	}
-	fail_msg("fabric not idle");
-}
-
 enum variant {
 	AS_IS, PERTURB, CREDIT_EVENTS, EXTRA_LOOKS, FRESH_PLACES, TELEMETRY,
 	SHARED, SMALL_RUNS
@@ -171,10 +150,8 @@ static struct tf *run(const char *preset, const char *routing,
 					 (i / 16 + 1) * 300 * SSEMU_PS_PER_NS),
 					 0);
 	}
-	if (var == SMALL_RUNS)
-		run_idle_by_one(t);
-	else
-		tf_run_idle(t, 1000000);
+	/* (the same polls, after as many events, each event a run) */
+	tf_run_idle_runs(t, 1000000, var == SMALL_RUNS ? 1 : 4096);
 	ssemu_model_perturb = 0;
 	ssemu_model_credit_events = 0;
 	ssemu_model_extra_looks = 0;

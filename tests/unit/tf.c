@@ -140,20 +140,31 @@ size_t tf_pump(struct tf *t)
 	return got;
 }
 
-/* Run the model until it is idle and every event is polled; fails the
- * test if it does not get there in @max_rounds progress calls. */
-void tf_run_idle(struct tf *t, unsigned max_rounds)
+void tf_run_idle_runs(struct tf *t, unsigned max_rounds, unsigned run)
 {
-	unsigned r;
-	int ret;
+	unsigned r, budget;
+	int ret, n;
 
 	for (r = 0; r < max_rounds; r++) {
-		ret = ssemu_fabric_progress(t->fab, 4096);
-		assert_true(ret >= 0);
-		if (!tf_pump(t) && !ret && ssemu_fabric_idle(t->fab))
+		for (n = 0; n < 4096; n += ret) {
+			budget = run < 4096u - (unsigned)n ? run :
+					4096u - (unsigned)n;
+			ret = ssemu_fabric_progress(t->fab, budget);
+			assert_true(ret >= 0);
+			if ((unsigned)ret < budget) {
+				n += ret;
+				break;
+			}
+		}
+		if (!tf_pump(t) && !n && ssemu_fabric_idle(t->fab))
 			return;
 	}
-	fail_msg("fabric not idle after %u progress calls", max_rounds);
+	fail_msg("fabric not idle after %u rounds", max_rounds);
+}
+
+void tf_run_idle(struct tf *t, unsigned max_rounds)
+{
+	tf_run_idle_runs(t, max_rounds, 4096);
 }
 
 /* Post a message, retrying -EAGAIN while driving the engine. */

@@ -49,6 +49,8 @@ void tf_close(struct tf *t);
 size_t tf_pump(struct tf *t);
 /* Progress and pump until the fabric is idle (fails after @max_rounds). */
 void tf_run_idle(struct tf *t, unsigned max_rounds);
+/* The same, each round's 4096 events in engine runs of @run events. */
+void tf_run_idle_runs(struct tf *t, unsigned max_rounds, unsigned run);
 
 void tf_send(struct tf *t, unsigned from, unsigned to, const void *buf,
 	     size_t len, uint32_t tclass, uint64_t cookie, uint64_t hdr1);
