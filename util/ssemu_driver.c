@@ -72,7 +72,8 @@ static int drv_slots(struct ssemu_drv *d)
 	d->slot_port = malloc((d->nslots ? d->nslots : 1) *
 			      sizeof(*d->slot_port));
 	d->ready_bits = calloc((d->n + 63) / 64 + 1, sizeof(*d->ready_bits));
-	if (!d->slot_port || !d->ready_bits)
+	d->ready_sum = calloc((d->n + 4095) / 4096 + 1, sizeof(*d->ready_sum));
+	if (!d->slot_port || !d->ready_bits || !d->ready_sum)
 		return -ENOMEM;
 	for (s = 0; s < d->nslots; s++)
 		d->slot_port[s] = UINT32_MAX;
@@ -150,10 +151,12 @@ void ssemu_drv_close(struct ssemu_drv *d)
 	free(d->owed);
 	free(d->owed_bits);
 	free(d->ready_bits);
+	free(d->ready_sum);
 	free(d->slot_port);
 	d->owed = NULL;
 	d->owed_bits = NULL;
 	d->ready_bits = NULL;
+	d->ready_sum = NULL;
 	d->slot_port = NULL;
 	d->fab = NULL;
 	d->nics = NULL;
@@ -212,8 +215,10 @@ static bool drv_ready(struct ssemu_drv *d)
 			if (slots[k] >= d->nslots)
 				continue;
 			p = d->slot_port[slots[k]];
-			if (p < d->n)
+			if (p < d->n) {
 				d->ready_bits[p / 64] |= 1ull << (p % 64);
+				d->ready_sum[p / 4096] |= 1ull << (p / 64 % 64);
+			}
 		}
 	} while (got == (int)ARRAY_SIZE(slots));
 	return true;
@@ -230,18 +235,26 @@ static bool drv_ready(struct ssemu_drv *d)
  */
 void ssemu_drv_drain(struct ssemu_drv *d)
 {
-	uint64_t w, bits, p;
-	bool ready = d->ready_bits && drv_ready(d);
+	uint64_t w, s, bits, sum, p;
 
-	for (w = 0; w < (d->n + 63) / 64; w++) {
-		bits = d->owed_bits[w];
-		if (ready)
-			bits &= d->ready_bits[w];
-		for (; bits; bits &= bits - 1) {
-			p = w * 64 + (uint64_t)__builtin_ctzll(bits);
-			if (ready)
+	if (!d->ready_bits || !drv_ready(d)) {
+		for (w = 0; w < (d->n + 63) / 64; w++)
+			for (bits = d->owed_bits[w]; bits; bits &= bits - 1)
+				drain_owed(d, w * 64 + (uint64_t)
+						       __builtin_ctzll(bits));
+		return;
+	}
+	for (s = 0; s < (d->n + 4095) / 4096; s++) {
+		for (sum = d->ready_sum[s]; sum; sum &= sum - 1) {
+			w = s * 64 + (uint64_t)__builtin_ctzll(sum);
+			bits = d->owed_bits[w] & d->ready_bits[w];
+			for (; bits; bits &= bits - 1) {
+				p = w * 64 + (uint64_t)__builtin_ctzll(bits);
 				d->ready_bits[w] &= ~(1ull << (p % 64));
-			drain_owed(d, p);
+				drain_owed(d, p);
+			}
+			if (!d->ready_bits[w])
+				d->ready_sum[s] &= ~(1ull << (w % 64));
 		}
 	}
 }

@@ -50,8 +50,11 @@ struct ssemu_drv {
 	/* the ports with events pushed since their last drain (a bit
 	 * each), from the fabric's ready endpoints (ssemu_fabric_ready) by
 	 * slot_port (endpoint slot -> port, nslots of them): a drain polls
-	 * the ports both owed and ready */
+	 * the ports both owed and ready; ready_sum has a bit for each
+	 * word of ready_bits with a bit set, so a drain visits the words
+	 * with ports ready rather than every port's */
 	uint64_t *ready_bits;
+	uint64_t *ready_sum;
 	uint32_t *slot_port;
 	uint32_t nslots;
 };
