@@ -320,6 +320,7 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	ssemu_region_unlock(r);
 	nic->fab = f;
 	nic->slot = slot;
+	nic->port = port;
 	*nicp = nic;
 	return 0;
 
@@ -493,6 +494,7 @@ static int ep_open(struct ssemu_nic *nic, uint32_t id, uint32_t vni,
 	ep->nic = nic;
 	ep->index = epi;
 	ep->pid = e;
+	ep->addr = SSEMU_ADDR(nic->port, e);
 	ep->r = r;
 	ep->ev_ring = ssemu_r_ring(r, sh->ev_ring_off);
 	ep->tx_ring = ssemu_r_ring(r, ssemu_ep_tx_ring_off(r, epi));

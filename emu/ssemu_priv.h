@@ -64,12 +64,14 @@ struct ssemu_fabric {
 struct ssemu_nic {
 	struct ssemu_fabric *fab;
 	uint32_t slot;
+	uint32_t port;		/* its fabric port, from attach on */
 };
 
 struct ssemu_ep {
 	struct ssemu_nic *nic;
 	uint32_t index;		/* global ep index */
 	uint32_t pid;
+	ssemu_addr_t addr;	/* its address (port, pid), from open on */
 	/* in this process's mapping, once: polling an endpoint then reads
 	 * its ring and nothing else */
 	struct ssemu_region *r;

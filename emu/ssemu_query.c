@@ -231,9 +231,11 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 }
 
 /* A NIC's and an endpoint's own facts. */
+/* (this process's copies, set at attach and open: the segment's need
+ * not be read, nor trusted) */
 uint32_t ssemu_nic_port(struct ssemu_nic *nic)
 {
-	return ssemu_r_nic(nic->fab->r, nic->slot)->port;
+	return nic->port;
 }
 
 int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st)
@@ -248,7 +250,7 @@ int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st)
 
 ssemu_addr_t ssemu_ep_addr(struct ssemu_ep *ep)
 {
-	return SSEMU_ADDR(ssemu_nic_port(ep->nic), ep->pid);
+	return ep->addr;
 }
 
 uint32_t ssemu_ep_slot(struct ssemu_ep *ep)

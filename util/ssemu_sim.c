@@ -63,9 +63,14 @@ struct sim {
 	struct ssemu_rng rng;
 	uint64_t *dest;		/* permutation; alltoall: next shift */
 	ssemu_time_t *next;	/* next injection per source */
-	/* the sources by next injection, a binary heap (nheap of them), and
+	/* the sources by next injection, a binary heap (nheap of them, each
+	 * entry with its time: a comparison reads no source's own state), and
 	 * room for the ones due at once */
-	uint64_t *heap, *due, nheap;
+	struct sim_due {
+		ssemu_time_t t;
+		uint64_t src;
+	} *heap;
+	uint64_t *due, nheap;
 	uint64_t sent, received, rx_bytes;
 	ssemu_time_t first_rx, last_rx;
 	uint64_t first_bytes;	/* the earliest arrival opens the window */
@@ -205,38 +210,42 @@ static void progress(struct sim *s, double frac, bool done)
 	fflush(stderr);
 }
 
-/* Does source @a inject before source @b (ties: the lower index)? */
-static bool heap_before(const struct sim *s, uint64_t a, uint64_t b)
+/* Does entry @a inject before entry @b (ties: the lower index)? */
+static inline bool heap_before(const struct sim_due *a,
+			       const struct sim_due *b)
 {
-	return s->next[a] < s->next[b] || (s->next[a] == s->next[b] && a < b);
+	return a->t < b->t || (a->t == b->t && a->src < b->src);
 }
 
+/* Source @src joins the heap, at its next injection. */
 static void heap_push(struct sim *s, uint64_t src)
 {
+	struct sim_due v = { s->next[src], src };
 	uint64_t k = s->nheap++, up;
 
 	for (; k; k = up) {
 		up = (k - 1) / 2;
-		if (!heap_before(s, src, s->heap[up]))
+		if (!heap_before(&v, &s->heap[up]))
 			break;
 		s->heap[k] = s->heap[up];
 	}
-	s->heap[k] = src;
+	s->heap[k] = v;
 }
 
 /* The source that injects first, taken off the heap. */
 static uint64_t heap_pop(struct sim *s)
 {
-	uint64_t top = s->heap[0], last = s->heap[--s->nheap], k = 0, c;
+	uint64_t top = s->heap[0].src, k = 0, c;
+	struct sim_due last = s->heap[--s->nheap];
 
 	for (;;) {
 		c = 2 * k + 1;
 		if (c >= s->nheap)
 			break;
-		if (c + 1 < s->nheap && heap_before(s, s->heap[c + 1],
-						    s->heap[c]))
+		if (c + 1 < s->nheap && heap_before(&s->heap[c + 1],
+						    &s->heap[c]))
 			c++;
-		if (!heap_before(s, s->heap[c], last))
+		if (!heap_before(&s->heap[c], &last))
 			break;
 		s->heap[k] = s->heap[c];
 		k = c;
@@ -273,7 +282,7 @@ static int run_open_loop(struct sim *s)
 		heap_push(s, i);
 	}
 	for (;;) {
-		tmin = s->nheap ? s->next[s->heap[0]] : UINT64_MAX;
+		tmin = s->nheap ? s->heap[0].t : UINT64_MAX;
 		if (s->o.messages ? s->sent >= s->o.messages : tmin >= end)
 			break;
 		ret = ssemu_fabric_run_until(s->d.fab, tmin);
@@ -297,7 +306,7 @@ static int run_open_loop(struct sim *s)
 		t = ssemu_fabric_now(s->d.fab);
 		if (!s->o.messages && end && t >= end)
 			t = end - 1;
-		for (ndue = 0; s->nheap && s->next[s->heap[0]] <= t;)
+		for (ndue = 0; s->nheap && s->heap[0].t <= t;)
 			s->due[ndue++] = heap_pop(s);
 		qsort(s->due, ndue, sizeof(*s->due), cmp_u64);
 		for (k = 0; k < ndue; k++) {
