@@ -75,6 +75,10 @@ struct sim {
 	ssemu_time_t first_rx, last_rx;
 	uint64_t first_bytes;	/* the earliest arrival opens the window */
 	uint64_t drained_at;
+	/* the source out of slots, and whether one of its messages has
+	 * completed (its SEND_DONE or its RECV drained) since it tried */
+	uint64_t blocked;
+	bool unblocked;
 	struct ssemu_samples lat;
 	FILE *csv;
 	double prog_last;	/* wall clock of the last progress line */
@@ -178,6 +182,8 @@ static void sim_recv(struct ssemu_drv *d, uint64_t port,
 		s->last_rx = ev->time;
 	s->received++;
 	s->rx_bytes += ev->len;
+	if (ev->hdr[1] == s->blocked)
+		s->unblocked = true;
 	if (s->csv)
 		fprintf(s->csv,
 			"%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
@@ -185,7 +191,19 @@ static void sim_recv(struct ssemu_drv *d, uint64_t port,
 			ev->hdr[1], port, ev->len, ev->hdr[0], ev->time, l);
 }
 
+/* A send done: the source's slot may be free (run_open_loop). */
+static void sim_sent(struct ssemu_drv *d, uint64_t port,
+		     const struct ssemu_event *ev)
+{
+	struct sim *s = container_of(d, struct sim, d);
+
+	(void)ev;
+	if (port == s->blocked)
+		s->unblocked = true;
+}
+
 static const struct ssemu_drv_ops sim_drv_ops = {
+	.sent = sim_sent,
 	.recv = sim_recv,
 };
 
@@ -271,7 +289,7 @@ static int run_open_loop(struct sim *s)
 {
 	ssemu_time_t end = (ssemu_time_t)(s->o.time_us * SSEMU_PS_PER_US);
 	ssemu_time_t t, tmin;
-	uint64_t i, k, ndue, first = s->pat->first_source, spin;
+	uint64_t i, k, ndue, first = s->pat->first_source, spin, dst;
 	uint64_t nsrc = s->o.sources ? SSEMU_MIN(s->o.sources + first, s->d.n) :
 				       s->d.n;
 	int ret;
@@ -311,17 +329,30 @@ static int run_open_loop(struct sim *s)
 		qsort(s->due, ndue, sizeof(*s->due), cmp_u64);
 		for (k = 0; k < ndue; k++) {
 			i = s->due[k];
+			dst = s->pat->dest(s, i);
 			spin = 0;
-			while ((ret = post(s, i, s->pat->dest(s, i))) ==
-			       -EAGAIN) {
-				/* the source is out of slots: it posts at the
-				 * model time a slot frees, one event at a time
-				 * (after a batch of events the clock would be
-				 * past that, by as much as the batch held) */
-				ssemu_drv_progress(&s->d, 1);
-				if (++spin > 100000000)
-					return -EDEADLK;
+			while ((ret = post(s, i, dst)) == -EAGAIN) {
+				/* The source is out of slots: its message (to
+				 * the destination drawn once) goes at the model
+				 * time a slot frees, one event at a time (after
+				 * a batch of events the clock would be past
+				 * that, by as much as the batch held).  A slot
+				 * frees only as the event that completes one of
+				 * the source's messages is pushed (its SEND_DONE,
+				 * or its RECV), which the drain after the event
+				 * hands to sim_sent or sim_recv: the post is
+				 * tried again then, not after every event. */
+				s->blocked = i;
+				s->unblocked = false;
+				do {
+					ret = ssemu_drv_progress(&s->d, 1);
+					if (ret < 0)
+						return ret;
+					if (++spin > 100000000)
+						return -EDEADLK;
+				} while (!s->unblocked && ret > 0);
 			}
+			s->blocked = UINT64_MAX;
 			if (ret)
 				return ret;
 			s->sent++;
@@ -657,6 +688,7 @@ static int sim_once(const struct sim_opts *o, bool print, double *gbps)
 
 	memset(&s, 0, sizeof(s));
 	s.o = *o;
+	s.blocked = UINT64_MAX;
 	ret = sim_setup(&s);
 	if (!ret) {
 		ret = s.pat->run(&s);
