@@ -580,6 +580,36 @@ int ssemu_fabric_ready(struct ssemu_fabric *f, uint32_t *slots, uint32_t max)
 	return ssemu_fab_check(f) ? -EIO : (int)n;
 }
 
+void msg_watch_freed(struct ssemu_region *r, uint32_t mi)
+{
+	uint32_t epi = ssemu_msg_ep(r, mi);
+
+	/* (a count or flag written by someone else costs a run a stop) */
+	if (epi < r->neps && ssemu_load_relaxed(&ssemu_r_ep(r, epi)->watch))
+		r->watch_hit = 1;
+}
+
+int ssemu_ep_watch(struct ssemu_ep *ep, bool on)
+{
+	struct ssemu_region *r;
+	struct ssemu_ep_sh *sh;
+	int ret;
+
+	if (!ep)
+		return -EINVAL;
+	r = ep->r;
+	ret = ssemu_region_lock(r);
+	if (ret)
+		return ret;
+	sh = ssemu_r_ep(r, ep->index);
+	if (!sh->watch != !on) {
+		sh->watch = on;
+		r->nwatch += on ? 1 : (uint32_t)-1;
+	}
+	ssemu_region_unlock(r);
+	return ssemu_fab_check(ep->nic->fab) ? -EIO : 0;
+}
+
 /* Completion @ev of one of @ep's posts: its cookie the one it was posted
  * with.  @return false if @ep owes no such completion. */
 static bool completion_owed(struct ssemu_ep *ep, struct ssemu_event *ev)
@@ -1091,6 +1121,10 @@ void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
 	}
 	ssemu_bm_set(ssemu_r_bits(r, r->ovf_off), ssemu_bm_words(r->neps), epi);
 	m->mflags |= SSEMU_MSGF_RXOVF;
+	/* (a slot can wait on a full ring: a watched run stops for its
+	 * caller to poll, ssemu_ep_watch) */
+	if (unlikely(r->nwatch))
+		r->watch_hit = 1;
 	if (ep->rx_head == SSEMU_NONE)
 		ep->rx_head = mi;
 	else if (SSEMU_BAD(r, ep->rx_tail >= r->nmsgs, "endpoint %u: "
@@ -1172,6 +1206,8 @@ void complete_tx(struct ssemu_region *r, uint32_t mi)
 	}
 	ssemu_bm_set(ssemu_r_bits(r, r->ovf_off), ssemu_bm_words(r->neps), epi);
 	m->mflags |= SSEMU_MSGF_TXOVF;
+	if (unlikely(r->nwatch))
+		r->watch_hit = 1;
 	if (ep->tx_head == SSEMU_NONE)
 		ep->tx_head = mi;
 	else if (SSEMU_BAD(r, ep->tx_tail >= r->nmsgs, "endpoint %u: send "

@@ -77,6 +77,10 @@ struct ssemu_ep;
 struct ssemu_msg *event_rma_direct(struct ssemu_ep *ep,
 				   const struct ssemu_event *ev);
 
+/* Message slot @mi is free: if its endpoint is watched, the run of
+ * ssemu_fabric_run_until_watched stops after this event (ssemu_msg.c). */
+void msg_watch_freed(struct ssemu_region *r, uint32_t mi);
+
 /* Set @bits (TXDONE, RXDONE) in the state word @st of a message slot: the
  * engine gives back its side of the slot.  Only a busy slot (allocated by
  * its owner) may be given back. */
@@ -88,6 +92,10 @@ static inline void msg_state_or(struct ssemu_region *r, uint32_t *st,
 	SSEMU_INVARIANT(r, old & SSEMU_MSG_BUSY, "message slot %u: state "
 			"%#x set on a slot in state %#x, not busy",
 			(uint32_t)(st - ssemu_r_mstate(r, 0)), bits, old);
+	/* the slot is free now: a watched endpoint's stops the run */
+	if (unlikely(r->nwatch) && old != SSEMU_MSG_DONE &&
+	    (old | bits) == SSEMU_MSG_DONE)
+		msg_watch_freed(r, (uint32_t)(st - ssemu_r_mstate(r, 0)));
 }
 
 /* The receiving endpoint of @m (its index in *@epi), or an error. */

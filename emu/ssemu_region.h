@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 33
+#define SSEMU_LAYOUT_VERSION 34
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -193,7 +193,9 @@ struct ssemu_ep_sh {
 	uint32_t tx_head, tx_tail;	/* SEND_DONE events waiting */
 	uint32_t nic;		/* NIC slot it is (or was last) open on */
 	uint32_t pid;		/* ... and its pid there */
-	uint32_t pad0;
+	/* a run of the engine by ssemu_fabric_run_until_watched stops after
+	 * an event that frees one of its message slots (ssemu_ep_watch) */
+	uint32_t watch;
 	/* (the engine's fields above and these in the first cache line,
 	 * which the owner's sends and releases do not write: a post does
 	 * not take it from the engine's process, nor a delivery from the
@@ -577,7 +579,11 @@ struct ssemu_region {
 	 * touch (another uid): their last packets, linked through next,
 	 * wait for the memory's owner to do them (ssemu_xuid.c) */
 	uint32_t park_head, park_tail, nparked;
-	uint32_t pad_park;
+	/* endpoints watched (ssemu_ep_watch), and whether an event freed
+	 * a slot of one since ssemu_fabric_run_until_watched looked */
+	uint32_t nwatch;
+	uint32_t watch_hit;
+	uint32_t pad_watch;
 };
 
 _Static_assert(offsetof(struct ssemu_region, verdict) == SSEMU_HDR_PRIVATE,

@@ -642,11 +642,14 @@ void ssemu_ep_close(struct ssemu_ep *ep)
 	ssemu_ep_close_timeout(ep, SSEMU_CLOSE_DRAIN_MS);
 }
 
-int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
+/* Run the engine up to @t; with @watched, only until an event frees a
+ * watched endpoint's slot or finds an event ring full (then 1). */
+static int run_until(struct ssemu_fabric *f, ssemu_time_t t, bool watched)
 {
 	struct ssemu_region *r = f->r;
 	struct ssemu_engine *e = ssemu_r_engine(r);
 	struct ssemu_fired fired;
+	bool stopped = false;
 	uint64_t exec0;
 	int ret;
 
@@ -663,16 +666,28 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 	if (r->nparked)
 		ssemu_xuid_run_locked(r);
 	exec0 = e->executed;
+	/* (a slot freed before this run, by another: the caller looked at
+	 * its slots before it ran the engine) */
+	r->watch_hit = 0;
 	/* (every word now and then, as progress does) */
 	drain_tx_locked(r, ++f->run_until_calls % 64 == 0);
+	/* (a post that failed as it was taken may have freed one) */
+	stopped = watched && r->watch_hit;
+	r->watch_hit = 0;
 	/* (not past an RMA request that waits for its memory's owner) */
-	while (!ssemu_broken(r) && !f->gone &&
+	while (!stopped && !ssemu_broken(r) && !f->gone &&
 	       ssemu_engine_cap_ok(e, r->config.max_events) &&
-	       ssemu_engine_pop(e, r->nparked ? e->now : t, &fired))
+	       ssemu_engine_pop(e, r->nparked ? e->now : t, &fired)) {
 		ssemu_model_dispatch(r, &fired);
+		if (watched && r->watch_hit) {
+			r->watch_hit = 0;
+			stopped = true;
+			break;
+		}
+	}
 	if (!ssemu_engine_cap_ok(e, r->config.max_events))
 		ssemu_fail(r, "the event engine's size changed");
-	ret = engine_bad(r) || ssemu_fab_check(f) ? -EIO : 0;
+	ret = engine_bad(r) || ssemu_fab_check(f) ? -EIO : stopped;
 	if (!ret && e->now < t && !r->nparked)
 		e->now = t;
 	/* (a run that executed events makes this process the runner, as
@@ -683,6 +698,16 @@ int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
 	}
 	ssemu_region_unlock(r);
 	return ret;
+}
+
+int ssemu_fabric_run_until(struct ssemu_fabric *f, ssemu_time_t t)
+{
+	return f ? run_until(f, t, false) : -EINVAL;
+}
+
+int ssemu_fabric_run_until_watched(struct ssemu_fabric *f, ssemu_time_t t)
+{
+	return f ? run_until(f, t, true) : -EINVAL;
 }
 
 bool ssemu_fabric_idle(struct ssemu_fabric *f)

@@ -75,10 +75,15 @@ struct sim {
 	ssemu_time_t first_rx, last_rx;
 	uint64_t first_bytes;	/* the earliest arrival opens the window */
 	uint64_t drained_at;
-	/* the source out of slots, and whether one of its messages has
-	 * completed (its SEND_DONE or its RECV drained) since it tried */
-	uint64_t blocked;
-	bool unblocked;
+	uint64_t drawn;		/* messages due so far (sent or waiting) */
+	/* Messages due at a source out of slots wait in its queue (a list
+	 * through the wait pool, wq_head/wq_tail per source, NONE: empty),
+	 * the sources with any in blk, in index order (nblk of them) */
+	struct sim_wait {
+		uint64_t dst, next;
+	} *wait;
+	uint64_t nwait, wait_cap, wait_free;
+	uint64_t *wq_head, *wq_tail, *blk, nblk;
 	struct ssemu_samples lat;
 	FILE *csv;
 	double prog_last;	/* wall clock of the last progress line */
@@ -182,8 +187,6 @@ static void sim_recv(struct ssemu_drv *d, uint64_t port,
 		s->last_rx = ev->time;
 	s->received++;
 	s->rx_bytes += ev->len;
-	if (ev->hdr[1] == s->blocked)
-		s->unblocked = true;
 	if (s->csv)
 		fprintf(s->csv,
 			"%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
@@ -191,19 +194,7 @@ static void sim_recv(struct ssemu_drv *d, uint64_t port,
 			ev->hdr[1], port, ev->len, ev->hdr[0], ev->time, l);
 }
 
-/* A send done: the source's slot may be free (run_open_loop). */
-static void sim_sent(struct ssemu_drv *d, uint64_t port,
-		     const struct ssemu_event *ev)
-{
-	struct sim *s = container_of(d, struct sim, d);
-
-	(void)ev;
-	if (port == s->blocked)
-		s->unblocked = true;
-}
-
 static const struct ssemu_drv_ops sim_drv_ops = {
-	.sent = sim_sent,
 	.recv = sim_recv,
 };
 
@@ -280,18 +271,99 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+#define WAIT_NONE UINT64_MAX
+
+/* A message of source @src to @dst joins its queue; a source that had
+ * none joins blk, and its slots are watched. */
+static int wait_push(struct sim *s, uint64_t src, uint64_t dst)
+{
+	struct sim_wait *w;
+	uint64_t x, k;
+	int ret;
+
+	if (s->wait_free != WAIT_NONE) {
+		x = s->wait_free;
+		s->wait_free = s->wait[x].next;
+	} else {
+		if (s->nwait == s->wait_cap) {
+			uint64_t cap = s->wait_cap ? 2 * s->wait_cap : 1024;
+
+			w = realloc(s->wait, cap * sizeof(*w));
+			if (!w)
+				return -ENOMEM;
+			s->wait = w;
+			s->wait_cap = cap;
+		}
+		x = s->nwait++;
+	}
+	s->wait[x] = (struct sim_wait){ dst, WAIT_NONE };
+	if (s->wq_head[src] != WAIT_NONE) {
+		s->wait[s->wq_tail[src]].next = x;
+		s->wq_tail[src] = x;
+		return 0;
+	}
+	s->wq_head[src] = s->wq_tail[src] = x;
+	ret = ssemu_ep_watch(s->d.eps[src], true);
+	if (ret)
+		return ret;
+	for (k = s->nblk++; k && s->blk[k - 1] > src; k--)
+		s->blk[k] = s->blk[k - 1];
+	s->blk[k] = src;
+	return 0;
+}
+
+/* The waiting messages that a slot now takes, source by source in index
+ * order, each source's in turn; a source whose queue empties is no
+ * longer watched. */
+static int post_waiting(struct sim *s)
+{
+	uint64_t k, n = 0, src, x;
+	int ret;
+
+	for (k = 0; k < s->nblk; k++) {
+		src = s->blk[k];
+		while ((x = s->wq_head[src]) != WAIT_NONE) {
+			ret = post(s, src, s->wait[x].dst);
+			if (ret == -EAGAIN)
+				break;
+			if (ret)
+				return ret;
+			s->sent++;
+			s->wq_head[src] = s->wait[x].next;
+			s->wait[x].next = s->wait_free;
+			s->wait_free = x;
+		}
+		if (s->wq_head[src] != WAIT_NONE) {
+			s->blk[n++] = src;
+			continue;
+		}
+		ret = ssemu_ep_watch(s->d.eps[src], false);
+		if (ret)
+			return ret;
+	}
+	s->nblk = n;
+	return 0;
+}
+
 /*
- * Open-loop sources: each posts at its next injection time, then draws the
- * next.  The sources due at a time post in index order (their draws from
- * the pattern's stream come in that order); a heap finds them.
+ * Open-loop sources: each has a message due at its next injection time,
+ * then draws the next.  The sources due at a time draw their destinations
+ * in index order (the pattern's stream gives them in that order) and post.
+ * A source out of message slots keeps its due messages in a queue of its
+ * own, in order, and posts them at the model time a slot frees: the run of
+ * the engine stops after the event that frees one (a watched endpoint,
+ * ssemu_fabric_run_until_watched).  The other sources post on time
+ * meanwhile, so what a source injects depends on its own slots alone, and
+ * not on how many events the model takes.  A heap finds the sources due.
  */
 static int run_open_loop(struct sim *s)
 {
 	ssemu_time_t end = (ssemu_time_t)(s->o.time_us * SSEMU_PS_PER_US);
 	ssemu_time_t t, tmin;
-	uint64_t i, k, ndue, first = s->pat->first_source, spin, dst;
+	uint64_t i, k, ndue, first = s->pat->first_source, dst;
 	uint64_t nsrc = s->o.sources ? SSEMU_MIN(s->o.sources + first, s->d.n) :
 				       s->d.n;
+	bool more, stopped;
 	int ret;
 
 	s->nheap = 0;
@@ -301,26 +373,47 @@ static int run_open_loop(struct sim *s)
 	}
 	for (;;) {
 		tmin = s->nheap ? s->heap[0].t : UINT64_MAX;
-		if (s->o.messages ? s->sent >= s->o.messages : tmin >= end)
-			break;
-		ret = ssemu_fabric_run_until(s->d.fab, tmin);
-		if (ret)
+		more = s->o.messages ? s->drawn < s->o.messages : tmin < end;
+		if (!more) {
+			/* all due: on until the waiting ones are posted */
+			if (!s->nblk)
+				break;
+			tmin = UINT64_MAX;
+		}
+		ret = ssemu_fabric_run_until_watched(s->d.fab, tmin);
+		if (ret < 0)
 			return ret;
-		progress(s, s->o.messages ? (double)s->sent / s->o.messages :
-					    (double)tmin / (double)end, false);
+		/* (nothing left to run, and a source still waits for a slot
+		 * that no event will free) */
+		if (!ret && !more)
+			return -EDEADLK;
+		progress(s, s->o.messages ? (double)s->drawn / s->o.messages :
+					    (double)SSEMU_MIN(tmin, end) /
+						    (double)end, false);
 		/* Event times are stamped by the model, so draining now and
 		 * then loses nothing (overflowing rings queue in the model);
 		 * every 256 messages, or one in eight sources' worth on a
 		 * larger fabric, so that a drain's cost, which grows with
-		 * the endpoints owed events, stays small beside the model's
-		 * (a source out of slots drains at once, below). */
-		if (s->sent - s->drained_at >= SSEMU_MAX(256, s->d.n / 8)) {
+		 * the endpoints owed events, stays small beside the model's;
+		 * and when the run stopped for a waiting source (a slot's
+		 * completion may wait on a full ring).  Then the waiting
+		 * messages are tried (a slot freed by the drain's release of
+		 * an event is not an event). */
+		stopped = ret == 1;
+		if (s->sent - s->drained_at >= SSEMU_MAX(256, s->d.n / 8) ||
+		    (stopped && s->nblk)) {
 			ssemu_drv_drain(&s->d);
 			s->drained_at = s->sent;
+			if (s->nblk) {
+				ret = post_waiting(s);
+				if (ret)
+					return ret;
+			}
 		}
-		/* (the clock may be past the end: a source out of slots
-		 * lets the model run on; injections after the end are not
-		 * due) */
+		if (!more)
+			continue;
+		/* (the clock may be past the end when the last sources wait
+		 * for slots; injections after the end are not due) */
 		t = ssemu_fabric_now(s->d.fab);
 		if (!s->o.messages && end && t >= end)
 			t = end - 1;
@@ -330,32 +423,15 @@ static int run_open_loop(struct sim *s)
 		for (k = 0; k < ndue; k++) {
 			i = s->due[k];
 			dst = s->pat->dest(s, i);
-			spin = 0;
-			while ((ret = post(s, i, dst)) == -EAGAIN) {
-				/* The source is out of slots: its message (to
-				 * the destination drawn once) goes at the model
-				 * time a slot frees, one event at a time (after
-				 * a batch of events the clock would be past
-				 * that, by as much as the batch held).  A slot
-				 * frees only as the event that completes one of
-				 * the source's messages is pushed (its SEND_DONE,
-				 * or its RECV), which the drain after the event
-				 * hands to sim_sent or sim_recv: the post is
-				 * tried again then, not after every event. */
-				s->blocked = i;
-				s->unblocked = false;
-				do {
-					ret = ssemu_drv_progress(&s->d, 1);
-					if (ret < 0)
-						return ret;
-					if (++spin > 100000000)
-						return -EDEADLK;
-				} while (!s->unblocked && ret > 0);
-			}
-			s->blocked = UINT64_MAX;
+			s->drawn++;
+			ret = s->wq_head[i] == WAIT_NONE ? post(s, i, dst) :
+							   -EAGAIN;
+			if (ret == -EAGAIN)
+				ret = wait_push(s, i, dst);
+			else if (!ret)
+				s->sent++;
 			if (ret)
 				return ret;
-			s->sent++;
 			s->next[i] += gap(s);
 			heap_push(s, i);
 		}
@@ -539,8 +615,15 @@ static int sim_setup(struct sim *s)
 	s->heap = calloc(n, sizeof(*s->heap));
 	s->due = calloc(n, sizeof(*s->due));
 	s->dest = calloc(n, sizeof(*s->dest));
-	if (!s->next || !s->heap || !s->due || !s->dest)
+	s->wq_head = malloc(n * sizeof(*s->wq_head));
+	s->wq_tail = calloc(n, sizeof(*s->wq_tail));
+	s->blk = calloc(n, sizeof(*s->blk));
+	if (!s->next || !s->heap || !s->due || !s->dest || !s->wq_head ||
+	    !s->wq_tail || !s->blk)
 		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		s->wq_head[i] = WAIT_NONE;
+	s->wait_free = WAIT_NONE;
 	ssemu_rng_seed(&s->rng, c->seed, 0x51);
 	s->prog_last = wall_s();	/* the first line after half a second */
 	/* A random derangement for the permutation pattern (drawn for every
@@ -576,6 +659,10 @@ static void sim_teardown(struct sim *s)
 	free(s->heap);
 	free(s->due);
 	free(s->dest);
+	free(s->wq_head);
+	free(s->wq_tail);
+	free(s->blk);
+	free(s->wait);
 	ssemu_samples_free(&s->lat);
 }
 
@@ -624,7 +711,9 @@ static void usage_sim(FILE *f)
 		"                       all; incast: all but the target)\n"
 		"  --size BYTES         message size (default 2048)\n"
 		"  --load F             offered load per source, 0 < F <= 1, as a\n"
-		"                       fraction of the injection rate (default 0.5)\n"
+		"                       fraction of the injection rate (default 0.5);\n"
+		"                       a source out of message slots keeps its\n"
+		"                       messages, in order, until slots free\n"
 		"  --time US            model microseconds of traffic (default 100)\n"
 		"  --messages N         stop after N messages instead\n"
 		"  --tclass N           traffic class index (default: the fabric's)\n"
@@ -688,7 +777,6 @@ static int sim_once(const struct sim_opts *o, bool print, double *gbps)
 
 	memset(&s, 0, sizeof(s));
 	s.o = *o;
-	s.blocked = UINT64_MAX;
 	ret = sim_setup(&s);
 	if (!ret) {
 		ret = s.pat->run(&s);

@@ -335,6 +335,21 @@ int ssemu_fabric_progress(struct ssemu_fabric *fabric, unsigned budget);
  */
 int ssemu_fabric_run_until(struct ssemu_fabric *fabric, ssemu_time_t t);
 
+/**
+ * As ssemu_fabric_run_until, but while any endpoint is watched
+ * (ssemu_ep_watch) the run stops after the first event that frees a
+ * message slot of a watched endpoint, or that finds an endpoint's event
+ * ring full (a slot is given back only as its events are pushed: poll
+ * the endpoints, then run again); the clock is then that event's time,
+ * and events of the same time may follow.  For a model-time tool whose
+ * source, out of slots, posts when a slot frees without stepping the
+ * engine an event at a time.
+ * @return 1 if the run stopped so, 0 if it reached @t, or a negative
+ * error.
+ */
+int ssemu_fabric_run_until_watched(struct ssemu_fabric *fabric,
+				   ssemu_time_t t);
+
 /** True if the model has no pending work at all (rings and events empty). */
 bool ssemu_fabric_idle(struct ssemu_fabric *fabric);
 
@@ -535,6 +550,15 @@ struct ssemu_event {
  * segment found corrupt or cut short); every call on it fails so.
  */
 int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max);
+
+/**
+ * Watch @ep's message slots (@on true) or stop watching them: a run of
+ * ssemu_fabric_run_until_watched stops after an event that frees one of
+ * them (a message of @ep completed at both ends).  A slot its owner frees
+ * (releasing a RECV) is not an event.  Closing the endpoint ends the watch.
+ * @return 0, or -EINVAL, -EIO.
+ */
+int ssemu_ep_watch(struct ssemu_ep *ep, bool on);
 
 /**
  * An in-process fabric (SSEMU_STORE_PRIVATE) only: the endpoints the

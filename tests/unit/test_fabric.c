@@ -750,6 +750,105 @@ static void test_fabric_no_data(void **state)
 	tf_close(t);
 }
 
+/* A NO_DATA message of @len bytes from @t's endpoint 0 to endpoint 1. */
+static int watch_send(struct tf *t, uint64_t len)
+{
+	struct iovec iov = { NULL, len };
+	struct ssemu_send s = { .iov = &iov, .iov_count = 1,
+				.flags = SSEMU_SEND_NO_DATA };
+
+	s.dest = ssemu_ep_addr(t->ep[1]);
+	return ssemu_ep_send(t->ep[0], &s);
+}
+
+/* Two buffers, both in flight, endpoint 1's ring of SSEMU_EV_RING_MIN. */
+static struct tf *watch_fabric(void)
+{
+	struct ssemu_config c;
+	struct tf *t;
+
+	tf_config(&c, "switch");
+	c.bufs_per_ep = 2;
+	c.ev_ring = SSEMU_EV_RING_MIN;
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	assert_int_equal(watch_send(t, 5000), 0);
+	assert_int_equal(watch_send(t, 5000), 0);
+	assert_int_equal(watch_send(t, 5000), -EAGAIN);
+	return t;
+}
+
+/*
+ * A run that watches an endpoint stops after the event that frees one of
+ * its slots, where a post is first taken when the engine is stepped an
+ * event at a time; an unwatched run goes on to its end.  A run stops too
+ * when an event finds a ring full (a slot's completion waits on it).
+ */
+static void test_fabric_watch(void **state)
+{
+	ssemu_time_t t_step, t_watch;
+	struct tf *t;
+	unsigned k;
+	int ret;
+
+	(void)state;
+	/* stepped: the first event after which the post is taken */
+	t = watch_fabric();
+	for (k = 0; watch_send(t, 5000) == -EAGAIN; k++) {
+		assert_true(k < 100000);
+		assert_int_equal(ssemu_fabric_progress(t->fab, 1), 1);
+		tf_pump(t);
+	}
+	t_step = ssemu_fabric_now(t->fab);
+	tf_run_idle(t, 1000);
+	tf_close(t);
+
+	/* watched: one run, stopped there */
+	t = watch_fabric();
+	assert_int_equal(ssemu_ep_watch(t->ep[0], true), 0);
+	assert_int_equal(ssemu_ep_watch(t->ep[0], true), 0);
+	assert_int_equal(t->fab->r->nwatch, 1);
+	ret = ssemu_fabric_run_until_watched(t->fab, UINT64_MAX);
+	assert_int_equal(ret, 1);
+	t_watch = ssemu_fabric_now(t->fab);
+	assert_int_equal(t_watch, t_step);
+	assert_int_equal(watch_send(t, 5000), 0);
+	/* not watched: to the end */
+	assert_int_equal(ssemu_ep_watch(t->ep[0], false), 0);
+	assert_int_equal(t->fab->r->nwatch, 0);
+	assert_int_equal(ssemu_fabric_run_until_watched(t->fab, t_watch +
+							SSEMU_PS_PER_US), 0);
+	assert_int_equal(ssemu_fabric_now(t->fab), t_watch + SSEMU_PS_PER_US);
+	tf_run_idle(t, 1000);
+	assert_int_equal(ssemu_ep_watch(NULL, true), -EINVAL);
+	assert_int_equal(ssemu_fabric_run_until_watched(NULL, 0), -EINVAL);
+	tf_close(t);
+
+	/* a full ring: endpoint 1 polls nothing, its RECVs wait in its
+	 * overflow list; the watched run stops at the first of them */
+	t = watch_fabric();
+	assert_int_equal(ssemu_ep_watch(t->ep[1], true), 0);
+	for (k = 0; k < SSEMU_EV_RING_MIN; k++) {
+		while ((ret = watch_send(t, 8)) == -EAGAIN)
+			assert_true(ssemu_fabric_run_until_watched(
+					    t->fab, UINT64_MAX) >= 0);
+		assert_int_equal(ret, 0);
+	}
+	while ((ret = ssemu_fabric_run_until_watched(t->fab, UINT64_MAX)) ==
+		       1 &&
+	       ssemu_r_ep(t->fab->r, t->ep[1]->index)->rx_head == SSEMU_NONE)
+		;
+	assert_int_equal(ret, 1);
+	assert_true(ssemu_r_ep(t->fab->r, t->ep[1]->index)->rx_head !=
+		    SSEMU_NONE);
+	/* closing ends the watch */
+	ssemu_ep_close(t->ep[1]);
+	t->ep[1] = NULL;
+	assert_int_equal(t->fab->r->nwatch, 0);
+	tf_close(t);
+}
+
 /* Realtime clock: the model never runs ahead of wall time / dilation. */
 static void test_fabric_realtime_clock(void **state)
 {
@@ -1751,6 +1850,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_small_event_ring),
 		cmocka_unit_test(test_fabric_carried_event),
 		cmocka_unit_test(test_fabric_no_data),
+		cmocka_unit_test(test_fabric_watch),
 		cmocka_unit_test(test_fabric_realtime_clock),
 		cmocka_unit_test(test_fabric_attach_detach),
 		cmocka_unit_test(test_fabric_reattach_traffic),
