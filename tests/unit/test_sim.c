@@ -7,7 +7,7 @@
  * nothing to do, credits returned as events) or reorder them: every line
  * of the report must be the same but the model's own (its event count
  * and the time of its last event).  A source out of slots keeps the
- * destination it drew and posts when a slot frees, whatever the events
+ * messages it drew and posts them when a slot frees, whatever the events
  * in between.
  */
 #include <setjmp.h>
@@ -23,6 +23,18 @@
 
 #include "ssemu_cli.h"
 #include "ssemu_model_int.h"
+
+/* Watches set by the sim (linked with --wrap=ssemu_ep_watch): how the
+ * test knows its sources did run out of slots. */
+static unsigned watches;
+int __real_ssemu_ep_watch(struct ssemu_ep *ep, bool on);
+int __wrap_ssemu_ep_watch(struct ssemu_ep *ep, bool on);
+
+int __wrap_ssemu_ep_watch(struct ssemu_ep *ep, bool on)
+{
+	watches += on;
+	return __real_ssemu_ep_watch(ep, on);
+}
 
 /* The report of `sim` with @argv, as it writes it to standard output,
  * into @out (at most @cap bytes, NUL-terminated). */
@@ -103,7 +115,9 @@ static void test_sim_invariant(void **state)
 
 	(void)state;
 	run_sim(argv, 7, base, sizeof(base));
-	/* traffic went, and enough to fill the sources' slots */
+	/* sources ran out of slots and waited */
+	assert_true(watches > 10);
+	/* traffic went */
 	line_of(base, "messages:", line, sizeof(line));
 	assert_null(strstr(line, "sent 0,"));
 	assert_non_null(strstr(line, "failed 0"));
