@@ -582,11 +582,43 @@ int ssemu_fabric_ready(struct ssemu_fabric *f, uint32_t *slots, uint32_t max)
 
 void msg_watch_freed(struct ssemu_region *r, uint32_t mi)
 {
-	uint32_t epi = ssemu_msg_ep(r, mi);
+	uint32_t epi = ssemu_msg_ep(r, mi), n = r->nwatch_freed;
 
 	/* (a count or flag written by someone else costs a run a stop) */
-	if (epi < r->neps && ssemu_load_relaxed(&ssemu_r_ep(r, epi)->watch))
-		r->watch_hit = 1;
+	if (epi >= r->neps || !ssemu_load_relaxed(&ssemu_r_ep(r, epi)->watch))
+		return;
+	r->watch_hit = 1;
+	if (n && n <= SSEMU_WATCH_FREED && r->watch_freed[n - 1] == epi)
+		return;
+	if (n < SSEMU_WATCH_FREED)
+		r->watch_freed[n] = epi;
+	if (n <= SSEMU_WATCH_FREED)
+		r->nwatch_freed = n + 1;
+}
+
+int ssemu_fabric_watched(struct ssemu_fabric *f, uint32_t *slots,
+			 uint32_t max)
+{
+	struct ssemu_region *r;
+	uint32_t n, k;
+	int ret;
+
+	if (!f || (max && !slots))
+		return -EINVAL;
+	r = f->r;
+	ret = ssemu_region_lock(r);
+	if (ret)
+		return ret;
+	n = r->nwatch_freed;
+	if (n > SSEMU_WATCH_FREED || n > max) {
+		ret = -ENOSPC;
+	} else {
+		for (k = 0; k < n; k++)
+			slots[k] = r->watch_freed[k];
+		ret = (int)n;
+	}
+	ssemu_region_unlock(r);
+	return ssemu_fab_check(f) ? -EIO : ret;
 }
 
 int ssemu_ep_watch(struct ssemu_ep *ep, bool on)
@@ -1122,9 +1154,8 @@ void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
 	ssemu_bm_set(ssemu_r_bits(r, r->ovf_off), ssemu_bm_words(r->neps), epi);
 	m->mflags |= SSEMU_MSGF_RXOVF;
 	/* (a slot can wait on a full ring: a watched run stops for its
-	 * caller to poll, ssemu_ep_watch) */
-	if (unlikely(r->nwatch))
-		r->watch_hit = 1;
+	 * caller to poll, ssemu_fabric_run_until_watched) */
+	r->watch_hit = 1;
 	if (ep->rx_head == SSEMU_NONE)
 		ep->rx_head = mi;
 	else if (SSEMU_BAD(r, ep->rx_tail >= r->nmsgs, "endpoint %u: "
@@ -1206,8 +1237,7 @@ void complete_tx(struct ssemu_region *r, uint32_t mi)
 	}
 	ssemu_bm_set(ssemu_r_bits(r, r->ovf_off), ssemu_bm_words(r->neps), epi);
 	m->mflags |= SSEMU_MSGF_TXOVF;
-	if (unlikely(r->nwatch))
-		r->watch_hit = 1;
+	r->watch_hit = 1;
 	if (ep->tx_head == SSEMU_NONE)
 		ep->tx_head = mi;
 	else if (SSEMU_BAD(r, ep->tx_tail >= r->nmsgs, "endpoint %u: send "

@@ -56,6 +56,7 @@
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
 #define SSEMU_MAX_JOBS 64	/* jobs with placement reservations at once */
 #define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
+#define SSEMU_WATCH_FREED 16	/* endpoints a watched run's stop names */
 #define SSEMU_MAX_NICS (1u << 20)	/* NIC slots of a fabric (max_nics) */
 #define SSEMU_MAX_EPS (1u << 20)	/* endpoint slots of a fabric (max_eps) */
 #define SSEMU_MAX_PAIRS (1u << 30)	/* NIC pairs with state (max_pairs) */
@@ -579,11 +580,14 @@ struct ssemu_region {
 	 * touch (another uid): their last packets, linked through next,
 	 * wait for the memory's owner to do them (ssemu_xuid.c) */
 	uint32_t park_head, park_tail, nparked;
-	/* endpoints watched (ssemu_ep_watch), and whether an event freed
-	 * a slot of one since ssemu_fabric_run_until_watched looked */
+	/* endpoints watched (ssemu_ep_watch); whether an event stopped
+	 * the run of ssemu_fabric_run_until_watched; the watched endpoints
+	 * whose slots it freed (nwatch_freed of them, more than the list
+	 * holds: the list is lost, ssemu_fabric_watched) */
 	uint32_t nwatch;
 	uint32_t watch_hit;
-	uint32_t pad_watch;
+	uint32_t nwatch_freed;
+	uint32_t watch_freed[SSEMU_WATCH_FREED];
 };
 
 _Static_assert(offsetof(struct ssemu_region, verdict) == SSEMU_HDR_PRIVATE,

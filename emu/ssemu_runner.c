@@ -669,6 +669,7 @@ static int run_until(struct ssemu_fabric *f, ssemu_time_t t, bool watched)
 	/* (a slot freed before this run, by another: the caller looked at
 	 * its slots before it ran the engine) */
 	r->watch_hit = 0;
+	r->nwatch_freed = 0;
 	/* (every word now and then, as progress does) */
 	drain_tx_locked(r, ++f->run_until_calls % 64 == 0);
 	/* (a post that failed as it was taken may have freed one) */
@@ -688,7 +689,8 @@ static int run_until(struct ssemu_fabric *f, ssemu_time_t t, bool watched)
 	if (!ssemu_engine_cap_ok(e, r->config.max_events))
 		ssemu_fail(r, "the event engine's size changed");
 	ret = engine_bad(r) || ssemu_fab_check(f) ? -EIO : stopped;
-	if (!ret && e->now < t && !r->nparked)
+	/* (the clock goes to @t, unless @t is no time: run to the end) */
+	if (!ret && e->now < t && t != UINT64_MAX && !r->nparked)
 		e->now = t;
 	/* (a run that executed events makes this process the runner, as
 	 * in progress: its own next poll must not wait for another one) */

@@ -274,10 +274,13 @@ int ssemu_drv_finish(struct ssemu_drv *d)
 	uint64_t i;
 	int ret;
 
+	/* (the ports polled when a ring is full: an event waits for room
+	 * until then, not until a batch of events ends) */
 	while (!ssemu_fabric_idle(d->fab)) {
-		ret = ssemu_drv_progress(d, 65536);
+		ret = ssemu_fabric_run_until_watched(d->fab, UINT64_MAX);
 		if (ret < 0)
 			return ret;
+		ssemu_drv_drain(d);
 	}
 	/* every port, owed events or not */
 	for (i = 0; i < d->n; i++)

@@ -312,37 +312,105 @@ static int wait_push(struct sim *s, uint64_t src, uint64_t dst)
 	return 0;
 }
 
-/* The waiting messages that a slot now takes, source by source in index
- * order, each source's in turn; a source whose queue empties is no
- * longer watched. */
+/* Source @src's waiting messages that its slots take now, in order.
+ * @return 1 if none waits any more (it is no longer watched), 0 if some
+ * still do, or a negative error. */
+static int post_source(struct sim *s, uint64_t src)
+{
+	uint64_t x;
+	int ret;
+
+	while ((x = s->wq_head[src]) != WAIT_NONE) {
+		ret = post(s, src, s->wait[x].dst);
+		if (ret == -EAGAIN)
+			return 0;
+		if (ret)
+			return ret;
+		s->sent++;
+		s->wq_head[src] = s->wait[x].next;
+		s->wait[x].next = s->wait_free;
+		s->wait_free = x;
+	}
+	ret = ssemu_ep_watch(s->d.eps[src], false);
+	return ret ? ret : 1;
+}
+
+/* Every waiting source's messages that its slots take, source by source
+ * in index order. */
 static int post_waiting(struct sim *s)
 {
-	uint64_t k, n = 0, src, x;
+	uint64_t k, n = 0;
 	int ret;
 
 	for (k = 0; k < s->nblk; k++) {
-		src = s->blk[k];
-		while ((x = s->wq_head[src]) != WAIT_NONE) {
-			ret = post(s, src, s->wait[x].dst);
-			if (ret == -EAGAIN)
-				break;
-			if (ret)
-				return ret;
-			s->sent++;
-			s->wq_head[src] = s->wait[x].next;
-			s->wait[x].next = s->wait_free;
-			s->wait_free = x;
-		}
-		if (s->wq_head[src] != WAIT_NONE) {
-			s->blk[n++] = src;
-			continue;
-		}
-		ret = ssemu_ep_watch(s->d.eps[src], false);
-		if (ret)
+		ret = post_source(s, s->blk[k]);
+		if (ret < 0)
 			return ret;
+		if (!ret)
+			s->blk[n++] = s->blk[k];
 	}
 	s->nblk = n;
 	return 0;
+}
+
+/* The same for the sources @ports (@n of them, in index order) alone. */
+static int post_waiting_of(struct sim *s, const uint64_t *ports, int n)
+{
+	uint64_t lo, hi, mid;
+	int j, ret;
+
+	for (j = 0; j < n; j++) {
+		for (lo = 0, hi = s->nblk; lo < hi;) {
+			mid = (lo + hi) / 2;
+			if (s->blk[mid] < ports[j])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == s->nblk || s->blk[lo] != ports[j])
+			continue;
+		ret = post_source(s, ports[j]);
+		if (ret < 0)
+			return ret;
+		if (ret) {
+			memmove(&s->blk[lo], &s->blk[lo + 1],
+				(s->nblk - lo - 1) * sizeof(*s->blk));
+			s->nblk--;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A watched run stopped: the sources whose slots it freed post what waits
+ * (the fabric names them; if it cannot, every waiting source tries).  A
+ * stop that freed none found a ring full: the endpoints are polled (what
+ * waits for room goes in as the next run starts, at this model time).
+ */
+static int freed_post(struct sim *s)
+{
+	uint32_t slots[16];
+	uint64_t ports[16], p;
+	int n, k, j;
+
+	n = ssemu_fabric_watched(s->d.fab, slots, ARRAY_SIZE(slots));
+	if (n == -ENOSPC)
+		return post_waiting(s);
+	if (n < 0)
+		return n;
+	if (!n) {
+		ssemu_drv_drain(&s->d);
+		return 0;
+	}
+	/* (their ports, in index order) */
+	for (k = 0; k < n; k++) {
+		p = slots[k] < s->d.nslots ? s->d.slot_port[slots[k]] :
+					     UINT64_MAX;
+		for (j = k; j > 0 && ports[j - 1] > p; j--)
+			ports[j] = ports[j - 1];
+		ports[j] = p;
+	}
+	return post_waiting_of(s, ports, n);
 }
 
 /*
@@ -363,7 +431,7 @@ static int run_open_loop(struct sim *s)
 	uint64_t i, k, ndue, first = s->pat->first_source, dst;
 	uint64_t nsrc = s->o.sources ? SSEMU_MIN(s->o.sources + first, s->d.n) :
 				       s->d.n;
-	bool more, stopped;
+	bool more;
 	int ret;
 
 	s->nheap = 0;
@@ -391,24 +459,21 @@ static int run_open_loop(struct sim *s)
 					    (double)SSEMU_MIN(tmin, end) /
 						    (double)end, false);
 		/* Event times are stamped by the model, so draining now and
-		 * then loses nothing (overflowing rings queue in the model);
-		 * every 256 messages, or one in eight sources' worth on a
-		 * larger fabric, so that a drain's cost, which grows with
-		 * the endpoints owed events, stays small beside the model's;
-		 * and when the run stopped for a waiting source (a slot's
-		 * completion may wait on a full ring).  Then the waiting
-		 * messages are tried (a slot freed by the drain's release of
-		 * an event is not an event). */
-		stopped = ret == 1;
-		if (s->sent - s->drained_at >= SSEMU_MAX(256, s->d.n / 8) ||
-		    (stopped && s->nblk)) {
+		 * then loses nothing; every 256 messages, or one in eight
+		 * sources' worth on a larger fabric, so that a drain's cost,
+		 * which grows with the endpoints owed events, stays small
+		 * beside the model's; and when the run stopped at a full ring
+		 * (freed_post).  (The messages carry no bytes: a slot is
+		 * given back by the engine alone, never by the drain's
+		 * release of an event.) */
+		if (ret == 1) {
+			ret = freed_post(s);
+			if (ret)
+				return ret;
+		}
+		if (s->sent - s->drained_at >= SSEMU_MAX(256, s->d.n / 8)) {
 			ssemu_drv_drain(&s->d);
 			s->drained_at = s->sent;
-			if (s->nblk) {
-				ret = post_waiting(s);
-				if (ret)
-					return ret;
-			}
 		}
 		if (!more)
 			continue;

@@ -330,25 +330,41 @@ int ssemu_fabric_progress(struct ssemu_fabric *fabric, unsigned budget);
 
 /**
  * Run the engine until model time @t (virtual clock; in-process tools and
- * tests), draining tx rings as it goes.  Blocks on the fabric lock.
+ * tests), draining tx rings as it goes; the clock is then @t, or with @t
+ * UINT64_MAX (until no event is left) the last event's time.  Blocks on
+ * the fabric lock.
  * @return 0 or a negative error.
  */
 int ssemu_fabric_run_until(struct ssemu_fabric *fabric, ssemu_time_t t);
 
 /**
- * As ssemu_fabric_run_until, but while any endpoint is watched
- * (ssemu_ep_watch) the run stops after the first event that frees a
- * message slot of a watched endpoint, or that finds an endpoint's event
- * ring full (a slot is given back only as its events are pushed: poll
- * the endpoints, then run again); the clock is then that event's time,
- * and events of the same time may follow.  For a model-time tool whose
- * source, out of slots, posts when a slot frees without stepping the
- * engine an event at a time.
+ * As ssemu_fabric_run_until, but the run stops after the first event that
+ * frees a message slot of a watched endpoint (ssemu_ep_watch), or that
+ * finds an endpoint's event ring full (a slot is given back only as its
+ * events are pushed, and an event that waits for ring space is pushed
+ * when the next run starts after a poll made room: poll the endpoints,
+ * then run again); the clock is then that event's time, and events of
+ * the same time may follow.  For a model-time tool whose results must not
+ * depend on how the engine's runs are cut: a source, out of slots, posts
+ * when a slot frees, and events wait for ring space only until the poll
+ * at that instant, without stepping the engine an event at a time.
  * @return 1 if the run stopped so, 0 if it reached @t, or a negative
  * error.
  */
 int ssemu_fabric_run_until_watched(struct ssemu_fabric *fabric,
 				   ssemu_time_t t);
+
+/**
+ * The watched endpoints (by slot, ssemu_ep_slot) whose message slots the
+ * last run of ssemu_fabric_run_until_watched freed, at most @max of them
+ * into @slots: what to try posting on after it stopped (a stop for a full
+ * ring names none).
+ * @return how many, -ENOSPC if more than @max or than the fabric keeps
+ * (16) were freed (then any watched endpoint may have a free slot), or
+ * -EINVAL, -EIO.
+ */
+int ssemu_fabric_watched(struct ssemu_fabric *fabric, uint32_t *slots,
+			 uint32_t max);
 
 /** True if the model has no pending work at all (rings and events empty). */
 bool ssemu_fabric_idle(struct ssemu_fabric *fabric);

@@ -782,12 +782,14 @@ static struct tf *watch_fabric(void)
 /*
  * A run that watches an endpoint stops after the event that frees one of
  * its slots, where a post is first taken when the engine is stepped an
- * event at a time; an unwatched run goes on to its end.  A run stops too
- * when an event finds a ring full (a slot's completion waits on it).
+ * event at a time, and names it; an unwatched run goes on to its end.  A
+ * run stops too when an event finds a ring full (a slot's completion
+ * waits on it).
  */
 static void test_fabric_watch(void **state)
 {
 	ssemu_time_t t_step, t_watch;
+	uint32_t slots[4];
 	struct tf *t;
 	unsigned k;
 	int ret;
@@ -813,6 +815,11 @@ static void test_fabric_watch(void **state)
 	assert_int_equal(ret, 1);
 	t_watch = ssemu_fabric_now(t->fab);
 	assert_int_equal(t_watch, t_step);
+	/* ... naming the endpoint */
+	assert_int_equal(ssemu_fabric_watched(t->fab, slots, 4), 1);
+	assert_int_equal(slots[0], ssemu_ep_slot(t->ep[0]));
+	assert_int_equal(ssemu_fabric_watched(t->fab, slots, 0), -ENOSPC);
+	assert_int_equal(ssemu_fabric_watched(t->fab, NULL, 4), -EINVAL);
 	assert_int_equal(watch_send(t, 5000), 0);
 	/* not watched: to the end */
 	assert_int_equal(ssemu_ep_watch(t->ep[0], false), 0);
@@ -826,9 +833,9 @@ static void test_fabric_watch(void **state)
 	tf_close(t);
 
 	/* a full ring: endpoint 1 polls nothing, its RECVs wait in its
-	 * overflow list; the watched run stops at the first of them */
+	 * overflow list; the run stops at the first of them (watched or
+	 * not), naming no endpoint */
 	t = watch_fabric();
-	assert_int_equal(ssemu_ep_watch(t->ep[1], true), 0);
 	for (k = 0; k < SSEMU_EV_RING_MIN; k++) {
 		while ((ret = watch_send(t, 8)) == -EAGAIN)
 			assert_true(ssemu_fabric_run_until_watched(
@@ -842,7 +849,16 @@ static void test_fabric_watch(void **state)
 	assert_int_equal(ret, 1);
 	assert_true(ssemu_r_ep(t->fab->r, t->ep[1]->index)->rx_head !=
 		    SSEMU_NONE);
+	assert_int_equal(ssemu_fabric_watched(t->fab, slots, 4), 0);
+	/* and polling makes room: the run goes on to the end */
+	tf_pump(t);
+	while ((ret = ssemu_fabric_run_until_watched(t->fab, UINT64_MAX)) ==
+	       1)
+		tf_pump(t);
+	assert_int_equal(ret, 0);
+	assert_true(ssemu_fabric_idle(t->fab));
 	/* closing ends the watch */
+	assert_int_equal(ssemu_ep_watch(t->ep[1], true), 0);
 	ssemu_ep_close(t->ep[1]);
 	t->ep[1] = NULL;
 	assert_int_equal(t->fab->r->nwatch, 0);
