@@ -675,10 +675,14 @@ static int run_until(struct ssemu_fabric *f, ssemu_time_t t, bool watched)
 	/* (a post that failed as it was taken may have freed one) */
 	stopped = watched && r->watch_hit;
 	r->watch_hit = 0;
-	/* (not past an RMA request that waits for its memory's owner) */
+	/* (not past an RMA request that waits for its memory's owner; to
+	 * the end is while real traffic is in flight: modelled jobs never
+	 * end, ssemu_gen_hold) */
 	while (!stopped && !ssemu_broken(r) && !f->gone &&
 	       ssemu_engine_cap_ok(e, r->config.max_events) &&
-	       ssemu_engine_pop(e, r->nparked ? e->now : t, &fired)) {
+	       ssemu_engine_pop(e, r->nparked || (t == UINT64_MAX &&
+						  ssemu_gen_hold(r)) ?
+					   e->now : t, &fired)) {
 		ssemu_model_dispatch(r, &fired);
 		if (watched && r->watch_hit) {
 			r->watch_hit = 0;

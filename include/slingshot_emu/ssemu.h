@@ -331,7 +331,8 @@ int ssemu_fabric_progress(struct ssemu_fabric *fabric, unsigned budget);
 /**
  * Run the engine until model time @t (virtual clock; in-process tools and
  * tests), draining tx rings as it goes; the clock is then @t, or with @t
- * UINT64_MAX (until no event is left) the last event's time.  Blocks on
+ * UINT64_MAX (until no event is left, or only modelled jobs' with no real
+ * message in flight: they never end) the last event's time.  Blocks on
  * the fabric lock.
  * @return 0 or a negative error.
  */

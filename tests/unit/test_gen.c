@@ -414,6 +414,17 @@ static void test_virtual_clock_holds(void **state)
 	t1 = ssemu_fabric_now(t->fab);
 	assert_int_equal(t1, t0);
 	assert_true(job_stats(t, 0).posted >= posted);
+	/* a run to the end stops with the real traffic: the modelled
+	 * jobs' events never end */
+	assert_int_equal(ssemu_fabric_run_until(t->fab, UINT64_MAX), 0);
+	assert_int_equal(ssemu_fabric_now(t->fab), t0);
+	tf_send(t, a, b, &byte, 1, 0, 0, 0);
+	assert_int_equal(ssemu_fabric_run_until_watched(t->fab, UINT64_MAX),
+			 0);
+	assert_int_equal(tf_pump(t), 2);
+	assert_true(ssemu_fabric_now(t->fab) > t0);
+	assert_true(ssemu_fabric_idle(t->fab));
+	t0 = ssemu_fabric_now(t->fab);
 	/* a tool driving the engine moves it on */
 	assert_int_equal(ssemu_fabric_run_until(t->fab, t0 + 50 * US), 0);
 	assert_true(job_stats(t, 0).posted > posted + 10);
