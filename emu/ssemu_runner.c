@@ -649,8 +649,8 @@ static int run_until(struct ssemu_fabric *f, ssemu_time_t t, bool watched)
 	struct ssemu_region *r = f->r;
 	struct ssemu_engine *e = ssemu_r_engine(r);
 	struct ssemu_fired fired;
-	bool stopped = false;
 	uint64_t exec0;
+	bool stopped;
 	int ret;
 
 	ret = ssemu_fab_check(f);
@@ -667,14 +667,14 @@ static int run_until(struct ssemu_fabric *f, ssemu_time_t t, bool watched)
 		ssemu_xuid_run_locked(r);
 	exec0 = e->executed;
 	/* (a slot freed before this run, by another: the caller looked at
-	 * its slots before it ran the engine) */
+	 * its slots before it ran the engine; only a watched run reads the
+	 * flag, and every run clears it first) */
 	r->watch_hit = 0;
 	r->nwatch_freed = 0;
 	/* (every word now and then, as progress does) */
 	drain_tx_locked(r, ++f->run_until_calls % 64 == 0);
 	/* (a post that failed as it was taken may have freed one) */
 	stopped = watched && r->watch_hit;
-	r->watch_hit = 0;
 	/* (not past an RMA request that waits for its memory's owner; to
 	 * the end is while real traffic is in flight: modelled jobs never
 	 * end, ssemu_gen_hold) */
@@ -684,11 +684,7 @@ static int run_until(struct ssemu_fabric *f, ssemu_time_t t, bool watched)
 						  ssemu_gen_hold(r)) ?
 					   e->now : t, &fired)) {
 		ssemu_model_dispatch(r, &fired);
-		if (watched && r->watch_hit) {
-			r->watch_hit = 0;
-			stopped = true;
-			break;
-		}
+		stopped = watched && r->watch_hit;
 	}
 	if (!ssemu_engine_cap_ok(e, r->config.max_events))
 		ssemu_fail(r, "the event engine's size changed");
