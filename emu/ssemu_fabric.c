@@ -161,6 +161,7 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 	struct ssemu_fabric *f;
 	struct ssemu_topo t;
 	struct ssemu_layout l;
+	const char *dir;
 	char dummy[8];
 	int ret;
 
@@ -212,10 +213,13 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 		if (ret)
 			goto err_free;
 	} else if (opts->store == SSEMU_STORE_SHM) {
+		/* (a file's name in ssemu_shm_dir: never a path) */
 		if (opts->name && (!opts->name[0] || strchr(opts->name, '/') ||
+				   !strcmp(opts->name, ".") ||
+				   !strcmp(opts->name, "..") ||
 				   strlen(opts->name) > 48)) {
 			snprintf(err, errlen, "bad fabric name '%s': 1-48 "
-				 "characters, no '/'", opts->name);
+				 "characters, no '/', not . or ..", opts->name);
 			ret = -EINVAL;
 			goto err_free;
 		}
@@ -225,6 +229,13 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 		else
 			snprintf(f->shm_name, sizeof(f->shm_name),
 				 "/ssemu-%u", (unsigned)geteuid());
+		dir = ssemu_shm_dir(err, errlen);
+		if (!dir) {
+			ret = -EINVAL;
+			goto err_free;
+		}
+		snprintf(f->shm_path, sizeof(f->shm_path), "%s%s", dir,
+			 f->shm_name);
 		f->flags = opts->flags;
 		ret = ssemu_store_shm(f, c, &t, &l, &f->view, err, errlen);
 		if (ret)
@@ -285,7 +296,7 @@ void ssemu_fabric_close(struct ssemu_fabric *f)
 			/* (a fabric shared with a group may be another
 			 * user's, whose file only they remove: it stays,
 			 * for its next user or `slingshot-emu clean`) */
-			if (!left && (!shm_unlink(f->shm_name) ||
+			if (!left && (!unlink(f->shm_path) ||
 				      errno == ENOENT))
 				r->dead = 1;
 			ssemu_region_release(r);

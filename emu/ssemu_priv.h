@@ -42,7 +42,9 @@ struct ssemu_fabric {
 	size_t map_size;
 	enum ssemu_store store;
 	uint32_t flags;		/* SSEMU_OPEN_* */
-	char shm_name[64];
+	char shm_name[64];	/* "/" and the fabric's name */
+	/* shm: the segment's file, ssemu_shm_dir() and shm_name */
+	char shm_path[SSEMU_SHM_DIR_MAX + 64];
 	unsigned progress_calls;
 	unsigned run_until_calls;	/* (under the fabric lock) */
 	/* this process's mapping of the segment was cut short under it

@@ -333,8 +333,8 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 }
 
 /*
- * Ask for transparent huge pages where a private region is written densely
- * once used: the engine's event pool and the packet pool (handed out from
+ * Ask for transparent huge pages where a region is written densely once
+ * used: the engine's event pool and the packet pool (handed out from
  * a high-water mark), the NIC, endpoint and slot-state tables, the pair
  * table's hot part (advise_pairs) and the switch models with their VOQs
  * (each written in full when first used).  At the full system's scale
@@ -344,7 +344,9 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
  * its page).  The sparse sections stay on small pages (an endpoint's
  * larger rings, message slots and large buffers are touched a page or
  * two at a time; huge pages there would multiply the resident memory).
- * Advice only: where the kernel has no THP, nothing changes.
+ * Advice only: where the kernel has no THP, nothing changes; a shared
+ * segment's file takes it where its file system gives huge pages on
+ * advice (a tmpfs mounted with huge=advise, or shmem_enabled advise).
  */
 static void advise_range(void *p, uint64_t off, uint64_t size, int advice)
 {
@@ -381,6 +383,20 @@ static void advise_pairs(void *p, const struct ssemu_layout *l,
 	if (sec->size > hot)
 		advise_range(p, sec->off + hot, sec->size - hot,
 			     MADV_NOHUGEPAGE);
+}
+
+/*
+ * A shared segment: everything but the large buffers.  Its users are a
+ * job's processes, a few to hundreds of endpoints (the models of the full
+ * system use private stores), and each engine run after a context switch
+ * walks a hundred or more of its small pages, one TLB miss each: on huge
+ * pages it reaches them through a few.  The large buffers, gigabytes
+ * where a fabric is sized for many endpoints and touched a page per
+ * message, stay on small pages.
+ */
+static void advise_shared(void *p, const struct ssemu_layout *l)
+{
+	advise_range(p, 0, l->sec[SSEMU_SEC_BUFS].off, MADV_HUGEPAGE);
 }
 
 static void advise_huge(void *p, const struct ssemu_layout *l,
@@ -433,6 +449,23 @@ int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,
 /* ------------------------------------------------------------------ */
 /* A shared segment: create or attach                                   */
 /* ------------------------------------------------------------------ */
+
+const char *ssemu_shm_dir(char *err, size_t errlen)
+{
+	const char *d = getenv("SSEMU_SHM_DIR");
+
+	if (!d || !*d)
+		return SSEMU_SHM_DIR_DEFAULT;
+	if (d[0] != '/' || strlen(d) > SSEMU_SHM_DIR_MAX) {
+		if (err && errlen)
+			snprintf(err, errlen, "SSEMU_SHM_DIR '%.64s%s': not "
+				 "an absolute path of at most %d characters",
+				 d, strlen(d) > 64 ? "..." : "",
+				 SSEMU_SHM_DIR_MAX);
+		return NULL;
+	}
+	return d;
+}
 
 static int check_header(struct ssemu_region *r, size_t size,
 			const struct ssemu_config *want, char *err,
@@ -567,12 +600,13 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 	int fd, ret;
 	void *p;
 
-	fd = shm_open(f->shm_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	fd = open(f->shm_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+				       O_CLOEXEC, 0600);
 	if (fd < 0) {
 		if (errno == EEXIST)
 			return -EEXIST;
 		ret = -errno;
-		snprintf(err, errlen, "shm_open %s: %s", f->shm_name,
+		snprintf(err, errlen, "cannot create %s: %s", f->shm_path,
 			 strerror(errno));
 		return ret;
 	}
@@ -582,7 +616,7 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 		ret = -errno;
 	if (ret) {
 		close(fd);
-		shm_unlink(f->shm_name);
+		unlink(f->shm_path);
 		return ret;
 	}
 	if (ftruncate(fd, (off_t)l->total)) {
@@ -591,17 +625,20 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 			 "bytes: %s", f->shm_name,
 			 (unsigned long long)l->total, strerror(errno));
 		close(fd);
-		shm_unlink(f->shm_name);
+		unlink(f->shm_path);
 		return ret;
 	}
 	p = mmap(NULL, l->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		ret = -errno;
 		close(fd);
-		shm_unlink(f->shm_name);
+		unlink(f->shm_path);
 		snprintf(err, errlen, "mmap: %s", strerror(errno));
 		return ret;
 	}
+	/* (where the directory's file system gives huge pages on advice,
+	 * as a tmpfs mounted with huge=advise: ssemu_shm_dir) */
+	advise_shared(p, l);
 	r = p;
 	ret = region_init(r, c, t, l);
 	r->shm_mode = (uint32_t)mode;
@@ -611,7 +648,7 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 	if (ret) {
 		close(fd);
 		munmap(p, l->total);
-		shm_unlink(f->shm_name);
+		unlink(f->shm_path);
 		snprintf(err, errlen, "cannot initialise the fabric: %s",
 			 strerror(-ret));
 		return ret;
@@ -623,7 +660,7 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 	close(fd);
 	if (ret) {
 		munmap(p, l->total);
-		shm_unlink(f->shm_name);
+		unlink(f->shm_path);
 		snprintf(err, errlen, "cannot map the header: %s",
 			 strerror(-ret));
 		return ret;
@@ -717,17 +754,19 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 	int fd, ret;
 	void *p;
 
-	fd = shm_open(f->shm_name, O_RDWR, 0);
+	fd = open(f->shm_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT && existing) {
-			snprintf(err, errlen, "no fabric named %s",
-				 f->shm_name + 1);
+			snprintf(err, errlen, "no fabric named %s (in %.*s)",
+				 f->shm_name + 1,
+				 (int)(strlen(f->shm_path) -
+				       strlen(f->shm_name)), f->shm_path);
 			return -ENOENT;
 		}
 		if (errno == ENOENT)
 			return -EAGAIN; /* removed meanwhile */
 		ret = -errno;
-		snprintf(err, errlen, "shm_open %s: %s", f->shm_name,
+		snprintf(err, errlen, "cannot open %s: %s", f->shm_path,
 			 strerror(errno));
 		return ret;
 	}
@@ -770,8 +809,14 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 		return ret;
 	}
 	ret = check_header(r, size, want, err, errlen);
-	if (!ret)
+	if (!ret) {
+		struct ssemu_layout l;
+
+		/* (the layout the header was just checked against) */
+		ssemu_layout_compute(&r->config, &r->topo, &l);
+		advise_shared(p, &l);
 		ret = share_check(f, r, &st, want, err, errlen);
+	}
 	if (!ret) {
 		ret = ssemu_region_lock(r);
 		if (ret)

@@ -23,7 +23,6 @@
 
 #include "ssemu_cli.h"
 
-#define SHM_DIR "/dev/shm"
 #define MAX_LIST 4096
 
 struct tool_opts {
@@ -48,8 +47,8 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-/* Is /dev/shm/@name one of ours (magic at offset 0)? */
-static bool looks_like_fabric(const char *name)
+/* Is @dir/@name one of ours (magic at offset 0)? */
+static bool looks_like_fabric(const char *dir, const char *name)
 {
 	char path[512];
 	uint64_t magic = 0;
@@ -57,7 +56,7 @@ static bool looks_like_fabric(const char *name)
 	int fd;
 	bool yes;
 
-	snprintf(path, sizeof(path), SHM_DIR "/%s", name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
 		return false;
 	fd = open(path, O_RDONLY | O_NOFOLLOW);
@@ -70,10 +69,11 @@ static bool looks_like_fabric(const char *name)
 	return yes || (!strncmp(name, "ssemu", 5) && st.st_size < 4096);
 }
 
-static int list_fabrics(char names[][64], int max)
+/* The fabrics in directory @path (ssemu_shm_dir). */
+static int list_fabrics(const char *path, char names[][64], int max)
 {
 	struct dirent *d;
-	DIR *dir = opendir(SHM_DIR);
+	DIR *dir = opendir(path);
 	int n = 0;
 
 	if (!dir)
@@ -81,7 +81,7 @@ static int list_fabrics(char names[][64], int max)
 	while ((d = readdir(dir)) && n < max) {
 		if (d->d_name[0] == '.' || strlen(d->d_name) >= 64)
 			continue;
-		if (looks_like_fabric(d->d_name))
+		if (looks_like_fabric(path, d->d_name))
 			snprintf(names[n++], 64, "%s", d->d_name);
 	}
 	closedir(dir);
@@ -354,6 +354,15 @@ static int parse_common(const char *cmd, int argc, char **argv,
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'f':
+			/* (a name, never a path: clean removes the file) */
+			if (!*optarg || strchr(optarg, '/') ||
+			    !strcmp(optarg, ".") || !strcmp(optarg, "..") ||
+			    strlen(optarg) > 48) {
+				fprintf(stderr, "%s: bad fabric name '%s': 1-48 "
+					"characters, no '/', not . or ..\n", cmd,
+					optarg);
+				return -EINVAL;
+			}
 			o->fabric = optarg;
 			break;
 		case 'j':
@@ -402,19 +411,25 @@ int ssemu_cmd_status(int argc, char **argv)
 	static char names[MAX_LIST][64];
 	struct tool_opts o;
 	struct ssemu_fabric *f;
+	const char *dir;
 	char err[256];
 	int n, i, ret, shown = 0, bad = 0;
 
 	ret = parse_common("status", argc, argv, &o, usage_status);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	dir = ssemu_shm_dir(err, sizeof(err));
+	if (!dir) {
+		fprintf(stderr, "status: %s\n", err);
+		return 2;
+	}
 	if (o.fabric) {
 		snprintf(names[0], 64, "%s", o.fabric);
 		n = 1;
 	} else {
-		n = list_fabrics(names, MAX_LIST);
+		n = list_fabrics(dir, names, MAX_LIST);
 		if (n < 0) {
-			fprintf(stderr, "status: %s: %s\n", SHM_DIR,
+			fprintf(stderr, "status: %s: %s\n", dir,
 				strerror(-n));
 			return 1;
 		}
@@ -597,20 +612,26 @@ int ssemu_cmd_clean(int argc, char **argv)
 	struct ssemu_fabric_info fi;
 	struct tool_opts o;
 	struct ssemu_fabric *f;
-	char err[256], shmname[80];
+	char err[256], path[SSEMU_SHM_DIR_MAX + 80];
+	const char *dir;
 	int n, i, ret, removed = 0;
 	bool stale;
 
 	ret = parse_common("clean", argc, argv, &o, usage_clean);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	dir = ssemu_shm_dir(err, sizeof(err));
+	if (!dir) {
+		fprintf(stderr, "clean: %s\n", err);
+		return 2;
+	}
 	if (o.fabric) {
 		snprintf(names[0], 64, "%s", o.fabric);
 		n = 1;
 	} else {
-		n = list_fabrics(names, MAX_LIST);
+		n = list_fabrics(dir, names, MAX_LIST);
 		if (n < 0) {
-			fprintf(stderr, "clean: %s: %s\n", SHM_DIR,
+			fprintf(stderr, "clean: %s: %s\n", dir,
 				strerror(-n));
 			return 1;
 		}
@@ -643,8 +664,9 @@ int ssemu_cmd_clean(int argc, char **argv)
 				       names[i], fi.nprocs);
 		}
 		if (stale && !o.dry_run) {
-			snprintf(shmname, sizeof(shmname), "/%.63s", names[i]);
-			if (shm_unlink(shmname))
+			snprintf(path, sizeof(path), "%s/%.63s", dir,
+				 names[i]);
+			if (unlink(path))
 				fprintf(stderr, "clean: %s: %s\n", names[i],
 					strerror(errno));
 			else

@@ -280,7 +280,7 @@ struct ssemu_ep;
 
 enum ssemu_store {
 	SSEMU_STORE_PRIVATE = 0,	/* this process's memory only */
-	SSEMU_STORE_SHM = 1,		/* a named POSIX shared-memory segment */
+	SSEMU_STORE_SHM = 1,		/* a named shared segment (ssemu_shm_dir) */
 };
 
 struct ssemu_fabric_opts {
@@ -289,6 +289,27 @@ struct ssemu_fabric_opts {
 	const struct ssemu_config *config;	/* NULL: preset "switch" */
 	uint32_t flags;		/* SSEMU_OPEN_* */
 };
+
+/*
+ * A shared fabric is a file of its name in a directory: $SSEMU_SHM_DIR
+ * when that is set and not empty, else /dev/shm (where shm_open puts
+ * segments).  Every process of a fabric must see the same directory.  A
+ * tmpfs mounted with huge=advise (or huge=always) there backs the
+ * fabric's dense tables with 2 MiB pages, which the processes sharing it
+ * reach with a few TLB entries instead of hundreds: the engine's run
+ * after a context switch is far cheaper (README, "Huge pages for a
+ * shared fabric").
+ */
+#define SSEMU_SHM_DIR_DEFAULT "/dev/shm"
+#define SSEMU_SHM_DIR_MAX 190
+
+/**
+ * The directory of shared fabrics.  @return $SSEMU_SHM_DIR or
+ * SSEMU_SHM_DIR_DEFAULT; NULL, with the reason in @err, when
+ * SSEMU_SHM_DIR is not an absolute path of at most SSEMU_SHM_DIR_MAX
+ * characters.
+ */
+const char *ssemu_shm_dir(char *err, size_t errlen);
 
 /* Attach to an existing shared fabric only, taking its configuration. */
 #define SSEMU_OPEN_EXISTING (1u << 0)

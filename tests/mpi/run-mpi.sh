@@ -21,6 +21,8 @@
 #                      the test programs themselves without the provider
 #   SSEMU_MPI_REQUIRE_PROVIDER=1  a missing or unloadable provider is a
 #                      failure, not a skip
+#   SSEMU_SHM_DIR      the directory of the fabric's segment (passed to
+#                      the ranks; default /dev/shm)
 #   SSEMU_MPI_FABRIC   run on this fabric instead of one of its own, to share
 #                      it with another job (two-jobs.sh); the caller then
 #                      owns the segment and removes it
@@ -118,7 +120,8 @@ else
 		--mca mtl_ofi_provider_include slingshot_emu
 		--mca mtl_ofi_verbose 1
 		-x FI_PROVIDER=slingshot_emu -x FI_PROVIDER_PATH
-		-x FI_SLINGSHOT_EMU_FABRIC=$fabric"
+		-x FI_SLINGSHOT_EMU_FABRIC=$fabric
+		${SSEMU_SHM_DIR:+-x SSEMU_SHM_DIR}"
 fi
 
 # --- run -----------------------------------------------------------------
@@ -150,7 +153,7 @@ fi
 # the name is unique to this run and its processes are gone, so drop it
 # (a shared one is its owner's to drop: another job may be on it).
 if [ -z "${SSEMU_MPI_FABRIC:-}" ]; then
-	rm -f "/dev/shm/$fabric"
+	rm -f "${SSEMU_SHM_DIR:-/dev/shm}/$fabric"
 fi
 
 # On success the MTL's per-rank verbose lines (and the provider's

@@ -11,7 +11,8 @@
  * the lock, so engine runners killed mid-run while others attach never
  * look corrupt), a different configuration is -EEXIST naming the
  * difference, a segment of another uid or with mode 0644 is -EACCES, and the
- * last process out removes the segment.
+ * last process out removes the segment; SSEMU_SHM_DIR moves it to another
+ * directory.
  *
  * Every segment is named after this process's pid (make check runs the
  * tests in parallel) and every test checks that it left nothing in
@@ -1901,6 +1902,118 @@ static void test_shm_dead_free_endpoint_slots(void **state)
 	expect_no_segment();
 }
 
+/*
+ * SSEMU_SHM_DIR puts the segment in that directory instead of /dev/shm:
+ * two handles share it there (the second attaches and advises its own
+ * mapping), a message crosses, the last close removes the file, and
+ * nothing appears in /dev/shm.  A relative, too long or missing
+ * directory, and a name that would be a path, are refused with a reason;
+ * unset or empty, it is /dev/shm.
+ */
+static char shm_dir[64];
+
+static void test_shm_dir(void **state)
+{
+	struct ssemu_nic_opts no0 = { .port = 0, .rank = -1 };
+	struct ssemu_nic_opts no1 = { .port = 1, .rank = -1 };
+	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM };
+	struct ssemu_config c;
+	struct ssemu_fabric *f1, *f2, *x;
+	struct ssemu_nic *n0, *n1;
+	struct ssemu_ep *e0, *e1;
+	struct ssemu_event ev[4];
+	static uint8_t buf[20000];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct ssemu_send s = { .iov = &iov, .iov_count = 1 };
+	char err[256] = "", path[160], longdir[SSEMU_SHM_DIR_MAX + 2];
+	struct stat st;
+	size_t off;
+
+	unsetenv("SSEMU_SHM_DIR");
+	assert_string_equal(ssemu_shm_dir(err, sizeof(err)), "/dev/shm");
+	setenv("SSEMU_SHM_DIR", "", 1);
+	assert_string_equal(ssemu_shm_dir(err, sizeof(err)), "/dev/shm");
+
+	snprintf(shm_dir, sizeof(shm_dir), "/dev/shm/ssemu-ut-%d-XXXXXX",
+		 (int)getpid());
+	assert_non_null(mkdtemp(shm_dir));
+	setenv("SSEMU_SHM_DIR", shm_dir, 1);
+	assert_string_equal(ssemu_shm_dir(err, sizeof(err)), shm_dir);
+	name_for("dir");
+	snprintf(path, sizeof(path), "%s/%s", shm_dir, shm_name);
+	shm_config(&c);
+	if (shm_open_fabric(&c, &f1, err, sizeof(err)) ||
+	    shm_open_fabric(&c, &f2, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600);
+	assert_false(segment_exists());
+	assert_int_equal(ssemu_nic_attach(f1, &no0, &n0), 0);
+	assert_int_equal(ssemu_nic_attach(f2, &no1, &n1), 0);
+	assert_int_equal(ssemu_ep_open(n0, &e0), 0);
+	assert_int_equal(ssemu_ep_open(n1, &e1), 0);
+	for (off = 0; off < sizeof(buf); off++)
+		buf[off] = (uint8_t)(off * 7 + 3);
+	s.dest = ssemu_ep_addr(e1);
+	assert_int_equal(ssemu_ep_send(e0, &s), 0);
+	assert_int_equal(ssemu_ep_wait(e1, 5000), 1);
+	assert_int_equal(ssemu_ep_poll(e1, ev, 4), 1);
+	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
+	assert_memory_equal(ssemu_event_data(e1, &ev[0]), buf, sizeof(buf));
+	ssemu_event_release(e1, &ev[0]);
+	ssemu_ep_close(e0);
+	ssemu_ep_close(e1);
+	ssemu_nic_detach(n0);
+	ssemu_nic_detach(n1);
+	ssemu_fabric_close(f1);
+	assert_int_equal(stat(path, &st), 0);
+	ssemu_fabric_close(f2);
+	assert_int_equal(stat(path, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	/* an attach-only open names the directory it looked in */
+	o.name = shm_name;
+	o.flags = SSEMU_OPEN_EXISTING;
+	assert_int_equal(ssemu_fabric_open(&o, &x, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, shm_dir));
+	o.flags = 0;
+	/* a name is never a path */
+	o.name = "..";
+	assert_int_equal(ssemu_fabric_open(&o, &x, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "bad fabric name"));
+	o.name = shm_name;
+	assert_int_equal(rmdir(shm_dir), 0);
+
+	/* a directory that is not there */
+	assert_int_equal(ssemu_fabric_open(&o, &x, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, shm_dir));
+	/* relative, or too long: refused before anything is made */
+	setenv("SSEMU_SHM_DIR", "dev/shm", 1);
+	assert_null(ssemu_shm_dir(err, sizeof(err)));
+	assert_int_equal(ssemu_fabric_open(&o, &x, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "SSEMU_SHM_DIR 'dev/shm'"));
+	memset(longdir, 'a', sizeof(longdir) - 1);
+	longdir[0] = '/';
+	longdir[sizeof(longdir) - 1] = 0;
+	setenv("SSEMU_SHM_DIR", longdir, 1);
+	assert_int_equal(ssemu_fabric_open(&o, &x, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "at most 190 characters"));
+	unsetenv("SSEMU_SHM_DIR");
+	expect_no_segment();
+}
+
+static int teardown_dir(void **state)
+{
+	char path[160];
+
+	unsetenv("SSEMU_SHM_DIR");
+	if (shm_dir[0]) {
+		snprintf(path, sizeof(path), "%s/%s", shm_dir, shm_name);
+		unlink(path);
+		rmdir(shm_dir);
+	}
+	return teardown_segment(state);
+}
+
 #define SHM_TEST(f) cmocka_unit_test_teardown(f, teardown_segment)
 
 int main(void)
@@ -1926,6 +2039,7 @@ int main(void)
 		SHM_TEST(test_shm_dead_free_first_free_ports),
 		SHM_TEST(test_shm_dead_sequential_jobs),
 		SHM_TEST(test_shm_dead_free_endpoint_slots),
+		cmocka_unit_test_teardown(test_shm_dir, teardown_dir),
 	};
 
 	return cmocka_run_group_tests_name("shm", tests, NULL, NULL);
