@@ -36,6 +36,11 @@
 # the runs are short, and the kernel's real-time throttling leaves other
 # tasks 5% meanwhile): the same for both providers, so the ratios stay
 # fair.  BENCH_NP sets the ranks of part 3 (default 8).
+#
+# BENCH_SHM_DIR=DIR puts slingshot_emu's fabrics in DIR (SSEMU_SHM_DIR)
+# instead of /dev/shm; BENCH_HUGE=1 mounts a tmpfs with huge=advise for
+# them (needs root; unmounted at the end), where the library backs a
+# fabric's tables with 2 MiB pages.  Neither touches shm's segments.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,7 +66,35 @@ export FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$top/prov/.libs}
 fabric=ssemu-bench-$$
 export FI_SLINGSHOT_EMU_FABRIC=$fabric
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_provider.XXXXXX")
-trap 'rm -rf "$tmp"; rm -f /dev/shm/$fabric /dev/shm/$fabric-mpi*' EXIT
+huge=
+cleanup() {
+	rm -f "${SSEMU_SHM_DIR:-/dev/shm}/$fabric" \
+		"${SSEMU_SHM_DIR:-/dev/shm}/$fabric"-mpi*
+	if [ -n "$huge" ]; then
+		umount "$huge" || echo "bench_provider: umount $huge failed" >&2
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+if [ "${BENCH_HUGE:-0}" = 1 ]; then
+	mkdir "$tmp/huge"
+	if ! mount -t tmpfs -o huge=advise,mode=1777 tmpfs "$tmp/huge"; then
+		echo "bench_provider: BENCH_HUGE=1: cannot mount a tmpfs" \
+			"with huge=advise (root only)" >&2
+		exit 1
+	fi
+	huge=$tmp/huge
+	BENCH_SHM_DIR=$huge
+fi
+if [ -n "${BENCH_SHM_DIR:-}" ]; then
+	export SSEMU_SHM_DIR=$BENCH_SHM_DIR
+fi
+shm_dir=${SSEMU_SHM_DIR:-/dev/shm}
+# (the file system the directory is on, and its huge= option: the last of
+# the mounts there is the one in use)
+echo "slingshot_emu's fabrics in $shm_dir ($(findmnt -no FSTYPE,OPTIONS \
+	--target "$shm_dir" 2>/dev/null | tail -n 1 |
+	grep -o '^[a-z0-9]*\|huge=[a-z_]*' | paste -sd' ' || echo '?'))"
 
 # run PROVIDER SIZE ITERS: "usec_per_xfer MB_per_s" in $tmp/res (not on
 # stdout: a subshell would lose the next port), the processes' stderr in
@@ -214,6 +247,7 @@ pairs() {
 			--mca mtl_ofi_provider_include slingshot_emu \
 			-x FI_PROVIDER=slingshot_emu -x FI_PROVIDER_PATH \
 			-x FI_SLINGSHOT_EMU_FABRIC="$fabric-mpi$2-$i" \
+			${SSEMU_SHM_DIR:+-x SSEMU_SHM_DIR} \
 			"$tmp/bench_pairs" "$iters_pairs" 8) ;;
 	esac
 	echo "$out" | sed -n 's/.*mean_usec=\([0-9.]*\).*/\1/p'

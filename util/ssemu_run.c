@@ -294,6 +294,11 @@ int ssemu_cmd_mpirun(int argc, char **argv)
 		av[n++] = "-x";
 		av[n++] = "FI_PROVIDER_PATH";
 	}
+	/* (the ranks look for the fabric held here in the same directory) */
+	if (getenv("SSEMU_SHM_DIR")) {
+		av[n++] = "-x";
+		av[n++] = "SSEMU_SHM_DIR";
+	}
 	for (e = environ; *e; e++) {
 		if (strncmp(*e, "FI_SLINGSHOT_EMU_", 17) &&
 		    (strncmp(*e, "SLINGSHOT_", 10) || job_auth.vni))
