@@ -333,21 +333,29 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 }
 
 /*
- * Ask for transparent huge pages where a region is written densely once
- * used: the engine's event pool and the packet pool (handed out from
- * a high-water mark), the NIC, endpoint and slot-state tables, the pair
- * table's hot part (advise_pairs) and the switch models with their VOQs
- * (each written in full when first used).  At the full system's scale
- * these are gigabytes touched at random: 4 KiB pages cost a fault each
- * and a TLB miss on most accesses.  The endpoints' rings too when they
- * are a page an endpoint (a small ev_ring: every endpoint opened writes
- * its page).  The sparse sections stay on small pages (an endpoint's
- * larger rings, message slots and large buffers are touched a page or
- * two at a time; huge pages there would multiply the resident memory).
- * Advice only: where the kernel has no THP, nothing changes; a shared
- * segment's file takes it where its file system gives huge pages on
- * advice (a tmpfs mounted with huge=advise, or shmem_enabled advise).
+ * Where a region asks for transparent huge pages: everywhere but its
+ * sparse sections where those are large.  The rest is written densely
+ * once used, or is small: the engine's event pool and the packet pool
+ * (handed out from a high-water mark), the NIC, endpoint and slot-state
+ * tables, the pair table's hot part (advise_pairs), the switch models
+ * with their VOQs (each written in full when first used), the bitmaps and
+ * maps.  At the full system's scale these are gigabytes touched at
+ * random, and a job's engine runs after a context switch walk a hundred
+ * or more of a small fabric's pages: on 4 KiB pages each costs a fault
+ * and a TLB miss on most accesses.  The sparse sections are touched a
+ * page or two an endpoint or a message (its message slots, its rings when
+ * larger than a page, the memory region tables, the large buffers): on
+ * huge pages all of such a section becomes resident.  So one gets them
+ * only while that costs at most HUGE_SPARSE_MAX (a fabric of a thousand
+ * endpoints' slots and rings), and small pages beyond, even where the
+ * kernel gives huge pages unasked.  The endpoints' rings of a page an
+ * endpoint are dense (every endpoint opened writes its page).  Advice
+ * only: where the kernel has no THP, nothing changes; a shared segment's
+ * file takes it where its file system gives huge pages on advice (a
+ * tmpfs mounted with huge=advise: ssemu_shm_dir).
  */
+#define HUGE_SPARSE_MAX ((uint64_t)128 << 20)
+
 static void advise_range(void *p, uint64_t off, uint64_t size, int advice)
 {
 	const uintptr_t huge = (uintptr_t)2 << 20, base = (uintptr_t)p;
@@ -356,11 +364,6 @@ static void advise_range(void *p, uint64_t off, uint64_t size, int advice)
 
 	if (hi > lo)
 		(void)madvise((void *)lo, hi - lo, advice);
-}
-
-static void advise_sec(void *p, const struct ssemu_section *sec)
-{
-	advise_range(p, sec->off, sec->size, MADV_HUGEPAGE);
 }
 
 /*
@@ -378,42 +381,30 @@ static void advise_pairs(void *p, const struct ssemu_layout *l,
 				 ssemu_pair_chunk_bits(sh))) *
 		       sizeof(struct ssemu_pair);
 
-	advise_range(p, sec->off, hot, MADV_HUGEPAGE);
 	/* (from the first whole huge page after the hot part) */
 	if (sec->size > hot)
 		advise_range(p, sec->off + hot, sec->size - hot,
 			     MADV_NOHUGEPAGE);
 }
 
-/*
- * A shared segment: everything but the large buffers.  Its users are a
- * job's processes, a few to hundreds of endpoints (the models of the full
- * system use private stores), and each engine run after a context switch
- * walks a hundred or more of its small pages, one TLB miss each: on huge
- * pages it reaches them through a few.  The large buffers, gigabytes
- * where a fabric is sized for many endpoints and touched a page per
- * message, stay on small pages.
- */
-static void advise_shared(void *p, const struct ssemu_layout *l)
-{
-	advise_range(p, 0, l->sec[SSEMU_SEC_BUFS].off, MADV_HUGEPAGE);
-}
-
 static void advise_huge(void *p, const struct ssemu_layout *l,
 			const struct ssemu_config *c)
 {
-	static const enum ssemu_sec dense[] = {
-		SSEMU_SEC_ENGINE, SSEMU_SEC_NICS, SSEMU_SEC_EPS,
-		SSEMU_SEC_MSTATE, SSEMU_SEC_PKTS, SSEMU_SEC_PAIRN,
-		SSEMU_SEC_SWITCHES, SSEMU_SEC_VOQROW, SSEMU_SEC_VOQS,
+	static const enum ssemu_sec sparse[] = {
+		SSEMU_SEC_MSGS, SSEMU_SEC_RINGS, SSEMU_SEC_MRS, SSEMU_SEC_BUFS,
 	};
+	const struct ssemu_section *sec;
 	unsigned i;
 
-	for (i = 0; i < ARRAY_SIZE(dense); i++)
-		advise_sec(p, &l->sec[dense[i]]);
+	advise_range(p, 0, l->total, MADV_HUGEPAGE);
+	for (i = 0; i < ARRAY_SIZE(sparse); i++) {
+		sec = &l->sec[sparse[i]];
+		if (sec->size <= HUGE_SPARSE_MAX ||
+		    (sparse[i] == SSEMU_SEC_RINGS && l->ring_bytes <= PAGE))
+			continue;
+		advise_range(p, sec->off, sec->size, MADV_NOHUGEPAGE);
+	}
 	advise_pairs(p, l, c);
-	if (l->ring_bytes <= PAGE)
-		advise_sec(p, &l->sec[SSEMU_SEC_RINGS]);
 }
 
 int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,
@@ -638,7 +629,7 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 	}
 	/* (where the directory's file system gives huge pages on advice,
 	 * as a tmpfs mounted with huge=advise: ssemu_shm_dir) */
-	advise_shared(p, l);
+	advise_huge(p, l, c);
 	r = p;
 	ret = region_init(r, c, t, l);
 	r->shm_mode = (uint32_t)mode;
@@ -814,7 +805,7 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 
 		/* (the layout the header was just checked against) */
 		ssemu_layout_compute(&r->config, &r->topo, &l);
-		advise_shared(p, &l);
+		advise_huge(p, &l, &r->config);
 		ret = share_check(f, r, &st, want, err, errlen);
 	}
 	if (!ret) {
