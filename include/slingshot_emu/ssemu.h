@@ -293,12 +293,11 @@ struct ssemu_fabric_opts {
 /*
  * A shared fabric is a file of its name in a directory: $SSEMU_SHM_DIR
  * when that is set and not empty, else /dev/shm (where shm_open puts
- * segments).  Every process of a fabric must see the same directory.  A
- * tmpfs mounted with huge=advise (or huge=always) there backs the
- * fabric's dense tables with 2 MiB pages, which the processes sharing it
- * reach with a few TLB entries instead of hundreds: the engine's run
- * after a context switch is far cheaper (README, "Huge pages for a
- * shared fabric").
+ * segments).  Every process of a fabric must see the same directory.  On
+ * a tmpfs mounted with huge=advise the fabric is on 2 MiB pages but for
+ * its large sparse sections, and the processes sharing it reach it with
+ * a few TLB entries instead of hundreds: the engine's run after a context
+ * switch is far cheaper (README, "Huge pages for a shared fabric").
  */
 #define SSEMU_SHM_DIR_DEFAULT "/dev/shm"
 #define SSEMU_SHM_DIR_MAX 190
