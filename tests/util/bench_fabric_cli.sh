@@ -40,10 +40,13 @@ check "model: events_per_hop $eph = events / hops, > 1" \
 sent=$(val "$m" messages_sent)
 check "model: messages sent ($sent) > 0 and all received" \
 	holds "$sent" "$(val "$m" messages_received)" 'a > 0 && a == b'
-# one thread: its CPU time is at most its wall time
-check "model: hops per CPU second >= hops per wall second" \
-	holds "$(val "$m" hops_per_cpu_s)" "$(val "$m" hops_per_wall_s)" \
-	'a > 0 && a >= 0.99 * b'
+# one thread: its CPU time is at most its wall time (to the clocks'
+# agreement: the timed part is a few milliseconds, and on a virtual machine
+# the CPU clock and the monotonic one may differ by a tick)
+cpu_s=$(awk -v h="$hops" '$1 == "hops_per_cpu_s" && $2 > 0 { print h / $2 }' "$m")
+wall_s=$(awk -v h="$hops" '$1 == "hops_per_wall_s" && $2 > 0 { print h / $2 }' "$m")
+check "model: CPU seconds ($cpu_s) <= wall seconds ($wall_s)" \
+	holds "${cpu_s:-0}" "${wall_s:-0}" 'a > 0 && a <= 1.01 * b + 0.001'
 check "model: peak RSS reported" holds "$(val "$m" rss_peak_kib)" 0 'a > 0'
 check "model: the baseline runs at the model's mean depth" \
 	holds "$(val "$m" baseline_engine_pending)" \
