@@ -16,11 +16,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "ssemu_priv.h"
@@ -577,6 +579,25 @@ static int shm_protect(struct ssemu_fabric *f, int fd,
 }
 
 /*
+ * A segment's file on a disk's file system works, but its pages are
+ * written back to the disk as the model changes them: say so (a
+ * directory named by SSEMU_SHM_DIR that is not a tmpfs is a mistake
+ * more often than a choice).
+ */
+static void shm_dir_check(const struct ssemu_fabric *f, int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) || sf.f_type == TMPFS_MAGIC ||
+	    sf.f_type == RAMFS_MAGIC || sf.f_type == HUGETLBFS_MAGIC)
+		return;
+	ssemu_log(SSEMU_LOG_WARN, "fabric %s: %s is not on a tmpfs: its "
+		  "pages will be written back to the disk (SSEMU_SHM_DIR "
+		  "names a tmpfs, such as /dev/shm)", f->shm_name + 1,
+		  f->shm_path);
+}
+
+/*
  * Create segment @f->shm_name for layout @l and set it up as a new region.
  * @return 0, -EEXIST (it exists: attach it instead) or another -errno
  * (explained in @err).
@@ -601,6 +622,7 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 			 strerror(errno));
 		return ret;
 	}
+	shm_dir_check(f, fd);
 	/* (empty until sized: an attacher waits until then) */
 	ret = shm_protect(f, fd, c, mode, err, errlen);
 	if (!ret && fstat(fd, &st))

@@ -21,6 +21,7 @@
  * outlives its deadline.
  */
 #include <errno.h>
+#include <linux/magic.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -32,6 +33,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1906,11 +1908,50 @@ static void test_shm_dead_free_endpoint_slots(void **state)
  * SSEMU_SHM_DIR puts the segment in that directory instead of /dev/shm:
  * two handles share it there (the second attaches and advises its own
  * mapping), a message crosses, the last close removes the file, and
- * nothing appears in /dev/shm.  A relative, too long or missing
- * directory, and a name that would be a path, are refused with a reason;
- * unset or empty, it is /dev/shm.
+ * nothing appears in /dev/shm.  A directory on a disk works with a
+ * warning that says so.  A relative, too long or missing directory, and a
+ * name that would be a path, are refused with a reason; unset or empty, it
+ * is /dev/shm.
  */
 static char shm_dir[64];
+static char disk_dir[4096];
+static char logged[512];
+
+static void log_capture(enum ssemu_log_level lvl, const char *msg)
+{
+	if (lvl == SSEMU_LOG_WARN)
+		snprintf(logged, sizeof(logged), "%s", msg);
+}
+
+/* A fabric in a directory of the build tree, where that is not a tmpfs. */
+static void disk_dir_check(const struct ssemu_config *c)
+{
+	struct ssemu_fabric *f;
+	struct statfs sf;
+	char err[256] = "";
+
+	assert_non_null(getcwd(disk_dir, sizeof(disk_dir) - 32));
+	strcat(disk_dir, "/ssemu-ut-disk-XXXXXX");
+	assert_non_null(mkdtemp(disk_dir));
+	assert_int_equal(statfs(disk_dir, &sf), 0);
+	if (sf.f_type == TMPFS_MAGIC) {
+		print_message("(the build tree is a tmpfs: no disk directory "
+			      "to try)\n");
+	} else {
+		setenv("SSEMU_SHM_DIR", disk_dir, 1);
+		logged[0] = 0;
+		ssemu_log_set_sink(log_capture);
+		if (shm_open_fabric(c, &f, err, sizeof(err)))
+			fail_msg("open in %s: %s", disk_dir, err);
+		ssemu_log_set_sink(NULL);
+		assert_non_null(strstr(logged, "is not on a tmpfs"));
+		assert_non_null(strstr(logged, disk_dir));
+		ssemu_fabric_close(f);
+		setenv("SSEMU_SHM_DIR", shm_dir, 1);
+	}
+	assert_int_equal(rmdir(disk_dir), 0);
+	disk_dir[0] = 0;
+}
 
 static void test_shm_dir(void **state)
 {
@@ -1983,6 +2024,9 @@ static void test_shm_dir(void **state)
 	o.name = shm_name;
 	assert_int_equal(rmdir(shm_dir), 0);
 
+	/* a directory on a disk works, and says that it is one */
+	disk_dir_check(&c);
+
 	/* a directory that is not there */
 	assert_int_equal(ssemu_fabric_open(&o, &x, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, shm_dir));
@@ -2006,10 +2050,18 @@ static int teardown_dir(void **state)
 	char path[160];
 
 	unsetenv("SSEMU_SHM_DIR");
+	ssemu_log_set_sink(NULL);
 	if (shm_dir[0]) {
 		snprintf(path, sizeof(path), "%s/%s", shm_dir, shm_name);
 		unlink(path);
 		rmdir(shm_dir);
+	}
+	if (disk_dir[0]) {
+		char p2[sizeof(disk_dir) + 80];
+
+		snprintf(p2, sizeof(p2), "%s/%s", disk_dir, shm_name);
+		unlink(p2);
+		rmdir(disk_dir);
 	}
 	return teardown_segment(state);
 }
