@@ -403,7 +403,9 @@ static void usage_status(FILE *f)
 		   "  Lists the shared fabrics of this user (or one of them):\n"
 		   "  configuration, clock mode and lag, and the attached NICs\n"
 		   "  with their pid, job, rank and port, and the services\n"
-		   "  bound in its directory (name, endpoint, pid).\n");
+		   "  bound in its directory (name, endpoint, pid).  The\n"
+		   "  fabrics are the files in $SSEMU_SHM_DIR (default\n"
+		   "  /dev/shm).\n");
 }
 
 int ssemu_cmd_status(int argc, char **argv)
@@ -602,8 +604,9 @@ static void usage_clean(FILE *f)
 {
 	fprintf(f, "usage: slingshot-emu clean [--fabric NAME] [--dry-run]\n"
 		   "  Removes this user's shared fabrics that no live process\n"
-		   "  uses any more, and corrupt or half-built segments.\n"
-		   "  Fabrics in use are left alone.\n");
+		   "  uses any more, and corrupt or half-built segments, in\n"
+		   "  $SSEMU_SHM_DIR (default /dev/shm).  Fabrics in use are\n"
+		   "  left alone.\n");
 }
 
 int ssemu_cmd_clean(int argc, char **argv)
