@@ -483,10 +483,8 @@ static int ep_open(struct ssemu_nic *nic, uint32_t id, uint32_t vni,
 	sh->rx_head = sh->rx_tail = sh->tx_head = sh->tx_tail = SSEMU_NONE;
 	sh->nic = nic->slot;
 	sh->pid = e;
-	if (sh->watch) {	/* (left by an endpoint never closed) */
-		sh->watch = 0;
-		r->nwatch--;
-	}
+	/* (left by an endpoint never closed) */
+	ssemu_ep_watch_set(r, sh, false);
 	/* Message slots and buffers a previous owner left in flight stay
 	 * taken until their traffic is done (ssemu_model_ep_close).
 	 * Published last: eps_ready looks at it without the lock. */

@@ -624,7 +624,6 @@ int ssemu_fabric_watched(struct ssemu_fabric *f, uint32_t *slots,
 int ssemu_ep_watch(struct ssemu_ep *ep, bool on)
 {
 	struct ssemu_region *r;
-	struct ssemu_ep_sh *sh;
 	int ret;
 
 	if (!ep)
@@ -633,11 +632,7 @@ int ssemu_ep_watch(struct ssemu_ep *ep, bool on)
 	ret = ssemu_region_lock(r);
 	if (ret)
 		return ret;
-	sh = ssemu_r_ep(r, ep->index);
-	if (!sh->watch != !on) {
-		sh->watch = on;
-		r->nwatch += on ? 1 : (uint32_t)-1;
-	}
+	ssemu_ep_watch_set(r, ssemu_r_ep(r, ep->index), on);
 	ssemu_region_unlock(r);
 	return ssemu_fab_check(ep->nic->fab) ? -EIO : 0;
 }

@@ -100,10 +100,7 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	for (mi = ep->tx_head; mi != SSEMU_NONE; mi = ssemu_r_msg(r, mi)->tx_next)
 		msg_state_or(r, ssemu_r_mstate(r, mi), SSEMU_MSG_TXDONE);
 	ep->rx_head = ep->rx_tail = ep->tx_head = ep->tx_tail = SSEMU_NONE;
-	if (ep->watch) {
-		ep->watch = 0;
-		r->nwatch--;
-	}
+	ssemu_ep_watch_set(r, ep, false);
 	/* (read without the lock by waiters, see eps_ready) */
 	ssemu_store_release(&ep->open, 0);
 	if (epi < r->ep_hint)

@@ -56,7 +56,8 @@
 #define SSEMU_MAX_PROCS 256	/* processes attached at once */
 #define SSEMU_MAX_JOBS 64	/* jobs with placement reservations at once */
 #define SSEMU_MAX_BUFS 64	/* large buffers per endpoint */
-#define SSEMU_WATCH_FREED 16	/* endpoints a watched run's stop names */
+/* endpoints a watched run's stop names (ssemu_fabric_watched) */
+#define SSEMU_WATCH_FREED SSEMU_FABRIC_WATCHED_MAX
 #define SSEMU_MAX_NICS (1u << 20)	/* NIC slots of a fabric (max_nics) */
 #define SSEMU_MAX_EPS (1u << 20)	/* endpoint slots of a fabric (max_eps) */
 #define SSEMU_MAX_PAIRS (1u << 30)	/* NIC pairs with state (max_pairs) */
@@ -772,6 +773,17 @@ static inline struct ssemu_nic_sh *ssemu_r_nic(struct ssemu_region *r,
 static inline struct ssemu_ep_sh *ssemu_r_ep(struct ssemu_region *r, uint32_t i)
 {
 	return (struct ssemu_ep_sh *)SSEMU_AT(r, r->eps_off) + i;
+}
+
+/* Watch endpoint slot @sh's message slots, or stop (ssemu_ep_watch),
+ * keeping the count of watched endpoints (the model's test of one). */
+static inline void ssemu_ep_watch_set(struct ssemu_region *r,
+				      struct ssemu_ep_sh *sh, bool on)
+{
+	if (!sh->watch == !on)
+		return;
+	sh->watch = on;
+	r->nwatch += on ? 1 : (uint32_t)-1;
 }
 
 static inline struct ssemu_msg *ssemu_r_msg(struct ssemu_region *r, uint32_t i)

@@ -389,8 +389,8 @@ static int post_waiting_of(struct sim *s, const uint64_t *ports, int n)
  */
 static int freed_post(struct sim *s)
 {
-	uint32_t slots[16];
-	uint64_t ports[16], p;
+	uint32_t slots[SSEMU_FABRIC_WATCHED_MAX];
+	uint64_t ports[SSEMU_FABRIC_WATCHED_MAX], p;
 	int n, k, j;
 
 	n = ssemu_fabric_watched(s->d.fab, slots, ARRAY_SIZE(slots));

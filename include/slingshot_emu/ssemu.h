@@ -375,13 +375,17 @@ int ssemu_fabric_run_until(struct ssemu_fabric *fabric, ssemu_time_t t);
 int ssemu_fabric_run_until_watched(struct ssemu_fabric *fabric,
 				   ssemu_time_t t);
 
+/* The most endpoints ssemu_fabric_watched names after one stop. */
+#define SSEMU_FABRIC_WATCHED_MAX 16
+
 /**
  * The watched endpoints (by slot, ssemu_ep_slot) whose message slots the
  * last run of ssemu_fabric_run_until_watched freed, at most @max of them
  * into @slots: what to try posting on after it stopped (a stop for a full
  * ring names none).
  * @return how many, -ENOSPC if more than @max or than the fabric keeps
- * (16) were freed (then any watched endpoint may have a free slot), or
+ * (SSEMU_FABRIC_WATCHED_MAX) were freed (then any watched endpoint may
+ * have a free slot), or
  * -EINVAL, -EIO.
  */
 int ssemu_fabric_watched(struct ssemu_fabric *fabric, uint32_t *slots,

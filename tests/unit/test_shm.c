@@ -975,6 +975,22 @@ static void test_shm_engine_runner_killed(void **state)
 
 /* ------------------------------------------------------------------ */
 /* Two handles in one process                                           */
+/* Send @s (@len bytes of @buf) from @from to @to, which must receive
+ * exactly those bytes. */
+static void send_checked(struct ssemu_ep *from, struct ssemu_ep *to,
+			 struct ssemu_send *s, const uint8_t *buf, size_t len)
+{
+	struct ssemu_event ev[4];
+
+	s->dest = ssemu_ep_addr(to);
+	assert_int_equal(ssemu_ep_send(from, s), 0);
+	assert_int_equal(ssemu_ep_wait(to, 5000), 1);
+	assert_int_equal(ssemu_ep_poll(to, ev, 4), 1);
+	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
+	assert_memory_equal(ssemu_event_data(to, &ev[0]), buf, len);
+	ssemu_event_release(to, &ev[0]);
+}
+
 /* ------------------------------------------------------------------ */
 
 static void test_shm_two_handles_one_process(void **state)
@@ -1009,13 +1025,7 @@ static void test_shm_two_handles_one_process(void **state)
 	assert_int_equal(ssemu_ep_open(n1, &e1), 0);
 	for (off = 0; off < sizeof(buf); off++)
 		buf[off] = (uint8_t)(off * 31);
-	s.dest = ssemu_ep_addr(e1);
-	assert_int_equal(ssemu_ep_send(e0, &s), 0);
-	assert_int_equal(ssemu_ep_wait(e1, 5000), 1);
-	assert_int_equal(ssemu_ep_poll(e1, ev, 4), 1);
-	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
-	assert_memory_equal(ssemu_event_data(e1, &ev[0]), buf, sizeof(buf));
-	ssemu_event_release(e1, &ev[0]);
+	send_checked(e0, e1, &s, buf, sizeof(buf));
 	assert_int_equal(ssemu_ep_wait(e0, 5000), 1);
 	assert_int_equal(ssemu_ep_poll(e0, ev, 4), 1);
 	assert_int_equal(ev[0].type, SSEMU_EV_SEND_DONE);
@@ -1962,7 +1972,6 @@ static void test_shm_dir(void **state)
 	struct ssemu_fabric *f1, *f2, *x;
 	struct ssemu_nic *n0, *n1;
 	struct ssemu_ep *e0, *e1;
-	struct ssemu_event ev[4];
 	static uint8_t buf[20000];
 	struct iovec iov = { buf, sizeof(buf) };
 	struct ssemu_send s = { .iov = &iov, .iov_count = 1 };
@@ -1995,13 +2004,7 @@ static void test_shm_dir(void **state)
 	assert_int_equal(ssemu_ep_open(n1, &e1), 0);
 	for (off = 0; off < sizeof(buf); off++)
 		buf[off] = (uint8_t)(off * 7 + 3);
-	s.dest = ssemu_ep_addr(e1);
-	assert_int_equal(ssemu_ep_send(e0, &s), 0);
-	assert_int_equal(ssemu_ep_wait(e1, 5000), 1);
-	assert_int_equal(ssemu_ep_poll(e1, ev, 4), 1);
-	assert_int_equal(ev[0].type, SSEMU_EV_RECV);
-	assert_memory_equal(ssemu_event_data(e1, &ev[0]), buf, sizeof(buf));
-	ssemu_event_release(e1, &ev[0]);
+	send_checked(e0, e1, &s, buf, sizeof(buf));
 	ssemu_ep_close(e0);
 	ssemu_ep_close(e1);
 	ssemu_nic_detach(n0);
