@@ -252,6 +252,10 @@ int ssemu_cmd_mpirun(int argc, char **argv)
 		       "the fabric\n"
 		       "  FI_SLINGSHOT_EMU_FABRIC names, and prints what the "
 		       "fabric saw.\n"
+		       "  The ranks get every FI_SLINGSHOT_EMU_* variable set "
+		       "here, and\n"
+		       "  SSEMU_SHM_DIR (the fabric's directory) when it is "
+		       "set.\n"
 		       SSEMU_RUN_AUTH_HELP);
 		return argc < 2 ? 2 : 0;
 	}
