@@ -14,6 +14,12 @@
  *           one emulated switch on a shared fabric (virtual clock), against
  *           a plain shared-memory SPSC ring ping-pong between two processes;
  *           also reports the store bytes each attached NIC costs.
+ *  pages    the shared fabric's 4 KiB pages that 8-byte messages touch
+ *           (two endpoints of one process ping-ponging through one switch,
+ *           after a warm-up), by section: each is a TLB entry an engine
+ *           run needs, and after a context switch on a CPU without PCID a
+ *           miss each.  Counted, not timed: every page is made
+ *           inaccessible and counted at its first fault.
  *
  * Every figure is one "key value" line (benchmarks/README.md lists them).
  */
@@ -79,6 +85,7 @@ struct bench_opts {
 	bool callgrind;		/* and rerun under callgrind */
 	double cg_time_us;	/* model time of the callgrind run */
 	uint64_t iters;
+	uint64_t messages;	/* pages: the messages traced (0: 1) */
 };
 
 static const char *const routings[] = {
@@ -1155,10 +1162,218 @@ static int bench_latency(uint64_t iters)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* pages: the fabric's pages a message touches                          */
+/* ------------------------------------------------------------------ */
+
+#define TRACE_PAGE 4096u
+#define TRACE_MAPS 64
+#define PAGES_WARMUP 2000	/* messages before the traced ones */
+
+/*
+ * The fabric file's mappings in this process and the pages touched so
+ * far.  Written by the fault handler: every access to a page of the file
+ * faults once, is counted, and the page is given its protection back.
+ */
+static struct page_trace {
+	struct {
+		char *lo, *hi;
+		uint64_t off;	/* file offset of lo */
+		int prot;
+	} map[TRACE_MAPS];
+	unsigned nmaps;
+	uint8_t *seen;		/* a byte a page of the file */
+	uint64_t npages;
+	uint64_t ntouched;
+} trace;
+
+static void trace_fault(int sig, siginfo_t *si, void *uc)
+{
+	char *a = si->si_addr, *pa;
+	uint64_t pg;
+	unsigned m;
+
+	(void)sig;
+	(void)uc;
+	for (m = 0; m < trace.nmaps; m++) {
+		if (a < trace.map[m].lo || a >= trace.map[m].hi)
+			continue;
+		pa = trace.map[m].lo +
+		     (uintptr_t)(a - trace.map[m].lo) / TRACE_PAGE * TRACE_PAGE;
+		pg = (trace.map[m].off + (uint64_t)(pa - trace.map[m].lo)) /
+		     TRACE_PAGE;
+		if (pg < trace.npages && !trace.seen[pg]) {
+			trace.seen[pg] = 1;
+			trace.ntouched++;
+		}
+		if (!mprotect(pa, TRACE_PAGE, trace.map[m].prot))
+			return;
+		break;
+	}
+	/* not a page of the fabric's (or it cannot be given back): a real
+	 * fault, which faults again with the default action */
+	signal(SIGSEGV, SIG_DFL);
+}
+
+/* Find the mappings of file @path (from /proc/self/maps); false if none
+ * or too many. */
+static bool trace_find(const char *path)
+{
+	char line[4096 + 256], perm[8], file[4096];
+	unsigned long lo, hi, off;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return false;
+	trace.nmaps = 0;
+	while (fgets(line, sizeof(line), f)) {
+		file[0] = '\0';
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095s", &lo, &hi,
+			   perm, &off, file) < 4 || strcmp(file, path))
+			continue;
+		if (trace.nmaps == TRACE_MAPS) {
+			fclose(f);
+			return false;
+		}
+		trace.map[trace.nmaps].lo = (char *)lo;
+		trace.map[trace.nmaps].hi = (char *)hi;
+		trace.map[trace.nmaps].off = off;
+		trace.map[trace.nmaps].prot =
+			(perm[0] == 'r' ? PROT_READ : 0) |
+			(perm[1] == 'w' ? PROT_WRITE : 0);
+		trace.nmaps++;
+	}
+	fclose(f);
+	return trace.nmaps > 0;
+}
+
+static void trace_protect(bool on)
+{
+	unsigned m;
+
+	for (m = 0; m < trace.nmaps; m++)
+		if (mprotect(trace.map[m].lo,
+			     (size_t)(trace.map[m].hi - trace.map[m].lo),
+			     on ? PROT_NONE : trace.map[m].prot))
+			die("mprotect", -errno);
+}
+
+/* Message @i of the ping-pong: from ep[i % 2] to the other, received. */
+static void pages_message(struct ssemu_fabric *fab, struct ssemu_ep **ep,
+			  uint64_t i)
+{
+	struct ssemu_event ev[8];
+	uint64_t val = i;
+	struct iovec iov = { &val, sizeof(val) };
+	struct ssemu_send s = {
+		.dest = ssemu_ep_addr(ep[(i + 1) % 2]),
+		.iov = &iov,
+		.iov_count = 1,
+	};
+	int ret;
+
+	while ((ret = ssemu_ep_send(ep[i % 2], &s)) == -EAGAIN)
+		ssemu_fabric_progress(fab, 256);
+	if (ret)
+		die("send", ret);
+	local_recv(fab, ep[(i + 1) % 2]);
+	/* the sender's SEND_DONE */
+	while (ssemu_ep_poll(ep[i % 2], ev, 8) > 0)
+		;
+}
+
+static int bench_pages(uint64_t messages)
+{
+	struct ssemu_nic_opts no[2] = { { .port = 0, .rank = -1 },
+					{ .port = 1, .rank = -1 } };
+	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_SHM };
+	struct sigaction sa = { 0 }, old;
+	uint64_t per[SSEMU_SEC_COUNT] = { 0 }, header = 0, pg, lo, hi, i;
+	struct ssemu_fabric *fab;
+	struct ssemu_nic *nic[2];
+	struct ssemu_ep *ep[2];
+	struct ssemu_layout l;
+	char name[64], err[256];
+	unsigned s;
+	int k, ret;
+
+	snprintf(name, sizeof(name), "bench-pages-%d", (int)getpid());
+	fo.name = name;
+	ret = ssemu_fabric_open(&fo, &fab, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "bench_fabric: %s\n", err);
+		return 1;
+	}
+	for (k = 0; k < 2; k++) {
+		ret = ssemu_nic_attach(fab, &no[k], &nic[k]);
+		if (!ret)
+			ret = ssemu_ep_open(nic[k], &ep[k]);
+		if (ret)
+			die("shared fabric endpoint", ret);
+	}
+	for (i = 0; i < PAGES_WARMUP; i++)
+		pages_message(fab, ep, i);
+	while (!ssemu_fabric_idle(fab))
+		ssemu_fabric_progress(fab, 256);
+
+	ssemu_layout_compute(&fab->r->config, &fab->r->topo, &l);
+	trace.npages = (l.total + TRACE_PAGE - 1) / TRACE_PAGE;
+	trace.seen = calloc(trace.npages, 1);
+	if (!trace.seen)
+		die("calloc", -ENOMEM);
+	if (!trace_find(fab->shm_path)) {
+		fprintf(stderr, "bench_fabric: pages: the fabric's mappings "
+			"of %s not found in /proc/self/maps\n", fab->shm_path);
+		return 1;
+	}
+	sa.sa_sigaction = trace_fault;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old);
+	trace_protect(true);
+	for (i = 0; i < messages; i++)
+		pages_message(fab, ep, PAGES_WARMUP + i);
+	trace_protect(false);
+	sigaction(SIGSEGV, &old, NULL);
+
+	/* by section: a page counts for every section it holds part of */
+	for (pg = 0; pg < trace.npages; pg++) {
+		if (!trace.seen[pg])
+			continue;
+		lo = pg * TRACE_PAGE;
+		hi = lo + TRACE_PAGE;
+		if (lo < sizeof(struct ssemu_region))
+			header++;
+		for (s = 0; s < SSEMU_SEC_COUNT; s++)
+			if (l.sec[s].size && lo < l.sec[s].off + l.sec[s].size &&
+			    hi > l.sec[s].off)
+				per[s]++;
+	}
+	kv_u64("messages", messages);
+	kv_u64("fabric_pages", trace.npages);
+	kv_u64("pages_touched", trace.ntouched);
+	kv_f("pages_per_message", (double)trace.ntouched / (double)messages,
+	     2);
+	kv_u64("pages_header", header);
+	for (s = 0; s < SSEMU_SEC_COUNT; s++) {
+		char key[64];
+
+		snprintf(key, sizeof(key), "pages_%s", l.sec[s].name);
+		kv_u64(key, per[s]);
+	}
+	free(trace.seen);
+	for (k = 0; k < 2; k++) {
+		ssemu_ep_close(ep[k]);
+		ssemu_nic_detach(nic[k]);
+	}
+	ssemu_fabric_close(fab);
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: bench_fabric [model|latency|all] [options]\n"
+		"usage: bench_fabric [model|latency|pages|all] [options]\n"
 		"  model:\n"
 		"  --preset P           fabric preset (default shandy)\n"
 		"  --routing R          minimal | adaptive | ugal |\n"
@@ -1178,7 +1393,9 @@ static void usage(FILE *f)
 		"                       instructions per hop (per message)\n"
 		"  --callgrind-time US  model us of that run (default 2)\n"
 		"  latency:\n"
-		"  --iters N            round trips (default 20000)\n");
+		"  --iters N            round trips (default 20000)\n"
+		"  pages (not in all; the library's default fabric):\n"
+		"  --messages N         messages traced (default 1, <= 1000)\n");
 }
 
 static bool bad_value(const char *opt, const char *s, const char *why)
@@ -1247,7 +1464,7 @@ static bool parse_routing(const char *s)
 enum {
 	OPT_PRESET = 256, OPT_ROUTING, OPT_LOAD, OPT_TIME, OPT_WARMUP,
 	OPT_SIZE, OPT_ITERS, OPT_MESSAGE, OPT_PENDING, OPT_NO_BASELINE,
-	OPT_CALLGRIND, OPT_CG_TIME, OPT_DST,
+	OPT_CALLGRIND, OPT_CG_TIME, OPT_DST, OPT_MESSAGES,
 };
 
 /* One option's value into @o; false (a message said why) if it is bad. */
@@ -1284,6 +1501,8 @@ static bool set_opt(struct bench_opts *o, int c, const char *name,
 	case OPT_PENDING:
 		return parse_int(name, arg, 1, 1u << 24, false,
 				 &o->engine_pending);
+	case OPT_MESSAGES:
+		return parse_int(name, arg, 1, 1000, false, &o->messages);
 	case OPT_DST:
 		if (!parse_int(name, arg, 0, UINT32_MAX, false, &u))
 			return false;
@@ -1315,6 +1534,7 @@ int main(int argc, char **argv)
 		{ "callgrind", no_argument, NULL, OPT_CALLGRIND },
 		{ "callgrind-time", required_argument, NULL, OPT_CG_TIME },
 		{ "dst", required_argument, NULL, OPT_DST },
+		{ "messages", required_argument, NULL, OPT_MESSAGES },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1324,7 +1544,7 @@ int main(int argc, char **argv)
 		.cg_time_us = 2, .dst = -1,
 	};
 	const char *what = "all";
-	bool model, latency;
+	bool model, latency, pages;
 	int c, idx, ret = 0;
 
 	opterr = 0;
@@ -1355,11 +1575,19 @@ int main(int argc, char **argv)
 	}
 	model = !strcmp(what, "model") || !strcmp(what, "all");
 	latency = !strcmp(what, "latency") || !strcmp(what, "all");
-	if (!model && !latency) {
+	pages = !strcmp(what, "pages");
+	if (!model && !latency && !pages) {
 		fprintf(stderr, "bench_fabric: unknown mode '%s' (model, "
-			"latency, all)\n", what);
+			"latency, pages, all)\n", what);
 		return 2;
 	}
+	if (!pages && o.messages) {
+		fprintf(stderr, "bench_fabric: --messages: only with the pages "
+			"mode\n");
+		return 2;
+	}
+	if (pages)
+		return bench_pages(o.messages ? o.messages : 1);
 	if (latency && model && (o.message || o.callgrind)) {
 		fprintf(stderr, "bench_fabric: --%s: only with the model "
 			"mode\n", o.message ? "message" : "callgrind");
