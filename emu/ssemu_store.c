@@ -409,6 +409,29 @@ static void advise_huge(void *p, const struct ssemu_layout *l,
 	advise_pairs(p, l, c);
 }
 
+/*
+ * The telemetry section's pages mapped now, in one system call, rather
+ * than each at its first touch: its sample ring is written a sample at a
+ * time as model time passes (a page every few samples), by whichever
+ * process runs the engine, so without this every process of a shared
+ * fabric takes a page fault in the middle of a run for every page of the
+ * ring, for as long as the ring takes to wrap (about 20 ms of model time
+ * with the default 10 us samples).  On a virtual machine a fault is an
+ * exit to the hypervisor: measured, an 8-byte fi_pingpong's transfer took
+ * 5% longer and 8 ranks on 2 cores 17% (benchmarks/README.md).  The
+ * section's size is fixed by the configuration (a few MiB).  A kernel
+ * before 5.14 refuses the advice: its pages then fault in as before.
+ */
+static void prefault_telemetry(void *p, const struct ssemu_layout *l)
+{
+	const struct ssemu_section *sec = &l->sec[SSEMU_SEC_TEL];
+	uint64_t lo = sec->off & ~(PAGE - 1);
+	uint64_t hi = SSEMU_ALIGN_UP(sec->off + sec->size, PAGE);
+
+	if (sec->size)
+		(void)madvise((char *)p + lo, hi - lo, MADV_POPULATE_WRITE);
+}
+
 int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,
 			const struct ssemu_topo *t,
 			const struct ssemu_layout *l, char *err, size_t errlen)
@@ -427,6 +450,7 @@ int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,
 	f->r = p;
 	f->map_size = l->total;
 	advise_huge(p, l, c);
+	prefault_telemetry(p, l);
 	ret = region_init(f->r, c, t, l);
 	if (ret) {
 		munmap(p, l->total);
@@ -652,6 +676,7 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 	/* (where the directory's file system gives huge pages on advice,
 	 * as a tmpfs mounted with huge=advise: ssemu_shm_dir) */
 	advise_huge(p, l, c);
+	prefault_telemetry(p, l);
 	r = p;
 	ret = region_init(r, c, t, l);
 	r->shm_mode = (uint32_t)mode;
@@ -828,6 +853,7 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 		/* (the layout the header was just checked against) */
 		ssemu_layout_compute(&r->config, &r->topo, &l);
 		advise_huge(p, &l, &r->config);
+		prefault_telemetry(p, &l);
 		ret = share_check(f, r, &st, want, err, errlen);
 	}
 	if (!ret) {

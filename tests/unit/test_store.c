@@ -8,6 +8,9 @@
  * The packet pool: nothing of it written before use, handed out from its
  * high-water mark in order, freed packets first, a reset starting it
  * again, a wrong mark caught (the fabric broken, or an attach refused).
+ * The telemetry section is mapped from the start in every process of a
+ * fabric, the creator's and an attacher's (its sample ring would fault
+ * in a page at a time during runs).
  *
  * Segments are named after this process's pid and none is left behind.
  */
@@ -372,6 +375,86 @@ static void test_attach_refuses_bad_mark(void **state)
 	assert_true(shm_open(path, O_RDONLY, 0) < 0 && errno == ENOENT);
 }
 
+/*
+ * Pages of [@p, @p + @len) this process has mapped (present in its page
+ * table, /proc/self/pagemap bit 63), and how many pages that is.
+ */
+static unsigned pages_mapped(const void *p, size_t len, unsigned *total)
+{
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+	uintptr_t b = ((uintptr_t)p + len + 4095) & ~(uintptr_t)4095;
+	uint64_t ent;
+	unsigned n = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	assert_true(fd >= 0);
+	*total = 0;
+	for (; a < b; a += 4096, (*total)++) {
+		assert_int_equal(pread(fd, &ent, sizeof(ent),
+				       (off_t)(a / 4096 * sizeof(ent))),
+				 sizeof(ent));
+		n += (unsigned)(ent >> 63);
+	}
+	close(fd);
+	return n;
+}
+
+static void test_telemetry_prefaulted(void **state)
+{
+	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM };
+	struct ssemu_fabric *f, *f2;
+	struct ssemu_layout l;
+	struct ssemu_config c;
+	const struct ssemu_section *tel;
+	char name[64], err[256];
+	unsigned n, total;
+	void *probe;
+
+	(void)state;
+	/* (the advice is Linux 5.14's: an older kernel faults them in as
+	 * they are touched) */
+	probe = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(probe != MAP_FAILED);
+	if (madvise(probe, 4096, MADV_POPULATE_WRITE)) {
+		munmap(probe, 4096);
+		print_message("SKIP: this kernel has no MADV_POPULATE_WRITE\n");
+		skip();
+	}
+	munmap(probe, 4096);
+	snprintf(name, sizeof(name), "ssemu-ut-%d-tel", (int)getpid());
+	assert_int_equal(ssemu_config_preset("switch", &c), 0);
+	o.name = name;
+	o.config = &c;
+	if (ssemu_fabric_open(&o, &f, err, sizeof(err)))
+		fail_msg("fabric: %s", err);
+	ssemu_layout_compute(&f->r->config, &f->r->topo, &l);
+	tel = &l.sec[SSEMU_SEC_TEL];
+	/* (the sample ring: most of the section, never written yet) */
+	assert_true(tel->size > 64 * 4096);
+	n = pages_mapped((char *)f->r + tel->off, tel->size, &total);
+	assert_int_equal(n, total);
+	/* another mapping of the same fabric, as another process's */
+	o.flags = SSEMU_OPEN_EXISTING;
+	if (ssemu_fabric_open(&o, &f2, err, sizeof(err)))
+		fail_msg("attach: %s", err);
+	assert_true(f2->r != f->r);
+	n = pages_mapped((char *)f2->r + tel->off, tel->size, &total);
+	assert_int_equal(n, total);
+	ssemu_fabric_close(f2);
+	ssemu_fabric_close(f);
+
+	/* a private store's too */
+	o.store = SSEMU_STORE_PRIVATE;
+	o.name = NULL;
+	o.flags = 0;
+	if (ssemu_fabric_open(&o, &f, err, sizeof(err)))
+		fail_msg("private fabric: %s", err);
+	n = pages_mapped((char *)f->r + tel->off, tel->size, &total);
+	assert_int_equal(n, total);
+	ssemu_fabric_close(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_packet_pool),
 		cmocka_unit_test(test_packet_pool_bad_mark),
 		cmocka_unit_test(test_attach_refuses_bad_mark),
+		cmocka_unit_test(test_telemetry_prefaulted),
 	};
 
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);

@@ -5,7 +5,8 @@
 # get a clear message and exit status 2 (1 for an unknown preset), and the
 # figures it prints agree with each other (hops > 0, events per hop > 1 and
 # equal to events / hops, every message received, one message's packets
-# and hops).  Never its timings: the machine is shared.
+# and hops, the pages a message touches).  Never its timings: the machine
+# is shared.
 
 bench="${TOP_BUILDDIR:-.}/benchmarks/bench_fabric"
 tmp=$(mktemp -d) || exit 99
@@ -112,6 +113,31 @@ else
 	echo "skip: valgrind not installed, the callgrind run is not tested"
 fi
 
+# --- pages: what 8-byte messages touch of a shared fabric ---
+pg="$tmp/pages.txt"
+SSEMU_SHM_DIR= "$bench" pages --messages 3 > "$pg" ||
+	{ echo "FAIL: pages run"; cat "$pg"; fail=1; }
+check "pages: every line is 'key value'" awk 'NF != 2 { exit 1 }' "$pg"
+pt=$(val "$pg" pages_touched)
+# (a message touches some tens of pages: a trace that counted every page
+# of the fabric, or none, is broken)
+check "pages: some pages touched ($pt), a small share of the fabric's" \
+	holds "$pt" "$(val "$pg" fabric_pages)" 'a >= 8 && a < 200 && a < b'
+check "pages: pages_per_message = touched / 3" \
+	holds "$(val "$pg" pages_per_message)" "$pt / 3" \
+	"a - $pt / 3 < 0.01 && $pt / 3 - a < 0.01"
+check "pages: the engine's, the header's and the telemetry's among them" \
+	sh -c "awk '\$1 == \"pages_engine\" && \$2 > 0 { e = 1 }
+		\$1 == \"pages_header\" && \$2 > 0 { h = 1 }
+		\$1 == \"pages_tel\" && \$2 > 0 { t = 1 }
+		END { exit !(e && h && t) }' '$pg'"
+check "pages: the sections account for every page touched" \
+	sh -c "awk '/^pages_/ && \$1 != \"pages_touched\" &&
+		\$1 != \"pages_per_message\" { n += \$2 }
+		END { exit !(n >= $pt) }' '$pg'"
+check "pages: no fabric left behind" \
+	sh -c "! ls /dev/shm | grep -q '^bench-pages-'"
+
 # --- bad input: a clear message on stderr, exit status 2 (1: preset) ---
 bad() {	# bad EXPECTED_TEXT ARGS...
 	want=$1
@@ -137,7 +163,9 @@ bad "out of range \[1, 16777216\]" model --message 17M
 bad "'1X' is not a non-negative integer" model --message 1X
 bad "out of range" model --time 0
 bad "is not a number" model --warmup ''
-bad "unknown mode 'fast' (model, latency, all)" fast
+bad "unknown mode 'fast' (model, latency, pages, all)" fast
+bad "--messages: only with the pages mode" latency --messages 2
+bad "out of range \[1, 1000\]" pages --messages 1001
 bad "unexpected argument 'more'" model more
 bad "unknown option --frobnicate" model --frobnicate
 bad "option --load needs a value" model --load
