@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 34
+#define SSEMU_LAYOUT_VERSION 35
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -532,11 +532,8 @@ struct ssemu_region {
 	struct ssemu_run_pub run_pub;	/* ssemu_region_unlock */
 	uint32_t dead;		/* being removed: attachers must retry */
 	uint32_t nnics;		/* NICs attached */
-	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
-	struct ssemu_job_sh jobs[SSEMU_MAX_JOBS];	/* placement */
-	struct ssemu_svc_sh svc[SSEMU_MAX_SVCS];	/* service directory */
-	struct ssemu_auth_sh auth;	/* VNI services (ssemu_auth.c) */
-	/* model state */
+	/* model state: what every engine run touches shares the lock's
+	 * page, the tables of attach time come after it */
 	/* the packet pool: freed packets, linked (NONE: none), and the
 	 * high-water mark, packets [pkt_hwm, max_pkts) never used (nothing
 	 * of them written: their pages cost nothing until needed) */
@@ -573,8 +570,6 @@ struct ssemu_region {
 	 * delivered within its close bound (or whose process died) */
 	uint64_t msgs_unreachable, msgs_discarded;
 	uint64_t crc_errors;	/* packets and messages whose CRC failed */
-	/* per-hop switch latency (arrival to departure), 1 ns bins */
-	uint64_t swlat_hist[SSEMU_SWLAT_BINS];
 	ssemu_time_t tel_next;	/* telemetry: model time the open sample
 				 * ends */
 	/* RMA requests whose target memory the engine's process may not
@@ -589,6 +584,13 @@ struct ssemu_region {
 	uint32_t watch_hit;
 	uint32_t nwatch_freed;
 	uint32_t watch_freed[SSEMU_WATCH_FREED];
+	/* per-hop switch latency (arrival to departure), 1 ns bins: the
+	 * usual few hundred nanoseconds on the lock's page too */
+	uint64_t swlat_hist[SSEMU_SWLAT_BINS];
+	int32_t procs[SSEMU_MAX_PROCS];	/* attached processes, 0 = free */
+	struct ssemu_job_sh jobs[SSEMU_MAX_JOBS];	/* placement */
+	struct ssemu_svc_sh svc[SSEMU_MAX_SVCS];	/* service directory */
+	struct ssemu_auth_sh auth;	/* VNI services (ssemu_auth.c) */
 };
 
 _Static_assert(offsetof(struct ssemu_region, verdict) == SSEMU_HDR_PRIVATE,
@@ -603,6 +605,21 @@ _Static_assert(offsetof(struct ssemu_region, verdict) == SSEMU_VERDICT_OFF,
  */
 #define SSEMU_TEL_HASH 512	/* pair index: open addressing, 0 = empty */
 
+/* A NIC's job slot, valid while gen is the NIC's attach generation. */
+struct ssemu_tel_nic {
+	uint32_t gen;
+	uint32_t slot;
+};
+
+/* NICs whose job slot the telemetry keeps in its first page */
+#define SSEMU_TEL_NICJOB_HEAD 32
+
+/*
+ * What a message's hooks touch besides the three latency tables (jc,
+ * jpair, pair) comes first, in one page (the section is page aligned):
+ * the counters, the open sample, the pair index and the first NICs' job
+ * slots.
+ */
 struct ssemu_tel_sh {
 	ssemu_time_t interval;	/* 0: no time series */
 	uint32_t ring;		/* samples the ring holds */
@@ -612,20 +629,15 @@ struct ssemu_tel_sh {
 	uint32_t job[SSEMU_TEL_JOBS];
 	uint64_t closed;	/* samples closed since model time 0 */
 	uint64_t ring_off;	/* region offsets */
-	uint64_t nicjob_off;
-	struct ssemu_tel_counters jc[SSEMU_TEL_JOB_SLOTS][SSEMU_MAX_TCLASS];
+	uint64_t nicjob_off;	/* (of NICs SSEMU_TEL_NICJOB_HEAD on) */
+	struct ssemu_tel_nic nicjob_head[SSEMU_TEL_NICJOB_HEAD];
 	struct ssemu_tel_class tc[SSEMU_MAX_TCLASS];
+	uint16_t pair_hash[SSEMU_TEL_HASH];	/* pair index + 1 */
+	struct ssemu_tel_sample cur;	/* the open sample */
+	struct ssemu_tel_counters jc[SSEMU_TEL_JOB_SLOTS][SSEMU_MAX_TCLASS];
 	struct ssemu_tel_pair pair[SSEMU_TEL_PAIRS];
 	struct ssemu_tel_pair other;
 	struct ssemu_tel_jpair jpair[SSEMU_TEL_JOB_SLOTS][SSEMU_TEL_JOB_SLOTS];
-	uint16_t pair_hash[SSEMU_TEL_HASH];	/* pair index + 1 */
-	struct ssemu_tel_sample cur;	/* the open sample */
-};
-
-/* A NIC's job slot, valid while gen is the NIC's attach generation. */
-struct ssemu_tel_nic {
-	uint32_t gen;
-	uint32_t slot;
 };
 
 /*
@@ -669,7 +681,7 @@ SSEMU_LAYOUT_IS(ssemu_peer, 24, 8);
 SSEMU_LAYOUT_IS(ssemu_rng, 32, 8);
 SSEMU_LAYOUT_IS(ssemu_switch_sh, 90368, 64);
 /* telemetry */
-SSEMU_LAYOUT_IS(ssemu_tel_sh, 471112, 8);
+SSEMU_LAYOUT_IS(ssemu_tel_sh, 471368, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_nic, 8, 4);
 SSEMU_LAYOUT_IS(ssemu_tel_sample, 1544, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_counters, 712, 8);
@@ -684,7 +696,7 @@ SSEMU_LAYOUT_IS(ssemu_service, 72, 4);
 SSEMU_LAYOUT_IS(ssemu_auth_sh, 3336, 8);
 _Static_assert(offsetof(struct ssemu_region, lock) == 4288 &&
 		       offsetof(struct ssemu_region, run_pub) == 4352 &&
-		       offsetof(struct ssemu_region, procs) == 4424,
+		       offsetof(struct ssemu_region, procs) == 37456,
 	       "the header's shared part: a layout change bumps "
 	       "SSEMU_LAYOUT_VERSION");
 #endif

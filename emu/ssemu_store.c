@@ -68,7 +68,8 @@ static const struct {
 	/* memory region tables: zero (free) until used, page aligned so
 	 * tables nobody registers in cost nothing */
 	SEC(MRS, mrs, PAGE),
-	SEC(TEL, tel, SSEMU_CACHELINE),
+	/* its first page is what every message touches */
+	SEC(TEL, tel, PAGE),
 	SEC(GEN, gen, SSEMU_CACHELINE),
 	/* large buffers last, page aligned: untouched pages cost nothing */
 	SEC(BUFS, bufs, PAGE),

@@ -34,10 +34,15 @@ static inline struct ssemu_tel_sample *tel_ring(struct ssemu_region *r,
 	       (n ? i % n : 0);
 }
 
+/* NIC @nic's job slot entry (@nic < max_nics): the first NICs' are in the
+ * head page, with the counters a message touches */
 static inline struct ssemu_tel_nic *tel_nicjob(struct ssemu_region *r,
-					       struct ssemu_tel_sh *tl)
+					       struct ssemu_tel_sh *tl,
+					       uint32_t nic)
 {
-	return SSEMU_AT(r, tl->nicjob_off);
+	if (nic < SSEMU_TEL_NICJOB_HEAD)
+		return &tl->nicjob_head[nic];
+	return (struct ssemu_tel_nic *)SSEMU_AT(r, tl->nicjob_off) + nic;
 }
 
 static uint32_t ring_size(const struct ssemu_config *c)
@@ -122,7 +127,7 @@ static uint32_t tel_job(struct ssemu_region *r, struct ssemu_tel_sh *tl,
 
 	if (nic >= r->config.max_nics)
 		return SSEMU_TEL_OTHER;
-	c = &tel_nicjob(r, tl)[nic];
+	c = tel_nicjob(r, tl, nic);
 	/* valid for the NIC's attach generation c->gen: its next attach
 	 * clears it (ssemu_tel_nic_attach), so the NIC's own line need not
 	 * be read to check */
@@ -145,7 +150,7 @@ void ssemu_tel_nic_attach(struct ssemu_region *r, uint32_t nic)
 	struct ssemu_tel_sh *tl = tel_of(r);
 
 	if (nic < r->config.max_nics)
-		tel_nicjob(r, tl)[nic].gen = 0;
+		tel_nicjob(r, tl, nic)->gen = 0;
 }
 
 void ssemu_tel_post(struct ssemu_region *r, uint32_t nic, uint32_t tc)
