@@ -1058,6 +1058,48 @@ static void local_recv(struct ssemu_fabric *fab, struct ssemu_ep *ep)
 	}
 }
 
+/* Ports 0 and 1 of @fab attached, an endpoint open on each. */
+static void local_pair_open(struct ssemu_fabric *fab, struct ssemu_nic **nic,
+			    struct ssemu_ep **ep)
+{
+	struct ssemu_nic_opts no[2] = { { .port = 0, .rank = -1 },
+					{ .port = 1, .rank = -1 } };
+	int k, ret;
+
+	for (k = 0; k < 2; k++) {
+		ret = ssemu_nic_attach(fab, &no[k], &nic[k]);
+		if (!ret)
+			ret = ssemu_ep_open(nic[k], &ep[k]);
+		if (ret)
+			die("fabric endpoint", ret);
+	}
+}
+
+/* Message @i of a ping-pong between @ep[0] and @ep[1] of this process:
+ * from ep[i % 2] to the other, received, and the sender's SEND_DONE
+ * taken. */
+static void local_message(struct ssemu_fabric *fab, struct ssemu_ep **ep,
+			  uint64_t i)
+{
+	struct ssemu_event ev[8];
+	uint64_t val = i;
+	struct iovec iov = { &val, sizeof(val) };
+	struct ssemu_send s = {
+		.dest = ssemu_ep_addr(ep[(i + 1) % 2]),
+		.iov = &iov,
+		.iov_count = 1,
+	};
+	int ret;
+
+	while ((ret = ssemu_ep_send(ep[i % 2], &s)) == -EAGAIN)
+		ssemu_fabric_progress(fab, 256);
+	if (ret)
+		die("send", ret);
+	local_recv(fab, ep[(i + 1) % 2]);
+	while (ssemu_ep_poll(ep[i % 2], ev, 8) > 0)
+		;
+}
+
 /*
  * The floor: the same ping-pong through the same model, both endpoints in
  * this one process (a private store), so nothing crosses between cores:
@@ -1066,45 +1108,20 @@ static void local_recv(struct ssemu_fabric *fab, struct ssemu_ep *ep)
 static double local_oneway_ns(uint64_t iters)
 {
 	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
-	struct ssemu_nic_opts no[2] = { { .port = 0, .rank = -1 },
-					{ .port = 1, .rank = -1 } };
 	struct ssemu_fabric *fab;
 	struct ssemu_nic *nic[2];
 	struct ssemu_ep *ep[2];
-	struct ssemu_event ev[8];
-	uint64_t i, val = 0;
 	double t0, t1;
-	int k, ret;
+	uint64_t i;
+	int ret;
 
 	ret = ssemu_fabric_open(&fo, &fab, NULL, 0);
 	if (ret)
 		die("private fabric", ret);
-	for (k = 0; k < 2; k++) {
-		ret = ssemu_nic_attach(fab, &no[k], &nic[k]);
-		if (!ret)
-			ret = ssemu_ep_open(nic[k], &ep[k]);
-		if (ret)
-			die("private fabric endpoint", ret);
-	}
+	local_pair_open(fab, nic, ep);
 	t0 = wall();
-	for (i = 0; i < 2 * iters; i++) {
-		struct iovec iov = { &val, sizeof(val) };
-		struct ssemu_send s = {
-			.dest = ssemu_ep_addr(ep[(i + 1) % 2]),
-			.iov = &iov,
-			.iov_count = 1,
-		};
-
-		val = i;
-		while ((ret = ssemu_ep_send(ep[i % 2], &s)) == -EAGAIN)
-			ssemu_fabric_progress(fab, 256);
-		if (ret)
-			die("send", ret);
-		local_recv(fab, ep[(i + 1) % 2]);
-		/* the sender's SEND_DONE */
-		while (ssemu_ep_poll(ep[i % 2], ev, 8) > 0)
-			;
-	}
+	for (i = 0; i < 2 * iters; i++)
+		local_message(fab, ep, i);
 	t1 = wall();
 	ssemu_fabric_close(fab);
 	return (t1 - t0) / (double)(2 * iters) * 1e9;
@@ -1258,34 +1275,8 @@ static void trace_protect(bool on)
 			die("mprotect", -errno);
 }
 
-/* Message @i of the ping-pong: from ep[i % 2] to the other, received. */
-static void pages_message(struct ssemu_fabric *fab, struct ssemu_ep **ep,
-			  uint64_t i)
-{
-	struct ssemu_event ev[8];
-	uint64_t val = i;
-	struct iovec iov = { &val, sizeof(val) };
-	struct ssemu_send s = {
-		.dest = ssemu_ep_addr(ep[(i + 1) % 2]),
-		.iov = &iov,
-		.iov_count = 1,
-	};
-	int ret;
-
-	while ((ret = ssemu_ep_send(ep[i % 2], &s)) == -EAGAIN)
-		ssemu_fabric_progress(fab, 256);
-	if (ret)
-		die("send", ret);
-	local_recv(fab, ep[(i + 1) % 2]);
-	/* the sender's SEND_DONE */
-	while (ssemu_ep_poll(ep[i % 2], ev, 8) > 0)
-		;
-}
-
 static int bench_pages(uint64_t messages)
 {
-	struct ssemu_nic_opts no[2] = { { .port = 0, .rank = -1 },
-					{ .port = 1, .rank = -1 } };
 	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_SHM };
 	struct sigaction sa = { 0 }, old;
 	uint64_t per[SSEMU_SEC_COUNT] = { 0 }, header = 0, pg, lo, hi, i;
@@ -1304,15 +1295,9 @@ static int bench_pages(uint64_t messages)
 		fprintf(stderr, "bench_fabric: %s\n", err);
 		return 1;
 	}
-	for (k = 0; k < 2; k++) {
-		ret = ssemu_nic_attach(fab, &no[k], &nic[k]);
-		if (!ret)
-			ret = ssemu_ep_open(nic[k], &ep[k]);
-		if (ret)
-			die("shared fabric endpoint", ret);
-	}
+	local_pair_open(fab, nic, ep);
 	for (i = 0; i < PAGES_WARMUP; i++)
-		pages_message(fab, ep, i);
+		local_message(fab, ep, i);
 	while (!ssemu_fabric_idle(fab))
 		ssemu_fabric_progress(fab, 256);
 
@@ -1332,7 +1317,7 @@ static int bench_pages(uint64_t messages)
 	sigaction(SIGSEGV, &sa, &old);
 	trace_protect(true);
 	for (i = 0; i < messages; i++)
-		pages_message(fab, ep, PAGES_WARMUP + i);
+		local_message(fab, ep, PAGES_WARMUP + i);
 	trace_protect(false);
 	sigaction(SIGSEGV, &old, NULL);
 

@@ -433,6 +433,15 @@ static void prefault_telemetry(void *p, const struct ssemu_layout *l)
 		(void)madvise((char *)p + lo, hi - lo, MADV_POPULATE_WRITE);
 }
 
+/* What every mapping of a region is advised: where huge pages go, and the
+ * telemetry mapped now. */
+static void advise_region(void *p, const struct ssemu_layout *l,
+			  const struct ssemu_config *c)
+{
+	advise_huge(p, l, c);
+	prefault_telemetry(p, l);
+}
+
 int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,
 			const struct ssemu_topo *t,
 			const struct ssemu_layout *l, char *err, size_t errlen)
@@ -450,8 +459,7 @@ int ssemu_store_private(struct ssemu_fabric *f, const struct ssemu_config *c,
 	}
 	f->r = p;
 	f->map_size = l->total;
-	advise_huge(p, l, c);
-	prefault_telemetry(p, l);
+	advise_region(p, l, c);
 	ret = region_init(f->r, c, t, l);
 	if (ret) {
 		munmap(p, l->total);
@@ -676,8 +684,7 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 	}
 	/* (where the directory's file system gives huge pages on advice,
 	 * as a tmpfs mounted with huge=advise: ssemu_shm_dir) */
-	advise_huge(p, l, c);
-	prefault_telemetry(p, l);
+	advise_region(p, l, c);
 	r = p;
 	ret = region_init(r, c, t, l);
 	r->shm_mode = (uint32_t)mode;
@@ -853,8 +860,7 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 
 		/* (the layout the header was just checked against) */
 		ssemu_layout_compute(&r->config, &r->topo, &l);
-		advise_huge(p, &l, &r->config);
-		prefault_telemetry(p, &l);
+		advise_region(p, &l, &r->config);
 		ret = share_check(f, r, &st, want, err, errlen);
 	}
 	if (!ret) {
