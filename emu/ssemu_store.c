@@ -340,7 +340,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
  * sparse sections where those are large.  The rest is written densely
  * once used, or is small: the engine's event pool and the packet pool
  * (handed out from a high-water mark), the NIC, endpoint and slot-state
- * tables, the pair table's hot part (advise_pairs), the switch models
+ * tables, the pair table's hot part (small_parts), the switch models
  * with their VOQs (each written in full when first used), the bitmaps and
  * maps.  At the full system's scale these are gigabytes touched at
  * random, and a job's engine runs after a context switch walk a hundred
@@ -359,9 +359,44 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
  */
 #define HUGE_SPARSE_MAX ((uint64_t)128 << 20)
 
+/* A huge page: x86-64's, the size a shmem THP comes in. */
+#define HUGE_PAGE ((uint64_t)2 << 20)
+
+/*
+ * Map @size bytes of segment @fd, shared, at a 2 MiB boundary of the
+ * address space (where a huge page of the file can be mapped with one
+ * entry: huge_shared).  @return the mapping, or MAP_FAILED (errno set).
+ */
+static void *map_shared(size_t size, int fd)
+{
+	char *res, *a, *p;
+	int e;
+
+	/* an address range with room for the boundary, then the file in it
+	 * and the rest of the range given back */
+	res = mmap(NULL, size + HUGE_PAGE, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED)
+		return MAP_FAILED;
+	a = (char *)SSEMU_ALIGN_UP((uintptr_t)res, HUGE_PAGE);
+	p = mmap(a, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		 0);
+	if (p == MAP_FAILED) {
+		e = errno;
+		munmap(res, size + HUGE_PAGE);
+		errno = e;
+		return MAP_FAILED;
+	}
+	if (a > res)
+		munmap(res, (size_t)(a - res));
+	if (res + HUGE_PAGE > a)
+		munmap(a + size, (size_t)(res + HUGE_PAGE - a));
+	return p;
+}
+
 static void advise_range(void *p, uint64_t off, uint64_t size, int advice)
 {
-	const uintptr_t huge = (uintptr_t)2 << 20, base = (uintptr_t)p;
+	const uintptr_t huge = HUGE_PAGE, base = (uintptr_t)p;
 	uintptr_t lo = SSEMU_ALIGN_UP(base + off, huge);
 	uintptr_t hi = (base + off + size) & ~(huge - 1);
 
@@ -370,44 +405,127 @@ static void advise_range(void *p, uint64_t off, uint64_t size, int advice)
 }
 
 /*
- * The pair table's hot part (the first entries of every NIC's stretch,
- * ssemu_pair_slot) on huge pages, the rest on small ones even where the
- * kernel gives huge pages unasked: an entry there is written only by a
- * NIC with many pairs, and a huge page for it would make 2 MiB resident.
+ * The parts of a region kept on small pages (advise_huge), into @lo/@hi:
+ * the sparse sections while large, and the pair table past its hot part
+ * (the first entries of every NIC's stretch, ssemu_pair_slot), whose
+ * entries only a NIC with many pairs writes: a huge page for one would
+ * make 2 MiB resident.  @return how many.
  */
-static void advise_pairs(void *p, const struct ssemu_layout *l,
-			 const struct ssemu_config *c)
-{
-	const struct ssemu_section *sec = &l->sec[SSEMU_SEC_PAIR];
-	uint32_t sh = ssemu_pair_shift(c, l->pair_bits);
-	uint64_t hot = (1ULL << (l->pair_bits - sh +
-				 ssemu_pair_chunk_bits(sh))) *
-		       sizeof(struct ssemu_pair);
+#define SMALL_PARTS_MAX 5
 
-	/* (from the first whole huge page after the hot part) */
-	if (sec->size > hot)
-		advise_range(p, sec->off + hot, sec->size - hot,
-			     MADV_NOHUGEPAGE);
-}
-
-static void advise_huge(void *p, const struct ssemu_layout *l,
-			const struct ssemu_config *c)
+static unsigned small_parts(const struct ssemu_layout *l,
+			    const struct ssemu_config *c, uint64_t *lo,
+			    uint64_t *hi)
 {
 	static const enum ssemu_sec sparse[] = {
 		SSEMU_SEC_MSGS, SSEMU_SEC_RINGS, SSEMU_SEC_MRS, SSEMU_SEC_BUFS,
 	};
 	const struct ssemu_section *sec;
-	unsigned i;
+	unsigned i, n = 0;
+	uint32_t sh;
+	uint64_t hot;
 
-	advise_range(p, 0, l->total, MADV_HUGEPAGE);
 	for (i = 0; i < ARRAY_SIZE(sparse); i++) {
 		sec = &l->sec[sparse[i]];
 		if (sec->size <= HUGE_SPARSE_MAX ||
 		    (sparse[i] == SSEMU_SEC_RINGS && l->ring_bytes <= PAGE))
 			continue;
-		advise_range(p, sec->off, sec->size, MADV_NOHUGEPAGE);
+		lo[n] = sec->off;
+		hi[n++] = sec->off + sec->size;
 	}
-	advise_pairs(p, l, c);
+	sec = &l->sec[SSEMU_SEC_PAIR];
+	sh = ssemu_pair_shift(c, l->pair_bits);
+	hot = (1ULL << (l->pair_bits - sh + ssemu_pair_chunk_bits(sh))) *
+	      sizeof(struct ssemu_pair);
+	if (sec->size > hot) {
+		lo[n] = sec->off + hot;
+		hi[n++] = sec->off + sec->size;
+	}
+	return n;
+}
+
+static void advise_huge(void *p, const struct ssemu_layout *l,
+			const struct ssemu_config *c)
+{
+	uint64_t lo[SMALL_PARTS_MAX], hi[SMALL_PARTS_MAX];
+	unsigned i, n = small_parts(l, c, lo, hi);
+
+	advise_range(p, 0, l->total, MADV_HUGEPAGE);
+	for (i = 0; i < n; i++)
+		advise_range(p, lo[i], hi[i] - lo[i], MADV_NOHUGEPAGE);
+}
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+/* The most of a shared segment huge_shared makes huge. */
+#define HUGE_SHARED_MAX ((uint64_t)128 << 20)
+
+/*
+ * What huge_shared may make resident of segment @fd: HUGE_SHARED_MAX, or
+ * a quarter of what its tmpfs has free where that is less (a container's
+ * /dev/shm may be 64 MiB, and the fabric's own pages need room there);
+ * nothing off a tmpfs.
+ */
+static uint64_t huge_budget(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) || sf.f_type != TMPFS_MAGIC)
+		return 0;
+	if (!sf.f_blocks)	/* a tmpfs of no set size */
+		return HUGE_SHARED_MAX;
+	return SSEMU_MIN(HUGE_SHARED_MAX,
+			 (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize / 4);
+}
+
+/*
+ * A shared segment's part on huge pages (what advise_huge asks for) even
+ * where its file system gives none on advice, as /dev/shm is mounted on
+ * most systems (shmem_enabled "never", the mount's huge=never).  A
+ * collapse (MADV_COLLAPSE, Linux 6.1) is not bound by those settings:
+ * the creator (@create) writes a page of each 2 MiB range of that part
+ * and has the range collapsed into a huge page before anything else is
+ * written; a process that attaches asks the same of the same ranges,
+ * which maps them with 2 MiB entries (map_shared puts every mapping on a
+ * 2 MiB boundary).  From the second range on: the first holds the
+ * header's write-once page, which every process maps privately over the
+ * segment (header_private), so no mapping of that range can be huge.  A
+ * range with no page present is not collapsed, hence the write; ranges
+ * collapsed only once used gave almost nothing (benchmarks/README.md).
+ * Eight ranks on two cores yielding take 0.8x the time with it, as they
+ * do with the segment on a tmpfs mounted huge=always.  At most @budget
+ * (huge_budget) from the front of the region, resident from the start:
+ * a small fabric's part is about 90 MiB, a large one's gigabytes.  Where
+ * the kernel refuses (before 6.1, THP or shmem THP "never" or "deny", no
+ * huge page to be had), the pages stay small.  (The segment is all
+ * zeros when its creator writes them: the pages' contents do not
+ * change.)
+ */
+static void huge_shared(void *p, const struct ssemu_layout *l,
+			const struct ssemu_config *c, bool create,
+			uint64_t budget)
+{
+	uint64_t lo[SMALL_PARTS_MAX], hi[SMALL_PARTS_MAX], a, done = 0;
+	unsigned i, n = small_parts(l, c, lo, hi);
+
+	for (a = HUGE_PAGE;
+	     a + HUGE_PAGE <= l->total && done + HUGE_PAGE <= budget;
+	     a += HUGE_PAGE) {
+		for (i = 0; i < n && (a + HUGE_PAGE <= lo[i] || a >= hi[i]);
+		     i++)
+			;
+		if (i < n)
+			continue;
+		if (create && madvise((char *)p + a, PAGE,
+				      MADV_POPULATE_WRITE))
+			return;	/* (before 5.14: no collapse either) */
+		if (madvise((char *)p + a, HUGE_PAGE, MADV_COLLAPSE) &&
+		    errno == EINVAL)
+			return;	/* not this kernel, or THP off */
+		done += HUGE_PAGE;
+	}
 }
 
 /*
@@ -674,7 +792,7 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 		unlink(f->shm_path);
 		return ret;
 	}
-	p = mmap(NULL, l->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = map_shared(l->total, fd);
 	if (p == MAP_FAILED) {
 		ret = -errno;
 		close(fd);
@@ -685,6 +803,7 @@ static int shm_create(struct ssemu_fabric *f, const struct ssemu_config *c,
 	/* (where the directory's file system gives huge pages on advice,
 	 * as a tmpfs mounted with huge=advise: ssemu_shm_dir) */
 	advise_region(p, l, c);
+	huge_shared(p, l, c, true, huge_budget(fd));
 	r = p;
 	ret = region_init(r, c, t, l);
 	r->shm_mode = (uint32_t)mode;
@@ -796,6 +915,7 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 	bool existing = f->flags & (SSEMU_OPEN_EXISTING | SSEMU_OPEN_OBSERVER);
 	struct ssemu_region *r;
 	struct stat st;
+	uint64_t budget;
 	size_t size;
 	int fd, ret;
 	void *p;
@@ -833,7 +953,7 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 		usleep(10000);
 		return -EAGAIN;
 	}
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = map_shared(size, fd);
 	if (p == MAP_FAILED) {
 		ret = -errno;
 		close(fd);
@@ -846,6 +966,7 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 		usleep(10000);
 		return -EAGAIN;
 	}
+	budget = huge_budget(fd);
 	/* our copy of the header, checked: then used, whatever the
 	 * segment's becomes */
 	ret = header_private(r, fd, view);
@@ -861,6 +982,7 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 		/* (the layout the header was just checked against) */
 		ssemu_layout_compute(&r->config, &r->topo, &l);
 		advise_region(p, &l, &r->config);
+		huge_shared(p, &l, &r->config, false, budget);
 		ret = share_check(f, r, &st, want, err, errlen);
 	}
 	if (!ret) {

@@ -10,19 +10,25 @@
  * again, a wrong mark caught (the fabric broken, or an attach refused).
  * The telemetry section is mapped from the start in every process of a
  * fabric, the creator's and an attacher's (its sample ring would fault
- * in a page at a time during runs).
+ * in a page at a time during runs); a shared fabric's dense part is on
+ * huge pages in both, whatever the file system's huge page setting.
  *
  * Segments are named after this process's pid and none is left behind.
  */
+#define _GNU_SOURCE	/* memfd_create */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -455,6 +461,117 @@ static void test_telemetry_prefaulted(void **state)
 	ssemu_fabric_close(f);
 }
 
+/* kB of the mapping holding @p that are shmem mapped with 2 MiB entries
+ * (/proc/self/smaps' ShmemPmdMapped of its area). */
+static unsigned long pmd_mapped_kb(const void *p)
+{
+	char line[512];
+	unsigned long lo, hi, kb = 0;
+	bool in = false;
+	FILE *fp = fopen("/proc/self/smaps", "r");
+
+	assert_non_null(fp);
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+			continue;
+		}
+		if (in && sscanf(line, "ShmemPmdMapped: %lu kB", &kb) == 1)
+			break;
+	}
+	fclose(fp);
+	return in ? kb : 0;
+}
+
+/* Can this kernel collapse a shared memory range into a huge page?  (A
+ * memfd of two huge pages, a page written in its aligned one.) */
+static bool shmem_collapses(void)
+{
+	const size_t huge = (size_t)2 << 20;
+	int fd = memfd_create("ssemu-ut-probe", MFD_CLOEXEC);
+	char *res, *a;
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	res = mmap(NULL, 3 * huge, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!ftruncate(fd, (off_t)(2 * huge)) && res != MAP_FAILED) {
+		a = (char *)(((uintptr_t)res + huge - 1) & ~(uintptr_t)(huge - 1));
+		if (mmap(a, 2 * huge, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, fd, 0) == a) {
+			a[0] = 1;
+			ok = !madvise(a, huge, 25 /* MADV_COLLAPSE */);
+		}
+	}
+	if (res != MAP_FAILED)
+		munmap(res, 3 * huge);
+	close(fd);
+	return ok;
+}
+
+/*
+ * A shared fabric's dense part is on huge pages, mapped with 2 MiB
+ * entries in the process that made it and in one that attached, on a
+ * file system that gives none on advice (the test's /dev/shm, or any
+ * SSEMU_SHM_DIR), and no more of it than the bound.
+ */
+static void test_shared_huge_pages(void **state)
+{
+	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM };
+	const unsigned long huge_kb = 2048, bound_kb = 128 * 1024;
+	struct ssemu_fabric *f, *f2;
+	struct ssemu_layout l;
+	struct ssemu_config c;
+	char name[64], err[256];
+	const char *dir;
+	struct statfs sf;
+	unsigned long kb;
+
+	(void)state;
+	if (!shmem_collapses()) {
+		print_message("SKIP: this kernel does not collapse shared "
+			      "memory into huge pages (before Linux 6.1, or "
+			      "THP off)\n");
+		skip();
+	}
+	/* (the library takes at most a quarter of what is free there) */
+	dir = getenv("SSEMU_SHM_DIR") ? getenv("SSEMU_SHM_DIR") : "/dev/shm";
+	if (statfs(dir, &sf) || sf.f_type != TMPFS_MAGIC ||
+	    (sf.f_blocks && (uint64_t)sf.f_bavail * sf.f_bsize / 4 <
+				    (uint64_t)bound_kb * 1024)) {
+		print_message("SKIP: %s is not a tmpfs with %lu MiB free\n",
+			      dir, 4 * bound_kb / 1024);
+		skip();
+	}
+	snprintf(name, sizeof(name), "ssemu-ut-%d-huge", (int)getpid());
+	assert_int_equal(ssemu_config_preset("switch", &c), 0);
+	o.name = name;
+	o.config = &c;
+	if (ssemu_fabric_open(&o, &f, err, sizeof(err)))
+		fail_msg("fabric: %s", err);
+	ssemu_layout_compute(&f->r->config, &f->r->topo, &l);
+	/* (the engine's queues alone span several huge pages) */
+	assert_true(l.sec[SSEMU_SEC_ENGINE].size >= 4 * huge_kb * 1024);
+	assert_int_equal((uintptr_t)f->r % (huge_kb * 1024), 0);
+	kb = pmd_mapped_kb((char *)f->r + l.sec[SSEMU_SEC_ENGINE].off +
+			   l.sec[SSEMU_SEC_ENGINE].size / 2);
+	assert_true(kb >= 8 * huge_kb);
+	assert_true(kb <= bound_kb);
+	/* another mapping of the same fabric, as another process's */
+	o.flags = SSEMU_OPEN_EXISTING;
+	if (ssemu_fabric_open(&o, &f2, err, sizeof(err)))
+		fail_msg("attach: %s", err);
+	assert_int_equal((uintptr_t)f2->r % (huge_kb * 1024), 0);
+	assert_int_equal(pmd_mapped_kb((char *)f2->r +
+				       l.sec[SSEMU_SEC_ENGINE].off +
+				       l.sec[SSEMU_SEC_ENGINE].size / 2),
+			 kb);
+	ssemu_fabric_close(f2);
+	ssemu_fabric_close(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -465,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_packet_pool_bad_mark),
 		cmocka_unit_test(test_attach_refuses_bad_mark),
 		cmocka_unit_test(test_telemetry_prefaulted),
+		cmocka_unit_test(test_shared_huge_pages),
 	};
 
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
