@@ -982,8 +982,10 @@ static int shm_attach(struct ssemu_fabric *f, const struct ssemu_config *want,
 		/* (the layout the header was just checked against) */
 		ssemu_layout_compute(&r->config, &r->topo, &l);
 		advise_region(p, &l, &r->config);
-		huge_shared(p, &l, &r->config, false, budget);
 		ret = share_check(f, r, &st, want, err, errlen);
+		/* (an observer only looks: its mapping may stay small) */
+		if (!ret && !(f->flags & SSEMU_OPEN_OBSERVER))
+			huge_shared(p, &l, &r->config, false, budget);
 	}
 	if (!ret) {
 		ret = ssemu_region_lock(r);
