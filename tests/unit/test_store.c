@@ -405,6 +405,27 @@ static unsigned pages_mapped(const void *p, size_t len, unsigned *total)
 	return n;
 }
 
+/* Shared fabric "ssemu-ut-<pid>-@tag" of the switch preset, made with
+ * @o (its name and configuration kept in @name and @c, which must
+ * outlive it), and its layout in @l. */
+static struct ssemu_fabric *open_switch(const char *tag,
+					struct ssemu_fabric_opts *o,
+					struct ssemu_config *c, char *name,
+					size_t namelen, struct ssemu_layout *l)
+{
+	struct ssemu_fabric *f;
+	char err[256];
+
+	snprintf(name, namelen, "ssemu-ut-%d-%s", (int)getpid(), tag);
+	assert_int_equal(ssemu_config_preset("switch", c), 0);
+	o->name = name;
+	o->config = c;
+	if (ssemu_fabric_open(o, &f, err, sizeof(err)))
+		fail_msg("fabric: %s", err);
+	ssemu_layout_compute(&f->r->config, &f->r->topo, l);
+	return f;
+}
+
 static void test_telemetry_prefaulted(void **state)
 {
 	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM };
@@ -428,13 +449,7 @@ static void test_telemetry_prefaulted(void **state)
 		skip();
 	}
 	munmap(probe, 4096);
-	snprintf(name, sizeof(name), "ssemu-ut-%d-tel", (int)getpid());
-	assert_int_equal(ssemu_config_preset("switch", &c), 0);
-	o.name = name;
-	o.config = &c;
-	if (ssemu_fabric_open(&o, &f, err, sizeof(err)))
-		fail_msg("fabric: %s", err);
-	ssemu_layout_compute(&f->r->config, &f->r->topo, &l);
+	f = open_switch("tel", &o, &c, name, sizeof(name), &l);
 	tel = &l.sec[SSEMU_SEC_TEL];
 	/* (the sample ring: most of the section, never written yet) */
 	assert_true(tel->size > 64 * 4096);
@@ -545,13 +560,7 @@ static void test_shared_huge_pages(void **state)
 			      dir, 4 * bound_kb / 1024);
 		skip();
 	}
-	snprintf(name, sizeof(name), "ssemu-ut-%d-huge", (int)getpid());
-	assert_int_equal(ssemu_config_preset("switch", &c), 0);
-	o.name = name;
-	o.config = &c;
-	if (ssemu_fabric_open(&o, &f, err, sizeof(err)))
-		fail_msg("fabric: %s", err);
-	ssemu_layout_compute(&f->r->config, &f->r->topo, &l);
+	f = open_switch("huge", &o, &c, name, sizeof(name), &l);
 	/* (the engine's queues alone span several huge pages) */
 	assert_true(l.sec[SSEMU_SEC_ENGINE].size >= 4 * huge_kb * 1024);
 	assert_int_equal((uintptr_t)f->r % (huge_kb * 1024), 0);
