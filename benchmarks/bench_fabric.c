@@ -16,10 +16,10 @@
  *           also reports the store bytes each attached NIC costs.
  *  pages    the shared fabric's 4 KiB pages that 8-byte messages touch
  *           (two endpoints of one process ping-ponging through one switch,
- *           after a warm-up), by section: each is a TLB entry an engine
- *           run needs, and after a context switch on a CPU without PCID a
- *           miss each.  Counted, not timed: every page is made
- *           inaccessible and counted at its first fault.
+ *           after a warm-up), by section: on small pages each is a TLB
+ *           entry an engine run needs, and after a context switch on a
+ *           CPU without PCID a miss each.  Counted, not timed: every page
+ *           is made inaccessible and counted at its first fault.
  *
  * Every figure is one "key value" line (benchmarks/README.md lists them).
  */
@@ -1309,7 +1309,8 @@ static int bench_pages(uint64_t messages)
 	if (!trace_find(fab->shm_path)) {
 		fprintf(stderr, "bench_fabric: pages: the fabric's mappings "
 			"of %s not found in /proc/self/maps\n", fab->shm_path);
-		return 1;
+		ret = 1;
+		goto out;
 	}
 	sa.sa_sigaction = trace_fault;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
@@ -1346,13 +1347,14 @@ static int bench_pages(uint64_t messages)
 		snprintf(key, sizeof(key), "pages_%s", l.sec[s].name);
 		kv_u64(key, per[s]);
 	}
+out:
 	free(trace.seen);
 	for (k = 0; k < 2; k++) {
 		ssemu_ep_close(ep[k]);
 		ssemu_nic_detach(nic[k]);
 	}
 	ssemu_fabric_close(fab);
-	return 0;
+	return ret;
 }
 
 static void usage(FILE *f)

@@ -389,8 +389,8 @@ static void *map_shared(size_t size, int fd)
 	}
 	if (a > res)
 		munmap(res, (size_t)(a - res));
-	if (res + HUGE_PAGE > a)
-		munmap(a + size, (size_t)(res + HUGE_PAGE - a));
+	/* (a is less than a huge page past res: there is always a tail) */
+	munmap(a + size, (size_t)(res + HUGE_PAGE - a));
 	return p;
 }
 
