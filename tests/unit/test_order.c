@@ -20,8 +20,8 @@
  * the same order at every endpoint.  The traffic is messages on one
  * switch and on two groups (minimal, adaptive and UGAL routing), the
  * same with the second class lossy and buffers of two packets (drops,
- * retries and resends), and with one operation in three an RMA write or
- * read.
+ * retries and resends), with one operation in three an RMA write or
+ * read, and three streams of long messages with short ones among them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,6 +45,14 @@
 static bool lossy;
 /* The runs' traffic: one operation in three an RMA write or read. */
 static bool with_rma;
+/* The runs' traffic: seven messages in eight from one of three sources,
+ * each to a destination of its own, of 16 to 32 packets (streams whose
+ * packets follow each other through the same queues), the eighth a
+ * random one among them. */
+static bool streams;
+/* The last check's packet-hops, and those a train could have carried
+ * (ssemu_fabric_stats.train_hops), as-is run. */
+static uint64_t last_hops, last_train_hops;
 static uint8_t rma_mem[NEPS][65536];
 
 /* Post @r from endpoint @from, driving the engine while it has no room. */
@@ -123,6 +131,11 @@ static struct tf *run(const char *preset, const char *routing,
 		/* 1 to 64 packets, or a short one */
 		len = tf_rng_next(&s) % 4 ? 1 + tf_rng_next(&s) % 65535 :
 					    tf_rng_next(&s) % 64;
+		if (streams && i % 8) {
+			from = i % 3;
+			to = NEPS - 1 - from;
+			len = 32768 + tf_rng_next(&s) % 32768;
+		}
 		if (with_rma && i % 3 == 2) {
 			struct iovec iov = { buf, len };
 			struct ssemu_rma r = {
@@ -240,6 +253,8 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	same_logs(a, k);
 	/* the credits took events: more of them, the same hops */
 	assert_int_equal(ssemu_fabric_stats(a->fab, &sa), 0);
+	last_hops = sa.pkt_hops;
+	last_train_hops = sa.train_hops;
 	assert_int_equal(ssemu_fabric_stats(c->fab, &sc), 0);
 	assert_true(sc.events > sa.events);
 	assert_true(sc.pkt_hops == sa.pkt_hops);
@@ -290,6 +305,28 @@ static void order_rma(void **state)
 	with_rma = false;
 }
 
+/* (the streams are what they say: a packet following its message's
+ * previous one through an output with nothing else waiting on a third of
+ * the hops or more, against an eighth to a quarter in the traffic above) */
+static void check_streams(const char *preset, const char *routing,
+			  uint64_t seed)
+{
+	check(preset, routing, seed);
+	assert_true(last_train_hops * 3 >= last_hops);
+}
+
+static void order_streams(void **state)
+{
+	(void)state;
+	streams = true;
+	check_streams("2group", "minimal", 10);
+	check_streams("2group", "adaptive", 11);
+	lossy = true;
+	check_streams("2group", "minimal", 12);
+	lossy = false;
+	streams = false;
+}
+
 static void order_lossy(void **state)
 {
 	(void)state;
@@ -306,6 +343,7 @@ int main(void)
 		cmocka_unit_test(order_groups_minimal),
 		cmocka_unit_test(order_groups_adaptive),
 		cmocka_unit_test(order_lossy),
+		cmocka_unit_test(order_streams),
 		cmocka_unit_test(order_rma),
 	};
 
