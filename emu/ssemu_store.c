@@ -464,20 +464,26 @@ static void advise_huge(void *p, const struct ssemu_layout *l,
 
 /*
  * What huge_shared may make resident of segment @fd: HUGE_SHARED_MAX, or
- * a quarter of what its tmpfs has free where that is less (a container's
- * /dev/shm may be 64 MiB, and the fabric's own pages need room there);
- * nothing off a tmpfs.
+ * a quarter of what its tmpfs had free before the segment took any where
+ * that is less (a container's /dev/shm may be 64 MiB, and the fabric's
+ * own pages need room there); nothing off a tmpfs.  (So a process that
+ * attaches, with the segment's pages in use, gets the creator's bound and
+ * maps the ranges the creator made huge with 2 MiB entries.)
  */
 static uint64_t huge_budget(int fd)
 {
 	struct statfs sf;
+	struct stat st;
+	uint64_t free_bytes;
 
 	if (fstatfs(fd, &sf) || sf.f_type != TMPFS_MAGIC)
 		return 0;
 	if (!sf.f_blocks)	/* a tmpfs of no set size */
 		return HUGE_SHARED_MAX;
-	return SSEMU_MIN(HUGE_SHARED_MAX,
-			 (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize / 4);
+	free_bytes = (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize;
+	if (!fstat(fd, &st))
+		free_bytes += (uint64_t)st.st_blocks * 512;
+	return SSEMU_MIN(HUGE_SHARED_MAX, free_bytes / 4);
 }
 
 /*
