@@ -328,9 +328,47 @@ picked:
 	return true;
 }
 
+/*
+ * The sole packet's case.  pick_one_vcl takes it if it fits in the
+ * buffer downstream (with no credit its vclass is not even ready): the
+ * input's turn and the VC's move on.  "shares" then takes its class's
+ * turn and tokens (arb_shares' one-class case: a class without a cap);
+ * a capped class's tokens decide, so that one is queued.
+ */
+static inline bool sole_fits(const struct ssemu_arb_view *v, uint32_t in,
+			     uint32_t vcl, uint32_t bytes)
+{
+	struct ssemu_swport *op = v->op;
+
+	if (pkt_cells(bytes) > op->vq[next_vcl_at(v->edge, vcl)].credits)
+		return false;
+	op->rr = in;
+	op->vc_rr++;
+	return true;
+}
+
+static bool sole_priority_rr(const struct ssemu_arb_view *v, uint32_t in,
+			     uint32_t vcl, uint32_t bytes)
+{
+	return sole_fits(v, in, vcl, bytes);
+}
+
+static bool sole_shares(const struct ssemu_arb_view *v, uint32_t in,
+			uint32_t vcl, uint32_t bytes)
+{
+	uint32_t tc = vcl / SSEMU_NVC;
+
+	if (v->c->tclass[tc].max_pct < 100 || !sole_fits(v, in, vcl, bytes))
+		return false;
+	v->op->tc_rr = tc;
+	tok_send(v, tc, bytes);
+	return true;
+}
+
 const struct ssemu_arb_ops ssemu_arb_table[] = {
-	{ .name = "shares", .pick = arb_shares },
-	{ .name = "priority-rr", .pick = arb_priority_rr },
+	{ .name = "shares", .pick = arb_shares, .sole = sole_shares },
+	{ .name = "priority-rr", .pick = arb_priority_rr,
+	  .sole = sole_priority_rr },
 };
 
 int ssemu_arb_index(const char *name)

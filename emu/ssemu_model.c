@@ -49,6 +49,8 @@ uint32_t ssemu_model_perturb;
 uint32_t ssemu_model_credit_events;
 uint32_t ssemu_model_extra_looks;
 uint32_t ssemu_model_fresh_places;
+uint32_t ssemu_model_shortcut;
+uint64_t ssemu_model_shortcuts;
 uint32_t ssemu_model_deferring;
 static struct deferred {
 	ssemu_time_t t;

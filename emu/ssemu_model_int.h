@@ -258,6 +258,17 @@ extern uint32_t ssemu_model_extra_looks;
  * (tests/unit/test_order.c).  Never set outside tests.
  */
 extern uint32_t ssemu_model_fresh_places;
+/*
+ * Nor on the shortcut a packet takes that finds its switch output free
+ * with nothing queued (sent at once, without the VOQs, sw_ready): while
+ * ssemu_model_shortcut is SSEMU_SHORTCUT_OFF, every packet goes through
+ * them; while it is SSEMU_SHORTCUT_COUNT, those that take the shortcut are
+ * counted in ssemu_model_shortcuts (tests/unit/test_order.c).  Never set
+ * outside tests.
+ */
+enum { SSEMU_SHORTCUT_ON, SSEMU_SHORTCUT_OFF, SSEMU_SHORTCUT_COUNT };
+extern uint32_t ssemu_model_shortcut;
+extern uint64_t ssemu_model_shortcuts;
 void ssemu_model_defer(struct ssemu_region *r, ssemu_time_t t, uint64_t key,
 		       uint32_t type, uint32_t a, uint32_t b, uint32_t c);
 /* The fabric is broken: an event the model needs could not be had. */

@@ -5,7 +5,9 @@
  * voq[out][class, VC][in]; the output arbitrates among the VOQs with a
  * credit downstream (the policy in force, ssemu_arb.c), serialises the
  * packet onto the next link and returns the input buffer's credit
- * upstream.  Switch models are made on first use.  A switch also reports
+ * upstream (a packet that finds its output free with nothing queued is
+ * sent at once, without the VOQs: sw_ready).  Switch models are made on
+ * first use.  A switch also reports
  * what adaptive routing at injection sees of its outputs (sw_port_load,
  * sw_nb_load) and what congestion control sees at its edge outputs.
  */
@@ -255,12 +257,32 @@ static inline void prefetch_upstream(struct ssemu_region *r,
 					    ->port[peer->port].cr_head, 1);
 }
 
+/* The arbitration's view of output @out of switch @s at @now. */
+static inline struct ssemu_arb_view arb_view(struct ssemu_region *r,
+					     struct ssemu_switch_sh *s,
+					     uint32_t out, ssemu_time_t now)
+{
+	return (struct ssemu_arb_view){
+		.op = &s->port[out], .voq = ssemu_r_voq_at(r, 0, 0),
+		.row = ssemu_r_voq_row(r, s, out, 0),
+		.radix = r->topo.radix, .pkt = ssemu_r_pkt(r, 0),
+		.c = &r->config, .now = now, .edge = port_is_edge(r, out),
+	};
+}
+
+static inline __attribute__((always_inline)) void
+sw_send(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t inst,
+	uint32_t out, uint32_t in, uint32_t vcl, uint32_t pi);
+
 void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	uint32_t vcl = pkt->tclass * SSEMU_NVC + pkt->vc, out;
 	const struct ssemu_cc_ops *cc = model_cc(r);
+	ssemu_time_t now = now_of(r);
+	struct ssemu_swport *op;
+	bool sole = false;
 
 	if (in < r->topo.radix)
 		prefetch_upstream(r, s, in);
@@ -287,20 +309,48 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 			resend_later(r, pi);
 		return;
 	}
-	voq_push(r, s, in, out, vcl, pi);
+	/* An output free with nothing queued sends the packet at once if
+	 * its arbitration would pick it (the only candidate): what looks at
+	 * the queues now sees it counted there, as if it had joined them
+	 * and been taken off at once. */
+	op = &s->port[out];
+	if (!op->nqueued && op->busy_until <= now && model_arb(r)->sole &&
+	    likely(ssemu_model_shortcut != SSEMU_SHORTCUT_OFF)) {
+		struct ssemu_cr cr = cr_of_port(op);
+		struct ssemu_arb_view av;
+
+		cr_settle(r, &cr, now);
+		av = arb_view(r, s, out, now);
+		sole = model_arb(r)->sole(&av, in, vcl, pkt->bytes);
+	}
+	if (sole) {
+		op->vq[vcl].queued++;
+		op->queued_tc[pkt->tclass]++;
+		op->nqueued++;
+	} else {
+		voq_push(r, s, in, out, vcl, pi);
+	}
 	if (cc->on_queue && cc_paced(pkt) && port_is_edge(r, out)) {
 		struct ssemu_cc_queue_view v;
 		struct ssemu_cc_frame f;
 
-		cc_queue_view(r, &s->port[out], pkt, &v, true);
+		cc_queue_view(r, op, pkt, &v, true);
 		if (cc->on_queue(&v, &f))
-			schedule(r, now_of(r) + f.delay, SSEMU_MEV_FGFC,
+			schedule(r, now + f.delay, SSEMU_MEV_FGFC,
 				 pkt->src_nic, pkt->win, f.arg);
 	}
 	if (port_is_edge(r, out))
-		ssemu_tel_queue(r, pkt->tclass,
-				s->port[out].queued_tc[pkt->tclass]);
-	sw_try_send(r, inst, out);
+		ssemu_tel_queue(r, pkt->tclass, op->queued_tc[pkt->tclass]);
+	if (!sole) {
+		sw_try_send(r, inst, out);
+		return;
+	}
+	op->vq[vcl].queued--;
+	op->queued_tc[pkt->tclass]--;
+	op->nqueued--;
+	if (unlikely(ssemu_model_shortcut == SSEMU_SHORTCUT_COUNT))
+		ssemu_model_shortcuts++;
+	sw_send(r, s, inst, out, in, vcl, pi);
 }
 
 /*
@@ -334,13 +384,10 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 	struct ssemu_swport *op = &s->port[out];
-	const struct ssemu_cc_ops *cc = model_cc(r);
 	struct ssemu_cr cr = cr_of_port(op);
 	struct ssemu_arb_view av;
-	struct ssemu_pkt *pkt;
-	struct ssemu_peer peer;
-	uint32_t in, tc, vcl, dvcl, pi, nic, pinst, cells;
-	ssemu_time_t ser, now = now_of(r), retry = UINT64_MAX, t;
+	uint32_t in, vcl, pi;
+	ssemu_time_t now = now_of(r), retry = UINT64_MAX, t;
 
 	/* (sw_wake keeps a look due by then and adds an earlier one: a
 	 * look due later, for a cap or a credit, must not hold back one
@@ -351,12 +398,7 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 		return;
 	}
 	cr_settle(r, &cr, now);
-	av = (struct ssemu_arb_view){
-		.op = op, .voq = ssemu_r_voq_at(r, 0, 0),
-		.row = ssemu_r_voq_row(r, s, out, 0),
-		.radix = r->topo.radix, .pkt = ssemu_r_pkt(r, 0),
-		.c = &r->config, .now = now, .edge = port_is_edge(r, out),
-	};
+	av = arb_view(r, s, out, now);
 	if (!model_arb(r)->pick(&av, &in, &vcl, &retry)) {
 		/* held back by a cap: look again when it allows */
 		if (retry != UINT64_MAX)
@@ -373,7 +415,23 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	pi = voq_pop(r, s, in, out, vcl);
 	if (pi == SSEMU_NONE || pkt_hop_bad(r, pi))
 		return;
-	pkt = ssemu_r_pkt(r, pi);
+	sw_send(r, s, inst, out, in, vcl, pi);
+}
+
+/* Packet @pi, of (@in, @vcl), taken off output @out's queues: serialise
+ * it onto the link, hand its input buffer back upstream, and have it
+ * arrive at the far end. */
+static inline __attribute__((always_inline)) void
+sw_send(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t inst,
+	uint32_t out, uint32_t in, uint32_t vcl, uint32_t pi)
+{
+	struct ssemu_swport *op = &s->port[out];
+	const struct ssemu_cc_ops *cc = model_cc(r);
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
+	struct ssemu_peer peer;
+	uint32_t tc, dvcl, nic, pinst, cells;
+	ssemu_time_t ser, now = now_of(r);
+
 	ssemu_auth_sw_count(s, pkt);
 	if (cc->on_dequeue && cc_paced(pkt) && port_is_edge(r, out)) {
 		struct ssemu_cc_queue_view v;

@@ -14,8 +14,10 @@
  * to do added at every arrival (ssemu_model_extra_looks), once with
  * packets and VOQ rows from other places in their pools
  * (ssemu_model_fresh_places), once with the telemetry's samples closed
- * every 137 ns, once in a shared segment and once with every event
- * after the posts a run of the engine of its own: every run must give
+ * every 137 ns, once in a shared segment, once with every event after
+ * the posts a run of the engine of its own, and once with every packet
+ * through the VOQs (no packet that finds its output free sent at once,
+ * ssemu_model_shortcut): every run must give
  * the same deliveries and completions, each at the same model time, in
  * the same order at every endpoint.  The traffic is messages on one
  * switch and on two groups (minimal, adaptive and UGAL routing), the
@@ -53,6 +55,9 @@ static bool streams;
 /* The last check's packet-hops, and those a train could have carried
  * (ssemu_fabric_stats.train_hops), as-is run. */
 static uint64_t last_hops, last_train_hops;
+/* The as-is run's packets sent at once by an output with nothing queued
+ * (ssemu_model_shortcuts). */
+static uint64_t last_shortcuts;
 static uint8_t rma_mem[NEPS][65536];
 
 /* Post @r from endpoint @from, driving the engine while it has no room. */
@@ -72,7 +77,7 @@ static void post_rma(struct tf *t, unsigned from, const struct ssemu_rma *r)
 
 enum variant {
 	AS_IS, PERTURB, CREDIT_EVENTS, EXTRA_LOOKS, FRESH_PLACES, TELEMETRY,
-	SHARED, SMALL_RUNS
+	SHARED, SMALL_RUNS, NO_SHORTCUT
 };
 
 /* One run: @nmsg random messages (seeded by @seed) posted in waves,
@@ -124,6 +129,11 @@ static struct tf *run(const char *preset, const char *routing,
 	ssemu_model_credit_events = var == CREDIT_EVENTS;
 	ssemu_model_extra_looks = var == EXTRA_LOOKS;
 	ssemu_model_fresh_places = var == FRESH_PLACES;
+	ssemu_model_shortcut = var == NO_SHORTCUT ? SSEMU_SHORTCUT_OFF :
+			       var == AS_IS ? SSEMU_SHORTCUT_COUNT :
+					      SSEMU_SHORTCUT_ON;
+	if (var == AS_IS)
+		ssemu_model_shortcuts = 0;
 	for (i = 0; i < NMSG; i++) {
 		from = (unsigned)(tf_rng_next(&s) % NEPS);
 		to = (unsigned)(tf_rng_next(&s) % (NEPS - 1));
@@ -169,6 +179,9 @@ static struct tf *run(const char *preset, const char *routing,
 	ssemu_model_credit_events = 0;
 	ssemu_model_extra_looks = 0;
 	ssemu_model_fresh_places = 0;
+	ssemu_model_shortcut = SSEMU_SHORTCUT_ON;
+	if (var == AS_IS)
+		last_shortcuts = ssemu_model_shortcuts;
 	return t;
 }
 
@@ -233,7 +246,8 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	struct tf *g = run(preset, routing, seed, TELEMETRY);
 	struct tf *h = run(preset, routing, seed, SHARED);
 	struct tf *k = run(preset, routing, seed, SMALL_RUNS);
-	struct ssemu_fabric_stats sa, sc, sd;
+	struct tf *n = run(preset, routing, seed, NO_SHORTCUT);
+	struct ssemu_fabric_stats sa, sc, sd, sn;
 	unsigned nrma = with_rma ? (NMSG + 1) / 3 : 0;
 	size_t i;
 
@@ -251,6 +265,7 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	same_logs(a, g);
 	same_logs(a, h);
 	same_logs(a, k);
+	same_logs(a, n);
 	/* the credits took events: more of them, the same hops */
 	assert_int_equal(ssemu_fabric_stats(a->fab, &sa), 0);
 	last_hops = sa.pkt_hops;
@@ -264,6 +279,13 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	assert_true(sd.events > sa.events);
 	assert_true(sd.pkt_hops == sa.pkt_hops);
 	assert_true(sd.switch_lat_sum == sa.switch_lat_sum);
+	/* the shortcut: taken, and the same events as without it */
+	assert_int_equal(ssemu_fabric_stats(n->fab, &sn), 0);
+	assert_true(last_shortcuts > 0);
+	assert_true(sn.events == sa.events);
+	assert_true(sn.pkt_hops == sa.pkt_hops);
+	assert_true(sn.switch_lat_sum == sa.switch_lat_sum);
+	assert_true(sn.train_hops == sa.train_hops);
 	tf_close(a);
 	tf_close(b);
 	tf_close(c);
@@ -272,6 +294,7 @@ static void check(const char *preset, const char *routing, uint64_t seed)
 	tf_close(g);
 	tf_close(h);
 	tf_close(k);
+	tf_close(n);
 }
 
 static void order_one_switch(void **state)
