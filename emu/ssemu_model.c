@@ -281,8 +281,15 @@ static inline void prefetch_next(struct ssemu_region *r)
 			return;
 		s = ssemu_r_switch(r, n.a);
 		__builtin_prefetch(s);
-		__builtin_prefetch(&s->port[n.b]);
-		if (n.type == SSEMU_MEV_SW_READY && n.c < r->config.max_pkts)
+		if (n.type == SSEMU_MEV_SW_OUT_DONE) {
+			__builtin_prefetch(&s->port[n.b]);
+			return;
+		}
+		/* a packet ready at input b: of that port it reads who
+		 * feeds it (for the credit it hands back), not the first
+		 * line, which is the port's as an output */
+		__builtin_prefetch(&s->port[n.b].peer);
+		if (n.c < r->config.max_pkts)
 			__builtin_prefetch(ssemu_r_pkt(r, n.c));
 		return;
 	case SSEMU_MEV_NIC_ARRIVE:
