@@ -259,12 +259,14 @@ extern uint32_t ssemu_model_extra_looks;
  */
 extern uint32_t ssemu_model_fresh_places;
 /*
- * Nor on the shortcut a packet takes that finds its switch output free
- * with nothing queued (sent at once, without the VOQs, sw_ready): while
- * ssemu_model_shortcut is SSEMU_SHORTCUT_OFF, every packet goes through
- * them; while it is SSEMU_SHORTCUT_COUNT, those that take the shortcut are
- * counted in ssemu_model_shortcuts (tests/unit/test_order.c).  Never set
- * outside tests.
+ * Nor on the shortcuts of a switch output's only candidate: a packet that
+ * finds its output free with nothing queued is sent at once, without the
+ * VOQs (sw_ready), and an output with one packet queued takes it without
+ * the arbitration's search (sw_try_send).  While ssemu_model_shortcut is
+ * SSEMU_SHORTCUT_OFF, every packet goes through the VOQs and every send
+ * through the search; while it is SSEMU_SHORTCUT_COUNT, the sends that
+ * take a shortcut are counted in ssemu_model_shortcuts
+ * (tests/unit/test_order.c).  Never set outside tests.
  */
 enum { SSEMU_SHORTCUT_ON, SSEMU_SHORTCUT_OFF, SSEMU_SHORTCUT_COUNT };
 extern uint32_t ssemu_model_shortcut;

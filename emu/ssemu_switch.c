@@ -5,9 +5,10 @@
  * voq[out][class, VC][in]; the output arbitrates among the VOQs with a
  * credit downstream (the policy in force, ssemu_arb.c), serialises the
  * packet onto the next link and returns the input buffer's credit
- * upstream (a packet that finds its output free with nothing queued is
- * sent at once, without the VOQs: sw_ready).  Switch models are made on
- * first use.  A switch also reports
+ * upstream (an output's only candidate goes without the arbitration's
+ * search, and a packet that finds its output free with nothing queued
+ * without the VOQs: the arbitration's sole op).  Switch models are made
+ * on first use.  A switch also reports
  * what adaptive routing at injection sees of its outputs (sw_port_load,
  * sw_nb_load) and what congestion control sees at its edge outputs.
  */
@@ -399,6 +400,25 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 	}
 	cr_settle(r, &cr, now);
 	av = arb_view(r, s, out, now);
+	/* one packet queued: the only candidate, if pick would take it */
+	if (op->nqueued == 1 && op->vclmask && model_arb(r)->sole &&
+	    likely(ssemu_model_shortcut != SSEMU_SHORTCUT_OFF)) {
+		vcl = (uint32_t)__builtin_ctzll(op->vclmask);
+		if (vcl < r->config.ntclass * SSEMU_NVC &&
+		    op->vq[vcl].inmask) {
+			in = (uint32_t)__builtin_ctzll(op->vq[vcl].inmask);
+			pi = ssemu_r_voq_at(r, *ssemu_r_voq_row(r, s, out, vcl),
+					    in)->head;
+			if (pi < r->config.max_pkts &&
+			    model_arb(r)->sole(&av, in, vcl,
+					       ssemu_r_pkt(r, pi)->bytes)) {
+				if (unlikely(ssemu_model_shortcut ==
+					     SSEMU_SHORTCUT_COUNT))
+					ssemu_model_shortcuts++;
+				goto picked;
+			}
+		}
+	}
 	if (!model_arb(r)->pick(&av, &in, &vcl, &retry)) {
 		/* held back by a cap: look again when it allows */
 		if (retry != UINT64_MAX)
@@ -408,6 +428,7 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 			sw_wake(r, inst, out, t);
 		return;
 	}
+picked:
 	if (SSEMU_BAD(r, in >= r->topo.radix || vcl >= SSEMU_MAX_VCLASS,
 		      "switch %u output %u: arbitration picked input %u, "
 		      "vclass %u", s->sw, out, in, vcl))

@@ -16,8 +16,9 @@
  * (ssemu_model_fresh_places), once with the telemetry's samples closed
  * every 137 ns, once in a shared segment, once with every event after
  * the posts a run of the engine of its own, and once with every packet
- * through the VOQs (no packet that finds its output free sent at once,
- * ssemu_model_shortcut): every run must give
+ * through the VOQs and every send through the arbitration's search (no
+ * shortcut for an output's only candidate, ssemu_model_shortcut): every
+ * run must give
  * the same deliveries and completions, each at the same model time, in
  * the same order at every endpoint.  The traffic is messages on one
  * switch and on two groups (minimal, adaptive and UGAL routing), the
@@ -55,8 +56,8 @@ static bool streams;
 /* The last check's packet-hops, and those a train could have carried
  * (ssemu_fabric_stats.train_hops), as-is run. */
 static uint64_t last_hops, last_train_hops;
-/* The as-is run's packets sent at once by an output with nothing queued
- * (ssemu_model_shortcuts). */
+/* The as-is run's sends that took a shortcut for an output's only
+ * candidate (ssemu_model_shortcuts). */
 static uint64_t last_shortcuts;
 static uint8_t rma_mem[NEPS][65536];
 
