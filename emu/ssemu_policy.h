@@ -47,12 +47,12 @@ struct ssemu_arb_ops {
 	 * later time (a bandwidth cap), set *@retry to that time. */
 	bool (*pick)(const struct ssemu_arb_view *v, uint32_t *in,
 		     uint32_t *vcl, ssemu_time_t *retry);
-	/* As pick, when the only packet queued at the output would be one
-	 * of @bytes on (@in, @vcl), not in the VOQs yet: true if pick would
-	 * take it now (the arbiter's state then updated as pick updates
-	 * it), false if pick would not (then it is queued, and pick
-	 * decides).  Spares a packet that finds its output free the VOQs
-	 * and the search. */
+	/* As pick, when the output's only packet is one of @bytes on (@in,
+	 * @vcl), queued or about to be (sole reads no VOQ): true if pick
+	 * would take it now (the arbiter's state then updated as pick
+	 * updates it), false if pick would not (then pick decides).  Spares
+	 * an output's only candidate the search, and a packet that finds
+	 * its output free with nothing queued the VOQs too. */
 	bool (*sole)(const struct ssemu_arb_view *v, uint32_t in,
 		     uint32_t vcl, uint32_t bytes);
 };

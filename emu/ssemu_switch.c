@@ -8,9 +8,9 @@
  * upstream (an output's only candidate goes without the arbitration's
  * search, and a packet that finds its output free with nothing queued
  * without the VOQs: the arbitration's sole op).  Switch models are made
- * on first use.  A switch also reports
- * what adaptive routing at injection sees of its outputs (sw_port_load,
- * sw_nb_load) and what congestion control sees at its edge outputs.
+ * on first use.  A switch also reports what adaptive routing at injection
+ * sees of its outputs (sw_port_load, sw_nb_load) and what congestion
+ * control sees at its edge outputs.
  */
 #include "ssemu_voq.h"
 

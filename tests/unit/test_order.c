@@ -18,9 +18,8 @@
  * the posts a run of the engine of its own, and once with every packet
  * through the VOQs and every send through the arbitration's search (no
  * shortcut for an output's only candidate, ssemu_model_shortcut): every
- * run must give
- * the same deliveries and completions, each at the same model time, in
- * the same order at every endpoint.  The traffic is messages on one
+ * run must give the same deliveries and completions, each at the same
+ * model time, in the same order at every endpoint.  The traffic is messages on one
  * switch and on two groups (minimal, adaptive and UGAL routing), the
  * same with the second class lossy and buffers of two packets (drops,
  * retries and resends), with one operation in three an RMA write or
