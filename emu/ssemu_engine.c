@@ -685,6 +685,21 @@ bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 	out->a = ev->a;
 	out->b = ev->b;
 	out->c = ev->c;
+	out->next_type = SSEMU_EV_NO_HINT;
+	if (e->nnear) {
+		/* (near's entries are among the cap the heaps share) */
+		const struct ssemu_heap_ent *n =
+			e->near_sorted ? &heap(e)[e->nnear - 1] : heap(e);
+
+		if (e->nnear <= e->cap && n->idx < e->cap) {
+			const struct ssemu_ev *nx = &pool(e)[n->idx];
+
+			out->next_type = nx->type;
+			out->next_a = nx->a;
+			out->next_b = nx->b;
+			out->next_c = nx->c;
+		}
+	}
 	e->now = out->time;
 	ssemu_store_relaxed(&e->nlive, e->nlive - 1);
 	ssemu_store_relaxed(&e->executed, e->executed + 1);

@@ -136,7 +136,13 @@ struct ssemu_fired {
 	ssemu_time_t time;
 	uint32_t type;
 	uint32_t a, b, c;
+	/* from ssemu_engine_pop only: the event the next pop will most
+	 * likely take, as ssemu_engine_peek would give it now (a hint;
+	 * next_type SSEMU_EV_NO_HINT: none at hand) */
+	uint32_t next_type, next_a, next_b, next_c;
 };
+
+#define SSEMU_EV_NO_HINT UINT32_MAX
 
 /* Event ids carry the generation so a stale id cannot cancel a reuse. */
 typedef uint64_t ssemu_evid_t;

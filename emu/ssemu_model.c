@@ -261,19 +261,20 @@ static uint32_t check_period(const struct ssemu_region *r)
 #endif
 
 /*
- * Ask for the lines the next event will touch first (its packet, the
- * switch port or NIC it is for) while this one is handled: on a large
- * fabric they are far from the caches, and a handler's own misses come
- * one after the other.  Only a hint: an index out of range asks for
- * nothing.
+ * Ask for the lines the next event (the hint in @f, from the pop that took
+ * it) will touch first (its packet, the switch port or NIC it is for)
+ * while this one is handled: on a large fabric they are far from the
+ * caches, and a handler's own misses come one after the other.  Only a
+ * hint: an index out of range asks for nothing.
  */
-static inline void prefetch_next(struct ssemu_region *r)
+static inline void prefetch_next(struct ssemu_region *r,
+				 const struct ssemu_fired *f)
 {
-	struct ssemu_fired n;
+	const struct { uint32_t type, a, b, c; } n = {
+		f->next_type, f->next_a, f->next_b, f->next_c
+	};
 	struct ssemu_switch_sh *s;
 
-	if (!ssemu_engine_peek(ssemu_r_engine(r), &n))
-		return;
 	switch (n.type) {
 	case SSEMU_MEV_SW_READY:
 	case SSEMU_MEV_SW_OUT_DONE:
@@ -313,7 +314,7 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 
 	if (event_bad(r, f))
 		return;
-	prefetch_next(r);
+	prefetch_next(r, f);
 	if (unlikely(ssemu_model_perturb)) {
 		ssemu_model_deferring = 1;
 		ev_handler[f->type](r, f);

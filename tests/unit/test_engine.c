@@ -437,14 +437,16 @@ static void test_engine_next_time(void **state)
  * into under a burst; it fires nothing, moves no time and changes no
  * count; with nothing in the window (empty, or all of it in the wheel)
  * it says so; a corrupt count makes it say nothing rather than read out
- * of bounds.
+ * of bounds.  A pop's hint (next_type ...) is what a peek gives right
+ * after it.
  */
 static void test_engine_peek(void **state)
 {
 	struct ssemu_engine *e = engine_new(1024);
-	struct ssemu_fired f, p;
+	struct ssemu_fired f, p, q;
 	uint64_t seed = 7;
-	uint32_t i, n, peeked = 0, sorted_seen = 0, heap_seen = 0, nnear;
+	uint32_t i, n, peeked = 0, hinted = 0, sorted_seen = 0, heap_seen = 0;
+	uint32_t nnear;
 
 	(void)state;
 	assert_false(ssemu_engine_peek(e, &p));
@@ -479,6 +481,16 @@ static void test_engine_peek(void **state)
 		if (!ssemu_engine_pop(e, UINT64_MAX, &f))
 			break;
 		n--;
+		/* the pop's hint is what a peek says right after it */
+		if (ssemu_engine_peek(e, &q)) {
+			hinted++;
+			assert_int_equal(f.next_type, q.type);
+			assert_int_equal(f.next_a, q.a);
+			assert_int_equal(f.next_b, q.b);
+			assert_int_equal(f.next_c, q.c);
+		} else {
+			assert_int_equal(f.next_type, SSEMU_EV_NO_HINT);
+		}
 		if (!ok)
 			continue;
 		peeked++;
@@ -490,8 +502,10 @@ static void test_engine_peek(void **state)
 	}
 	assert_int_equal(n, 0);
 	assert_false(ssemu_engine_peek(e, &p));
-	/* every event but the first of each refill was peeked at */
+	/* every event but the first of each refill was peeked at, and
+	 * hinted at by the pop before it */
 	assert_true(peeked >= 850);
+	assert_true(hinted >= 850);
 	assert_true(sorted_seen > 0 && heap_seen > 0);
 
 	/* a count out of range: nothing, and no read past the heap */
