@@ -203,8 +203,8 @@ static inline void tok_look(const struct ssemu_arb_view *v,
 
 /* A send of @bytes of class @best at the look's time: every class's
  * buckets refilled up to it and stored, then the class's taken from. */
-static void tok_send(const struct ssemu_arb_view *v, uint32_t best,
-		     uint32_t bytes)
+static inline __attribute__((always_inline)) void
+tok_send(const struct ssemu_arb_view *v, uint32_t best, uint32_t bytes)
 {
 	const struct ssemu_config *c = v->c;
 	struct ssemu_swport *op = v->op;

@@ -542,7 +542,10 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 		return;
 	}
 	esw = edge_switch(r, n->port, &eport);
-	s = sw_get(r, esw, &inst);
+	/* (the edge switch's model, made on its first packet) */
+	inst = ssemu_sw_inst(r, esw);
+	s = inst != SSEMU_NONE ? ssemu_r_switch(r, inst) :
+				 sw_get(r, esw, &inst);
 	if (!s) {
 		lose_pkt(r, pi, -ENOSPC);
 		return;
