@@ -171,7 +171,7 @@ static bool drain_work_word(struct ssemu_region *r, uint64_t *work,
 			    uint32_t w)
 {
 	const struct ssemu_config *c = &r->config;
-	uint32_t epi, mi, lo, nic;
+	uint32_t epi, mi, lo, nic, left;
 	struct ssemu_ring *ring;
 	struct ssemu_ep_sh *sh;
 	uint64_t bits;
@@ -194,8 +194,16 @@ static bool drain_work_word(struct ssemu_region *r, uint64_t *work,
 		ring = ssemu_r_ring(r, sh->tx_ring_off);
 		lo = epi * c->msgs_per_ep;
 		/* take the message into the NIC, then off the ring: if we
-		 * die in between, crash recovery finds it */
-		while (!ssemu_ring_peek(ring, &mi)) {
+		 * die in between, crash recovery finds it.  At most a ring's
+		 * worth a run: more means its owner keeps posting (the rest
+		 * is the next run's, its bit set again), or that the ring's
+		 * indices changed under us (a segment cut short reads as
+		 * zeros: head past tail would never meet it again) */
+		for (left = c->msgs_per_ep; !ssemu_ring_peek(ring, &mi);) {
+			if (!left--) {
+				ssemu_bm_set(work, ssemu_bm_words(r->neps), epi);
+				break;
+			}
 			/* never trust an index from shared memory */
 			if (SSEMU_BAD(r, mi < lo || mi >= lo + c->msgs_per_ep,
 				      "endpoint %u: slot %u in its tx ring",
