@@ -270,36 +270,34 @@ static uint32_t check_period(const struct ssemu_region *r)
 static inline void prefetch_next(struct ssemu_region *r,
 				 const struct ssemu_fired *f)
 {
-	const struct { uint32_t type, a, b, c; } n = {
-		f->next_type, f->next_a, f->next_b, f->next_c
-	};
+	uint32_t a = f->next_a, b = f->next_b, c = f->next_c;
 	struct ssemu_switch_sh *s;
 
-	switch (n.type) {
+	switch (f->next_type) {
 	case SSEMU_MEV_SW_READY:
 	case SSEMU_MEV_SW_OUT_DONE:
-		if (n.a >= r->sw_used || n.b >= r->topo.radix)
+		if (a >= r->sw_used || b >= r->topo.radix)
 			return;
-		s = ssemu_r_switch(r, n.a);
+		s = ssemu_r_switch(r, a);
 		__builtin_prefetch(s);
-		if (n.type == SSEMU_MEV_SW_OUT_DONE) {
-			__builtin_prefetch(&s->port[n.b]);
+		if (f->next_type == SSEMU_MEV_SW_OUT_DONE) {
+			__builtin_prefetch(&s->port[b]);
 			return;
 		}
 		/* a packet ready at input b: of that port it reads who
 		 * feeds it (for the credit it hands back), not the first
 		 * line, which is the port's as an output */
-		__builtin_prefetch(&s->port[n.b].peer);
-		if (n.c < r->config.max_pkts)
-			__builtin_prefetch(ssemu_r_pkt(r, n.c));
+		__builtin_prefetch(&s->port[b].peer);
+		if (c < r->config.max_pkts)
+			__builtin_prefetch(ssemu_r_pkt(r, c));
 		return;
 	case SSEMU_MEV_NIC_ARRIVE:
-		if (n.c < r->config.max_pkts)
-			__builtin_prefetch(ssemu_r_pkt(r, n.c));
+		if (c < r->config.max_pkts)
+			__builtin_prefetch(ssemu_r_pkt(r, c));
 		/* fall through */
 	case SSEMU_MEV_NIC_TX_DONE:
-		if (n.a < r->config.max_nics)
-			__builtin_prefetch(ssemu_r_nic(r, n.a));
+		if (a < r->config.max_nics)
+			__builtin_prefetch(ssemu_r_nic(r, a));
 		return;
 	default:
 		return;
