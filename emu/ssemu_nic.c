@@ -130,18 +130,19 @@ static inline uint32_t cc_window(struct ssemu_region *r, uint32_t nic,
 	return cc_window_of(r, ssemu_pair_find(r, nic, dnic));
 }
 
-/* @nic put a paced packet for @dnic on the wire: congestion control may
- * pause the pair (the NIC looks again when the pause ends). */
-static void cc_sent(struct ssemu_region *r, uint32_t nic, uint32_t dnic)
+/* @nic put a paced packet on the wire for the NIC its pair @pr (NULL:
+ * one without an entry, which is not paced) goes to: congestion control
+ * may pause the pair (the NIC looks again when the pause ends). */
+static void cc_sent(struct ssemu_region *r, uint32_t nic,
+		    struct ssemu_pair *pr)
 {
 	const struct ssemu_cc_ops *cc = model_cc(r);
 	struct ssemu_cc_pair_view v;
 	ssemu_time_t until;
 
-	/* (a pair without an entry is not paced) */
-	if (!cc->on_send || !(v.pair = ssemu_pair_find(r, nic, dnic)))
+	if (!cc->on_send || !pr)
 		return;
-	v = pair_view(r, v.pair);
+	v = pair_view(r, pr);
 	if (cc->on_send(&v, &until))
 		schedule(r, until, SSEMU_MEV_NIC_KICK, nic, 0, 0);
 }
@@ -350,7 +351,7 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 		m->mflags &= ~SSEMU_MSGF_RESPQ;
 		rma_rx_done(r, m);	/* the slot's last write here */
 	}
-	cc_sent(r, nic, inic);
+	cc_sent(r, nic, ssemu_pair_find(r, nic, inic));
 	return pi;
 }
 
@@ -381,6 +382,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 	struct msg_snap snap;
 	uint32_t allowed;
 	struct ssemu_pair *pr;
+	uint64_t at;
 	struct ssemu_msg *m;
 	struct ssemu_pkt *pkt;
 
@@ -443,7 +445,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 				break;
 		if (i < nblocked)
 			continue;	/* an earlier message to it waits */
-		pr = ssemu_pair_find(r, nic, dnic);
+		pr = ssemu_pair_lookup(r, nic, dnic, &at);
 		allowed = SSEMU_MIN(r->config.nic_window, cc_window_of(r, pr));
 		if (pr && pr->window >= allowed) {
 			n->stats.window_stalls++;
@@ -458,7 +460,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			goto blocked;
 		}
 		if (!pr)
-			pr = ssemu_pair_get(r, nic, dnic, now_of(r));
+			pr = ssemu_pair_make(r, nic, dnic, at, now_of(r));
 		if (!pr) {
 			/* no room for the pair's state (logged): the send
 			 * fails as an unreachable one does */
@@ -502,7 +504,7 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 			schedule(r, now_of(r) + SSEMU_RTO, SSEMU_MEV_RTO, nic,
 				 mi, m->gen);
 		}
-		cc_sent(r, nic, dnic);
+		cc_sent(r, nic, pr);
 		m->sent = snap.sent + 1;
 		if (m->sent == snap.npkts)
 			injq_unlink(r, n, prev, mi, next);

@@ -116,11 +116,28 @@ static uint32_t pair_sweep(struct ssemu_region *r, ssemu_time_t now)
 	return freed;
 }
 
+/* A fresh pair's entry for @key at @i, the free entry where its probe
+ * stopped (NONE: the table is full). */
+static struct ssemu_pair *pair_make(struct ssemu_region *r, uint64_t key,
+				    uint64_t i)
+{
+	struct ssemu_pair *e;
+
+	if (i == SSEMU_NONE)
+		return NULL;
+	e = ssemu_r_pair_ent(r, i);
+	ssemu_pair_fresh(&r->config, e);
+	e->key = key;
+	r->pairs_used++;
+	ssemu_r_pairn(r, ssemu_pair_key_nic(key))->from++;
+	ssemu_r_pairn(r, (uint32_t)key)->to++;
+	return e;
+}
+
 struct ssemu_pair *ssemu_pair_get(struct ssemu_region *r, uint32_t nic,
 				  uint32_t dnic, ssemu_time_t now)
 {
 	uint64_t key = ssemu_pair_key(nic, dnic), i;
-	struct ssemu_pair *e;
 	bool hit;
 
 	i = ssemu_pair_probe(r, key, &hit);
@@ -141,15 +158,17 @@ struct ssemu_pair *ssemu_pair_get(struct ssemu_region *r, uint32_t nic,
 		r->pairs_swept = now;
 		i = ssemu_pair_probe(r, key, &hit);
 	}
-	if (i == SSEMU_NONE)
-		return NULL;
-	e = ssemu_r_pair_ent(r, i);
-	ssemu_pair_fresh(&r->config, e);
-	e->key = key;
-	r->pairs_used++;
-	ssemu_r_pairn(r, nic)->from++;
-	ssemu_r_pairn(r, dnic)->to++;
-	return e;
+	return pair_make(r, key, i);
+}
+
+struct ssemu_pair *ssemu_pair_make(struct ssemu_region *r, uint32_t nic,
+				   uint32_t dnic, uint64_t at,
+				   ssemu_time_t now)
+{
+	/* (a full table's sweep may move entries: the whole way then) */
+	if (at == SSEMU_NONE || r->pairs_used >= r->max_pairs)
+		return ssemu_pair_get(r, nic, dnic, now);
+	return pair_make(r, ssemu_pair_key(nic, dnic), at);
 }
 
 /* The table's entry lying at @slot (ssemu_pair_slot's inverse). */

@@ -262,6 +262,11 @@ void ssemu_pair_fresh(const struct ssemu_config *c, struct ssemu_pair *pr);
 /* ... made (fresh) if need be; NULL: the table is full (logged). */
 struct ssemu_pair *ssemu_pair_get(struct ssemu_region *r, uint32_t nic,
 				  uint32_t dnic, ssemu_time_t now);
+/* ... the same, for a pair that ssemu_pair_lookup found without an entry,
+ * its probe ending at @at, the table unchanged since. */
+struct ssemu_pair *ssemu_pair_make(struct ssemu_region *r, uint32_t nic,
+				   uint32_t dnic, uint64_t at,
+				   ssemu_time_t now);
 /* Done with @pr (NULL: nothing) for now: its entry goes if its state is a
  * fresh pair's at @now.  Pointers to entries are good until the next put
  * or get. */

@@ -950,14 +950,25 @@ static inline uint64_t ssemu_pair_probe(struct ssemu_region *r, uint64_t key,
 	return SSEMU_NONE;	/* (full: max_pairs keeps a free entry) */
 }
 
-/* The entry of pair @nic -> @dnic, or NULL: it has none (it is fresh). */
-static inline struct ssemu_pair *ssemu_pair_find(struct ssemu_region *r,
-						 uint32_t nic, uint32_t dnic)
+/* The entry of pair @nic -> @dnic, or NULL: it has none (it is fresh);
+ * then *@at is where its probe stopped (ssemu_pair_make). */
+static inline struct ssemu_pair *ssemu_pair_lookup(struct ssemu_region *r,
+						   uint32_t nic, uint32_t dnic,
+						   uint64_t *at)
 {
 	bool hit;
 	uint64_t i = ssemu_pair_probe(r, ssemu_pair_key(nic, dnic), &hit);
 
+	*at = i;
 	return hit ? ssemu_r_pair_ent(r, i) : NULL;
+}
+
+static inline struct ssemu_pair *ssemu_pair_find(struct ssemu_region *r,
+						 uint32_t nic, uint32_t dnic)
+{
+	uint64_t at;
+
+	return ssemu_pair_lookup(r, nic, dnic, &at);
 }
 
 static inline struct ssemu_pair_count *ssemu_r_pairn(struct ssemu_region *r,

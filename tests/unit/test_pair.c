@@ -3,8 +3,9 @@
  * The NIC pair table (emu/ssemu_pair.c): an entry made on first use,
  * found again, given back once its state is a fresh pair's, kept while it
  * is not; colliding entries found after deletions; a full table refused
- * by name (and a send that needs a pair then fails with -ENOSPC); the
- * resets at attach and of the whole model.
+ * by name (and a send that needs a pair then fails with -ENOSPC); a pair
+ * looked up and then made where the lookup stopped; the resets at attach
+ * and of the whole model.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -229,6 +230,53 @@ static void test_pair_full(void **state)
 	tf_close(t);
 }
 
+/*
+ * A pair looked up without an entry is made where the lookup's probe
+ * stopped (ssemu_pair_make): the entry ssemu_pair_get would have made,
+ * found again by both; with the table full, the same sweep, at the same
+ * model time, decides.
+ */
+static void test_pair_lookup_make(void **state)
+{
+	struct tf *t = open_pairs(3, 0);
+	struct ssemu_region *r = t->fab->r;
+	struct ssemu_pair *pr, *mk;
+	uint64_t at;
+	uint32_t i;
+
+	(void)state;
+	/* colliding homes (one source NIC): each made after the one before */
+	for (i = 0; i < 3; i++) {
+		assert_null(ssemu_pair_lookup(r, 0, i, &at));
+		assert_true(at != SSEMU_NONE);
+		mk = ssemu_pair_make(r, 0, i, at, 0);
+		assert_non_null(mk);
+		assert_ptr_equal(mk, ssemu_r_pair_ent(r, at));
+		assert_ptr_equal(ssemu_pair_find(r, 0, i), mk);
+		assert_ptr_equal(ssemu_pair_get(r, 0, i, 0), mk);
+		assert_int_equal(mk->cwnd, r->config.nic_window << 8);
+		mk->window = 1;
+	}
+	assert_int_equal(r->pairs_used, 3);
+	assert_int_equal(ssemu_r_pairn(r, 0)->from, 3);
+	assert_int_equal(ssemu_r_pairn(r, 2)->to, 1);
+	/* found: the lookup hands back the entry */
+	pr = ssemu_pair_lookup(r, 0, 1, &at);
+	assert_ptr_equal(pr, ssemu_pair_find(r, 0, 1));
+	/* full: refused as get refuses, then made once a sweep frees one */
+	assert_null(ssemu_pair_lookup(r, 0, 3, &at));
+	assert_null(ssemu_pair_make(r, 0, 3, at, 0));
+	assert_int_equal(r->pairs_full, 1);
+	pr->window = 0;
+	assert_null(ssemu_pair_lookup(r, 0, 3, &at));
+	mk = ssemu_pair_make(r, 0, 3, at, 1);
+	assert_non_null(mk);
+	assert_null(ssemu_pair_find(r, 0, 1));
+	assert_ptr_equal(ssemu_pair_find(r, 0, 3), mk);
+	assert_int_equal(r->pairs_used, 3);
+	tf_close(t);
+}
+
 static void test_pair_resets(void **state)
 {
 	struct tf *t = open_pairs(0, 0);
@@ -304,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_pair_collisions),
 		cmocka_unit_test(test_pair_hot_and_cold),
 		cmocka_unit_test(test_pair_full),
+		cmocka_unit_test(test_pair_lookup_make),
 		cmocka_unit_test(test_pair_resets),
 		cmocka_unit_test(test_pair_full_send_fails),
 	};
