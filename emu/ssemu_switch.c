@@ -15,10 +15,13 @@
 #include "ssemu_voq.h"
 
 /* What congestion control sees of paced packet @pkt at edge output @op
- * (@make: its pair gets an entry if it has none). */
+ * (@make: its pair gets an entry if it has none; @known: its pair's
+ * entry, or NULL, as the view before it found it, with no entry made or
+ * given back since). */
 static void cc_queue_view(struct ssemu_region *r, struct ssemu_swport *op,
 			  const struct ssemu_pkt *pkt,
-			  struct ssemu_cc_queue_view *v, bool make)
+			  struct ssemu_cc_queue_view *v, bool make,
+			  const struct ssemu_cc_queue_view *known)
 {
 	uint32_t N = r->config.max_nics;
 
@@ -27,7 +30,9 @@ static void cc_queue_view(struct ssemu_region *r, struct ssemu_swport *op,
 	v->queued_tc = op->queued_tc;
 	v->nflows = &op->nflows;
 	v->pair = NULL;
-	if (pkt->src_nic < N && pkt->win < N)
+	if (known)
+		v->pair = known->pair;
+	else if (pkt->src_nic < N && pkt->win < N)
 		v->pair = make ? ssemu_pair_get(r, pkt->src_nic, pkt->win,
 						now_of(r)) :
 				 ssemu_pair_find(r, pkt->src_nic, pkt->win);
@@ -273,7 +278,8 @@ static inline struct ssemu_arb_view arb_view(struct ssemu_region *r,
 
 static inline __attribute__((always_inline)) void
 sw_send(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t inst,
-	uint32_t out, uint32_t in, uint32_t vcl, uint32_t pi);
+	uint32_t out, uint32_t in, uint32_t vcl, uint32_t pi,
+	const struct ssemu_cc_queue_view *known);
 
 void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 {
@@ -282,6 +288,7 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 	uint32_t vcl = pkt->tclass * SSEMU_NVC + pkt->vc, out;
 	const struct ssemu_cc_ops *cc = model_cc(r);
 	ssemu_time_t now = now_of(r);
+	struct ssemu_cc_queue_view v, *known = NULL;
 	struct ssemu_swport *op;
 	bool sole = false;
 
@@ -332,13 +339,14 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 		voq_push(r, s, in, out, vcl, pi);
 	}
 	if (cc->on_queue && cc_paced(pkt) && port_is_edge(r, out)) {
-		struct ssemu_cc_queue_view v;
 		struct ssemu_cc_frame f;
 
-		cc_queue_view(r, op, pkt, &v, true);
+		cc_queue_view(r, op, pkt, &v, true, NULL);
 		if (cc->on_queue(&v, &f))
 			schedule(r, now + f.delay, SSEMU_MEV_FGFC,
 				 pkt->src_nic, pkt->win, f.arg);
+		/* (the send below, at once, sees the same pair) */
+		known = &v;
 	}
 	if (port_is_edge(r, out))
 		ssemu_tel_queue(r, pkt->tclass, op->queued_tc[pkt->tclass]);
@@ -351,7 +359,7 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 	op->nqueued--;
 	if (unlikely(ssemu_model_shortcut == SSEMU_SHORTCUT_COUNT))
 		ssemu_model_shortcuts++;
-	sw_send(r, s, inst, out, in, vcl, pi);
+	sw_send(r, s, inst, out, in, vcl, pi, known);
 }
 
 /*
@@ -436,15 +444,17 @@ picked:
 	pi = voq_pop(r, s, in, out, vcl);
 	if (pi == SSEMU_NONE || pkt_hop_bad(r, pi))
 		return;
-	sw_send(r, s, inst, out, in, vcl, pi);
+	sw_send(r, s, inst, out, in, vcl, pi, NULL);
 }
 
 /* Packet @pi, of (@in, @vcl), taken off output @out's queues: serialise
  * it onto the link, hand its input buffer back upstream, and have it
- * arrive at the far end. */
+ * arrive at the far end (@known: congestion control's view of it as it
+ * joined the queues, this instant; NULL: none). */
 static inline __attribute__((always_inline)) void
 sw_send(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t inst,
-	uint32_t out, uint32_t in, uint32_t vcl, uint32_t pi)
+	uint32_t out, uint32_t in, uint32_t vcl, uint32_t pi,
+	const struct ssemu_cc_queue_view *known)
 {
 	struct ssemu_swport *op = &s->port[out];
 	const struct ssemu_cc_ops *cc = model_cc(r);
@@ -457,7 +467,7 @@ sw_send(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t inst,
 	if (cc->on_dequeue && cc_paced(pkt) && port_is_edge(r, out)) {
 		struct ssemu_cc_queue_view v;
 
-		cc_queue_view(r, op, pkt, &v, false);
+		cc_queue_view(r, op, pkt, &v, false, known);
 		cc->on_dequeue(&v);
 		ssemu_pair_put(r, v.pair, now);
 	}
