@@ -213,7 +213,8 @@ static inline struct ssemu_heap_ent *near_top(struct ssemu_engine *e)
 	return e->near_sorted ? &h[e->nnear - 1] : h;
 }
 
-static inline void near_remove_top(struct ssemu_engine *e)
+static inline __attribute__((always_inline)) void
+near_remove_top(struct ssemu_engine *e)
 {
 	struct ssemu_heap_ent *h = heap(e);
 
