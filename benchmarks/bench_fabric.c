@@ -952,15 +952,18 @@ static double ring_oneway_ns(uint64_t iters)
 	return (t1 - t0) / (double)iters / 2 * 1e9;
 }
 
-/* One side of the fabric ping-pong; returns 0 on success. */
+/* One side of the fabric ping-pong; returns 0 on success.  The first
+ * side's @peer is the other's process: killed if this side fails (it
+ * would wait for this one forever), before this one lets go of the fabric
+ * (whose last process out removes it). */
 static int fabric_side(const char *name, bool first, uint64_t iters,
-		       double *oneway_ns, double *model_ns)
+		       double *oneway_ns, double *model_ns, pid_t peer)
 {
 	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_SHM, .name = name };
 	struct ssemu_nic_opts no = { .rank = -1 };
 	struct ssemu_fabric *fab;
-	struct ssemu_nic *nic;
-	struct ssemu_ep *ep;
+	struct ssemu_nic *nic = NULL;
+	struct ssemu_ep *ep = NULL;
 	struct ssemu_event ev;
 	ssemu_time_t msum = 0;
 	uint64_t i, val = 0;
@@ -978,12 +981,18 @@ static int fabric_side(const char *name, bool first, uint64_t iters,
 	if (!ret)
 		ret = ssemu_ep_open(nic, &ep);
 	if (ret)
-		return ret;
-	/* Rendezvous: wait until the peer's NIC is there. */
+		goto out;
+	/* Rendezvous: wait until the peer's endpoint is open (its NIC
+	 * attached is not enough: a message that arrives before the
+	 * endpoint opens finds nobody there and fails, and the ping-pong
+	 * would wait for its reply forever). */
 	for (i = 0; i < 10000000; i++) {
 		struct ssemu_nic_info info[4];
+		int k, n = ssemu_fabric_nics(fab, info, 4), open = 0;
 
-		if (ssemu_fabric_nics(fab, info, 4) >= 2)
+		for (k = 0; k < n; k++)
+			open += info[k].eps_open > 0;
+		if (open >= 2)
 			break;
 		usleep(100);
 	}
@@ -1002,11 +1011,17 @@ static int fabric_side(const char *name, bool first, uint64_t iters,
 			while ((ret = ssemu_ep_send(ep, &s)) == -EAGAIN)
 				ssemu_fabric_progress(fab, 256);
 			if (ret)
-				return ret;
+				goto out;
 		}
 		while (!got) {
 			ssemu_fabric_progress(fab, 256);
 			while (ssemu_ep_poll(ep, &ev, 1) == 1) {
+				/* (a send that failed is never answered) */
+				if (ev.type == SSEMU_EV_SEND_DONE &&
+				    ev.status) {
+					ret = ev.status;
+					goto out;
+				}
 				if (ev.type != SSEMU_EV_RECV)
 					continue;
 				ssemu_event_copy(ep, &ev, 0, &val, sizeof(val));
@@ -1020,9 +1035,10 @@ static int fabric_side(const char *name, bool first, uint64_t iters,
 			while ((ret = ssemu_ep_send(ep, &s)) == -EAGAIN)
 				ssemu_fabric_progress(fab, 256);
 			if (ret)
-				return ret;
+				goto out;
 		} else if (val != i) {
-			return -EIO;
+			ret = -EIO;
+			goto out;
 		}
 	}
 	t1 = wall();
@@ -1033,10 +1049,17 @@ static int fabric_side(const char *name, bool first, uint64_t iters,
 		*oneway_ns = (t1 - t0) / (double)iters / 2 * 1e9;
 	if (model_ns)
 		*model_ns = (double)msum / (double)iters / SSEMU_PS_PER_NS;
-	ssemu_ep_close(ep);
-	ssemu_nic_detach(nic);
+out:
+	if (ret && peer > 0) {
+		kill(peer, SIGKILL);
+		waitpid(peer, NULL, 0);
+	}
+	if (ep)
+		ssemu_ep_close(ep);
+	if (nic)
+		ssemu_nic_detach(nic);
 	ssemu_fabric_close(fab);
-	return 0;
+	return ret;
 }
 
 /* Take @ep's events until a RECV came; release it. */
@@ -1161,9 +1184,10 @@ static int bench_latency(uint64_t iters)
 	local = local_oneway_ns(iters);
 	child = fork();
 	if (child == 0)
-		_exit(fabric_side(name, false, iters, NULL, NULL) ? 1 : 0);
-	ret = fabric_side(name, true, iters, &fab, &model);
-	waitpid(child, &st, 0);
+		_exit(fabric_side(name, false, iters, NULL, NULL, 0) ? 1 : 0);
+	ret = fabric_side(name, true, iters, &fab, &model, child);
+	if (!ret)
+		waitpid(child, &st, 0);
 	if (ret || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		fprintf(stderr, "bench_fabric: latency run failed (%d)\n", ret);
 		return 1;
