@@ -966,7 +966,7 @@ static int fabric_side(const char *name, bool first, uint64_t iters,
 	struct ssemu_ep *ep = NULL;
 	struct ssemu_event ev;
 	ssemu_time_t msum = 0;
-	uint64_t i, val = 0;
+	uint64_t i, val = 0, polls = 0;
 	char err[256];
 	double t0, t1;
 	int ret;
@@ -1014,6 +1014,13 @@ static int fabric_side(const char *name, bool first, uint64_t iters,
 				goto out;
 		}
 		while (!got) {
+			/* (nor is one to a process that has exited) */
+			if (peer > 0 && !(++polls % 4096) &&
+			    waitpid(peer, NULL, WNOHANG) == peer) {
+				peer = 0;
+				ret = -ECONNRESET;
+				goto out;
+			}
 			ssemu_fabric_progress(fab, 256);
 			while (ssemu_ep_poll(ep, &ev, 1) == 1) {
 				/* (a send that failed is never answered) */
