@@ -20,6 +20,11 @@
  *           entry an engine run needs, and after a context switch on a
  *           CPU without PCID a miss each.  Counted, not timed: every page
  *           is made inaccessible and counted at its first fault.
+ *  lines    the cache lines an 8-byte message moves between the two
+ *           processes of a ping-pong on a shared fabric, by section: the
+ *           ping-pong in one process under valgrind's lackey, each access
+ *           given to the process that makes it, through a model of two
+ *           caches.  Counted, not timed.
  *
  * Every figure is one "key value" line (benchmarks/README.md lists them).
  */
@@ -1228,6 +1233,7 @@ static struct page_trace {
 		char *lo, *hi;
 		uint64_t off;	/* file offset of lo */
 		int prot;
+		bool shared;	/* not a private (copy on write) mapping */
 	} map[TRACE_MAPS];
 	unsigned nmaps;
 	uint8_t *seen;		/* a byte a page of the file */
@@ -1289,6 +1295,7 @@ static bool trace_find(const char *path)
 		trace.map[trace.nmaps].prot =
 			(perm[0] == 'r' ? PROT_READ : 0) |
 			(perm[1] == 'w' ? PROT_WRITE : 0);
+		trace.map[trace.nmaps].shared = perm[3] == 's';
 		trace.nmaps++;
 	}
 	fclose(f);
@@ -1388,10 +1395,345 @@ out:
 	return ret;
 }
 
+/* ------------------------------------------------------------------ */
+/* lines: the cache lines a message moves between two processes         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The two-process ping-pong, in one process traced by valgrind's lackey
+ * (every load and store, with its address), each call given to the
+ * process that makes it in the two-process run: ep[k]'s sends, polls and
+ * releases to process k, every engine run to process 0 (the runner, which
+ * stays the same one: "The runner on a shared fabric" in the README).  A
+ * store to lines_mark[k] says process k makes the accesses that follow
+ * (k 0 or 1); to lines_mark[2], the counted messages start; [3]: end.
+ * The accesses to the fabric's shared mappings then go through a model of
+ * two private caches: a line one process reads or writes that the other
+ * holds moves (a transfer); a write to a line both hold invalidates the
+ * other's copy (an upgrade).  What the waiting process reads while it
+ * polls, and the kernel's side of a futex, are not in it.
+ */
+#define LINES_WARMUP 64
+#define LINES_CHILD_ENV "SSEMU_BENCH_LINES_CHILD"
+
+static volatile uint64_t lines_mark[4];
+
+static void lines_message(struct ssemu_fabric *fab, struct ssemu_ep **ep,
+			  uint64_t i)
+{
+	unsigned snd = (unsigned)(i % 2), rcv = 1 - snd;
+	struct ssemu_event ev[8];
+	uint64_t val = i;
+	struct iovec iov = { &val, sizeof(val) };
+	struct ssemu_send s = {
+		.dest = ssemu_ep_addr(ep[rcv]),
+		.iov = &iov,
+		.iov_count = 1,
+	};
+	bool got = false;
+	int ret, k, n;
+
+	for (;;) {
+		lines_mark[snd] = i;
+		ret = ssemu_ep_send(ep[snd], &s);
+		if (ret != -EAGAIN)
+			break;
+		lines_mark[0] = i;
+		ssemu_fabric_progress(fab, 256);
+	}
+	if (ret)
+		die("send", ret);
+	while (!got) {
+		lines_mark[0] = i;
+		ssemu_fabric_progress(fab, 256);
+		lines_mark[rcv] = i;
+		n = ssemu_ep_poll(ep[rcv], ev, 8);
+		for (k = 0; k < n; k++) {
+			if (ev[k].type != SSEMU_EV_RECV)
+				continue;
+			ssemu_event_release(ep[rcv], &ev[k]);
+			got = true;
+		}
+	}
+	lines_mark[snd] = i;
+	while (ssemu_ep_poll(ep[snd], ev, 8) > 0)
+		;
+}
+
+/* The traced run: what the count needs on stdout, then the ping-pong. */
+static int lines_child(uint64_t messages)
+{
+	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_SHM };
+	struct ssemu_fabric *fab;
+	struct ssemu_nic *nic[2];
+	struct ssemu_ep *ep[2];
+	struct ssemu_layout l;
+	char name[64], err[256];
+	uint64_t i;
+	unsigned m, s;
+	int k, ret;
+
+	snprintf(name, sizeof(name), "bench-lines-%d", (int)getpid());
+	fo.name = name;
+	ret = ssemu_fabric_open(&fo, &fab, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "bench_fabric: %s\n", err);
+		return 1;
+	}
+	local_pair_open(fab, nic, ep);
+	for (i = 0; i < LINES_WARMUP; i++)
+		lines_message(fab, ep, i);
+	ssemu_layout_compute(&fab->r->config, &fab->r->topo, &l);
+	if (!trace_find(fab->shm_path)) {
+		fprintf(stderr, "bench_fabric: lines: the fabric's mappings of "
+			"%s not found in /proc/self/maps\n", fab->shm_path);
+		ret = 1;
+		goto out;
+	}
+	printf("mark %p\n", (void *)lines_mark);
+	printf("bytes %" PRIu64 "\n", l.total);
+	for (m = 0; m < trace.nmaps; m++)
+		if (trace.map[m].shared)
+			printf("map %p %p %" PRIu64 "\n",
+			       (void *)trace.map[m].lo, (void *)trace.map[m].hi,
+			       trace.map[m].off);
+	for (s = 0; s < SSEMU_SEC_COUNT; s++)
+		if (l.sec[s].size)
+			printf("sec %s %" PRIu64 " %" PRIu64 "\n",
+			       l.sec[s].name, l.sec[s].off, l.sec[s].size);
+	fflush(stdout);
+	lines_mark[2] = 1;
+	for (i = 0; i < messages; i++)
+		lines_message(fab, ep, LINES_WARMUP + i);
+	lines_mark[3] = 1;
+out:
+	for (k = 0; k < 2; k++) {
+		ssemu_ep_close(ep[k]);
+		ssemu_nic_detach(nic[k]);
+	}
+	ssemu_fabric_close(fab);
+	return ret;
+}
+
+#define LINES_MAPS 16
+#define LINES_SECS (SSEMU_SEC_COUNT + 1)	/* the sections, the header */
+
+struct lines_count {
+	struct { uint64_t lo, hi, off; } map[LINES_MAPS];
+	unsigned nmaps;
+	struct { char name[32]; uint64_t off, size; } sec[LINES_SECS];
+	unsigned nsecs;
+	uint64_t mark, bytes;
+	uint8_t *held;		/* a line: bit k, process k has it */
+	uint32_t *moved;	/* a line: its transfers and upgrades */
+	uint64_t xfer[LINES_SECS], upg[LINES_SECS];
+};
+
+/* The section holding file offset @off (the header's last). */
+static unsigned lines_sec(const struct lines_count *c, uint64_t off)
+{
+	unsigned s;
+
+	for (s = 0; s + 1 < c->nsecs; s++)
+		if (off >= c->sec[s].off && off < c->sec[s].off + c->sec[s].size)
+			return s;
+	return c->nsecs - 1;
+}
+
+/* An access by process @p to the line at file offset @off. */
+static void lines_access(struct lines_count *c, unsigned p, uint64_t off,
+			 bool write, bool counting)
+{
+	uint64_t ln = off / 64;
+	uint8_t me = (uint8_t)(1u << p), h = c->held[ln];
+	bool xfer = !(h & me) && h, upg = write && (h & me) && (h & ~me);
+
+	c->held[ln] = write ? me : (uint8_t)(h | me);
+	if (!counting || !(xfer || upg))
+		return;
+	c->moved[ln]++;
+	if (xfer)
+		c->xfer[lines_sec(c, off)]++;
+	else
+		c->upg[lines_sec(c, off)]++;
+}
+
+/* Read the traced run's description (@info) into @c. */
+static int lines_info(struct lines_count *c, char *info)
+{
+	char *line, *save = NULL, name[32];
+	unsigned long long a = 0, b = 0, d = 0;
+	void *pa, *pb;
+
+	for (line = strtok_r(info, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "mark %p", &pa) == 1) {
+			c->mark = (uint64_t)(uintptr_t)pa;
+		} else if (sscanf(line, "bytes %llu", &a) == 1) {
+			c->bytes = a;
+		} else if (sscanf(line, "map %p %p %llu", &pa, &pb, &d) == 3 &&
+			   c->nmaps < LINES_MAPS) {
+			c->map[c->nmaps].lo = (uint64_t)(uintptr_t)pa;
+			c->map[c->nmaps].hi = (uint64_t)(uintptr_t)pb;
+			c->map[c->nmaps++].off = d;
+		} else if (sscanf(line, "sec %31s %llu %llu", name, &a, &b) ==
+				   3 && c->nsecs < LINES_SECS - 1) {
+			snprintf(c->sec[c->nsecs].name,
+				 sizeof(c->sec[0].name), "%s", name);
+			c->sec[c->nsecs].off = a;
+			c->sec[c->nsecs++].size = b;
+		}
+	}
+	/* the header last: what no section holds */
+	snprintf(c->sec[c->nsecs].name, sizeof(c->sec[0].name), "header");
+	c->sec[c->nsecs].off = 0;
+	c->sec[c->nsecs].size = c->bytes;
+	c->nsecs++;
+	return c->mark && c->bytes && c->nmaps ? 0 : -EINVAL;
+}
+
+/* Go through lackey's trace @log: every load, store and modify. */
+static int lines_replay(struct lines_count *c, const char *log,
+			uint64_t messages)
+{
+	char line[256];
+	unsigned p = 0, m, s, top;
+	bool counting = false, done = false;
+	uint64_t addr, off, end, ln, t, sum_x = 0, sum_u = 0;
+	unsigned size;
+	FILE *f = fopen(log, "r");
+
+	if (!f)
+		return -errno;
+	c->held = calloc(c->bytes / 64 + 1, 1);
+	c->moved = calloc(c->bytes / 64 + 1, sizeof(uint32_t));
+	if (!c->held || !c->moved)
+		die("calloc", -ENOMEM);
+	while (!done && fgets(line, sizeof(line), f)) {
+		char op = line[1];
+
+		if (line[0] != ' ' || (op != 'L' && op != 'S' && op != 'M') ||
+		    sscanf(line + 2, "%" SCNx64 ",%u", &addr, &size) != 2)
+			continue;
+		if (addr >= c->mark && addr < c->mark + sizeof(lines_mark)) {
+			if (op == 'L')
+				continue;
+			t = (addr - c->mark) / sizeof(lines_mark[0]);
+			if (t < 2)
+				p = (unsigned)t;
+			else if (t == 2)
+				counting = true;
+			else
+				done = true;
+			continue;
+		}
+		for (m = 0; m < c->nmaps; m++)
+			if (addr >= c->map[m].lo && addr < c->map[m].hi)
+				break;
+		if (m == c->nmaps)
+			continue;
+		off = c->map[m].off + (addr - c->map[m].lo);
+		end = off + (size ? size : 1);
+		for (ln = off / 64; ln * 64 < end && ln * 64 < c->bytes; ln++)
+			lines_access(c, p, ln * 64, op != 'L', counting);
+	}
+	fclose(f);
+	if (!done)
+		return -EIO;
+	kv_u64("messages", messages);
+	for (s = 0; s < c->nsecs; s++) {
+		sum_x += c->xfer[s];
+		sum_u += c->upg[s];
+	}
+	kv_f("transfers_per_message", (double)sum_x / (double)messages, 2);
+	kv_f("upgrades_per_message", (double)sum_u / (double)messages, 2);
+	for (s = 0; s < c->nsecs; s++) {
+		char key[64];
+
+		if (!c->xfer[s] && !c->upg[s])
+			continue;
+		snprintf(key, sizeof(key), "transfers_%s", c->sec[s].name);
+		kv_f(key, (double)c->xfer[s] / (double)messages, 2);
+		snprintf(key, sizeof(key), "upgrades_%s", c->sec[s].name);
+		kv_f(key, (double)c->upg[s] / (double)messages, 2);
+	}
+	/* the lines that move most: section, offset in it, moves a message */
+	for (top = 0; top < 12; top++) {
+		uint64_t best = 0, bl = 0;
+
+		for (ln = 0; ln < c->bytes / 64; ln++)
+			if (c->moved[ln] > best) {
+				best = c->moved[ln];
+				bl = ln;
+			}
+		if (!best)
+			break;
+		s = lines_sec(c, bl * 64);
+		printf("line_%s+%" PRIu64 " %.2f\n", c->sec[s].name,
+		       bl * 64 - c->sec[s].off, (double)best / (double)messages);
+		c->moved[bl] = 0;
+	}
+	return 0;
+}
+
+/* Rerun this benchmark's ping-pong under lackey and count its lines. */
+static int bench_lines(uint64_t messages)
+{
+	static struct lines_count c;
+	char exe[4096], log[64], logopt[96], num[32], info[16384];
+	char *argv[12];
+	ssize_t len;
+	int argc = 0, fd, ret;
+
+	if (getenv(LINES_CHILD_ENV))
+		return lines_child(messages);
+	if (!in_path("valgrind")) {
+		fprintf(stderr, "bench_fabric: lines: valgrind is not installed "
+			"(not found in PATH): no count\n");
+		return 0;
+	}
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		die("readlink /proc/self/exe", -errno);
+	exe[len] = 0;
+	snprintf(log, sizeof(log), "/tmp/bench_fabric-lk-XXXXXX");
+	fd = mkstemp(log);
+	if (fd < 0)
+		die("mkstemp", -errno);
+	close(fd);
+	snprintf(logopt, sizeof(logopt), "--log-file=%s", log);
+	snprintf(num, sizeof(num), "%" PRIu64, messages);
+	argv[argc++] = "valgrind";
+	argv[argc++] = "--tool=lackey";
+	argv[argc++] = "--trace-mem=yes";
+	argv[argc++] = logopt;
+	argv[argc++] = exe;
+	argv[argc++] = "lines";
+	argv[argc++] = "--messages";
+	argv[argc++] = num;
+	argv[argc] = NULL;
+	setenv(LINES_CHILD_ENV, "1", 1);
+	ret = run_capture(argv, info, sizeof(info));
+	unsetenv(LINES_CHILD_ENV);
+	if (!ret)
+		ret = lines_info(&c, info);
+	if (!ret)
+		ret = lines_replay(&c, log, messages);
+	unlink(log);
+	free(c.held);
+	free(c.moved);
+	if (ret) {
+		fprintf(stderr, "bench_fabric: lines: the run under valgrind "
+			"failed or its trace is incomplete (%d)\n", ret);
+		return 1;
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: bench_fabric [model|latency|pages|all] [options]\n"
+		"usage: bench_fabric [model|latency|pages|lines|all] [options]\n"
 		"  model:\n"
 		"  --preset P           fabric preset (default shandy)\n"
 		"  --routing R          minimal | adaptive | ugal |\n"
@@ -1413,7 +1755,9 @@ static void usage(FILE *f)
 		"  latency:\n"
 		"  --iters N            round trips (default 20000)\n"
 		"  pages (not in all; the library's default fabric):\n"
-		"  --messages N         messages traced (default 1, <= 1000)\n");
+		"  --messages N         messages traced (default 1, <= 1000)\n"
+		"  lines (not in all; under valgrind's lackey):\n"
+		"  --messages N         messages counted (default 200)\n");
 }
 
 static bool bad_value(const char *opt, const char *s, const char *why)
@@ -1562,7 +1906,7 @@ int main(int argc, char **argv)
 		.cg_time_us = 2, .dst = -1,
 	};
 	const char *what = "all";
-	bool model, latency, pages;
+	bool model, latency, pages, lines;
 	int c, idx, ret = 0;
 
 	opterr = 0;
@@ -1594,18 +1938,21 @@ int main(int argc, char **argv)
 	model = !strcmp(what, "model") || !strcmp(what, "all");
 	latency = !strcmp(what, "latency") || !strcmp(what, "all");
 	pages = !strcmp(what, "pages");
-	if (!model && !latency && !pages) {
+	lines = !strcmp(what, "lines");
+	if (!model && !latency && !pages && !lines) {
 		fprintf(stderr, "bench_fabric: unknown mode '%s' (model, "
-			"latency, pages, all)\n", what);
+			"latency, pages, lines, all)\n", what);
 		return 2;
 	}
-	if (!pages && o.messages) {
+	if (!pages && !lines && o.messages) {
 		fprintf(stderr, "bench_fabric: --messages: only with the pages "
-			"mode\n");
+			"and lines modes\n");
 		return 2;
 	}
 	if (pages)
 		return bench_pages(o.messages ? o.messages : 1);
+	if (lines)
+		return bench_lines(o.messages ? o.messages : 200);
 	if (latency && model && (o.message || o.callgrind)) {
 		fprintf(stderr, "bench_fabric: --%s: only with the model "
 			"mode\n", o.message ? "message" : "callgrind");

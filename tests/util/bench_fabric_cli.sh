@@ -5,8 +5,8 @@
 # get a clear message and exit status 2 (1 for an unknown preset), and the
 # figures it prints agree with each other (hops > 0, events per hop > 1 and
 # equal to events / hops, every message received, one message's packets
-# and hops, the pages a message touches).  Never its timings: the machine
-# is shared.
+# and hops, the pages a message touches, the cache lines it moves where
+# valgrind is installed).  Never its timings: the machine is shared.
 
 bench="${TOP_BUILDDIR:-.}/benchmarks/bench_fabric"
 tmp=$(mktemp -d) || exit 99
@@ -138,6 +138,32 @@ check "pages: the sections account for every page touched" \
 check "pages: no fabric left behind" \
 	sh -c "! ls /dev/shm | grep -q '^bench-pages-'"
 
+# --- lines: the cache lines a message moves between two processes ---
+if command -v valgrind > /dev/null 2>&1; then
+	ln="$tmp/lines.txt"
+	SSEMU_SHM_DIR= "$bench" lines --messages 20 > "$ln" ||
+		{ echo "FAIL: lines run"; cat "$ln"; fail=1; }
+	check "lines: every line is 'key value'" \
+		awk 'NF != 2 { exit 1 }' "$ln"
+	lt=$(val "$ln" transfers_per_message)
+	lu=$(val "$ln" upgrades_per_message)
+	# (a message moves some lines, tens at most: a count of none, or
+	# of every line the run touches, is broken)
+	check "lines: some lines move a message ($lt, $lu)" \
+		holds "$lt" "$lu" 'a > 1 && a < 100 && b > 0 && b < 100'
+	check "lines: the sections' transfers add up to the total" \
+		sh -c "awk '/^transfers_/ && \$1 != \"transfers_per_message\" {
+			n += \$2 } END { exit !(n - $lt < 0.05 && $lt - n < 0.05) }' '$ln'"
+	check "lines: the rings and the message slots among them" \
+		sh -c "awk '\$1 == \"transfers_rings\" && \$2 > 0 { r = 1 }
+			\$1 == \"transfers_msgs\" && \$2 > 0 { m = 1 }
+			END { exit !(r && m) }' '$ln'"
+	check "lines: no fabric left behind" \
+		sh -c "! ls /dev/shm | grep -q '^bench-lines-'"
+else
+	echo "skip: lines: valgrind is not installed"
+fi
+
 # --- bad input: a clear message on stderr, exit status 2 (1: preset) ---
 bad() {	# bad EXPECTED_TEXT ARGS...
 	want=$1
@@ -163,8 +189,8 @@ bad "out of range \[1, 16777216\]" model --message 17M
 bad "'1X' is not a non-negative integer" model --message 1X
 bad "out of range" model --time 0
 bad "is not a number" model --warmup ''
-bad "unknown mode 'fast' (model, latency, pages, all)" fast
-bad "--messages: only with the pages mode" latency --messages 2
+bad "unknown mode 'fast' (model, latency, pages, lines, all)" fast
+bad "--messages: only with the pages and lines modes" latency --messages 2
 bad "out of range \[1, 1000\]" pages --messages 1001
 bad "unexpected argument 'more'" model more
 bad "unknown option --frobnicate" model --frobnicate
