@@ -1051,7 +1051,7 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	m->rx_pos = ssemu_load_relaxed(&ring->tail);
 	m->mflags |= SSEMU_MSGF_RXPUSH;
 	ev.crc = ssemu_event_crc(r, &ev);
-	if (ssemu_ring_push(ring, &ev)) {
+	if (ssemu_ring_push_seen(ring, &ev)) {
 		m->mflags &= ~SSEMU_MSGF_RXPUSH;
 		return false;
 	}
@@ -1089,7 +1089,7 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	m->tx_pos = ssemu_load_relaxed(&ring->tail);
 	m->mflags |= SSEMU_MSGF_TXPUSH;
 	ev.crc = ssemu_event_crc(r, &ev);
-	if (ssemu_ring_push(ring, &ev)) {
+	if (ssemu_ring_push_seen(ring, &ev)) {
 		m->mflags &= ~SSEMU_MSGF_TXPUSH;
 		return false;
 	}

@@ -22,7 +22,11 @@ struct ssemu_ring {
 	uint64_t data_off;	/* entries, relative to the ring itself */
 	uint8_t pad0[SSEMU_CACHELINE - 16];
 	uint32_t tail SSEMU_CACHELINE_ALIGNED;	/* written by the producer */
-	uint8_t pad1[SSEMU_CACHELINE - 4];
+	/* the head a producer whose processes change (the engine's runner)
+	 * last read, in its own line: never past the real head
+	 * (ssemu_ring_push_seen) */
+	uint32_t head_seen;
+	uint8_t pad1[SSEMU_CACHELINE - 8];
 	uint32_t head SSEMU_CACHELINE_ALIGNED;	/* written by the consumer */
 	uint8_t pad2[SSEMU_CACHELINE - 4];
 };
@@ -78,6 +82,24 @@ static inline int ssemu_ring_push_cached(struct ssemu_ring *r, const void *e,
 	/* publish the entry; pairs with the acquire of tail in pop */
 	ssemu_store_release(&r->tail, tail + 1);
 	return 0;
+}
+
+/*
+ * The same, for a producer whose process changes (the engine's pushes
+ * into an endpoint's event ring, made by whichever process runs it): the
+ * head it last read is kept in the ring's own tail line, which only the
+ * producer writes and which the consumer reads with the tail anyway.  So
+ * the consumer's head line stays in the consumer's cache until the ring
+ * looks full.  (A head_seen past the tail, as a corrupt one can be, makes
+ * the ring look full and is read again.)
+ */
+static inline int ssemu_ring_push_seen(struct ssemu_ring *r, const void *e)
+{
+	uint32_t seen = ssemu_load_relaxed(&r->head_seen);
+	int ret = ssemu_ring_push_cached(r, e, &seen);
+
+	ssemu_store_relaxed(&r->head_seen, seen);
+	return ret;
 }
 
 /* Producer side.  Returns 0 or -1 when full. */

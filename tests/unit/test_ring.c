@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of the SPSC ring (include/private/ssemu_ring.h): empty and full,
- * count and space, entry integrity for odd entry sizes, free-running indices
+ * count and space, a producer's copy of the head kept beside the tail,
+ * entry integrity for odd entry sizes, free-running indices
  * that wrap past UINT32_MAX, and a producer and a consumer in two processes
  * sharing one MAP_SHARED mapping across fork().
  */
@@ -89,6 +90,59 @@ static void test_ring_empty_full(void **state)
 	assert_int_equal(ssemu_ring_pop(r, &v), -1);
 	assert_int_equal(ssemu_ring_count(r), 0);
 	assert_int_equal(ssemu_ring_space(r), 8);
+	free(r);
+}
+
+/*
+ * A producer that keeps the head it last read in the ring's tail line
+ * (ssemu_ring_push_seen): it reads the consumer's head only when its copy
+ * says the ring is full, so pops in between leave the copy behind, and
+ * the ring is full exactly when it is; a copy past the tail (corrupt) is
+ * read again, and nothing is overwritten.
+ */
+static void test_ring_push_seen(void **state)
+{
+	struct ssemu_ring *r = ring_new(8, sizeof(uint64_t));
+	uint64_t v, i, want = 0;
+
+	(void)state;
+	/* the copy lives beside the tail, not in the consumer's line */
+	assert_int_equal(offsetof(struct ssemu_ring, head_seen) /
+				 SSEMU_CACHELINE,
+			 offsetof(struct ssemu_ring, tail) / SSEMU_CACHELINE);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(ssemu_ring_push_seen(r, &i), 0);
+	assert_int_equal(r->head_seen, 0);
+	v = 99;
+	assert_int_equal(ssemu_ring_push_seen(r, &v), -1);
+	/* three popped: the copy stays at 0 until the ring looks full */
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(ssemu_ring_pop(r, &v), 0);
+		assert_true(v == want++);
+	}
+	assert_int_equal(r->head_seen, 0);
+	for (i = 8; i < 11; i++)
+		assert_int_equal(ssemu_ring_push_seen(r, &i), 0);
+	assert_int_equal(r->head_seen, 3);
+	assert_int_equal(ssemu_ring_push_seen(r, &v), -1);
+	assert_int_equal(ssemu_ring_count(r), 8);
+	/* never past the real head */
+	assert_true(r->head_seen <= r->head);
+	/* a copy past the tail is read again: the ring as it is */
+	r->head_seen = r->tail + 5;
+	assert_int_equal(ssemu_ring_push_seen(r, &v), -1);
+	assert_int_equal(r->head_seen, r->head);
+	assert_int_equal(ssemu_ring_pop(r, &v), 0);
+	assert_true(v == want++);
+	r->head_seen = r->tail + 1;
+	i = 11;
+	assert_int_equal(ssemu_ring_push_seen(r, &i), 0);
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(ssemu_ring_pop(r, &v), 0);
+		assert_true(v == want++);
+	}
+	assert_int_equal(ssemu_ring_pop(r, &v), -1);
+	assert_true(want == 12);
 	free(r);
 }
 
@@ -331,6 +385,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring_layout),
 		cmocka_unit_test(test_ring_empty_full),
+		cmocka_unit_test(test_ring_push_seen),
 		cmocka_unit_test(test_ring_capacity_one),
 		cmocka_unit_test(test_ring_entry_integrity),
 		cmocka_unit_test(test_ring_wraparound),
