@@ -165,7 +165,11 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	/* the engine is done with a free slot: its bookkeeping restarts */
 	ssemu_store_relaxed(&m->mflags, 0);
 	ssemu_store_relaxed(&m->rma_op, 0);
-	m->resp_npkts = m->resp_sent = m->resp_arrived = 0;
+	/* (RMA's counts, in a line the engine reads at every completion:
+	 * written only when an RMA left them set, so that a send's post
+	 * does not take the line from the engine's process) */
+	if (m->resp_npkts | m->resp_sent | m->resp_arrived)
+		m->resp_npkts = m->resp_sent = m->resp_arrived = 0;
 	m->rma_len = 0;
 	*mip = mi;
 	return m;

@@ -129,46 +129,66 @@ enum ssemu_nic_state {
 
 /* (a slot's state word, SSEMU_MSG_*, is kept apart in the mstate section:
  * an owner looking for a free slot or buffer reads a few lines, not a line
- * per slot) */
+ * per slot)
+ *
+ * The slot's lines by who writes them, so that a message moves between
+ * the sender's process and the engine's runner only the lines it must
+ * (bench_fabric lines): the request in the first line and the third
+ * with the start of the payload, written by the sender at the post and
+ * only read by the engine; the engine's bookkeeping of a message in
+ * flight in the second, which the sender writes only to reset it when it
+ * takes the slot; what RMA and the overflow lists need, last. */
 struct ssemu_msg {
+	/* the request (the sender's) */
 	uint32_t gen;		/* bumped on every allocation */
 	uint32_t dst_crc;	/* CRC of dst, by the sender (shared stores) */
+	ssemu_addr_t src, dst;
+	uint32_t tclass, flags;
+	uint64_t len;
+	uint64_t hdr[SSEMU_HDR_WORDS];
+	/* the engine's, reset by the sender when it takes the slot */
 	uint64_t seq;		/* order in which the engine took it */
 	uint32_t mflags;	/* SSEMU_MSGF_* */
 	uint32_t rx_pos;	/* receiver's event ring index of its RECV */
 	uint32_t tx_pos;	/* sender's event ring index of its SEND_DONE */
 	uint32_t epoch;		/* lossy class: bumped on every go-back */
-	ssemu_addr_t src, dst;
-	uint32_t tclass, flags;
-	uint64_t len;
-	uint64_t hdr[SSEMU_HDR_WORDS];
-	uint64_t cookie;
-	uint32_t crc;		/* CRC-32 of the payload, by the sender */
-	uint32_t buf;		/* large buffer index in the ep, or NONE */
-	uint32_t npkts, sent, arrived, acked;
+	uint32_t sent, arrived, acked;
 	uint32_t rx_acked;	/* arrivals the receiver has acknowledged */
 	uint32_t rx_marked;	/* a marked packet since the last ack */
 	uint32_t next;		/* NIC injection queue */
-	uint32_t rx_next;	/* receiver's event overflow list */
-	uint32_t tx_next;	/* sender's event overflow list */
 	int32_t status;
-	uint32_t ep_gen;	/* sending endpoint's generation at post */
+	uint16_t vni;		/* the sending endpoint's, when taken */
+	uint16_t pad16;
 	ssemu_time_t post_time;
-	/* RMA (rma_op 0: a send); len above is the request's payload */
+	/* the request, continued (the sender's); RMA (rma_op 0: a send):
+	 * len above is the request's payload */
+	uint64_t cookie;
+	uint64_t rma_len;	/* bytes at the target (and of results) */
+	uint64_t key;
+	uint64_t raddr;
+	uint32_t crc;		/* CRC-32 of the payload, by the sender */
+	uint32_t buf;		/* large buffer index in the ep, or NONE */
+	uint32_t npkts;
+	uint32_t ep_gen;	/* sending endpoint's generation at post */
 	uint8_t rma_op;		/* enum ssemu_rma_op */
 	uint8_t aop, dtype;
 	uint8_t pad8;
+	uint32_t pad32;
+	uint8_t data[SSEMU_INLINE_MAX];
+	/* the engine's, for RMA and the event overflow lists */
+	uint32_t rx_next;	/* receiver's event overflow list */
+	uint32_t tx_next;	/* sender's event overflow list */
 	uint32_t resp_npkts;	/* response packets the target sends */
 	uint32_t resp_sent;	/* ... of which it injected */
 	uint32_t resp_arrived;	/* ... of which reached the initiator */
 	uint32_t resp_next;	/* target NIC's response queue */
-	uint16_t vni;		/* the sending endpoint's, when taken */
-	uint16_t pad16;
-	uint64_t rma_len;	/* bytes at the target (and of results) */
-	uint64_t key;
-	uint64_t raddr;
-	uint8_t data[SSEMU_INLINE_MAX];
 } SSEMU_CACHELINE_ALIGNED;
+
+_Static_assert(offsetof(struct ssemu_msg, seq) == 64 &&
+	       offsetof(struct ssemu_msg, cookie) == 128 &&
+	       offsetof(struct ssemu_msg, data) % 8 == 0,
+	       "a message slot's request and the engine's bookkeeping each "
+	       "in lines of their own");
 
 /* A memory region in a NIC's table (ssemu_mr_reg). */
 struct ssemu_mr_sh {
