@@ -22,9 +22,9 @@ struct ssemu_ring {
 	uint64_t data_off;	/* entries, relative to the ring itself */
 	uint8_t pad0[SSEMU_CACHELINE - 16];
 	uint32_t tail SSEMU_CACHELINE_ALIGNED;	/* written by the producer */
-	/* the head a producer whose processes change (the engine's runner)
-	 * last read, in its own line: never past the real head
-	 * (ssemu_ring_push_seen) */
+	/* the head a producer whose process changes (the engine's runner)
+	 * last read, beside the tail: never past the real head
+	 * (ssemu_ring_push_seen; ssemu_ring_init clears it with the rest) */
 	uint32_t head_seen;
 	uint8_t pad1[SSEMU_CACHELINE - 8];
 	uint32_t head SSEMU_CACHELINE_ALIGNED;	/* written by the consumer */
