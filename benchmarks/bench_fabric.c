@@ -1403,10 +1403,11 @@ out:
  * The two-process ping-pong, in one process traced by valgrind's lackey
  * (every load and store, with its address), each call given to the
  * process that makes it in the two-process run: ep[k]'s sends, polls and
- * releases to process k, every engine run to process 0 (the runner, which
- * stays the same one: "The runner on a shared fabric" in the README).  A
- * store to lines_mark[k] says process k makes the accesses that follow
- * (k 0 or 1); to lines_mark[2], the counted messages start; [3]: end.
+ * releases to process k, every engine run to process 0 (the runner,
+ * which stays the same one: benchmarks/README.md, "The runner on a
+ * shared fabric").  A store to lines_mark[k] says process k makes the
+ * accesses that follow (k 0 or 1); to lines_mark[2], the counted
+ * messages start; [3]: end.
  * The accesses to the fabric's shared mappings then go through a model of
  * two private caches: a line one process reads or writes that the other
  * holds moves (a transfer); a write to a line both hold invalidates the
