@@ -1110,6 +1110,40 @@ static void local_pair_open(struct ssemu_fabric *fab, struct ssemu_nic **nic,
 	}
 }
 
+/* A new shared fabric named for this process and @what (its last
+ * process out removes it), with local_pair_open's pair; NULL if it could
+ * not be made (said on stderr). */
+static struct ssemu_fabric *shared_pair_open(const char *what,
+					     struct ssemu_nic **nic,
+					     struct ssemu_ep **ep)
+{
+	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_SHM };
+	struct ssemu_fabric *fab;
+	char name[64], err[256];
+
+	snprintf(name, sizeof(name), "bench-%s-%d", what, (int)getpid());
+	fo.name = name;
+	if (ssemu_fabric_open(&fo, &fab, err, sizeof(err))) {
+		fprintf(stderr, "bench_fabric: %s\n", err);
+		return NULL;
+	}
+	local_pair_open(fab, nic, ep);
+	return fab;
+}
+
+/* The pair closed and @fab let go. */
+static void pair_close(struct ssemu_fabric *fab, struct ssemu_nic **nic,
+		       struct ssemu_ep **ep)
+{
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		ssemu_ep_close(ep[k]);
+		ssemu_nic_detach(nic[k]);
+	}
+	ssemu_fabric_close(fab);
+}
+
 /* Message @i of a ping-pong between @ep[0] and @ep[1] of this process:
  * from ep[i % 2] to the other, received, and the sender's SEND_DONE
  * taken. */
@@ -1315,25 +1349,18 @@ static void trace_protect(bool on)
 
 static int bench_pages(uint64_t messages)
 {
-	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_SHM };
 	struct sigaction sa = { 0 }, old;
 	uint64_t per[SSEMU_SEC_COUNT] = { 0 }, header = 0, pg, lo, hi, i;
 	struct ssemu_fabric *fab;
 	struct ssemu_nic *nic[2];
 	struct ssemu_ep *ep[2];
 	struct ssemu_layout l;
-	char name[64], err[256];
 	unsigned s;
-	int k, ret;
+	int ret = 0;
 
-	snprintf(name, sizeof(name), "bench-pages-%d", (int)getpid());
-	fo.name = name;
-	ret = ssemu_fabric_open(&fo, &fab, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "bench_fabric: %s\n", err);
+	fab = shared_pair_open("pages", nic, ep);
+	if (!fab)
 		return 1;
-	}
-	local_pair_open(fab, nic, ep);
 	for (i = 0; i < PAGES_WARMUP; i++)
 		local_message(fab, ep, i);
 	while (!ssemu_fabric_idle(fab))
@@ -1387,11 +1414,7 @@ static int bench_pages(uint64_t messages)
 	}
 out:
 	free(trace.seen);
-	for (k = 0; k < 2; k++) {
-		ssemu_ep_close(ep[k]);
-		ssemu_nic_detach(nic[k]);
-	}
-	ssemu_fabric_close(fab);
+	pair_close(fab, nic, ep);
 	return ret;
 }
 
@@ -1464,24 +1487,17 @@ static void lines_message(struct ssemu_fabric *fab, struct ssemu_ep **ep,
 /* The traced run: what the count needs on stdout, then the ping-pong. */
 static int lines_child(uint64_t messages)
 {
-	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_SHM };
 	struct ssemu_fabric *fab;
 	struct ssemu_nic *nic[2];
 	struct ssemu_ep *ep[2];
 	struct ssemu_layout l;
-	char name[64], err[256];
 	uint64_t i;
 	unsigned m, s;
-	int k, ret;
+	int ret = 0;
 
-	snprintf(name, sizeof(name), "bench-lines-%d", (int)getpid());
-	fo.name = name;
-	ret = ssemu_fabric_open(&fo, &fab, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "bench_fabric: %s\n", err);
+	fab = shared_pair_open("lines", nic, ep);
+	if (!fab)
 		return 1;
-	}
-	local_pair_open(fab, nic, ep);
 	for (i = 0; i < LINES_WARMUP; i++)
 		lines_message(fab, ep, i);
 	ssemu_layout_compute(&fab->r->config, &fab->r->topo, &l);
@@ -1508,11 +1524,7 @@ static int lines_child(uint64_t messages)
 		lines_message(fab, ep, LINES_WARMUP + i);
 	lines_mark[3] = 1;
 out:
-	for (k = 0; k < 2; k++) {
-		ssemu_ep_close(ep[k]);
-		ssemu_nic_detach(nic[k]);
-	}
-	ssemu_fabric_close(fab);
+	pair_close(fab, nic, ep);
 	return ret;
 }
 
