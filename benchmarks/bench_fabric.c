@@ -91,6 +91,7 @@ struct bench_opts {
 	double cg_time_us;	/* model time of the callgrind run */
 	uint64_t iters;
 	uint64_t messages;	/* pages: the messages traced (0: 1) */
+	const char *timeline;	/* latency: SSEMU_TIMELINE for its pair */
 };
 
 static const char *const routings[] = {
@@ -1218,7 +1219,7 @@ static size_t nic_store_bytes(void)
 	return b.size - a.size;
 }
 
-static int bench_latency(uint64_t iters)
+static int bench_latency(uint64_t iters, const char *timeline)
 {
 	char name[64];
 	double base, fab, model, local;
@@ -1228,12 +1229,18 @@ static int bench_latency(uint64_t iters)
 	snprintf(name, sizeof(name), "ssemu-bench-%d", (int)getpid());
 	base = ring_oneway_ns(iters);
 	local = local_oneway_ns(iters);
+	/* (the two processes' fabric opens read it: the floor's, in one
+	 * process, is not recorded) */
+	if (timeline && setenv("SSEMU_TIMELINE", timeline, 1))
+		die("setenv", -errno);
 	child = fork();
 	if (child == 0)
 		_exit(fabric_side(name, false, iters, NULL, NULL, 0) ? 1 : 0);
 	ret = fabric_side(name, true, iters, &fab, &model, child);
 	if (!ret)
 		waitpid(child, &st, 0);
+	if (timeline)
+		unsetenv("SSEMU_TIMELINE");
 	if (ret || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		fprintf(stderr, "bench_fabric: latency run failed (%d)\n", ret);
 		return 1;
@@ -1767,6 +1774,9 @@ static void usage(FILE *f)
 		"  --callgrind-time US  model us of that run (default 2)\n"
 		"  latency:\n"
 		"  --iters N            round trips (default 20000)\n"
+		"  --timeline PREFIX    the two processes' timelines to\n"
+		"                       PREFIX.PID (bench_timeline reads\n"
+		"                       them)\n"
 		"  pages (not in all; the library's default fabric):\n"
 		"  --messages N         messages traced (default 1, <= 1000)\n"
 		"  lines (not in all; under valgrind's lackey):\n"
@@ -1839,7 +1849,7 @@ static bool parse_routing(const char *s)
 enum {
 	OPT_PRESET = 256, OPT_ROUTING, OPT_LOAD, OPT_TIME, OPT_WARMUP,
 	OPT_SIZE, OPT_ITERS, OPT_MESSAGE, OPT_PENDING, OPT_NO_BASELINE,
-	OPT_CALLGRIND, OPT_CG_TIME, OPT_DST, OPT_MESSAGES,
+	OPT_CALLGRIND, OPT_CG_TIME, OPT_DST, OPT_MESSAGES, OPT_TIMELINE,
 };
 
 /* One option's value into @o; false (a message said why) if it is bad. */
@@ -1878,6 +1888,14 @@ static bool set_opt(struct bench_opts *o, int c, const char *name,
 				 &o->engine_pending);
 	case OPT_MESSAGES:
 		return parse_int(name, arg, 1, 1000, false, &o->messages);
+	case OPT_TIMELINE:
+		if (!*arg) {
+			fprintf(stderr, "bench_fabric: --timeline: give a path "
+				"prefix\n");
+			return false;
+		}
+		o->timeline = arg;
+		return true;
 	case OPT_DST:
 		if (!parse_int(name, arg, 0, UINT32_MAX, false, &u))
 			return false;
@@ -1910,6 +1928,7 @@ int main(int argc, char **argv)
 		{ "callgrind-time", required_argument, NULL, OPT_CG_TIME },
 		{ "dst", required_argument, NULL, OPT_DST },
 		{ "messages", required_argument, NULL, OPT_MESSAGES },
+		{ "timeline", required_argument, NULL, OPT_TIMELINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1977,6 +1996,11 @@ int main(int argc, char **argv)
 				  o.callgrind ? "callgrind" : "routing");
 		return 2;
 	}
+	if (o.timeline && (!latency || model)) {
+		fprintf(stderr, "bench_fabric: --timeline: only with the "
+			"latency mode\n");
+		return 2;
+	}
 	if (o.dst >= 0 && !o.message) {
 		fprintf(stderr, "bench_fabric: --dst: only with --message\n");
 		return 2;
@@ -1984,6 +2008,6 @@ int main(int argc, char **argv)
 	if (model)
 		ret |= o.message ? bench_message(&o) : bench_model(&o);
 	if (latency)
-		ret |= bench_latency(o.iters);
+		ret |= bench_latency(o.iters, o.timeline);
 	return ret;
 }

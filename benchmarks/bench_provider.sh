@@ -206,6 +206,24 @@ for s in 8 1048576; do
 		"$(awk -v t="$t" -v m="$m" 'BEGIN { printf "%.3f", t - m }')"
 done
 
+# --- 2b. where an 8-byte transfer's time goes --------------------------------
+# the emulator's points on each message's path, from both processes
+# (SSEMU_TIMELINE, emu/ssemu_timeline.h; bench_timeline's keys are in
+# benchmarks/README.md)
+timeline=$top/benchmarks/bench_timeline
+echo
+if [ -x "$timeline" ]; then
+	echo "where an 8 B transfer's time goes (one slingshot_emu run, SSEMU_TIMELINE; medians, ns)"
+	SSEMU_TIMELINE=$tmp/tl run slingshot_emu 8 "$iters_small"
+	if "$timeline" "$tmp"/tl.* >"$tmp/tl.txt"; then
+		grep -v '^files\|^ticks' "$tmp/tl.txt" | paste -sd' ' | fold -s -w 78
+	else
+		echo "timeline: no message followed (see above)"
+	fi
+else
+	echo "timeline: skipped ($timeline not built)"
+fi
+
 # --- 3. oversubscribed: bench_pairs on $np ranks ---------------------------
 if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
 	echo

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "ssemu_priv.h"
+#include "ssemu_timeline.h"
 
 static void image_take(struct ssemu_fabric *f)
 {
@@ -271,6 +272,7 @@ int ssemu_fabric_open(const struct ssemu_fabric_opts *opts,
 	if (f->store == SSEMU_STORE_SHM)
 		sigbus_guard_add(f);
 	*fabric = f;
+	ssemu_tl_open();
 	return 0;
 
 err_free:
@@ -306,6 +308,7 @@ void ssemu_fabric_close(struct ssemu_fabric *f)
 		munmap((void *)f->view, SSEMU_HDR_PRIVATE);
 	munmap(r, f->map_size);
 	free(f);
+	ssemu_tl_close();
 }
 
 const struct ssemu_config *ssemu_fabric_config(struct ssemu_fabric *f)

@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "ssemu_priv.h"
+#include "ssemu_timeline.h"
 #include "ssemu_msg.h"
 
 /* Message slots on a page. */
@@ -363,6 +364,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	uint8_t *p;
 	int ret;
 
+	ssemu_tl(SSEMU_TL_SEND, 0);
 	if (!ep || !s || (s->iov_count && !s->iov) ||
 	    (s->flags & ~(SSEMU_SEND_ORDERED | SSEMU_SEND_NO_DATA)))
 		return -EINVAL;
@@ -409,6 +411,8 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 				  NULL, s->iov, s->iov_count, NULL, 0);
 	}
 	ret = msg_post(ep, m, mi, s->cookie);
+	if (!ret)
+		ssemu_tl(SSEMU_TL_POSTED, mi);
 	/* (the segment may have been cut short while we copied) */
 	return ret ? ret : ssemu_fab_check(ep->nic->fab);
 }
@@ -681,6 +685,8 @@ int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 			      "changed in the segment)", ep->index,
 			      ev[n].slot, ev[n].gen))
 			return -EIO;
+		if (ev[n].type == SSEMU_EV_RECV)
+			ssemu_tl(SSEMU_TL_POLL_RECV, ep->index);
 		n++;
 	}
 	return n;
@@ -1059,6 +1065,7 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 		m->mflags &= ~SSEMU_MSGF_RXPUSH;
 		return false;
 	}
+	ssemu_tl(SSEMU_TL_PUSH_RECV, mi);
 	return true;
 }
 

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "ssemu_priv.h"
+#include "ssemu_timeline.h"
 
 #define LIVENESS_PERIOD_NS 20000000ULL	/* between pid checks: 20 ms */
 
@@ -213,6 +214,7 @@ static bool drain_work_word(struct ssemu_region *r, uint64_t *work,
 			ssemu_ring_advance(ring);
 			if (ssemu_broken(r))
 				return false;
+			ssemu_tl(SSEMU_TL_TAKEN, mi);
 		}
 		ssemu_model_nic_kick(r, nic);
 	}
@@ -534,6 +536,7 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 	ret = ssemu_region_trylock(r);
 	if (ret)
 		return ret;
+	ssemu_tl(SSEMU_TL_LOCK, 0);
 	ret = run_locked(f, budget ? budget : 1, reap);
 	ssemu_store_relaxed(&fl->bulk, ret >= BULK_EVENTS / 2);
 	/* the runner is whoever executed the last event (one that ran
