@@ -216,7 +216,25 @@ if [ -x "$timeline" ]; then
 	echo "where an 8 B transfer's time goes (one slingshot_emu run, SSEMU_TIMELINE; medians, ns)"
 	SSEMU_TIMELINE=$tmp/tl run slingshot_emu 8 "$iters_small"
 	if "$timeline" "$tmp"/tl.* >"$tmp/tl.txt"; then
-		grep -v '^files\|^ticks' "$tmp/tl.txt" | paste -sd' ' | fold -s -w 78
+		awk '{ v[$1] = $2 }
+		END {
+			printf "%-16s %8s %6s %6s %6s %6s %7s %6s\n", "engine run by",
+				"messages", "post", "to_run", "drain", "model",
+				"deliver", "total"
+			n = split("sender receiver other", g, " ")
+			for (i = 1; i <= n; i++) {
+				k = "runner_" g[i]
+				if (!((k "_messages") in v))
+					continue
+				printf "%-16s %8s %6s %6s %6s %6s %7s %6s\n",
+					"the " g[i], v[k "_messages"],
+					v[k "_post_ns"], v[k "_to_run_ns"],
+					v[k "_drain_ns"], v[k "_model_ns"],
+					v[k "_deliver_ns"], v[k "_total_ns"]
+			}
+			printf "turnaround at the receiver (provider and fi_pingpong) %s ns\n",
+				v["turnaround_ns"]
+		}' "$tmp/tl.txt"
 	else
 		echo "timeline: no message followed (see above)"
 	fi
