@@ -476,8 +476,8 @@ static int ep_open(struct ssemu_nic *nic, uint32_t id, uint32_t vni,
 	ret = ssemu_auth_ep_open_locked(r, sh, ep, id, vni);
 	if (ret)
 		goto err_unlock;
-	ssemu_ring_init(ssemu_r_ring(r, sh->tx_ring_off), c->msgs_per_ep,
-			sizeof(uint32_t));
+	ssemu_ring_init_tagged(ssemu_r_ring(r, sh->tx_ring_off),
+			       c->msgs_per_ep);
 	ssemu_ring_init(ssemu_r_ring(r, sh->ev_ring_off), r->config.ev_ring,
 			sizeof(struct ssemu_event));
 	sh->rx_head = sh->rx_tail = sh->tx_head = sh->tx_tail = SSEMU_NONE;

@@ -233,8 +233,8 @@ static void gen_attach(struct ssemu_region *r, uint32_t gi, uint32_t j,
 	ssemu_r_portmap(r)[port] = gi;
 	r->nnics++;
 
-	ssemu_ring_init(ssemu_r_ring(r, sh->tx_ring_off), c->msgs_per_ep,
-			sizeof(uint32_t));
+	ssemu_ring_init_tagged(ssemu_r_ring(r, sh->tx_ring_off),
+			       c->msgs_per_ep);
 	ssemu_ring_init(ssemu_r_ring(r, sh->ev_ring_off), r->config.ev_ring,
 			sizeof(struct ssemu_event));
 	sh->rx_head = sh->rx_tail = sh->tx_head = sh->tx_tail = SSEMU_NONE;

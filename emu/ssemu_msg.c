@@ -337,8 +337,11 @@ static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi,
 			return ret;
 	}
 	ssemu_store_release(ssemu_r_mstate(r, mi), SSEMU_MSG_BUSY);
-	/* The tx ring has a slot per message slot, so it cannot be full. */
-	if (ssemu_ring_push_cached(ep->tx_ring, &mi, &ep->tx_head_seen)) {
+	/* The tx ring has a slot per message slot, so it cannot be full.
+	 * (It holds the slot's index among the endpoint's, tagged with the
+	 * ring's lap: the engine reads the entry, not the tail, which stays
+	 * in this process's cache.) */
+	if (ssemu_ring_push_tagged(ep->tx_ring, local, &ep->tx_head_seen)) {
 		ssemu_store_release(ssemu_r_mstate(r, mi), 0);
 		if (ep->owed) {
 			if (keep.live)

@@ -30,16 +30,24 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, ssemu_ep_nic(r, epi));
 	ssemu_addr_t self = SSEMU_ADDR(n->port, ep->pid);
 	struct ssemu_ring *ring = ssemu_r_ring(r, ep->tx_ring_off);
-	uint32_t mi, prev = SSEMU_NONE, next;
+	uint32_t mi, prev = SSEMU_NONE, next, k;
 	struct ssemu_msg *m;
 
 	/*
 	 * Posted and not taken by the engine.  A close waits for those
 	 * (ssemu_ep_close_timeout): any left here are the ones its bound
 	 * gave up on, or their process died; they are discarded, counted.
+	 * By the tail: an entry whose lap tag was written over is still one
+	 * of its messages.  A ring's worth at most, whatever the tail says.
 	 */
-	while (!ssemu_ep_rings_bad(r, epi) && !ssemu_ring_peek(ring, &mi)) {
-		if (mi / r->config.msgs_per_ep == epi) {
+	for (k = 0; !ssemu_ep_rings_bad(r, epi) && k <= ring->mask &&
+		    ssemu_load_relaxed(&ring->head) !=
+			    ssemu_load_acquire(&ring->tail);
+	     k++) {
+		mi = ssemu_ring_tagged_value(ring,
+					     ssemu_load_relaxed(&ring->head));
+		if (mi < r->config.msgs_per_ep) {
+			mi += epi * r->config.msgs_per_ep;
 			msg_state_or(r, ssemu_r_mstate(r, mi),
 				     SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
 			r->msgs_discarded++;
@@ -332,9 +340,9 @@ int ssemu_model_recover(struct ssemu_region *r)
 		ring = ssemu_r_ring(r, ep->tx_ring_off);
 		tail = ssemu_load_acquire(&ring->tail);
 		for (idx = ssemu_load_acquire(&ring->head); idx != tail; idx++) {
-			memcpy(&v, ssemu_ring_slot(ring, idx), sizeof(v));
-			if (v < r->nmsgs)
-				in_ring[v] = 1;
+			v = ssemu_ring_tagged_value(ring, idx);
+			if (v < r->config.msgs_per_ep)
+				in_ring[epi * r->config.msgs_per_ep + v] = 1;
 		}
 	}
 

@@ -167,9 +167,10 @@ static bool flush_ovf_word(struct ssemu_region *r, uint64_t *ovf,
 }
 
 /* Take the messages posted to the endpoints of @work's word @w into the
- * model.  @return false if the fabric is broken. */
+ * model; @full: also compare each ring's tail with its entries (the
+ * liveness pass).  @return false if the fabric is broken. */
 static bool drain_work_word(struct ssemu_region *r, uint64_t *work,
-			    uint32_t w)
+			    uint32_t w, bool full)
 {
 	const struct ssemu_config *c = &r->config;
 	uint32_t epi, mi, lo, nic, left;
@@ -200,22 +201,30 @@ static bool drain_work_word(struct ssemu_region *r, uint64_t *work,
 		 * is the next run's, its bit set again), or that the ring's
 		 * indices changed under us (a segment cut short reads as
 		 * zeros: head past tail would never meet it again) */
-		for (left = c->msgs_per_ep; !ssemu_ring_peek(ring, &mi);) {
+		for (left = c->msgs_per_ep; !ssemu_ring_peek_tagged(ring, &mi);) {
 			if (!left--) {
 				ssemu_bm_set(work, ssemu_bm_words(r->neps), epi);
 				break;
 			}
 			/* never trust an index from shared memory */
-			if (SSEMU_BAD(r, mi < lo || mi >= lo + c->msgs_per_ep,
+			if (SSEMU_BAD(r, mi >= c->msgs_per_ep,
 				      "endpoint %u: slot %u in its tx ring",
 				      epi, mi))
 				return false;
+			mi += lo;
 			ssemu_model_enqueue_msg(r, nic, mi);
 			ssemu_ring_advance(ring);
 			if (ssemu_broken(r))
 				return false;
 			ssemu_tl(SSEMU_TL_TAKEN, mi);
 		}
+		/* an entry the tail counts and whose tag is wrong would
+		 * hold up every message posted after it */
+		if (SSEMU_BAD(r, full && ssemu_ring_tagged_stuck(ring),
+			      "endpoint %u: its tx ring's entry %u is not the "
+			      "one its tail counts (the entry was written over)",
+			      epi, ssemu_load_relaxed(&ring->head)))
+			return false;
 		ssemu_model_nic_kick(r, nic);
 	}
 	return true;
@@ -242,7 +251,7 @@ static void drain_tx_locked(struct ssemu_region *r, bool full)
 			if (ovf[w] && !flush_ovf_word(r, ovf, words, w))
 				return;
 		for (w = 0; w < words; w++)
-			if (!drain_work_word(r, work, w))
+			if (!drain_work_word(r, work, w, full))
 				return;
 		return;
 	}
@@ -266,7 +275,7 @@ static void drain_tx_locked(struct ssemu_region *r, bool full)
 					  __ATOMIC_ACQ_REL);
 		for (; sum; sum &= sum - 1) {
 			w = k * 64 + (uint32_t)__builtin_ctzll(sum);
-			if (w < words && !drain_work_word(r, work, w))
+			if (w < words && !drain_work_word(r, work, w, false))
 				return;
 		}
 	}

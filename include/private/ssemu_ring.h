@@ -10,6 +10,7 @@
 #ifndef SSEMU_RING_H
 #define SSEMU_RING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -154,6 +155,93 @@ static inline void ssemu_ring_advance(struct ssemu_ring *r)
 {
 	/* pairs with the acquire of head in push */
 	ssemu_store_release(&r->head, ssemu_load_relaxed(&r->head) + 1);
+}
+
+/*
+ * Tagged entries: a ring of 32-bit entries (esize 4), each a 16-bit value
+ * and, above it, the lap of the ring it was written in, plus one (entry i
+ * of a ring of cap holds (i / cap + 1) << 16 | value, the lap kept to 16
+ * bits).  The consumer reads the entry at its head, not the tail: when the
+ * producer is another core, that is the one line that has to come from
+ * it, and the producer's tail line stays in its cache between pushes.
+ * An entry left from the lap before carries that lap's tag, and one never
+ * written carries 0, which no lap before the 65,535th expects (by then
+ * every entry has been written).  The producer still advances the tail
+ * after each entry, for the ring's count and for readers that go by it
+ * (a close, recovery, a check).
+ */
+/* A ring of tagged entries, empty: its entries zeroed too, so that none
+ * left by the ring's last user carries a tag the first laps expect. */
+static inline void ssemu_ring_init_tagged(struct ssemu_ring *r, uint32_t cap)
+{
+	ssemu_ring_init(r, cap, sizeof(uint32_t));
+	memset(ssemu_ring_slot(r, 0), 0, (size_t)cap * sizeof(uint32_t));
+}
+
+static inline uint32_t ssemu_ring_tag(const struct ssemu_ring *r, uint32_t idx)
+{
+	return ((idx >> __builtin_ctz(r->mask + 1)) + 1) & 0xffff;
+}
+
+/* Producer side (ssemu_ring_push_cached's rules) of value @v (< 65,536).
+ * Returns 0 or -1 when full. */
+static inline int ssemu_ring_push_tagged(struct ssemu_ring *r, uint32_t v,
+					 uint32_t *head_seen)
+{
+	uint32_t tail = ssemu_load_relaxed(&r->tail);
+
+	if (tail - *head_seen > r->mask) {
+		/* pairs with the release of head in ssemu_ring_advance */
+		*head_seen = ssemu_load_acquire(&r->head);
+		if (tail - *head_seen > r->mask)
+			return -1;
+	}
+	/* the entry, then the tail; pairs with the acquires in
+	 * ssemu_ring_peek_tagged and of tail in the readers that go by it */
+	ssemu_store_release((uint32_t *)ssemu_ring_slot(r, tail),
+			    ssemu_ring_tag(r, tail) << 16 | (v & 0xffff));
+	ssemu_store_release(&r->tail, tail + 1);
+	return 0;
+}
+
+/*
+ * Consumer side: the value of the entry at the head, if it carries the
+ * head's lap (then ssemu_ring_advance frees it).  Returns 0, or -1 if the
+ * producer has not written it yet, or its tag is not the lap's (a damaged
+ * entry looks like an empty ring here: a reader that suspects that
+ * compares with the tail, ssemu_ring_tagged_stuck).
+ */
+static inline int ssemu_ring_peek_tagged(struct ssemu_ring *r, uint32_t *v)
+{
+	uint32_t head = ssemu_load_relaxed(&r->head);
+	uint32_t e = ssemu_load_acquire((uint32_t *)ssemu_ring_slot(r, head));
+
+	if (e >> 16 != ssemu_ring_tag(r, head))
+		return -1;
+	*v = e & 0xffff;
+	return 0;
+}
+
+/*
+ * Does the tail say there is an entry at the head that
+ * ssemu_ring_peek_tagged does not take (its tag damaged)?  The tail is
+ * read first: an entry is written before the tail that counts it.
+ */
+static inline bool ssemu_ring_tagged_stuck(struct ssemu_ring *r)
+{
+	uint32_t tail = ssemu_load_acquire(&r->tail), v;
+
+	return tail != ssemu_load_relaxed(&r->head) &&
+	       ssemu_ring_peek_tagged(r, &v);
+}
+
+/* The value of the entry at @idx, whatever its tag (for readers that go
+ * from the head to the tail and check the value themselves). */
+static inline uint32_t ssemu_ring_tagged_value(struct ssemu_ring *r,
+					       uint32_t idx)
+{
+	return ssemu_load_acquire((uint32_t *)ssemu_ring_slot(r, idx)) &
+	       0xffff;
 }
 
 #endif

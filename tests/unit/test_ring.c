@@ -3,8 +3,9 @@
  * Unit tests of the SPSC ring (include/private/ssemu_ring.h): empty and full,
  * count and space, a producer's copy of the head kept beside the tail,
  * entry integrity for odd entry sizes, free-running indices
- * that wrap past UINT32_MAX, and a producer and a consumer in two processes
- * sharing one MAP_SHARED mapping across fork().
+ * that wrap past UINT32_MAX, a producer and a consumer in two processes
+ * sharing one MAP_SHARED mapping across fork(), and tagged entries (the
+ * consumer reads the entry, not the tail).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -380,6 +381,84 @@ static void test_ring_spsc_fork(void **state)
 	munmap(r, bytes);
 }
 
+/*
+ * Tagged entries: taken in order over many laps without the consumer ever
+ * reading the tail; an entry from the lap before, one never written and
+ * one whose tag was written over are not taken (the last one found by the
+ * tail's count); a full ring refuses; a ring made again forgets its last
+ * user's entries.
+ */
+static void test_ring_tagged(void **state)
+{
+	enum { CAP = 8 };
+	struct ssemu_ring *r = ring_new(CAP, sizeof(uint32_t));
+	uint32_t seen = 0, v, i, k;
+	uint32_t *ent;
+
+	(void)state;
+	ssemu_ring_init_tagged(r, CAP);
+	ent = ssemu_ring_slot(r, 0);
+	/* a never-written ring: empty, and not stuck */
+	assert_int_equal(ssemu_ring_peek_tagged(r, &v), -1);
+	assert_false(ssemu_ring_tagged_stuck(r));
+	/* 40 laps, three entries at a time: every value back, in order */
+	for (i = 0; i < 40 * CAP; i += 3) {
+		for (k = 0; k < 3; k++)
+			assert_int_equal(ssemu_ring_push_tagged(
+					 r, (i + k) & 0xffff, &seen), 0);
+		for (k = 0; k < 3; k++) {
+			assert_int_equal(ssemu_ring_peek_tagged(r, &v), 0);
+			assert_int_equal(v, (i + k) & 0xffff);
+			ssemu_ring_advance(r);
+		}
+		/* what is left at the head is from the lap before (or
+		 * never written): not taken */
+		assert_int_equal(ssemu_ring_peek_tagged(r, &v), -1);
+		assert_false(ssemu_ring_tagged_stuck(r));
+	}
+	/* full: CAP pushes, then a refusal */
+	for (k = 0; k < CAP; k++)
+		assert_int_equal(ssemu_ring_push_tagged(r, 7000 + k, &seen), 0);
+	assert_int_equal(ssemu_ring_push_tagged(r, 1, &seen), -1);
+	assert_int_equal(ssemu_ring_count(r), CAP);
+	/* the value whatever the tag, by index */
+	assert_int_equal(ssemu_ring_tagged_value(r, r->head + 2), 7002);
+	/* the head's tag written over: not taken, and the tail says stuck */
+	ent[r->head & (CAP - 1)] ^= 0x30000;
+	assert_int_equal(ssemu_ring_peek_tagged(r, &v), -1);
+	assert_true(ssemu_ring_tagged_stuck(r));
+	/* made again: nothing of the last user's entries is taken */
+	ssemu_ring_init_tagged(r, CAP);
+	for (k = 0; k < CAP; k++)
+		ent[k] = 1u << 16 | k;	/* as if lap 0 had written them */
+	ssemu_ring_init_tagged(r, CAP);
+	assert_int_equal(ssemu_ring_peek_tagged(r, &v), -1);
+	assert_false(ssemu_ring_tagged_stuck(r));
+	free(r);
+}
+
+/* Tags past 16 bits of laps: the head near UINT32_MAX, and through it. */
+static void test_ring_tagged_wrap(void **state)
+{
+	enum { CAP = 4 };
+	struct ssemu_ring *r = ring_new(CAP, sizeof(uint32_t));
+	uint32_t seen, v, i;
+
+	(void)state;
+	ssemu_ring_init_tagged(r, CAP);
+	r->head = r->tail = UINT32_MAX - 9;
+	seen = r->head;
+	for (i = 0; i < 40; i++) {
+		assert_int_equal(ssemu_ring_push_tagged(r, i, &seen), 0);
+		assert_int_equal(ssemu_ring_peek_tagged(r, &v), 0);
+		assert_int_equal(v, i);
+		ssemu_ring_advance(r);
+		assert_int_equal(ssemu_ring_peek_tagged(r, &v), -1);
+	}
+	assert_int_equal(r->tail, (uint32_t)(UINT32_MAX - 9 + 40));
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +469,8 @@ int main(void)
 		cmocka_unit_test(test_ring_entry_integrity),
 		cmocka_unit_test(test_ring_wraparound),
 		cmocka_unit_test(test_ring_spsc_fork),
+		cmocka_unit_test(test_ring_tagged),
+		cmocka_unit_test(test_ring_tagged_wrap),
 	};
 
 	return cmocka_run_group_tests_name("ring", tests, NULL, NULL);
