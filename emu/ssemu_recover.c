@@ -40,10 +40,9 @@ void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 	 * By the tail: an entry whose lap tag was written over is still one
 	 * of its messages.  A ring's worth at most, whatever the tail says.
 	 */
-	for (k = 0; !ssemu_ep_rings_bad(r, epi) && k <= ring->mask &&
-		    ssemu_load_relaxed(&ring->head) !=
-			    ssemu_load_acquire(&ring->tail);
-	     k++) {
+	for (k = ssemu_ep_rings_bad(r, epi) ? 0 :
+					       ssemu_ring_tagged_pending(ring);
+	     k; k--) {
 		mi = ssemu_ring_tagged_value(ring,
 					     ssemu_load_relaxed(&ring->head));
 		if (mi < r->config.msgs_per_ep) {
@@ -332,14 +331,14 @@ int ssemu_model_recover(struct ssemu_region *r)
 	/* Messages still waiting in tx rings are not the model's yet. */
 	for (epi = 0; epi < r->neps; epi++) {
 		struct ssemu_ring *ring;
-		uint32_t idx, tail, v;
+		uint32_t idx, n, v;
 
 		ep = ssemu_r_ep(r, epi);
 		if (!ep->open || ssemu_ep_rings_bad(r, epi))
 			continue;
 		ring = ssemu_r_ring(r, ep->tx_ring_off);
-		tail = ssemu_load_acquire(&ring->tail);
-		for (idx = ssemu_load_acquire(&ring->head); idx != tail; idx++) {
+		n = ssemu_ring_tagged_pending(ring);
+		for (idx = ssemu_load_acquire(&ring->head); n; idx++, n--) {
 			v = ssemu_ring_tagged_value(ring, idx);
 			if (v < r->config.msgs_per_ep)
 				in_ring[epi * r->config.msgs_per_ep + v] = 1;

@@ -751,7 +751,7 @@ bool ssemu_fabric_idle(struct ssemu_fabric *f)
 			continue;
 		if (ssemu_ep_rings_bad(r, epi))
 			return true;
-		if (ssemu_ring_count(ssemu_r_ring(r, sh->tx_ring_off)) ||
+		if (ssemu_ring_tagged_pending(ssemu_r_ring(r, sh->tx_ring_off)) ||
 		    sh->rx_head != SSEMU_NONE || sh->tx_head != SSEMU_NONE)
 			return false;
 	}

@@ -223,16 +223,31 @@ static inline int ssemu_ring_peek_tagged(struct ssemu_ring *r, uint32_t *v)
 }
 
 /*
+ * The entries from the head up to the tail, for the readers that go by
+ * the tail: at most the ring's capacity, and 0 when the head is past the
+ * tail (the consumer took an entry whose producer has not yet counted it
+ * in the tail: it is between its two stores, or died there).
+ */
+static inline uint32_t ssemu_ring_tagged_pending(struct ssemu_ring *r)
+{
+	uint32_t n = ssemu_load_acquire(&r->tail) -
+		     ssemu_load_relaxed(&r->head);
+
+	if ((int32_t)n <= 0)
+		return 0;
+	return n > r->mask + 1 ? r->mask + 1 : n;
+}
+
+/*
  * Does the tail say there is an entry at the head that
  * ssemu_ring_peek_tagged does not take (its tag damaged)?  The tail is
  * read first: an entry is written before the tail that counts it.
  */
 static inline bool ssemu_ring_tagged_stuck(struct ssemu_ring *r)
 {
-	uint32_t tail = ssemu_load_acquire(&r->tail), v;
+	uint32_t v;
 
-	return tail != ssemu_load_relaxed(&r->head) &&
-	       ssemu_ring_peek_tagged(r, &v);
+	return ssemu_ring_tagged_pending(r) && ssemu_ring_peek_tagged(r, &v);
 }
 
 /* The value of the entry at @idx, whatever its tag (for readers that go

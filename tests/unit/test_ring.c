@@ -427,6 +427,22 @@ static void test_ring_tagged(void **state)
 	ent[r->head & (CAP - 1)] ^= 0x30000;
 	assert_int_equal(ssemu_ring_peek_tagged(r, &v), -1);
 	assert_true(ssemu_ring_tagged_stuck(r));
+	/* the consumer one past the tail (the producer between its two
+	 * stores): nothing pending by the tail, and not stuck */
+	ssemu_ring_init_tagged(r, CAP);
+	seen = 0;
+	assert_int_equal(ssemu_ring_push_tagged(r, 5, &seen), 0);
+	r->tail--;			/* the tail's store not yet made */
+	assert_int_equal(ssemu_ring_peek_tagged(r, &v), 0);
+	assert_int_equal(v, 5);
+	ssemu_ring_advance(r);
+	assert_int_equal(ssemu_ring_tagged_pending(r), 0);
+	assert_false(ssemu_ring_tagged_stuck(r));
+	r->tail++;
+	assert_int_equal(ssemu_ring_tagged_pending(r), 0);
+	/* a tail far past the head: at most the ring's worth */
+	r->tail = r->head + 1000;
+	assert_int_equal(ssemu_ring_tagged_pending(r), CAP);
 	/* made again: nothing of the last user's entries is taken */
 	ssemu_ring_init_tagged(r, CAP);
 	for (k = 0; k < CAP; k++)
