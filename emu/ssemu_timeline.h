@@ -6,7 +6,7 @@
  * a message between two processes goes.  Off unless SSEMU_TIMELINE names a
  * path prefix when a fabric is opened: each process then records into a
  * buffer of its own and writes it to PREFIX.PID when it closes its last
- * fabric (or exits).  `bench_fabric timeline FILE...` reads the files.
+ * fabric (or exits).  `benchmarks/bench_timeline FILE...` reads the files.
  * Off, a point costs a load and a branch not taken.
  *
  * The file: struct ssemu_tl_file, then its records.  Time is the CPU's
@@ -58,7 +58,9 @@ void ssemu_tl_put(struct ssemu_tl_buf *b, uint32_t point, uint32_t arg);
 
 static inline void ssemu_tl(enum ssemu_tl_point point, uint32_t arg)
 {
-	struct ssemu_tl_buf *b = ssemu_tl_on;
+	/* (set and cleared at fabric open and close, with release) */
+	struct ssemu_tl_buf *b = __atomic_load_n(&ssemu_tl_on,
+						 __ATOMIC_ACQUIRE);
 
 	if (unlikely(b != NULL))
 		ssemu_tl_put(b, (uint32_t)point, arg);
