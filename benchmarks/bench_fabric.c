@@ -800,6 +800,25 @@ static int run_capture(char *const *argv, char *out, size_t len)
 	return 0;
 }
 
+/* For a rerun of this program under valgrind: its path into @exe, and a
+ * new empty file /tmp/bench_fabric-@tag-XXXXXX for valgrind's output,
+ * named in @file. */
+static void rerun_prepare(char *exe, size_t exesz, char *file, size_t filesz,
+			  const char *tag)
+{
+	ssize_t len = readlink("/proc/self/exe", exe, exesz - 1);
+	int fd;
+
+	if (len <= 0)
+		die("readlink /proc/self/exe", -errno);
+	exe[len] = 0;
+	snprintf(file, filesz, "/tmp/bench_fabric-%s-XXXXXX", tag);
+	fd = mkstemp(file);
+	if (fd < 0)
+		die("mkstemp", -errno);
+	close(fd);
+}
+
 /*
  * Rerun this benchmark, smaller, under callgrind, collecting only its timed
  * function: instructions per packet-hop (model) or per message (--message).
@@ -810,8 +829,7 @@ static int callgrind_rerun(const struct bench_opts *o)
 	char exe[4096], out[64], outopt[96], num[4][32], cap[8192];
 	char *argv[40];
 	double ir, per;
-	ssize_t len;
-	int argc = 0, fd, ret;
+	int argc = 0, ret;
 
 	if (!in_path("valgrind")) {
 		fprintf(stderr, "bench_fabric: --callgrind: valgrind is not "
@@ -819,15 +837,7 @@ static int callgrind_rerun(const struct bench_opts *o)
 			"counts\n");
 		return 0;
 	}
-	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len <= 0)
-		die("readlink /proc/self/exe", -errno);
-	exe[len] = 0;
-	snprintf(out, sizeof(out), "/tmp/bench_fabric-cg-XXXXXX");
-	fd = mkstemp(out);
-	if (fd < 0)
-		die("mkstemp", -errno);
-	close(fd);
+	rerun_prepare(exe, sizeof(exe), out, sizeof(out), "cg");
 	snprintf(outopt, sizeof(outopt), "--callgrind-out-file=%s", out);
 	argv[argc++] = "valgrind";
 	argv[argc++] = "-q";
@@ -1702,8 +1712,7 @@ static int bench_lines(uint64_t messages)
 	static struct lines_count c;
 	char exe[4096], log[64], logopt[96], num[32], info[16384];
 	char *argv[12];
-	ssize_t len;
-	int argc = 0, fd, ret;
+	int argc = 0, ret;
 
 	if (getenv(LINES_CHILD_ENV))
 		return lines_child(messages);
@@ -1712,15 +1721,7 @@ static int bench_lines(uint64_t messages)
 			"(not found in PATH): no count\n");
 		return 0;
 	}
-	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len <= 0)
-		die("readlink /proc/self/exe", -errno);
-	exe[len] = 0;
-	snprintf(log, sizeof(log), "/tmp/bench_fabric-lk-XXXXXX");
-	fd = mkstemp(log);
-	if (fd < 0)
-		die("mkstemp", -errno);
-	close(fd);
+	rerun_prepare(exe, sizeof(exe), log, sizeof(log), "lk");
 	snprintf(logopt, sizeof(logopt), "--log-file=%s", log);
 	snprintf(num, sizeof(num), "%" PRIu64, messages);
 	argv[argc++] = "valgrind";

@@ -61,6 +61,21 @@ static inline uint32_t ssemu_ring_count(struct ssemu_ring *r)
 	return ssemu_load_acquire(&r->tail) - ssemu_load_acquire(&r->head);
 }
 
+/* Full, by the head the producer last read (@head_seen), which is read
+ * again from the ring only when it says so? */
+static inline bool ssemu_ring_full_cached(struct ssemu_ring *r,
+					  uint32_t tail, uint32_t *head_seen)
+{
+	if (tail - *head_seen > r->mask) {
+		/* pairs with the releases of head in ssemu_ring_pop and
+		 * ssemu_ring_advance */
+		*head_seen = ssemu_load_acquire(&r->head);
+		if (tail - *head_seen > r->mask)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Producer side, for a producer that keeps, in its own memory, the head
  * it last read (@head_seen: never past the real one, which only grows):
@@ -73,12 +88,8 @@ static inline int ssemu_ring_push_cached(struct ssemu_ring *r, const void *e,
 {
 	uint32_t tail = ssemu_load_relaxed(&r->tail);
 
-	if (tail - *head_seen > r->mask) {
-		/* pairs with the release of head in ssemu_ring_pop */
-		*head_seen = ssemu_load_acquire(&r->head);
-		if (tail - *head_seen > r->mask)
-			return -1;
-	}
+	if (ssemu_ring_full_cached(r, tail, head_seen))
+		return -1;
 	memcpy(ssemu_ring_slot(r, tail), e, r->esize);
 	/* publish the entry; pairs with the acquire of tail in pop */
 	ssemu_store_release(&r->tail, tail + 1);
@@ -169,9 +180,10 @@ static inline void ssemu_ring_advance(struct ssemu_ring *r)
  * every entry has been written).  The producer still advances the tail
  * after each entry, for the ring's count and for readers that go by it
  * (a close, recovery, a check).
+ *
+ * ssemu_ring_init_tagged makes one empty, its entries zeroed too, so that
+ * none left by the ring's last user carries a tag the first laps expect.
  */
-/* A ring of tagged entries, empty: its entries zeroed too, so that none
- * left by the ring's last user carries a tag the first laps expect. */
 static inline void ssemu_ring_init_tagged(struct ssemu_ring *r, uint32_t cap)
 {
 	ssemu_ring_init(r, cap, sizeof(uint32_t));
@@ -190,12 +202,8 @@ static inline int ssemu_ring_push_tagged(struct ssemu_ring *r, uint32_t v,
 {
 	uint32_t tail = ssemu_load_relaxed(&r->tail);
 
-	if (tail - *head_seen > r->mask) {
-		/* pairs with the release of head in ssemu_ring_advance */
-		*head_seen = ssemu_load_acquire(&r->head);
-		if (tail - *head_seen > r->mask)
-			return -1;
-	}
+	if (ssemu_ring_full_cached(r, tail, head_seen))
+		return -1;
 	/* the entry, then the tail; pairs with the acquires in
 	 * ssemu_ring_peek_tagged and of tail in the readers that go by it */
 	ssemu_store_release((uint32_t *)ssemu_ring_slot(r, tail),
