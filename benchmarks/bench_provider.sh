@@ -25,7 +25,9 @@
 #     and over Open MPI's own shared memory (pml ob1, btl vader) as a
 #     second reference: one-way latency, mean over the pairs, best and
 #     median of REPEATS; twice, with Open MPI yielding the CPU when idle
-#     and with it spinning.  Skipped without Open MPI.
+#     and with it spinning.  Skipped without Open MPI.  Then what a context
+#     switch costs on this machine now (perf bench sched pipe on one CPU),
+#     the price these runs are made of.
 #
 # usage: benchmarks/bench_provider.sh [ITERATIONS_8B] [ITERATIONS_1M]
 #                                     [REPEATS] [ITERATIONS_PAIRS]
@@ -316,3 +318,15 @@ for y in 1 0; do
 	row "8 B one-way, mean of pairs, usec" 1 "lower" \
 		"${vader_p[@]}" -- "${sse_p[@]}"
 done
+# What a context switch costs on this machine now: the oversubscribed runs
+# are made of them, and a hypervisor's price for one moves from sitting to
+# sitting (two processes on one CPU passing a byte through pipes, perf's
+# sched pipe benchmark: two switches and two pipe calls a round trip).
+echo
+if command -v perf >/dev/null &&
+	cs=$(taskset -c 0 perf bench sched pipe -l 100000 2>/dev/null |
+		awk '/usecs\/op/ { print $1 }') && [ -n "$cs" ]; then
+	echo "context switches on this machine: $cs usec a pipe round trip on one CPU (two switches; perf bench sched pipe)"
+else
+	echo "context switches on this machine: not measured (perf bench sched pipe did not run)"
+fi
