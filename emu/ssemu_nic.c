@@ -20,7 +20,9 @@ void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 	m->seq = ++r->msg_seq;
 	m->mflags = SSEMU_MSGF_QUEUED;
 	m->vni = ssemu_auth_ep_vni(r, ssemu_msg_ep(r, mi));
-	if (!ssemu_gen_msg(r, mi))
+	/* (what the modelled jobs' clock hold counts: with none, their
+	 * section's page is not touched) */
+	if (r->gen_neps && !ssemu_gen_msg(r, mi))
 		ssemu_gen_real_in(r, m);
 	if (!injq_push(r, n, nic, mi))
 		return;
