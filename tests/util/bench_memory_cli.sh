@@ -43,14 +43,7 @@ check "three walkers: a walker waits for three loads' time" \
 bad() {	# bad EXPECTED_TEXT ARGS...
 	want=$1
 	shift
-	"$bm" "$@" > "$tmp/o" 2> "$tmp/err"
-	st=$?
-	if [ $st -ne 2 ] || ! grep -q -- "$want" "$tmp/err"; then
-		echo "FAIL: '$*' exited $st, stderr: $(cat "$tmp/err")"
-		fail=1
-	else
-		echo "ok: refused: $*"
-	fi
+	refused 2 "$want" "$bm" "$@"
 }
 bad "bad argument '0'" --size 0
 bad "bad argument '65537'" --size 65537

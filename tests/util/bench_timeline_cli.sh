@@ -55,18 +55,7 @@ check "the groups' messages add up ($sum = $msgs)" test "$sum" = "$msgs"
 check "turnaround reported" holds "$(val "$o" turnaround_ns)" 0 'a >= 0'
 
 # bad input
-bad() {	# bad EXPECTED_TEXT PROGRAM ARGS...
-	want=$1
-	shift
-	"$@" > "$tmp/out" 2> "$tmp/err"
-	st=$?
-	if [ $st -ne 2 ] || ! grep -q -- "$want" "$tmp/err"; then
-		echo "FAIL: '$*' exited $st, stderr: $(cat "$tmp/err")"
-		fail=1
-	else
-		echo "ok: refused: $*"
-	fi
-}
+bad() { refused 2 "$@"; }	# bad EXPECTED_TEXT PROGRAM ARGS...
 : > "$tmp/empty"
 one=$(ls "$tmp"/tl.* | head -n 1)
 head -c 1000 "$one" > "$tmp/cut"

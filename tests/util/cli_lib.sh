@@ -13,3 +13,20 @@ check() {	# check DESCRIPTION COMMAND...: the command must succeed
 		echo "ok: $desc"
 	fi
 }
+
+# refused STATUS EXPECTED_TEXT COMMAND...: the command must exit with
+# STATUS and say EXPECTED_TEXT on stderr (its output in $tmp/out and
+# $tmp/err)
+refused() {
+	want_st=$1
+	want=$2
+	shift 2
+	"$@" > "$tmp/out" 2> "$tmp/err"
+	st=$?
+	if [ $st -ne "$want_st" ] || ! grep -q -- "$want" "$tmp/err"; then
+		echo "FAIL: '$*' exited $st (want $want_st), stderr: $(cat "$tmp/err")"
+		fail=1
+	else
+		echo "ok: refused: $*"
+	fi
+}
