@@ -17,11 +17,6 @@ fail=0
 
 [ -x "$bench" ] || { echo "SKIP: $bench not built"; exit 77; }
 
-# The value of "key value" line KEY in FILE.
-val() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
-# Does the awk expression hold for A and B?
-holds() { awk -v a="$1" -v b="$2" "BEGIN { exit !($3) }"; }
-
 # --- model: a short run on 2group, adaptive routing ---
 m="$tmp/model.txt"
 "$bench" model --preset 2group --load 0.2 --time 2 --warmup 1 \

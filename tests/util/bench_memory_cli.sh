@@ -15,8 +15,6 @@ fail=0
 
 [ -x "$bm" ] || { echo "SKIP: $bm not built"; exit 77; }
 
-val() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
-holds() { awk -v a="$1" -v b="$2" "BEGIN { exit !($3) }"; }
 
 o="$tmp/out"
 "$bm" --size 4 --loads 200000 > "$o" ||

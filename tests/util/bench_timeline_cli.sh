@@ -20,8 +20,6 @@ fail=0
 [ -x "$bench" ] && [ -x "$tl" ] || {
 	echo "SKIP: $bench or $tl not built"; exit 77; }
 
-val() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
-holds() { awk -v a="$1" -v b="$2" "BEGIN { exit !($3) }"; }
 
 iters=2000
 "$bench" latency --iters $iters --timeline "$tmp/tl" > "$tmp/lat.txt" ||

@@ -30,3 +30,8 @@ refused() {
 		echo "ok: refused: $*"
 	fi
 }
+
+# val FILE KEY: the value of KEY in a file of "key value" lines
+val() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+# holds A B CONDITION: the awk CONDITION on a and b is true
+holds() { awk -v a="$1" -v b="$2" "BEGIN { exit !($3) }"; }
