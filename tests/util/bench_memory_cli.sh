@@ -15,7 +15,6 @@ fail=0
 
 [ -x "$bm" ] || { echo "SKIP: $bm not built"; exit 77; }
 
-
 o="$tmp/out"
 "$bm" --size 4 --loads 200000 > "$o" ||
 	{ echo "FAIL: bench_memory --size 4"; cat "$o"; exit 1; }

@@ -20,7 +20,6 @@ fail=0
 [ -x "$bench" ] && [ -x "$tl" ] || {
 	echo "SKIP: $bench or $tl not built"; exit 77; }
 
-
 iters=2000
 "$bench" latency --iters $iters --timeline "$tmp/tl" > "$tmp/lat.txt" ||
 	{ echo "FAIL: latency run"; cat "$tmp/lat.txt"; exit 1; }
