@@ -15,7 +15,8 @@
  *   bench_memory [--size MIB] [--chains K] [--loads N] [--small-pages]
  *
  * Output: key value lines (size_mib, chains, huge_pages, loads,
- * ns_per_load, ns_per_chain_load).
+ * ns_per_load, ns_per_chain_load, and sink: a bit of where the walkers
+ * ended, so that the walk is not optimised away).
  */
 #include <errno.h>
 #include <stdbool.h>
