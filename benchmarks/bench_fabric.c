@@ -13,7 +13,9 @@
  *  latency  one-way 8-byte message latency between two processes through
  *           one emulated switch on a shared fabric (virtual clock), against
  *           a plain shared-memory SPSC ring ping-pong between two processes;
- *           also reports the store bytes each attached NIC costs.
+ *           the floor (both endpoints in one process), warm and with the
+ *           caches evicted before each message; also the store bytes each
+ *           attached NIC costs.
  *  pages    the shared fabric's 4 KiB pages that 8-byte messages touch
  *           (two endpoints of one process ping-ponging through one switch,
  *           after a warm-up), by section: on small pages each is a TLB
@@ -24,7 +26,8 @@
  *           processes of a ping-pong on a shared fabric, by section: the
  *           ping-pong in one process under valgrind's lackey, each access
  *           given to the process that makes it, through a model of two
- *           caches.  Counted, not timed.
+ *           caches; and the distinct lines a message touches.  Counted,
+ *           not timed.
  *
  * Every figure is one "key value" line (benchmarks/README.md lists them).
  */
@@ -91,6 +94,8 @@ struct bench_opts {
 	double cg_time_us;	/* model time of the callgrind run */
 	uint64_t iters;
 	uint64_t messages;	/* pages: the messages traced (0: 1) */
+	uint64_t evict_mib;	/* latency: the cold floor's walk (0: none) */
+	bool evict_set;		/* (given on the command line) */
 	const char *timeline;	/* latency: SSEMU_TIMELINE for its pair */
 };
 
@@ -1207,6 +1212,78 @@ static double local_oneway_ns(uint64_t iters)
 	return (t1 - t0) / (double)(2 * iters) * 1e9;
 }
 
+/* @n bytes at @p read a cache line at a time: what was in the caches
+ * before is not now (the sum keeps the reads). */
+static uint64_t evict_walk(const volatile uint64_t *p, size_t n)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < n / sizeof(*p); i += 64 / sizeof(*p))
+		sum += p[i];
+	return sum;
+}
+
+/*
+ * The floor with cold caches: the same one-process ping-pong, with
+ * @evict_mib MiB read before each message, so that the message finds
+ * none of its lines (code or data) in the caches, as an engine run does
+ * when other processes ran on its CPU since its last (more ranks than
+ * CPUs).  Only the messages are timed, each between two clock reads.
+ * The baseline, into *@ring_ns, the same way: an 8-byte value through
+ * the ring baseline's two rings, pushed and popped in this process after
+ * the same walk: the least a message can touch.
+ */
+static double cold_oneway_ns(uint64_t msgs, uint64_t evict_mib,
+			     double *ring_ns)
+{
+	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
+	size_t n = (size_t)evict_mib << 20;
+	struct ssemu_fabric *fab;
+	struct ssemu_nic *nic[2];
+	struct ssemu_ep *ep[2];
+	struct shm_pair p;
+	double t0, sum = 0, rsum = 0;
+	uint64_t *buf, v, i, sink = 0;
+	int ret;
+
+	buf = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap", -errno);
+	memset(buf, 1, n);
+	ret = ssemu_fabric_open(&fo, &fab, NULL, 0);
+	if (ret)
+		die("private fabric", ret);
+	local_pair_open(fab, nic, ep);
+	/* (warm: the same messages as the floor's first) */
+	for (i = 0; i < 64; i++)
+		local_message(fab, ep, i);
+	pair_make(&p);
+	for (i = 0; i < msgs; i++) {
+		sink += evict_walk(buf, n);
+		t0 = wall();
+		local_message(fab, ep, 64 + i);
+		sum += wall() - t0;
+		sink += evict_walk(buf, n);
+		t0 = wall();
+		v = i;
+		if (ssemu_ring_push(p.ab, &v) || ssemu_ring_pop(p.ab, &v) ||
+		    ssemu_ring_push(p.ba, &v) || ssemu_ring_pop(p.ba, &v) ||
+		    v != i)
+			die("ring baseline data", -EIO);
+		rsum += wall() - t0;
+	}
+	munmap(p.mem, p.bytes);
+	ssemu_fabric_close(fab);
+	munmap(buf, n);
+	/* (a sum no compiler may drop: every line was read) */
+	if (sink == 1)
+		fprintf(stderr, "bench_fabric: %" PRIu64 "\n", sink);
+	*ring_ns = rsum / (double)msgs / 2 * 1e9;
+	return sum / (double)msgs * 1e9;
+}
+
 static size_t nic_store_bytes(void)
 {
 	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
@@ -1229,16 +1306,20 @@ static size_t nic_store_bytes(void)
 	return b.size - a.size;
 }
 
-static int bench_latency(uint64_t iters, const char *timeline)
+static int bench_latency(uint64_t iters, const char *timeline,
+			 uint64_t evict_mib)
 {
 	char name[64];
-	double base, fab, model, local;
+	double base, fab, model, local, cold = 0, ring_cold = 0;
+	uint64_t cold_msgs = SSEMU_MIN(iters, (uint64_t)1000);
 	pid_t child;
 	int st, ret;
 
 	snprintf(name, sizeof(name), "ssemu-bench-%d", (int)getpid());
 	base = ring_oneway_ns(iters);
 	local = local_oneway_ns(iters);
+	if (evict_mib)
+		cold = cold_oneway_ns(cold_msgs, evict_mib, &ring_cold);
 	/* (the two processes' fabric opens read it: the floor's, in one
 	 * process, is not recorded) */
 	if (timeline && setenv("SSEMU_TIMELINE", timeline, 1))
@@ -1263,6 +1344,13 @@ static int bench_latency(uint64_t iters, const char *timeline)
 	kv_f("ratio_floor_ring", local / base, 2);
 	kv_f("model_oneway_ns", model, 1);
 	kv_u64("store_bytes_per_nic", nic_store_bytes());
+	if (!evict_mib)
+		return 0;
+	kv_u64("evict_mib", evict_mib);
+	kv_u64("cold_messages", cold_msgs);
+	kv_f("ring_cold_oneway_ns", ring_cold, 0);
+	kv_f("floor_cold_oneway_ns", cold, 0);
+	kv_f("ratio_cold_floor", cold / local, 2);
 	return 0;
 }
 
@@ -1447,7 +1535,7 @@ out:
  * which stays the same one: benchmarks/README.md, "The runner on a
  * shared fabric").  A store to lines_mark[k] says process k makes the
  * accesses that follow (k 0 or 1); to lines_mark[2], the counted
- * messages start; [3]: end.
+ * messages start; [3]: end; [4]: a message starts.
  * The accesses to the fabric's shared mappings then go through a model of
  * two private caches: a line one process reads or writes that the other
  * holds moves (a transfer); a write to a line both hold invalidates the
@@ -1457,7 +1545,7 @@ out:
 #define LINES_WARMUP 64
 #define LINES_CHILD_ENV "SSEMU_BENCH_LINES_CHILD"
 
-static volatile uint64_t lines_mark[4];
+static volatile uint64_t lines_mark[5];
 
 static void lines_message(struct ssemu_fabric *fab, struct ssemu_ep **ep,
 			  uint64_t i)
@@ -1474,6 +1562,7 @@ static void lines_message(struct ssemu_fabric *fab, struct ssemu_ep **ep,
 	bool got = false;
 	int ret, k, n;
 
+	lines_mark[4] = i;
 	for (;;) {
 		lines_mark[snd] = i;
 		ret = ssemu_ep_send(ep[snd], &s);
@@ -1556,7 +1645,9 @@ struct lines_count {
 	uint64_t mark, bytes;
 	uint8_t *held;		/* a line: bit k, process k has it */
 	uint32_t *moved;	/* a line: its transfers and upgrades */
-	uint64_t xfer[LINES_SECS], upg[LINES_SECS];
+	uint32_t *seen;		/* a line: the last message touching it */
+	uint32_t msg;		/* the message now, from 1 */
+	uint64_t xfer[LINES_SECS], upg[LINES_SECS], touched[LINES_SECS];
 };
 
 /* The section holding file offset @off (the header's last). */
@@ -1579,6 +1670,10 @@ static void lines_access(struct lines_count *c, unsigned p, uint64_t off,
 	bool xfer = !(h & me) && h, upg = write && (h & me) && (h & ~me);
 
 	c->held[ln] = write ? me : (uint8_t)(h | me);
+	if (counting && c->seen[ln] != c->msg) {
+		c->seen[ln] = c->msg;
+		c->touched[lines_sec(c, off)]++;
+	}
 	if (!counting || !(xfer || upg))
 		return;
 	c->moved[ln]++;
@@ -1629,7 +1724,7 @@ static int lines_replay(struct lines_count *c, const char *log,
 	char line[256];
 	unsigned p = 0, m, s, top;
 	bool counting = false, done = false;
-	uint64_t addr, off, end, ln, t, sum_x = 0, sum_u = 0;
+	uint64_t addr, off, end, ln, t, sum_x = 0, sum_u = 0, sum_t = 0;
 	unsigned size;
 	FILE *f = fopen(log, "r");
 
@@ -1637,7 +1732,8 @@ static int lines_replay(struct lines_count *c, const char *log,
 		return -errno;
 	c->held = calloc(c->bytes / 64 + 1, 1);
 	c->moved = calloc(c->bytes / 64 + 1, sizeof(uint32_t));
-	if (!c->held || !c->moved)
+	c->seen = calloc(c->bytes / 64 + 1, sizeof(uint32_t));
+	if (!c->held || !c->moved || !c->seen)
 		die("calloc", -ENOMEM);
 	while (!done && fgets(line, sizeof(line), f)) {
 		char op = line[1];
@@ -1653,8 +1749,10 @@ static int lines_replay(struct lines_count *c, const char *log,
 				p = (unsigned)t;
 			else if (t == 2)
 				counting = true;
-			else
+			else if (t == 3)
 				done = true;
+			else
+				c->msg++;
 			continue;
 		}
 		for (m = 0; m < c->nmaps; m++)
@@ -1674,9 +1772,11 @@ static int lines_replay(struct lines_count *c, const char *log,
 	for (s = 0; s < c->nsecs; s++) {
 		sum_x += c->xfer[s];
 		sum_u += c->upg[s];
+		sum_t += c->touched[s];
 	}
 	kv_f("transfers_per_message", (double)sum_x / (double)messages, 2);
 	kv_f("upgrades_per_message", (double)sum_u / (double)messages, 2);
+	kv_f("touched_per_message", (double)sum_t / (double)messages, 2);
 	for (s = 0; s < c->nsecs; s++) {
 		char key[64];
 
@@ -1686,6 +1786,14 @@ static int lines_replay(struct lines_count *c, const char *log,
 		kv_f(key, (double)c->xfer[s] / (double)messages, 2);
 		snprintf(key, sizeof(key), "upgrades_%s", c->sec[s].name);
 		kv_f(key, (double)c->upg[s] / (double)messages, 2);
+	}
+	for (s = 0; s < c->nsecs; s++) {
+		char key[64];
+
+		if (!c->touched[s])
+			continue;
+		snprintf(key, sizeof(key), "touched_%s", c->sec[s].name);
+		kv_f(key, (double)c->touched[s] / (double)messages, 2);
 	}
 	/* the lines that move most: section, offset in it, moves a message */
 	for (top = 0; top < 12; top++) {
@@ -1778,6 +1886,8 @@ static void usage(FILE *f)
 		"  --timeline PREFIX    the two processes' timelines to\n"
 		"                       PREFIX.PID (bench_timeline reads\n"
 		"                       them)\n"
+		"  --evict MIB          the cold floor: MIB read before each\n"
+		"                       message (default 8; 0: no cold floor)\n"
 		"  pages (not in all; the library's default fabric):\n"
 		"  --messages N         messages traced (default 1, <= 1000)\n"
 		"  lines (not in all; under valgrind's lackey):\n"
@@ -1851,6 +1961,7 @@ enum {
 	OPT_PRESET = 256, OPT_ROUTING, OPT_LOAD, OPT_TIME, OPT_WARMUP,
 	OPT_SIZE, OPT_ITERS, OPT_MESSAGE, OPT_PENDING, OPT_NO_BASELINE,
 	OPT_CALLGRIND, OPT_CG_TIME, OPT_DST, OPT_MESSAGES, OPT_TIMELINE,
+	OPT_EVICT,
 };
 
 /* One option's value into @o; false (a message said why) if it is bad. */
@@ -1889,6 +2000,9 @@ static bool set_opt(struct bench_opts *o, int c, const char *name,
 				 &o->engine_pending);
 	case OPT_MESSAGES:
 		return parse_int(name, arg, 1, 1000, false, &o->messages);
+	case OPT_EVICT:
+		o->evict_set = true;
+		return parse_int(name, arg, 0, 4096, false, &o->evict_mib);
 	case OPT_TIMELINE:
 		if (!*arg) {
 			fprintf(stderr, "bench_fabric: --timeline: give a path "
@@ -1930,13 +2044,14 @@ int main(int argc, char **argv)
 		{ "dst", required_argument, NULL, OPT_DST },
 		{ "messages", required_argument, NULL, OPT_MESSAGES },
 		{ "timeline", required_argument, NULL, OPT_TIMELINE },
+		{ "evict", required_argument, NULL, OPT_EVICT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct bench_opts o = {
 		.preset = "shandy", .load = 0.5, .time_us = 20, .warm_us = 5,
 		.size = 2048, .iters = 20000, .baseline = true,
-		.cg_time_us = 2, .dst = -1,
+		.cg_time_us = 2, .dst = -1, .evict_mib = 8,
 	};
 	const char *what = "all";
 	bool model, latency, pages, lines;
@@ -2002,6 +2117,11 @@ int main(int argc, char **argv)
 			"latency mode\n");
 		return 2;
 	}
+	if (o.evict_set && !latency) {
+		fprintf(stderr, "bench_fabric: --evict: only with the latency "
+			"mode\n");
+		return 2;
+	}
 	if (o.dst >= 0 && !o.message) {
 		fprintf(stderr, "bench_fabric: --dst: only with --message\n");
 		return 2;
@@ -2009,6 +2129,6 @@ int main(int argc, char **argv)
 	if (model)
 		ret |= o.message ? bench_message(&o) : bench_model(&o);
 	if (latency)
-		ret |= bench_latency(o.iters, o.timeline);
+		ret |= bench_latency(o.iters, o.timeline, o.evict_mib);
 	return ret;
 }

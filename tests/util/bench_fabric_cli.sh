@@ -149,6 +149,12 @@ if command -v valgrind > /dev/null 2>&1; then
 	check "lines: the sections' transfers add up to the total" \
 		sh -c "awk '/^transfers_/ && \$1 != \"transfers_per_message\" {
 			n += \$2 } END { exit !(n - $lt < 0.05 && $lt - n < 0.05) }' '$ln'"
+	tt=$(val "$ln" touched_per_message)
+	check "lines: a message touches more lines ($tt) than it moves ($lt)" \
+		holds "$tt" "$lt" 'a > b && a < 1000'
+	check "lines: the sections' touched lines add up to the total" \
+		sh -c "awk '/^touched_/ && \$1 != \"touched_per_message\" {
+			n += \$2 } END { exit !(n - $tt < 0.05 && $tt - n < 0.05) }' '$ln'"
 	check "lines: the rings and the message slots among them" \
 		sh -c "awk '\$1 == \"transfers_rings\" && \$2 > 0 { r = 1 }
 			\$1 == \"transfers_msgs\" && \$2 > 0 { m = 1 }
@@ -158,6 +164,24 @@ if command -v valgrind > /dev/null 2>&1; then
 else
 	echo "skip: lines: valgrind is not installed"
 fi
+
+# --- latency: the floor warm and cold, and what --evict changes ---
+lat="$tmp/lat.txt"
+"$bench" latency --iters 200 --evict 1 > "$lat" ||
+	{ echo "FAIL: latency run"; cat "$lat"; fail=1; }
+check "latency: every line is 'key value'" awk 'NF != 2 { exit 1 }' "$lat"
+check "latency: the cold floor's walk and messages" \
+	sh -c "grep -qx 'evict_mib 1' '$lat' && grep -qx 'cold_messages 200' '$lat'"
+fl=$(val "$lat" floor_oneway_ns)
+cf=$(val "$lat" floor_cold_oneway_ns)
+check "latency: ratio_cold_floor = $cf / $fl" \
+	holds "$(val "$lat" ratio_cold_floor)" "$cf / $fl" \
+	"$fl > 0 && $cf > 0 && a - $cf / $fl < 0.01 && $cf / $fl - a < 0.01"
+check "latency: the cold ring baseline measured" \
+	holds "$(val "$lat" ring_cold_oneway_ns)" 0 'a > 0'
+"$bench" latency --iters 50 --evict 0 > "$tmp/lat0.txt"
+check "latency: --evict 0 runs no cold floor" \
+	sh -c "! grep -q 'cold' '$tmp/lat0.txt' && grep -q '^floor_oneway_ns' '$tmp/lat0.txt'"
 
 # --- bad input: a clear message on stderr, exit status 2 (1: preset) ---
 bad() {	# bad EXPECTED_TEXT ARGS...
@@ -197,6 +221,8 @@ bad "--dst: only with --message" model --dst 3
 bad "is not another endpoint of preset 2group (1..63)" \
 	model --preset 2group --message 1K --dst 64
 bad "unknown preset 'nosuch'" model --preset nosuch
+bad "out of range \[0, 4096\]" latency --evict 5000
+bad "--evict: only with the latency mode" model --evict 4
 
 [ $fail -eq 0 ] && echo "PASS: bench_fabric parses, refuses bad input, and its figures agree"
 exit $fail
