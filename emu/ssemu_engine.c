@@ -88,6 +88,8 @@ bool ssemu_engine_geometry_ok(const struct ssemu_engine *e, uint32_t cap)
 					      sizeof(struct ssemu_heap_ent) &&
 	       e->nnear <= cap && e->nfar <= cap - e->nnear &&
 	       e->nwheel <= cap && e->near_sorted <= 1 && e->hwm <= cap &&
+	       e->held <= 1 &&
+	       (!e->held || (!e->nnear && !e->nwheel && !e->nfar)) &&
 	       (e->free_head < e->hwm || e->free_head == SSEMU_EV_NONE);
 }
 
@@ -280,6 +282,34 @@ static void far_pop(struct ssemu_engine *e)
 	}
 }
 
+static int schedule(struct ssemu_engine *e, ssemu_time_t t, bool keyed,
+		    uint64_t key, uint32_t type, uint32_t a, uint32_t b,
+		    uint32_t c, ssemu_evid_t *id);
+
+/*
+ * A second event is scheduled: the held one joins the queue first, as it
+ * would have when it was scheduled (nothing else is queued: the pool has
+ * room for it, and the window moves to its bucket).  It was counted
+ * pending and in the sequence then.
+ */
+static int __attribute__((noinline, cold)) spill_held(struct ssemu_engine *e)
+{
+	uint64_t seq = e->seq, nlive = e->nlive;
+	int ret;
+
+	if (unlikely(e->held > 1 || e->nnear || e->nwheel || e->nfar ||
+		     e->held_time < e->now)) {
+		corrupt(e, SSEMU_ENGINE_BAD_HEAP);
+		return -EIO;
+	}
+	e->held = 0;
+	ret = schedule(e, e->held_time, true, e->held_key, e->held_type,
+		       e->held_a, e->held_b, e->held_c, NULL);
+	e->seq = seq;
+	ssemu_store_relaxed(&e->nlive, (uint32_t)nlive);
+	return ret;
+}
+
 static inline __attribute__((always_inline)) int
 schedule(struct ssemu_engine *e, ssemu_time_t t, bool keyed, uint64_t key,
 	 uint32_t type, uint32_t a, uint32_t b, uint32_t c, ssemu_evid_t *id)
@@ -312,6 +342,14 @@ schedule(struct ssemu_engine *e, ssemu_time_t t, bool keyed, uint64_t key,
 		     e->nwheel >= e->cap)) {
 		corrupt(e, SSEMU_ENGINE_BAD_GEOMETRY);
 		return -EIO;
+	}
+	if (unlikely(e->held)) {
+		int ret = spill_held(e);
+
+		if (ret)
+			return ret;
+		if (e->free_head == SSEMU_EV_NONE && e->hwm == e->cap)
+			return -ENOSPC;
 	}
 	/* the most recently released event first, else a never-used one:
 	 * the order a list of the whole pool made at the start would give */
@@ -375,6 +413,22 @@ int ssemu_engine_schedule_key(struct ssemu_engine *e, ssemu_time_t t,
 			      uint64_t key, uint32_t type, uint32_t a,
 			      uint32_t b, uint32_t c, ssemu_evid_t *id)
 {
+	/* alone (no id wanted, nothing else pending, room for one, the
+	 * engine sound): held apart, no pool entry, no queue */
+	if (!e->nnear && !e->nwheel && !e->nfar && !e->held && !id &&
+	    likely(!e->bad) && t >= e->now && e->cap &&
+	    !(e->seq >> (64 - SSEMU_ENGINE_IDX_BITS))) {
+		e->held = 1;
+		e->held_time = t;
+		e->held_key = key;
+		e->held_type = type;
+		e->held_a = a;
+		e->held_b = b;
+		e->held_c = c;
+		e->seq++;
+		ssemu_store_relaxed(&e->nlive, e->nlive + 1);
+		return 0;
+	}
 	return schedule(e, t, true, key, type, a, b, c, id);
 }
 
@@ -621,6 +675,14 @@ void ssemu_engine_foreach(struct ssemu_engine *e,
 	struct ssemu_fired f;
 	uint32_t i, n = e->hwm < e->cap ? e->hwm : e->cap;
 
+	if (e->held == 1) {
+		f = (struct ssemu_fired){ .time = e->held_time,
+					  .type = e->held_type,
+					  .a = e->held_a, .b = e->held_b,
+					  .c = e->held_c };
+		if (!fn(arg, &f))
+			return;
+	}
 	/* (the events from the high-water mark up were never used) */
 	for (i = 0; i < n; i++) {
 		if (p[i].state != SSEMU_EV_LIVE)
@@ -635,7 +697,11 @@ void ssemu_engine_foreach(struct ssemu_engine *e,
 
 ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e)
 {
-	struct ssemu_heap_ent *t = top(e);
+	struct ssemu_heap_ent *t;
+
+	if (e->held && !e->bad)
+		return e->held_time;
+	t = top(e);
 
 	return t ? t->time : UINT64_MAX;
 }
@@ -645,6 +711,14 @@ bool ssemu_engine_peek(struct ssemu_engine *e, struct ssemu_fired *out)
 	const struct ssemu_heap_ent *t;
 	const struct ssemu_ev *ev;
 
+	if (e->held) {
+		out->time = e->held_time;
+		out->type = e->held_type;
+		out->a = e->held_a;
+		out->b = e->held_b;
+		out->c = e->held_c;
+		return true;
+	}
 	/* (near's entries are among the cap the heaps share) */
 	if (!e->nnear || e->nnear > e->cap)
 		return false;
@@ -660,12 +734,42 @@ bool ssemu_engine_peek(struct ssemu_engine *e, struct ssemu_fired *out)
 	return true;
 }
 
+/* The held event, the only one pending, handed out (by ssemu_engine_pop). */
+static bool __attribute__((noinline)) pop_held(struct ssemu_engine *e,
+					       ssemu_time_t limit,
+					       struct ssemu_fired *out)
+{
+	if (unlikely(e->bad))
+		return false;
+	if (e->held_time > limit)
+		return false;
+	/* (the model's clock never runs back; nothing else is queued) */
+	if (unlikely(e->held_time < e->now || e->held > 1 || e->nnear ||
+		     e->nwheel || e->nfar))
+		return corrupt(e, SSEMU_ENGINE_BAD_HEAP);
+	out->time = e->held_time;
+	out->type = e->held_type;
+	out->a = e->held_a;
+	out->b = e->held_b;
+	out->c = e->held_c;
+	out->next_type = SSEMU_EV_NO_HINT;
+	e->held = 0;
+	e->now = out->time;
+	ssemu_store_relaxed(&e->nlive, e->nlive - 1);
+	ssemu_store_relaxed(&e->executed, e->executed + 1);
+	return true;
+}
+
 bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 		      struct ssemu_fired *out)
 {
-	struct ssemu_heap_ent *t = top(e);
+	struct ssemu_heap_ent *t;
 	struct ssemu_ev *ev;
 	uint32_t idx;
+
+	if (unlikely(e->held))
+		return pop_held(e, limit, out);
+	t = top(e);
 
 	if (!t || t->time > limit)
 		return false;

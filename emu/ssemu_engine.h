@@ -18,6 +18,9 @@
  *    bucket's list, linked through the event pool, with a two-level bitmap
  *    of the non-empty buckets;
  *  - far: a second binary min-heap for the events beyond the wheel.
+ * Before all three, one event may be held apart: one scheduled while
+ * nothing else was pending, kept in the control block until it fires or a
+ * second is scheduled (then it joins the queue first).
  * When near runs dry, the window moves straight to the next non-empty
  * bucket (by the bitmap) or to the far heap's top, whichever is earlier,
  * and that bucket's events, and the far events of it, go into near.  Near
@@ -116,6 +119,17 @@ struct ssemu_engine {
 	 * (nothing of them written, so their pages cost nothing until a
 	 * fabric needs that many); released ones are on free_head's list */
 	uint32_t hwm;
+	/* one event held apart from the queue: scheduled while nothing was
+	 * queued, and the only one pending while it is held (near, the
+	 * wheel and far are empty); the next schedule puts it in the queue
+	 * first.  A chain of events one at a time, a lone message's through
+	 * an idle fabric, so costs no queue at all */
+	uint32_t held;		/* 0 or 1 */
+	uint32_t held_type;
+	ssemu_time_t held_time;
+	uint64_t held_key;
+	uint32_t held_a, held_b, held_c;
+	uint32_t held_pad;
 	uint64_t base;		/* bucket of the window: near holds all <= it */
 	/* the next bucket's list, walked a step per pop ahead of its refill
 	 * so that the refill finds its events in the cache: the bucket, and

@@ -202,6 +202,161 @@ static void test_engine_keyed_order(void **state)
 			assert_true(a[i] % 4 > a[i - 1] % 4);
 }
 
+static bool count_cb(void *arg, const struct ssemu_fired *ev)
+{
+	(void)ev;
+	(*(uint32_t *)arg)++;
+	return true;
+}
+
+/*
+ * An event scheduled (keyed, no id) while nothing else is pending is held
+ * apart from the queue; a second one puts it in the queue first.  Either
+ * way the order is (time, key), peek, next_time and foreach see the held
+ * one, and a pool of one still holds at most one event.
+ */
+static void test_engine_held(void **state)
+{
+	struct ssemu_engine *e = engine_new(8), *one = engine_new(1);
+	struct ssemu_fired f;
+	uint32_t seen = 0;
+
+	(void)state;
+	/* a chain one at a time: never in the queue */
+	assert_int_equal(ssemu_engine_schedule_key(e, 100, 5, 1, 10, 11, 12,
+						   NULL), 0);
+	assert_int_equal(e->held, 1);
+	assert_int_equal(ssemu_engine_pending(e), 1);
+	assert_true(ssemu_engine_next_time(e) == 100);
+	assert_true(ssemu_engine_peek(e, &f));
+	assert_true(f.time == 100 && f.a == 10 && f.b == 11 && f.c == 12);
+	assert_false(ssemu_engine_pop(e, 99, &f));
+	assert_true(ssemu_engine_pop(e, 100, &f));
+	assert_true(f.time == 100 && f.type == 1 && f.a == 10 && f.c == 12);
+	assert_int_equal(f.next_type, SSEMU_EV_NO_HINT);
+	assert_int_equal(e->held, 0);
+	assert_true(e->now == 100 && e->executed == 1);
+	assert_int_equal(ssemu_engine_pending(e), 0);
+	assert_int_equal(e->hwm, 0);	/* no pool entry taken */
+
+	/* a second event, earlier, then one of equal time and lower key:
+	 * the held one joins the queue and all fire in (time, key) order */
+	assert_int_equal(ssemu_engine_schedule_key(e, 500, 9, 1, 1, 0, 0,
+						   NULL), 0);
+	assert_int_equal(e->held, 1);
+	assert_int_equal(ssemu_engine_schedule_key(e, 300, 9, 1, 2, 0, 0,
+						   NULL), 0);
+	assert_int_equal(e->held, 0);
+	assert_int_equal(ssemu_engine_schedule_key(e, 500, 3, 1, 3, 0, 0,
+						   NULL), 0);
+	assert_int_equal(ssemu_engine_pending(e), 3);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f) && f.a == 2);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f) && f.a == 3);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f) && f.a == 1);
+	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+
+	/* an id wanted, or an unkeyed event: in the queue, cancellable */
+	{
+		ssemu_evid_t id;
+
+		assert_int_equal(ssemu_engine_schedule_key(e, 600, 1, 1, 4, 0,
+							   0, &id), 0);
+		assert_int_equal(e->held, 0);
+		assert_int_equal(ssemu_engine_cancel(e, id), 0);
+		assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+		sched_ok(e, 700, 5, NULL);
+		assert_int_equal(e->held, 0);
+		assert_true(ssemu_engine_pop(e, UINT64_MAX, &f) && f.a == 5);
+	}
+
+	/* foreach counts the held event */
+	assert_int_equal(ssemu_engine_schedule_key(e, 800, 1, 1, 6, 0, 0,
+						   NULL), 0);
+	ssemu_engine_foreach(e, count_cb, &seen);
+	assert_int_equal(seen, 1);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f) && f.a == 6);
+
+	/* a pool of one: held, and a second is refused, the first kept */
+	assert_int_equal(ssemu_engine_schedule_key(one, 10, 1, 1, 7, 0, 0,
+						   NULL), 0);
+	assert_int_equal(ssemu_engine_schedule_key(one, 20, 1, 1, 8, 0, 0,
+						   NULL), -ENOSPC);
+	assert_int_equal(ssemu_engine_pending(one), 1);
+	assert_true(ssemu_engine_pop(one, UINT64_MAX, &f) && f.a == 7);
+	assert_false(ssemu_engine_pop(one, UINT64_MAX, &f));
+	free(one);
+
+	/* the held event's state read from the engine's memory: a flag out
+	 * of range, or a held event beside queued ones, is a corrupt engine */
+	assert_true(ssemu_engine_geometry_ok(e, 8));
+	assert_int_equal(ssemu_engine_schedule_key(e, 900, 1, 1, 9, 0, 0,
+						   NULL), 0);
+	e->held = 2;
+	assert_false(ssemu_engine_geometry_ok(e, 8));
+	e->held = 1;
+	e->nwheel = 1;
+	assert_false(ssemu_engine_geometry_ok(e, 8));
+	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(e->bad, SSEMU_ENGINE_BAD_HEAP);
+	free(e);
+}
+
+/*
+ * Keyed events, mostly one or two pending at a time (the held event and
+ * its spill into the queue), against a reference: the same (time, key)
+ * order.
+ */
+static void test_engine_held_vs_reference(void **state)
+{
+	const uint32_t cap = 64, steps = 200000;
+	struct ssemu_engine *e = engine_new(cap);
+	struct { ssemu_time_t time; uint64_t key; uint32_t a; } ref[64];
+	uint32_t nref = 0, i, j, best, held_seen = 0, fired = 0;
+	uint64_t s = 0x5eedULL;
+	struct ssemu_fired f;
+
+	(void)state;
+	for (i = 0; i < steps; i++) {
+		uint64_t r = test_rng_next(&s);
+
+		/* schedule while one or two are pending, else pop */
+		if (nref < 1 + (r & 1) && nref < cap) {
+			ssemu_time_t t = e->now + (r >> 8) % 2000;
+			uint64_t key = (r >> 20) % 16;
+
+			assert_int_equal(ssemu_engine_schedule_key(e, t, key, 1,
+						i, 0, 0, NULL), 0);
+			held_seen += e->held;
+			ref[nref].time = t;
+			ref[nref].key = key;
+			ref[nref++].a = i;
+			continue;
+		}
+		best = 0;
+		for (j = 1; j < nref; j++)
+			if (ref[j].time < ref[best].time ||
+			    (ref[j].time == ref[best].time &&
+			     ref[j].key < ref[best].key))
+				best = j;
+		assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+		assert_true(f.time == ref[best].time);
+		/* (equal time and key: either may come first) */
+		if (f.a != ref[best].a) {
+			for (j = 0; j < nref; j++)
+				if (ref[j].a == f.a)
+					break;
+			assert_true(j < nref && ref[j].time == f.time &&
+				    ref[j].key == ref[best].key);
+			best = j;
+		}
+		ref[best] = ref[--nref];
+		fired++;
+		assert_int_equal(ssemu_engine_pending(e), nref);
+	}
+	assert_true(held_seen > 1000 && fired > 50000);
+	free(e);
+}
+
 static void test_engine_schedule_in_past(void **state)
 {
 	struct ssemu_engine *e = *state;
@@ -1331,6 +1486,8 @@ int main(void)
 		ENGINE64_TEST(test_engine_order_by_time),
 		ENGINE64_TEST(test_engine_fifo_tie_break),
 		cmocka_unit_test(test_engine_keyed_order),
+		cmocka_unit_test(test_engine_held),
+		cmocka_unit_test(test_engine_held_vs_reference),
 		ENGINE64_TEST(test_engine_schedule_in_past),
 		cmocka_unit_test(test_engine_pool_full),
 		cmocka_unit_test(test_engine_pool_zero_cap),
