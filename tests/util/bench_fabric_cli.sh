@@ -133,6 +133,13 @@ check "pages: the sections account for every page touched" \
 check "pages: no fabric left behind" \
 	sh -c "! ls /dev/shm | grep -q '^bench-pages-'"
 
+# adds_up FILE PREFIX TOTAL: FILE's PREFIX_<section> values sum to TOTAL
+# (PREFIX_per_message not among them), to the figures' rounding
+adds_up() {
+	awk -v p="$2_" -v t="$3" 'index($1, p) == 1 && $1 != p "per_message" {
+		n += $2 } END { exit !(n - t < 0.05 && t - n < 0.05) }' "$1"
+}
+
 # --- lines: the cache lines a message moves between two processes ---
 if command -v valgrind > /dev/null 2>&1; then
 	ln="$tmp/lines.txt"
@@ -147,14 +154,12 @@ if command -v valgrind > /dev/null 2>&1; then
 	check "lines: some lines move a message ($lt, $lu)" \
 		holds "$lt" "$lu" 'a > 1 && a < 100 && b > 0 && b < 100'
 	check "lines: the sections' transfers add up to the total" \
-		sh -c "awk '/^transfers_/ && \$1 != \"transfers_per_message\" {
-			n += \$2 } END { exit !(n - $lt < 0.05 && $lt - n < 0.05) }' '$ln'"
+		adds_up "$ln" transfers "$lt"
 	tt=$(val "$ln" touched_per_message)
 	check "lines: a message touches more lines ($tt) than it moves ($lt)" \
 		holds "$tt" "$lt" 'a > b && a < 1000'
 	check "lines: the sections' touched lines add up to the total" \
-		sh -c "awk '/^touched_/ && \$1 != \"touched_per_message\" {
-			n += \$2 } END { exit !(n - $tt < 0.05 && $tt - n < 0.05) }' '$ln'"
+		adds_up "$ln" touched "$tt"
 	check "lines: the rings and the message slots among them" \
 		sh -c "awk '\$1 == \"transfers_rings\" && \$2 > 0 { r = 1 }
 			\$1 == \"transfers_msgs\" && \$2 > 0 { m = 1 }
