@@ -282,6 +282,19 @@ static void far_pop(struct ssemu_engine *e)
 	}
 }
 
+/* The held event into @out as the caller is handed it (no hint: it is
+ * alone). */
+static inline void held_event(const struct ssemu_engine *e,
+			      struct ssemu_fired *out)
+{
+	out->time = e->held_time;
+	out->type = e->held_type;
+	out->a = e->held_a;
+	out->b = e->held_b;
+	out->c = e->held_c;
+	out->next_type = SSEMU_EV_NO_HINT;
+}
+
 static int schedule(struct ssemu_engine *e, ssemu_time_t t, bool keyed,
 		    uint64_t key, uint32_t type, uint32_t a, uint32_t b,
 		    uint32_t c, ssemu_evid_t *id);
@@ -676,10 +689,7 @@ void ssemu_engine_foreach(struct ssemu_engine *e,
 	uint32_t i, n = e->hwm < e->cap ? e->hwm : e->cap;
 
 	if (e->held == 1) {
-		f = (struct ssemu_fired){ .time = e->held_time,
-					  .type = e->held_type,
-					  .a = e->held_a, .b = e->held_b,
-					  .c = e->held_c };
+		held_event(e, &f);
 		if (!fn(arg, &f))
 			return;
 	}
@@ -712,11 +722,7 @@ bool ssemu_engine_peek(struct ssemu_engine *e, struct ssemu_fired *out)
 	const struct ssemu_ev *ev;
 
 	if (e->held) {
-		out->time = e->held_time;
-		out->type = e->held_type;
-		out->a = e->held_a;
-		out->b = e->held_b;
-		out->c = e->held_c;
+		held_event(e, out);
 		return true;
 	}
 	/* (near's entries are among the cap the heaps share) */
@@ -747,12 +753,7 @@ static bool __attribute__((noinline)) pop_held(struct ssemu_engine *e,
 	if (unlikely(e->held_time < e->now || e->held > 1 || e->nnear ||
 		     e->nwheel || e->nfar))
 		return corrupt(e, SSEMU_ENGINE_BAD_HEAP);
-	out->time = e->held_time;
-	out->type = e->held_type;
-	out->a = e->held_a;
-	out->b = e->held_b;
-	out->c = e->held_c;
-	out->next_type = SSEMU_EV_NO_HINT;
+	held_event(e, out);
 	e->held = 0;
 	e->now = out->time;
 	ssemu_store_relaxed(&e->nlive, e->nlive - 1);
