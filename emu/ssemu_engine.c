@@ -88,7 +88,8 @@ bool ssemu_engine_geometry_ok(const struct ssemu_engine *e, uint32_t cap)
 					      sizeof(struct ssemu_heap_ent) &&
 	       e->nnear <= cap && e->nfar <= cap - e->nnear &&
 	       e->nwheel <= cap && e->near_sorted <= 1 && e->hwm <= cap &&
-	       e->held <= 1 &&
+	       e->held <= SSEMU_ENGINE_HELD_MAX && e->held <= cap &&
+	       e->ids_out <= 1 &&
 	       (!e->held || (!e->nnear && !e->nwheel && !e->nfar)) &&
 	       (e->free_head < e->hwm || e->free_head == SSEMU_EV_NONE);
 }
@@ -282,17 +283,83 @@ static void far_pop(struct ssemu_engine *e)
 	}
 }
 
-/* The held event into @out as the caller is handed it (no hint: it is
- * alone). */
+/* The held events' count as read from the engine's memory is sound (out
+ * of range: the engine is corrupt, see corrupt). */
+static inline bool held_ok(const struct ssemu_engine *e)
+{
+	return e->held <= SSEMU_ENGINE_HELD_MAX;
+}
+
+static inline bool held_less(const struct ssemu_held_ent *x,
+			     const struct ssemu_held_ent *y)
+{
+	return x->time < y->time || (x->time == y->time && x->key < y->key);
+}
+
+/* The first held event (held_ok, e->held > 0) into @out as the caller is
+ * handed it. */
 static inline void held_event(const struct ssemu_engine *e,
 			      struct ssemu_fired *out)
 {
-	out->time = e->held_time;
-	out->type = e->held_type;
-	out->a = e->held_a;
-	out->b = e->held_b;
-	out->c = e->held_c;
+	const struct ssemu_held_ent *h = &e->held_ev[0];
+
+	out->time = h->time;
+	out->type = h->type;
+	out->a = h->a;
+	out->b = h->b;
+	out->c = h->c;
 	out->next_type = SSEMU_EV_NO_HINT;
+}
+
+/* Event (@t, @key, ...) joins the held events (held_ok, with room for
+ * it): sifted up from the end (a new event is usually among the latest: a
+ * step or two). */
+static inline void held_push(struct ssemu_engine *e, ssemu_time_t t,
+			     uint64_t key, uint32_t type, uint32_t a,
+			     uint32_t b, uint32_t c)
+{
+	struct ssemu_held_ent *h = e->held_ev;
+	uint32_t i = e->held;
+
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+
+		if (t > h[parent].time ||
+		    (t == h[parent].time && key >= h[parent].key))
+			break;
+		h[i] = h[parent];
+		i = parent;
+	}
+	h[i].time = t;
+	h[i].key = key;
+	h[i].type = type;
+	h[i].a = a;
+	h[i].b = b;
+	h[i].c = c;
+	e->held = e->held + 1;
+}
+
+/* The first held event leaves (held_ok, e->held > 1). */
+static inline void held_remove_top(struct ssemu_engine *e)
+{
+	struct ssemu_held_ent *h = e->held_ev, v;
+	uint32_t n = --e->held, i = 0;
+
+	v = h[n];
+	for (;;) {
+		uint32_t l = 2 * i + 1, m;
+
+		if (l >= n)
+			break;
+		m = l;
+		if (l + 1 < n && held_less(&h[l + 1], &h[l]))
+			m = l + 1;
+		if (!held_less(&h[m], &v))
+			break;
+		h[i] = h[m];
+		i = m;
+	}
+	h[i] = v;
 }
 
 static int schedule(struct ssemu_engine *e, ssemu_time_t t, bool keyed,
@@ -300,24 +367,31 @@ static int schedule(struct ssemu_engine *e, ssemu_time_t t, bool keyed,
 		    uint32_t c, ssemu_evid_t *id);
 
 /*
- * A second event is scheduled: the held one joins the queue first, as it
- * would have when it was scheduled (nothing else is queued: the pool has
- * room for it, and the window moves to its bucket).  It was counted
- * pending and in the sequence then.
+ * The held events cannot take another (they are as many as may be held,
+ * or the event needs the queue): they join the queue first, as they would
+ * have when they were scheduled (nothing else is queued: the pool has room
+ * for them, at most cap being held; the first, the earliest, moves the
+ * window to its bucket).  They were counted pending and in the sequence
+ * then.
  */
 static int __attribute__((noinline, cold)) spill_held(struct ssemu_engine *e)
 {
 	uint64_t seq = e->seq, nlive = e->nlive;
-	int ret;
+	uint32_t n = e->held, i;
+	int ret = 0;
 
-	if (unlikely(e->held > 1 || e->nnear || e->nwheel || e->nfar ||
-		     e->held_time < e->now)) {
+	if (unlikely(!held_ok(e) || n > e->cap || e->nnear || e->nwheel ||
+		     e->nfar || e->held_ev[0].time < e->now)) {
 		corrupt(e, SSEMU_ENGINE_BAD_HEAP);
 		return -EIO;
 	}
 	e->held = 0;
-	ret = schedule(e, e->held_time, true, e->held_key, e->held_type,
-		       e->held_a, e->held_b, e->held_c, NULL);
+	for (i = 0; i < n && !ret; i++) {
+		const struct ssemu_held_ent *h = &e->held_ev[i];
+
+		ret = schedule(e, h->time, true, h->key, h->type, h->a, h->b,
+			       h->c, NULL);
+	}
 	e->seq = seq;
 	ssemu_store_relaxed(&e->nlive, (uint32_t)nlive);
 	return ret;
@@ -387,8 +461,10 @@ schedule(struct ssemu_engine *e, ssemu_time_t t, bool keyed, uint64_t key,
 	ev->b = b;
 	ev->c = c;
 	ssemu_store_relaxed(&e->nlive, e->nlive + 1);
-	if (id)
+	if (id) {
 		*id = ((uint64_t)ev->gen << 32) | idx;
+		e->ids_out = 1;
+	}
 
 	bk = bucket_of(t);
 	/* nothing queued anywhere (a quiet fabric, a ping-pong): the window
@@ -426,18 +502,13 @@ int ssemu_engine_schedule_key(struct ssemu_engine *e, ssemu_time_t t,
 			      uint64_t key, uint32_t type, uint32_t a,
 			      uint32_t b, uint32_t c, ssemu_evid_t *id)
 {
-	/* alone (no id wanted, nothing else pending, room for one, the
-	 * engine sound): held apart, no pool entry, no queue */
-	if (!e->nnear && !e->nwheel && !e->nfar && !e->held && !id &&
-	    likely(!e->bad) && t >= e->now && e->cap &&
+	/* nothing queued (no id wanted, room among the held and in the
+	 * pool, the engine sound): held apart, no pool entry, no queue */
+	if (!e->nnear && !e->nwheel && !e->nfar && !id &&
+	    e->held < SSEMU_ENGINE_HELD_MAX && e->held < e->cap &&
+	    likely(!e->bad) && t >= e->now &&
 	    !(e->seq >> (64 - SSEMU_ENGINE_IDX_BITS))) {
-		e->held = 1;
-		e->held_time = t;
-		e->held_key = key;
-		e->held_type = type;
-		e->held_a = a;
-		e->held_b = b;
-		e->held_c = c;
+		held_push(e, t, key, type, a, b, c);
 		e->seq++;
 		ssemu_store_relaxed(&e->nlive, e->nlive + 1);
 		return 0;
@@ -688,10 +759,16 @@ void ssemu_engine_foreach(struct ssemu_engine *e,
 	struct ssemu_fired f;
 	uint32_t i, n = e->hwm < e->cap ? e->hwm : e->cap;
 
-	if (e->held == 1) {
-		held_event(e, &f);
-		if (!fn(arg, &f))
-			return;
+	if (held_ok(e)) {
+		for (i = 0; i < e->held; i++) {
+			const struct ssemu_held_ent *h = &e->held_ev[i];
+
+			f = (struct ssemu_fired){ .time = h->time,
+						  .type = h->type, .a = h->a,
+						  .b = h->b, .c = h->c };
+			if (!fn(arg, &f))
+				return;
+		}
 	}
 	/* (the events from the high-water mark up were never used) */
 	for (i = 0; i < n; i++) {
@@ -710,7 +787,9 @@ ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e)
 	struct ssemu_heap_ent *t;
 
 	if (e->held && !e->bad)
-		return e->held_time;
+		return held_ok(e) ? e->held_ev[0].time :
+				    (corrupt(e, SSEMU_ENGINE_BAD_HEAP),
+				     UINT64_MAX);
 	t = top(e);
 
 	return t ? t->time : UINT64_MAX;
@@ -722,6 +801,8 @@ bool ssemu_engine_peek(struct ssemu_engine *e, struct ssemu_fired *out)
 	const struct ssemu_ev *ev;
 
 	if (e->held) {
+		if (!held_ok(e))
+			return false;
 		held_event(e, out);
 		return true;
 	}
@@ -740,24 +821,95 @@ bool ssemu_engine_peek(struct ssemu_engine *e, struct ssemu_fired *out)
 	return true;
 }
 
-/* The held event, the only one pending, handed out (by ssemu_engine_pop). */
+/* The first held event handed out (by ssemu_engine_pop). */
 static bool __attribute__((noinline)) pop_held(struct ssemu_engine *e,
 					       ssemu_time_t limit,
 					       struct ssemu_fired *out)
 {
+	const struct ssemu_held_ent *h = &e->held_ev[0];
+
 	if (unlikely(e->bad))
 		return false;
-	if (e->held_time > limit)
-		return false;
 	/* (the model's clock never runs back; nothing else is queued) */
-	if (unlikely(e->held_time < e->now || e->held > 1 || e->nnear ||
-		     e->nwheel || e->nfar))
+	if (unlikely(!held_ok(e) || e->nnear || e->nwheel || e->nfar))
+		return corrupt(e, SSEMU_ENGINE_BAD_HEAP);
+	if (h->time > limit)
+		return false;
+	if (unlikely(h->time < e->now))
 		return corrupt(e, SSEMU_ENGINE_BAD_HEAP);
 	held_event(e, out);
-	e->held = 0;
+	if (e->held == 1) {
+		e->held = 0;
+	} else {
+		held_remove_top(e);
+		/* the next one, for the caller to ask for its memory */
+		out->next_type = h->type;
+		out->next_a = h->a;
+		out->next_b = h->b;
+		out->next_c = h->c;
+	}
 	e->now = out->time;
 	ssemu_store_relaxed(&e->nlive, e->nlive - 1);
 	ssemu_store_relaxed(&e->executed, e->executed + 1);
+	return true;
+}
+
+/*
+ * Near is empty and the queue holds few events (none cancelled, no id ever
+ * handed out): hold them all again, and give their pool entries back.  The
+ * window stays where it is (the queue is empty after).  @return false if
+ * the engine was found corrupt (it is marked so).
+ */
+static bool __attribute__((noinline)) take_back(struct ssemu_engine *e)
+{
+	struct ssemu_ev *p = pool(e), *ev;
+	uint32_t *hd = heads(e), idx, next, s;
+	uint64_t bw;
+
+	if (unlikely(e->held || !held_ok(e) || e->nwheel + e->nfar > e->cap))
+		return corrupt(e, SSEMU_ENGINE_BAD_GEOMETRY);
+	while (e->nwheel) {
+		/* the buckets in order; each one's list in any order */
+		bw = next_bucket(e);
+		if (unlikely(e->bad))
+			return false;
+		if (unlikely(bw - e->base >= NB))
+			return corrupt(e, SSEMU_ENGINE_BAD_BUCKET);
+		s = (uint32_t)bw & (NB - 1);
+		for (idx = hd[s]; idx != SSEMU_EV_NONE; idx = next) {
+			if (unlikely(idx >= e->cap || !e->nwheel ||
+				     e->held >= SSEMU_ENGINE_HELD_MAX))
+				return corrupt(e, SSEMU_ENGINE_BAD_BUCKET);
+			ev = &p[idx];
+			if (unlikely(bucket_of(ev->time) != bw ||
+				     ev->state != SSEMU_EV_LIVE ||
+				     ev->time < e->now))
+				return corrupt(e, SSEMU_ENGINE_BAD_BUCKET);
+			next = ev->next;
+			e->nwheel--;
+			held_push(e, ev->time, ev->key, ev->type, ev->a,
+				  ev->b, ev->c);
+			release(e, ev, idx);
+		}
+		hd[s] = SSEMU_EV_NONE;
+		e->bits[s / 64] &= ~(1ull << (s % 64));
+		if (!e->bits[s / 64])
+			e->summary[s / 4096] &= ~(1ull << (s / 64 % 64));
+	}
+	while (e->nfar) {
+		struct ssemu_heap_ent v = *far_heap(e);
+
+		far_pop(e);
+		if (unlikely(v.idx >= e->cap ||
+			     e->held >= SSEMU_ENGINE_HELD_MAX))
+			return corrupt(e, SSEMU_ENGINE_BAD_HEAP);
+		ev = &p[v.idx];
+		if (unlikely(ev->state != SSEMU_EV_LIVE || ev->time < e->now))
+			return corrupt(e, SSEMU_ENGINE_BAD_HEAP);
+		held_push(e, ev->time, ev->key, ev->type, ev->a, ev->b, ev->c);
+		release(e, ev, v.idx);
+	}
+	e->pf_idx = SSEMU_EV_NONE;
 	return true;
 }
 
@@ -768,8 +920,16 @@ bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 	struct ssemu_ev *ev;
 	uint32_t idx;
 
-	if (unlikely(e->held))
+	if (e->held)
 		return pop_held(e, limit, out);
+	/* a queue down to a few events, a lone message's: held from here */
+	if (!e->nnear && e->nwheel + e->nfar <= SSEMU_ENGINE_HELD_BACK &&
+	    (e->nwheel | e->nfar) && !e->ncancelled && !e->ids_out &&
+	    e->nwheel + e->nfar <= e->cap) {
+		if (!take_back(e))
+			return false;
+		return pop_held(e, limit, out);
+	}
 	t = top(e);
 
 	if (!t || t->time > limit)

@@ -18,9 +18,13 @@
  *    bucket's list, linked through the event pool, with a two-level bitmap
  *    of the non-empty buckets;
  *  - far: a second binary min-heap for the events beyond the wheel.
- * Before all three, one event may be held apart: one scheduled while
- * nothing else was pending, kept in the control block until it fires or a
- * second is scheduled (then it joins the queue first).
+ * Before all three, a few events may be held apart, in a small heap in
+ * the control block, while nothing is queued: a keyed event scheduled then
+ * joins them, and they go to the queue when they are too many or an event
+ * needs the queue (an id wanted, no key); a queue that has shrunk to a few
+ * events comes back to be held when near runs dry.  A lone message
+ * through an idle fabric keeps its few events there and never pays for
+ * the wheel, its bitmap or a refill.
  * When near runs dry, the window moves straight to the next non-empty
  * bucket (by the bitmap) or to the far heap's top, whichever is earlier,
  * and that bucket's events, and the far events of it, go into near.  Near
@@ -75,6 +79,24 @@
 #define SSEMU_ENGINE_MAX_CAP (1u << 24)
 #define SSEMU_ENGINE_IDX_BITS 24
 
+/*
+ * The events held apart from the queue: at most SSEMU_ENGINE_HELD_MAX (a
+ * lone 1 MiB message keeps 8-10 pending through one switch, 27-30 across
+ * three), and a queue of at most SSEMU_ENGINE_HELD_BACK events is taken
+ * back (half as many: a count that hovers at the most held does not move
+ * its events to and fro at every event).
+ */
+#define SSEMU_ENGINE_HELD_MAX 32u
+#define SSEMU_ENGINE_HELD_BACK 16u
+
+/* A held event (32 bytes): what a heap entry and a pool entry say of it. */
+struct ssemu_held_ent {
+	ssemu_time_t time;
+	uint64_t key;
+	uint32_t type;
+	uint32_t a, b, c;
+};
+
 struct ssemu_heap_ent {
 	ssemu_time_t time;
 	uint64_t key;		/* the order key */
@@ -119,17 +141,15 @@ struct ssemu_engine {
 	 * (nothing of them written, so their pages cost nothing until a
 	 * fabric needs that many); released ones are on free_head's list */
 	uint32_t hwm;
-	/* one event held apart from the queue: scheduled while nothing was
-	 * queued, and the only one pending while it is held (near, the
-	 * wheel and far are empty); the next schedule puts it in the queue
-	 * first.  A chain of events one at a time, a lone message's through
-	 * an idle fabric, so costs no queue at all */
-	uint32_t held;		/* 0 or 1 */
-	uint32_t held_type;
-	ssemu_time_t held_time;
-	uint64_t held_key;
-	uint32_t held_a, held_b, held_c;
-	uint32_t held_pad;
+	/* events held apart from the queue: held_ev[0 .. held), a binary
+	 * min-heap by (time, key); while any is held, nothing is queued
+	 * (near, the wheel and far are empty).  A chain of events a few at
+	 * a time, a lone message's through an idle fabric, so costs no
+	 * queue at all */
+	uint32_t held;
+	/* an id was handed out once: the queue's events are never taken
+	 * back into the held events (a held event cannot be cancelled) */
+	uint32_t ids_out;
 	uint64_t base;		/* bucket of the window: near holds all <= it */
 	/* the next bucket's list, walked a step per pop ahead of its refill
 	 * so that the refill finds its events in the cache: the bucket, and
@@ -143,6 +163,7 @@ struct ssemu_engine {
 	/* bit w % 64 of word w / 64: bits[w] is not zero */
 	uint64_t summary[SSEMU_ENGINE_NBUCKETS / 4096];
 	uint64_t bits[SSEMU_ENGINE_NBUCKETS / 64];	/* non-empty buckets */
+	struct ssemu_held_ent held_ev[SSEMU_ENGINE_HELD_MAX];
 };
 
 /* An event handed to the caller. */

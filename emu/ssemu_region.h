@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 38
+#define SSEMU_LAYOUT_VERSION 39
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -680,7 +680,7 @@ SSEMU_LAYOUT_IS(ssemu_topo, 40, 8);
 SSEMU_LAYOUT_IS(ssemu_job_sh, 24, 4);
 SSEMU_LAYOUT_IS(ssemu_svc_sh, 88, 4);
 /* the engine and the rings */
-SSEMU_LAYOUT_IS(ssemu_engine, 1192, 8);
+SSEMU_LAYOUT_IS(ssemu_engine, 2184, 8);
 SSEMU_LAYOUT_IS(ssemu_heap_ent, 24, 8);
 SSEMU_LAYOUT_IS(ssemu_ev, 40, 8);
 SSEMU_LAYOUT_IS(ssemu_ring, 192, 64);

@@ -210,10 +210,11 @@ static bool count_cb(void *arg, const struct ssemu_fired *ev)
 }
 
 /*
- * An event scheduled (keyed, no id) while nothing else is pending is held
- * apart from the queue; a second one puts it in the queue first.  Either
- * way the order is (time, key), peek, next_time and foreach see the held
- * one, and a pool of one still holds at most one event.
+ * An event scheduled (keyed, no id) while nothing is queued is held apart
+ * from the queue; one that wants an id or has no key puts the held ones in
+ * the queue first.  Either way the order is (time, key), peek,
+ * next_time and foreach see the held events, and a pool of one still holds
+ * at most one event.
  */
 static void test_engine_held(void **state)
 {
@@ -240,29 +241,42 @@ static void test_engine_held(void **state)
 	assert_int_equal(e->hwm, 0);	/* no pool entry taken */
 
 	/* a second event, earlier, then one of equal time and lower key:
-	 * the held one joins the queue and all fire in (time, key) order */
+	 * all held, and they fire in (time, key) order, each naming the
+	 * next as its hint */
 	assert_int_equal(ssemu_engine_schedule_key(e, 500, 9, 1, 1, 0, 0,
 						   NULL), 0);
 	assert_int_equal(e->held, 1);
-	assert_int_equal(ssemu_engine_schedule_key(e, 300, 9, 1, 2, 0, 0,
+	assert_int_equal(ssemu_engine_schedule_key(e, 300, 9, 2, 2, 0, 0,
 						   NULL), 0);
-	assert_int_equal(e->held, 0);
-	assert_int_equal(ssemu_engine_schedule_key(e, 500, 3, 1, 3, 0, 0,
+	assert_int_equal(e->held, 2);
+	assert_int_equal(ssemu_engine_schedule_key(e, 500, 3, 3, 3, 0, 0,
 						   NULL), 0);
+	assert_int_equal(e->held, 3);
 	assert_int_equal(ssemu_engine_pending(e), 3);
+	assert_true(ssemu_engine_next_time(e) == 300);
 	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f) && f.a == 2);
+	assert_true(f.next_type == 3 && f.next_a == 3);
 	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f) && f.a == 3);
+	assert_true(f.next_type == 1 && f.next_a == 1);
 	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f) && f.a == 1);
+	assert_int_equal(f.next_type, SSEMU_EV_NO_HINT);
 	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(e->hwm, 0);
 
-	/* an id wanted, or an unkeyed event: in the queue, cancellable */
+	/* an id wanted, or an unkeyed event: in the queue, cancellable,
+	 * the held ones before it */
 	{
 		ssemu_evid_t id;
 
+		assert_int_equal(ssemu_engine_schedule_key(e, 650, 1, 1, 10,
+							   0, 0, NULL), 0);
+		assert_int_equal(e->held, 1);
 		assert_int_equal(ssemu_engine_schedule_key(e, 600, 1, 1, 4, 0,
 							   0, &id), 0);
 		assert_int_equal(e->held, 0);
+		assert_int_equal(ssemu_engine_pending(e), 2);
 		assert_int_equal(ssemu_engine_cancel(e, id), 0);
+		assert_true(ssemu_engine_pop(e, UINT64_MAX, &f) && f.a == 10);
 		assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
 		sched_ok(e, 700, 5, NULL);
 		assert_int_equal(e->held, 0);
@@ -286,14 +300,19 @@ static void test_engine_held(void **state)
 	assert_false(ssemu_engine_pop(one, UINT64_MAX, &f));
 	free(one);
 
-	/* the held event's state read from the engine's memory: a flag out
-	 * of range, or a held event beside queued ones, is a corrupt engine */
+	/* the held events' state read from the engine's memory: a count out
+	 * of range, more held than the pool holds, or held events beside
+	 * queued ones, is a corrupt engine */
 	assert_true(ssemu_engine_geometry_ok(e, 8));
 	assert_int_equal(ssemu_engine_schedule_key(e, 900, 1, 1, 9, 0, 0,
 						   NULL), 0);
-	e->held = 2;
+	e->held = SSEMU_ENGINE_HELD_MAX + 1;
+	assert_false(ssemu_engine_geometry_ok(e, 8));
+	assert_false(ssemu_engine_peek(e, &f));
+	e->held = 9;
 	assert_false(ssemu_engine_geometry_ok(e, 8));
 	e->held = 1;
+	assert_true(ssemu_engine_geometry_ok(e, 8));
 	e->nwheel = 1;
 	assert_false(ssemu_engine_geometry_ok(e, 8));
 	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
@@ -302,16 +321,17 @@ static void test_engine_held(void **state)
 }
 
 /*
- * Keyed events, mostly one or two pending at a time (the held event and
- * its spill into the queue), against a reference: the same (time, key)
- * order.
+ * Keyed events, from one or two pending at a time to more than may be held
+ * (the held events, their spill into the queue and the queue held again),
+ * against a reference: the same (time, key) order.
  */
 static void test_engine_held_vs_reference(void **state)
 {
 	const uint32_t cap = 64, steps = 200000;
 	struct ssemu_engine *e = engine_new(cap);
 	struct { ssemu_time_t time; uint64_t key; uint32_t a; } ref[64];
-	uint32_t nref = 0, i, j, best, held_seen = 0, fired = 0;
+	static const uint32_t want[] = { 1, 2, 9, 2, 30, 33, 1, 45, 12, 60 };
+	uint32_t nref = 0, i, j, best, held_seen = 0, fired = 0, queued = 0;
 	uint64_t s = 0x5eedULL;
 	struct ssemu_fired f;
 
@@ -319,14 +339,18 @@ static void test_engine_held_vs_reference(void **state)
 	for (i = 0; i < steps; i++) {
 		uint64_t r = test_rng_next(&s);
 
-		/* schedule while one or two are pending, else pop */
-		if (nref < 1 + (r & 1) && nref < cap) {
-			ssemu_time_t t = e->now + (r >> 8) % 2000;
+		/* schedule while fewer than the phase wants are pending (one
+		 * more now and then), else pop */
+		if (nref < want[i / 5000 % 10] + (r & 1) && nref < cap) {
+			ssemu_time_t t = e->now + (r >> 8) % (r & 6 ? 2000 :
+							      r & 8 ? 400000 :
+							      9000000);
 			uint64_t key = (r >> 20) % 16;
 
 			assert_int_equal(ssemu_engine_schedule_key(e, t, key, 1,
 						i, 0, 0, NULL), 0);
-			held_seen += e->held;
+			held_seen += e->held != 0;
+			queued += e->held == 0;
 			ref[nref].time = t;
 			ref[nref].key = key;
 			ref[nref++].a = i;
@@ -353,7 +377,135 @@ static void test_engine_held_vs_reference(void **state)
 		fired++;
 		assert_int_equal(ssemu_engine_pending(e), nref);
 	}
-	assert_true(held_seen > 1000 && fired > 50000);
+	assert_true(held_seen > 1000 && queued > 1000 && fired > 50000);
+	free(e);
+}
+
+/*
+ * As many held as may be: the next keyed event puts them in the queue, and
+ * every event fires in order.  A queue down to SSEMU_ENGINE_HELD_BACK
+ * events, near empty, is held again at the next pop (the
+ * wheel's and the far heap's events both), unless an event was cancelled
+ * or an id handed out: those stay in the queue.
+ */
+static void test_engine_held_run(void **state)
+{
+	const uint32_t n = SSEMU_ENGINE_HELD_MAX + 8;
+	struct ssemu_engine *e = engine_new(256);
+	struct ssemu_fired f;
+	ssemu_time_t last = 0;
+	uint32_t i, took_back = 0;
+	uint64_t s = 0x4e1dULL;
+	ssemu_evid_t id;
+
+	(void)state;
+	for (i = 0; i < n; i++) {
+		uint64_t r = test_rng_next(&s);
+		/* within the wheel, and beyond it (the far heap) */
+		ssemu_time_t t = 1000 + (r >> 8) % (i % 5 ? 3000000 :
+							    30000000);
+
+		assert_int_equal(ssemu_engine_schedule_key(e, t, r >> 40, 1, i,
+							   0, 0, NULL), 0);
+		if (i < SSEMU_ENGINE_HELD_MAX)
+			assert_int_equal(e->held, i + 1);
+		else
+			assert_int_equal(e->held, 0);
+	}
+	assert_true(e->nwheel > 0 && e->nfar > 0);
+	assert_int_equal(ssemu_engine_pending(e), n);
+	for (i = 0; i < n; i++) {
+		uint32_t queued = e->nnear + e->nwheel + e->nfar;
+
+		assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+		assert_true(f.time >= last);
+		last = f.time;
+		if (queued && e->held) {
+			/* held again: the queue was short, near empty */
+			assert_true(queued <= SSEMU_ENGINE_HELD_BACK);
+			assert_int_equal(e->nwheel + e->nfar + e->nnear, 0);
+			took_back++;
+		}
+	}
+	assert_int_equal(took_back, 1);
+	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(ssemu_engine_pending(e), 0);
+	assert_true(ssemu_engine_geometry_ok(e, 256));
+
+	/* a cancelled event queued: nothing held again */
+	for (i = 0; i < SSEMU_ENGINE_HELD_MAX + 1; i++)
+		assert_int_equal(ssemu_engine_schedule_key(e, last + 1000 +
+							   i * 700, i, 1, i,
+							   0, 0, NULL), 0);
+	assert_int_equal(e->held, 0);
+	assert_int_equal(ssemu_engine_schedule_key(e, last + 500000, 0, 1,
+						   99, 0, 0, &id), 0);
+	assert_int_equal(ssemu_engine_cancel(e, id), 0);
+	for (i = 0; i < SSEMU_ENGINE_HELD_MAX + 1; i++) {
+		assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+		assert_int_equal(f.a, i);
+		assert_int_equal(e->held, 0);
+	}
+	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+	/* an id handed out once: never held again */
+	assert_int_equal(e->ids_out, 1);
+	for (i = 0; i < SSEMU_ENGINE_HELD_MAX + 1; i++)
+		assert_int_equal(ssemu_engine_schedule_key(e, e->now + 1000 +
+							   i * 700, i, 1, i,
+							   0, 0, NULL), 0);
+	for (i = 0; i < SSEMU_ENGINE_HELD_MAX + 1; i++) {
+		assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+		assert_int_equal(f.a, i);
+		assert_int_equal(e->held, 0);
+	}
+	free(e);
+}
+
+/* An engine of 64 whose queue is down to a few events, near empty: the
+ * next pop holds them again. */
+static struct ssemu_engine *short_queue(void)
+{
+	struct ssemu_engine *e = engine_new(64);
+	struct ssemu_fired f;
+	uint32_t i;
+
+	for (i = 0; i < SSEMU_ENGINE_HELD_MAX + 1; i++)
+		assert_int_equal(ssemu_engine_schedule_key(e, 1000 + i * 5000,
+							   i, 1, i, 0, 0,
+							   NULL), 0);
+	while (e->nwheel + e->nfar > SSEMU_ENGINE_HELD_BACK || e->nnear)
+		assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(e->held, 0);
+	return e;
+}
+
+/* A queued event found broken as it is held again: the engine is corrupt,
+ * nothing fires. */
+static void test_engine_take_back_corrupt(void **state)
+{
+	struct ssemu_engine *e = short_queue();
+	struct ssemu_ev *pool = (struct ssemu_ev *)((char *)e + e->pool_off);
+	struct ssemu_fired f;
+	uint32_t i;
+
+	(void)state;
+	for (i = 0; i < e->hwm; i++)
+		if (pool[i].state == SSEMU_EV_LIVE)
+			pool[i].state = 7;
+	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(e->bad, SSEMU_ENGINE_BAD_BUCKET);
+	free(e);
+
+	/* a bucket whose bit the bitmap lost: the wheel counts an event no
+	 * bucket has, found as the queue is held again */
+	e = short_queue();
+	for (i = 0; i < SSEMU_ENGINE_NBUCKETS / 64; i++)
+		if (e->bits[i]) {
+			e->bits[i] &= e->bits[i] - 1;	/* the first bucket's */
+			break;
+		}
+	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(e->bad, SSEMU_ENGINE_BAD_BUCKET);
 	free(e);
 }
 
@@ -1432,7 +1584,10 @@ static void test_engine_high_water(void **state)
  * A bucket whose bit the bitmap lost (a write into a shared segment): its
  * events stay on the list until the wheel comes round to the bucket once
  * more, a lap later.  Then they are found corrupt, and never handed out
- * in the past.
+ * in the past.  (The queue here is short enough to be held again, which
+ * would find the lost bucket at once:
+ * test_engine_take_back_corrupt.  An id handed out keeps it in the queue,
+ * as a loaded engine's is.)
  */
 static void test_engine_lost_bucket_bit(void **state)
 {
@@ -1443,6 +1598,7 @@ static void test_engine_lost_bucket_bit(void **state)
 	uint32_t k, popped = 0;
 
 	(void)state;
+	e->ids_out = 1;
 	sched_ok(e, 0, 1, NULL);		/* near: the window stays at 0 */
 	sched_ok(e, lost * b, orphan, NULL);	/* the wheel's bucket 5 */
 	assert_true(e->bits[0] & (1ull << lost));
@@ -1488,6 +1644,8 @@ int main(void)
 		cmocka_unit_test(test_engine_keyed_order),
 		cmocka_unit_test(test_engine_held),
 		cmocka_unit_test(test_engine_held_vs_reference),
+		cmocka_unit_test(test_engine_held_run),
+		cmocka_unit_test(test_engine_take_back_corrupt),
 		ENGINE64_TEST(test_engine_schedule_in_past),
 		cmocka_unit_test(test_engine_pool_full),
 		cmocka_unit_test(test_engine_pool_zero_cap),
