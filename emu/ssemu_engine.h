@@ -157,14 +157,22 @@ struct ssemu_engine {
 	uint64_t pf_bucket;
 	uint32_t pf_idx;
 	uint32_t pf_pad;
+	/* (the first held event in the second line, with the count: an
+	 * event alone costs the engine two lines) */
+	struct ssemu_held_ent held_ev[SSEMU_ENGINE_HELD_MAX];
 	uint64_t heads_off;	/* bucket list heads; relative to the engine */
 	uint64_t heap_off;	/* near heap from the front, far from the back */
 	uint64_t pool_off;
 	/* bit w % 64 of word w / 64: bits[w] is not zero */
 	uint64_t summary[SSEMU_ENGINE_NBUCKETS / 4096];
 	uint64_t bits[SSEMU_ENGINE_NBUCKETS / 64];	/* non-empty buckets */
-	struct ssemu_held_ent held_ev[SSEMU_ENGINE_HELD_MAX];
 };
+_Static_assert(offsetof(struct ssemu_engine, held) / 64 ==
+		       offsetof(struct ssemu_engine, held_ev) / 64 &&
+	       (offsetof(struct ssemu_engine, held_ev) +
+		sizeof(struct ssemu_held_ent) - 1) / 64 ==
+		       offsetof(struct ssemu_engine, held_ev) / 64,
+	       "the held count and the first held event share a line");
 
 /* An event handed to the caller. */
 struct ssemu_fired {
