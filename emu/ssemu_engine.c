@@ -822,9 +822,8 @@ bool ssemu_engine_peek(struct ssemu_engine *e, struct ssemu_fired *out)
 }
 
 /* The first held event handed out (by ssemu_engine_pop). */
-static bool __attribute__((noinline)) pop_held(struct ssemu_engine *e,
-					       ssemu_time_t limit,
-					       struct ssemu_fired *out)
+static inline __attribute__((always_inline)) bool
+pop_held(struct ssemu_engine *e, ssemu_time_t limit, struct ssemu_fired *out)
 {
 	const struct ssemu_held_ent *h = &e->held_ev[0];
 
