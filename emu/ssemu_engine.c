@@ -542,7 +542,8 @@ static inline void release(struct ssemu_engine *e, struct ssemu_ev *ev,
 
 /* The first non-empty bucket after base (the wheel is not empty), or
  * UINT64_MAX if the bitmap says there is none (it is corrupt). */
-static uint64_t next_bucket(struct ssemu_engine *e)
+static inline __attribute__((always_inline)) uint64_t
+next_bucket(struct ssemu_engine *e)
 {
 	uint32_t p = (uint32_t)(e->base + 1) & (NB - 1);
 	uint32_t w = p / 64, s, x, turns = 0;
