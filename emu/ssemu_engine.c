@@ -389,6 +389,9 @@ static int __attribute__((noinline, cold)) spill_held(struct ssemu_engine *e)
 	for (i = 0; i < n && !ret; i++) {
 		const struct ssemu_held_ent *h = &e->held_ev[i];
 
+		/* (each as the sequence stood: the sequence's end refuses
+		 * them all or none) */
+		e->seq = seq;
 		ret = schedule(e, h->time, true, h->key, h->type, h->a, h->b,
 			       h->c, NULL);
 	}

@@ -447,6 +447,25 @@ static void test_engine_held_run(void **state)
 		assert_int_equal(e->held, 0);
 	}
 	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+	/* near the sequence's end: the held events go to the queue each as
+	 * the sequence stood, none lost, and the end refuses the next */
+	e->seq = (1ull << (64 - SSEMU_ENGINE_IDX_BITS)) - 3;
+	assert_int_equal(ssemu_engine_schedule_key(e, e->now + 10, 1, 1, 1,
+						   0, 0, NULL), 0);
+	assert_int_equal(ssemu_engine_schedule_key(e, e->now + 5, 1, 1, 2,
+						   0, 0, NULL), 0);
+	assert_int_equal(e->held, 2);
+	assert_int_equal(ssemu_engine_schedule_key(e, e->now + 20, 1, 1, 3,
+						   0, 0, &id), 0);
+	assert_int_equal(ssemu_engine_pending(e), 3);
+	assert_int_equal(ssemu_engine_schedule_key(e, e->now + 30, 1, 1, 4,
+						   0, 0, NULL), -EOVERFLOW);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f) && f.a == 2);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f) && f.a == 1);
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f) && f.a == 3);
+	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+	e->seq = 0;
+
 	/* an id handed out once: never held again */
 	assert_int_equal(e->ids_out, 1);
 	for (i = 0; i < SSEMU_ENGINE_HELD_MAX + 1; i++)
