@@ -290,10 +290,17 @@ static inline bool held_ok(const struct ssemu_engine *e)
 	return e->held <= SSEMU_ENGINE_HELD_MAX;
 }
 
+/* Does an event at (@t, @key) come before held event @y? */
+static inline bool held_before(ssemu_time_t t, uint64_t key,
+			       const struct ssemu_held_ent *y)
+{
+	return t < y->time || (t == y->time && key < y->key);
+}
+
 static inline bool held_less(const struct ssemu_held_ent *x,
 			     const struct ssemu_held_ent *y)
 {
-	return x->time < y->time || (x->time == y->time && x->key < y->key);
+	return held_before(x->time, x->key, y);
 }
 
 /* The first held event (held_ok, e->held > 0) into @out as the caller is
@@ -324,8 +331,7 @@ static inline void held_push(struct ssemu_engine *e, ssemu_time_t t,
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
 
-		if (t > h[parent].time ||
-		    (t == h[parent].time && key >= h[parent].key))
+		if (!held_before(t, key, &h[parent]))
 			break;
 		h[i] = h[parent];
 		i = parent;
@@ -825,6 +831,15 @@ bool ssemu_engine_peek(struct ssemu_engine *e, struct ssemu_fired *out)
 	return true;
 }
 
+/* Event @out handed out: the clock moves to it, and it counts as run. */
+static inline void handed_out(struct ssemu_engine *e,
+			      const struct ssemu_fired *out)
+{
+	e->now = out->time;
+	ssemu_store_relaxed(&e->nlive, e->nlive - 1);
+	ssemu_store_relaxed(&e->executed, e->executed + 1);
+}
+
 /* The first held event handed out (by ssemu_engine_pop). */
 static inline __attribute__((always_inline)) bool
 pop_held(struct ssemu_engine *e, ssemu_time_t limit, struct ssemu_fired *out)
@@ -851,9 +866,7 @@ pop_held(struct ssemu_engine *e, ssemu_time_t limit, struct ssemu_fired *out)
 		out->next_b = h->b;
 		out->next_c = h->c;
 	}
-	e->now = out->time;
-	ssemu_store_relaxed(&e->nlive, e->nlive - 1);
-	ssemu_store_relaxed(&e->executed, e->executed + 1);
+	handed_out(e, out);
 	return true;
 }
 
@@ -969,9 +982,7 @@ bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 			out->next_c = nx->c;
 		}
 	}
-	e->now = out->time;
-	ssemu_store_relaxed(&e->nlive, e->nlive - 1);
-	ssemu_store_relaxed(&e->executed, e->executed + 1);
+	handed_out(e, out);
 	release(e, ev, idx);
 	return true;
 }
