@@ -126,12 +126,6 @@ static inline uint32_t cc_window_of(struct ssemu_region *r,
 	return model_cc(r)->window(&v);
 }
 
-static inline uint32_t cc_window(struct ssemu_region *r, uint32_t nic,
-				 uint32_t dnic)
-{
-	return cc_window_of(r, ssemu_pair_find(r, nic, dnic));
-}
-
 /* @nic put a paced packet on the wire for the NIC its pair @pr (NULL:
  * one without an entry, which is not paced) goes to: congestion control
  * may pause the pair (the NIC looks again when the pause ends). */
@@ -309,11 +303,13 @@ static uint32_t nic_pkt_alloc(struct ssemu_region *r, struct ssemu_nic_sh *n)
 }
 
 /*
- * The next packet of RMA results the NIC sends back, or NONE.  Like
+ * The next packet of RMA results the NIC sends back, or NONE (@pr: the
+ * pair entry of this NIC -> the initiator's, resp_pair's, or NULL).  Like
  * acknowledgements they are neither windowed nor acknowledged; they do take
  * the edge link, credits and packets like any other.
  */
-static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
+static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic,
+			      struct ssemu_pair *pr)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	uint32_t mi = n->resp_head, pi, chunk, inic, mtu = r->config.mtu;
@@ -353,20 +349,32 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic)
 		m->mflags &= ~SSEMU_MSGF_RESPQ;
 		rma_rx_done(r, m);	/* the slot's last write here */
 	}
-	cc_sent(r, nic, ssemu_pair_find(r, nic, inic));
+	cc_sent(r, nic, pr);
 	return pi;
 }
 
-/* Is the pair of the first queued RMA result held back by congestion
- * control (FGFC pacing)? */
-static bool resp_paused(struct ssemu_region *r, uint32_t nic)
+/*
+ * The pair entry of the first queued RMA result (this NIC -> the
+ * initiator's NIC), or NULL: it has none, or the queue's head is out of
+ * range (nic_next_resp finds it bad).  *@paused: congestion control holds
+ * the pair back (FGFC pacing).  One look for the whole injection: nothing
+ * between it and the packet's cc_sent adds or moves a pair entry.
+ */
+static struct ssemu_pair *resp_pair(struct ssemu_region *r, uint32_t nic,
+				    bool *paused)
 {
 	uint32_t mi = ssemu_r_nic(r, nic)->resp_head, inic;
+	struct ssemu_pair *pr;
 
+	*paused = false;
 	if (mi >= r->nmsgs)
-		return false;	/* (nic_next_resp finds it bad) */
+		return NULL;
 	inic = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
-	return inic < r->config.max_nics && cc_window(r, nic, inic) == 0;
+	if (inic >= r->config.max_nics)
+		return NULL;
+	pr = ssemu_pair_find(r, nic, inic);
+	*paused = cc_window_of(r, pr) == 0;
+	return pr;
 }
 
 /*
@@ -409,8 +417,13 @@ static uint32_t nic_next_pkt(struct ssemu_region *r, uint32_t nic)
 	}
 	/* RMA results first, unless congestion control holds the pair at
 	 * the head of the queue back: then data to others may go */
-	if (n->resp_head != SSEMU_NONE && !resp_paused(r, nic))
-		return nic_next_resp(r, nic);
+	if (n->resp_head != SSEMU_NONE) {
+		bool paused;
+
+		pr = resp_pair(r, nic, &paused);
+		if (!paused)
+			return nic_next_resp(r, nic, pr);
+	}
 	prev = SSEMU_NONE;
 	for (mi = n->inj_head, k = 0; mi != SSEMU_NONE &&
 				      k < SSEMU_INJ_LOOKAHEAD;
