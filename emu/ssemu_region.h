@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 40
+#define SSEMU_LAYOUT_VERSION 41
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -635,6 +635,20 @@ struct ssemu_tel_nic {
 #define SSEMU_TEL_NICJOB_HEAD 32
 
 /*
+ * What every packet's hooks count of a class, in one line: the depth of
+ * the edge queue each packet joins, since model time 0 (the class's
+ * q_max, q_sum, q_n, as read) and in the open sample, and the open
+ * sample's bytes injected.  The public counters keep these fields apart
+ * (struct ssemu_tel_class, three arrays of struct ssemu_tel_sample): they
+ * are folded in where a sample closes and where the telemetry is read.
+ */
+struct ssemu_tel_hot {
+	uint64_t q_max, q_sum, q_n;
+	uint64_t s_tx_bytes, s_q_max, s_q_sum, s_q_n;
+	uint64_t pad;
+} __attribute__((aligned(64)));
+
+/*
  * What a message's hooks touch besides the three latency tables (jc,
  * jpair, pair) comes first, in one page (the section is page aligned):
  * the counters, the open sample, the pair index and the first NICs' job
@@ -651,6 +665,8 @@ struct ssemu_tel_sh {
 	uint64_t ring_off;	/* region offsets */
 	uint64_t nicjob_off;	/* (of NICs SSEMU_TEL_NICJOB_HEAD on) */
 	struct ssemu_tel_nic nicjob_head[SSEMU_TEL_NICJOB_HEAD];
+	struct ssemu_tel_hot hot[SSEMU_MAX_TCLASS];
+	/* (q_max, q_sum, q_n: in hot) */
 	struct ssemu_tel_class tc[SSEMU_MAX_TCLASS];
 	uint16_t pair_hash[SSEMU_TEL_HASH];	/* pair index + 1 */
 	struct ssemu_tel_sample cur;	/* the open sample */
@@ -701,8 +717,9 @@ SSEMU_LAYOUT_IS(ssemu_peer, 24, 8);
 SSEMU_LAYOUT_IS(ssemu_rng, 32, 8);
 SSEMU_LAYOUT_IS(ssemu_switch_sh, 90368, 64);
 /* telemetry */
-SSEMU_LAYOUT_IS(ssemu_tel_sh, 471368, 8);
+SSEMU_LAYOUT_IS(ssemu_tel_sh, 471936, 64);
 SSEMU_LAYOUT_IS(ssemu_tel_nic, 8, 4);
+SSEMU_LAYOUT_IS(ssemu_tel_hot, 64, 64);
 SSEMU_LAYOUT_IS(ssemu_tel_sample, 1544, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_counters, 712, 8);
 SSEMU_LAYOUT_IS(ssemu_tel_class, 72, 8);

@@ -74,6 +74,23 @@ void ssemu_tel_init(struct ssemu_region *r, uint64_t off)
 	r->tel_next = tl->interval ? tl->interval : UINT64_MAX;
 }
 
+/* The hot lines' share of the open sample, folded into @s (the open
+ * sample as stored, or a copy of it). */
+static void tel_fold_open(const struct ssemu_tel_sh *tl,
+			  struct ssemu_tel_sample *s)
+{
+	uint32_t tc;
+
+	for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++) {
+		const struct ssemu_tel_hot *h = &tl->hot[tc];
+
+		s->tx_bytes[tc] += h->s_tx_bytes;
+		s->q_max[tc] = SSEMU_MAX(s->q_max[tc], h->s_q_max);
+		s->q_sum[tc] += h->s_q_sum;
+		s->q_n[tc] += h->s_q_n;
+	}
+}
+
 /* Close the samples that end at or before @t. */
 static void tel_tick(struct ssemu_region *r, struct ssemu_tel_sh *tl,
 		     ssemu_time_t t)
@@ -87,6 +104,15 @@ static void tel_tick(struct ssemu_region *r, struct ssemu_tel_sh *tl,
 	}
 	target = t / interval;	/* the sample open at @t */
 	if (target > tl->cur.index) {
+		uint32_t tc;
+
+		tel_fold_open(tl, &tl->cur);
+		for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++) {
+			tl->hot[tc].s_tx_bytes = 0;
+			tl->hot[tc].s_q_max = 0;
+			tl->hot[tc].s_q_sum = 0;
+			tl->hot[tc].s_q_n = 0;
+		}
 		*tel_ring(r, tl, tl->cur.index) = tl->cur;
 		/* empty samples in between: only a ring's worth can survive */
 		i = tl->cur.index + 1;
@@ -172,7 +198,8 @@ void ssemu_tel_tx(struct ssemu_region *r, uint32_t nic, uint32_t tc,
 	jc = &tl->jc[tel_job(r, tl, nic)][tc];
 	jc->tx_pkts++;
 	jc->tx_bytes += bytes;
-	tel_now(r, tl)->tx_bytes[tc] += bytes;
+	tel_now(r, tl);
+	tl->hot[tc].s_tx_bytes += bytes;
 }
 
 void ssemu_tel_rx(struct ssemu_region *r, uint32_t src_nic, uint32_t tc,
@@ -327,17 +354,18 @@ void ssemu_tel_mark(struct ssemu_region *r, uint32_t tc)
 void ssemu_tel_queue(struct ssemu_region *r, uint32_t tc, uint32_t depth)
 {
 	struct ssemu_tel_sh *tl = tel_of(r);
-	struct ssemu_tel_sample *s;
+	struct ssemu_tel_hot *h;
 
 	if (tc >= SSEMU_MAX_TCLASS)
 		return;
-	tl->tc[tc].q_max = SSEMU_MAX(tl->tc[tc].q_max, (uint64_t)depth);
-	tl->tc[tc].q_sum += depth;
-	tl->tc[tc].q_n++;
-	s = tel_now(r, tl);
-	s->q_max[tc] = SSEMU_MAX(s->q_max[tc], (uint64_t)depth);
-	s->q_sum[tc] += depth;
-	s->q_n[tc]++;
+	tel_now(r, tl);
+	h = &tl->hot[tc];
+	h->q_max = SSEMU_MAX(h->q_max, (uint64_t)depth);
+	h->q_sum += depth;
+	h->q_n++;
+	h->s_q_max = SSEMU_MAX(h->s_q_max, (uint64_t)depth);
+	h->s_q_sum += depth;
+	h->s_q_n++;
 }
 
 /* ------------------------------------------------------------------ */
@@ -424,6 +452,11 @@ int ssemu_telemetry_read(struct ssemu_fabric *f, struct ssemu_telemetry **out)
 	memcpy(t->job, tl->job, sizeof(t->job));
 	memcpy(t->jc, tl->jc, sizeof(t->jc));
 	memcpy(t->tc, tl->tc, sizeof(t->tc));
+	for (i = 0; i < SSEMU_MAX_TCLASS; i++) {
+		t->tc[i].q_max = tl->hot[i].q_max;
+		t->tc[i].q_sum = tl->hot[i].q_sum;
+		t->tc[i].q_n = tl->hot[i].q_n;
+	}
 	t->npairs = SSEMU_MIN(tl->npairs, (uint32_t)SSEMU_TEL_PAIRS);
 	memcpy(t->pair, tl->pair, sizeof(t->pair));
 	t->other_pairs = tl->other;
@@ -431,6 +464,7 @@ int ssemu_telemetry_read(struct ssemu_fabric *f, struct ssemu_telemetry **out)
 	t->samples_closed = tl->closed;
 	t->samples_lost = tl->closed - n;
 	t->open = tl->cur;
+	tel_fold_open(tl, &t->open);
 	first = tl->closed - n;
 	for (i = 0; i < n; i++)
 		t->samples[i] = *tel_ring(r, tl, first + i);

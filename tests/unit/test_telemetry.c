@@ -191,6 +191,45 @@ static void test_tel_latency_bins(void **state)
 	assert_true(l.p99_ns >= l.p50_ns && l.p99_ns <= 2000);
 }
 
+/*
+ * What the samples (closed and open, none lost) count of each class adds
+ * up to the run's totals: bytes injected to the jobs' counters, the edge
+ * queue depths seen to the class's mean and maximum.
+ */
+static void samples_add_up(const struct ssemu_telemetry *tel)
+{
+	uint64_t tx, q_sum, q_n, q_max, jtx;
+	uint32_t tc, k, j;
+
+	assert_int_equal(tel->samples_lost, 0);
+	for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++) {
+		tx = tel->open.tx_bytes[tc];
+		q_sum = tel->open.q_sum[tc];
+		q_n = tel->open.q_n[tc];
+		q_max = tel->open.q_max[tc];
+		for (k = 0; k < tel->nsamples; k++) {
+			tx += tel->samples[k].tx_bytes[tc];
+			q_sum += tel->samples[k].q_sum[tc];
+			q_n += tel->samples[k].q_n[tc];
+			q_max = q_max > tel->samples[k].q_max[tc] ?
+					q_max : tel->samples[k].q_max[tc];
+		}
+		for (jtx = 0, j = 0; j < SSEMU_TEL_JOB_SLOTS; j++)
+			jtx += tel->jc[j][tc].tx_bytes;
+		assert_int_equal(tx, jtx);
+		assert_int_equal(q_sum, tel->tc[tc].q_sum);
+		assert_int_equal(q_n, tel->tc[tc].q_n);
+		assert_int_equal(q_max, tel->tc[tc].q_max);
+	}
+	/* (the run's traffic: a class with bytes and queue samples) */
+	for (jtx = 0, q_n = 0, tc = 0; tc < SSEMU_MAX_TCLASS; tc++) {
+		jtx += tel->jc[0][tc].tx_bytes;
+		q_n += tel->tc[tc].q_n;
+	}
+	assert_true(jtx > 0);
+	assert_true(q_n > 0);
+}
+
 static void test_tel_samples_cover_run(void **state)
 {
 	static uint8_t buf[4096];
@@ -223,6 +262,7 @@ static void test_tel_samples_cover_run(void **state)
 		if (k < 19)
 			assert_true(tel->samples[k].rx_bytes[0][0] > 0);
 	}
+	samples_add_up(tel);
 	ssemu_telemetry_free(tel);
 
 	/* a long idle stretch: no engine event, samples closed on reading */
