@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Unit tests of the switch model (emu/ssemu_model.c) through the public API
- * on in-process fabrics: the per-hop latency histogram under light load
- * (350 ns +- 15, p99 under 400 ns), virtual output queues (a congested
- * output does not hold back an input's traffic to an idle one), credit flow
- * control (one-packet buffers stall and resume without losing anything),
- * strict priority between traffic classes, round-robin fairness between
- * inputs, freedom from routing deadlock across Dragonfly groups, and the
- * count of hops on which a packet follows its message's previous one with
- * nothing else waiting (what a packet train would carry).
+ * Unit tests of the switch model (emu/ssemu_switch.c) through the public
+ * API on in-process fabrics (the topology's paths and the acknowledgement
+ * rules from the emulator's headers): the per-hop latency histogram under
+ * light load (350 ns +- 15, p99 under 400 ns), virtual output queues (a
+ * congested output does not hold back an input's traffic to an idle one),
+ * credit flow control (one-packet buffers stall and resume without losing
+ * anything), strict priority between traffic classes, round-robin fairness
+ * between inputs, freedom from routing deadlock across Dragonfly groups,
+ * the count of hops on which a packet follows its message's previous one
+ * with nothing else waiting (what a packet train would carry), and a lone
+ * message's delivery and completion times, derived packet by packet from
+ * the links, the pipeline draws, the outputs' serialisation and the
+ * acknowledgement rules alone (the recurrence a packet train would follow).
  */
 #include <errno.h>
 #include <math.h>
@@ -23,7 +27,11 @@
 #include <cmocka.h>
 
 #include <slingshot_emu/ssemu.h>
+#include <slingshot_emu/ssemu_rng.h>
 
+#include "ssemu_compiler.h"
+#include "ssemu_region.h"
+#include "ssemu_topo.h"
 #include "tf.h"
 
 /* ------------------------------------------------------------------ */
@@ -729,6 +737,293 @@ static void test_switch_train_hops(void **state)
 	tf_close(t);
 }
 
+/* ------------------------------------------------------------------ */
+/* A lone message, packet by packet                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A switch's pipeline latency for the packet of identity @uid (source
+ * port << 32 | its NIC's sequence number) arriving on VC @vc: the draw of
+ * the stream keyed by (switch, packet, VC), a normal of the configured
+ * mean and deviation clipped to [min, max], and one packet in a thousand
+ * on the slow path above max.
+ */
+static ssemu_time_t pipeline_draw(const struct ssemu_config *c, uint32_t sw,
+				  uint64_t uid, uint32_t vc)
+{
+	uint64_t comp = 0x100000000ULL + sw, key = uid ^ (uint64_t)vc << 48;
+	uint64_t d0, d1;
+	struct ssemu_rng g;
+	uint32_t i;
+	double v, z, u;
+
+	ssemu_rng_keyed2(c->seed, comp, key, &d0, &d1);
+	ssemu_zig_ensure();
+	if ((uint64_t)(((__uint128_t)d0 * 1000) >> 64) != 0 &&
+	    ssemu_zig_try_draw(d1, &i, &u, &z)) {
+		v = (double)c->sw_lat_mean + z * c->sw_lat_sd;
+	} else {
+		ssemu_rng_keyed(&g, c->seed, comp, key);
+		if (ssemu_rng_below(&g, 1000) == 0)
+			return c->sw_lat_max +
+			       ssemu_rng_below(&g, c->sw_lat_max -
+							   c->sw_lat_min + 1);
+		v = (double)c->sw_lat_mean + ssemu_rng_normal(&g) * c->sw_lat_sd;
+	}
+	if (v < (double)c->sw_lat_min)
+		v = (double)c->sw_lat_min;
+	if (v > (double)c->sw_lat_max)
+		v = (double)c->sw_lat_max;
+	return (ssemu_time_t)v;
+}
+
+#define LONE_HOPS 8
+
+/*
+ * A minimal path as a train of packets sees it: the switches, the VC a
+ * packet arrives on at each, the link after each, and what each input's
+ * FIFO pipeline and each output's serialisation have let through so far.
+ */
+struct lone_path {
+	const struct ssemu_config *c;
+	uint64_t src;			/* endpoint ports */
+	uint32_t nsw, sw[LONE_HOPS], vc[LONE_HOPS];
+	ssemu_time_t delay[LONE_HOPS];	/* of the link after each switch */
+	ssemu_time_t ready[LONE_HOPS], free_at[LONE_HOPS];
+	ssemu_time_t nic_free;		/* the source NIC's link */
+	ssemu_time_t ps_per_byte;
+	uint32_t seq;			/* the source NIC's next packet */
+};
+
+static void lone_path(struct lone_path *lp, const struct ssemu_config *c,
+		      const struct ssemu_topo *t, uint64_t src, uint64_t dst)
+{
+	/* (the global link copy of the pair, as a NIC stamps it) */
+	uint16_t copy = (uint16_t)(((uint32_t)src * 2654435761u +
+				    (uint32_t)dst) >> 7);
+	struct ssemu_peer peer;
+	uint32_t port;
+
+	assert_true(c->edge.rate_bps == c->local.rate_bps &&
+		    c->edge.rate_bps == c->global.rate_bps &&
+		    8 * SSEMU_PS_PER_S % c->edge.rate_bps == 0);
+	memset(lp, 0, sizeof(*lp));
+	lp->c = c;
+	lp->src = src;
+	lp->ps_per_byte = 8 * SSEMU_PS_PER_S / c->edge.rate_bps;
+	lp->sw[0] = ssemu_topo_ep_switch(t, src);
+	for (;;) {
+		assert_true(lp->nsw < LONE_HOPS);
+		port = ssemu_topo_min_port(t, lp->sw[lp->nsw], dst, copy);
+		ssemu_topo_peer(t, lp->sw[lp->nsw], port, &peer);
+		lp->delay[lp->nsw] = peer.kind == SSEMU_PORT_GLOBAL ?
+					     c->global.delay :
+				     peer.kind == SSEMU_PORT_LOCAL ?
+					     c->local.delay : c->edge.delay;
+		lp->nsw++;
+		if (peer.kind == SSEMU_PORT_ENDPOINT) {
+			assert_true(peer.ep == dst);
+			return;
+		}
+		lp->sw[lp->nsw] = peer.sw;
+		lp->vc[lp->nsw] = lp->vc[lp->nsw - 1] + 1;
+	}
+}
+
+/*
+ * The next packet of @bytes (its header too) the source NIC puts on
+ * @lp's path, when it has it at @t: the time it arrives at the far
+ * endpoint.  It leaves once the packet before it is on the wire; at each
+ * switch it is ready after its pipeline draw but never before the packet
+ * ahead of it from the same input (the pipeline is FIFO), and goes out
+ * when it is ready and the output has serialised the one before.  No
+ * credit, window or congestion control holds anything back (the caller
+ * checks the NICs' stall counts), and nothing else uses the path.
+ */
+static ssemu_time_t lone_packet(struct lone_path *lp, ssemu_time_t t,
+				uint64_t bytes)
+{
+	ssemu_time_t ser = bytes * lp->ps_per_byte, at, r;
+	uint64_t uid = lp->src << 32 | lp->seq++;
+	uint32_t h;
+
+	at = SSEMU_MAX(t, lp->nic_free);
+	lp->nic_free = at + ser;
+	at = lp->nic_free + lp->c->edge.delay;
+	for (h = 0; h < lp->nsw; h++) {
+		r = at + pipeline_draw(lp->c, lp->sw[h], uid, lp->vc[h]);
+		lp->ready[h] = SSEMU_MAX(r, lp->ready[h]);
+		at = SSEMU_MAX(lp->ready[h], lp->free_at[h]);
+		lp->free_at[h] = at + ser;
+		at = lp->free_at[h] + lp->delay[h];
+	}
+	return at;
+}
+
+/*
+ * A lone @len-byte message from endpoint port @src to @dst, posted at 0
+ * on a fresh fabric: when its last packet arrives (*@delivery) and when
+ * the acknowledgement that covers it does (*@completion).  The receiver
+ * acknowledges a message's last packet at once, and the others when 16
+ * are unacknowledged or, if fewer, a microsecond after the first of
+ * them (SSEMU_ACK_EVERY, SSEMU_ACK_DELAY; an arrival at the very instant
+ * of that timer counts in its acknowledgement); each acknowledgement is
+ * a header-sized packet of the receiver's NIC, back on the minimal path.
+ * @return how many acknowledgements.
+ */
+static uint32_t lone_times(const struct ssemu_config *c,
+			   const struct ssemu_topo *t, uint64_t src,
+			   uint64_t dst, uint64_t len, ssemu_time_t *delivery,
+			   ssemu_time_t *completion)
+{
+	uint64_t npkts = (len + c->mtu - 1) / c->mtu, k, arrived = 0;
+	uint64_t acked = 0;
+	ssemu_time_t *b = calloc(npkts, sizeof(*b));
+	ssemu_time_t *timer = calloc(npkts, sizeof(*timer));
+	struct lone_path fwd, back;
+	uint32_t ntimer = 0, first = 0;
+
+	assert_non_null(b);
+	assert_non_null(timer);
+	lone_path(&fwd, c, t, src, dst);
+	lone_path(&back, c, t, dst, src);
+	for (k = 0; k < npkts; k++)
+		b[k] = lone_packet(&fwd, 0,
+				   SSEMU_MIN((uint64_t)c->mtu,
+					     len - k * c->mtu) +
+					   c->pkt_overhead);
+	*delivery = b[npkts - 1];
+	k = 0;
+	while (k < npkts) {
+		if (first < ntimer && timer[first] < b[k]) {
+			/* a timer: what arrived since the last one */
+			if (arrived > acked) {
+				*completion = lone_packet(&back, timer[first],
+							  c->pkt_overhead);
+				acked = arrived;
+			}
+			first++;
+			continue;
+		}
+		arrived = ++k;
+		if (arrived == npkts ||
+		    arrived - acked >= SSEMU_ACK_EVERY) {
+			*completion = lone_packet(&back, b[k - 1],
+						  c->pkt_overhead);
+			acked = arrived;
+		} else if (arrived - acked == 1) {
+			timer[ntimer++] = b[k - 1] + SSEMU_ACK_DELAY;
+		}
+	}
+	free(timer);
+	free(b);
+	return back.seq;
+}
+
+/* The latency (event - post) of the one event of @type endpoint @ep
+ * logged. */
+static ssemu_time_t event_latency(const struct tf *t, unsigned ep,
+				  uint32_t type)
+{
+	size_t i;
+
+	for (i = 0; i < t->nlog; i++)
+		if (t->log[i].ep == ep && t->log[i].ev.type == type)
+			return t->log[i].ev.time - t->log[i].ev.posted;
+	fail_msg("no event of type %u at endpoint %u", type, ep);
+	return 0;
+}
+
+/*
+ * Lone messages of random lengths between random endpoints, each on a
+ * fabric of its own: the model delivers and completes each at the
+ * picosecond the recurrence gives (lone_times), with as many
+ * acknowledgements, through one switch, within a group and across
+ * groups.
+ */
+static void test_switch_lone_message_recurrence(void **state)
+{
+	static const char *const presets[] = { "switch", "2switch", "2group",
+					       "shandy" };
+	uint64_t rng = 42, len, src, dst;
+	struct ssemu_nic_stats st;
+	struct ssemu_config c;
+	struct ssemu_topo topo;
+	ssemu_time_t got, want, got_done, want_done;
+	unsigned p, round, cross = 0;
+	uint32_t acks;
+	char err[128];
+	struct tf *t;
+
+	for (p = 0; p < ARRAY_SIZE(presets); p++) {
+		for (round = 0; round < 16; round++) {
+			tf_config(&c, presets[p]);
+			c.seed = tf_rng_next(&rng);
+			c.buf_size = 1u << 20;	/* (a message's largest) */
+			c.bufs_per_ep = 2;
+			/* half-size packets every other round within one
+			 * group: 16 of them arrive within an
+			 * acknowledgement's delay, so the count acknowledges
+			 * them as well as the timer (and on those short paths
+			 * their window never fills) */
+			if (round % 2 && p < 2)
+				c.mtu = 1024;
+			assert_int_equal(ssemu_topo_init(&topo, &c.topo, err,
+							 sizeof(err)), 0);
+			src = tf_rng_next(&rng) % topo.nendpoints;
+			do
+				dst = tf_rng_next(&rng) % topo.nendpoints;
+			while (dst == src);
+			/* one packet to 1 MiB, the last one often short */
+			len = 1 + tf_rng_next(&rng) % (1u << (round % 4 * 5 + 5));
+			if (ssemu_topo_ep_switch(&topo, src) / topo.a !=
+			    ssemu_topo_ep_switch(&topo, dst) / topo.a)
+				cross++;
+			t = tf_open(&c);
+			tf_add(t, (uint32_t)src);
+			tf_add(t, (uint32_t)dst);
+			{
+				struct iovec iov = { NULL, len };
+				struct ssemu_send s = {
+					.dest = ssemu_ep_addr(t->ep[1]),
+					.flags = SSEMU_SEND_NO_DATA,
+					.iov = &iov, .iov_count = 1,
+				};
+
+				assert_int_equal(ssemu_ep_send(t->ep[0], &s),
+						 0);
+			}
+			tf_run_idle(t, 100000);
+			assert_int_equal(ssemu_nic_stats(t->nic[1], &st), 0);
+			assert_int_equal(st.credit_stalls, 0);
+			assert_int_equal(ssemu_nic_stats(t->nic[0], &st), 0);
+			assert_int_equal(st.window_stalls + st.credit_stalls,
+					 0);
+			assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 1);
+			acks = lone_times(&c, &topo, src, dst, len, &want,
+					  &want_done);
+			assert_int_equal(st.ack_pkts, acks);
+			got = event_latency(t, 1, SSEMU_EV_RECV);
+			got_done = event_latency(t, 0, SSEMU_EV_SEND_DONE);
+			if (got != want || got_done != want_done)
+				fail_msg("%s, seed %llu, %llu bytes from port "
+					 "%llu to %llu: delivered after %llu ps "
+					 "and complete after %llu, the recurrence "
+					 "gives %llu and %llu", presets[p],
+					 (unsigned long long)c.seed,
+					 (unsigned long long)len,
+					 (unsigned long long)src,
+					 (unsigned long long)dst,
+					 (unsigned long long)got,
+					 (unsigned long long)got_done,
+					 (unsigned long long)want,
+					 (unsigned long long)want_done);
+			tf_close(t);
+		}
+	}
+	assert_true(cross > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -742,6 +1037,7 @@ int main(void)
 		cmocka_unit_test(test_switch_round_robin_fairness),
 		cmocka_unit_test(test_switch_no_deadlock_across_groups),
 		cmocka_unit_test(test_switch_train_hops),
+		cmocka_unit_test(test_switch_lone_message_recurrence),
 	};
 
 	return cmocka_run_group_tests_name("switch", tests, NULL, NULL);
