@@ -793,6 +793,9 @@ struct lone_path {
 	ssemu_time_t nic_free;		/* the source NIC's link */
 	ssemu_time_t ps_per_byte;
 	uint32_t seq;			/* the source NIC's next packet */
+	/* what the fabric counts of the packets so far: their hops, and
+	 * their time in the switches (arrival to departure) */
+	uint64_t hops, lat_sum;
 };
 
 static void lone_path(struct lone_path *lp, const struct ssemu_config *c,
@@ -853,28 +856,38 @@ static ssemu_time_t lone_packet(struct lone_path *lp, ssemu_time_t t,
 	for (h = 0; h < lp->nsw; h++) {
 		r = at + pipeline_draw(lp->c, lp->sw[h], uid, lp->vc[h]);
 		lp->ready[h] = SSEMU_MAX(r, lp->ready[h]);
+		lp->lat_sum -= at;
 		at = SSEMU_MAX(lp->ready[h], lp->free_at[h]);
+		lp->lat_sum += at;
 		lp->free_at[h] = at + ser;
 		at = lp->free_at[h] + lp->delay[h];
 	}
+	lp->hops += lp->nsw;
 	return at;
 }
 
+/* What lone_times derives of a message. */
+struct lone_out {
+	ssemu_time_t delivery;		/* its last packet's arrival */
+	ssemu_time_t completion;	/* the acknowledgement covering it */
+	uint32_t acks;			/* acknowledgements sent */
+	uint64_t hops, lat_sum;		/* as struct ssemu_fabric_stats */
+};
+
 /*
  * A lone @len-byte message from endpoint port @src to @dst, posted at 0
- * on a fresh fabric: when its last packet arrives (*@delivery) and when
- * the acknowledgement that covers it does (*@completion).  The receiver
- * acknowledges a message's last packet at once, and the others when 16
- * are unacknowledged or, if fewer, a microsecond after the first of
- * them (SSEMU_ACK_EVERY, SSEMU_ACK_DELAY; an arrival at the very instant
- * of that timer counts in its acknowledgement); each acknowledgement is
- * a header-sized packet of the receiver's NIC, back on the minimal path.
- * @return how many acknowledgements.
+ * on a fresh fabric: when its last packet arrives and when the
+ * acknowledgement that covers it does, into @o with the fabric's counts.
+ * The receiver acknowledges a message's last packet at once, and the
+ * others when 16 are unacknowledged or, if fewer, a microsecond after the
+ * first of them (SSEMU_ACK_EVERY, SSEMU_ACK_DELAY; an arrival at the very
+ * instant of that timer counts in its acknowledgement); each
+ * acknowledgement is a header-sized packet of the receiver's NIC, back on
+ * the minimal path.
  */
-static uint32_t lone_times(const struct ssemu_config *c,
-			   const struct ssemu_topo *t, uint64_t src,
-			   uint64_t dst, uint64_t len, ssemu_time_t *delivery,
-			   ssemu_time_t *completion)
+static void lone_times(const struct ssemu_config *c,
+		       const struct ssemu_topo *t, uint64_t src, uint64_t dst,
+		       uint64_t len, struct lone_out *o)
 {
 	uint64_t npkts = (len + c->mtu - 1) / c->mtu, k, arrived = 0;
 	uint64_t acked = 0;
@@ -892,14 +905,15 @@ static uint32_t lone_times(const struct ssemu_config *c,
 				   SSEMU_MIN((uint64_t)c->mtu,
 					     len - k * c->mtu) +
 					   c->pkt_overhead);
-	*delivery = b[npkts - 1];
+	o->delivery = b[npkts - 1];
 	k = 0;
 	while (k < npkts) {
 		if (first < ntimer && timer[first] < b[k]) {
 			/* a timer: what arrived since the last one */
 			if (arrived > acked) {
-				*completion = lone_packet(&back, timer[first],
-							  c->pkt_overhead);
+				o->completion = lone_packet(&back,
+							    timer[first],
+							    c->pkt_overhead);
 				acked = arrived;
 			}
 			first++;
@@ -908,16 +922,18 @@ static uint32_t lone_times(const struct ssemu_config *c,
 		arrived = ++k;
 		if (arrived == npkts ||
 		    arrived - acked >= SSEMU_ACK_EVERY) {
-			*completion = lone_packet(&back, b[k - 1],
-						  c->pkt_overhead);
+			o->completion = lone_packet(&back, b[k - 1],
+						    c->pkt_overhead);
 			acked = arrived;
 		} else if (arrived - acked == 1) {
 			timer[ntimer++] = b[k - 1] + SSEMU_ACK_DELAY;
 		}
 	}
+	o->acks = back.seq;
+	o->hops = fwd.hops + back.hops;
+	o->lat_sum = fwd.lat_sum + back.lat_sum;
 	free(timer);
 	free(b);
-	return back.seq;
 }
 
 /* The latency (event - post) of the one event of @type endpoint @ep
@@ -938,8 +954,8 @@ static ssemu_time_t event_latency(const struct tf *t, unsigned ep,
  * Lone messages of random lengths between random endpoints, each on a
  * fabric of its own: the model delivers and completes each at the
  * picosecond the recurrence gives (lone_times), with as many
- * acknowledgements, through one switch, within a group and across
- * groups.
+ * acknowledgements, packet-hops and picoseconds spent in switches,
+ * through one switch, within a group and across groups.
  */
 static void test_switch_lone_message_recurrence(void **state)
 {
@@ -949,9 +965,10 @@ static void test_switch_lone_message_recurrence(void **state)
 	struct ssemu_nic_stats st;
 	struct ssemu_config c;
 	struct ssemu_topo topo;
-	ssemu_time_t got, want, got_done, want_done;
+	struct ssemu_fabric_stats fs;
+	ssemu_time_t got, got_done;
 	unsigned p, round, cross = 0;
-	uint32_t acks;
+	struct lone_out o;
 	char err[128];
 	struct tf *t;
 
@@ -975,7 +992,8 @@ static void test_switch_lone_message_recurrence(void **state)
 				dst = tf_rng_next(&rng) % topo.nendpoints;
 			while (dst == src);
 			/* one packet to 1 MiB, the last one often short */
-			len = 1 + tf_rng_next(&rng) % (1u << (round % 4 * 5 + 5));
+			len = 1 + tf_rng_next(&rng) %
+					  (1u << (round % 4 * 5 + 5));
 			if (ssemu_topo_ep_switch(&topo, src) / topo.a !=
 			    ssemu_topo_ep_switch(&topo, dst) / topo.a)
 				cross++;
@@ -1000,12 +1018,14 @@ static void test_switch_lone_message_recurrence(void **state)
 			assert_int_equal(st.window_stalls + st.credit_stalls,
 					 0);
 			assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 1);
-			acks = lone_times(&c, &topo, src, dst, len, &want,
-					  &want_done);
-			assert_int_equal(st.ack_pkts, acks);
+			lone_times(&c, &topo, src, dst, len, &o);
+			assert_int_equal(st.ack_pkts, o.acks);
+			assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
+			assert_int_equal(fs.pkt_hops, o.hops);
+			assert_int_equal(fs.switch_lat_sum, o.lat_sum);
 			got = event_latency(t, 1, SSEMU_EV_RECV);
 			got_done = event_latency(t, 0, SSEMU_EV_SEND_DONE);
-			if (got != want || got_done != want_done)
+			if (got != o.delivery || got_done != o.completion)
 				fail_msg("%s, seed %llu, %llu bytes from port "
 					 "%llu to %llu: delivered after %llu ps "
 					 "and complete after %llu, the recurrence "
@@ -1016,8 +1036,8 @@ static void test_switch_lone_message_recurrence(void **state)
 					 (unsigned long long)dst,
 					 (unsigned long long)got,
 					 (unsigned long long)got_done,
-					 (unsigned long long)want,
-					 (unsigned long long)want_done);
+					 (unsigned long long)o.delivery,
+					 (unsigned long long)o.completion);
 			tf_close(t);
 		}
 	}
