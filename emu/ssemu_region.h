@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 41
+#define SSEMU_LAYOUT_VERSION 42
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -550,10 +550,10 @@ struct ssemu_region {
 		__attribute__((aligned(SSEMU_HDR_PRIVATE)));
 	struct ssemu_lock lock SSEMU_CACHELINE_ALIGNED;
 	struct ssemu_run_pub run_pub;	/* ssemu_region_unlock */
-	uint32_t dead;		/* being removed: attachers must retry */
-	uint32_t nnics;		/* NICs attached */
 	/* model state: what every engine run touches shares the lock's
-	 * page, the tables of attach time come after it */
+	 * page (what a message's run reads and writes of it in the two
+	 * lines after run_pub), the tables of attach time come after it */
+	uint32_t nnics;		/* NICs attached */
 	/* the packet pool: freed packets, linked (NONE: none), and the
 	 * high-water mark, packets [pkt_hwm, max_pkts) never used (nothing
 	 * of them written: their pages cost nothing until needed) */
@@ -562,45 +562,51 @@ struct ssemu_region {
 	uint32_t pkts_used;
 	uint32_t sw_used;
 	uint32_t pkt_waiters;	/* NICs with wait_pkt set */
-	/* the first NIC slot and endpoint slot that may be free (every one
-	 * before it is in use): attach and open look from there */
-	uint32_t nic_hint, ep_hint;
 	uint32_t voq_free;	/* free VOQ rows, linked; NONE: none */
 	uint32_t voq_hwm;	/* rows from here on never used */
 	uint32_t ready_on;	/* ready_off is kept (a private store) */
 	uint32_t pairs_used;	/* pair table entries in use */
-	uint32_t pairs_full;	/* times a pair found the table full */
-	ssemu_time_t pairs_swept;	/* model time of the last sweep */
+	/* RMA requests parked for their memory's owner (park_head below) */
+	uint32_t nparked;
+	/* endpoints watched (ssemu_ep_watch, ssemu_fabric_watched below) */
+	uint32_t nwatch;
 	uint64_t msg_seq;	/* messages taken from tx rings so far */
-	uint64_t recoveries;	/* engine runners that died mid-step */
-	uint64_t last_reap_ns;	/* wall clock of the last liveness check */
-	/* the stall check's suspect: a slot (and its gen) that was in
-	 * flight with the engine idle at executed == stall_exec */
-	uint32_t stall_mi, stall_gen;
-	uint64_t stall_exec;
-	uint64_t wall_t0_ns;	/* realtime: wall clock at model time 0 */
-	uint64_t lag_ps;	/* realtime: how far the model fell behind */
+	ssemu_time_t tel_next;	/* telemetry: model time the open sample
+				 * ends */
 	uint64_t pkts_delivered, pkt_hops, switch_lat_sum;
 	/* data packet-hops that followed the previous packet of their own
 	 * message out of the same input to the same output with nothing
 	 * else waiting for that output (sw_try_send) */
 	uint64_t train_hops;
+	uint64_t last_reap_ns;	/* wall clock of the last liveness check */
+	ssemu_time_t pairs_swept;	/* model time of the last sweep */
+	uint64_t recoveries;	/* engine runners that died mid-step */
+	uint64_t lag_ps;	/* realtime: how far the model fell behind */
+	/* (the hot lines end here) */
+	uint32_t dead;		/* being removed: attachers must retry */
+	/* the first NIC slot and endpoint slot that may be free (every one
+	 * before it is in use): attach and open look from there */
+	uint32_t nic_hint, ep_hint;
+	uint32_t pairs_full;	/* times a pair found the table full */
+	/* the stall check's suspect: a slot (and its gen) that was in
+	 * flight with the engine idle at executed == stall_exec */
+	uint32_t stall_mi, stall_gen;
+	uint64_t stall_exec;
+	uint64_t wall_t0_ns;	/* realtime: wall clock at model time 0 */
 	/* messages failed because nobody was at their destination any more,
 	 * and messages a closing endpoint had posted that could not be
 	 * delivered within its close bound (or whose process died) */
 	uint64_t msgs_unreachable, msgs_discarded;
 	uint64_t crc_errors;	/* packets and messages whose CRC failed */
-	ssemu_time_t tel_next;	/* telemetry: model time the open sample
-				 * ends */
 	/* RMA requests whose target memory the engine's process may not
 	 * touch (another uid): their last packets, linked through next,
-	 * wait for the memory's owner to do them (ssemu_xuid.c) */
-	uint32_t park_head, park_tail, nparked;
-	/* endpoints watched (ssemu_ep_watch); whether an event stopped
-	 * the run of ssemu_fabric_run_until_watched; the watched endpoints
-	 * whose slots it freed (nwatch_freed of them, more than the list
-	 * holds: the list is lost, ssemu_fabric_watched) */
-	uint32_t nwatch;
+	 * wait for the memory's owner to do them (ssemu_xuid.c); nparked
+	 * of them */
+	uint32_t park_head, park_tail;
+	/* whether an event stopped the run of
+	 * ssemu_fabric_run_until_watched; the watched endpoints whose
+	 * slots it freed (nwatch_freed of them, more than the list holds:
+	 * the list is lost, ssemu_fabric_watched) */
 	uint32_t watch_hit;
 	uint32_t nwatch_freed;
 	uint32_t watch_freed[SSEMU_WATCH_FREED];
@@ -733,6 +739,8 @@ SSEMU_LAYOUT_IS(ssemu_service, 72, 4);
 SSEMU_LAYOUT_IS(ssemu_auth_sh, 3336, 8);
 _Static_assert(offsetof(struct ssemu_region, lock) == 4288 &&
 		       offsetof(struct ssemu_region, run_pub) == 4352 &&
+		       offsetof(struct ssemu_region, nnics) == 4416 &&
+		       offsetof(struct ssemu_region, dead) == 4544 &&
 		       offsetof(struct ssemu_region, procs) == 37456,
 	       "the header's shared part: a layout change bumps "
 	       "SSEMU_LAYOUT_VERSION");
