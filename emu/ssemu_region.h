@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 42
+#define SSEMU_LAYOUT_VERSION 43
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -566,8 +566,7 @@ struct ssemu_region {
 	uint32_t voq_hwm;	/* rows from here on never used */
 	uint32_t ready_on;	/* ready_off is kept (a private store) */
 	uint32_t pairs_used;	/* pair table entries in use */
-	/* RMA requests parked for their memory's owner (park_head below) */
-	uint32_t nparked;
+	uint32_t dead;		/* being removed: attachers must retry */
 	/* endpoints watched (ssemu_ep_watch, ssemu_fabric_watched below) */
 	uint32_t nwatch;
 	uint64_t msg_seq;	/* messages taken from tx rings so far */
@@ -582,8 +581,12 @@ struct ssemu_region {
 	ssemu_time_t pairs_swept;	/* model time of the last sweep */
 	uint64_t recoveries;	/* engine runners that died mid-step */
 	uint64_t lag_ps;	/* realtime: how far the model fell behind */
-	/* (the hot lines end here) */
-	uint32_t dead;		/* being removed: attachers must retry */
+	/* (the hot lines end here.  Not in them: nparked, which every
+	 * process's progress reads without the lock: on a line the runner
+	 * writes for every packet, each poll would take it from the
+	 * runner's core) */
+	/* RMA requests parked for their memory's owner (park_head below) */
+	uint32_t nparked;
 	/* the first NIC slot and endpoint slot that may be free (every one
 	 * before it is in use): attach and open look from there */
 	uint32_t nic_hint, ep_hint;
@@ -740,7 +743,7 @@ SSEMU_LAYOUT_IS(ssemu_auth_sh, 3336, 8);
 _Static_assert(offsetof(struct ssemu_region, lock) == 4288 &&
 		       offsetof(struct ssemu_region, run_pub) == 4352 &&
 		       offsetof(struct ssemu_region, nnics) == 4416 &&
-		       offsetof(struct ssemu_region, dead) == 4544 &&
+		       offsetof(struct ssemu_region, nparked) == 4544 &&
 		       offsetof(struct ssemu_region, procs) == 37456,
 	       "the header's shared part: a layout change bumps "
 	       "SSEMU_LAYOUT_VERSION");
