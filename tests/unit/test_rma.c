@@ -32,6 +32,7 @@
 
 #include <slingshot_emu/ssemu.h>
 
+#include "lone.h"
 #include "ssemu_priv.h"	/* ssemu_model_recover */
 #include "tf.h"
 
@@ -1016,6 +1017,69 @@ static void test_rma_response_modelled(void **state)
 }
 
 /*
+ * Lone reads of random sizes between random endpoints, each on a fabric of
+ * its own (one switch, one group, across groups): each completes at the
+ * picosecond the recurrence gives (lone_read: the request out, its
+ * acknowledgement and the results back from the target's NIC), with as
+ * many packet-hops and picoseconds spent in switches.  The provider's
+ * rendezvous moves its bulk data this way.
+ */
+static void test_rma_lone_read_recurrence(void **state)
+{
+	static const char *const presets[] = { "switch", "2group", "shandy" };
+	uint64_t rng = 7, len, src, dst;
+	struct ssemu_fabric_stats fs;
+	struct ssemu_config c;
+	struct ssemu_topo topo;
+	struct lone_out o;
+	unsigned p, round;
+	uint8_t *mem;
+	struct tf *t;
+	size_t d;
+
+	(void)state;
+	for (p = 0; p < sizeof(presets) / sizeof(presets[0]); p++) {
+		for (round = 0; round < 12; round++) {
+			/* none to 1 MiB, the last packet often short */
+			lone_case(presets[p], &rng, round, &c, &topo, &src,
+				  &dst, &len);
+			t = tf_open(&c);
+			tf_add(t, (uint32_t)src);
+			tf_add(t, (uint32_t)dst);
+			rlog_reset();
+			mem = calloc(1, len + 1);
+			assert_non_null(mem);
+			reg(t, 1, 5, mem, len + 1, 0, SSEMU_MR_READ);
+			{
+				struct ssemu_rma r = mk(t, 1, SSEMU_RMA_READ,
+							5, 0, len, NULL, 1);
+
+				d = do_rma(t, 0, &r);
+			}
+			assert_int_equal(rl->done[d].status, 0);
+			lone_read(&c, &topo, src, dst, len, &o);
+			assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
+			assert_int_equal(fs.pkt_hops, o.hops);
+			assert_int_equal(fs.switch_lat_sum, o.lat_sum);
+			if (rl->done[d].time - rl->done[d].posted !=
+			    o.completion)
+				fail_msg("%s, seed %llu, a %llu-byte read by "
+					 "port %llu of %llu: complete after %llu "
+					 "ps, the recurrence gives %llu",
+					 presets[p], (unsigned long long)c.seed,
+					 (unsigned long long)len,
+					 (unsigned long long)src,
+					 (unsigned long long)dst,
+					 (unsigned long long)(rl->done[d].time -
+							      rl->done[d].posted),
+					 (unsigned long long)o.completion);
+			tf_close(t);
+			free(mem);
+		}
+	}
+}
+
+/*
  * A lossy class drops every kind of packet that finds a full queue, RMA
  * results and acknowledgements too, and the end-to-end retry recovers each:
  * endpoint 0 reads 64 KiB at a time from four targets at once and writes
@@ -1935,6 +1999,7 @@ int main(void)
 		cmocka_unit_test(test_rma_ordered),
 		cmocka_unit_test(test_rma_ordered_adaptive),
 		cmocka_unit_test(test_rma_response_modelled),
+		cmocka_unit_test(test_rma_lone_read_recurrence),
 		cmocka_unit_test(test_rma_lossy_results_recovered),
 		cmocka_unit_test(test_rma_release_returns_slots),
 		cmocka_unit_test(test_rma_direct_read),

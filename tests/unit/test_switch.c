@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of the switch model (emu/ssemu_switch.c) through the public
- * API on in-process fabrics (the topology's paths and the acknowledgement
- * rules from the emulator's headers): the per-hop latency histogram under
+ * API on in-process fabrics: the per-hop latency histogram under
  * light load (350 ns +- 15, p99 under 400 ns), virtual output queues (a
  * congested output does not hold back an input's traffic to an idle one),
  * credit flow control (one-packet buffers stall and resume without losing
@@ -10,9 +9,8 @@
  * between inputs, freedom from routing deadlock across Dragonfly groups,
  * the count of hops on which a packet follows its message's previous one
  * with nothing else waiting (what a packet train would carry), and a lone
- * message's delivery and completion times, derived packet by packet from
- * the links, the pipeline draws, the outputs' serialisation and the
- * acknowledgement rules alone (the recurrence a packet train would follow).
+ * message's delivery and completion times against lone.c's recurrence
+ * (what a packet train would compute).
  */
 #include <errno.h>
 #include <math.h>
@@ -27,11 +25,9 @@
 #include <cmocka.h>
 
 #include <slingshot_emu/ssemu.h>
-#include <slingshot_emu/ssemu_rng.h>
 
+#include "lone.h"
 #include "ssemu_compiler.h"
-#include "ssemu_region.h"
-#include "ssemu_topo.h"
 #include "tf.h"
 
 /* ------------------------------------------------------------------ */
@@ -741,201 +737,6 @@ static void test_switch_train_hops(void **state)
 /* A lone message, packet by packet                                     */
 /* ------------------------------------------------------------------ */
 
-/*
- * A switch's pipeline latency for the packet of identity @uid (source
- * port << 32 | its NIC's sequence number) arriving on VC @vc: the draw of
- * the stream keyed by (switch, packet, VC), a normal of the configured
- * mean and deviation clipped to [min, max], and one packet in a thousand
- * on the slow path above max.
- */
-static ssemu_time_t pipeline_draw(const struct ssemu_config *c, uint32_t sw,
-				  uint64_t uid, uint32_t vc)
-{
-	uint64_t comp = 0x100000000ULL + sw, key = uid ^ (uint64_t)vc << 48;
-	uint64_t d0, d1;
-	struct ssemu_rng g;
-	uint32_t i;
-	double v, z, u;
-
-	ssemu_rng_keyed2(c->seed, comp, key, &d0, &d1);
-	ssemu_zig_ensure();
-	if ((uint64_t)(((__uint128_t)d0 * 1000) >> 64) != 0 &&
-	    ssemu_zig_try_draw(d1, &i, &u, &z)) {
-		v = (double)c->sw_lat_mean + z * c->sw_lat_sd;
-	} else {
-		ssemu_rng_keyed(&g, c->seed, comp, key);
-		if (ssemu_rng_below(&g, 1000) == 0)
-			return c->sw_lat_max +
-			       ssemu_rng_below(&g, c->sw_lat_max -
-							   c->sw_lat_min + 1);
-		v = (double)c->sw_lat_mean + ssemu_rng_normal(&g) * c->sw_lat_sd;
-	}
-	if (v < (double)c->sw_lat_min)
-		v = (double)c->sw_lat_min;
-	if (v > (double)c->sw_lat_max)
-		v = (double)c->sw_lat_max;
-	return (ssemu_time_t)v;
-}
-
-#define LONE_HOPS 8
-
-/*
- * A minimal path as a train of packets sees it: the switches, the VC a
- * packet arrives on at each, the link after each, and what each input's
- * FIFO pipeline and each output's serialisation have let through so far.
- */
-struct lone_path {
-	const struct ssemu_config *c;
-	uint64_t src;			/* endpoint ports */
-	uint32_t nsw, sw[LONE_HOPS], vc[LONE_HOPS];
-	ssemu_time_t delay[LONE_HOPS];	/* of the link after each switch */
-	ssemu_time_t ready[LONE_HOPS], free_at[LONE_HOPS];
-	ssemu_time_t nic_free;		/* the source NIC's link */
-	ssemu_time_t ps_per_byte;
-	uint32_t seq;			/* the source NIC's next packet */
-	/* what the fabric counts of the packets so far: their hops, and
-	 * their time in the switches (arrival to departure) */
-	uint64_t hops, lat_sum;
-};
-
-static void lone_path(struct lone_path *lp, const struct ssemu_config *c,
-		      const struct ssemu_topo *t, uint64_t src, uint64_t dst)
-{
-	/* (the global link copy of the pair, as a NIC stamps it) */
-	uint16_t copy = (uint16_t)(((uint32_t)src * 2654435761u +
-				    (uint32_t)dst) >> 7);
-	struct ssemu_peer peer;
-	uint32_t port;
-
-	assert_true(c->edge.rate_bps == c->local.rate_bps &&
-		    c->edge.rate_bps == c->global.rate_bps &&
-		    8 * SSEMU_PS_PER_S % c->edge.rate_bps == 0);
-	memset(lp, 0, sizeof(*lp));
-	lp->c = c;
-	lp->src = src;
-	lp->ps_per_byte = 8 * SSEMU_PS_PER_S / c->edge.rate_bps;
-	lp->sw[0] = ssemu_topo_ep_switch(t, src);
-	for (;;) {
-		assert_true(lp->nsw < LONE_HOPS);
-		port = ssemu_topo_min_port(t, lp->sw[lp->nsw], dst, copy);
-		ssemu_topo_peer(t, lp->sw[lp->nsw], port, &peer);
-		lp->delay[lp->nsw] = peer.kind == SSEMU_PORT_GLOBAL ?
-					     c->global.delay :
-				     peer.kind == SSEMU_PORT_LOCAL ?
-					     c->local.delay : c->edge.delay;
-		lp->nsw++;
-		if (peer.kind == SSEMU_PORT_ENDPOINT) {
-			assert_true(peer.ep == dst);
-			return;
-		}
-		lp->sw[lp->nsw] = peer.sw;
-		lp->vc[lp->nsw] = lp->vc[lp->nsw - 1] + 1;
-	}
-}
-
-/*
- * The next packet of @bytes (its header too) the source NIC puts on
- * @lp's path, when it has it at @t: the time it arrives at the far
- * endpoint.  It leaves once the packet before it is on the wire; at each
- * switch it is ready after its pipeline draw but never before the packet
- * ahead of it from the same input (the pipeline is FIFO), and goes out
- * when it is ready and the output has serialised the one before.  No
- * credit, window or congestion control holds anything back (the caller
- * checks the NICs' stall counts), and nothing else uses the path.
- */
-static ssemu_time_t lone_packet(struct lone_path *lp, ssemu_time_t t,
-				uint64_t bytes)
-{
-	ssemu_time_t ser = bytes * lp->ps_per_byte, at, r;
-	uint64_t uid = lp->src << 32 | lp->seq++;
-	uint32_t h;
-
-	at = SSEMU_MAX(t, lp->nic_free);
-	lp->nic_free = at + ser;
-	at = lp->nic_free + lp->c->edge.delay;
-	for (h = 0; h < lp->nsw; h++) {
-		r = at + pipeline_draw(lp->c, lp->sw[h], uid, lp->vc[h]);
-		lp->ready[h] = SSEMU_MAX(r, lp->ready[h]);
-		lp->lat_sum -= at;
-		at = SSEMU_MAX(lp->ready[h], lp->free_at[h]);
-		lp->lat_sum += at;
-		lp->free_at[h] = at + ser;
-		at = lp->free_at[h] + lp->delay[h];
-	}
-	lp->hops += lp->nsw;
-	return at;
-}
-
-/* What lone_times derives of a message. */
-struct lone_out {
-	ssemu_time_t delivery;		/* its last packet's arrival */
-	ssemu_time_t completion;	/* the acknowledgement covering it */
-	uint32_t acks;			/* acknowledgements sent */
-	uint64_t hops, lat_sum;		/* as struct ssemu_fabric_stats */
-};
-
-/*
- * A lone @len-byte message from endpoint port @src to @dst, posted at 0
- * on a fresh fabric: when its last packet arrives and when the
- * acknowledgement that covers it does, into @o with the fabric's counts.
- * The receiver acknowledges a message's last packet at once, and the
- * others when 16 are unacknowledged or, if fewer, a microsecond after the
- * first of them (SSEMU_ACK_EVERY, SSEMU_ACK_DELAY; an arrival at the very
- * instant of that timer counts in its acknowledgement); each
- * acknowledgement is a header-sized packet of the receiver's NIC, back on
- * the minimal path.
- */
-static void lone_times(const struct ssemu_config *c,
-		       const struct ssemu_topo *t, uint64_t src, uint64_t dst,
-		       uint64_t len, struct lone_out *o)
-{
-	uint64_t npkts = (len + c->mtu - 1) / c->mtu, k, arrived = 0;
-	uint64_t acked = 0;
-	ssemu_time_t *b = calloc(npkts, sizeof(*b));
-	ssemu_time_t *timer = calloc(npkts, sizeof(*timer));
-	struct lone_path fwd, back;
-	uint32_t ntimer = 0, first = 0;
-
-	assert_non_null(b);
-	assert_non_null(timer);
-	lone_path(&fwd, c, t, src, dst);
-	lone_path(&back, c, t, dst, src);
-	for (k = 0; k < npkts; k++)
-		b[k] = lone_packet(&fwd, 0,
-				   SSEMU_MIN((uint64_t)c->mtu,
-					     len - k * c->mtu) +
-					   c->pkt_overhead);
-	o->delivery = b[npkts - 1];
-	k = 0;
-	while (k < npkts) {
-		if (first < ntimer && timer[first] < b[k]) {
-			/* a timer: what arrived since the last one */
-			if (arrived > acked) {
-				o->completion = lone_packet(&back,
-							    timer[first],
-							    c->pkt_overhead);
-				acked = arrived;
-			}
-			first++;
-			continue;
-		}
-		arrived = ++k;
-		if (arrived == npkts ||
-		    arrived - acked >= SSEMU_ACK_EVERY) {
-			o->completion = lone_packet(&back, b[k - 1],
-						    c->pkt_overhead);
-			acked = arrived;
-		} else if (arrived - acked == 1) {
-			timer[ntimer++] = b[k - 1] + SSEMU_ACK_DELAY;
-		}
-	}
-	o->acks = back.seq;
-	o->hops = fwd.hops + back.hops;
-	o->lat_sum = fwd.lat_sum + back.lat_sum;
-	free(timer);
-	free(b);
-}
-
 /* The latency (event - post) of the one event of @type endpoint @ep
  * logged. */
 static ssemu_time_t event_latency(const struct tf *t, unsigned ep,
@@ -953,7 +754,7 @@ static ssemu_time_t event_latency(const struct tf *t, unsigned ep,
 /*
  * Lone messages of random lengths between random endpoints, each on a
  * fabric of its own: the model delivers and completes each at the
- * picosecond the recurrence gives (lone_times), with as many
+ * picosecond the recurrence gives (lone_send), with as many
  * acknowledgements, packet-hops and picoseconds spent in switches,
  * through one switch, within a group and across groups.
  */
@@ -969,15 +770,13 @@ static void test_switch_lone_message_recurrence(void **state)
 	ssemu_time_t got, got_done;
 	unsigned p, round, cross = 0;
 	struct lone_out o;
-	char err[128];
 	struct tf *t;
 
 	for (p = 0; p < ARRAY_SIZE(presets); p++) {
 		for (round = 0; round < 16; round++) {
-			tf_config(&c, presets[p]);
-			c.seed = tf_rng_next(&rng);
-			c.buf_size = 1u << 20;	/* (a message's largest) */
-			c.bufs_per_ep = 2;
+			lone_case(presets[p], &rng, round, &c, &topo, &src,
+				  &dst, &len);
+			len++;	/* (one packet to 1 MiB, the last often short) */
 			/* half-size packets every other round within one
 			 * group: 16 of them arrive within an
 			 * acknowledgement's delay, so the count acknowledges
@@ -985,15 +784,6 @@ static void test_switch_lone_message_recurrence(void **state)
 			 * their window never fills) */
 			if (round % 2 && p < 2)
 				c.mtu = 1024;
-			assert_int_equal(ssemu_topo_init(&topo, &c.topo, err,
-							 sizeof(err)), 0);
-			src = tf_rng_next(&rng) % topo.nendpoints;
-			do
-				dst = tf_rng_next(&rng) % topo.nendpoints;
-			while (dst == src);
-			/* one packet to 1 MiB, the last one often short */
-			len = 1 + tf_rng_next(&rng) %
-					  (1u << (round % 4 * 5 + 5));
 			if (ssemu_topo_ep_switch(&topo, src) / topo.a !=
 			    ssemu_topo_ep_switch(&topo, dst) / topo.a)
 				cross++;
@@ -1018,7 +808,7 @@ static void test_switch_lone_message_recurrence(void **state)
 			assert_int_equal(st.window_stalls + st.credit_stalls,
 					 0);
 			assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 1);
-			lone_times(&c, &topo, src, dst, len, &o);
+			lone_send(&c, &topo, src, dst, len, &o);
 			assert_int_equal(st.ack_pkts, o.acks);
 			assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
 			assert_int_equal(fs.pkt_hops, o.hops);
