@@ -87,6 +87,7 @@ struct bench_opts {
 	double load, warm_us, time_us;
 	uint32_t size;
 	uint64_t message;	/* model --message: one message, these bytes */
+	bool read;		/* --read: an RMA read of them instead */
 	int64_t dst;		/* its destination port (-1: the last) */
 	uint64_t engine_pending;	/* baseline depth (0: the model's) */
 	bool baseline;		/* run the bare engine baseline */
@@ -589,15 +590,18 @@ static int bench_model(const struct bench_opts *o)
 
 /*
  * Endpoint 0 sends one message of o->message bytes to the last endpoint
- * (on a Dragonfly, in the last group) on an idle fabric; the engine's
- * events from the post until the fabric is idle again (the acknowledgements
- * too) and the message's model times.  Its own (external) function for
- * the callgrind run (--toggle-collect=bench_message_run).
+ * (on a Dragonfly, in the last group) on an idle fabric, or (--read)
+ * reads as many bytes of its memory (the provider's rendezvous moves bulk
+ * data so); the engine's events from the post until the fabric is idle
+ * again (the acknowledgements too) and the operation's model times.  Its
+ * own (external) function for the callgrind run
+ * (--toggle-collect=bench_message_run).
  */
 struct one_msg {
 	struct ssemu_fabric *fab;
 	struct ssemu_ep *src, *dst;
 	uint64_t bytes;
+	bool read;		/* an RMA read of region 1 at dst */
 	ssemu_time_t delivery, completion;	/* ps after the post */
 	int status;
 };
@@ -611,11 +615,18 @@ int bench_message_run(struct one_msg *om)
 	struct ssemu_send s = { .dest = ssemu_ep_addr(om->dst),
 				.flags = SSEMU_SEND_NO_DATA, .iov = &iov,
 				.iov_count = 1 };
-	bool got = false, done = false;
+	/* (direct, as the provider's rendezvous reads: the model moves no
+	 * bytes, the initiator would copy them from the target's memory) */
+	struct ssemu_rma rd = { .dest = ssemu_ep_addr(om->dst),
+				.flags = SSEMU_RMA_DIRECT,
+				.op = SSEMU_RMA_READ, .key = 1,
+				.len = om->bytes };
+	bool got = om->read, done = false;
 	struct ssemu_event ev;
 	int ret;
 
-	ret = ssemu_ep_send(om->src, &s);
+	ret = om->read ? ssemu_ep_rma(om->src, &rd) :
+			 ssemu_ep_send(om->src, &s);
 	if (ret)
 		return ret;
 	while (!got || !done || !ssemu_fabric_idle(om->fab)) {
@@ -630,10 +641,13 @@ int bench_message_run(struct one_msg *om)
 			got = true;
 		}
 		while (ssemu_ep_poll(om->src, &ev, 1) == 1) {
-			if (ev.type != SSEMU_EV_SEND_DONE)
+			if (ev.type != SSEMU_EV_SEND_DONE &&
+			    ev.type != SSEMU_EV_RMA_DONE)
 				continue;
 			om->completion = ev.time - ev.posted;
 			om->status = ev.status;
+			if (ev.type == SSEMU_EV_RMA_DONE)
+				ssemu_event_release(om->src, &ev);
 			done = true;
 		}
 		if (!ret && ssemu_fabric_idle(om->fab) && (!got || !done))
@@ -648,9 +662,10 @@ static int bench_message(const struct bench_opts *o)
 	struct ssemu_config cfg;
 	struct ssemu_nic *nic[2];
 	struct ssemu_ep *ep[2];
-	struct one_msg om = { .bytes = o->message };
+	struct one_msg om = { .bytes = o->message, .read = o->read };
 	uint64_t n, npkts, hops, events, port[2];
 	double t0, t1, c0, c1;
+	uint8_t *mem = NULL;
 	int k, ret;
 
 	if (ssemu_config_preset(o->preset, &cfg)) {
@@ -685,6 +700,18 @@ static int bench_message(const struct bench_opts *o)
 	}
 	om.src = ep[0];
 	om.dst = ep[1];
+	if (o->read) {
+		struct ssemu_mr_desc md = { .key = 1, .len = o->message,
+					    .access = SSEMU_MR_READ };
+
+		mem = calloc(1, o->message);
+		if (!mem)
+			die("calloc", -ENOMEM);
+		md.addr = mem;
+		ret = ssemu_mr_reg(nic[1], &md);
+		if (ret)
+			die("ssemu_mr_reg", ret);
+	}
 	ssemu_fabric_stats(om.fab, &st0);
 	t0 = wall();
 	c0 = cpu();
@@ -692,9 +719,9 @@ static int bench_message(const struct bench_opts *o)
 	t1 = wall();
 	c1 = cpu();
 	if (ret || om.status) {
-		fprintf(stderr, "bench_fabric: the message of %" PRIu64
-			" bytes failed: %s\n", o->message,
-			strerror(-(ret ? ret : om.status)));
+		fprintf(stderr, "bench_fabric: the %s of %" PRIu64
+			" bytes failed: %s\n", o->read ? "read" : "message",
+			o->message, strerror(-(ret ? ret : om.status)));
 		return 1;
 	}
 	ssemu_fabric_stats(om.fab, &st);
@@ -702,6 +729,7 @@ static int bench_message(const struct bench_opts *o)
 	events = st.events - st0.events;
 	kv_s("preset", o->preset);
 	kv_s("routing", cfg.routing);
+	kv_s("operation", o->read ? "read" : "send");
 	kv_u64("message_bytes", o->message);
 	kv_u64("src_port", port[0]);
 	kv_u64("dst_port", port[1]);
@@ -711,7 +739,9 @@ static int bench_message(const struct bench_opts *o)
 	kv_u64("events", events);
 	kv_f("events_per_packet", (double)events / (double)SSEMU_MAX(npkts, 1),
 	     3);
-	kv_f("delivery_ns", (double)om.delivery / SSEMU_PS_PER_NS, 3);
+	/* (a read's bytes arrive at its initiator: completion) */
+	if (!o->read)
+		kv_f("delivery_ns", (double)om.delivery / SSEMU_PS_PER_NS, 3);
 	kv_f("completion_ns", (double)om.completion / SSEMU_PS_PER_NS, 3);
 	kv_f("wall_s", t1 - t0, 6);
 	kv_f("cpu_s", c1 - c0, 6);
@@ -721,6 +751,7 @@ static int bench_message(const struct bench_opts *o)
 		ssemu_nic_detach(nic[k]);
 	}
 	ssemu_fabric_close(om.fab);
+	free(mem);
 	return o->callgrind ? callgrind_rerun(o) : 0;
 }
 
@@ -864,6 +895,8 @@ static int callgrind_rerun(const struct bench_opts *o)
 		snprintf(num[0], sizeof(num[0]), "%" PRIu64, o->message);
 		argv[argc++] = "--message";
 		argv[argc++] = num[0];
+		if (o->read)
+			argv[argc++] = "--read";
 		if (o->dst >= 0) {
 			snprintf(num[1], sizeof(num[1]), "%" PRId64, o->dst);
 			argv[argc++] = "--dst";
@@ -1872,6 +1905,9 @@ static void usage(FILE *f)
 		"  --message BYTES      instead: one message (K, M: KiB, MiB;\n"
 		"                       up to 16M) from the first endpoint to\n"
 		"                       the last, nothing else in flight\n"
+		"  --read               that many bytes read (a direct RMA\n"
+		"                       read, the provider's rendezvous) from\n"
+		"                       the last endpoint's memory instead\n"
 		"  --dst PORT           that message's destination port\n"
 		"  --callgrind          also rerun, smaller, under callgrind:\n"
 		"                       instructions per hop (per message)\n"
@@ -1956,7 +1992,7 @@ enum {
 	OPT_PRESET = 256, OPT_ROUTING, OPT_LOAD, OPT_TIME, OPT_WARMUP,
 	OPT_SIZE, OPT_ITERS, OPT_MESSAGE, OPT_PENDING, OPT_NO_BASELINE,
 	OPT_CALLGRIND, OPT_CG_TIME, OPT_DST, OPT_MESSAGES, OPT_TIMELINE,
-	OPT_EVICT,
+	OPT_EVICT, OPT_READ,
 };
 
 /* One option's value into @o; false (a message said why) if it is bad. */
@@ -2014,6 +2050,9 @@ static bool set_opt(struct bench_opts *o, int c, const char *name,
 	case OPT_NO_BASELINE:
 		o->baseline = false;
 		return true;
+	case OPT_READ:
+		o->read = true;
+		return true;
 	case OPT_CALLGRIND:
 		o->callgrind = true;
 		return true;
@@ -2037,6 +2076,7 @@ int main(int argc, char **argv)
 		{ "callgrind", no_argument, NULL, OPT_CALLGRIND },
 		{ "callgrind-time", required_argument, NULL, OPT_CG_TIME },
 		{ "dst", required_argument, NULL, OPT_DST },
+		{ "read", no_argument, NULL, OPT_READ },
 		{ "messages", required_argument, NULL, OPT_MESSAGES },
 		{ "timeline", required_argument, NULL, OPT_TIMELINE },
 		{ "evict", required_argument, NULL, OPT_EVICT },
@@ -2119,6 +2159,10 @@ int main(int argc, char **argv)
 	}
 	if (o.dst >= 0 && !o.message) {
 		fprintf(stderr, "bench_fabric: --dst: only with --message\n");
+		return 2;
+	}
+	if (o.read && !o.message) {
+		fprintf(stderr, "bench_fabric: --read: only with --message\n");
 		return 2;
 	}
 	if (model)

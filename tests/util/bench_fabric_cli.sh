@@ -4,9 +4,10 @@
 # benchmarks/bench_fabric from the outside: its options parse, bad values
 # get a clear message and exit status 2 (1 for an unknown preset), and the
 # figures it prints agree with each other (hops > 0, events per hop > 1 and
-# equal to events / hops, every message received, one message's packets
-# and hops, the pages a message touches, the cache lines it moves where
-# valgrind is installed).  Never its timings: the machine is shared.
+# equal to events / hops, every message received, one message's or one
+# read's packets and hops, the pages a message touches, the cache lines
+# it moves where valgrind is installed).  Never its timings: the machine
+# is shared.
 
 bench="${TOP_BUILDDIR:-.}/benchmarks/bench_fabric"
 tmp=$(mktemp -d) || exit 99
@@ -87,6 +88,26 @@ check "message: a port on the same switch is fewer hops and events" \
 check "message: the same message, the same events" \
 	sh -c "\"$bench\" model --preset 2group --message 64K |
 		grep -qx 'events $fe'"
+
+# --- one read: 64 KiB of the last endpoint's memory, 32 result packets
+# back on the reverse path, no acknowledgements for them ---
+"$bench" model --preset 2group --message 64K --read > "$tmp/rd.txt" ||
+	{ echo "FAIL: read run"; fail=1; }
+check "read: every line is 'key value'" awk 'NF != 2 { exit 1 }' "$tmp/rd.txt"
+check "read: says it is a read, and a send says it is a send" \
+	sh -c "grep -qx 'operation read' '$tmp/rd.txt' &&
+		grep -qx 'operation send' '$tmp/far.txt'"
+check "read: complete, with no delivery of its own" \
+	sh -c "! grep -q '^delivery_ns' '$tmp/rd.txt' &&
+		awk '\$1 == \"completion_ns\" && \$2 > 0 { ok = 1 }
+			END { exit !ok }' '$tmp/rd.txt'"
+rh=$(val "$tmp/rd.txt" packet_hops)
+check "read: at least its 32 results' hops, fewer than the send's ($rh)" \
+	holds "$rh" "$fh" 'a >= 32 && a < b'
+"$bench" model --read > "$tmp/rd0.txt" 2> "$tmp/rd0.err"
+check "read: only with --message (exit 2)" test $? -eq 2
+check "read: only with --message says so" grep -q -- "--read: only with" \
+	"$tmp/rd0.err"
 
 # --- callgrind: without valgrind, a message and no figure ---
 PATH=/nonexistent "$bench" model --preset 2group --load 0.2 --time 1 \
