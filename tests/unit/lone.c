@@ -36,39 +36,28 @@ void lone_case(const char *preset, uint64_t *rng, unsigned round,
 
 /*
  * A switch's pipeline latency for the packet of identity @uid (source
- * port << 32 | its NIC's sequence number) arriving on VC @vc: the draw of
- * the stream keyed by (switch, packet, VC), a normal of the configured
- * mean and deviation clipped to [min, max], and one packet in a thousand
- * on the slow path above max.  (Rebuilt here from the public streams, as
- * everything in this file, rather than taken from emu/ssemu_switch.c:
- * the tests check the model's code against it.)
+ * port << 32 | its NIC's sequence number) arriving on VC @vc: from the
+ * stream keyed by (switch, packet, VC), one packet in a thousand on the
+ * slow path above max, the others a normal of the configured mean and
+ * deviation clipped to [min, max].  Drawn from the whole stream, as
+ * the definition has it: emu/ssemu_switch.c takes its usual case from
+ * the stream's first two draws alone, and the tests check that it gives
+ * the same values.
  */
 static ssemu_time_t pipeline_draw(const struct ssemu_config *c, uint32_t sw,
 				  uint64_t uid, uint32_t vc)
 {
-	uint64_t comp = 0x100000000ULL + sw, key = uid ^ (uint64_t)vc << 48;
-	uint64_t d0, d1;
 	struct ssemu_rng g;
-	uint32_t i;
-	double v, z, u;
+	double v;
 
-	ssemu_rng_keyed2(c->seed, comp, key, &d0, &d1);
-	ssemu_zig_ensure();
-	if ((uint64_t)(((__uint128_t)d0 * 1000) >> 64) != 0 &&
-	    ssemu_zig_try_draw(d1, &i, &u, &z)) {
-		v = (double)c->sw_lat_mean + z * c->sw_lat_sd;
-	} else {
-		ssemu_rng_keyed(&g, c->seed, comp, key);
-		if (ssemu_rng_below(&g, 1000) == 0)
-			return c->sw_lat_max +
-			       ssemu_rng_below(&g, c->sw_lat_max -
-							   c->sw_lat_min + 1);
-		v = (double)c->sw_lat_mean + ssemu_rng_normal(&g) * c->sw_lat_sd;
-	}
-	if (v < (double)c->sw_lat_min)
-		v = (double)c->sw_lat_min;
-	if (v > (double)c->sw_lat_max)
-		v = (double)c->sw_lat_max;
+	ssemu_rng_keyed(&g, c->seed, 0x100000000ULL + sw,
+			uid ^ (uint64_t)vc << 48);
+	if (ssemu_rng_below(&g, 1000) == 0)
+		return c->sw_lat_max +
+		       ssemu_rng_below(&g, c->sw_lat_max - c->sw_lat_min + 1);
+	v = (double)c->sw_lat_mean + ssemu_rng_normal(&g) * c->sw_lat_sd;
+	v = SSEMU_MAX(v, (double)c->sw_lat_min);
+	v = SSEMU_MIN(v, (double)c->sw_lat_max);
 	return (ssemu_time_t)v;
 }
 

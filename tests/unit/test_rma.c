@@ -1021,7 +1021,7 @@ static void test_rma_response_modelled(void **state)
  * its own (one switch, one group, across groups): each completes at the
  * picosecond the recurrence gives (lone_read: the request out, its
  * acknowledgement and the results back from the target's NIC), with as
- * many packet-hops and picoseconds spent in switches.  The provider's
+ * many acknowledgements, packet-hops and picoseconds spent in switches.  The provider's
  * rendezvous moves its bulk data this way.
  */
 static void test_rma_lone_read_recurrence(void **state)
@@ -1029,6 +1029,7 @@ static void test_rma_lone_read_recurrence(void **state)
 	static const char *const presets[] = { "switch", "2group", "shandy" };
 	uint64_t rng = 7, len, src, dst;
 	struct ssemu_fabric_stats fs;
+	struct ssemu_nic_stats st;
 	struct ssemu_config c;
 	struct ssemu_topo topo;
 	struct lone_out o;
@@ -1058,6 +1059,8 @@ static void test_rma_lone_read_recurrence(void **state)
 			}
 			assert_int_equal(rl->done[d].status, 0);
 			lone_read(&c, &topo, src, dst, len, &o);
+			assert_int_equal(ssemu_nic_stats(t->nic[0], &st), 0);
+			assert_int_equal(st.ack_pkts, o.acks);
 			assert_int_equal(ssemu_fabric_stats(t->fab, &fs), 0);
 			assert_int_equal(fs.pkt_hops, o.hops);
 			assert_int_equal(fs.switch_lat_sum, o.lat_sum);
