@@ -28,6 +28,22 @@ enum ssemu_model_ev {
 
 /* ssemu_model.c */
 void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f);
+/*
+ * Packet trains (ssemu_train.c): the RMA results a NIC has queued, with
+ * the acknowledgement of their request ahead of them, go through the
+ * fabric in one event when nothing else is in it, with the times, counts
+ * and state one event per packet per hop gives.  ssemu_model_trains
+ * allows them (on; a test or benchmark turns it off to compare);
+ * ssemu_model_limit is the latest model time the engine's current run
+ * may reach, set by the runner around its loop (0: no run, no train).
+ * A train is one event to the run's budget: what is posted while it
+ * would be in flight enters after it, as with a budget that covered its
+ * packets' events.
+ */
+extern uint32_t ssemu_model_trains;
+extern __thread ssemu_time_t ssemu_model_limit;
+/* Trains run by this process (for tests and benchmarks). */
+extern uint64_t ssemu_model_trains_run;
 /* ssemu_nic.c */
 void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 			     uint32_t msg);

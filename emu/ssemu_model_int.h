@@ -17,6 +17,9 @@
  *	ssemu_rma.c	the RMA target side
  *	ssemu_switch.c	switches
  *	ssemu_nic.c	NICs
+ *	ssemu_train.c	packet trains (a NIC's kick hands a lone read's
+ *			results to it; it takes the NICs' and switches'
+ *			own steps)
  *	ssemu_recover.c	endpoint close, NIC reset, crash recovery
  *	ssemu_model.c	event dispatch
  * The policies (arb, route, cc) see views of the model (ssemu_policy.h),
@@ -431,6 +434,17 @@ struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 void arrive_at_switch(struct ssemu_region *r, uint32_t inst, uint32_t in,
 		      uint32_t pi, ssemu_time_t t);
 void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi);
+ssemu_time_t sw_pipeline(struct ssemu_region *r, uint32_t sw, uint64_t uid,
+			 uint32_t vc);
+/* Port @p of switch @sw as a new model has it (@op zeroed before). */
+void sw_port_init(struct ssemu_region *r, uint32_t sw, uint32_t p,
+		  struct ssemu_swport *op);
+/* What congestion control sees of paced packet @pkt at edge output @op
+ * (@make: its pair gets an entry if it has none; @known: the view as the
+ * packet joined the queues, this instant, or NULL). */
+void sw_cc_view(struct ssemu_region *r, struct ssemu_swport *op,
+		const struct ssemu_pkt *pkt, struct ssemu_cc_queue_view *v,
+		bool make, const struct ssemu_cc_queue_view *known);
 void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out);
 void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status);
 /* What adaptive routing at switch @s sees (struct ssemu_route_view). */
@@ -461,5 +475,13 @@ void nic_resend_fire(struct ssemu_region *r, uint32_t nic, uint32_t pi,
 		     uint32_t gen);
 void nic_fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 		     uint32_t arg);
+struct ssemu_pair *resp_pair(struct ssemu_region *r, uint32_t nic,
+			      bool *paused);
+uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic,
+		       struct ssemu_pair *pr);
+
+/* ssemu_train.c: the results @nic has queued as a packet train, if the
+ * fabric allows one now (ssemu_model.h). */
+bool ssemu_train_resp(struct ssemu_region *r, uint32_t nic);
 
 #endif

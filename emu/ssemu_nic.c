@@ -308,8 +308,8 @@ static uint32_t nic_pkt_alloc(struct ssemu_region *r, struct ssemu_nic_sh *n)
  * acknowledgements they are neither windowed nor acknowledged; they do take
  * the edge link, credits and packets like any other.
  */
-static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic,
-			      struct ssemu_pair *pr)
+uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic,
+		       struct ssemu_pair *pr)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
 	uint32_t mi = n->resp_head, pi, chunk, inic, mtu = r->config.mtu;
@@ -360,8 +360,8 @@ static uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic,
  * the pair back (FGFC pacing).  One look for the whole injection: nothing
  * between it and the packet's cc_sent adds or moves a pair entry.
  */
-static struct ssemu_pair *resp_pair(struct ssemu_region *r, uint32_t nic,
-				    bool *paused)
+struct ssemu_pair *resp_pair(struct ssemu_region *r, uint32_t nic,
+			      bool *paused)
 {
 	uint32_t mi = ssemu_r_nic(r, nic)->resp_head, inic;
 	struct ssemu_pair *pr;
@@ -550,6 +550,13 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 		}
 		return;
 	}
+	/* a lone read's results, with nothing else in the fabric: a train
+	 * (ssemu_train.c) */
+	if (unlikely(n->resp_head != SSEMU_NONE) &&
+	    n->ack_head != SSEMU_NONE && ssemu_model_trains &&
+	    !ssemu_engine_pending(ssemu_r_engine(r)) &&
+	    ssemu_train_resp(r, nic))
+		return;
 	cr_settle(r, &cr, now);
 	pi = nic_next_pkt(r, nic);
 	if (pi == SSEMU_NONE) {

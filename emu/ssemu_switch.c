@@ -18,10 +18,9 @@
  * (@make: its pair gets an entry if it has none; @known: its pair's
  * entry, or NULL, as the view before it found it, with no entry made or
  * given back since). */
-static void cc_queue_view(struct ssemu_region *r, struct ssemu_swport *op,
-			  const struct ssemu_pkt *pkt,
-			  struct ssemu_cc_queue_view *v, bool make,
-			  const struct ssemu_cc_queue_view *known)
+void sw_cc_view(struct ssemu_region *r, struct ssemu_swport *op,
+		const struct ssemu_pkt *pkt, struct ssemu_cc_queue_view *v,
+		bool make, const struct ssemu_cc_queue_view *known)
 {
 	uint32_t N = r->config.max_nics;
 
@@ -81,12 +80,36 @@ void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
 
 
 /* The model of switch @sw, instantiated on first use. */
+void sw_port_init(struct ssemu_region *r, uint32_t sw, uint32_t p,
+		  struct ssemu_swport *op)
+{
+	const struct ssemu_link_params *lp = link_of(r, p);
+	uint32_t tc, vc;
+
+	op->last.in = UINT32_MAX;
+	op->delay = lp->delay;
+	op->bytes_per_ps = (double)lp->rate_bps / 8e12;
+	if (lp->rate_bps && 8 * SSEMU_PS_PER_S % lp->rate_bps == 0 &&
+	    8 * SSEMU_PS_PER_S / lp->rate_bps <= UINT32_MAX)
+		op->ps_per_byte = (uint32_t)(8 * SSEMU_PS_PER_S / lp->rate_bps);
+	ssemu_topo_peer(&r->topo, sw, p, &op->peer);
+	if (op->peer.kind == SSEMU_PORT_NONE)
+		return;
+	/* a NIC has one buffer per class (VC 0); a switch input has one per
+	 * class and VC 1.. (VC 0 is only ever fed by NICs) */
+	for (tc = 0; tc < r->config.ntclass; tc++)
+		for (vc = op->peer.kind == SSEMU_PORT_ENDPOINT ? 0 : 1;
+		     vc < (op->peer.kind == SSEMU_PORT_ENDPOINT ? 1 : SSEMU_NVC);
+		     vc++)
+			op->vq[tc * SSEMU_NVC + vc].credits =
+				buf_cells(&r->config);
+}
+
 struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 			       uint32_t *inst)
 {
-	uint32_t *map = ssemu_r_swmap(r), i, p, tc, vc;
+	uint32_t *map = ssemu_r_swmap(r), i, p;
 	struct ssemu_switch_sh *s;
-	struct ssemu_peer peer;
 
 	i = ssemu_sw_inst(r, sw);
 	if (i != SSEMU_NONE) {
@@ -110,46 +133,23 @@ struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 	 * head and tail are not read then, so they need no initialising) */
 	s->voq_off = r->voqrow_off +
 		     (uint64_t)i * r->voq_per_switch * sizeof(uint32_t);
-	for (p = 0; p < r->topo.radix; p++) {
-		const struct ssemu_link_params *lp = link_of(r, p);
-		struct ssemu_swport *op = &s->port[p];
-
-		op->last.in = UINT32_MAX;
-		op->delay = lp->delay;
-		op->bytes_per_ps = (double)lp->rate_bps / 8e12;
-		if (lp->rate_bps && 8 * SSEMU_PS_PER_S % lp->rate_bps == 0 &&
-		    8 * SSEMU_PS_PER_S / lp->rate_bps <= UINT32_MAX)
-			op->ps_per_byte =
-				(uint32_t)(8 * SSEMU_PS_PER_S / lp->rate_bps);
-		ssemu_topo_peer(&r->topo, sw, p, &peer);
-		s->port[p].peer = peer;
-		if (peer.kind == SSEMU_PORT_NONE)
-			continue;
-		/* a NIC has one buffer per class (VC 0); a switch input has
-		 * one per class and VC 1.. (VC 0 is only ever fed by NICs) */
-		for (tc = 0; tc < r->config.ntclass; tc++)
-			for (vc = peer.kind == SSEMU_PORT_ENDPOINT ? 0 : 1;
-			     vc < (peer.kind == SSEMU_PORT_ENDPOINT ?
-					   1 : SSEMU_NVC);
-			     vc++)
-				s->port[p].vq[tc * SSEMU_NVC + vc].credits =
-					buf_cells(&r->config);
-	}
+	for (p = 0; p < r->topo.radix; p++)
+		sw_port_init(r, sw, p, &s->port[p]);
 	map[sw] = i;
 	*inst = i;
 	return s;
 }
 
-/* Packet @pkt's pipeline latency at switch @s: drawn from a stream of
- * its own, keyed by the switch, the packet and its hop (so the draw is the
- * same whatever else went through the switch before it). */
-static ssemu_time_t sw_pipeline(struct ssemu_region *r,
-				struct ssemu_switch_sh *s,
-				const struct ssemu_pkt *pkt)
+/* The pipeline latency at switch @sw of the packet of identity @uid
+ * (pkt_uid) arriving on VC @vc: drawn from a stream of its own, keyed by
+ * the switch, the packet and its hop (so the draw is the same whatever
+ * else went through the switch before it). */
+ssemu_time_t sw_pipeline(struct ssemu_region *r, uint32_t sw, uint64_t uid,
+			 uint32_t vc)
 {
 	const struct ssemu_config *c = &r->config;
-	uint64_t comp = 0x100000000ULL + s->sw, d0, d1;
-	uint64_t key = pkt_uid(pkt) ^ (uint64_t)pkt->vc << 48;
+	uint64_t comp = 0x100000000ULL + sw, d0, d1;
+	uint64_t key = uid ^ (uint64_t)vc << 48;
 	struct ssemu_rng g;
 	double v, z, u;
 	uint32_t i;
@@ -190,7 +190,7 @@ void arrive_at_switch(struct ssemu_region *r, uint32_t inst, uint32_t in,
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
-	ssemu_time_t ready = t + sw_pipeline(r, s, pkt);
+	ssemu_time_t ready = t + sw_pipeline(r, s->sw, pkt_uid(pkt), pkt->vc);
 
 	pkt->sw_arrive = t;
 	pkt->in_port = in;
@@ -341,7 +341,7 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 	if (cc->on_queue && cc_paced(pkt) && port_is_edge(r, out)) {
 		struct ssemu_cc_frame f;
 
-		cc_queue_view(r, op, pkt, &v, true, NULL);
+		sw_cc_view(r, op, pkt, &v, true, NULL);
 		if (cc->on_queue(&v, &f))
 			schedule(r, now + f.delay, SSEMU_MEV_FGFC,
 				 pkt->src_nic, pkt->win, f.arg);
@@ -467,7 +467,7 @@ sw_send(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t inst,
 	if (cc->on_dequeue && cc_paced(pkt) && port_is_edge(r, out)) {
 		struct ssemu_cc_queue_view v;
 
-		cc_queue_view(r, op, pkt, &v, false, known);
+		sw_cc_view(r, op, pkt, &v, false, known);
 		cc->on_dequeue(&v);
 		ssemu_pair_put(r, v.pair, now);
 	}

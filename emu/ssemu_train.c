@@ -1,0 +1,793 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Packet trains: a NIC's queued RMA results, with the acknowledgement of
+ * their request ahead of them, taken through the fabric in one step
+ * instead of one event per packet per hop, when nothing else is in the
+ * fabric to meet them.  The bulk of a read (the provider's rendezvous
+ * too) flows this way.
+ *
+ * It forms where the per-packet model would put the acknowledgement on
+ * the wire (the target NIC's kick, the request just arrived), only when
+ * the engine holds no event at all: then, until the engine's current run
+ * reaches its limit, nothing can happen in the fabric but these packets
+ * (what is posted enters at the next run).  Two passes:
+ *
+ *  1. the plan, without a write: each packet's times, from its injection
+ *     at the NIC (back to back) through each switch of the path (the
+ *     keyed pipeline draw, the input's FIFO, the output's serialisation)
+ *     to its arrival at the initiator; and the checks that nothing would
+ *     hold one back or do other than a lone packet does -- the NIC's and
+ *     every output's credits at each send (with those coming back), the
+ *     credit rings never full, the packet pool never empty, the edge
+ *     queue below congestion control's threshold, the run's limit past
+ *     the last arrival.  A check that fails: no train, the per-packet
+ *     model goes on as ever.
+ *  2. the step: the packets' actions in the order the engine would run
+ *     them (time; at one instant arrivals, then pipelines' ends, then
+ *     outputs' looks, then the NIC; per stream in packet order), the
+ *     model clock at each, doing what the per-packet handlers do that
+ *     outlives the instant -- through the model's own functions where
+ *     they exist (the NIC's taking of a result, the arrivals, congestion
+ *     control, the arbiter's sole send, the telemetry, the credit rings)
+ *     and by the same writes where the handler's are bound up with
+ *     scheduling (counts, busy times, the pipeline's FIFO times).  What
+ *     only lives between events (VOQ links, a look scheduled) is left
+ *     out: every packet leaves each output at the time it would have.
+ *
+ * Times, completions, counters, telemetry and the state left behind are
+ * those of the per-packet model (tests/unit/test_rma.c runs both and
+ * compares); the engine runs one event for the whole train.
+ */
+#include <stdlib.h>
+
+#include "ssemu_link.h"
+
+uint32_t ssemu_model_trains = 1;
+__thread ssemu_time_t ssemu_model_limit;
+uint64_t ssemu_model_trains_run;
+
+#define TRAIN_HOPS 8
+/* the most results a train takes (a read of 64 MiB at a 2 KiB MTU) */
+#define TRAIN_MAX_PKTS (1u << 15)
+
+struct train_hop {
+	struct ssemu_switch_sh *s;	/* NULL: not modelled yet */
+	struct ssemu_swport *op;	/* the output taken */
+	uint32_t sw, inst, in, out, vcl, dvcl;
+	bool edge;			/* the output leads to the initiator */
+	ssemu_time_t in_delay;		/* the input's link (credits back) */
+	ssemu_time_t last_ready;	/* the input's FIFO, as the train finds it */
+	/* a switch not modelled yet: its output as its model will have it
+	 * when the train's first packet makes it */
+	struct ssemu_swport fresh;
+};
+
+/* A packet's times: where each is in its row of struct train's t. */
+enum { T_INJ, T_FIN, T_HOP };
+#define T_ARR(h) (T_HOP + 3 * (h))
+#define T_READY(h) (T_HOP + 3 * (h) + 1)
+#define T_DEP(h) (T_HOP + 3 * (h) + 2)
+
+struct train {
+	struct ssemu_region *r;
+	struct ssemu_nic_sh *n;		/* the target's NIC, sending */
+	uint32_t nic, inic, mi, tc;
+	uint32_t npkts;			/* the acknowledgement, then results */
+	uint32_t nhops, w;		/* w: times a packet */
+	struct train_hop hop[TRAIN_HOPS];
+	ssemu_time_t *t;		/* npkts rows of w */
+	uint32_t *bytes, *pi;
+	ssemu_time_t *wake;		/* the NIC's looks for a credit */
+	uint32_t nwake;
+	uint32_t tail;			/* such a look asked for another */
+	ssemu_time_t tail_at;
+};
+
+/* The scratch rows, kept per thread and grown as trains need. */
+static __thread void *scratch;
+static __thread size_t scratch_bytes;
+
+static bool train_alloc(struct train *tr)
+{
+	size_t rows = (size_t)tr->npkts * tr->w * sizeof(ssemu_time_t);
+	size_t need = rows + (size_t)tr->npkts * (2 * sizeof(uint32_t) +
+						  sizeof(ssemu_time_t));
+	void *p;
+
+	if (need > scratch_bytes) {
+		p = realloc(scratch, need);
+		if (!p)
+			return false;
+		scratch = p;
+		scratch_bytes = need;
+	}
+	tr->t = scratch;
+	tr->wake = (ssemu_time_t *)((char *)scratch + rows);
+	tr->bytes = (uint32_t *)(tr->wake + tr->npkts);
+	tr->pi = tr->bytes + tr->npkts;
+	return true;
+}
+
+static inline ssemu_time_t *T(struct train *tr, uint32_t k, uint32_t j)
+{
+	return &tr->t[(size_t)k * tr->w + j];
+}
+
+/* Packet @pkt's identity (pkt_uid) had the NIC at port @port made it as
+ * its @seq-th. */
+static inline uint64_t uid_of(uint32_t port, uint32_t seq)
+{
+	return (uint64_t)port << 32 | seq;
+}
+
+/*
+ * The path from the target's edge switch to the initiator, as the
+ * acknowledgement's routing takes it (results go the same way: minimal,
+ * from the same NIC to the same port).  Every output on it idle, with
+ * nothing queued and no look due; every link with a delay (so a credit
+ * put back never counts at the instant it is put).  A switch on it not
+ * modelled yet is made where the first packet reaches it, as the
+ * per-packet model makes it, if there is room for it.
+ */
+static bool train_path(struct train *tr, const struct ssemu_pkt *ack)
+{
+	struct ssemu_region *r = tr->r;
+	struct ssemu_pkt sp;
+	struct ssemu_switch_sh *s;
+	struct ssemu_peer peer;
+	struct train_hop *h;
+	uint32_t inst, in, out, next, sw, fresh = 0;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.tclass = (uint8_t)tr->tc;
+	sp.dst_port = ack->dst_port;
+	sp.copy = ack->copy;
+	sw = edge_switch(r, tr->n->port, &in);
+	inst = ssemu_sw_inst(r, sw);
+	if (inst == SSEMU_NONE || inst >= r->sw_used)
+		return false;
+	for (tr->nhops = 0;; tr->nhops++) {
+		if (tr->nhops == TRAIN_HOPS || in >= r->topo.radix)
+			return false;
+		h = &tr->hop[tr->nhops];
+		h->sw = sw;
+		h->inst = inst;
+		h->in = in;
+		s = inst != SSEMU_NONE ? ssemu_r_switch(r, inst) : NULL;
+		h->s = s;
+		out = model_route(r)->select(&r->topo, sw, &sp);
+		if (out >= r->topo.radix)
+			return false;
+		h->out = out;
+		if (s) {
+			h->op = &s->port[out];
+			h->in_delay = s->port[in].delay;
+			h->last_ready = s->port[in].last_ready;
+		} else {
+			memset(&h->fresh, 0, sizeof(h->fresh));
+			sw_port_init(r, sw, out, &h->fresh);
+			h->op = &h->fresh;
+			h->in_delay = link_of(r, in)->delay;
+			h->last_ready = 0;
+		}
+		h->edge = port_is_edge(r, out);
+		h->vcl = tr->tc * SSEMU_NVC + sp.vc;
+		if (!h->edge && sp.vc + 1 >= SSEMU_NVC)
+			return false;
+		h->dvcl = next_vcl_at(h->edge, h->vcl);
+		if (h->op->nqueued || h->op->done_pending || !h->op->delay ||
+		    !h->in_delay || h->op->busy_until > now_of(r) ||
+		    h->last_ready > now_of(r))
+			return false;
+		peer = h->op->peer;
+		if (h->edge) {
+			tr->nhops++;
+			return s && peer.kind == SSEMU_PORT_ENDPOINT &&
+			       peer.ep == ack->dst_port;
+		}
+		if (peer.kind != SSEMU_PORT_LOCAL &&
+		    peer.kind != SSEMU_PORT_GLOBAL)
+			return false;
+		next = h->op->peer_inst ? h->op->peer_inst - 1 :
+					  ssemu_sw_inst(r, peer.sw);
+		if (next == SSEMU_NONE) {
+			/* (room for every model the train makes) */
+			if (r->sw_used + ++fresh > r->config.max_switches)
+				return false;
+		} else if (next >= r->sw_used) {
+			return false;
+		}
+		sp.vc = (uint8_t)(h->dvcl % SSEMU_NVC);
+		sw = peer.sw;
+		inst = next;
+		in = peer.port;
+	}
+}
+
+/* Each packet's times at the NIC, the switches and the initiator. */
+static void train_times(struct train *tr, const struct ssemu_pkt *ack)
+{
+	struct ssemu_region *r = tr->r;
+	const struct ssemu_config *c = &r->config;
+	struct ssemu_swport *eport = &tr->hop[0].s->port[tr->hop[0].in];
+	ssemu_time_t last_ready[TRAIN_HOPS], free_at[TRAIN_HOPS];
+	ssemu_time_t nic_free = now_of(r), at, ser, rdy;
+	uint32_t k, h, vc;
+	uint64_t uid;
+
+	for (h = 0; h < tr->nhops; h++) {
+		last_ready[h] = tr->hop[h].last_ready;
+		free_at[h] = tr->hop[h].op->busy_until;
+	}
+	for (k = 0; k < tr->npkts; k++) {
+		uid = k ? uid_of(tr->n->port, tr->n->pkt_seq + k - 1) :
+			  pkt_uid(ack);
+		/* the NIC: back to back on the edge link */
+		*T(tr, k, T_INJ) = nic_free;
+		ser = port_ser_time(r, eport, tr->hop[0].in, tr->bytes[k]);
+		nic_free += ser;
+		at = nic_free + c->edge.delay;
+		vc = 0;
+		for (h = 0; h < tr->nhops; h++) {
+			const struct train_hop *hp = &tr->hop[h];
+
+			*T(tr, k, T_ARR(h)) = at;
+			rdy = at + sw_pipeline(r, hp->sw, uid, vc);
+			last_ready[h] = rdy = SSEMU_MAX(rdy, last_ready[h]);
+			*T(tr, k, T_READY(h)) = rdy;
+			at = SSEMU_MAX(rdy, free_at[h]);
+			*T(tr, k, T_DEP(h)) = at;
+			ser = port_ser_time(r, hp->op, hp->out, tr->bytes[k]);
+			free_at[h] = at + ser;
+			at += ser + hp->op->delay;
+			vc = hp->dvcl % SSEMU_NVC;
+		}
+		*T(tr, k, T_FIN) = at;
+	}
+}
+
+/*
+ * Do the credits of @key in ring @cr hold?  Its owner sends packet k at
+ * time T(k, @send), taking cells(k); the credit for packet k comes back
+ * into the ring, put there at T(k, @put) and due @delay later.  A send
+ * settles the ring (every credit due by then counts); nothing else does.
+ * Every send must find its cells, and the ring must have room at every
+ * put counting every credit not settled by a send strictly before it.
+ */
+static bool credits_hold(struct train *tr, const struct ssemu_cr *cr,
+			 uint32_t key, uint32_t send, uint32_t put,
+			 ssemu_time_t delay)
+{
+	uint32_t head = *cr->head, n0 = *cr->n, k, i, j, x;
+	int64_t avail = cr->credits[key * cr->stride];
+	ssemu_time_t last = 0, settled = 0;
+	bool any = false;
+
+	if (n0 > SSEMU_CR_RING || head >= SSEMU_CR_RING)
+		return false;
+	if (n0)
+		last = cr->time[(head + n0 - 1) % SSEMU_CR_RING];
+	/* (the ring keeps its credits in time order) */
+	if (n0 && last > *T(tr, 0, put) + delay)
+		return false;
+	/* the sends, each with the credits due by its time */
+	for (k = 0, i = 0, j = 0; k < tr->npkts; k++) {
+		ssemu_time_t s = *T(tr, k, send);
+
+		for (; i < n0; i++) {
+			x = (head + i) % SSEMU_CR_RING;
+			if (cr->time[x] > s)
+				break;
+			if (cr->key[x] == key)
+				avail += cr->cells[x];
+		}
+		for (; j < k && *T(tr, j, put) + delay <= s; j++)
+			avail += pkt_cells(tr->bytes[j]);
+		if (avail < pkt_cells(tr->bytes[k]))
+			return false;
+		avail -= pkt_cells(tr->bytes[k]);
+	}
+	/* the ring's room at each put (i: the first earlier put not
+	 * settled yet; the dues rise with the puts) */
+	for (j = 0, k = 0, i = 0; j < tr->npkts; j++) {
+		ssemu_time_t p = *T(tr, j, put);
+		uint32_t left = 0;
+
+		for (; k < tr->npkts && *T(tr, k, send) < p; k++) {
+			settled = *T(tr, k, send);
+			any = true;
+		}
+		for (x = 0; x < n0; x++)
+			if (!any || cr->time[(head + x) % SSEMU_CR_RING] >
+					    settled)
+				left++;
+		while (any && i < j && *T(tr, i, put) + delay <= settled)
+			i++;
+		left += j - i;
+		if (left >= SSEMU_CR_RING)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The packet pool's room: the acknowledgement holds its packet already;
+ * the NIC takes one for each result at its send and the initiator gives
+ * each back on arrival (an arrival at the instant of a send first).
+ */
+static bool pool_holds(struct train *tr)
+{
+	struct ssemu_region *r = tr->r;
+	int64_t free0 = (int64_t)r->config.max_pkts - r->pkts_used;
+	uint32_t k, back = 0;
+
+	for (k = 1; k < tr->npkts; k++) {
+		while (back < k && *T(tr, back, T_FIN) <= *T(tr, k, T_INJ))
+			back++;
+		if (free0 + back - (k - 1) < 1)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * What the initiator's edge output would queue: no depth at which
+ * congestion control sends a flow-control frame (an arrival counts
+ * itself and the packets before it not yet gone; at one instant an
+ * arrival comes before a look, and a packet sent as it arrives is gone
+ * for the arrivals after it).
+ */
+static bool edge_queue_holds(struct train *tr)
+{
+	uint32_t h = tr->nhops - 1, k, gone = 0;
+
+	if (!model_cc(tr->r)->on_queue)
+		return true;
+	for (k = 0; k < tr->npkts; k++) {
+		ssemu_time_t rk = *T(tr, k, T_READY(h));
+
+		while (gone < k &&
+		       (*T(tr, gone, T_DEP(h)) < rk ||
+			(*T(tr, gone, T_DEP(h)) == rk &&
+			 *T(tr, gone, T_READY(h)) == rk)))
+			gone++;
+		if (k - gone + 1 >= SSEMU_CC_MARK_QUEUE)
+			return false;
+	}
+	return true;
+}
+
+/* Pass 1: may the train go?  Fills @tr. */
+static bool train_plan(struct train *tr, uint32_t nic)
+{
+	struct ssemu_region *r = tr->r;
+	const struct ssemu_config *c = &r->config;
+	struct ssemu_engine *e = ssemu_r_engine(r);
+	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic), *in;
+	const struct ssemu_pkt *ack;
+	const struct ssemu_msg *m;
+	struct ssemu_pair *pr;
+	struct ssemu_cr cr;
+	uint32_t k, h, last;
+
+	/* nothing else in the fabric, now or until the run's end; the
+	 * model in its usual form (the order tests' variants run it per
+	 * packet) */
+	if (ssemu_engine_pending(e) || e->held || e->nnear || e->nwheel ||
+	    e->nfar || ssemu_model_limit <= e->now || ssemu_broken(r) ||
+	    ssemu_model_perturb || ssemu_model_deferring ||
+	    ssemu_model_credit_events || ssemu_model_extra_looks ||
+	    ssemu_model_fresh_places ||
+	    ssemu_model_shortcut != SSEMU_SHORTCUT_ON || r->gen_neps ||
+	    r->nparked || r->pkt_waiters)
+		return false;
+	tr->r = r;
+	tr->n = n;
+	tr->nic = nic;
+	/* the target's NIC: the acknowledgement alone in its queue, this
+	 * read's results alone in theirs, nothing else to send */
+	if (n->state != SSEMU_NIC_ATTACHED || n->busy_until > e->now ||
+	    n->done_pending || n->wait_pkt || n->inj_head != SSEMU_NONE ||
+	    n->ack_head >= c->max_pkts || n->resp_head >= r->nmsgs)
+		return false;
+	ack = ssemu_r_pkt(r, n->ack_head);
+	tr->mi = n->resp_head;
+	m = ssemu_r_msg(r, tr->mi);
+	tr->tc = m->tclass;
+	if (ack->type != SSEMU_PKT_ACK || ack->next != SSEMU_NONE ||
+	    ack->via || ack->phase || ack->vc || ack->trip ||
+	    ack->src_port != n->port || ack->tclass != tr->tc ||
+	    ack->dst_port != SSEMU_ADDR_PORT(m->src) ||
+	    !m->rma_op || !(m->mflags & SSEMU_MSGF_RESPQ) ||
+	    m->resp_next != SSEMU_NONE || m->resp_sent ||
+	    !m->resp_npkts || m->resp_npkts >= TRAIN_MAX_PKTS ||
+	    tr->tc >= c->ntclass || c->tclass[tr->tc].lossy ||
+	    c->tclass[tr->tc].max_pct < 100 || !c->edge.delay)
+		return false;
+	/* the initiator: attached, with nothing of its own to send */
+	tr->inic = ssemu_port_nic(r, ack->dst_port);
+	if (tr->inic >= c->max_nics || tr->inic == nic ||
+	    tr->inic != ssemu_ep_nic(r, ssemu_msg_ep(r, tr->mi)))
+		return false;
+	in = ssemu_r_nic(r, tr->inic);
+	if (in->state != SSEMU_NIC_ATTACHED || in->ack_head != SSEMU_NONE ||
+	    in->inj_head != SSEMU_NONE || in->resp_head != SSEMU_NONE)
+		return false;
+	/* congestion control's pacing of the results' pair over (a pause
+	 * or a gap to come would hold a result back) */
+	pr = ssemu_pair_find(r, nic, tr->inic);
+	if (pr && (pr->pause > e->now || pr->slow > e->now))
+		return false;
+	tr->npkts = 1 + m->resp_npkts;
+	if (!train_path(tr, ack))
+		return false;
+	/* its last output is the initiator's edge port, where the
+	 * initiator hands its credits back */
+	h = ssemu_sw_inst(r, edge_switch(r, ack->dst_port, &last));
+	if (h != tr->hop[tr->nhops - 1].inst ||
+	    last != tr->hop[tr->nhops - 1].out)
+		return false;
+	tr->w = T_HOP + 3 * tr->nhops;
+	if (!train_alloc(tr))
+		return false;
+	tr->bytes[0] = ack->bytes;
+	for (k = 1; k < tr->npkts; k++) {
+		uint64_t done = (uint64_t)(k - 1) * c->mtu;
+
+		tr->bytes[k] = (m->rma_len > done ?
+				(uint32_t)SSEMU_MIN((uint64_t)c->mtu,
+						    m->rma_len - done) : 0) +
+			       c->pkt_overhead;
+	}
+	train_times(tr, ack);
+	/* (and within the actions' keys) */
+	if (*T(tr, tr->npkts - 1, T_FIN) > ssemu_model_limit ||
+	    *T(tr, tr->npkts - 1, T_FIN) >> 60)
+		return false;
+	/* the credits: the NIC's (back from the edge switch as each packet
+	 * leaves it), then each output's (back from the next switch as the
+	 * packet leaves that, or from the initiator as it arrives) */
+	cr = cr_of_nic(n);
+	if (!credits_hold(tr, &cr, tr->tc, T_INJ, T_DEP(0),
+			  tr->hop[0].in_delay))
+		return false;
+	for (h = 0; h < tr->nhops; h++) {
+		cr = cr_of_port(tr->hop[h].op);
+		if (h + 1 < tr->nhops ?
+			    !credits_hold(tr, &cr, tr->hop[h].dvcl, T_DEP(h),
+					  T_DEP(h + 1),
+					  tr->hop[h + 1].in_delay) :
+			    !credits_hold(tr, &cr, tr->hop[h].dvcl, T_DEP(h),
+					  T_FIN, c->edge.delay))
+			return false;
+	}
+	return pool_holds(tr) && edge_queue_holds(tr);
+}
+
+/* ------------------------------------------------------------------ */
+/* Pass 2: the step                                                    */
+/* ------------------------------------------------------------------ */
+
+/* The engine's order of a train's actions at one instant (ev_key's). */
+enum { A_ARRIVE, A_READY, A_DEP, A_KICK, A_TAIL, A_WAKE };
+static const uint8_t act_prio[] = {
+	[A_ARRIVE] = 3, [A_READY] = 4, [A_DEP] = 5, [A_KICK] = 6,
+	[A_TAIL] = 6, [A_WAKE] = 7,
+};
+
+/* The model of hop @h's switch, made as the train's first packet is sent
+ * toward it (sw_send's sw_get). */
+static bool train_make(struct train *tr, uint32_t h)
+{
+	struct train_hop *hp = &tr->hop[h];
+
+	hp->s = sw_get(tr->r, hp->sw, &hp->inst);
+	if (!hp->s) {
+		ssemu_fail(tr->r, "a packet train found no room to model "
+			   "switch %u", hp->sw);
+		return false;
+	}
+	hp->op = &hp->s->port[hp->out];
+	return true;
+}
+
+/* Packet @k leaves output @h at @now. */
+static void act_dep(struct train *tr, uint32_t h, uint32_t k,
+		    ssemu_time_t now, const struct ssemu_cc_queue_view *known)
+{
+	struct ssemu_region *r = tr->r;
+	const struct train_hop *hp = &tr->hop[h];
+	struct ssemu_swport *op = hp->op;
+	const struct ssemu_cc_ops *cc = model_cc(r);
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, tr->pi[k]);
+	struct ssemu_cr cr = cr_of_port(op);
+	struct ssemu_arb_view av = {
+		.op = op, .voq = ssemu_r_voq_at(r, 0, 0),
+		.row = ssemu_r_voq_row(r, hp->s, hp->out, 0),
+		.radix = r->topo.radix, .pkt = ssemu_r_pkt(r, 0),
+		.c = &r->config, .now = now, .edge = hp->edge,
+	};
+	uint32_t cells = pkt_cells(pkt->bytes), tc = pkt->tclass, nic;
+	ssemu_time_t ser, t, lat = now - *T(tr, k, T_ARR(h));
+
+	/* the output's look: its ring settled, the arbiter's turn taken
+	 * (what its pick does for a lone candidate) */
+	cr_settle(r, &cr, now);
+	if (!model_arb(r)->sole(&av, hp->in, hp->vcl, pkt->bytes)) {
+		ssemu_fail(r, "a packet train's send found no credit at "
+			   "switch %u output %u", hp->s->sw, hp->out);
+		return;
+	}
+	op->queued_tc[tc]--;
+	/* sw_send */
+	ssemu_auth_sw_count(hp->s, pkt);
+	if (cc->on_dequeue && cc_paced(pkt) && hp->edge) {
+		struct ssemu_cc_queue_view v;
+
+		sw_cc_view(r, op, pkt, &v, false, known);
+		cc->on_dequeue(&v);
+		ssemu_pair_put(r, v.pair, now);
+	}
+	op->vq[hp->dvcl].credits -= cells;
+	op->cls[tc].pkts++;
+	op->cls[tc].bytes += pkt->bytes;
+	r->pkt_hops++;
+	op->last.in = UINT32_MAX;	/* (not a data packet) */
+	r->switch_lat_sum += lat;
+	r->swlat_hist[SSEMU_MIN(lat / SSEMU_PS_PER_NS,
+				(uint64_t)SSEMU_SWLAT_BINS - 1)]++;
+	/* the input's credit, back upstream (return_credit; the look a
+	 * credit asks for at the NIC, nic_wake's, kept as it would be) */
+	t = now + hp->in_delay;
+	if (!h) {
+		struct ssemu_nic_sh *n = tr->n;
+
+		cr = cr_of_nic(n);
+		if (!cr_put(&cr, tc, cells, t))
+			goto ring;
+		if (n->busy_until <= t && nic_has_work(n) &&
+		    !(n->kick_at > now && n->kick_at <= t)) {
+			n->kick_at = t;
+			tr->wake[tr->nwake++] = t;
+		}
+	} else {
+		cr = cr_of_port(tr->hop[h - 1].op);
+		if (!cr_put(&cr, hp->vcl, cells, t))
+			goto ring;
+	}
+	pkt->vc = (uint8_t)(hp->dvcl % SSEMU_NVC);
+	ser = port_ser_time(r, op, hp->out, pkt->bytes);
+	op->busy_until = now + ser;
+	if (hp->edge) {
+		nic = ssemu_port_nic(r, op->peer.ep);
+		pkt->to_gen = ssemu_r_nic(r, nic)->gen;
+		return;
+	}
+	if (!tr->hop[h + 1].s && !train_make(tr, h + 1))
+		return;
+	if (!op->peer_inst)
+		op->peer_inst = tr->hop[h + 1].inst + 1;
+	pkt->sw_arrive = *T(tr, k, T_ARR(h + 1));
+	pkt->in_port = tr->hop[h + 1].in;
+	tr->hop[h + 1].s->port[tr->hop[h + 1].in].last_ready =
+		*T(tr, k, T_READY(h + 1));
+	return;
+ring:
+	ssemu_fail(r, "a packet train found a credit ring full at switch %u "
+		   "input %u", hp->s->sw, hp->in);
+}
+
+/* Packet @k's pipeline at switch @h ends at @now: it joins the output's
+ * queue (or leaves at once, as the output is free). */
+static void act_ready(struct train *tr, uint32_t h, uint32_t k,
+		      ssemu_time_t now)
+{
+	struct ssemu_region *r = tr->r;
+	const struct train_hop *hp = &tr->hop[h];
+	struct ssemu_swport *op = hp->op;
+	const struct ssemu_cc_ops *cc = model_cc(r);
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, tr->pi[k]);
+	struct ssemu_cc_queue_view v, *known = NULL;
+
+	op->queued_tc[pkt->tclass]++;
+	if (hp->edge) {
+		if (cc->on_queue && cc_paced(pkt)) {
+			struct ssemu_cc_frame f;
+
+			sw_cc_view(r, op, pkt, &v, true, NULL);
+			if (cc->on_queue(&v, &f)) {
+				ssemu_fail(r, "a packet train's edge queue "
+					   "asked for a flow-control frame");
+				return;
+			}
+			known = &v;
+		}
+		ssemu_tel_queue(r, pkt->tclass, op->queued_tc[pkt->tclass]);
+	}
+	if (*T(tr, k, T_DEP(h)) == now)
+		act_dep(tr, h, k, now, known);
+}
+
+/* The NIC puts packet @k on its edge link at @now. */
+static void act_kick(struct train *tr, uint32_t k, ssemu_time_t now)
+{
+	struct ssemu_region *r = tr->r;
+	struct ssemu_nic_sh *n = tr->n;
+	struct ssemu_cr cr = cr_of_nic(n);
+	const struct train_hop *h0 = &tr->hop[0];
+	struct ssemu_pkt *pkt;
+	struct ssemu_pair *pr;
+	bool paused;
+	uint32_t pi;
+
+	cr_settle(r, &cr, now);
+	if (!k) {
+		pi = n->ack_head;
+		n->ack_head = ssemu_r_pkt(r, pi)->next;
+	} else {
+		pr = resp_pair(r, tr->nic, &paused);
+		pi = paused ? SSEMU_NONE : nic_next_resp(r, tr->nic, pr);
+		if (pi == SSEMU_NONE) {
+			ssemu_fail(r, "a packet train's NIC %u could not send "
+				   "result %u", tr->nic, k);
+			return;
+		}
+	}
+	tr->pi[k] = pi;
+	pkt = ssemu_r_pkt(r, pi);
+	n->credits[pkt->tclass] -= pkt_cells(pkt->bytes);
+	n->stats.tx_pkts++;
+	if (pkt->type == SSEMU_PKT_RESP)
+		ssemu_tel_tx(r, tr->nic, pkt->tclass,
+			     pkt->bytes - r->config.pkt_overhead);
+	n->busy_until = now + port_ser_time(r, &h0->s->port[h0->in], h0->in,
+					    pkt->bytes);
+	pkt->sw_arrive = *T(tr, k, T_ARR(0));
+	pkt->in_port = h0->in;
+	h0->s->port[h0->in].last_ready = *T(tr, k, T_READY(0));
+}
+
+/*
+ * A look of the NIC's that a credit asked for (nic_wake).  It finds the
+ * link busy, with more to send (a look is due when the link is free: it
+ * does nothing), or with nothing more (it asks for that look, once: the
+ * tail, which settles the ring then), or the link free and nothing to
+ * send (a link free with something to send has sent it, at the instant
+ * it was free): the ring settles.
+ */
+static void act_wake(struct train *tr, ssemu_time_t now)
+{
+	struct ssemu_nic_sh *n = tr->n;
+	struct ssemu_cr cr = cr_of_nic(n);
+
+	if (n->busy_until <= now) {
+		cr_settle(tr->r, &cr, now);
+	} else if (!nic_has_work(n) && !tr->tail) {
+		tr->tail = 1;
+		tr->tail_at = n->busy_until;
+	}
+}
+
+/*
+ * The actions' streams: the NIC's sends, the initiator's arrivals, the
+ * NIC's looks for credits and the one those may ask for after its last
+ * send, then each switch's pipeline ends and sends (a send at the
+ * pipeline's end is done by its arrival).  A stream's next action is
+ * keyed by its time and its kind's order (time << 3 | order); the
+ * smallest key goes first (streams with equal keys touch nothing of one
+ * another's that depends on their order).
+ */
+enum { S_KICK, S_ARRIVE, S_WAKE, S_TAIL, S_HOP };
+#define STREAMS (S_HOP + 2 * TRAIN_HOPS)
+#define KEY(t, a) ((t) << 3 | act_prio[a])
+
+static uint64_t stream_key(struct train *tr, uint32_t s, uint32_t *next)
+{
+	uint32_t h, k = *next;
+
+	switch (s) {
+	case S_KICK:
+		return k < tr->npkts ? KEY(*T(tr, k, T_INJ), A_KICK) :
+				       UINT64_MAX;
+	case S_ARRIVE:
+		return k < tr->npkts ? KEY(*T(tr, k, T_FIN), A_ARRIVE) :
+				       UINT64_MAX;
+	case S_WAKE:
+		return k < tr->nwake ? KEY(tr->wake[k], A_WAKE) : UINT64_MAX;
+	case S_TAIL:
+		return k < tr->tail ? KEY(tr->tail_at, A_TAIL) : UINT64_MAX;
+	default:
+		break;
+	}
+	h = (s - S_HOP) / 2;
+	if (!((s - S_HOP) % 2))
+		return k < tr->npkts ? KEY(*T(tr, k, T_READY(h)), A_READY) :
+				       UINT64_MAX;
+	/* (a send at its pipeline's end is done there) */
+	while (k < tr->npkts &&
+	       *T(tr, k, T_DEP(h)) == *T(tr, k, T_READY(h)))
+		k++;
+	*next = k;
+	return k < tr->npkts ? KEY(*T(tr, k, T_DEP(h)), A_DEP) : UINT64_MAX;
+}
+
+static void train_run(struct train *tr)
+{
+	struct ssemu_region *r = tr->r;
+	struct ssemu_engine *e = ssemu_r_engine(r);
+	uint32_t next[STREAMS] = { 0 }, ns = S_HOP + 2 * tr->nhops, s, best;
+	uint64_t key[STREAMS], bk;
+	uint32_t k, h;
+	ssemu_time_t t;
+
+	tr->nwake = 0;
+	tr->tail = 0;
+	for (s = 0; s < ns; s++)
+		key[s] = stream_key(tr, s, &next[s]);
+	for (;;) {
+		/* (the looks' streams grow as the train goes) */
+		key[S_WAKE] = stream_key(tr, S_WAKE, &next[S_WAKE]);
+		key[S_TAIL] = stream_key(tr, S_TAIL, &next[S_TAIL]);
+		best = 0;
+		bk = key[0];
+		for (s = 1; s < ns; s++)
+			if (key[s] < bk) {
+				bk = key[s];
+				best = s;
+			}
+		if (bk == UINT64_MAX)
+			break;
+		t = bk >> 3;
+		k = next[best];
+		e->now = t;
+		switch (best) {
+		case S_KICK:
+			act_kick(tr, k, t);
+			break;
+		case S_ARRIVE:
+			nic_arrive(r, tr->inic, 0, tr->pi[k]);
+			break;
+		case S_WAKE:
+			act_wake(tr, t);
+			break;
+		case S_TAIL: {
+			/* the NIC's look when its link is free (TX_DONE),
+			 * with nothing to send */
+			struct ssemu_cr cr = cr_of_nic(tr->n);
+
+			cr_settle(r, &cr, t);
+			break;
+		}
+		default:
+			h = (best - S_HOP) / 2;
+			if ((best - S_HOP) % 2)
+				act_dep(tr, h, k, t, NULL);
+			else
+				act_ready(tr, h, k, t);
+			break;
+		}
+		next[best]++;
+		key[best] = stream_key(tr, best, &next[best]);
+		/* the plan says nothing else happens meanwhile: an event
+		 * now would run after what follows it */
+		if (unlikely(ssemu_broken(r)))
+			return;
+		if (unlikely(ssemu_engine_pending(e))) {
+			ssemu_fail(r, "a packet train scheduled an event at "
+				   "model time %llu", (unsigned long long)t);
+			return;
+		}
+	}
+}
+
+bool ssemu_train_resp(struct ssemu_region *r, uint32_t nic)
+{
+	struct train tr;
+
+	tr.r = r;
+	if (!train_plan(&tr, nic))
+		return false;
+	ssemu_model_trains_run++;
+	train_run(&tr);
+	return true;
+}
