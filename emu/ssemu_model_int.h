@@ -477,6 +477,11 @@ void nic_fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 		     uint32_t arg);
 struct ssemu_pair *resp_pair(struct ssemu_region *r, uint32_t nic,
 			      bool *paused);
+/* Packet @pi of message @mi, made by NIC @n at endpoint port @src, to
+ * @dst, VC 0, with @payload bytes. */
+struct ssemu_pkt *pkt_init(struct ssemu_region *r, uint32_t pi,
+			   struct ssemu_nic_sh *n, uint8_t type, uint32_t mi,
+			   uint32_t src, uint32_t dst, uint32_t payload);
 uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic,
 		       struct ssemu_pair *pr);
 

@@ -498,7 +498,8 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 	default:
 		return -EINVAL;
 	}
-	if (rma->len > max)
+	if (rma->len > (rma->flags & SSEMU_RMA_DIRECT ? SSEMU_RMA_DIRECT_MAX :
+							max))
 		return -EMSGSIZE;
 	/* the buffer carries the request out and the results back (a direct
 	 * read's stay in the target's memory) */

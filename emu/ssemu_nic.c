@@ -265,10 +265,9 @@ static inline uint32_t pkt_chunk(uint64_t len, uint64_t done, uint32_t mtu)
 
 /* Packet @pi of message @mi, made by NIC @n at endpoint port @src, to
  * @dst, VC 0. */
-static struct ssemu_pkt *pkt_init(struct ssemu_region *r, uint32_t pi,
-				  struct ssemu_nic_sh *n, uint8_t type,
-				  uint32_t mi, uint32_t src, uint32_t dst,
-				  uint32_t payload)
+struct ssemu_pkt *pkt_init(struct ssemu_region *r, uint32_t pi,
+			   struct ssemu_nic_sh *n, uint8_t type, uint32_t mi,
+			   uint32_t src, uint32_t dst, uint32_t payload)
 {
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	const struct ssemu_msg *m = ssemu_r_msg(r, mi);

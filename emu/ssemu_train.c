@@ -47,8 +47,9 @@ __thread ssemu_time_t ssemu_model_limit;
 uint64_t ssemu_model_trains_run;
 
 #define TRAIN_HOPS 8
-/* the most results a train takes (a read of 64 MiB at a 2 KiB MTU) */
-#define TRAIN_MAX_PKTS (1u << 15)
+/* the most results a train takes (a read of 128 MiB at a 2 KiB MTU;
+ * its plan takes about 200 bytes a packet) */
+#define TRAIN_MAX_PKTS (1u << 16)
 
 struct train_hop {
 	struct ssemu_switch_sh *s;	/* NULL: not modelled yet */
@@ -60,6 +61,11 @@ struct train_hop {
 	/* a switch not modelled yet: its output as its model will have it
 	 * when the train's first packet makes it */
 	struct ssemu_swport fresh;
+	/* pass 2: the output's credit ring, the ring of whoever feeds the
+	 * input (the NIC's, or the previous hop's output's), the arbiter's
+	 * view of the output (hop_views) */
+	struct ssemu_cr cr, up;
+	struct ssemu_arb_view av;
 };
 
 /* A packet's times: where each is in its row of struct train's t. */
@@ -71,7 +77,8 @@ enum { T_INJ, T_FIN, T_HOP };
 struct train {
 	struct ssemu_region *r;
 	struct ssemu_nic_sh *n;		/* the target's NIC, sending */
-	uint32_t nic, inic, mi, tc;
+	struct ssemu_nic_sh *in;	/* the initiator's */
+	uint32_t nic, inic, mi, tc, dport;
 	uint32_t npkts;			/* the acknowledgement, then results */
 	uint32_t nhops, w;		/* w: times a packet */
 	struct train_hop hop[TRAIN_HOPS];
@@ -287,24 +294,23 @@ static bool credits_hold(struct train *tr, const struct ssemu_cr *cr,
 			return false;
 		avail -= pkt_cells(tr->bytes[k]);
 	}
-	/* the ring's room at each put (i: the first earlier put not
-	 * settled yet; the dues rise with the puts) */
-	for (j = 0, k = 0, i = 0; j < tr->npkts; j++) {
+	/* the ring's room at each put (x, i: the first credit there before
+	 * and the first earlier put not settled yet; dues rise in both) */
+	for (j = 0, k = 0, i = 0, x = 0; j < tr->npkts; j++) {
 		ssemu_time_t p = *T(tr, j, put);
-		uint32_t left = 0;
 
 		for (; k < tr->npkts && *T(tr, k, send) < p; k++) {
 			settled = *T(tr, k, send);
 			any = true;
 		}
-		for (x = 0; x < n0; x++)
-			if (!any || cr->time[(head + x) % SSEMU_CR_RING] >
-					    settled)
-				left++;
-		while (any && i < j && *T(tr, i, put) + delay <= settled)
-			i++;
-		left += j - i;
-		if (left >= SSEMU_CR_RING)
+		if (any) {
+			while (x < n0 &&
+			       cr->time[(head + x) % SSEMU_CR_RING] <= settled)
+				x++;
+			while (i < j && *T(tr, i, put) + delay <= settled)
+				i++;
+		}
+		if (n0 - x + j - i >= SSEMU_CR_RING)
 			return false;
 	}
 	return true;
@@ -411,12 +417,21 @@ static bool train_plan(struct train *tr, uint32_t nic)
 		return false;
 	in = ssemu_r_nic(r, tr->inic);
 	if (in->state != SSEMU_NIC_ATTACHED || in->ack_head != SSEMU_NONE ||
-	    in->inj_head != SSEMU_NONE || in->resp_head != SSEMU_NONE)
+	    in->inj_head != SSEMU_NONE || in->resp_head != SSEMU_NONE ||
+	    m->resp_arrived)
 		return false;
-	/* congestion control's pacing of the results' pair over (a pause
-	 * or a gap to come would hold a result back) */
+	tr->in = in;
+	tr->dport = ack->dst_port;
+	/* congestion control: the results' pair neither paused nor paced
+	 * (a pause or a gap to come would hold a result back); at the edge
+	 * output only the count of the pair's queued packets (an entry
+	 * made for it if it has none: room for one) */
 	pr = ssemu_pair_find(r, nic, tr->inic);
-	if (pr && (pr->pause > e->now || pr->slow > e->now))
+	if (pr ? pr->pause > e->now || pr->slow > e->now :
+		 model_cc(r)->on_queue && r->pairs_used >= r->max_pairs)
+		return false;
+	if (model_cc(r)->on_queue &&
+	    strcmp(model_cc(r)->name, "endpoint-pair"))
 		return false;
 	tr->npkts = 1 + m->resp_npkts;
 	if (!train_path(tr, ack))
@@ -440,9 +455,9 @@ static bool train_plan(struct train *tr, uint32_t nic)
 			       c->pkt_overhead;
 	}
 	train_times(tr, ack);
-	/* (and within the actions' keys) */
+	/* (and within the actions' keys: time << 8) */
 	if (*T(tr, tr->npkts - 1, T_FIN) > ssemu_model_limit ||
-	    *T(tr, tr->npkts - 1, T_FIN) >> 60)
+	    *T(tr, tr->npkts - 1, T_FIN) >> 55)
 		return false;
 	/* the credits: the NIC's (back from the edge switch as each packet
 	 * leaves it), then each output's (back from the next switch as the
@@ -475,6 +490,22 @@ static const uint8_t act_prio[] = {
 	[A_TAIL] = 6, [A_WAKE] = 7,
 };
 
+/* Hop @h's views for pass 2, once its switch is modelled. */
+static void hop_views(struct train *tr, uint32_t h)
+{
+	struct ssemu_region *r = tr->r;
+	struct train_hop *hp = &tr->hop[h];
+
+	hp->cr = cr_of_port(hp->op);
+	hp->up = h ? cr_of_port(tr->hop[h - 1].op) : cr_of_nic(tr->n);
+	hp->av = (struct ssemu_arb_view){
+		.op = hp->op, .voq = ssemu_r_voq_at(r, 0, 0),
+		.row = ssemu_r_voq_row(r, hp->s, hp->out, 0),
+		.radix = r->topo.radix, .pkt = ssemu_r_pkt(r, 0),
+		.c = &r->config, .edge = hp->edge,
+	};
+}
+
 /* The model of hop @h's switch, made as the train's first packet is sent
  * toward it (sw_send's sw_get). */
 static bool train_make(struct train *tr, uint32_t h)
@@ -488,32 +519,30 @@ static bool train_make(struct train *tr, uint32_t h)
 		return false;
 	}
 	hp->op = &hp->s->port[hp->out];
+	hop_views(tr, h);
+	/* (the next hop's credits come back to this output) */
+	if (h + 1 < tr->nhops)
+		tr->hop[h + 1].up = hp->cr;
 	return true;
 }
 
 /* Packet @k leaves output @h at @now. */
 static void act_dep(struct train *tr, uint32_t h, uint32_t k,
-		    ssemu_time_t now, const struct ssemu_cc_queue_view *known)
+		    ssemu_time_t now)
 {
 	struct ssemu_region *r = tr->r;
-	const struct train_hop *hp = &tr->hop[h];
+	struct train_hop *hp = &tr->hop[h];
 	struct ssemu_swport *op = hp->op;
 	const struct ssemu_cc_ops *cc = model_cc(r);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, tr->pi[k]);
-	struct ssemu_cr cr = cr_of_port(op);
-	struct ssemu_arb_view av = {
-		.op = op, .voq = ssemu_r_voq_at(r, 0, 0),
-		.row = ssemu_r_voq_row(r, hp->s, hp->out, 0),
-		.radix = r->topo.radix, .pkt = ssemu_r_pkt(r, 0),
-		.c = &r->config, .now = now, .edge = hp->edge,
-	};
-	uint32_t cells = pkt_cells(pkt->bytes), tc = pkt->tclass, nic;
+	uint32_t cells = pkt_cells(pkt->bytes), tc = tr->tc, nic;
 	ssemu_time_t ser, t, lat = now - *T(tr, k, T_ARR(h));
 
 	/* the output's look: its ring settled, the arbiter's turn taken
 	 * (what its pick does for a lone candidate) */
-	cr_settle(r, &cr, now);
-	if (!model_arb(r)->sole(&av, hp->in, hp->vcl, pkt->bytes)) {
+	cr_settle(r, &hp->cr, now);
+	hp->av.now = now;
+	if (!model_arb(r)->sole(&hp->av, hp->in, hp->vcl, pkt->bytes)) {
 		ssemu_fail(r, "a packet train's send found no credit at "
 			   "switch %u output %u", hp->s->sw, hp->out);
 		return;
@@ -521,13 +550,13 @@ static void act_dep(struct train *tr, uint32_t h, uint32_t k,
 	op->queued_tc[tc]--;
 	/* sw_send */
 	ssemu_auth_sw_count(hp->s, pkt);
-	if (cc->on_dequeue && cc_paced(pkt) && hp->edge) {
-		struct ssemu_cc_queue_view v;
-
-		sw_cc_view(r, op, pkt, &v, false, known);
-		cc->on_dequeue(&v);
-		ssemu_pair_put(r, v.pair, now);
-	}
+	/* congestion control's count of the pair's packets at the edge
+	 * output goes up and down with each result (train_plan: no frame);
+	 * what outlives the train is its last dequeue's look at the pair,
+	 * which gives a fresh pair's entry back (a pair fresh at an earlier
+	 * dequeue is fresh at the last: pacing only runs out) */
+	if (cc->on_dequeue && hp->edge && k == tr->npkts - 1)
+		ssemu_pair_put(r, ssemu_pair_find(r, tr->nic, tr->inic), now);
 	op->vq[hp->dvcl].credits -= cells;
 	op->cls[tc].pkts++;
 	op->cls[tc].bytes += pkt->bytes;
@@ -539,21 +568,16 @@ static void act_dep(struct train *tr, uint32_t h, uint32_t k,
 	/* the input's credit, back upstream (return_credit; the look a
 	 * credit asks for at the NIC, nic_wake's, kept as it would be) */
 	t = now + hp->in_delay;
+	if (!cr_put(&hp->up, h ? hp->vcl : tc, cells, t))
+		goto ring;
 	if (!h) {
 		struct ssemu_nic_sh *n = tr->n;
 
-		cr = cr_of_nic(n);
-		if (!cr_put(&cr, tc, cells, t))
-			goto ring;
 		if (n->busy_until <= t && nic_has_work(n) &&
 		    !(n->kick_at > now && n->kick_at <= t)) {
 			n->kick_at = t;
 			tr->wake[tr->nwake++] = t;
 		}
-	} else {
-		cr = cr_of_port(tr->hop[h - 1].op);
-		if (!cr_put(&cr, hp->vcl, cells, t))
-			goto ring;
 	}
 	pkt->vc = (uint8_t)(hp->dvcl % SSEMU_NVC);
 	ser = port_ser_time(r, op, hp->out, pkt->bytes);
@@ -585,27 +609,13 @@ static void act_ready(struct train *tr, uint32_t h, uint32_t k,
 	struct ssemu_region *r = tr->r;
 	const struct train_hop *hp = &tr->hop[h];
 	struct ssemu_swport *op = hp->op;
-	const struct ssemu_cc_ops *cc = model_cc(r);
-	struct ssemu_pkt *pkt = ssemu_r_pkt(r, tr->pi[k]);
-	struct ssemu_cc_queue_view v, *known = NULL;
+	uint32_t tc = tr->tc;
 
-	op->queued_tc[pkt->tclass]++;
-	if (hp->edge) {
-		if (cc->on_queue && cc_paced(pkt)) {
-			struct ssemu_cc_frame f;
-
-			sw_cc_view(r, op, pkt, &v, true, NULL);
-			if (cc->on_queue(&v, &f)) {
-				ssemu_fail(r, "a packet train's edge queue "
-					   "asked for a flow-control frame");
-				return;
-			}
-			known = &v;
-		}
-		ssemu_tel_queue(r, pkt->tclass, op->queued_tc[pkt->tclass]);
-	}
+	op->queued_tc[tc]++;
+	if (hp->edge)
+		ssemu_tel_queue(r, tc, op->queued_tc[tc]);
 	if (*T(tr, k, T_DEP(h)) == now)
-		act_dep(tr, h, k, now, known);
+		act_dep(tr, h, k, now);
 }
 
 /* The NIC puts packet @k on its edge link at @now. */
@@ -616,22 +626,33 @@ static void act_kick(struct train *tr, uint32_t k, ssemu_time_t now)
 	struct ssemu_cr cr = cr_of_nic(n);
 	const struct train_hop *h0 = &tr->hop[0];
 	struct ssemu_pkt *pkt;
-	struct ssemu_pair *pr;
-	bool paused;
 	uint32_t pi;
 
 	cr_settle(r, &cr, now);
 	if (!k) {
 		pi = n->ack_head;
 		n->ack_head = ssemu_r_pkt(r, pi)->next;
+	} else if (k + 1 < tr->npkts) {
+		/* what nic_next_resp does for a result but the last, with
+		 * what train_plan checked left out (the queue, the credits,
+		 * the pool; the pair neither paused nor paced: congestion
+		 * control does nothing at the send) */
+		struct ssemu_msg *m = ssemu_r_msg(r, tr->mi);
+
+		pi = pkt_alloc(r);
+		if (pi == SSEMU_NONE)
+			goto fail;
+		pkt = pkt_init(r, pi, n, SSEMU_PKT_RESP, tr->mi, n->port,
+			       tr->dport, tr->bytes[k] - r->config.pkt_overhead);
+		pkt->src_nic = tr->nic;
+		pkt->win = tr->inic;
+		pkt->src_gen = tr->in->gen;
+		m->resp_sent++;
 	} else {
-		pr = resp_pair(r, tr->nic, &paused);
-		pi = paused ? SSEMU_NONE : nic_next_resp(r, tr->nic, pr);
-		if (pi == SSEMU_NONE) {
-			ssemu_fail(r, "a packet train's NIC %u could not send "
-				   "result %u", tr->nic, k);
-			return;
-		}
+		/* the last: the queue moves on, the target's side is done */
+		pi = nic_next_resp(r, tr->nic, NULL);
+		if (pi == SSEMU_NONE)
+			goto fail;
 	}
 	tr->pi[k] = pi;
 	pkt = ssemu_r_pkt(r, pi);
@@ -645,6 +666,42 @@ static void act_kick(struct train *tr, uint32_t k, ssemu_time_t now)
 	pkt->sw_arrive = *T(tr, k, T_ARR(0));
 	pkt->in_port = h0->in;
 	h0->s->port[h0->in].last_ready = *T(tr, k, T_READY(0));
+	return;
+fail:
+	ssemu_fail(r, "a packet train's NIC %u could not send result %u",
+		   tr->nic, k);
+}
+
+/*
+ * Result @k (not the last) arrives at the initiator at @now: what
+ * nic_arrive does for it, with what train_plan checked left out (the
+ * initiator attached, the result its operation's, the edge switch's
+ * credit ring with room and no packet waiting at its output).
+ */
+static void act_arrive(struct train *tr, uint32_t k, ssemu_time_t now)
+{
+	struct ssemu_region *r = tr->r;
+	struct ssemu_pkt *pkt = ssemu_r_pkt(r, tr->pi[k]);
+	struct ssemu_msg *m = ssemu_r_msg(r, tr->mi);
+	struct ssemu_nic_sh *in = tr->in;
+	uint32_t payload = pkt->bytes - r->config.pkt_overhead;
+
+	if (!cr_put(&tr->hop[tr->nhops - 1].cr, tr->tc * SSEMU_NVC,
+		    pkt_cells(pkt->bytes), now + r->config.edge.delay)) {
+		ssemu_fail(r, "a packet train found the initiator's edge "
+			   "credit ring full");
+		return;
+	}
+	in->stats.rx_pkts++;
+	in->stats.rx_bytes += payload;
+	r->pkts_delivered++;
+	if (ssemu_auth_reply_refused(r, tr->inic, m, pkt))
+		pkt->status = -EIO;
+	ssemu_tel_rx(r, tr->inic, tr->tc, payload);
+	if (pkt->status && !m->status)
+		m->status = pkt->status;
+	m->resp_arrived++;
+	pkt_free(r, tr->pi[k]);
 }
 
 /*
@@ -711,41 +768,86 @@ static uint64_t stream_key(struct train *tr, uint32_t s, uint32_t *next)
 	return k < tr->npkts ? KEY(*T(tr, k, T_DEP(h)), A_DEP) : UINT64_MAX;
 }
 
+/* A stream's next action with the stream, as one heap key (below). */
+static inline uint64_t heap_key(struct train *tr, uint32_t s, uint32_t *next)
+{
+	uint64_t k = stream_key(tr, s, next);
+
+	return k == UINT64_MAX ? k : k << 5 | s;
+}
+
+/* Sift entry @i of the heap of the streams' keys (@n of them) down. */
+static inline void heap_sift(uint64_t *hk, uint32_t n, uint32_t i)
+{
+	uint64_t v = hk[i];
+	uint32_t c;
+
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && hk[c + 1] < hk[c])
+			c++;
+		if (hk[c] >= v)
+			break;
+		hk[i] = hk[c];
+		i = c;
+	}
+	hk[i] = v;
+}
+
+/*
+ * Pass 2: the actions, smallest key first.  The NIC's sends, the
+ * arrivals and the switches' streams are a heap of their next keys (with
+ * the stream in the low bits); the NIC's looks, rare, are looked at
+ * beside its top.
+ */
 static void train_run(struct train *tr)
 {
 	struct ssemu_region *r = tr->r;
 	struct ssemu_engine *e = ssemu_r_engine(r);
-	uint32_t next[STREAMS] = { 0 }, ns = S_HOP + 2 * tr->nhops, s, best;
-	uint64_t key[STREAMS], bk;
-	uint32_t k, h;
+	uint32_t next[STREAMS] = { 0 }, nh = 0, s, k, h;
+	uint64_t hk[STREAMS], bk, wk, tk;
 	ssemu_time_t t;
 
 	tr->nwake = 0;
 	tr->tail = 0;
-	for (s = 0; s < ns; s++)
-		key[s] = stream_key(tr, s, &next[s]);
+	for (h = 0; h < tr->nhops; h++)
+		if (tr->hop[h].s)
+			hop_views(tr, h);
+	for (s = 0; s < S_HOP + 2 * tr->nhops; s++) {
+		if (s == S_WAKE || s == S_TAIL)
+			continue;
+		hk[nh++] = heap_key(tr, s, &next[s]);
+	}
+	for (s = nh / 2; s-- > 0;)
+		heap_sift(hk, nh, s);
 	for (;;) {
+		bk = hk[0];
 		/* (the looks' streams grow as the train goes) */
-		key[S_WAKE] = stream_key(tr, S_WAKE, &next[S_WAKE]);
-		key[S_TAIL] = stream_key(tr, S_TAIL, &next[S_TAIL]);
-		best = 0;
-		bk = key[0];
-		for (s = 1; s < ns; s++)
-			if (key[s] < bk) {
-				bk = key[s];
-				best = s;
-			}
+		wk = heap_key(tr, S_WAKE, &next[S_WAKE]);
+		tk = heap_key(tr, S_TAIL, &next[S_TAIL]);
+		if (wk < bk)
+			bk = wk;
+		if (tk < bk)
+			bk = tk;
 		if (bk == UINT64_MAX)
 			break;
-		t = bk >> 3;
-		k = next[best];
+		s = (uint32_t)(bk & 31);
+		t = bk >> 8;
+		k = next[s];
 		e->now = t;
-		switch (best) {
+		switch (s) {
 		case S_KICK:
 			act_kick(tr, k, t);
 			break;
 		case S_ARRIVE:
-			nic_arrive(r, tr->inic, 0, tr->pi[k]);
+			/* (the acknowledgement and the last result as any
+			 * arrival: the operation completes there) */
+			if (k && k + 1 < tr->npkts)
+				act_arrive(tr, k, t);
+			else
+				nic_arrive(r, tr->inic, 0, tr->pi[k]);
 			break;
 		case S_WAKE:
 			act_wake(tr, t);
@@ -759,15 +861,18 @@ static void train_run(struct train *tr)
 			break;
 		}
 		default:
-			h = (best - S_HOP) / 2;
-			if ((best - S_HOP) % 2)
-				act_dep(tr, h, k, t, NULL);
+			h = (s - S_HOP) / 2;
+			if ((s - S_HOP) % 2)
+				act_dep(tr, h, k, t);
 			else
 				act_ready(tr, h, k, t);
 			break;
 		}
-		next[best]++;
-		key[best] = stream_key(tr, best, &next[best]);
+		next[s]++;
+		if (s != S_WAKE && s != S_TAIL) {
+			hk[0] = heap_key(tr, s, &next[s]);
+			heap_sift(hk, nh, 0);
+		}
 		/* the plan says nothing else happens meanwhile: an event
 		 * now would run after what follows it */
 		if (unlikely(ssemu_broken(r)))

@@ -411,8 +411,9 @@ struct sse_mr {
  * applications choosing their own keys are unlikely to go; at most
  * SSE_RNDV_KEYS_MAX of the NIC's SSEMU_MRS_PER_NIC entries are taken by
  * them (beyond, sends use the push protocol), so applications keep most
- * of the table.  A receive keeps up to SSE_RNDV_READS reads in flight,
- * as many as a default endpoint has emulator buffers (a push sender keeps
+ * of the table.  A receive reads with one SSEMU_RMA_DIRECT read (which
+ * takes no emulator buffer) up to SSEMU_RMA_DIRECT_MAX bytes, and keeps
+ * up to SSE_RNDV_READS such reads in flight beyond (a push sender keeps
  * as many pieces in flight; 8 measured ~10% slower at 1 MiB).
  */
 #define SSE_RNDV_KEY_BIT (1ULL << 63)

@@ -6,9 +6,10 @@
  * rendezvous get does: the sender enters its buffer in its NIC's region
  * table, read-only, under an internal key, and names key and address in
  * the RTS.  Once a receive matches the RTS (in order, like any message),
- * the receiver reads min(buffer, total) bytes with SSEMU_RMA_READs of at
- * most ssemu_ep_max_msg bytes, SSE_RNDV_READS of them in flight; then it
- * sends a FIN and completes.  The sender NIC serves the reads itself
+ * the receiver reads min(buffer, total) bytes with one SSEMU_RMA_READ
+ * (reads of at most SSEMU_RMA_DIRECT_MAX bytes, SSE_RNDV_READS of them in
+ * flight, beyond that), as cxi's NIC does one get; then it sends a FIN
+ * and completes.  The sender NIC serves the reads itself
  * (modelled read traffic, request and response packets), so the sender
  * process need not progress meanwhile; the send completes when the FIN
  * arrives, the data having been read at the target (delivery complete),
@@ -377,7 +378,7 @@ static int __sse_rndv_read_post(struct sse_ep *ep, struct sse_msg *msg)
 	while (!msg->read_err && msg->read_next < msg->expect &&
 	       msg->reads_out < SSE_RNDV_READS) {
 		size_t n = SSEMU_MIN(msg->expect - msg->read_next,
-				     ep->max_frag);
+				     (size_t)SSEMU_RMA_DIRECT_MAX);
 		struct sse_rma_piece *p = sse_pool_get(&ep->piece_pool);
 		struct ssemu_rma r = {
 			.dest = msg->src,

@@ -876,9 +876,10 @@ int ssemu_atomic_apply(uint32_t aop, uint32_t dtype, void *dst,
  * when the request reached the target: for protocols that keep the
  * target memory unchanged until the initiator says it has read it (a
  * rendezvous, whose sender keeps its buffer until the FIN).  Takes no
- * large buffer.
+ * large buffer, so it may be as long as SSEMU_RMA_DIRECT_MAX.
  */
 #define SSEMU_RMA_DIRECT (1u << 2)
+#define SSEMU_RMA_DIRECT_MAX (1ull << 30)
 
 struct ssemu_rma {
 	ssemu_addr_t dest;	/* target endpoint (its events) */
@@ -916,7 +917,8 @@ struct ssemu_rma {
  * SSEMU_RMA_DIRECT read's with ssemu_event_read) until
  * ssemu_event_release, which every RMA_DONE event needs.
  * @return 0; -EAGAIN no resources (progress and retry); -EMSGSIZE len over
- * ssemu_ep_max_msg (COMPARE: half of it); -EINVAL bad arguments (unknown
+ * ssemu_ep_max_msg (COMPARE: half of it; a SSEMU_RMA_DIRECT read:
+ * SSEMU_RMA_DIRECT_MAX); -EINVAL bad arguments (unknown
  * op or flag, an atomic not valid on its type, len not a multiple of the
  * element size, iov bytes not len, any iov on a READ, cmp bytes not len on
  * a COMPARE or any on another op, SSEMU_RMA_DIRECT on another op than
