@@ -88,6 +88,7 @@ struct bench_opts {
 	uint32_t size;
 	uint64_t message;	/* model --message: one message, these bytes */
 	bool read;		/* --read: an RMA read of them instead */
+	bool no_trains;		/* --no-trains: every packet its events */
 	int64_t dst;		/* its destination port (-1: the last) */
 	uint64_t engine_pending;	/* baseline depth (0: the model's) */
 	bool baseline;		/* run the bare engine baseline */
@@ -515,6 +516,7 @@ static void model_report(const struct bench_opts *o, struct model *m,
 					   (double)m->n * (double)span), 3);
 	kv_u64("packet_hops", hops);
 	kv_u64("train_hops", st->train_hops - st0->train_hops);
+	kv_u64("trains", ssemu_model_trains_run);
 	kv_u64("events", events);
 	kv_f("wall_s", wall_s, 3);
 	kv_f("cpu_s", cpu_s, 3);
@@ -736,6 +738,7 @@ static int bench_message(const struct bench_opts *o)
 	kv_u64("packets", npkts ? npkts : 1);
 	kv_u64("packet_hops", hops);
 	kv_u64("train_hops", st.train_hops - st0.train_hops);
+	kv_u64("trains", ssemu_model_trains_run);
 	kv_u64("events", events);
 	kv_f("events_per_packet", (double)events / (double)SSEMU_MAX(npkts, 1),
 	     3);
@@ -887,6 +890,8 @@ static int callgrind_rerun(const struct bench_opts *o)
 	argv[argc++] = "--no-baseline";
 	argv[argc++] = "--preset";
 	argv[argc++] = (char *)o->preset;
+	if (o->no_trains)
+		argv[argc++] = "--no-trains";
 	if (o->routing) {
 		argv[argc++] = "--routing";
 		argv[argc++] = (char *)o->routing;
@@ -1909,6 +1914,8 @@ static void usage(FILE *f)
 		"                       read, the provider's rendezvous) from\n"
 		"                       the last endpoint's memory instead\n"
 		"  --dst PORT           that message's destination port\n"
+		"  --no-trains          no packet trains: every packet its\n"
+		"                       events (the per-packet baseline)\n"
 		"  --callgrind          also rerun, smaller, under callgrind:\n"
 		"                       instructions per hop (per message)\n"
 		"  --callgrind-time US  model us of that run (default 2)\n"
@@ -1992,7 +1999,7 @@ enum {
 	OPT_PRESET = 256, OPT_ROUTING, OPT_LOAD, OPT_TIME, OPT_WARMUP,
 	OPT_SIZE, OPT_ITERS, OPT_MESSAGE, OPT_PENDING, OPT_NO_BASELINE,
 	OPT_CALLGRIND, OPT_CG_TIME, OPT_DST, OPT_MESSAGES, OPT_TIMELINE,
-	OPT_EVICT, OPT_READ,
+	OPT_EVICT, OPT_READ, OPT_NO_TRAINS,
 };
 
 /* One option's value into @o; false (a message said why) if it is bad. */
@@ -2053,6 +2060,10 @@ static bool set_opt(struct bench_opts *o, int c, const char *name,
 	case OPT_READ:
 		o->read = true;
 		return true;
+	case OPT_NO_TRAINS:
+		o->no_trains = true;
+		ssemu_model_trains = 0;
+		return true;
 	case OPT_CALLGRIND:
 		o->callgrind = true;
 		return true;
@@ -2077,6 +2088,7 @@ int main(int argc, char **argv)
 		{ "callgrind-time", required_argument, NULL, OPT_CG_TIME },
 		{ "dst", required_argument, NULL, OPT_DST },
 		{ "read", no_argument, NULL, OPT_READ },
+		{ "no-trains", no_argument, NULL, OPT_NO_TRAINS },
 		{ "messages", required_argument, NULL, OPT_MESSAGES },
 		{ "timeline", required_argument, NULL, OPT_TIMELINE },
 		{ "evict", required_argument, NULL, OPT_EVICT },

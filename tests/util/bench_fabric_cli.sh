@@ -104,6 +104,19 @@ check "read: complete, with no delivery of its own" \
 rh=$(val "$tmp/rd.txt" packet_hops)
 check "read: at least its 32 results' hops, fewer than the send's ($rh)" \
 	holds "$rh" "$fh" 'a >= 32 && a < b'
+# the read alone in the fabric: its results go as one packet train; per
+# packet (--no-trains) the same hops and completion, events by the packet
+"$bench" model --preset 2group --message 64K --read --no-trains \
+	> "$tmp/rdp.txt" || { echo "FAIL: read run per packet"; fail=1; }
+check "read: one train, a handful of events ($(val "$tmp/rd.txt" events))" \
+	holds "$(val "$tmp/rd.txt" trains)" "$(val "$tmp/rd.txt" events)" \
+	'a == 1 && b < 10'
+check "read per packet: no train, an event or more a result hop" \
+	holds "$(val "$tmp/rdp.txt" trains)" "$(val "$tmp/rdp.txt" events)" \
+	"a == 0 && b >= $rh"
+check "read: the same hops and completion with trains and per packet" \
+	sh -c "[ \"\$(grep -E '^(packet_hops|completion_ns) ' '$tmp/rd.txt')\" = \
+		\"\$(grep -E '^(packet_hops|completion_ns) ' '$tmp/rdp.txt')\" ]"
 "$bench" model --read > "$tmp/rd0.txt" 2> "$tmp/rd0.err"
 check "read: only with --message (exit 2)" test $? -eq 2
 check "read: only with --message says so" grep -q -- "--read: only with" \
