@@ -90,26 +90,18 @@ struct train {
 	ssemu_time_t tail_at;
 };
 
-/* The scratch rows, kept per thread and grown as trains need. */
-static __thread void *scratch;
-static __thread size_t scratch_bytes;
-
+/* The plan's rows, for one train (freed by ssemu_train_resp). */
 static bool train_alloc(struct train *tr)
 {
 	size_t rows = (size_t)tr->npkts * tr->w * sizeof(ssemu_time_t);
-	size_t need = rows + (size_t)tr->npkts * (2 * sizeof(uint32_t) +
-						  sizeof(ssemu_time_t));
-	void *p;
+	void *p = malloc(rows + (size_t)tr->npkts *
+				       (2 * sizeof(uint32_t) +
+					sizeof(ssemu_time_t)));
 
-	if (need > scratch_bytes) {
-		p = realloc(scratch, need);
-		if (!p)
-			return false;
-		scratch = p;
-		scratch_bytes = need;
-	}
-	tr->t = scratch;
-	tr->wake = (ssemu_time_t *)((char *)scratch + rows);
+	if (!p)
+		return false;
+	tr->t = p;
+	tr->wake = (ssemu_time_t *)((char *)p + rows);
 	tr->bytes = (uint32_t *)(tr->wake + tr->npkts);
 	tr->pi = tr->bytes + tr->npkts;
 	return true;
@@ -890,9 +882,13 @@ bool ssemu_train_resp(struct ssemu_region *r, uint32_t nic)
 	struct train tr;
 
 	tr.r = r;
-	if (!train_plan(&tr, nic))
+	tr.t = NULL;
+	if (!train_plan(&tr, nic)) {
+		free(tr.t);
 		return false;
+	}
 	ssemu_model_trains_run++;
 	train_run(&tr);
+	free(tr.t);
 	return true;
 }
