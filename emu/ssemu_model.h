@@ -33,15 +33,16 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f);
  * the acknowledgement of their request ahead of them, go through the
  * fabric in one event when nothing else is in it, with the times, counts
  * and state one event per packet per hop gives.  ssemu_model_trains
- * allows them (on; a test or benchmark turns it off to compare);
- * ssemu_model_limit is the latest model time the engine's current run
- * may reach, set by the runner around its loop (0: no run, no train).
- * A train is one event to the run's budget: what is posted while it
- * would be in flight enters after it, as with a budget that covered its
- * packets' events.
+ * allows them (on; a test or benchmark turns it off to compare).  A
+ * train forms only inside an engine run, which the runner brackets with
+ * ssemu_model_run_begin (its fabric, and the latest model time the run
+ * may reach) and ssemu_model_run_end.  A train is one event to the run's
+ * budget: what is posted while it would be in flight enters after it,
+ * as with a budget that covered its packets' events.
  */
 extern uint32_t ssemu_model_trains;
-extern __thread ssemu_time_t ssemu_model_limit;
+void ssemu_model_run_begin(const struct ssemu_region *r, ssemu_time_t limit);
+void ssemu_model_run_end(const struct ssemu_region *r);
 /* Trains run by this process (for tests and benchmarks). */
 extern uint64_t ssemu_model_trains_run;
 /* ssemu_nic.c */

@@ -331,7 +331,7 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 	/* (the engine's control block is shared: its size, which places
 	 * everything in it, is checked before every event, against our own
 	 * configuration; the rest of its geometry by ssemu_fabric_image_bad) */
-	ssemu_model_limit = limit;
+	ssemu_model_run_begin(r, limit);
 	while (n < budget && ssemu_engine_cap_ok(e, r->config.max_events) &&
 	       ssemu_engine_pop(e, limit, &fired)) {
 		ssemu_model_dispatch(r, &fired);
@@ -340,9 +340,9 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 			break;
 		if (!realtime && limit > e->now &&
 		    (ssemu_gen_hold(r) || r->nparked))
-			ssemu_model_limit = limit = e->now;
+			ssemu_model_run_begin(r, limit = e->now);
 	}
-	ssemu_model_limit = 0;
+	ssemu_model_run_end(r);
 	if (!ssemu_engine_cap_ok(e, r->config.max_events))
 		ssemu_fail(r, "the event engine's size changed");
 	if (engine_bad(r) || ssemu_fab_check(f))
@@ -700,7 +700,7 @@ static int run_until(struct ssemu_fabric *f, ssemu_time_t t, bool watched)
 	/* (not past an RMA request that waits for its memory's owner; to
 	 * the end is while real traffic is in flight: modelled jobs never
 	 * end, ssemu_gen_hold) */
-	ssemu_model_limit = t;
+	ssemu_model_run_begin(r, t);
 	while (!stopped && !ssemu_broken(r) && !f->gone &&
 	       ssemu_engine_cap_ok(e, r->config.max_events) &&
 	       ssemu_engine_pop(e, r->nparked || (t == UINT64_MAX &&
@@ -709,7 +709,7 @@ static int run_until(struct ssemu_fabric *f, ssemu_time_t t, bool watched)
 		ssemu_model_dispatch(r, &fired);
 		stopped = watched && r->watch_hit;
 	}
-	ssemu_model_limit = 0;
+	ssemu_model_run_end(r);
 	if (!ssemu_engine_cap_ok(e, r->config.max_events))
 		ssemu_fail(r, "the event engine's size changed");
 	ret = engine_bad(r) || ssemu_fab_check(f) ? -EIO : stopped;

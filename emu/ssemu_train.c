@@ -43,8 +43,44 @@
 #include "ssemu_link.h"
 
 uint32_t ssemu_model_trains = 1;
-__thread ssemu_time_t ssemu_model_limit;
 uint64_t ssemu_model_trains_run;
+
+/*
+ * The engine run in progress in this process: its fabric and limit.  Not
+ * thread-local (a library loaded with dlopen has little static TLS room,
+ * and LeakSanitizer fails on the rest); a thread running another
+ * fabric's engine may overwrite it, so a train reads fabric, limit,
+ * fabric, and takes the limit only if both reads name its own fabric
+ * (the runner writes the fabric first: a limit read between two reads
+ * of one fabric is that fabric's).
+ */
+static const struct ssemu_region *run_r;
+static ssemu_time_t run_limit;
+
+void ssemu_model_run_begin(const struct ssemu_region *r, ssemu_time_t limit)
+{
+	__atomic_store_n(&run_r, r, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&run_limit, limit, __ATOMIC_SEQ_CST);
+}
+
+void ssemu_model_run_end(const struct ssemu_region *r)
+{
+	const struct ssemu_region *mine = r;
+
+	__atomic_compare_exchange_n(&run_r, &mine, NULL, false,
+				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+/* The latest model time @r's run in progress may reach; 0: none. */
+static ssemu_time_t run_limit_of(const struct ssemu_region *r)
+{
+	const struct ssemu_region *a = __atomic_load_n(&run_r,
+						       __ATOMIC_SEQ_CST);
+	ssemu_time_t t = __atomic_load_n(&run_limit, __ATOMIC_SEQ_CST);
+
+	return a == r && __atomic_load_n(&run_r, __ATOMIC_SEQ_CST) == r ? t :
+									 0;
+}
 
 #define TRAIN_HOPS 8
 /* the most results a train takes (a read of 128 MiB at a 2 KiB MTU;
@@ -81,6 +117,7 @@ struct train {
 	uint32_t nic, inic, mi, tc, dport;
 	uint32_t npkts;			/* the acknowledgement, then results */
 	uint32_t nhops, w;		/* w: times a packet */
+	ssemu_time_t limit;		/* the run's (ssemu_model_run_begin) */
 	struct train_hop hop[TRAIN_HOPS];
 	ssemu_time_t *t;		/* npkts rows of w */
 	uint32_t *bytes, *pi;
@@ -372,7 +409,8 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	 * model in its usual form (the order tests' variants run it per
 	 * packet) */
 	if (ssemu_engine_pending(e) || e->held || e->nnear || e->nwheel ||
-	    e->nfar || ssemu_model_limit <= e->now || ssemu_broken(r) ||
+	    e->nfar || (tr->limit = run_limit_of(r)) <= e->now ||
+	    ssemu_broken(r) ||
 	    ssemu_model_perturb || ssemu_model_deferring ||
 	    ssemu_model_credit_events || ssemu_model_extra_looks ||
 	    ssemu_model_fresh_places ||
@@ -448,7 +486,7 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	}
 	train_times(tr, ack);
 	/* (and within the actions' keys: time << 8) */
-	if (*T(tr, tr->npkts - 1, T_FIN) > ssemu_model_limit ||
+	if (*T(tr, tr->npkts - 1, T_FIN) > tr->limit ||
 	    *T(tr, tr->npkts - 1, T_FIN) >> 55)
 		return false;
 	/* the credits: the NIC's (back from the edge switch as each packet
