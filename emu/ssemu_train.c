@@ -925,7 +925,7 @@ bool ssemu_train_resp(struct ssemu_region *r, uint32_t nic)
 		free(tr.t);
 		return false;
 	}
-	ssemu_model_trains_run++;
+	__atomic_add_fetch(&ssemu_model_trains_run, 1, __ATOMIC_RELAXED);
 	train_run(&tr);
 	free(tr.t);
 	return true;
