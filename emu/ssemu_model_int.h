@@ -439,12 +439,6 @@ ssemu_time_t sw_pipeline(struct ssemu_region *r, uint32_t sw, uint64_t uid,
 /* Port @p of switch @sw as a new model has it (@op zeroed before). */
 void sw_port_init(struct ssemu_region *r, uint32_t sw, uint32_t p,
 		  struct ssemu_swport *op);
-/* What congestion control sees of paced packet @pkt at edge output @op
- * (@make: its pair gets an entry if it has none; @known: the view as the
- * packet joined the queues, this instant, or NULL). */
-void sw_cc_view(struct ssemu_region *r, struct ssemu_swport *op,
-		const struct ssemu_pkt *pkt, struct ssemu_cc_queue_view *v,
-		bool make, const struct ssemu_cc_queue_view *known);
 void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out);
 void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status);
 /* What adaptive routing at switch @s sees (struct ssemu_route_view). */
@@ -475,8 +469,6 @@ void nic_resend_fire(struct ssemu_region *r, uint32_t nic, uint32_t pi,
 		     uint32_t gen);
 void nic_fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 		     uint32_t arg);
-struct ssemu_pair *resp_pair(struct ssemu_region *r, uint32_t nic,
-			      bool *paused);
 /* Packet @pi of message @mi, made by NIC @n at endpoint port @src, to
  * @dst, VC 0, with @payload bytes. */
 struct ssemu_pkt *pkt_init(struct ssemu_region *r, uint32_t pi,

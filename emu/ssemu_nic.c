@@ -359,8 +359,8 @@ uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic,
  * the pair back (FGFC pacing).  One look for the whole injection: nothing
  * between it and the packet's cc_sent adds or moves a pair entry.
  */
-struct ssemu_pair *resp_pair(struct ssemu_region *r, uint32_t nic,
-			      bool *paused)
+static struct ssemu_pair *resp_pair(struct ssemu_region *r, uint32_t nic,
+				    bool *paused)
 {
 	uint32_t mi = ssemu_r_nic(r, nic)->resp_head, inic;
 	struct ssemu_pair *pr;

@@ -18,9 +18,10 @@
  * (@make: its pair gets an entry if it has none; @known: its pair's
  * entry, or NULL, as the view before it found it, with no entry made or
  * given back since). */
-void sw_cc_view(struct ssemu_region *r, struct ssemu_swport *op,
-		const struct ssemu_pkt *pkt, struct ssemu_cc_queue_view *v,
-		bool make, const struct ssemu_cc_queue_view *known)
+static void cc_queue_view(struct ssemu_region *r, struct ssemu_swport *op,
+			  const struct ssemu_pkt *pkt,
+			  struct ssemu_cc_queue_view *v, bool make,
+			  const struct ssemu_cc_queue_view *known)
 {
 	uint32_t N = r->config.max_nics;
 
@@ -79,7 +80,7 @@ void lose_pkt(struct ssemu_region *r, uint32_t pi, int32_t status)
 }
 
 
-/* The model of switch @sw, instantiated on first use. */
+/* Port @p of switch @sw as a new model has it (@op zeroed before). */
 void sw_port_init(struct ssemu_region *r, uint32_t sw, uint32_t p,
 		  struct ssemu_swport *op)
 {
@@ -105,6 +106,7 @@ void sw_port_init(struct ssemu_region *r, uint32_t sw, uint32_t p,
 				buf_cells(&r->config);
 }
 
+/* The model of switch @sw, instantiated on first use. */
 struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 			       uint32_t *inst)
 {
@@ -341,7 +343,7 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 	if (cc->on_queue && cc_paced(pkt) && port_is_edge(r, out)) {
 		struct ssemu_cc_frame f;
 
-		sw_cc_view(r, op, pkt, &v, true, NULL);
+		cc_queue_view(r, op, pkt, &v, true, NULL);
 		if (cc->on_queue(&v, &f))
 			schedule(r, now + f.delay, SSEMU_MEV_FGFC,
 				 pkt->src_nic, pkt->win, f.arg);
@@ -467,7 +469,7 @@ sw_send(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t inst,
 	if (cc->on_dequeue && cc_paced(pkt) && port_is_edge(r, out)) {
 		struct ssemu_cc_queue_view v;
 
-		sw_cc_view(r, op, pkt, &v, false, known);
+		cc_queue_view(r, op, pkt, &v, false, known);
 		cc->on_dequeue(&v);
 		ssemu_pair_put(r, v.pair, now);
 	}

@@ -19,24 +19,27 @@
  *     hold one back or do other than a lone packet does -- the NIC's and
  *     every output's credits at each send (with those coming back), the
  *     credit rings never full, the packet pool never empty, the edge
- *     queue below congestion control's threshold, the run's limit past
- *     the last arrival.  A check that fails: no train, the per-packet
- *     model goes on as ever.
+ *     queue below congestion control's threshold, the results' pair
+ *     neither paused nor paced, the run's limit past the last arrival.
+ *     A check that fails: no train, the per-packet model goes on as ever.
  *  2. the step: the packets' actions in the order the engine would run
  *     them (time; at one instant arrivals, then pipelines' ends, then
  *     outputs' looks, then the NIC; per stream in packet order), the
  *     model clock at each, doing what the per-packet handlers do that
  *     outlives the instant -- through the model's own functions where
- *     they exist (the NIC's taking of a result, the arrivals, congestion
- *     control, the arbiter's sole send, the telemetry, the credit rings)
- *     and by the same writes where the handler's are bound up with
- *     scheduling (counts, busy times, the pipeline's FIFO times).  What
- *     only lives between events (VOQ links, a look scheduled) is left
- *     out: every packet leaves each output at the time it would have.
+ *     they exist (the NIC's taking of the last result, the arrivals of
+ *     the acknowledgement and the last result, the arbiter's sole send,
+ *     the telemetry, the credit rings, the pair table's look at the last
+ *     result's dequeue) and by the same writes elsewhere (counts, busy
+ *     times, the pipeline's FIFO times, the other results' making and
+ *     arrival, with what the plan checked left out).  What only lives
+ *     between events (VOQ links, a look scheduled) is left out: every
+ *     packet leaves each output at the time it would have.
  *
  * Times, completions, counters, telemetry and the state left behind are
- * those of the per-packet model (tests/unit/test_rma.c runs both and
- * compares); the engine runs one event for the whole train.
+ * those of the per-packet model (tests/unit/test_train.c runs both and
+ * compares them byte for byte); the engine runs one event for the whole
+ * train.
  */
 #include <stdlib.h>
 
