@@ -117,7 +117,7 @@ struct train {
 	struct ssemu_region *r;
 	struct ssemu_nic_sh *n;		/* the target's NIC, sending */
 	struct ssemu_nic_sh *in;	/* the initiator's */
-	uint32_t nic, inic, mi, tc, dport;
+	uint32_t nic, inic, mi, tc, dport, ack;
 	uint32_t npkts;			/* the acknowledgement, then results */
 	uint32_t nhops, w;		/* w: times a packet */
 	ssemu_time_t limit;		/* the run's (ssemu_model_run_begin) */
@@ -224,8 +224,9 @@ static bool train_path(struct train *tr, const struct ssemu_pkt *ack)
 			return s && peer.kind == SSEMU_PORT_ENDPOINT &&
 			       peer.ep == ack->dst_port;
 		}
-		if (peer.kind != SSEMU_PORT_LOCAL &&
-		    peer.kind != SSEMU_PORT_GLOBAL)
+		if ((peer.kind != SSEMU_PORT_LOCAL &&
+		     peer.kind != SSEMU_PORT_GLOBAL) ||
+		    peer.sw >= r->topo.nswitches || peer.port >= r->topo.radix)
 			return false;
 		next = h->op->peer_inst ? h->op->peer_inst - 1 :
 					  ssemu_sw_inst(r, peer.sw);
@@ -429,7 +430,12 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	    n->done_pending || n->wait_pkt || n->inj_head != SSEMU_NONE ||
 	    n->ack_head >= c->max_pkts || n->resp_head >= r->nmsgs)
 		return false;
-	ack = ssemu_r_pkt(r, n->ack_head);
+	/* (what the model reads of a packet from the segment, checked as
+	 * its arrival's event would be) */
+	if (pkt_bad(r, n->ack_head))
+		return false;
+	tr->ack = n->ack_head;
+	ack = ssemu_r_pkt(r, tr->ack);
 	tr->mi = n->resp_head;
 	m = ssemu_r_msg(r, tr->mi);
 	tr->tc = m->tclass;
@@ -567,9 +573,16 @@ static void act_dep(struct train *tr, uint32_t h, uint32_t k,
 	struct train_hop *hp = &tr->hop[h];
 	struct ssemu_swport *op = hp->op;
 	const struct ssemu_cc_ops *cc = model_cc(r);
-	struct ssemu_pkt *pkt = ssemu_r_pkt(r, tr->pi[k]);
-	uint32_t cells = pkt_cells(pkt->bytes), tc = tr->tc, nic;
+	struct ssemu_pkt *pkt;
+	uint32_t cells, tc = tr->tc;
 	ssemu_time_t ser, t, lat = now - *T(tr, k, T_ARR(h));
+
+	/* (the segment's packet, checked as a hop checks it: another
+	 * process may have written it) */
+	if (pkt_hop_bad(r, tr->pi[k]))
+		return;
+	pkt = ssemu_r_pkt(r, tr->pi[k]);
+	cells = pkt_cells(pkt->bytes);
 
 	/* the output's look: its ring settled, the arbiter's turn taken
 	 * (what its pick does for a lone candidate) */
@@ -616,8 +629,7 @@ static void act_dep(struct train *tr, uint32_t h, uint32_t k,
 	ser = port_ser_time(r, op, hp->out, pkt->bytes);
 	op->busy_until = now + ser;
 	if (hp->edge) {
-		nic = ssemu_port_nic(r, op->peer.ep);
-		pkt->to_gen = ssemu_r_nic(r, nic)->gen;
+		pkt->to_gen = tr->in->gen;	/* (the peer's NIC: the plan's) */
 		return;
 	}
 	if (!tr->hop[h + 1].s && !train_make(tr, h + 1))
@@ -663,7 +675,7 @@ static void act_kick(struct train *tr, uint32_t k, ssemu_time_t now)
 
 	cr_settle(r, &cr, now);
 	if (!k) {
-		pi = n->ack_head;
+		pi = tr->ack;
 		n->ack_head = ssemu_r_pkt(r, pi)->next;
 	} else if (k + 1 < tr->npkts) {
 		/* what nic_next_resp does for a result but the last, with
@@ -689,13 +701,15 @@ static void act_kick(struct train *tr, uint32_t k, ssemu_time_t now)
 	}
 	tr->pi[k] = pi;
 	pkt = ssemu_r_pkt(r, pi);
-	n->credits[pkt->tclass] -= pkt_cells(pkt->bytes);
+	/* (the class and size the plan took: the packet's as made, which
+	 * another process may write over in the segment meanwhile) */
+	n->credits[tr->tc] -= pkt_cells(tr->bytes[k]);
 	n->stats.tx_pkts++;
-	if (pkt->type == SSEMU_PKT_RESP)
-		ssemu_tel_tx(r, tr->nic, pkt->tclass,
-			     pkt->bytes - r->config.pkt_overhead);
+	if (k)
+		ssemu_tel_tx(r, tr->nic, tr->tc,
+			     tr->bytes[k] - r->config.pkt_overhead);
 	n->busy_until = now + port_ser_time(r, &h0->s->port[h0->in], h0->in,
-					    pkt->bytes);
+					    tr->bytes[k]);
 	pkt->sw_arrive = *T(tr, k, T_ARR(0));
 	pkt->in_port = h0->in;
 	h0->s->port[h0->in].last_ready = *T(tr, k, T_READY(0));
@@ -877,6 +891,8 @@ static void train_run(struct train *tr)
 		case S_ARRIVE:
 			/* (the acknowledgement and the last result as any
 			 * arrival: the operation completes there) */
+			if (pkt_bad(r, tr->pi[k]))
+				break;
 			if (k && k + 1 < tr->npkts)
 				act_arrive(tr, k, t);
 			else
