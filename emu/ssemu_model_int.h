@@ -169,10 +169,21 @@ static inline const uint8_t *msg_payload(struct ssemu_region *r,
  * where it lies in the pool.  The same packet has the same identity
  * however the events before it were ordered.
  */
+static inline uint64_t pkt_uid_of(uint32_t src_port, uint32_t seq,
+				  uint16_t trip)
+{
+	return ((uint64_t)src_port << 32 | seq) ^ ((uint64_t)trip << 56);
+}
+
 static inline uint64_t pkt_uid(const struct ssemu_pkt *p)
 {
-	return ((uint64_t)p->src_port << 32 | p->seq) ^
-	       ((uint64_t)p->trip << 56);
+	return pkt_uid_of(p->src_port, p->seq, p->trip);
+}
+
+/* Payload bytes of the packet starting at byte @done of @len. */
+static inline uint32_t pkt_chunk(uint64_t len, uint64_t done, uint32_t mtu)
+{
+	return len > done ? (uint32_t)SSEMU_MIN((uint64_t)mtu, len - done) : 0;
 }
 
 /*

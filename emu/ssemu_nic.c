@@ -257,12 +257,6 @@ void nic_rma_resume(struct ssemu_region *r, uint32_t pi)
 
 #define SSEMU_INJ_LOOKAHEAD 64	/* queued messages scanned per injection */
 
-/* Payload bytes of the packet starting at byte @done of @len. */
-static inline uint32_t pkt_chunk(uint64_t len, uint64_t done, uint32_t mtu)
-{
-	return len > done ? (uint32_t)SSEMU_MIN((uint64_t)mtu, len - done) : 0;
-}
-
 /* Packet @pi of message @mi, made by NIC @n at endpoint port @src, to
  * @dst, VC 0. */
 struct ssemu_pkt *pkt_init(struct ssemu_region *r, uint32_t pi,

@@ -152,13 +152,6 @@ static inline ssemu_time_t *T(struct train *tr, uint32_t k, uint32_t j)
 	return &tr->t[(size_t)k * tr->w + j];
 }
 
-/* Packet @pkt's identity (pkt_uid) had the NIC at port @port made it as
- * its @seq-th. */
-static inline uint64_t uid_of(uint32_t port, uint32_t seq)
-{
-	return (uint64_t)port << 32 | seq;
-}
-
 /*
  * The path from the target's edge switch to the initiator, as the
  * acknowledgement's routing takes it (results go the same way: minimal,
@@ -260,7 +253,7 @@ static void train_times(struct train *tr, const struct ssemu_pkt *ack)
 		free_at[h] = tr->hop[h].op->busy_until;
 	}
 	for (k = 0; k < tr->npkts; k++) {
-		uid = k ? uid_of(tr->n->port, tr->n->pkt_seq + k - 1) :
+		uid = k ? pkt_uid_of(tr->n->port, tr->n->pkt_seq + k - 1, 0) :
 			  pkt_uid(ack);
 		/* the NIC: back to back on the edge link */
 		*T(tr, k, T_INJ) = nic_free;
@@ -485,14 +478,9 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	if (!train_alloc(tr))
 		return false;
 	tr->bytes[0] = ack->bytes;
-	for (k = 1; k < tr->npkts; k++) {
-		uint64_t done = (uint64_t)(k - 1) * c->mtu;
-
-		tr->bytes[k] = (m->rma_len > done ?
-				(uint32_t)SSEMU_MIN((uint64_t)c->mtu,
-						    m->rma_len - done) : 0) +
-			       c->pkt_overhead;
-	}
+	for (k = 1; k < tr->npkts; k++)
+		tr->bytes[k] = pkt_chunk(m->rma_len, (uint64_t)(k - 1) * c->mtu,
+					 c->mtu) + c->pkt_overhead;
 	train_times(tr, ack);
 	/* (and within the actions' keys: time << 8) */
 	if (*T(tr, tr->npkts - 1, T_FIN) > tr->limit ||
@@ -668,12 +656,11 @@ static void act_kick(struct train *tr, uint32_t k, ssemu_time_t now)
 {
 	struct ssemu_region *r = tr->r;
 	struct ssemu_nic_sh *n = tr->n;
-	struct ssemu_cr cr = cr_of_nic(n);
-	const struct train_hop *h0 = &tr->hop[0];
+	struct train_hop *h0 = &tr->hop[0];
 	struct ssemu_pkt *pkt;
 	uint32_t pi;
 
-	cr_settle(r, &cr, now);
+	cr_settle(r, &h0->up, now);	/* (hop 0's upstream: the NIC's ring) */
 	if (!k) {
 		pi = tr->ack;
 		n->ack_head = ssemu_r_pkt(r, pi)->next;
@@ -731,10 +718,10 @@ static void act_arrive(struct train *tr, uint32_t k, ssemu_time_t now)
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, tr->pi[k]);
 	struct ssemu_msg *m = ssemu_r_msg(r, tr->mi);
 	struct ssemu_nic_sh *in = tr->in;
-	uint32_t payload = pkt->bytes - r->config.pkt_overhead;
+	uint32_t payload = tr->bytes[k] - r->config.pkt_overhead;
 
 	if (!cr_put(&tr->hop[tr->nhops - 1].cr, tr->tc * SSEMU_NVC,
-		    pkt_cells(pkt->bytes), now + r->config.edge.delay)) {
+		    pkt_cells(tr->bytes[k]), now + r->config.edge.delay)) {
 		ssemu_fail(r, "a packet train found the initiator's edge "
 			   "credit ring full");
 		return;
@@ -762,10 +749,9 @@ static void act_arrive(struct train *tr, uint32_t k, ssemu_time_t now)
 static void act_wake(struct train *tr, ssemu_time_t now)
 {
 	struct ssemu_nic_sh *n = tr->n;
-	struct ssemu_cr cr = cr_of_nic(n);
 
 	if (n->busy_until <= now) {
-		cr_settle(tr->r, &cr, now);
+		cr_settle(tr->r, &tr->hop[0].up, now);
 	} else if (!nic_has_work(n) && !tr->tail) {
 		tr->tail = 1;
 		tr->tail_at = n->busy_until;
@@ -901,14 +887,11 @@ static void train_run(struct train *tr)
 		case S_WAKE:
 			act_wake(tr, t);
 			break;
-		case S_TAIL: {
+		case S_TAIL:
 			/* the NIC's look when its link is free (TX_DONE),
-			 * with nothing to send */
-			struct ssemu_cr cr = cr_of_nic(tr->n);
-
-			cr_settle(r, &cr, t);
+			 * with nothing to send: its ring settles */
+			cr_settle(r, &tr->hop[0].up, t);
 			break;
-		}
 		default:
 			h = (s - S_HOP) / 2;
 			if ((s - S_HOP) % 2)
