@@ -186,13 +186,66 @@ static uint8_t *msg_data(struct ssemu_region *r, struct ssemu_msg *m)
  * page that is not mapped fails the copy with -EFAULT, as a DMA read
  * error fails a real NIC's command, and never faults the process.
  * *@dstp advances past what was copied.
+ *
+ * A shared store (@crc not NULL) also adds the bytes copied to *@crc,
+ * the message's end-to-end CRC (ssemu_msg_crc).  Both are taken from one
+ * read of the application's memory, through a bounce of our own: the
+ * memory may change while the NIC reads it (the application's buffer may
+ * be the target of another endpoint's RMA, which a process running the
+ * engine writes), and the CRC must cover the bytes that were sent, as a
+ * NIC's covers what its DMA read.  Never from the segment's copy, which
+ * another process may write between the copy and the CRC.
  */
-static int copy_iov(uint8_t **dstp, const struct iovec *iov, size_t n)
+#define COPY_BOUNCE 4096
+
+struct copy_crc_args {
+	uint8_t *dst;
+	const struct iovec *iov;
+	size_t n;
+	uint32_t crc;
+};
+
+static void copy_crc_fn(void *arg)
 {
+	struct copy_crc_args *a = arg;
+	uint8_t bounce[COPY_BOUNCE];
+	const uint8_t *src;
+	size_t v, left, chunk;
+
+	for (v = 0; v < a->n; v++) {
+		src = a->iov[v].iov_base;
+		for (left = a->iov[v].iov_len; left; left -= chunk) {
+			chunk = SSEMU_MIN(left, sizeof(bounce));
+			memcpy(bounce, src, chunk);
+			a->crc = ssemu_crc(a->crc, bounce, chunk);
+			memcpy(a->dst, bounce, chunk);
+			src += chunk;
+			a->dst += chunk;
+		}
+	}
+}
+
+static int copy_iov(uint8_t **dstp, const struct iovec *iov, size_t n,
+		    uint32_t *crc)
+{
+	struct copy_crc_args a = { *dstp, iov, n, crc ? *crc : 0 };
 	uint8_t *dst = *dstp;
 	size_t v;
 	int ret;
 
+	if (crc) {
+		/* (an entry with a length and no base faults in the
+		 * guard, as any address the NIC cannot read) */
+		for (v = 0; v < n; v++)
+			if (iov[v].iov_len && !iov[v].iov_base)
+				return -EFAULT;
+		ret = ssemu_guarded(copy_crc_fn, &a);
+		if (ret)
+			return ret;
+		*crc = a.crc;
+		*dstp = a.dst;
+		return 0;
+	}
 	for (v = 0; v < n; v++) {
 		/* (address 0 with a length is one more unmapped address) */
 		ret = ssemu_copy_user(dst, iov[v].iov_base, iov[v].iov_len);
@@ -204,28 +257,19 @@ static int copy_iov(uint8_t **dstp, const struct iovec *iov, size_t n)
 	return 0;
 }
 
-/* The CRC of a posted message (ssemu_msg_crc) from the sender's own
- * memory: @iov[0, @n) then @iov2[0, @n2) are its payload; an RMA
- * request's @desc (else NULL) comes between the head and the payload. */
-static uint32_t post_crc(const struct ssemu_region *r, ssemu_addr_t src,
-			 const uint64_t *hdr, uint64_t len,
-			 const struct ssemu_rma_desc *desc,
-			 const struct iovec *iov, size_t n,
-			 const struct iovec *iov2, size_t n2)
+/* The CRC of a posted message's head (ssemu_msg_crc_head, an RMA
+ * request's @desc after it), to which copy_iov adds the payload as it
+ * copies it; NULL for a private store, which checks no CRC
+ * (ssemu_r_crc). */
+static uint32_t *post_crc(const struct ssemu_region *r, uint32_t *crc,
+			  ssemu_addr_t src, const uint64_t *hdr, uint64_t len,
+			  const struct ssemu_rma_desc *desc)
 {
-	uint32_t crc;
-	size_t v;
-
 	if (!r->shm_mode)
-		return 0;
-	crc = ssemu_msg_crc_head(src, hdr, len);
+		return NULL;
+	*crc = ssemu_msg_crc_head(src, hdr, len);
 	if (desc)
-		crc = ssemu_rma_crc_desc(crc, desc);
-	/* (copy_iov read every byte of them: they are mapped) */
-	for (v = 0; v < n; v++)
-		crc = ssemu_crc(crc, iov[v].iov_base, iov[v].iov_len);
-	for (v = 0; v < n2; v++)
-		crc = ssemu_crc(crc, iov2[v].iov_base, iov2[v].iov_len);
+		*crc = ssemu_rma_crc_desc(*crc, desc);
 	return crc;
 }
 
@@ -364,6 +408,7 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 	struct ssemu_msg *m;
 	uint32_t mi;
 	int64_t len;
+	uint32_t crc, *crcp;
 	uint8_t *p;
 	int ret;
 
@@ -406,12 +451,13 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 		m->crc = 0;	/* (a private store's: ssemu_r_crc) */
 	} else {
 		p = msg_data(r, m);
+		crcp = post_crc(r, &crc, ssemu_ep_addr(ep), s->hdr,
+				(uint64_t)len, NULL);
 		/* a slot that is not posted stays free */
-		ret = copy_iov(&p, s->iov, s->iov_count);
+		ret = copy_iov(&p, s->iov, s->iov_count, crcp);
 		if (ret)
 			return ret;
-		m->crc = post_crc(r, ssemu_ep_addr(ep), s->hdr, (uint64_t)len,
-				  NULL, s->iov, s->iov_count, NULL, 0);
+		m->crc = crcp ? crc : 0;
 	}
 	ret = msg_post(ep, m, mi, s->cookie);
 	if (!ret)
@@ -430,6 +476,7 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 	int64_t ilen, clen;
 	uint32_t mi;
 	size_t esize;
+	uint32_t crc, *crcp;
 	uint8_t *p;
 	int ret;
 
@@ -522,14 +569,6 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 	m->rma_len = rma->len;
 	m->key = rma->key;
 	m->raddr = rma->addr;
-	p = msg_data(r, m);
-	ret = 0;
-	if (payload)
-		ret = copy_iov(&p, rma->iov, rma->iov_count);
-	if (!ret && rma->op == SSEMU_RMA_COMPARE)
-		ret = copy_iov(&p, rma->cmp, rma->cmp_count);
-	if (ret)
-		return ret;
 	/* the target checks it before it touches memory, and does what
 	 * this says (not what the slot may say by then) */
 	desc = (struct ssemu_rma_desc){
@@ -537,10 +576,16 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)
 		.flags = (uint32_t)rma->flags, .op = (uint8_t)rma->op,
 		.aop = (uint8_t)rma->aop, .dtype = (uint8_t)rma->dtype,
 	};
-	m->crc = post_crc(r, ssemu_ep_addr(ep), rma->hdr, payload, &desc,
-			  payload ? rma->iov : NULL, payload ? rma->iov_count : 0,
-			  rma->op == SSEMU_RMA_COMPARE ? rma->cmp : NULL,
-			  rma->op == SSEMU_RMA_COMPARE ? rma->cmp_count : 0);
+	crcp = post_crc(r, &crc, ssemu_ep_addr(ep), rma->hdr, payload, &desc);
+	p = msg_data(r, m);
+	ret = 0;
+	if (payload)
+		ret = copy_iov(&p, rma->iov, rma->iov_count, crcp);
+	if (!ret && rma->op == SSEMU_RMA_COMPARE)
+		ret = copy_iov(&p, rma->cmp, rma->cmp_count, crcp);
+	if (ret)
+		return ret;
+	m->crc = crcp ? crc : 0;
 	return msg_post(ep, m, mi, rma->cookie);
 }
 

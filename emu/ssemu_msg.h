@@ -13,11 +13,12 @@
 /* A message's end-to-end CRC: its source, header words, length and
  * payload, as the sender posted them (an RMA request's: its description,
  * ssemu_rma_crc_desc, then its data or operands).  The receiver checks it
- * before it hands a payload out, an RMA target before it touches memory.  Shared stores only, as
- * ssemu_r_crc.  ssemu_msg_crc_head covers all but the payload, which the
- * caller adds with ssemu_crc (a sender from its own memory, never from
- * the segment's copy, which another process may write between the copy
- * and the CRC). */
+ * before it hands a payload out, an RMA target before it touches memory.
+ * Shared stores only, as ssemu_r_crc.  ssemu_msg_crc_head covers all but
+ * the payload, which the caller adds with ssemu_crc (a sender over the
+ * bytes it read of its own memory, in the read that copies them: never
+ * from the segment's copy, which another process may write between the
+ * copy and the CRC). */
 static inline uint32_t ssemu_msg_crc_head(ssemu_addr_t src,
 					  const uint64_t *hdr, uint64_t len)
 {

@@ -14,6 +14,8 @@
  * atomics neither loses nor repeats one.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -660,6 +662,95 @@ static void test_rma_crc(void **state)
 	moved_fails(t, a, &r);
 	assert_int_equal(crc_errors(t), errs + 2);
 	tf_close(t);
+}
+
+/* The source of a post that changes while the NIC reads it (test below):
+ * @buf's bytes alternate between pat(1, i) and pat(2, i), the atomic's
+ * operand @op's third byte between 0 and 1, until @stop. */
+struct flipper {
+	volatile uint8_t *buf;
+	size_t len;
+	volatile uint8_t *op;
+	int stop;
+	uint64_t rounds;
+};
+
+static void *flip(void *arg)
+{
+	struct flipper *f = arg;
+	uint64_t k = 0;
+	size_t i;
+
+	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
+		k++;
+		for (i = 0; i < f->len; i++)
+			f->buf[i] = pat(1 + (k & 1), i);
+		f->op[2] = (uint8_t)(k & 1);
+		__atomic_store_n(&f->rounds, k, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/*
+ * A post's source may change while the NIC reads it (an application's
+ * buffer can be the target of a peer's RMA at the same time, as in
+ * fabtests' fi_rdm_atomic): the request carries what was read, and its
+ * CRC covers exactly that, so the target takes it.  A shared store (the
+ * one that takes CRCs), another thread writing the sources all along:
+ * every write and atomic completes, no CRC fails, and what lands is
+ * what the source held byte by byte at some moment.
+ */
+static void test_rma_source_changing(void **state)
+{
+	enum { LEN = 16384, N = 24 };
+	unsigned a, b, n, i;
+	struct tf *t = open2_in("switch", true, &a, &b);
+	uint8_t *src = malloc(LEN), *mem = malloc(LEN);
+	uint32_t ctr = 0, opnd = 1;
+	struct flipper f = { src, LEN, (uint8_t *)&opnd, 0, 0 };
+	struct iovec iov = { src, LEN }, oiov = { &opnd, sizeof(opnd) };
+	struct ssemu_rma r;
+	uint64_t errs;
+	pthread_t th;
+	size_t d;
+
+	(void)state;
+	assert_true(src && mem);
+	assert_true(LEN <= ssemu_ep_max_msg(t->ep[a]));
+	for (i = 0; i < LEN; i++)
+		src[i] = pat(1, i);
+	memset(mem, 0, LEN);
+	reg(t, b, 77, mem, LEN, (uintptr_t)mem,
+	    SSEMU_MR_READ | SSEMU_MR_WRITE);
+	reg(t, b, 78, &ctr, sizeof(ctr), (uintptr_t)&ctr,
+	    SSEMU_MR_READ | SSEMU_MR_WRITE);
+	errs = crc_errors(t);
+	assert_int_equal(pthread_create(&th, NULL, flip, &f), 0);
+	/* (the sources change from the first post on) */
+	while (__atomic_load_n(&f.rounds, __ATOMIC_RELAXED) < 2)
+		sched_yield();
+	for (n = 0; n < N; n++) {
+		r = mk(t, b, SSEMU_RMA_WRITE, 77, (uintptr_t)mem, LEN, &iov,
+		       1000 + 2 * n);
+		d = do_rma(t, a, &r);
+		assert_int_equal(rl->done[d].status, 0);
+		for (i = 0; i < LEN; i++)
+			assert_true(mem[i] == pat(1, i) || mem[i] == pat(2, i));
+		r = mk(t, b, SSEMU_RMA_ATOMIC, 78, (uintptr_t)&ctr,
+		       sizeof(ctr), &oiov, 1001 + 2 * n);
+		r.aop = SSEMU_AOP_SUM;
+		r.dtype = SSEMU_UINT32;
+		d = do_rma(t, a, &r);
+		assert_int_equal(rl->done[d].status, 0);
+	}
+	__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	/* each operand read was 1 or 0x10001 */
+	assert_int_equal(ctr & 0xffff, N);
+	assert_int_equal(crc_errors(t), errs);
+	tf_close(t);
+	free(src);
+	free(mem);
 }
 
 static void test_rma_bad_args(void **state)
@@ -1998,6 +2089,7 @@ int main(void)
 		cmocka_unit_test(test_rma_refused),
 		cmocka_unit_test(test_rma_bad_args),
 		cmocka_unit_test(test_rma_crc),
+		cmocka_unit_test(test_rma_source_changing),
 		cmocka_unit_test(test_rma_remote_events),
 		cmocka_unit_test(test_rma_ordered),
 		cmocka_unit_test(test_rma_ordered_adaptive),
