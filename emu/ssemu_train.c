@@ -799,88 +799,52 @@ static void act_wake(struct train *tr, ssemu_time_t now)
 }
 
 /*
- * The actions' streams: the NIC's sends, the initiator's arrivals, the
- * NIC's looks for credits and the one those may ask for after its last
- * send, then each switch's pipeline ends and sends (a send at the
- * pipeline's end is done by its arrival).  A stream's next action is
+ * The actions' streams: the NIC's sends, the initiator's arrivals, then
+ * each switch's pipeline ends and sends (a send at the pipeline's end is
+ * done by its arrival); and the NIC's looks for credits and the one
+ * those may ask for after its last send.  A stream's next action is
  * keyed by its time and its kind's order (time << 3 | order); the
  * smallest key goes first (streams with equal keys touch nothing of one
  * another's that depends on their order).
  */
-enum { S_KICK, S_ARRIVE, S_WAKE, S_TAIL, S_HOP };
+enum { S_KICK, S_ARRIVE, S_HOP };
 #define STREAMS (S_HOP + 2 * TRAIN_HOPS)
 #define KEY(t, a) ((t) << 3 | act_prio[a])
 
-static uint64_t stream_key(struct train *tr, uint32_t s, uint32_t *next)
-{
-	uint32_t h, k = *next;
+/* Where each stream's times are, and the order of its kind. */
+struct streams {
+	uint32_t n, next[STREAMS], col[STREAMS];
+	uint8_t prio[STREAMS];
+	uint64_t key[STREAMS];
+};
 
-	switch (s) {
-	case S_KICK:
-		return k < tr->npkts ? KEY(*T(tr, k, T_INJ), A_KICK) :
-				       UINT64_MAX;
-	case S_ARRIVE:
-		return k < tr->npkts ? KEY(*T(tr, k, T_FIN), A_ARRIVE) :
-				       UINT64_MAX;
-	case S_WAKE:
-		return k < tr->nwake ? KEY(tr->wake[k], A_WAKE) : UINT64_MAX;
-	case S_TAIL:
-		return k < tr->tail ? KEY(tr->tail_at, A_TAIL) : UINT64_MAX;
-	default:
-		break;
+/* Stream @s's next key (a send stream skips the sends done at their
+ * pipelines' ends). */
+static inline uint64_t stream_key(struct train *tr, struct streams *st,
+				  uint32_t s)
+{
+	uint32_t k = st->next[s], c = st->col[s];
+
+	if (s >= S_HOP && (s - S_HOP) % 2) {
+		while (k < tr->npkts && *T(tr, k, c) == *T(tr, k, c - 1))
+			k++;
+		st->next[s] = k;
 	}
-	h = (s - S_HOP) / 2;
-	if (!((s - S_HOP) % 2))
-		return k < tr->npkts ? KEY(*T(tr, k, T_READY(h)), A_READY) :
-				       UINT64_MAX;
-	/* (a send at its pipeline's end is done there) */
-	while (k < tr->npkts &&
-	       *T(tr, k, T_DEP(h)) == *T(tr, k, T_READY(h)))
-		k++;
-	*next = k;
-	return k < tr->npkts ? KEY(*T(tr, k, T_DEP(h)), A_DEP) : UINT64_MAX;
-}
-
-/* A stream's next action with the stream, as one heap key (below). */
-static inline uint64_t heap_key(struct train *tr, uint32_t s, uint32_t *next)
-{
-	uint64_t k = stream_key(tr, s, next);
-
-	return k == UINT64_MAX ? k : k << 5 | s;
-}
-
-/* Sift entry @i of the heap of the streams' keys (@n of them) down. */
-static inline void heap_sift(uint64_t *hk, uint32_t n, uint32_t i)
-{
-	uint64_t v = hk[i];
-	uint32_t c;
-
-	for (;;) {
-		c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && hk[c + 1] < hk[c])
-			c++;
-		if (hk[c] >= v)
-			break;
-		hk[i] = hk[c];
-		i = c;
-	}
-	hk[i] = v;
+	return k < tr->npkts ? *T(tr, k, c) << 3 | st->prio[s] : UINT64_MAX;
 }
 
 /*
- * Pass 2: the actions, smallest key first.  The NIC's sends, the
- * arrivals and the switches' streams are a heap of their next keys (with
- * the stream in the low bits); the NIC's looks, rare, are looked at
- * beside its top.
+ * Pass 2: the actions, smallest key first: the next keys of the NIC's
+ * sends, the arrivals and the switches' streams (a handful) scanned for
+ * the smallest; the NIC's looks, rare, beside it.
  */
 static void train_run(struct train *tr)
 {
 	struct ssemu_region *r = tr->r;
 	struct ssemu_engine *e = ssemu_r_engine(r);
-	uint32_t next[STREAMS] = { 0 }, nh = 0, s, k, h;
-	uint64_t hk[STREAMS], bk, wk, tk;
+	uint32_t nwk = 0, ntail = 0, s, k, h, best;
+	struct streams st;
+	uint64_t bk, wk, tk;
 	ssemu_time_t t;
 
 	tr->nwake = 0;
@@ -888,62 +852,73 @@ static void train_run(struct train *tr)
 	for (h = 0; h < tr->nhops; h++)
 		if (tr->hop[h].s)
 			hop_views(tr, h);
-	for (s = 0; s < S_HOP + 2 * tr->nhops; s++) {
-		if (s == S_WAKE || s == S_TAIL)
-			continue;
-		hk[nh++] = heap_key(tr, s, &next[s]);
+	st.n = S_HOP + 2 * tr->nhops;
+	st.col[S_KICK] = T_INJ;
+	st.prio[S_KICK] = act_prio[A_KICK];
+	st.col[S_ARRIVE] = T_FIN;
+	st.prio[S_ARRIVE] = act_prio[A_ARRIVE];
+	for (h = 0; h < tr->nhops; h++) {
+		st.col[S_HOP + 2 * h] = T_READY(h);
+		st.prio[S_HOP + 2 * h] = act_prio[A_READY];
+		st.col[S_HOP + 2 * h + 1] = T_DEP(h);
+		st.prio[S_HOP + 2 * h + 1] = act_prio[A_DEP];
 	}
-	for (s = nh / 2; s-- > 0;)
-		heap_sift(hk, nh, s);
+	for (s = 0; s < st.n; s++) {
+		st.next[s] = 0;
+		st.key[s] = stream_key(tr, &st, s);
+	}
 	for (;;) {
-		bk = hk[0];
+		best = 0;
+		for (s = 1; s < st.n; s++)
+			if (st.key[s] < st.key[best])
+				best = s;
+		bk = st.key[best];
 		/* (the looks' streams grow as the train goes) */
-		wk = heap_key(tr, S_WAKE, &next[S_WAKE]);
-		tk = heap_key(tr, S_TAIL, &next[S_TAIL]);
-		if (wk < bk)
-			bk = wk;
-		if (tk < bk)
-			bk = tk;
-		if (bk == UINT64_MAX)
+		wk = nwk < tr->nwake ? KEY(tr->wake[nwk], A_WAKE) : UINT64_MAX;
+		tk = ntail < tr->tail ? KEY(tr->tail_at, A_TAIL) : UINT64_MAX;
+		if (wk < bk || tk < bk) {
+			if (wk < tk) {
+				e->now = t = wk >> 3;
+				nwk++;
+				act_wake(tr, t);
+			} else {
+				/* the NIC's look when its link is free
+				 * (TX_DONE), with nothing to send: its ring
+				 * settles */
+				e->now = t = tk >> 3;
+				ntail++;
+				cr_settle(r, &tr->hop[0].up, t);
+			}
+		} else if (bk == UINT64_MAX) {
 			break;
-		s = (uint32_t)(bk & 31);
-		t = bk >> 8;
-		k = next[s];
-		e->now = t;
-		switch (s) {
-		case S_KICK:
-			act_kick(tr, k, t);
-			break;
-		case S_ARRIVE:
-			/* (the acknowledgement and the last result as any
-			 * arrival: the operation completes there) */
-			if (pkt_bad(r, tr->pi[k]))
+		} else {
+			k = st.next[best];
+			e->now = t = bk >> 3;
+			switch (best) {
+			case S_KICK:
+				act_kick(tr, k, t);
 				break;
-			if (k && k + 1 < tr->npkts)
-				act_arrive(tr, k, t);
-			else
-				nic_arrive(r, tr->inic, 0, tr->pi[k]);
-			break;
-		case S_WAKE:
-			act_wake(tr, t);
-			break;
-		case S_TAIL:
-			/* the NIC's look when its link is free (TX_DONE),
-			 * with nothing to send: its ring settles */
-			cr_settle(r, &tr->hop[0].up, t);
-			break;
-		default:
-			h = (s - S_HOP) / 2;
-			if ((s - S_HOP) % 2)
-				act_dep(tr, h, k, t);
-			else
-				act_ready(tr, h, k, t);
-			break;
-		}
-		next[s]++;
-		if (s != S_WAKE && s != S_TAIL) {
-			hk[0] = heap_key(tr, s, &next[s]);
-			heap_sift(hk, nh, 0);
+			case S_ARRIVE:
+				/* (the acknowledgement and the last result
+				 * as any arrival: the operation completes
+				 * there) */
+				if (pkt_bad(r, tr->pi[k]))
+					break;
+				if (k && k + 1 < tr->npkts)
+					act_arrive(tr, k, t);
+				else
+					nic_arrive(r, tr->inic, 0, tr->pi[k]);
+				break;
+			default:
+				h = (best - S_HOP) / 2;
+				if ((best - S_HOP) % 2)
+					act_dep(tr, h, k, t);
+				else
+					act_ready(tr, h, k, t);
+				break;
+			}
+			st.next[best]++;
+			st.key[best] = stream_key(tr, &st, best);
 		}
 		/* the plan says nothing else happens meanwhile: an event
 		 * now would run after what follows it */
