@@ -621,7 +621,8 @@ static void act_dep(struct train *tr, uint32_t h, uint32_t k,
 			   "switch %u output %u", hp->s->sw, hp->out);
 		return;
 	}
-	op->queued_tc[tc]--;
+	if (hp->edge)
+		op->queued_tc[tc]--;	/* (act_ready counted it in) */
 	/* sw_send */
 	ssemu_auth_sw_count(hp->s, pkt);
 	/* congestion control's count of the pair's packets at the edge
@@ -674,8 +675,9 @@ ring:
 		   "input %u", hp->s->sw, hp->in);
 }
 
-/* Packet @k's pipeline at switch @h ends at @now: it joins the output's
- * queue (or leaves at once, as the output is free). */
+/* Packet @k's pipeline at switch @h, the initiator's edge switch, ends
+ * at @now: it joins the output's queue (or leaves at once, as the output
+ * is free). */
 static void act_ready(struct train *tr, uint32_t h, uint32_t k,
 		      ssemu_time_t now)
 {
@@ -685,8 +687,7 @@ static void act_ready(struct train *tr, uint32_t h, uint32_t k,
 	uint32_t tc = tr->tc;
 
 	op->queued_tc[tc]++;
-	if (hp->edge)
-		ssemu_tel_queue(r, tc, op->queued_tc[tc]);
+	ssemu_tel_queue(r, tc, op->queued_tc[tc]);
 	if (*T(tr, k, T_DEP(h)) == now)
 		act_dep(tr, h, k, now);
 }
@@ -799,38 +800,54 @@ static void act_wake(struct train *tr, ssemu_time_t now)
 }
 
 /*
- * The actions' streams: the NIC's sends, the initiator's arrivals, then
- * each switch's pipeline ends and sends (a send at the pipeline's end is
- * done by its arrival); and the NIC's looks for credits and the one
- * those may ask for after its last send.  A stream's next action is
- * keyed by its time and its kind's order (time << 3 | order); the
- * smallest key goes first (streams with equal keys touch nothing of one
- * another's that depends on their order).
+ * The actions' streams: the NIC's sends, the initiator's arrivals, each
+ * switch's sends, and the initiator's edge switch's pipeline ends (a
+ * send at the pipeline's end is done by its arrival); and the NIC's
+ * looks for credits and the one those may ask for after its last send.
+ * A stream's next action is keyed by its time and its kind's order (time
+ * << 3 | order); the smallest key goes first (streams with equal keys
+ * touch nothing of one another's that depends on their order).
+ *
+ * Pipelines' ends elsewhere are no actions: all one does is count the
+ * packet in its output's queue, which its send counts out, and only the
+ * edge output's count is read meanwhile (its telemetry; congestion
+ * control's marks and frames, which the plan found none of, look there
+ * alone).
  */
 enum { S_KICK, S_ARRIVE, S_HOP };
-#define STREAMS (S_HOP + 2 * TRAIN_HOPS)
+#define STREAMS (S_HOP + TRAIN_HOPS + 1)
 #define KEY(t, a) ((t) << 3 | act_prio[a])
 
-/* Where each stream's times are, and the order of its kind. */
+/* Each stream's times (a column of the plan's rows), kind and hop. */
 struct streams {
-	uint32_t n, next[STREAMS], col[STREAMS];
-	uint8_t prio[STREAMS];
+	uint32_t n, next[STREAMS], col[STREAMS], hop[STREAMS];
+	uint8_t act[STREAMS], prio[STREAMS], skip[STREAMS];
 	uint64_t key[STREAMS];
 };
 
-/* Stream @s's next key (a send stream skips the sends done at their
- * pipelines' ends). */
+/* Stream @s's next key (the edge output's sends skip those done at
+ * their pipelines' ends). */
 static inline uint64_t stream_key(struct train *tr, struct streams *st,
 				  uint32_t s)
 {
 	uint32_t k = st->next[s], c = st->col[s];
 
-	if (s >= S_HOP && (s - S_HOP) % 2) {
+	if (st->skip[s]) {
 		while (k < tr->npkts && *T(tr, k, c) == *T(tr, k, c - 1))
 			k++;
 		st->next[s] = k;
 	}
 	return k < tr->npkts ? *T(tr, k, c) << 3 | st->prio[s] : UINT64_MAX;
+}
+
+static void stream_add(struct train *tr, struct streams *st, uint32_t act,
+		       uint32_t col, uint32_t hop)
+{
+	st->act[st->n] = (uint8_t)act;
+	st->prio[st->n] = act_prio[act];
+	st->skip[st->n] = act == A_DEP && tr->hop[hop].edge;
+	st->col[st->n] = col;
+	st->hop[st->n++] = hop;
 }
 
 /*
@@ -852,16 +869,13 @@ static void train_run(struct train *tr)
 	for (h = 0; h < tr->nhops; h++)
 		if (tr->hop[h].s)
 			hop_views(tr, h);
-	st.n = S_HOP + 2 * tr->nhops;
-	st.col[S_KICK] = T_INJ;
-	st.prio[S_KICK] = act_prio[A_KICK];
-	st.col[S_ARRIVE] = T_FIN;
-	st.prio[S_ARRIVE] = act_prio[A_ARRIVE];
+	st.n = 0;
+	stream_add(tr, &st, A_KICK, T_INJ, 0);
+	stream_add(tr, &st, A_ARRIVE, T_FIN, 0);
 	for (h = 0; h < tr->nhops; h++) {
-		st.col[S_HOP + 2 * h] = T_READY(h);
-		st.prio[S_HOP + 2 * h] = act_prio[A_READY];
-		st.col[S_HOP + 2 * h + 1] = T_DEP(h);
-		st.prio[S_HOP + 2 * h + 1] = act_prio[A_DEP];
+		if (tr->hop[h].edge)
+			stream_add(tr, &st, A_READY, T_READY(h), h);
+		stream_add(tr, &st, A_DEP, T_DEP(h), h);
 	}
 	for (s = 0; s < st.n; s++) {
 		st.next[s] = 0;
@@ -910,11 +924,10 @@ static void train_run(struct train *tr)
 					nic_arrive(r, tr->inic, 0, tr->pi[k]);
 				break;
 			default:
-				h = (best - S_HOP) / 2;
-				if ((best - S_HOP) % 2)
-					act_dep(tr, h, k, t);
+				if (st.act[best] == A_DEP)
+					act_dep(tr, st.hop[best], k, t);
 				else
-					act_ready(tr, h, k, t);
+					act_ready(tr, st.hop[best], k, t);
 				break;
 			}
 			st.next[best]++;
