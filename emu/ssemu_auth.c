@@ -435,23 +435,29 @@ bool ssemu_auth_reply_refused(struct ssemu_region *r, uint32_t nic,
 	return true;
 }
 
-void ssemu_auth_sw_count(struct ssemu_switch_sh *s,
-			 const struct ssemu_pkt *pkt)
+void ssemu_auth_sw_count_vni(struct ssemu_switch_sh *s, uint16_t vni,
+			     uint32_t bytes)
 {
 	struct ssemu_vni_count *v = s->vni;
 	uint32_t i;
 
 	for (i = 0; i < SSEMU_SW_VNIS - 1; i++) {
-		if (v[i].vni == pkt->vni)
+		if (v[i].vni == vni)
 			break;
 		if (!v[i].vni) {
-			v[i].vni = pkt->vni;
+			v[i].vni = vni;
 			break;
 		}
 	}
 	/* (the last entry takes the VNIs that found no room) */
 	v[i].pkts++;
-	v[i].bytes += pkt->bytes;
+	v[i].bytes += bytes;
+}
+
+void ssemu_auth_sw_count(struct ssemu_switch_sh *s,
+			 const struct ssemu_pkt *pkt)
+{
+	ssemu_auth_sw_count_vni(s, pkt->vni, pkt->bytes);
 }
 
 int ssemu_switch_vni_stats(struct ssemu_fabric *f, uint32_t sw,

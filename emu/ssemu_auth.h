@@ -61,9 +61,12 @@ bool ssemu_auth_reply_refused(struct ssemu_region *r, uint32_t nic,
 			      const struct ssemu_msg *m,
 			      const struct ssemu_pkt *pkt);
 
-/* Switch @s sent @pkt. */
+/* Switch @s sent @pkt; ssemu_auth_sw_count_vni: a packet of @bytes on
+ * @vni. */
 void ssemu_auth_sw_count(struct ssemu_switch_sh *s,
 			 const struct ssemu_pkt *pkt);
+void ssemu_auth_sw_count_vni(struct ssemu_switch_sh *s, uint16_t vni,
+			     uint32_t bytes);
 
 /* A configuration file's "services" list (ssemu_config_load) into @c:
  * 0, or -EINVAL with "path:line: key: problem" in @err. */

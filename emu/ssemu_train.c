@@ -118,6 +118,7 @@ struct train {
 	struct ssemu_nic_sh *n;		/* the target's NIC, sending */
 	struct ssemu_nic_sh *in;	/* the initiator's */
 	uint32_t nic, inic, mi, tc, dport, ack;
+	uint16_t vni;			/* the results' (their message's) */
 	uint32_t npkts;			/* the acknowledgement, then results */
 	uint32_t nhops, w;		/* w: times a packet */
 	ssemu_time_t limit;		/* the run's (ssemu_model_run_begin) */
@@ -150,6 +151,19 @@ static bool train_alloc(struct train *tr)
 static inline ssemu_time_t *T(struct train *tr, uint32_t k, uint32_t j)
 {
 	return &tr->t[(size_t)k * tr->w + j];
+}
+
+/*
+ * Is packet @k lean: a result but the last?  A lean result takes a
+ * packet of the pool from its send to its arrival, as any, but nothing
+ * reads what it would hold (its size, class, VNI and path are the
+ * plan's; it arrives with no status, on its message's VNI), so it is
+ * neither made nor written: only the last result and the
+ * acknowledgement, which the model's functions take at their arrival.
+ */
+static inline bool tr_lean(const struct train *tr, uint32_t k)
+{
+	return k && k + 1 < tr->npkts;
 }
 
 /*
@@ -472,6 +486,7 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	tr->mi = n->resp_head;
 	m = ssemu_r_msg(r, tr->mi);
 	tr->tc = m->tclass;
+	tr->vni = m->vni;
 	if (ack->type != SSEMU_PKT_ACK || ack->next != SSEMU_NONE ||
 	    ack->via || ack->phase || ack->vc || ack->trip ||
 	    ack->src_port != n->port || ack->tclass != tr->tc ||
@@ -601,22 +616,27 @@ static void act_dep(struct train *tr, uint32_t h, uint32_t k,
 	struct train_hop *hp = &tr->hop[h];
 	struct ssemu_swport *op = hp->op;
 	const struct ssemu_cc_ops *cc = model_cc(r);
-	struct ssemu_pkt *pkt;
-	uint32_t cells, tc = tr->tc;
+	struct ssemu_pkt *pkt = NULL;
+	uint32_t bytes = tr->bytes[k], cells = pkt_cells(bytes), tc = tr->tc;
 	ssemu_time_t ser, t, lat = now - *T(tr, k, T_ARR(h));
 
-	/* (the segment's packet, checked as a hop checks it: another
-	 * process may have written it) */
-	if (pkt_hop_bad(r, tr->pi[k]))
-		return;
-	pkt = ssemu_r_pkt(r, tr->pi[k]);
-	cells = pkt_cells(pkt->bytes);
+	/* the acknowledgement and the last result are packets of the
+	 * segment, which the model's functions read on their arrival
+	 * (checked as a hop checks them: another process may have written
+	 * them); the others are the plan's alone (tr_lean) */
+	if (!tr_lean(tr, k)) {
+		if (pkt_hop_bad(r, tr->pi[k]))
+			return;
+		pkt = ssemu_r_pkt(r, tr->pi[k]);
+		bytes = pkt->bytes;
+		cells = pkt_cells(bytes);
+	}
 
 	/* the output's look: its ring settled, the arbiter's turn taken
 	 * (what its pick does for a lone candidate) */
 	cr_settle(r, &hp->cr, now);
 	hp->av.now = now;
-	if (!model_arb(r)->sole(&hp->av, hp->in, hp->vcl, pkt->bytes)) {
+	if (!model_arb(r)->sole(&hp->av, hp->in, hp->vcl, bytes)) {
 		ssemu_fail(r, "a packet train's send found no credit at "
 			   "switch %u output %u", hp->s->sw, hp->out);
 		return;
@@ -624,7 +644,10 @@ static void act_dep(struct train *tr, uint32_t h, uint32_t k,
 	if (hp->edge)
 		op->queued_tc[tc]--;	/* (act_ready counted it in) */
 	/* sw_send */
-	ssemu_auth_sw_count(hp->s, pkt);
+	if (pkt)
+		ssemu_auth_sw_count(hp->s, pkt);
+	else
+		ssemu_auth_sw_count_vni(hp->s, tr->vni, bytes);
 	/* congestion control's count of the pair's packets at the edge
 	 * output goes up and down with each result (train_plan: no frame);
 	 * what outlives the train is its last dequeue's look at the pair,
@@ -634,7 +657,7 @@ static void act_dep(struct train *tr, uint32_t h, uint32_t k,
 		ssemu_pair_put(r, ssemu_pair_find(r, tr->nic, tr->inic), now);
 	op->vq[hp->dvcl].credits -= cells;
 	op->cls[tc].pkts++;
-	op->cls[tc].bytes += pkt->bytes;
+	op->cls[tc].bytes += bytes;
 	r->pkt_hops++;
 	op->last.in = UINT32_MAX;	/* (not a data packet) */
 	r->switch_lat_sum += lat;
@@ -654,19 +677,23 @@ static void act_dep(struct train *tr, uint32_t h, uint32_t k,
 			tr->wake[tr->nwake++] = t;
 		}
 	}
-	pkt->vc = (uint8_t)(hp->dvcl % SSEMU_NVC);
-	ser = port_ser_time(r, op, hp->out, pkt->bytes);
+	ser = port_ser_time(r, op, hp->out, bytes);
 	op->busy_until = now + ser;
+	if (pkt)
+		pkt->vc = (uint8_t)(hp->dvcl % SSEMU_NVC);
 	if (hp->edge) {
-		pkt->to_gen = tr->in->gen;	/* (the peer's NIC: the plan's) */
+		if (pkt)	/* (the peer's NIC: the plan's) */
+			pkt->to_gen = tr->in->gen;
 		return;
 	}
 	if (!tr->hop[h + 1].s && !train_make(tr, h + 1))
 		return;
 	if (!op->peer_inst)
 		op->peer_inst = tr->hop[h + 1].inst + 1;
-	pkt->sw_arrive = *T(tr, k, T_ARR(h + 1));
-	pkt->in_port = tr->hop[h + 1].in;
+	if (pkt) {
+		pkt->sw_arrive = *T(tr, k, T_ARR(h + 1));
+		pkt->in_port = tr->hop[h + 1].in;
+	}
 	tr->hop[h + 1].s->port[tr->hop[h + 1].in].last_ready =
 		*T(tr, k, T_READY(h + 1));
 	return;
@@ -715,11 +742,7 @@ static void act_kick(struct train *tr, uint32_t k, ssemu_time_t now)
 		pi = pkt_alloc(r);
 		if (pi == SSEMU_NONE)
 			goto fail;
-		pkt = pkt_init(r, pi, n, SSEMU_PKT_RESP, tr->mi, n->port,
-			       tr->dport, tr->bytes[k] - r->config.pkt_overhead);
-		pkt->src_nic = tr->nic;
-		pkt->win = tr->inic;
-		pkt->src_gen = tr->in->gen;
+		n->pkt_seq++;	/* (pkt_init's numbering) */
 		m->resp_sent++;
 	} else {
 		/* the last: the queue moves on, the target's side is done */
@@ -728,7 +751,6 @@ static void act_kick(struct train *tr, uint32_t k, ssemu_time_t now)
 			goto fail;
 	}
 	tr->pi[k] = pi;
-	pkt = ssemu_r_pkt(r, pi);
 	/* (the class and size the plan took: the packet's as made, which
 	 * another process may write over in the segment meanwhile) */
 	n->credits[tr->tc] -= pkt_cells(tr->bytes[k]);
@@ -738,8 +760,11 @@ static void act_kick(struct train *tr, uint32_t k, ssemu_time_t now)
 			     tr->bytes[k] - r->config.pkt_overhead);
 	n->busy_until = now + port_ser_time(r, &h0->s->port[h0->in], h0->in,
 					    tr->bytes[k]);
-	pkt->sw_arrive = *T(tr, k, T_ARR(0));
-	pkt->in_port = h0->in;
+	if (!tr_lean(tr, k)) {
+		pkt = ssemu_r_pkt(r, pi);
+		pkt->sw_arrive = *T(tr, k, T_ARR(0));
+		pkt->in_port = h0->in;
+	}
 	h0->s->port[h0->in].last_ready = *T(tr, k, T_READY(0));
 	return;
 fail:
@@ -751,12 +776,12 @@ fail:
  * Result @k (not the last) arrives at the initiator at @now: what
  * nic_arrive does for it, with what train_plan checked left out (the
  * initiator attached, the result its operation's, the edge switch's
- * credit ring with room and no packet waiting at its output).
+ * credit ring with room and no packet waiting at its output) and what
+ * a lean result has not (tr_lean).
  */
 static void act_arrive(struct train *tr, uint32_t k, ssemu_time_t now)
 {
 	struct ssemu_region *r = tr->r;
-	struct ssemu_pkt *pkt = ssemu_r_pkt(r, tr->pi[k]);
 	struct ssemu_msg *m = ssemu_r_msg(r, tr->mi);
 	struct ssemu_nic_sh *in = tr->in;
 	uint32_t payload = tr->bytes[k] - r->config.pkt_overhead;
@@ -770,11 +795,9 @@ static void act_arrive(struct train *tr, uint32_t k, ssemu_time_t now)
 	in->stats.rx_pkts++;
 	in->stats.rx_bytes += payload;
 	r->pkts_delivered++;
-	if (ssemu_auth_reply_refused(r, tr->inic, m, pkt))
-		pkt->status = -EIO;
+	/* (on its message's VNI, as made: ssemu_auth_reply_refused has
+	 * nothing to refuse, and its status is none) */
 	ssemu_tel_rx(r, tr->inic, tr->tc, payload);
-	if (pkt->status && !m->status)
-		m->status = pkt->status;
 	m->resp_arrived++;
 	pkt_free(r, tr->pi[k]);
 }
@@ -914,13 +937,11 @@ static void train_run(struct train *tr)
 				break;
 			case S_ARRIVE:
 				/* (the acknowledgement and the last result
-				 * as any arrival: the operation completes
-				 * there) */
-				if (pkt_bad(r, tr->pi[k]))
-					break;
-				if (k && k + 1 < tr->npkts)
+				 * as any arrival, checked as its event's
+				 * packet: the operation completes there) */
+				if (tr_lean(tr, k))
 					act_arrive(tr, k, t);
-				else
+				else if (!pkt_bad(r, tr->pi[k]))
 					nic_arrive(r, tr->inic, 0, tr->pi[k]);
 				break;
 			default:
