@@ -455,3 +455,88 @@ int ssemu_event_read(struct ssemu_ep *ep, const struct ssemu_event *ev,
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return direct_region_there(r, m, &d) ? 0 : -ENOKEY;
 }
+
+/* An entry of a region table as read without the lock (registering and
+ * withdrawing take it): its fields, with in_use read first. */
+static bool mr_snap(const struct ssemu_mr_sh *e, struct ssemu_mr_sh *out)
+{
+	if (!ssemu_load_acquire(&e->in_use))
+		return false;
+	out->key = ssemu_load_relaxed(&e->key);
+	out->addr = ssemu_load_relaxed(&e->addr);
+	out->len = ssemu_load_relaxed(&e->len);
+	out->base = ssemu_load_relaxed(&e->base);
+	out->pid = ssemu_load_relaxed(&e->pid);
+	out->access = ssemu_load_relaxed(&e->access);
+	out->vni = ssemu_load_relaxed(&e->vni);
+	out->in_use = 1;
+	return true;
+}
+
+/*
+ * An SSEMU_RMA_DIRECT read's bytes copied before it completes: the
+ * region found and checked as the target NIC checks the request (key,
+ * VNI, range, access), the bytes copied from the region's process, and
+ * the region checked again after the copy (withdrawn or changed meanwhile:
+ * -ENOKEY, what was copied not to be trusted).
+ */
+int ssemu_ep_read_early(struct ssemu_ep *ep, const struct ssemu_rma *rma,
+			size_t off, void *buf, size_t len)
+{
+	const struct ssemu_config *c;
+	struct ssemu_mr_sh *t, e, again;
+	struct ssemu_region *r;
+	uint32_t nic, i, hwm, port;
+	uint64_t src;
+	int ret;
+
+	if (!ep || !rma || (len && !buf) || rma->op != SSEMU_RMA_READ ||
+	    !(rma->flags & SSEMU_RMA_DIRECT) || off > rma->len ||
+	    len > rma->len - off)
+		return -EINVAL;
+	if (ssemu_fab_check(ep->nic->fab))
+		return -EIO;
+	r = ep->r;
+	c = &r->config;
+	port = (uint32_t)SSEMU_ADDR_PORT(rma->dest);
+	if (port >= r->topo.nendpoints)
+		return -EINVAL;
+	nic = ssemu_port_nic(r, port);
+	if (nic >= c->max_nics)
+		return -EHOSTUNREACH;
+	/* (mr_find's search, each entry read once) */
+	t = ssemu_r_mrs(r, nic);
+	hwm = SSEMU_MIN(ssemu_load_relaxed(&ssemu_r_nic(r, nic)->mr_hwm),
+			(uint32_t)SSEMU_MRS_PER_NIC);
+	for (i = 0; i < hwm; i++)
+		if (mr_snap(&t[i], &e) && e.key == rma->key)
+			break;
+	if (i == hwm)
+		return -ENOKEY;
+	if (e.vni && e.vni != ssemu_auth_ep_vni(r, ep->index))
+		return -EACCES;
+	if (rma->addr < e.base || rma->addr - e.base > e.len ||
+	    rma->len > e.len - (rma->addr - e.base))
+		return -ERANGE;
+	if (!(e.access & SSEMU_MR_READ))
+		return -EACCES;
+	if (!len)
+		return 0;
+	src = e.addr + (rma->addr - e.base) + off;
+	if (e.pid == (int32_t)ssemu_self_pid())
+		ret = ssemu_copy_user(buf, (const void *)(uintptr_t)src, len);
+	else
+		ret = cma(e.pid, false, src, buf, len);
+	if (ret == SSEMU_RMA_PARK)
+		return -EACCES;
+	if (ret)
+		return ret;
+	/* the copy's reads before the second look at the region */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!mr_snap(&t[i], &again) || again.key != e.key ||
+	    again.addr != e.addr || again.len != e.len ||
+	    again.base != e.base || again.pid != e.pid ||
+	    again.access != e.access || again.vni != e.vni)
+		return -ENOKEY;
+	return 0;
+}

@@ -582,6 +582,7 @@ struct sse_rma_piece {
 	struct sse_msg *msg;
 	size_t off;		/* local offset of its bytes */
 	size_t len;
+	bool early;		/* a read's bytes copied at its post */
 };
 
 /* An inbound message: unexpected, claimed, and/or being reassembled. */
@@ -669,6 +670,7 @@ struct sse_ep {
 	/* initiated here, logged at close (FI_LOG_LEVEL=info) */
 	uint64_t rma_reads, rma_writes, rma_atomics, rma_bytes;
 	uint64_t rndv_reads, rndv_pushes;	/* rendezvous received */
+	uint64_t rndv_early;	/* reads whose bytes were copied at the post */
 	struct sse_dlist trigs;		/* triggered ops not yet run */
 	int aliases;			/* fi_ep_alias endpoints open */
 	/* data-path objects (sse_pool.h), under the domain lock */

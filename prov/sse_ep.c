@@ -220,8 +220,9 @@ static int sse_ep_close(struct fid *fid)
 			    (unsigned long long)ep->rma_atomics,
 			    (unsigned long long)ep->rma_bytes);
 	if (ep->rndv_reads || ep->rndv_pushes)
-		SSE_EP_INFO(ep, "rendezvous received: %llu read, %llu pushed\n",
+		SSE_EP_INFO(ep, "rendezvous received: %llu read (%llu reads copied at their post), %llu pushed\n",
 			    (unsigned long long)ep->rndv_reads,
+			    (unsigned long long)ep->rndv_early,
 			    (unsigned long long)ep->rndv_pushes);
 	pthread_mutex_lock(&dom->lock);
 	if (ep->aliases) {

@@ -16,13 +16,19 @@
  * and its region is withdrawn or kept in the endpoint's registration
  * cache.  The reads are direct (SSEMU_RMA_DIRECT): the target NIC checks
  * each and the model carries its response, but the bytes stay in the
- * sender's buffer until the receiver, at the read's RMA_DONE, copies them
- * from there into the receive buffer itself (ssemu_event_read: a plain
- * copy in one process, cross-memory attach across two): each byte is
- * copied once.  That is safe because the sender's buffer stays as it was,
- * and registered, until the FIN.  A receive whose reads fail completes in
- * error (FI_EHOSTUNREACH if the sender is gone, FI_EFAULT if either
- * buffer is not mapped, else FI_EIO) and its FIN says so.
+ * sender's buffer, from where the receiver copies them into the receive
+ * buffer itself (a plain copy in one process, cross-memory attach across
+ * two): each byte is copied once.  It copies them as soon as the read is
+ * posted (ssemu_ep_read_early, the region checked as the target NIC will
+ * check it), so that the copy goes on while the engine models the read,
+ * in the sender's process if that one is waiting in progress; if that
+ * copy fails, at the read's RMA_DONE (ssemu_event_read).  The receive
+ * completes when the modelled read does, never before.  That is safe
+ * because the sender's buffer stays as it was, and registered, until the
+ * FIN.  A receive whose reads fail completes in error (FI_EHOSTUNREACH if
+ * the sender is gone, FI_EFAULT if either buffer is not mapped, else
+ * FI_EIO) and its FIN says so; what its buffer holds then is undefined,
+ * as for any receive that fails.
  *
  * The push protocol remains for the rest: sends of several segments, no
  * room in the region table, FI_SLINGSHOT_EMU_RNDV_READ=0, and receivers
@@ -366,6 +372,49 @@ static void __sse_rndv_read_finish(struct sse_ep *ep, struct sse_msg *msg)
 }
 
 /*
+ * The bytes of read @p, which the target NIC leaves in the sender's
+ * buffer (SSEMU_RMA_DIRECT), from there into the receive buffer: their
+ * one copy.  The sender keeps its buffer, unchanged and registered,
+ * until our FIN (or until it gives the send up: the emulator then finds
+ * the region withdrawn, or the process gone), so reading it at any time
+ * before the FIN gives what the response carries.  At the read's post
+ * (@rma, its request: ssemu_ep_read_early, the region checked as the
+ * target will check it), so that the copy goes on while the engine
+ * models the read; or at its RMA_DONE (@ev: ssemu_event_read), if the
+ * early copy failed.  @return 0 or -errno.
+ */
+static int __sse_rndv_read_copy(struct sse_ep *ep, struct sse_msg *msg,
+				struct sse_rma_piece *p,
+				const struct ssemu_rma *rma,
+				const struct ssemu_event *ev)
+{
+	struct sse_rx *rx = msg->rx;
+	size_t off = msg->rx_off + p->off, done = 0, i;
+	int ret;
+
+	for (i = 0; i < rx->iov_count && done < p->len; i++) {
+		size_t seg = rx->iov[i].iov_len, n;
+
+		if (off >= seg) {
+			off -= seg;
+			continue;
+		}
+		n = SSEMU_MIN(seg - off, p->len - done);
+		ret = rma ? ssemu_ep_read_early(ep->emu, rma, done,
+						(char *)rx->iov[i].iov_base +
+							off, n) :
+			    ssemu_event_read(ep->emu, ev, done,
+					     (char *)rx->iov[i].iov_base + off,
+					     n);
+		if (ret)
+			return ret;
+		done += n;
+		off = 0;
+	}
+	return 0;
+}
+
+/*
  * Post what may be posted of @msg's reads: up to SSE_RNDV_READS in
  * flight.  Whatever the emulator cannot take now waits on ep->rx_reads.
  * @return -FI_EAGAIN if the emulator is full, else 0 (@msg may have been
@@ -408,6 +457,10 @@ static int __sse_rndv_read_post(struct sse_ep *ep, struct sse_msg *msg)
 		p->msg = msg;
 		p->off = msg->read_next;
 		p->len = n;
+		/* the bytes now, while the engine models the read (another
+		 * process's run, or ours later); at RMA_DONE if not */
+		p->early = !__sse_rndv_read_copy(ep, msg, p, &r, NULL);
+		ep->rndv_early += p->early;
 		sse_dlist_insert_tail(&p->entry, &ep->rma_pieces);
 		msg->read_next += n;
 		msg->reads_out++;
@@ -417,41 +470,6 @@ static int __sse_rndv_read_post(struct sse_ep *ep, struct sse_msg *msg)
 	if (msg->read_err && !msg->reads_out)
 		__sse_rndv_read_finish(ep, msg);
 	return full;
-}
-
-/*
- * The bytes of read @p, which the target NIC left in the sender's buffer
- * (SSEMU_RMA_DIRECT), from there into the receive buffer: their one copy.
- * The sender keeps its buffer, unchanged and registered, until our FIN
- * (or until it gives the send up: the emulator then finds the region
- * withdrawn, or the process gone), so reading it now, after the modelled
- * response has arrived, gives what the response would have carried.
- * @return 0 or the read's -errno.
- */
-static int __sse_rndv_read_copy(struct sse_ep *ep, struct sse_msg *msg,
-				struct sse_rma_piece *p,
-				const struct ssemu_event *ev)
-{
-	struct sse_rx *rx = msg->rx;
-	size_t off = msg->rx_off + p->off, done = 0, i;
-	int ret;
-
-	for (i = 0; i < rx->iov_count && done < p->len; i++) {
-		size_t seg = rx->iov[i].iov_len, n;
-
-		if (off >= seg) {
-			off -= seg;
-			continue;
-		}
-		n = SSEMU_MIN(seg - off, p->len - done);
-		ret = ssemu_event_read(ep->emu, ev, done,
-				       (char *)rx->iov[i].iov_base + off, n);
-		if (ret)
-			return ret;
-		done += n;
-		off = 0;
-	}
-	return 0;
 }
 
 /* A read of a rendezvous receive completed (sse_rma.c dispatches it). */
@@ -465,7 +483,7 @@ void __sse_rndv_read_done(struct sse_ep *ep, struct sse_rma_piece *p,
 		if (!msg->read_err)
 			msg->read_err = ev->status;
 	} else if (!msg->read_err) {
-		ret = __sse_rndv_read_copy(ep, msg, p, ev);
+		ret = p->early ? 0 : __sse_rndv_read_copy(ep, msg, p, NULL, ev);
 		if (ret)
 			msg->read_err = ret;
 		else

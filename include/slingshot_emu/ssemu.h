@@ -927,6 +927,29 @@ struct ssemu_rma {
  */
 int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma);
 
+/**
+ * Copy bytes [off, off+len) of a SSEMU_RMA_DIRECT read @rma, posted by
+ * @ep, into @buf now, before the read completes: the target's region
+ * found and checked as the target NIC will check the request (its key,
+ * VNI, range and read access), the bytes copied as ssemu_event_read
+ * copies them, and the region checked again after the copy.  For a
+ * reader whose target keeps the bytes unchanged until the read completes
+ * (a rendezvous), which may then copy while the engine models the read
+ * (in another process, or after this call in this one) and need not
+ * read the bytes at RMA_DONE.  The read's completion, its time and its
+ * status are the model's as ever: a copy that succeeded says nothing of
+ * them.
+ * @return 0; -EINVAL not a direct read, or a range outside it;
+ * -EHOSTUNREACH no NIC at the target's port; -ENOKEY no such region (or
+ * it was withdrawn or changed during the copy: what @buf holds is not to
+ * be trusted); -ERANGE, -EACCES as the read's status would say;
+ * -EACCES also when the kernel refuses cross-memory attach; -ESRCH the
+ * region's process is gone; -EFAULT either side not mapped; -EIO the
+ * fabric is broken.
+ */
+int ssemu_ep_read_early(struct ssemu_ep *ep, const struct ssemu_rma *rma,
+			size_t off, void *buf, size_t len);
+
 /* ------------------------------------------------------------------ */
 /* Counters                                                             */
 /* ------------------------------------------------------------------ */

@@ -1506,6 +1506,95 @@ static void test_rma_direct_read(void **state)
 	assert_int_equal(direct, plain);
 }
 
+/*
+ * A direct read's bytes copied at its post (ssemu_ep_read_early): the
+ * region checked as the target checks the request, the bytes those of
+ * the region, and the read itself modelled as ever (its completion, time
+ * and status the same as a read nobody copied early).
+ */
+static void test_rma_read_early(void **state)
+{
+	unsigned a, b;
+	struct tf *t = open2_in("switch", true, &a, &b);
+	size_t len = 3 * t->cfg.mtu + 77, i;
+	uint8_t *mem = malloc(len), *back = malloc(len), wo[64];
+	struct ssemu_rma r;
+	ssemu_time_t plain, early;
+	size_t d;
+
+	(void)state;
+	assert_true(mem && back);
+	for (i = 0; i < len; i++)
+		mem[i] = pat(6, i);
+	reg(t, b, 31, mem, len, 0x1000, SSEMU_MR_READ);
+	reg(t, b, 32, wo, sizeof(wo), 0, SSEMU_MR_WRITE);
+
+	/* posted, then copied before the engine runs it */
+	r = mk(t, b, SSEMU_RMA_READ, 31, 0x1000, len, NULL, 1);
+	r.flags = SSEMU_RMA_DIRECT;
+	post(t, a, &r, 0);
+	memset(back, 0, len);
+	assert_int_equal(ssemu_ep_read_early(t->ep[a], &r, 0, back, len), 0);
+	assert_memory_equal(back, mem, len);
+	memset(back, 0, len);
+	assert_int_equal(ssemu_ep_read_early(t->ep[a], &r, 100, back, 50), 0);
+	assert_memory_equal(back, mem + 100, 50);
+	assert_int_equal(ssemu_ep_read_early(t->ep[a], &r, 0, back, 0), 0);
+	run_idle(t, 0);
+	d = done_of(1);
+	assert_int_equal(rl->done[d].status, 0);
+	early = rl->done[d].time;
+	tf_close(t);
+	/* the same read on the same fresh fabric, nobody copying early:
+	 * the model's the same */
+	t = open2_in("switch", true, &a, &b);
+	reg(t, b, 31, mem, len, 0x1000, SSEMU_MR_READ);
+	reg(t, b, 32, wo, sizeof(wo), 0, SSEMU_MR_WRITE);
+	d = do_rma(t, a, &r);
+	assert_int_equal(rl->done[d].status, 0);
+	plain = rl->done[d].time;
+	assert_int_equal(early, plain);
+
+	/* bad arguments */
+	assert_int_equal(ssemu_ep_read_early(t->ep[a], &r, len - 1, back, 2),
+			 -EINVAL);
+	assert_int_equal(ssemu_ep_read_early(t->ep[a], &r, 0, NULL, 2),
+			 -EINVAL);
+	assert_int_equal(ssemu_ep_read_early(NULL, &r, 0, back, 2), -EINVAL);
+	assert_int_equal(ssemu_ep_read_early(t->ep[a], NULL, 0, back, 2),
+			 -EINVAL);
+	r.flags = 0;	/* not direct */
+	assert_int_equal(ssemu_ep_read_early(t->ep[a], &r, 0, back, 2),
+			 -EINVAL);
+	r.flags = SSEMU_RMA_DIRECT;
+	/* the target's checks, with what its read would say */
+	r.key = 99;
+	assert_int_equal(ssemu_ep_read_early(t->ep[a], &r, 0, back, 2),
+			 -ENOKEY);
+	r.key = 31;
+	r.addr = 0x1000 + 8;	/* past the region's end */
+	assert_int_equal(ssemu_ep_read_early(t->ep[a], &r, 0, back, 2),
+			 -ERANGE);
+	r.cookie = 3;
+	d = do_rma(t, a, &r);
+	assert_int_equal(rl->done[d].status, -ERANGE);
+	r = mk(t, b, SSEMU_RMA_READ, 32, 0, sizeof(wo), NULL, 4);
+	r.flags = SSEMU_RMA_DIRECT;
+	assert_int_equal(ssemu_ep_read_early(t->ep[a], &r, 0, back, 8),
+			 -EACCES);
+	d = do_rma(t, a, &r);
+	assert_int_equal(rl->done[d].status, -EACCES);
+	/* withdrawn: nothing there */
+	assert_int_equal(ssemu_mr_dereg(t->nic[b], 31), 0);
+	r = mk(t, b, SSEMU_RMA_READ, 31, 0x1000, len, NULL, 5);
+	r.flags = SSEMU_RMA_DIRECT;
+	assert_int_equal(ssemu_ep_read_early(t->ep[a], &r, 0, back, 8),
+			 -ENOKEY);
+	tf_close(t);
+	free(mem);
+	free(back);
+}
+
 /* Endpoints and NICs going away with operations in flight. */
 static void test_rma_close_in_flight(void **state)
 {
@@ -2098,6 +2187,7 @@ int main(void)
 		cmocka_unit_test(test_rma_lossy_results_recovered),
 		cmocka_unit_test(test_rma_release_returns_slots),
 		cmocka_unit_test(test_rma_direct_read),
+		cmocka_unit_test(test_rma_read_early),
 		cmocka_unit_test(test_rma_close_in_flight),
 		cmocka_unit_test(test_rma_recover_no_repeat),
 		cmocka_unit_test_teardown(test_rma_cross_process_passive_target,
