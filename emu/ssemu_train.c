@@ -124,7 +124,7 @@ struct train {
 	ssemu_time_t limit;		/* the run's (ssemu_model_run_begin) */
 	struct train_hop hop[TRAIN_HOPS];
 	ssemu_time_t *t;		/* npkts rows of w */
-	uint32_t *bytes, *pi;
+	uint32_t *bytes, *cells, *pi;	/* size, cells, pool packet */
 	ssemu_time_t *wake;		/* the NIC's looks for a credit */
 	uint32_t nwake;
 	uint32_t tail;			/* such a look asked for another */
@@ -136,7 +136,7 @@ static bool train_alloc(struct train *tr)
 {
 	size_t rows = (size_t)tr->npkts * tr->w * sizeof(ssemu_time_t);
 	void *p = malloc(rows + (size_t)tr->npkts *
-				       (2 * sizeof(uint32_t) +
+				       (3 * sizeof(uint32_t) +
 					sizeof(ssemu_time_t)));
 
 	if (!p)
@@ -144,7 +144,8 @@ static bool train_alloc(struct train *tr)
 	tr->t = p;
 	tr->wake = (ssemu_time_t *)((char *)p + rows);
 	tr->bytes = (uint32_t *)(tr->wake + tr->npkts);
-	tr->pi = tr->bytes + tr->npkts;
+	tr->cells = tr->bytes + tr->npkts;
+	tr->pi = tr->cells + tr->npkts;
 	return true;
 }
 
@@ -324,7 +325,7 @@ static bool credits_bound(struct train *tr, int64_t avail, uint32_t n0,
 		if (k > 1)
 			g = SSEMU_MIN(g, s - prev);
 		prev = s;
-		cmax = SSEMU_MAX(cmax, pkt_cells(tr->bytes[k]));
+		cmax = SSEMU_MAX(cmax, tr->cells[k]);
 	}
 	out = 1 + (d - 1) / g;
 	return out < SSEMU_CR_RING - n0 &&
@@ -369,10 +370,10 @@ static bool credits_hold(struct train *tr, const struct ssemu_cr *cr,
 				avail += cr->cells[x];
 		}
 		for (; j < k && *T(tr, j, put) + delay <= s; j++)
-			avail += pkt_cells(tr->bytes[j]);
-		if (avail < pkt_cells(tr->bytes[k]))
+			avail += tr->cells[j];
+		if (avail < tr->cells[k])
 			return false;
-		avail -= pkt_cells(tr->bytes[k]);
+		avail -= tr->cells[k];
 	}
 	/* the ring's room at each put (x, i: the first credit there before
 	 * and the first earlier put not settled yet; dues rise in both) */
@@ -533,9 +534,12 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	if (!train_alloc(tr))
 		return false;
 	tr->bytes[0] = ack->bytes;
-	for (k = 1; k < tr->npkts; k++)
+	tr->cells[0] = pkt_cells(ack->bytes);
+	for (k = 1; k < tr->npkts; k++) {
 		tr->bytes[k] = pkt_chunk(m->rma_len, (uint64_t)(k - 1) * c->mtu,
 					 c->mtu) + c->pkt_overhead;
+		tr->cells[k] = pkt_cells(tr->bytes[k]);
+	}
 	train_times(tr, ack);
 	/* (and within the actions' keys: time << 8) */
 	if (*T(tr, tr->npkts - 1, T_FIN) > tr->limit ||
@@ -617,7 +621,7 @@ static void act_dep(struct train *tr, uint32_t h, uint32_t k,
 	struct ssemu_swport *op = hp->op;
 	const struct ssemu_cc_ops *cc = model_cc(r);
 	struct ssemu_pkt *pkt = NULL;
-	uint32_t bytes = tr->bytes[k], cells = pkt_cells(bytes), tc = tr->tc;
+	uint32_t bytes = tr->bytes[k], cells = tr->cells[k], tc = tr->tc;
 	ssemu_time_t ser, t, lat = now - *T(tr, k, T_ARR(h));
 
 	/* the acknowledgement and the last result are packets of the
@@ -653,7 +657,7 @@ static void act_dep(struct train *tr, uint32_t h, uint32_t k,
 	 * what outlives the train is its last dequeue's look at the pair,
 	 * which gives a fresh pair's entry back (a pair fresh at an earlier
 	 * dequeue is fresh at the last: pacing only runs out) */
-	if (cc->on_dequeue && hp->edge && k == tr->npkts - 1)
+	if (k == tr->npkts - 1 && cc->on_dequeue && hp->edge)
 		ssemu_pair_put(r, ssemu_pair_find(r, tr->nic, tr->inic), now);
 	op->vq[hp->dvcl].credits -= cells;
 	op->cls[tc].pkts++;
@@ -753,7 +757,7 @@ static void act_kick(struct train *tr, uint32_t k, ssemu_time_t now)
 	tr->pi[k] = pi;
 	/* (the class and size the plan took: the packet's as made, which
 	 * another process may write over in the segment meanwhile) */
-	n->credits[tr->tc] -= pkt_cells(tr->bytes[k]);
+	n->credits[tr->tc] -= tr->cells[k];
 	n->stats.tx_pkts++;
 	if (k)
 		ssemu_tel_tx(r, tr->nic, tr->tc,
@@ -787,7 +791,7 @@ static void act_arrive(struct train *tr, uint32_t k, ssemu_time_t now)
 	uint32_t payload = tr->bytes[k] - r->config.pkt_overhead;
 
 	if (!cr_put(&tr->hop[tr->nhops - 1].cr, tr->tc * SSEMU_NVC,
-		    pkt_cells(tr->bytes[k]), now + r->config.edge.delay)) {
+		    tr->cells[k], now + r->config.edge.delay)) {
 		ssemu_fail(r, "a packet train found the initiator's edge "
 			   "credit ring full");
 		return;
