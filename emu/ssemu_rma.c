@@ -475,10 +475,11 @@ static bool mr_snap(const struct ssemu_mr_sh *e, struct ssemu_mr_sh *out)
 
 /*
  * An SSEMU_RMA_DIRECT read's bytes copied before it completes: the
- * region found and checked as the target NIC checks the request (key,
- * VNI, range, access), the bytes copied from the region's process, and
- * the region checked again after the copy (withdrawn or changed meanwhile:
- * -ENOKEY, what was copied not to be trusted).
+ * target endpoint and the region found and checked as the target NIC
+ * checks the request (the endpoint there and on our VNI; the region's
+ * key, VNI, range and access), the bytes copied from the region's
+ * process, and the region checked again after the copy (withdrawn or
+ * changed meanwhile: -ENOKEY, what was copied not to be trusted).
  */
 int ssemu_ep_read_early(struct ssemu_ep *ep, const struct ssemu_rma *rma,
 			size_t off, void *buf, size_t len)
@@ -486,8 +487,9 @@ int ssemu_ep_read_early(struct ssemu_ep *ep, const struct ssemu_rma *rma,
 	const struct ssemu_config *c;
 	struct ssemu_mr_sh *t, e, again;
 	struct ssemu_region *r;
-	uint32_t nic, i, hwm, port;
+	uint32_t nic, i, hwm, port, epi;
 	uint64_t src;
+	uint16_t vni;
 	int ret;
 
 	if (!ep || !rma || (len && !buf) || rma->op != SSEMU_RMA_READ ||
@@ -504,6 +506,16 @@ int ssemu_ep_read_early(struct ssemu_ep *ep, const struct ssemu_rma *rma,
 	nic = ssemu_port_nic(r, port);
 	if (nic >= c->max_nics)
 		return -EHOSTUNREACH;
+	/* the target endpoint, there and on our VNI, as the NIC takes the
+	 * request (ssemu_auth_rx_refused) */
+	if (SSEMU_ADDR_PID(rma->dest) >= c->eps_per_nic)
+		return -EINVAL;
+	epi = ssemu_r_nic_eps(r, nic)[SSEMU_ADDR_PID(rma->dest)];
+	if (epi >= r->neps || !ssemu_load_relaxed(&ssemu_r_ep(r, epi)->open))
+		return -ECONNREFUSED;
+	vni = ssemu_auth_ep_vni(r, ep->index);
+	if (ssemu_auth_ep_vni(r, epi) != vni)
+		return -ENOTCONN;
 	/* (mr_find's search, each entry read once) */
 	t = ssemu_r_mrs(r, nic);
 	hwm = SSEMU_MIN(ssemu_load_relaxed(&ssemu_r_nic(r, nic)->mr_hwm),
@@ -513,7 +525,7 @@ int ssemu_ep_read_early(struct ssemu_ep *ep, const struct ssemu_rma *rma,
 			break;
 	if (i == hwm)
 		return -ENOKEY;
-	if (e.vni && e.vni != ssemu_auth_ep_vni(r, ep->index))
+	if (e.vni && e.vni != vni)
 		return -EACCES;
 	if (rma->addr < e.base || rma->addr - e.base > e.len ||
 	    rma->len > e.len - (rma->addr - e.base))

@@ -929,10 +929,11 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma);
 
 /**
  * Copy bytes [off, off+len) of a SSEMU_RMA_DIRECT read @rma, posted by
- * @ep, into @buf now, before the read completes: the target's region
- * found and checked as the target NIC will check the request (its key,
- * VNI, range and read access), the bytes copied as ssemu_event_read
- * copies them, and the region checked again after the copy.  For a
+ * @ep, into @buf now, before the read completes: the target endpoint
+ * and its region found and checked as the target NIC will check the
+ * request (the endpoint open and on @ep's VNI; the region's key, VNI,
+ * range and read access), the bytes copied as ssemu_event_read copies
+ * them, and the region checked again after the copy.  For a
  * reader whose target keeps the bytes unchanged until the read completes
  * (a rendezvous), which may then copy while the engine models the read
  * (in another process, or after this call in this one) and need not
@@ -940,12 +941,13 @@ int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma);
  * status are the model's as ever: a copy that succeeded says nothing of
  * them.
  * @return 0; -EINVAL not a direct read, or a range outside it;
- * -EHOSTUNREACH no NIC at the target's port; -ENOKEY no such region (or
- * it was withdrawn or changed during the copy: what @buf holds is not to
- * be trusted); -ERANGE, -EACCES as the read's status would say;
- * -EACCES also when the kernel refuses cross-memory attach; -ESRCH the
- * region's process is gone; -EFAULT either side not mapped; -EIO the
- * fabric is broken.
+ * -EHOSTUNREACH no NIC at the target's port; -ECONNREFUSED no endpoint
+ * open there; -ENOTCONN the endpoint is on another VNI; -ENOKEY no such
+ * region (or it was withdrawn or changed during the copy: what @buf
+ * holds is not to be trusted); -ERANGE, -EACCES as the read's status
+ * would say; -EACCES also when the kernel refuses cross-memory attach;
+ * -ESRCH the region's process is gone; -EFAULT either side not mapped;
+ * -EIO the fabric is broken.
  */
 int ssemu_ep_read_early(struct ssemu_ep *ep, const struct ssemu_rma *rma,
 			size_t off, void *buf, size_t len);

@@ -336,6 +336,30 @@ static void test_mr_vni(void **state)
 	memset(mem10, 0, sizeof(mem10));
 	assert_int_equal(rma_write(t, a, b, 1, data, sizeof(data)), -EACCES);
 	assert_int_equal(mem10[0], 0);
+	/* a direct read's early copy checks as the target NIC does: the
+	 * region's VNI, then the target endpoint's */
+	{
+		struct ssemu_rma rd = { .dest = ssemu_ep_addr(t->ep[b]),
+					.op = SSEMU_RMA_READ,
+					.flags = SSEMU_RMA_DIRECT, .key = 2,
+					.len = sizeof(mem11) };
+		char back[64];
+
+		memset(back, 0, sizeof(back));
+		assert_int_equal(ssemu_ep_read_early(t->ep[a], &rd, 0, back,
+						     sizeof(back)), 0);
+		assert_memory_equal(back, mem11, sizeof(back));
+		rd.key = 1;
+		assert_int_equal(ssemu_ep_read_early(t->ep[a], &rd, 0, back,
+						     sizeof(back)), -EACCES);
+		rd.key = 3;
+		assert_int_equal(ssemu_ep_read_early(t->ep[a], &rd, 0, back,
+						     sizeof(back)), 0);
+		reopen(t, b, 2, 10);
+		rd.dest = ssemu_ep_addr(t->ep[b]);
+		assert_int_equal(ssemu_ep_read_early(t->ep[a], &rd, 0, back,
+						     sizeof(back)), -ENOTCONN);
+	}
 	tf_close(t);
 }
 

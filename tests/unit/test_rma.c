@@ -1584,9 +1584,19 @@ static void test_rma_read_early(void **state)
 			 -EACCES);
 	d = do_rma(t, a, &r);
 	assert_int_equal(rl->done[d].status, -EACCES);
+	/* no endpoint open at the address */
+	r = mk(t, b, SSEMU_RMA_READ, 31, 0x1000, len, NULL, 5);
+	r.flags = SSEMU_RMA_DIRECT;
+	assert_true(t->cfg.eps_per_nic > 1);
+	r.dest = SSEMU_ADDR(SSEMU_ADDR_PORT(r.dest), 1);
+	assert_int_equal(ssemu_ep_read_early(t->ep[a], &r, 0, back, 8),
+			 -ECONNREFUSED);
+	r.dest = SSEMU_ADDR(SSEMU_ADDR_PORT(r.dest), t->cfg.eps_per_nic);
+	assert_int_equal(ssemu_ep_read_early(t->ep[a], &r, 0, back, 8),
+			 -EINVAL);
 	/* withdrawn: nothing there */
 	assert_int_equal(ssemu_mr_dereg(t->nic[b], 31), 0);
-	r = mk(t, b, SSEMU_RMA_READ, 31, 0x1000, len, NULL, 5);
+	r = mk(t, b, SSEMU_RMA_READ, 31, 0x1000, len, NULL, 6);
 	r.flags = SSEMU_RMA_DIRECT;
 	assert_int_equal(ssemu_ep_read_early(t->ep[a], &r, 0, back, 8),
 			 -ENOKEY);
