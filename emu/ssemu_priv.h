@@ -34,6 +34,7 @@ struct ssemu_runner_local {
 	uint64_t look_exec;	/* engine->executed at our last look */
 	uint32_t ncpus;		/* CPUs online (0: not counted yet) */
 	uint32_t crowded;	/* more processes attached than ncpus */
+	uint32_t aside;		/* run_pub.aside when we last looked */
 };
 
 /* Per-process handles. */
@@ -323,6 +324,14 @@ int ssemu_place_choose(const struct ssemu_place_req *req, uint32_t *out,
 /* Run @fn(@arg) under the fault guard (ssemu_guard.c): 0, or -EFAULT if it
  * touched memory that is not mapped (or not writable) and was cut short. */
 int ssemu_guarded(void (*fn)(void *), void *arg);
+
+/*
+ * This process goes off to a long copy (ssemu_ep_read_early) and will
+ * not poll for a while: if it ran the engine last, the processes that
+ * leave new work to it (defer_to_runner, ssemu_runner.c) take it over at
+ * once instead of after their deferral.
+ */
+void ssemu_runner_step_aside(struct ssemu_fabric *f);
 /* (Re)install the fault guard's signal handlers if they are not in. */
 void ssemu_guard_arm(void);
 /* The check asked first about every SIGBUS (the shared segments'

@@ -484,7 +484,9 @@ struct ssemu_lock {
 struct ssemu_run_pub {
 	uint64_t executed;	/* the engine's executed, as it let go */
 	uint32_t nlive;		/* ... and its nlive */
-	uint32_t pad;
+	/* bumped by the last runner as it goes off to a long copy: the
+	 * others need not leave new work to it (ssemu_runner_step_aside) */
+	uint32_t aside;
 } SSEMU_CACHELINE_ALIGNED;
 
 /*

@@ -473,6 +473,10 @@ static bool mr_snap(const struct ssemu_mr_sh *e, struct ssemu_mr_sh *out)
 	return true;
 }
 
+/* An early copy at least this long steps aside from running the engine
+ * (a few microseconds of copying: more than the others' polls) */
+#define READ_EARLY_ASIDE (64u << 10)
+
 /*
  * An SSEMU_RMA_DIRECT read's bytes copied before it completes: the
  * target endpoint and the region found and checked as the target NIC
@@ -534,6 +538,10 @@ int ssemu_ep_read_early(struct ssemu_ep *ep, const struct ssemu_rma *rma,
 		return -EACCES;
 	if (!len)
 		return 0;
+	/* (a copy that outlasts a poll: whoever waits for the engine runs
+	 * it meanwhile, the read's train among it) */
+	if (len >= READ_EARLY_ASIDE)
+		ssemu_runner_step_aside(ep->nic->fab);
 	src = e.addr + (rma->addr - e.base) + off;
 	if (e.pid == (int32_t)ssemu_self_pid())
 		ret = ssemu_copy_user(buf, (const void *)(uintptr_t)src, len);

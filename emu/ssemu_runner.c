@@ -429,6 +429,7 @@ static bool defer_to_runner(struct ssemu_fabric *f)
 {
 	struct ssemu_runner_local *fl = &f->run;
 	uint64_t exec, now, until;
+	uint32_t aside;
 
 	exec = ssemu_load_relaxed(&f->r->run_pub.executed);
 	/* nobody ran it since we did, nor runs it now (a run publishes what
@@ -438,6 +439,13 @@ static bool defer_to_runner(struct ssemu_fabric *f)
 	    !ssemu_load_relaxed(&f->r->lock.word))
 		return false;	/* ours */
 	ssemu_store_relaxed(&fl->runner, 0);
+	/* the runner went off to a long copy: take it over now */
+	aside = ssemu_load_relaxed(&f->r->run_pub.aside);
+	if (aside != ssemu_load_relaxed(&fl->aside)) {
+		ssemu_store_relaxed(&fl->aside, aside);
+		ssemu_store_relaxed(&fl->defer_until, 0);
+		return false;
+	}
 	now = wall_ns();
 	until = ssemu_load_relaxed(&fl->defer_until);
 	if (exec != ssemu_load_relaxed(&fl->seen) || !until) {
@@ -447,6 +455,21 @@ static bool defer_to_runner(struct ssemu_fabric *f)
 		ssemu_store_relaxed(&fl->defer_until, until);
 	}
 	return now < until;
+}
+
+void ssemu_runner_step_aside(struct ssemu_fabric *f)
+{
+	struct ssemu_runner_local *fl = &f->run;
+	struct ssemu_region *r = f->r;
+
+	if (f->store != SSEMU_STORE_SHM ||
+	    r->config.clock != SSEMU_CLOCK_VIRTUAL ||
+	    ssemu_load_relaxed(&r->run_pub.executed) !=
+		    ssemu_load_relaxed(&fl->run_mark))
+		return;	/* (not the runner others defer to) */
+	ssemu_store_relaxed(&fl->aside,
+			    __atomic_add_fetch(&r->run_pub.aside, 1,
+					       __ATOMIC_RELAXED));
 }
 
 /*

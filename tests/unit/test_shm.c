@@ -1067,8 +1067,9 @@ static bool recv_through(struct ssemu_fabric *f, struct ssemu_ep *ep,
  * Virtual clock: the engine stays with the handle that ran it last; another
  * one that finds new work leaves it to that runner (-EBUSY, nothing moves),
  * but only for a while: when the runner stops polling, the other takes the
- * engine over, well within a second, and is the runner from then on.  An
- * idle fabric polls to 0.
+ * engine over, well within a second, and is the runner from then on; at
+ * once if the runner steps aside (ssemu_runner_step_aside).  An idle
+ * fabric polls to 0.
  */
 static void test_shm_engine_stays_with_runner(void **state)
 {
@@ -1116,6 +1117,27 @@ static void test_shm_engine_stays_with_runner(void **state)
 	assert_int_equal(ssemu_fabric_progress(f1, 256), -EBUSY);
 	assert_true(ssemu_fabric_progress(f2, 256) > 0);
 	assert_true(recv_through(f1, e1, 1000));
+
+	/* a runner going off to a long copy steps aside: new work seen
+	 * through f1 is run there at once, and f1 is the runner from then
+	 * on */
+	assert_int_equal(ssemu_ep_send(e0, &s), 0);
+	assert_int_equal(ssemu_fabric_progress(f1, 256), -EBUSY);
+	ssemu_runner_step_aside(f2);
+	assert_true(ssemu_fabric_progress(f1, 256) > 0);
+	assert_true(recv_through(f1, e1, 1000));
+	s.dest = ssemu_ep_addr(e0);
+	assert_int_equal(ssemu_ep_send(e1, &s), 0);
+	assert_int_equal(ssemu_fabric_progress(f2, 256), -EBUSY);
+	assert_true(ssemu_fabric_progress(f1, 256) > 0);
+	assert_true(recv_through(f2, e0, 1000));
+	/* one that did not run the engine last has nothing to step aside
+	 * from */
+	ssemu_runner_step_aside(f2);
+	assert_int_equal(ssemu_ep_send(e1, &s), 0);
+	assert_int_equal(ssemu_fabric_progress(f2, 256), -EBUSY);
+	assert_true(ssemu_fabric_progress(f1, 256) > 0);
+	assert_true(recv_through(f2, e0, 1000));
 
 	ssemu_ep_close(e0);
 	ssemu_ep_close(e1);
