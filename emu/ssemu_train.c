@@ -860,6 +860,7 @@ static inline uint64_t stream_key(struct train *tr, struct streams *st,
 	uint32_t k = st->next[s], c = st->col[s];
 
 	if (st->skip[s]) {
+		/* (c - 1: the same hop's T_READY) */
 		while (k < tr->npkts && *T(tr, k, c) == *T(tr, k, c - 1))
 			k++;
 		st->next[s] = k;
