@@ -209,7 +209,7 @@ for tool in python3 getopt timeout setsid; do
 done
 complex_cfg=$top/test_configs/slingshot_emu/slingshot_emu.test
 complex_opts=()
-case " $sets " in
+case " ${sets//,/ } " in
 *" complex "* | *" all "*)
 	[ -f "$complex_cfg" ] || die "$complex_cfg is missing"
 	complex_opts=(-u "$complex_cfg" -k)
