@@ -198,26 +198,32 @@ static uint8_t *msg_data(struct ssemu_region *r, struct ssemu_msg *m)
  */
 #define COPY_BOUNCE 4096
 
-struct copy_crc_args {
+struct copy_args {
 	uint8_t *dst;
 	const struct iovec *iov;
 	size_t n;
-	uint32_t crc;
+	uint32_t *crc;
 };
 
-static void copy_crc_fn(void *arg)
+static void copy_fn(void *arg)
 {
-	struct copy_crc_args *a = arg;
+	struct copy_args *a = arg;
 	uint8_t bounce[COPY_BOUNCE];
 	const uint8_t *src;
 	size_t v, left, chunk;
 
 	for (v = 0; v < a->n; v++) {
 		src = a->iov[v].iov_base;
-		for (left = a->iov[v].iov_len; left; left -= chunk) {
+		left = a->iov[v].iov_len;
+		if (!a->crc) {
+			memcpy(a->dst, src, left);
+			a->dst += left;
+			continue;
+		}
+		for (; left; left -= chunk) {
 			chunk = SSEMU_MIN(left, sizeof(bounce));
 			memcpy(bounce, src, chunk);
-			a->crc = ssemu_crc(a->crc, bounce, chunk);
+			*a->crc = ssemu_crc(*a->crc, bounce, chunk);
 			memcpy(a->dst, bounce, chunk);
 			src += chunk;
 			a->dst += chunk;
@@ -228,32 +234,18 @@ static void copy_crc_fn(void *arg)
 static int copy_iov(uint8_t **dstp, const struct iovec *iov, size_t n,
 		    uint32_t *crc)
 {
-	struct copy_crc_args a = { *dstp, iov, n, crc ? *crc : 0 };
-	uint8_t *dst = *dstp;
+	struct copy_args a = { *dstp, iov, n, crc };
 	size_t v;
 	int ret;
 
-	if (crc) {
-		/* (an entry with a length and no base faults in the
-		 * guard, as any address the NIC cannot read) */
-		for (v = 0; v < n; v++)
-			if (iov[v].iov_len && !iov[v].iov_base)
-				return -EFAULT;
-		ret = ssemu_guarded(copy_crc_fn, &a);
-		if (ret)
-			return ret;
-		*crc = a.crc;
-		*dstp = a.dst;
-		return 0;
-	}
-	for (v = 0; v < n; v++) {
-		/* (address 0 with a length is one more unmapped address) */
-		ret = ssemu_copy_user(dst, iov[v].iov_base, iov[v].iov_len);
-		if (ret)
-			return ret;
-		dst += iov[v].iov_len;
-	}
-	*dstp = dst;
+	/* (address 0 with a length is one more unmapped address) */
+	for (v = 0; v < n; v++)
+		if (iov[v].iov_len && !iov[v].iov_base)
+			return -EFAULT;
+	ret = ssemu_guarded(copy_fn, &a);
+	if (ret)
+		return ret;
+	*dstp = a.dst;
 	return 0;
 }
 

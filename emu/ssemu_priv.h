@@ -113,6 +113,13 @@ struct ssemu_owed {
 /* Free @ep and what it keeps in this process (ssemu_msg.c). */
 void ssemu_ep_free(struct ssemu_ep *ep);
 
+/*
+ * This process goes off to a long copy (ssemu_ep_read_early) and will
+ * not poll for a while: if it ran the engine last, the processes that
+ * leave new work to it (defer_to_runner, ssemu_runner.c) take it over at
+ * once instead of after their deferral.
+ */
+void ssemu_runner_step_aside(struct ssemu_fabric *f);
 
 /* ssemu_telemetry.c: the section's size and set-up, and the model's
  * counting hooks (each brings the samples up to the current time first). */
@@ -324,14 +331,6 @@ int ssemu_place_choose(const struct ssemu_place_req *req, uint32_t *out,
 /* Run @fn(@arg) under the fault guard (ssemu_guard.c): 0, or -EFAULT if it
  * touched memory that is not mapped (or not writable) and was cut short. */
 int ssemu_guarded(void (*fn)(void *), void *arg);
-
-/*
- * This process goes off to a long copy (ssemu_ep_read_early) and will
- * not poll for a while: if it ran the engine last, the processes that
- * leave new work to it (defer_to_runner, ssemu_runner.c) take it over at
- * once instead of after their deferral.
- */
-void ssemu_runner_step_aside(struct ssemu_fabric *f);
 /* (Re)install the fault guard's signal handlers if they are not in. */
 void ssemu_guard_arm(void);
 /* The check asked first about every SIGBUS (the shared segments'

@@ -33,6 +33,14 @@ static struct ssemu_mr_sh *mr_find(struct ssemu_region *r, uint32_t nic,
 	return NULL;
 }
 
+/* Does region @e hold the @len bytes peers name from address @addr? */
+static inline bool mr_covers(const struct ssemu_mr_sh *e, uint64_t addr,
+			     uint64_t len)
+{
+	return addr >= e->base && addr - e->base <= e->len &&
+	       len <= e->len - (addr - e->base);
+}
+
 /* Move @len bytes between another process's memory at @raddr and ours at
  * @local by cross-memory attach. */
 static int cma(int32_t pid, bool write, uint64_t raddr, uint8_t *local,
@@ -148,8 +156,7 @@ static int rma_operate(struct ssemu_region *r, uint32_t nic,
 		return -ENOKEY;
 	if (ssemu_auth_mr_refused(r, nic, mr, m))
 		return -EACCES;	/* a region of another VNI */
-	if (m->raddr < mr->base || m->raddr - mr->base > mr->len ||
-	    len > mr->len - (m->raddr - mr->base))
+	if (!mr_covers(mr, m->raddr, len))
 		return -ERANGE;
 	if ((mr->access & rma_access(m)) != rma_access(m))
 		return -EACCES;
@@ -385,16 +392,12 @@ static bool direct_region_there(struct ssemu_region *r,
 				const struct ssemu_rma_direct *d)
 {
 	const struct ssemu_mr_sh *e = &ssemu_r_mrs(r, d->nic)[d->mr];
-	uint64_t base, len;
 
 	if (!ssemu_load_acquire(&e->in_use) || e->key != m->key ||
 	    e->pid != d->pid)
 		return false;
-	base = e->addr + (m->raddr - e->base);
-	len = e->len;
-	return base == d->addr && m->raddr >= e->base &&
-	       m->raddr - e->base <= len &&
-	       m->rma_len <= len - (m->raddr - e->base);
+	return e->addr + (m->raddr - e->base) == d->addr &&
+	       mr_covers(e, m->raddr, m->rma_len);
 }
 
 /*
@@ -489,9 +492,9 @@ int ssemu_ep_read_early(struct ssemu_ep *ep, const struct ssemu_rma *rma,
 			size_t off, void *buf, size_t len)
 {
 	const struct ssemu_config *c;
-	struct ssemu_mr_sh *t, e, again;
+	struct ssemu_mr_sh *mr, e, again;
 	struct ssemu_region *r;
-	uint32_t nic, i, hwm, port, epi;
+	uint32_t nic, port, epi;
 	uint64_t src;
 	uint16_t vni;
 	int ret;
@@ -520,19 +523,14 @@ int ssemu_ep_read_early(struct ssemu_ep *ep, const struct ssemu_rma *rma,
 	vni = ssemu_auth_ep_vni(r, ep->index);
 	if (ssemu_auth_ep_vni(r, epi) != vni)
 		return -ENOTCONN;
-	/* (mr_find's search, each entry read once) */
-	t = ssemu_r_mrs(r, nic);
-	hwm = SSEMU_MIN(ssemu_load_relaxed(&ssemu_r_nic(r, nic)->mr_hwm),
-			(uint32_t)SSEMU_MRS_PER_NIC);
-	for (i = 0; i < hwm; i++)
-		if (mr_snap(&t[i], &e) && e.key == rma->key)
-			break;
-	if (i == hwm)
+	/* (the entry found, then read once: what is checked is what is
+	 * used) */
+	mr = mr_find(r, nic, rma->key);
+	if (!mr || !mr_snap(mr, &e) || e.key != rma->key)
 		return -ENOKEY;
 	if (e.vni && e.vni != vni)
 		return -EACCES;
-	if (rma->addr < e.base || rma->addr - e.base > e.len ||
-	    rma->len > e.len - (rma->addr - e.base))
+	if (!mr_covers(&e, rma->addr, rma->len))
 		return -ERANGE;
 	if (!(e.access & SSEMU_MR_READ))
 		return -EACCES;
@@ -553,7 +551,7 @@ int ssemu_ep_read_early(struct ssemu_ep *ep, const struct ssemu_rma *rma,
 		return ret;
 	/* the copy's reads before the second look at the region */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (!mr_snap(&t[i], &again) || again.key != e.key ||
+	if (!mr_snap(mr, &again) || again.key != e.key ||
 	    again.addr != e.addr || again.len != e.len ||
 	    again.base != e.base || again.pid != e.pid ||
 	    again.access != e.access || again.vni != e.vni)

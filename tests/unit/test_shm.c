@@ -1063,6 +1063,19 @@ static bool recv_through(struct ssemu_fabric *f, struct ssemu_ep *ep,
 	return false;
 }
 
+/* A message @from -> @to (@s's payload): handle @waits, which finds it,
+ * leaves it to the runner @runs, which runs it; @to gets it. */
+static void left_to_runner(struct ssemu_fabric *waits,
+			   struct ssemu_fabric *runs, struct ssemu_ep *from,
+			   struct ssemu_ep *to, struct ssemu_send *s)
+{
+	s->dest = ssemu_ep_addr(to);
+	assert_int_equal(ssemu_ep_send(from, s), 0);
+	assert_int_equal(ssemu_fabric_progress(waits, 256), -EBUSY);
+	assert_true(ssemu_fabric_progress(runs, 256) > 0);
+	assert_true(recv_through(waits, to, 1000));
+}
+
 /*
  * Virtual clock: the engine stays with the handle that ran it last; another
  * one that finds new work leaves it to that runner (-EBUSY, nothing moves),
@@ -1112,11 +1125,7 @@ static void test_shm_engine_stays_with_runner(void **state)
 	assert_true(recv_through(f2, e0, 1000));
 
 	/* f2 is the runner now */
-	s.dest = ssemu_ep_addr(e1);
-	assert_int_equal(ssemu_ep_send(e0, &s), 0);
-	assert_int_equal(ssemu_fabric_progress(f1, 256), -EBUSY);
-	assert_true(ssemu_fabric_progress(f2, 256) > 0);
-	assert_true(recv_through(f1, e1, 1000));
+	left_to_runner(f1, f2, e0, e1, &s);
 
 	/* a runner going off to a long copy steps aside: new work seen
 	 * through f1 is run there at once, and f1 is the runner from then
@@ -1126,18 +1135,11 @@ static void test_shm_engine_stays_with_runner(void **state)
 	ssemu_runner_step_aside(f2);
 	assert_true(ssemu_fabric_progress(f1, 256) > 0);
 	assert_true(recv_through(f1, e1, 1000));
-	s.dest = ssemu_ep_addr(e0);
-	assert_int_equal(ssemu_ep_send(e1, &s), 0);
-	assert_int_equal(ssemu_fabric_progress(f2, 256), -EBUSY);
-	assert_true(ssemu_fabric_progress(f1, 256) > 0);
-	assert_true(recv_through(f2, e0, 1000));
+	left_to_runner(f2, f1, e1, e0, &s);
 	/* one that did not run the engine last has nothing to step aside
 	 * from */
 	ssemu_runner_step_aside(f2);
-	assert_int_equal(ssemu_ep_send(e1, &s), 0);
-	assert_int_equal(ssemu_fabric_progress(f2, 256), -EBUSY);
-	assert_true(ssemu_fabric_progress(f1, 256) > 0);
-	assert_true(recv_through(f2, e0, 1000));
+	left_to_runner(f2, f1, e1, e0, &s);
 
 	ssemu_ep_close(e0);
 	ssemu_ep_close(e1);
