@@ -59,16 +59,31 @@ static struct deferred {
 } deferred[DEFER_MAX];
 static uint32_t ndeferred;
 
+struct ssemu_capture *ssemu_model_capture;
+
 void ssemu_model_defer(struct ssemu_region *r, ssemu_time_t t, uint64_t key,
 		       uint32_t type, uint32_t a, uint32_t b, uint32_t c)
 {
+	struct ssemu_capture *cap = __atomic_load_n(&ssemu_model_capture,
+						    __ATOMIC_RELAXED);
 	int ret;
 
+	if (cap) {
+		if (cap->r == r) {
+			cap->take(cap, t, key, type, a, b, c);
+			return;
+		}
+		/* (another thread's fabric: a train's capture is not its
+		 * business; its events go to its engine as ever) */
+		if (!ssemu_model_perturb)
+			goto now;
+	}
 	if (ndeferred < DEFER_MAX) {
 		deferred[ndeferred++] = (struct deferred){ t, key, type,
 							   a, b, c };
 		return;
 	}
+now:
 	ret = ssemu_engine_schedule_key(ssemu_r_engine(r), t, key, type, a, b,
 					c, NULL);
 	if (ret)
@@ -302,6 +317,12 @@ static inline void prefetch_next(struct ssemu_region *r,
 	default:
 		return;
 	}
+}
+
+void ssemu_model_handle(struct ssemu_region *r, const struct ssemu_fired *f)
+{
+	if (!event_bad(r, f))
+		ev_handler[f->type](r, f);
 }
 
 void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)

@@ -43,8 +43,9 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f);
 extern uint32_t ssemu_model_trains;
 void ssemu_model_run_begin(const struct ssemu_region *r, ssemu_time_t limit);
 void ssemu_model_run_end(const struct ssemu_region *r);
-/* Trains run by this process (for tests and benchmarks). */
-extern uint64_t ssemu_model_trains_run;
+/* Trains run by this process (for tests and benchmarks); of them, a
+ * send's data and acknowledgements (ssemu_train_send.c). */
+extern uint64_t ssemu_model_trains_run, ssemu_model_trains_sent;
 /* ssemu_nic.c */
 void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 			     uint32_t msg);

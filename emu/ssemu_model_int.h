@@ -289,6 +289,22 @@ void ssemu_model_defer(struct ssemu_region *r, ssemu_time_t t, uint64_t key,
 		       uint32_t type, uint32_t a, uint32_t b, uint32_t c);
 /* The fabric is broken: an event the model needs could not be had. */
 void schedule_failed(struct ssemu_region *r, int ret);
+/*
+ * A send train's step (ssemu_train_send.c) runs the NICs' own handlers,
+ * and the events they schedule go to it rather than to the engine: while
+ * ssemu_model_capture is set (with ssemu_model_deferring), each event the
+ * model schedules on fabric @r goes to its take.  One train at a time in
+ * a process; another thread's fabric schedules as ever meanwhile.
+ */
+struct ssemu_capture {
+	const struct ssemu_region *r;
+	void (*take)(struct ssemu_capture *cap, ssemu_time_t t, uint64_t key,
+		     uint32_t type, uint32_t a, uint32_t b, uint32_t c);
+};
+extern struct ssemu_capture *ssemu_model_capture;
+/* Event @f's handler, run now, outside the engine (its arguments checked
+ * as the engine's dispatch checks them). */
+void ssemu_model_handle(struct ssemu_region *r, const struct ssemu_fired *f);
 
 /* Event @type (enum ssemu_model_ev) with arguments @a, @b, @c at @t. */
 static inline void schedule(struct ssemu_region *r, ssemu_time_t t,
@@ -491,5 +507,9 @@ uint32_t nic_next_resp(struct ssemu_region *r, uint32_t nic,
 /* ssemu_train.c: the results @nic has queued as a packet train, if the
  * fabric allows one now (ssemu_model.h). */
 bool ssemu_train_resp(struct ssemu_region *r, uint32_t nic);
+/* ssemu_train_send.c: the rest of the message whose first packet @nic
+ * has sent, with its acknowledgements, as a packet train, if the fabric
+ * allows one now. */
+bool ssemu_train_send(struct ssemu_region *r, uint32_t nic);
 
 #endif

@@ -550,6 +550,12 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 	    !ssemu_engine_pending(ssemu_r_engine(r)) &&
 	    ssemu_train_resp(r, nic))
 		return;
+	/* the rest of a lone message, its first packet out, with nothing
+	 * else in the fabric: a train (ssemu_train_send.c) */
+	if (n->inj_head != SSEMU_NONE && ssemu_model_trains &&
+	    ssemu_engine_pending(ssemu_r_engine(r)) == 1 &&
+	    ssemu_train_send(r, nic))
+		return;
 	cr_settle(r, &cr, now);
 	pi = nic_next_pkt(r, nic);
 	if (pi == SSEMU_NONE) {

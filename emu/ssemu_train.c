@@ -43,7 +43,7 @@
  */
 #include <stdlib.h>
 
-#include "ssemu_link.h"
+#include "ssemu_train_int.h"
 
 uint32_t ssemu_model_trains = 1;
 uint64_t ssemu_model_trains_run;
@@ -74,8 +74,7 @@ void ssemu_model_run_end(const struct ssemu_region *r)
 				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
-/* The latest model time @r's run in progress may reach; 0: none. */
-static ssemu_time_t run_limit_of(const struct ssemu_region *r)
+ssemu_time_t train_run_limit(const struct ssemu_region *r)
 {
 	const struct ssemu_region *a = __atomic_load_n(&run_r,
 						       __ATOMIC_SEQ_CST);
@@ -85,54 +84,7 @@ static ssemu_time_t run_limit_of(const struct ssemu_region *r)
 									 0;
 }
 
-#define TRAIN_HOPS 8
-/* the most results a train takes (a read of 128 MiB at a 2 KiB MTU;
- * its plan takes about 200 bytes a packet) */
-#define TRAIN_MAX_PKTS (1u << 16)
-
-struct train_hop {
-	struct ssemu_switch_sh *s;	/* NULL: not modelled yet */
-	struct ssemu_swport *op;	/* the output taken */
-	uint32_t sw, inst, in, out, vcl, dvcl;
-	bool edge;			/* the output leads to the initiator */
-	ssemu_time_t in_delay;		/* the input's link (credits back) */
-	ssemu_time_t last_ready;	/* the input's FIFO, as the train finds it */
-	/* a switch not modelled yet: its output as its model will have it
-	 * when the train's first packet makes it */
-	struct ssemu_swport fresh;
-	/* pass 2: the output's credit ring, the ring of whoever feeds the
-	 * input (the NIC's, or the previous hop's output's), the arbiter's
-	 * view of the output (hop_views) */
-	struct ssemu_cr cr, up;
-	struct ssemu_arb_view av;
-};
-
-/* A packet's times: where each is in its row of struct train's t. */
-enum { T_INJ, T_FIN, T_HOP };
-#define T_ARR(h) (T_HOP + 3 * (h))
-#define T_READY(h) (T_HOP + 3 * (h) + 1)
-#define T_DEP(h) (T_HOP + 3 * (h) + 2)
-
-struct train {
-	struct ssemu_region *r;
-	struct ssemu_nic_sh *n;		/* the target's NIC, sending */
-	struct ssemu_nic_sh *in;	/* the initiator's */
-	uint32_t nic, inic, mi, tc, dport, ack;
-	uint16_t vni;			/* the results' (their message's) */
-	uint32_t npkts;			/* the acknowledgement, then results */
-	uint32_t nhops, w;		/* w: times a packet */
-	ssemu_time_t limit;		/* the run's (ssemu_model_run_begin) */
-	struct train_hop hop[TRAIN_HOPS];
-	ssemu_time_t *t;		/* npkts rows of w */
-	uint32_t *bytes, *cells, *pi;	/* size, cells, pool packet */
-	ssemu_time_t *wake;		/* the NIC's looks for a credit */
-	uint32_t nwake;
-	uint32_t tail;			/* such a look asked for another */
-	ssemu_time_t tail_at;
-};
-
-/* The plan's rows, for one train (freed by ssemu_train_resp). */
-static bool train_alloc(struct train *tr)
+bool train_alloc(struct train *tr)
 {
 	size_t rows = (size_t)tr->npkts * tr->w * sizeof(ssemu_time_t);
 	void *p = malloc(rows + (size_t)tr->npkts *
@@ -149,11 +101,6 @@ static bool train_alloc(struct train *tr)
 	return true;
 }
 
-static inline ssemu_time_t *T(struct train *tr, uint32_t k, uint32_t j)
-{
-	return &tr->t[(size_t)k * tr->w + j];
-}
-
 /*
  * Is packet @k lean: a result but the last?  A lean result takes a
  * packet of the pool from its send to its arrival, as any, but nothing
@@ -164,34 +111,50 @@ static inline ssemu_time_t *T(struct train *tr, uint32_t k, uint32_t j)
  */
 static inline bool tr_lean(const struct train *tr, uint32_t k)
 {
-	return k && k + 1 < tr->npkts;
+	return tr->kind == TK_RESP && k && k + 1 < tr->npkts;
+}
+
+/* Is switch @sw on @tr's path? */
+static bool on_path(const struct train *tr, uint32_t sw)
+{
+	uint32_t h;
+
+	for (h = 0; tr && h < tr->nhops; h++)
+		if (tr->hop[h].sw == sw)
+			return true;
+	return false;
 }
 
 /*
- * The path from the target's edge switch to the initiator, as the
- * acknowledgement's routing takes it (results go the same way: minimal,
- * from the same NIC to the same port).  Every output on it idle, with
- * nothing queued and no look due; every link with a delay (so a credit
- * put back never counts at the instant it is put).  A switch on it not
- * modelled yet is made where the first packet reaches it, as the
- * per-packet model makes it, if there is room for it.
+ * The path from the edge switch of @tr's NIC to port @dport, as an
+ * acknowledgement's routing takes it (minimal; a read's results go the
+ * same way, from the same NIC to the same port).  Every output on it
+ * idle, with nothing queued and no look due; every link with a delay (so
+ * a credit put back never counts at the instant it is put); hop 0's input
+ * with no packet in its pipeline past @ready0 (a send's first packet is
+ * there already).  A switch on it not modelled yet is made where the first
+ * packet reaches it, as the per-packet model makes it, if there is room
+ * for it (room for those of @other, the send's other leg, too: a switch
+ * both legs cross is made by @other's packets, which come first).
  */
-static bool train_path(struct train *tr, const struct ssemu_pkt *ack)
+bool train_path(struct train *tr, uint32_t dport, uint16_t copy,
+		ssemu_time_t ready0, const struct train *other)
 {
 	struct ssemu_region *r = tr->r;
 	struct ssemu_pkt sp;
 	struct ssemu_switch_sh *s;
 	struct ssemu_peer peer;
 	struct train_hop *h;
-	uint32_t inst, in, out, next, sw, fresh = 0;
+	uint32_t inst, in, out, next, sw, fresh = other ? other->nfresh : 0;
 
 	memset(&sp, 0, sizeof(sp));
 	sp.tclass = (uint8_t)tr->tc;
-	sp.dst_port = ack->dst_port;
-	sp.copy = ack->copy;
+	sp.dst_port = dport;
+	sp.copy = copy;
+	tr->nfresh = 0;
 	sw = edge_switch(r, tr->n->port, &in);
 	inst = ssemu_sw_inst(r, sw);
-	if (inst == SSEMU_NONE || inst >= r->sw_used)
+	if (inst == SSEMU_NONE ? !on_path(other, sw) : inst >= r->sw_used)
 		return false;
 	for (tr->nhops = 0;; tr->nhops++) {
 		if (tr->nhops == TRAIN_HOPS || in >= r->topo.radix)
@@ -224,13 +187,13 @@ static bool train_path(struct train *tr, const struct ssemu_pkt *ack)
 		h->dvcl = next_vcl_at(h->edge, h->vcl);
 		if (h->op->nqueued || h->op->done_pending || !h->op->delay ||
 		    !h->in_delay || h->op->busy_until > now_of(r) ||
-		    h->last_ready > now_of(r))
+		    h->last_ready > (tr->nhops ? now_of(r) : ready0))
 			return false;
 		peer = h->op->peer;
 		if (h->edge) {
 			tr->nhops++;
-			return s && peer.kind == SSEMU_PORT_ENDPOINT &&
-			       peer.ep == ack->dst_port;
+			return peer.kind == SSEMU_PORT_ENDPOINT &&
+			       peer.ep == dport;
 		}
 		if ((peer.kind != SSEMU_PORT_LOCAL &&
 		     peer.kind != SSEMU_PORT_GLOBAL) ||
@@ -240,8 +203,11 @@ static bool train_path(struct train *tr, const struct ssemu_pkt *ack)
 					  ssemu_sw_inst(r, peer.sw);
 		if (next == SSEMU_NONE) {
 			/* (room for every model the train makes) */
-			if (r->sw_used + ++fresh > r->config.max_switches)
-				return false;
+			if (!on_path(other, peer.sw)) {
+				tr->nfresh++;
+				if (r->sw_used + ++fresh > r->config.max_switches)
+					return false;
+			}
 		} else if (next >= r->sw_used) {
 			return false;
 		}
@@ -295,7 +261,7 @@ static void train_times(struct train *tr, const struct ssemu_pkt *ack)
 }
 
 /*
- * The credits' check of credits_hold by a bound, without simulating the
+ * The credits' check of train_credits_hold by a bound, without simulating the
  * ring.  A credit comes back at most D after its packet's send (D the
  * largest put + @delay - send of the train); the results' sends are at
  * least g apart.  So at the send of packet k, or at its put (the last
@@ -340,9 +306,9 @@ static bool credits_bound(struct train *tr, int64_t avail, uint32_t n0,
  * Every send must find its cells, and the ring must have room at every
  * put counting every credit not settled by a send strictly before it.
  */
-static bool credits_hold(struct train *tr, const struct ssemu_cr *cr,
-			 uint32_t key, uint32_t send, uint32_t put,
-			 ssemu_time_t delay)
+bool train_credits_hold(struct train *tr, const struct ssemu_cr *cr,
+			uint32_t key, uint32_t send, uint32_t put,
+			ssemu_time_t delay, uint32_t first, bool room)
 {
 	uint32_t head = *cr->head, n0 = *cr->n, k, i, j, x;
 	int64_t avail = cr->credits[key * cr->stride];
@@ -356,10 +322,10 @@ static bool credits_hold(struct train *tr, const struct ssemu_cr *cr,
 	/* (the ring keeps its credits in time order) */
 	if (n0 && last > *T(tr, 0, put) + delay)
 		return false;
-	if (credits_bound(tr, avail, n0, send, put, delay))
+	if (credits_bound(tr, avail, room ? n0 : 0, send, put, delay))
 		return true;
 	/* the sends, each with the credits due by its time */
-	for (k = 0, i = 0, j = 0; k < tr->npkts; k++) {
+	for (k = first, i = 0, j = 0; k < tr->npkts; k++) {
 		ssemu_time_t s = *T(tr, k, send);
 
 		for (; i < n0; i++) {
@@ -375,12 +341,16 @@ static bool credits_hold(struct train *tr, const struct ssemu_cr *cr,
 			return false;
 		avail -= tr->cells[k];
 	}
+	if (!room)
+		return true;
 	/* the ring's room at each put (x, i: the first credit there before
 	 * and the first earlier put not settled yet; dues rise in both) */
 	for (j = 0, k = 0, i = 0, x = 0; j < tr->npkts; j++) {
 		ssemu_time_t p = *T(tr, j, put);
 
 		for (; k < tr->npkts && *T(tr, k, send) < p; k++) {
+			if (k < first)
+				continue;	/* (before the plan: in n0) */
 			settled = *T(tr, k, send);
 			any = true;
 		}
@@ -424,7 +394,7 @@ static bool pool_holds(struct train *tr)
  * arrival comes before a look, and a packet sent as it arrives is gone
  * for the arrivals after it).
  */
-static bool edge_queue_holds(struct train *tr)
+bool train_edge_queue_holds(struct train *tr)
 {
 	uint32_t h = tr->nhops - 1, k, gone = 0;
 
@@ -461,7 +431,7 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	 * model in its usual form (the order tests' variants run it per
 	 * packet) */
 	if (ssemu_engine_pending(e) || e->held || e->nnear || e->nwheel ||
-	    e->nfar || (tr->limit = run_limit_of(r)) <= e->now ||
+	    e->nfar || (tr->limit = train_run_limit(r)) <= e->now ||
 	    ssemu_broken(r) ||
 	    ssemu_model_perturb || ssemu_model_deferring ||
 	    ssemu_model_credit_events || ssemu_model_extra_looks ||
@@ -522,7 +492,10 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	    strcmp(model_cc(r)->name, "endpoint-pair"))
 		return false;
 	tr->npkts = 1 + m->resp_npkts;
-	if (!train_path(tr, ack))
+	tr->kind = TK_RESP;
+	tr->first = 0;
+	if (!train_path(tr, ack->dst_port, ack->copy, now_of(r), NULL) ||
+	    !tr->hop[tr->nhops - 1].s)
 		return false;
 	/* its last output is the initiator's edge port, where the
 	 * initiator hands its credits back */
@@ -549,20 +522,22 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	 * leaves it), then each output's (back from the next switch as the
 	 * packet leaves that, or from the initiator as it arrives) */
 	cr = cr_of_nic(n);
-	if (!credits_hold(tr, &cr, tr->tc, T_INJ, T_DEP(0),
-			  tr->hop[0].in_delay))
+	if (!train_credits_hold(tr, &cr, tr->tc, T_INJ, T_DEP(0),
+				tr->hop[0].in_delay, 0, true))
 		return false;
 	for (h = 0; h < tr->nhops; h++) {
 		cr = cr_of_port(tr->hop[h].op);
 		if (h + 1 < tr->nhops ?
-			    !credits_hold(tr, &cr, tr->hop[h].dvcl, T_DEP(h),
-					  T_DEP(h + 1),
-					  tr->hop[h + 1].in_delay) :
-			    !credits_hold(tr, &cr, tr->hop[h].dvcl, T_DEP(h),
-					  T_FIN, c->edge.delay))
+			    !train_credits_hold(tr, &cr, tr->hop[h].dvcl,
+						T_DEP(h), T_DEP(h + 1),
+						tr->hop[h + 1].in_delay, 0,
+						true) :
+			    !train_credits_hold(tr, &cr, tr->hop[h].dvcl,
+						T_DEP(h), T_FIN, c->edge.delay,
+						0, true))
 			return false;
 	}
-	return pool_holds(tr) && edge_queue_holds(tr);
+	return pool_holds(tr) && train_edge_queue_holds(tr);
 }
 
 /* ------------------------------------------------------------------ */
@@ -577,7 +552,7 @@ static const uint8_t act_prio[] = {
 };
 
 /* Hop @h's views for pass 2, once its switch is modelled. */
-static void hop_views(struct train *tr, uint32_t h)
+void train_hop_views(struct train *tr, uint32_t h)
 {
 	struct ssemu_region *r = tr->r;
 	struct train_hop *hp = &tr->hop[h];
@@ -605,7 +580,7 @@ static bool train_make(struct train *tr, uint32_t h)
 		return false;
 	}
 	hp->op = &hp->s->port[hp->out];
-	hop_views(tr, h);
+	train_hop_views(tr, h);
 	/* (the next hop's credits come back to this output) */
 	if (h + 1 < tr->nhops)
 		tr->hop[h + 1].up = hp->cr;
@@ -613,7 +588,7 @@ static bool train_make(struct train *tr, uint32_t h)
 }
 
 /* Packet @k leaves output @h at @now. */
-static void act_dep(struct train *tr, uint32_t h, uint32_t k,
+void train_act_dep(struct train *tr, uint32_t h, uint32_t k,
 		    ssemu_time_t now)
 {
 	struct ssemu_region *r = tr->r;
@@ -657,22 +632,48 @@ static void act_dep(struct train *tr, uint32_t h, uint32_t k,
 	 * what outlives the train is its last dequeue's look at the pair,
 	 * which gives a fresh pair's entry back (a pair fresh at an earlier
 	 * dequeue is fresh at the last: pacing only runs out) */
-	if (k == tr->npkts - 1 && cc->on_dequeue && hp->edge)
+	/* (a send's data: its pair's window is open until the packet's
+	 * acknowledgement is in, so no dequeue gives its entry back) */
+	if (tr->kind == TK_RESP && k == tr->npkts - 1 && cc->on_dequeue &&
+	    hp->edge)
 		ssemu_pair_put(r, ssemu_pair_find(r, tr->nic, tr->inic), now);
 	op->vq[hp->dvcl].credits -= cells;
 	op->cls[tc].pkts++;
 	op->cls[tc].bytes += bytes;
 	r->pkt_hops++;
-	op->last.in = UINT32_MAX;	/* (not a data packet) */
+	if (tr->kind == TK_DATA) {
+		/* (sw_send's train_count: nothing else at the output, and
+		 * the packet before it the previous one of its message from
+		 * the same input, but for the first) */
+		if (op->last.in == hp->in && op->last.msg == pkt->msg &&
+		    op->last.msg_gen == pkt->msg_gen &&
+		    op->last.idx + 1 == pkt->idx)
+			r->train_hops++;
+		op->last.msg = pkt->msg;
+		op->last.msg_gen = pkt->msg_gen;
+		op->last.idx = pkt->idx;
+		op->last.in = hp->in;
+	} else {
+		op->last.in = UINT32_MAX;	/* (not a data packet) */
+	}
 	r->switch_lat_sum += lat;
 	r->swlat_hist[SSEMU_MIN(lat / SSEMU_PS_PER_NS,
 				(uint64_t)SSEMU_SWLAT_BINS - 1)]++;
 	/* the input's credit, back upstream (return_credit; the look a
-	 * credit asks for at the NIC, nic_wake's, kept as it would be) */
+	 * credit asks for at the NIC, nic_wake's, kept as it would be: a
+	 * send's step runs the NIC's own, ssemu_train_send.c) */
 	t = now + hp->in_delay;
-	if (!cr_put(&hp->up, h ? hp->vcl : tc, cells, t))
+	if (tr->kind != TK_RESP) {
+		/* (a credit the ring has no room for comes as an event,
+		 * which the send's step runs in its place) */
+		if (!h)
+			credit_to_nic(r, tr->nic, tc, cells, t);
+		else
+			credit_to_switch(r, tr->hop[h - 1].inst,
+					 tr->hop[h - 1].out, hp->vcl, cells, t);
+	} else if (!cr_put(&hp->up, h ? hp->vcl : tc, cells, t)) {
 		goto ring;
-	if (!h) {
+	} else if (!h) {
 		struct ssemu_nic_sh *n = tr->n;
 
 		if (n->busy_until <= t && nic_has_work(n) &&
@@ -709,7 +710,7 @@ ring:
 /* Packet @k's pipeline at switch @h, the initiator's edge switch, ends
  * at @now: it joins the output's queue (or leaves at once, as the output
  * is free). */
-static void act_ready(struct train *tr, uint32_t h, uint32_t k,
+void train_act_ready(struct train *tr, uint32_t h, uint32_t k,
 		      ssemu_time_t now)
 {
 	struct ssemu_region *r = tr->r;
@@ -720,7 +721,7 @@ static void act_ready(struct train *tr, uint32_t h, uint32_t k,
 	op->queued_tc[tc]++;
 	ssemu_tel_queue(r, tc, op->queued_tc[tc]);
 	if (*T(tr, k, T_DEP(h)) == now)
-		act_dep(tr, h, k, now);
+		train_act_dep(tr, h, k, now);
 }
 
 /* The NIC puts packet @k on its edge link at @now. */
@@ -896,7 +897,7 @@ static void train_run(struct train *tr)
 	tr->tail = 0;
 	for (h = 0; h < tr->nhops; h++)
 		if (tr->hop[h].s)
-			hop_views(tr, h);
+			train_hop_views(tr, h);
 	st.n = 0;
 	stream_add(tr, &st, A_KICK, T_INJ, 0);
 	stream_add(tr, &st, A_ARRIVE, T_FIN, 0);
@@ -951,9 +952,9 @@ static void train_run(struct train *tr)
 				break;
 			default:
 				if (st.act[best] == A_DEP)
-					act_dep(tr, st.hop[best], k, t);
+					train_act_dep(tr, st.hop[best], k, t);
 				else
-					act_ready(tr, st.hop[best], k, t);
+					train_act_ready(tr, st.hop[best], k, t);
 				break;
 			}
 			st.next[best]++;

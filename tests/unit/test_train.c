@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Packet trains (emu/ssemu_train.c) against the per-packet model: the
- * same random scenarios -- lone reads and fetches between random
- * endpoints, reads meeting other reads, sends and writes, every class,
+ * Packet trains (emu/ssemu_train.c, emu/ssemu_train_send.c) against the
+ * per-packet model: the same random scenarios -- lone reads, fetches and
+ * sends between random endpoints, reads meeting other reads, sends and
+ * writes, sends meeting sends, every class,
  * on one switch, one group and across groups -- run with trains and
  * without, and every event each endpoint polls (its type, status, model
  * time, length, cookie), the memory written, the fabric's and every NIC's
@@ -138,7 +139,7 @@ again:
 		assert_int_equal(ssemu_mr_reg(t->nic[i], &d), 0);
 	}
 	for (step = 0; step < STEPS; step++) {
-		uint64_t kind = tf_rng_next(&rng) % 7;
+		uint64_t kind = tf_rng_next(&rng) % 11;
 		uint32_t tc = (uint32_t)(tf_rng_next(&rng) % ntc);
 
 		a = (unsigned)(tf_rng_next(&rng) % EPS);
@@ -174,10 +175,35 @@ again:
 				    MEM / 2 + tf_rng_next(&rng) % (MEM / 2),
 				    tc, cookie++, NULL);
 			break;
-		default:	/* a write, then a read of it */
+		case 6:	/* a write, then a read of it */
 			rma(t, a, b, SSEMU_RMA_WRITE, len, tc, cookie++, src);
 			tf_run_idle(t, 1000000);
 			rma(t, b, a, SSEMU_RMA_READ, len, tc, cookie++, NULL);
+			break;
+		case 7:	/* a lone send */
+			tf_send(t, a, b, src, len, tc, cookie++, 0);
+			break;
+		case 8:	/* a lone send of up to a MiB */
+			tf_send(t, a, b, src, tf_rng_next(&rng) % MEM, tc,
+				cookie++, 0);
+			break;
+		case 9:	/* two sends from one endpoint at once, then
+			 * another once they are in */
+			tf_send(t, a, b, src, len, tc, cookie++, 0);
+			tf_send(t, a, y == a ? b : y, src,
+				len_of(&rng, round + 1), tc, cookie++, 0);
+			tf_run_idle(t, 1000000);
+			tf_send(t, b, a, src, len, tc, cookie++, 0);
+			break;
+		default:	/* a send each way at once, then a send and a
+			 * read meeting it */
+			tf_send(t, a, b, src, len, tc, cookie++, 0);
+			tf_send(t, b, a, src, len_of(&rng, round + 2), tc,
+				cookie++, 0);
+			tf_run_idle(t, 1000000);
+			tf_send(t, a, b, src, len, tc, cookie++, 0);
+			rma(t, x, y, SSEMU_RMA_READ, len_of(&rng, round + 3),
+			    tc, cookie++, NULL);
 			break;
 		}
 		tf_run_idle(t, 1000000);
@@ -300,6 +326,7 @@ static void test_train_same_as_packets(void **state)
 						 "shandy" };
 	uint64_t events_o = 0, events_w = 0;
 	uint64_t trains0 = ssemu_model_trains_run;
+	uint64_t sends0 = ssemu_model_trains_sent;
 	struct run o, w;
 	struct tf *to, *tw;
 	unsigned p, round, i;
@@ -352,14 +379,16 @@ static void test_train_same_as_packets(void **state)
 			free(w.log);
 		}
 	}
-	print_message("%llu trains; engine events: %llu per packet, %llu "
-		      "with trains\n",
+	print_message("%llu trains, %llu of them sends; engine events: "
+		      "%llu per packet, %llu with trains\n",
 		      (unsigned long long)(ssemu_model_trains_run - trains0),
+		      (unsigned long long)(ssemu_model_trains_sent - sends0),
 		      (unsigned long long)events_o,
 		      (unsigned long long)events_w);
-	/* (trains formed: the comparison was not of the model with
-	 * itself) */
+	/* (trains formed, of both kinds: the comparison was not of the
+	 * model with itself) */
 	assert_true(ssemu_model_trains_run - trains0 >= 50);
+	assert_true(ssemu_model_trains_sent - sends0 >= 20);
 	assert_true(events_w < events_o);
 }
 

@@ -63,10 +63,10 @@ check "model: --no-baseline runs no baseline" \
 check "model: --no-baseline still measures" \
 	holds "$(val "$tmp/nb.txt" packet_hops)" 0 'a > 0'
 
-# --- one message: 64 KiB is 32 packets of 2 KiB ---
-"$bench" model --preset 2group --message 64K > "$tmp/far.txt" &&
-"$bench" model --preset 2group --message 64K --dst 1 > "$tmp/near.txt" ||
-	{ echo "FAIL: message runs"; fail=1; }
+# --- one message: 64 KiB is 32 packets of 2 KiB, per packet ---
+"$bench" model --preset 2group --message 64K --no-trains > "$tmp/far.txt" &&
+"$bench" model --preset 2group --message 64K --dst 1 --no-trains \
+	> "$tmp/near.txt" || { echo "FAIL: message runs"; fail=1; }
 check "message: every line is 'key value'" \
 	awk 'NF != 2 { exit 1 }' "$tmp/far.txt"
 check "message: 64K is 32 packets" test "$(val "$tmp/far.txt" packets)" = 32
@@ -86,8 +86,20 @@ check "message: a port on the same switch is fewer hops and events" \
 	holds "$(val "$tmp/near.txt" packet_hops)" "$fh" \
 	"a < b && $(val "$tmp/near.txt" events) < $fe"
 check "message: the same message, the same events" \
-	sh -c "\"$bench\" model --preset 2group --message 64K |
+	sh -c "\"$bench\" model --preset 2group --message 64K --no-trains |
 		grep -qx 'events $fe'"
+# the message alone in the fabric: after its first packet, the rest and
+# its acknowledgements go as one packet train, with the same hops and
+# times as per packet
+"$bench" model --preset 2group --message 64K > "$tmp/fart.txt" ||
+	{ echo "FAIL: message run with trains"; fail=1; }
+check "message: one train, a handful of events ($(val "$tmp/fart.txt" events))" \
+	holds "$(val "$tmp/fart.txt" trains)" "$(val "$tmp/fart.txt" events)" \
+	'a == 1 && b < 10'
+check "message per packet: no train" test "$(val "$tmp/far.txt" trains)" = 0
+check "message: the same hops, delivery and completion with trains" \
+	sh -c "[ \"\$(grep -E '^(packet_hops|train_hops|delivery_ns|completion_ns) ' '$tmp/fart.txt')\" = \
+		\"\$(grep -E '^(packet_hops|train_hops|delivery_ns|completion_ns) ' '$tmp/far.txt')\" ]"
 
 # --- one read: 64 KiB of the last endpoint's memory, 32 result packets
 # back on the reverse path, no acknowledgements for them ---
