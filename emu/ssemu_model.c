@@ -68,16 +68,15 @@ void ssemu_model_defer(struct ssemu_region *r, ssemu_time_t t, uint64_t key,
 						    __ATOMIC_RELAXED);
 	int ret;
 
-	if (cap) {
-		if (cap->r == r) {
-			cap->take(cap, t, key, type, a, b, c);
-			return;
-		}
-		/* (another thread's fabric: a train's capture is not its
-		 * business; its events go to its engine as ever) */
-		if (!ssemu_model_perturb)
-			goto now;
+	if (cap && cap->r == r) {
+		cap->take(cap, t, key, type, a, b, c);
+		return;
 	}
+	/* (another fabric's events while a train captures, or events
+	 * scheduled as a capture ends, in another thread: to the engine as
+	 * ever; only the test's perturbation holds them) */
+	if (!ssemu_model_perturb)
+		goto now;
 	if (ndeferred < DEFER_MAX) {
 		deferred[ndeferred++] = (struct deferred){ t, key, type,
 							   a, b, c };
@@ -96,7 +95,7 @@ static void defer_flush(struct ssemu_region *r)
 	struct deferred *d;
 	int ret;
 
-	ssemu_model_deferring = 0;
+	ssemu_store_relaxed(&ssemu_model_deferring, 0);
 	while (ndeferred) {
 		d = &deferred[--ndeferred];
 		ret = ssemu_engine_schedule_key(ssemu_r_engine(r), d->t,
@@ -335,7 +334,7 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 		return;
 	prefetch_next(r, f);
 	if (unlikely(ssemu_model_perturb)) {
-		ssemu_model_deferring = 1;
+		ssemu_store_relaxed(&ssemu_model_deferring, 1);
 		ev_handler[f->type](r, f);
 		defer_flush(r);
 	} else {

@@ -318,7 +318,7 @@ static inline void schedule(struct ssemu_region *r, ssemu_time_t t,
 		      "the event engine's size changed"))
 		return;
 	key = ev_key(r, t, type, a, b, c);
-	if (__builtin_expect(ssemu_model_deferring, 0)) {
+	if (__builtin_expect(ssemu_load_relaxed(&ssemu_model_deferring), 0)) {
 		ssemu_model_defer(r, t, key, type, a, b, c);
 		return;
 	}

@@ -205,7 +205,8 @@ bool train_path(struct train *tr, uint32_t dport, uint16_t copy,
 			/* (room for every model the train makes) */
 			if (!on_path(other, peer.sw)) {
 				tr->nfresh++;
-				if (r->sw_used + ++fresh > r->config.max_switches)
+				if (r->sw_used + ++fresh >
+				    r->config.max_switches)
 					return false;
 			}
 		} else if (next >= r->sw_used) {
@@ -433,7 +434,8 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	if (ssemu_engine_pending(e) || e->held || e->nnear || e->nwheel ||
 	    e->nfar || (tr->limit = train_run_limit(r)) <= e->now ||
 	    ssemu_broken(r) ||
-	    ssemu_model_perturb || ssemu_model_deferring ||
+	    ssemu_model_perturb ||
+	    ssemu_load_relaxed(&ssemu_model_deferring) ||
 	    ssemu_model_credit_events || ssemu_model_extra_looks ||
 	    ssemu_model_fresh_places ||
 	    ssemu_model_shortcut != SSEMU_SHORTCUT_ON || r->gen_neps ||

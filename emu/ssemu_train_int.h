@@ -30,7 +30,7 @@ struct train_hop {
 	uint32_t sw, inst, in, out, vcl, dvcl;
 	bool edge;			/* the output leads to the leg's end */
 	ssemu_time_t in_delay;		/* the input's link (credits back) */
-	ssemu_time_t last_ready;	/* the input's FIFO, as the train finds it */
+	ssemu_time_t last_ready;	/* the input's FIFO, as found */
 	/* a switch not modelled yet: its output as its model will have it
 	 * when the train's first packet makes it */
 	struct ssemu_swport fresh;

@@ -64,7 +64,7 @@ struct strain {
 		uint32_t type, a, b, c;
 	} ev[CAP_MAX];
 	uint32_t nev;
-	const char *bad;		/* what the step found the plan did not say */
+	const char *bad;		/* what the step met off the plan */
 };
 
 /* ------------------------------------------------------------------ */
@@ -651,7 +651,7 @@ static void strain_run(struct strain *st)
 	/* the model's events for later (all after the train's last action)
 	 * to the engine */
 	__atomic_store_n(&ssemu_model_capture, NULL, __ATOMIC_RELAXED);
-	ssemu_model_deferring = 0;
+	ssemu_store_relaxed(&ssemu_model_deferring, 0);
 	for (i = 0; i < st->nev; i++) {
 		ret = ssemu_engine_schedule_key(e, st->ev[i].t, st->ev[i].key,
 						st->ev[i].type, st->ev[i].a,
@@ -678,7 +678,8 @@ static bool strain_may(struct ssemu_region *r, uint32_t nic,
 	m = ssemu_r_msg(r, n->inj_head);
 	if (m->sent != 1 || m->npkts < 2)
 		return false;
-	if (ssemu_broken(r) || ssemu_model_perturb || ssemu_model_deferring ||
+	if (ssemu_broken(r) || ssemu_model_perturb ||
+	    ssemu_load_relaxed(&ssemu_model_deferring) ||
 	    ssemu_model_credit_events || ssemu_model_extra_looks ||
 	    ssemu_model_fresh_places ||
 	    ssemu_model_shortcut != SSEMU_SHORTCUT_ON || r->gen_neps ||
@@ -725,7 +726,7 @@ bool ssemu_train_send(struct ssemu_region *r, uint32_t nic)
 		strain_free(st);
 		return false;
 	}
-	ssemu_model_deferring = 1;
+	ssemu_store_relaxed(&ssemu_model_deferring, 1);
 	/* the first packet's arrival at its switch is the train's now */
 	now = e->now;
 	if (!ssemu_engine_pop(e, UINT64_MAX, &f) || f.time != f0.time ||
