@@ -59,7 +59,6 @@ struct train {
 	uint32_t nhops, w;		/* w: times a packet */
 	uint32_t nfresh;		/* switches the leg models first */
 	ssemu_time_t limit;		/* the run's (ssemu_model_run_begin) */
-	struct train_hop hop[TRAIN_HOPS];
 	ssemu_time_t *t;		/* npkts rows of w */
 	uint32_t *bytes, *cells, *pi;	/* size, cells, pool packet */
 	ssemu_time_t *wake;		/* the NIC's looks for a credit */
@@ -67,6 +66,9 @@ struct train {
 	uint32_t tail;			/* such a look asked for another */
 	ssemu_time_t tail_at;
 	uint32_t ninj;			/* pass 2: packets put on the wire */
+	/* (last: train_path fills what a train reads of it, and the rest,
+	 * large, need not be cleared) */
+	struct train_hop hop[TRAIN_HOPS];
 };
 
 static inline ssemu_time_t *T(const struct train *tr, uint32_t k,

@@ -41,6 +41,7 @@
  * compares them byte for byte); the engine runs no event for the train's
  * packets.
  */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "ssemu_train_int.h"
@@ -712,9 +713,16 @@ bool ssemu_train_send(struct ssemu_region *r, uint32_t nic)
 
 	if (!strain_may(r, nic, &f0))
 		return false;
-	st = calloc(1, sizeof(*st));
+	/* (cleared but for the legs' hops, which their paths fill) */
+	st = malloc(sizeof(*st));
 	if (!st)
 		return false;
+	memset(&st->d, 0, offsetof(struct train, hop));
+	memset(&st->a, 0, offsetof(struct train, hop));
+	st->made = NULL;
+	st->count = NULL;
+	st->nev = 0;
+	st->bad = NULL;
 	st->r = r;
 	st->nic = nic;
 	st->cap.r = r;
