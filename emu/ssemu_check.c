@@ -5,6 +5,7 @@
  * and events (ssemu_crc).  A leaf: it calls nothing of the emulator but the
  * log, so that the model and the store both use it without a circle.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,14 +37,18 @@ bool ssemu_fail(struct ssemu_region *r, const char *fmt, ...)
 #if defined(__x86_64__)
 /*
  * CRC-32C with the SSE4.2 instruction.  One crc32 instruction takes three
- * cycles but a new one may start every cycle, so a long buffer is taken
- * as three interleaved streams, each a block of CRC_BLOCK bytes, and the
+ * cycles but a new one may start every cycle, so a buffer is taken as
+ * three interleaved streams, each a block of CRC_LONG bytes (then
+ * CRC_SHORT, for what is left: a packet's payload is a few KiB), and the
  * three register values are joined as one: the CRC register is linear,
  * raw(r, A B) = shift(raw(r, A), |B|) ^ raw(0, B), where shift multiplies
- * by x^(8 |B|) modulo the polynomial (as zlib's crc32_combine does).
+ * by x^(8 |B|) modulo the polynomial (as zlib's crc32_combine does).  A
+ * shift by a block's length is linear in the register's 32 bits: four
+ * table lookups, one per byte, from tables made once.
  */
 #define CRC32C_POLY 0x82f63b78u	/* reflected */
-#define CRC_BLOCK 8192u		/* bytes per stream and round */
+#define CRC_LONG 8192u		/* bytes per stream and round */
+#define CRC_SHORT 256u
 
 /* a * b modulo the polynomial, bit-reflected. */
 static uint32_t crc_mulmod(uint32_t a, uint32_t b)
@@ -78,6 +83,31 @@ static uint32_t crc_shift_op(uint64_t bytes)
 	return p;
 }
 
+/* The shifts by CRC_LONG and CRC_SHORT bytes, by the register's bytes. */
+static uint32_t crc_long_tab[4][256], crc_short_tab[4][256];
+static pthread_once_t crc_tab_once = PTHREAD_ONCE_INIT;
+
+static void crc_tab_make(uint32_t t[4][256], uint32_t op)
+{
+	uint32_t k, b;
+
+	for (k = 0; k < 4; k++)
+		for (b = 0; b < 256; b++)
+			t[k][b] = crc_mulmod(op, b << (8 * k));
+}
+
+static void crc_tabs_make(void)
+{
+	crc_tab_make(crc_long_tab, crc_shift_op(CRC_LONG));
+	crc_tab_make(crc_short_tab, crc_shift_op(CRC_SHORT));
+}
+
+static inline uint32_t crc_shift(const uint32_t t[4][256], uint32_t c)
+{
+	return t[0][c & 0xff] ^ t[1][(c >> 8) & 0xff] ^
+	       t[2][(c >> 16) & 0xff] ^ t[3][c >> 24];
+}
+
 __attribute__((target("sse4.2"))) static inline uint64_t
 crc32c_run(uint64_t crc, const uint8_t *b, size_t n)
 {
@@ -92,35 +122,43 @@ crc32c_run(uint64_t crc, const uint8_t *b, size_t n)
 	return crc;
 }
 
+/* Rounds of three interleaved blocks of @block bytes, @t its shift, while
+ * @*n allows; the register @crc goes on from them. */
+__attribute__((target("sse4.2"))) static inline uint64_t
+crc32c_rounds(uint64_t crc, const uint8_t **b, size_t *n, size_t block,
+	      const uint32_t t[4][256])
+{
+	const uint8_t *p = *b;
+	uint64_t c1, c2, v;
+	size_t i;
+
+	for (; *n >= 3 * block; *n -= 3 * block, p += 3 * block) {
+		c1 = c2 = 0;
+		for (i = 0; i < block; i += 8) {
+			memcpy(&v, p + i, sizeof(v));
+			crc = __builtin_ia32_crc32di(crc, v);
+			memcpy(&v, p + block + i, sizeof(v));
+			c1 = __builtin_ia32_crc32di(c1, v);
+			memcpy(&v, p + 2 * block + i, sizeof(v));
+			c2 = __builtin_ia32_crc32di(c2, v);
+		}
+		crc = crc_shift(t, (uint32_t)crc) ^ (uint32_t)c1;
+		crc = crc_shift(t, (uint32_t)crc) ^ (uint32_t)c2;
+	}
+	*b = p;
+	return crc;
+}
+
 __attribute__((target("sse4.2"))) static uint32_t
 crc32c_hw(uint32_t seed, const void *p, size_t n)
 {
-	static uint32_t shift_op;	/* crc_shift_op(CRC_BLOCK), once */
 	const uint8_t *b = p;
-	uint64_t crc = ~seed & 0xffffffffu, c1, c2, v;
-	uint32_t op;
-	size_t i;
+	uint64_t crc = ~seed & 0xffffffffu;
 
-	if (n >= 3 * CRC_BLOCK) {
-		op = ssemu_load_relaxed(&shift_op);
-		if (unlikely(!op)) {
-			op = crc_shift_op(CRC_BLOCK);
-			ssemu_store_relaxed(&shift_op, op);
-		}
-		for (; n >= 3 * CRC_BLOCK; n -= 3 * CRC_BLOCK,
-					   b += 3 * CRC_BLOCK) {
-			c1 = c2 = 0;
-			for (i = 0; i < CRC_BLOCK; i += 8) {
-				memcpy(&v, b + i, sizeof(v));
-				crc = __builtin_ia32_crc32di(crc, v);
-				memcpy(&v, b + CRC_BLOCK + i, sizeof(v));
-				c1 = __builtin_ia32_crc32di(c1, v);
-				memcpy(&v, b + 2 * CRC_BLOCK + i, sizeof(v));
-				c2 = __builtin_ia32_crc32di(c2, v);
-			}
-			crc = crc_mulmod(op, (uint32_t)crc) ^ (uint32_t)c1;
-			crc = crc_mulmod(op, (uint32_t)crc) ^ (uint32_t)c2;
-		}
+	if (n >= 3 * CRC_SHORT) {
+		pthread_once(&crc_tab_once, crc_tabs_make);
+		crc = crc32c_rounds(crc, &b, &n, CRC_LONG, crc_long_tab);
+		crc = crc32c_rounds(crc, &b, &n, CRC_SHORT, crc_short_tab);
 	}
 	return ~(uint32_t)crc32c_run(crc, b, n);
 }

@@ -73,10 +73,14 @@ static void test_crc_known(void **state)
 
 static void test_crc_lengths(void **state)
 {
-	const size_t block = 8192, max = 7 * block + 64;
+	const size_t block = 8192, max = 7 * block + 64, sh = 256;
 	uint8_t *b = random_bytes(max + 8, 42);
-	size_t lens[] = { 0, 1, 7, 8, 9, 63, 3 * block - 1, 3 * block,
-			  3 * block + 1, 3 * block + 7, 6 * block - 8,
+	/* (the long and the short blocks' rounds, at and around their
+	 * thresholds, and a packet's payload) */
+	size_t lens[] = { 0, 1, 7, 8, 9, 63, 3 * sh - 1, 3 * sh, 3 * sh + 1,
+			  6 * sh + 5, 2048, 2048 + 64, 3 * block - 1,
+			  3 * block, 3 * block + 1, 3 * block + 7,
+			  3 * block + 3 * sh + 9, 6 * block - 8,
 			  6 * block, 6 * block + 13, 7 * block + 64 };
 	size_t i, a;
 
