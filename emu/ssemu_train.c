@@ -368,6 +368,33 @@ bool train_credits_hold(struct train *tr, const struct ssemu_cr *cr,
 	return true;
 }
 
+bool train_leg_credits_hold(struct train *tr, bool room)
+{
+	const struct ssemu_config *c = &tr->r->config;
+	struct ssemu_cr cr = cr_of_nic(tr->n);
+	uint32_t h;
+
+	/* the NIC's (back from the edge switch as each packet leaves it),
+	 * then each output's (back from the next switch as the packet
+	 * leaves that, or from the NIC at the leg's end as it arrives) */
+	if (!train_credits_hold(tr, &cr, tr->tc, T_INJ, T_DEP(0),
+				tr->hop[0].in_delay, tr->first, room))
+		return false;
+	for (h = 0; h < tr->nhops; h++) {
+		cr = cr_of_port(tr->hop[h].op);
+		if (h + 1 < tr->nhops ?
+			    !train_credits_hold(tr, &cr, tr->hop[h].dvcl,
+						T_DEP(h), T_DEP(h + 1),
+						tr->hop[h + 1].in_delay, 0,
+						room) :
+			    !train_credits_hold(tr, &cr, tr->hop[h].dvcl,
+						T_DEP(h), T_FIN, c->edge.delay,
+						0, room))
+			return false;
+	}
+	return true;
+}
+
 /*
  * The packet pool's room: the acknowledgement holds its packet already;
  * the NIC takes one for each result at its send and the initiator gives
@@ -425,7 +452,6 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	const struct ssemu_pkt *ack;
 	const struct ssemu_msg *m;
 	struct ssemu_pair *pr;
-	struct ssemu_cr cr;
 	uint32_t k, h, last;
 
 	/* nothing else in the fabric, now or until the run's end; the
@@ -520,26 +546,10 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	if (*T(tr, tr->npkts - 1, T_FIN) > tr->limit ||
 	    *T(tr, tr->npkts - 1, T_FIN) >> 55)
 		return false;
-	/* the credits: the NIC's (back from the edge switch as each packet
-	 * leaves it), then each output's (back from the next switch as the
-	 * packet leaves that, or from the initiator as it arrives) */
-	cr = cr_of_nic(n);
-	if (!train_credits_hold(tr, &cr, tr->tc, T_INJ, T_DEP(0),
-				tr->hop[0].in_delay, 0, true))
-		return false;
-	for (h = 0; h < tr->nhops; h++) {
-		cr = cr_of_port(tr->hop[h].op);
-		if (h + 1 < tr->nhops ?
-			    !train_credits_hold(tr, &cr, tr->hop[h].dvcl,
-						T_DEP(h), T_DEP(h + 1),
-						tr->hop[h + 1].in_delay, 0,
-						true) :
-			    !train_credits_hold(tr, &cr, tr->hop[h].dvcl,
-						T_DEP(h), T_FIN, c->edge.delay,
-						0, true))
-			return false;
-	}
-	return pool_holds(tr) && train_edge_queue_holds(tr);
+	/* (the credit rings' room too: a read's step cannot have a credit
+	 * come as an event) */
+	return train_leg_credits_hold(tr, true) && pool_holds(tr) &&
+	       train_edge_queue_holds(tr);
 }
 
 /* ------------------------------------------------------------------ */

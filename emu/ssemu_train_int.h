@@ -94,6 +94,9 @@ bool train_path(struct train *tr, uint32_t dport, uint16_t copy,
 bool train_credits_hold(struct train *tr, const struct ssemu_cr *cr,
 			uint32_t key, uint32_t send, uint32_t put,
 			ssemu_time_t delay, uint32_t first, bool room);
+/* Do the credits of every ring @tr's packets take hold: its NIC's, then
+ * each output's (@room: see train_credits_hold)? */
+bool train_leg_credits_hold(struct train *tr, bool room);
 /* No flow-control frame at the leg's edge output. */
 bool train_edge_queue_holds(struct train *tr);
 /* Pass 2: hop @h's views once its switch is modelled. */
