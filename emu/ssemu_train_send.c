@@ -48,9 +48,11 @@
 
 uint64_t ssemu_model_trains_sent;
 
-/* The events a train's NICs may have scheduled and not yet had at once
- * (looks and timers: a few). */
-#define CAP_MAX 64
+/* Room for the events the NICs have scheduled and the step not yet run
+ * (looks, timers, credits with no room in their rings: a few), at first;
+ * it grows. */
+#define CAP_FIRST 64
+#define CAP_NONE UINT32_MAX
 
 struct strain {
 	struct ssemu_capture cap;	/* (first: take finds the train) */
@@ -63,8 +65,8 @@ struct strain {
 		ssemu_time_t t;
 		uint64_t key;
 		uint32_t type, a, b, c;
-	} ev[CAP_MAX];
-	uint32_t nev;
+	} *ev;
+	uint32_t nev, cap_ev;
 	const char *bad;		/* what the step met off the plan */
 };
 
@@ -446,13 +448,25 @@ static void strain_take(struct ssemu_capture *cap, ssemu_time_t t,
 		tr->pi[tr->ninj++] = c;
 		return;
 	}
-	if ((type == SSEMU_MEV_NIC_TX_DONE || type == SSEMU_MEV_NIC_KICK ||
-	     type == SSEMU_MEV_ACK_TIMER || type == SSEMU_MEV_SW_CREDIT ||
-	     type == SSEMU_MEV_NIC_CREDIT) && st->nev < CAP_MAX) {
-		st->ev[st->nev++] = (struct cap_ev){ t, key, type, a, b, c };
+	if (type != SSEMU_MEV_NIC_TX_DONE && type != SSEMU_MEV_NIC_KICK &&
+	    type != SSEMU_MEV_ACK_TIMER && type != SSEMU_MEV_SW_CREDIT &&
+	    type != SSEMU_MEV_NIC_CREDIT) {
+		st->bad = "an event off the plan";
 		return;
 	}
-	st->bad = "an event off the plan";
+	if (st->nev == st->cap_ev) {
+		struct cap_ev *ev = st->nev < UINT32_MAX / 2 ?
+			realloc(st->ev, 2 * (size_t)st->nev * sizeof(*ev)) :
+			NULL;
+
+		if (!ev) {
+			st->bad = "no memory for its events";
+			return;
+		}
+		st->ev = ev;
+		st->cap_ev = 2 * st->nev;
+	}
+	st->ev[st->nev++] = (struct cap_ev){ t, key, type, a, b, c };
 }
 
 /* The legs' actions in the switches and at their ends. */
@@ -594,15 +608,15 @@ static void strain_run(struct strain *st)
 			break;
 		/* the events', by (time, key): kinds other than the
 		 * streams' */
-		bev = CAP_MAX;
+		bev = CAP_NONE;
 		for (i = 0; i < st->nev; i++)
-			if (bev == CAP_MAX || st->ev[i].t < st->ev[bev].t ||
+			if (bev == CAP_NONE || st->ev[i].t < st->ev[bev].t ||
 			    (st->ev[i].t == st->ev[bev].t &&
 			     st->ev[i].key < st->ev[bev].key))
 				bev = i;
 		/* (the events' kinds come at other places in an instant
 		 * than the streams': their keys' kinds decide) */
-		if (bev != CAP_MAX &&
+		if (bev != CAP_NONE &&
 		    (st->ev[bev].t < bt ||
 		     (st->ev[bev].t == bt &&
 		      st->ev[bev].key >> 60 < sa_prio[ss[best].act]))) {
@@ -672,6 +686,7 @@ static bool strain_may(struct ssemu_region *r, uint32_t nic,
 
 static void strain_free(struct strain *st)
 {
+	free(st->ev);
 	free(st->d.t);
 	free(st->a.t);
 	free(st->made);
@@ -697,8 +712,14 @@ bool ssemu_train_send(struct ssemu_region *r, uint32_t nic)
 	memset(&st->a, 0, offsetof(struct train, hop));
 	st->made = NULL;
 	st->count = NULL;
+	st->ev = malloc(CAP_FIRST * sizeof(*st->ev));
 	st->nev = 0;
+	st->cap_ev = CAP_FIRST;
 	st->bad = NULL;
+	if (!st->ev) {
+		free(st);
+		return false;
+	}
 	st->r = r;
 	st->nic = nic;
 	st->cap.r = r;
