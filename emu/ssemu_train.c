@@ -40,6 +40,11 @@
  * those of the per-packet model (tests/unit/test_train.c runs both and
  * compares them byte for byte); the engine runs one event for the whole
  * train.
+ *
+ * A lone message's train (ssemu_train_send.c) takes its data and its
+ * acknowledgements as two legs with the same parts: a leg's path, times,
+ * credit checks, and its packets' sends and pipelines' ends in the
+ * switches (ssemu_train_int.h).
  */
 #include <stdlib.h>
 
@@ -262,17 +267,18 @@ static void train_times(struct train *tr, const struct ssemu_pkt *ack)
 }
 
 /*
- * The credits' check of train_credits_hold by a bound, without simulating the
- * ring.  A credit comes back at most D after its packet's send (D the
- * largest put + @delay - send of the train); the results' sends are at
- * least g apart.  So at the send of packet k, or at its put (the last
- * send before it settled every credit due by k's own send: a packet is
- * put after it is sent), the results j < k with credits out have
- * (k - j) g < D: at most (D - 1) / g of them, and the acknowledgement
- * ahead of them one more.  If that many of the largest packets and one
- * more fit the credits the ring's owner holds now, and that many and the
- * ring's entries fit the ring, every send finds its cells and every put
- * its room.  False: the bound says nothing (simulate).
+ * The credits' check of train_credits_hold by a bound, without
+ * simulating the ring.  A credit comes back at most D after its packet's
+ * send (D the largest put + @delay - send of the train); the packets'
+ * sends are at least g apart.  So at the send of packet k, or at its put
+ * (the last send before it settled every credit due by k's own send: a
+ * packet is put after it is sent), the results j < k with credits out
+ * have (k - j) g < D: at most (D - 1) / g of them, and the
+ * acknowledgement ahead of them one more.  If that many of the largest
+ * packets and one more fit the credits the ring's owner holds now, and
+ * that many and the ring's entries fit the ring, every send finds its
+ * cells and every put its room.  False: the bound says nothing
+ * (simulate).
  */
 static bool credits_bound(struct train *tr, int64_t avail, uint32_t n0,
 			  uint32_t send, uint32_t put, ssemu_time_t delay)
