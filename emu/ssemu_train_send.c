@@ -12,18 +12,21 @@
  * source NIC through the switches to the destination, and the
  * acknowledgements, from the destination back to the source.
  *
- *  1. The plan, without a write: the data's times at every hop, its
- *     sends back to back; from its arrivals, the acknowledgements the
- *     destination makes (at the last packet, at every SSEMU_ACK_EVERY, and
- *     by the SSEMU_ACK_DELAY timer after the first one not acknowledged),
- *     their sends and their times back at the source; and the checks that
+ *  1. The plan, without a write, both ends in model time: the data's
+ *     sends (when the link is free and the window open, else when the
+ *     acknowledgement that opens it is in; the one that fills it asks for
+ *     an acknowledgement at once) and their times at every hop; from
+ *     their arrivals, the acknowledgements the destination makes (at the
+ *     last packet, when asked, at every SSEMU_ACK_EVERY, and by the
+ *     SSEMU_ACK_DELAY timer after the first one not acknowledged), their
+ *     sends and their times back at the source, where congestion control
+ *     takes them in (on a copy of the pair).  Then the checks that
  *     nothing holds a packet back or does other than the lone stream's
- *     packets do: the window never full (nor asking for an
- *     acknowledgement), the credits of every ring on both legs, the
- *     packet pool, the destination's edge queue below congestion
- *     control's threshold, minimal routing, a lossless class without a
- *     cap, the run's limit past the last arrival.  A check that fails: no
- *     train, the per-packet model goes on as ever.
+ *     packets do: the credits of every ring on both legs, the packet
+ *     pool, the destination's edge queue below congestion control's
+ *     threshold (no frame, no mark), minimal routing, a lossless class
+ *     without a cap, the run's limit past the last arrival.  A check that
+ *     fails: no train, the per-packet model goes on as ever.
  *  2. The step: at the NICs, the model's own handlers (the source's
  *     sends, the destination's arrivals and acknowledgements, the timer,
  *     the source's arrivals of acknowledgements and its completion), with
@@ -61,6 +64,7 @@ struct strain {
 	uint32_t nic, inic, mi;
 	ssemu_time_t *made;		/* when each acknowledgement is made */
 	uint32_t *count;		/* ... and the packets it covers */
+	uint32_t ntimed;		/* ... made by a timer */
 	struct cap_ev {
 		ssemu_time_t t;
 		uint64_t key;
@@ -74,144 +78,268 @@ struct strain {
 /* Pass 1: the plan                                                    */
 /* ------------------------------------------------------------------ */
 
-/*
- * Leg @tr's packets' times at its NIC and every hop: the NIC sends each
- * when it is free, not before @made[k] (NULL: at once, from @free0); the
- * packet's identity is (@sport, @seq0 + k).  Packets before tr->first
- * were sent before the plan: their arrival and pipeline at hop 0 are
- * given in their rows.
- */
-static void leg_times(struct train *tr, uint32_t sport, uint32_t seq0,
-		      const ssemu_time_t *made, ssemu_time_t free0)
-{
-	struct ssemu_region *r = tr->r;
-	const struct train_hop *h0 = &tr->hop[0];
+/* A leg's recurrence as its packets are planned one by one: its NIC's
+ * link, and each hop's input pipeline (FIFO) and output. */
+struct leg_run {
+	ssemu_time_t nic_free;
 	ssemu_time_t last_ready[TRAIN_HOPS], free_at[TRAIN_HOPS];
-	ssemu_time_t nic_free = free0, at, ser, rdy;
-	const struct ssemu_swport *eport;
+	const struct ssemu_swport *eport;	/* the edge link, as its
+						 * switch's end has it */
 	struct ssemu_swport img;
-	uint32_t k, h, vc;
-	uint64_t uid;
+	uint32_t sport, seq0;			/* the packets' identities */
+};
 
-	/* (the edge link's rate, as the switch's end of it has it) */
+/* @lr for leg @tr, whose NIC is at @sport and numbers its next packet
+ * @seq0, its link free from @free0. */
+static void leg_run_init(const struct train *tr, struct leg_run *lr,
+			 uint32_t sport, uint32_t seq0, ssemu_time_t free0)
+{
+	const struct train_hop *h0 = &tr->hop[0];
+	uint32_t h;
+
 	if (h0->s) {
-		eport = &h0->s->port[h0->in];
+		lr->eport = &h0->s->port[h0->in];
 	} else {
-		memset(&img, 0, sizeof(img));
-		sw_port_init(r, h0->sw, h0->in, &img);
-		eport = &img;
+		memset(&lr->img, 0, sizeof(lr->img));
+		sw_port_init(tr->r, h0->sw, h0->in, &lr->img);
+		lr->eport = &lr->img;
 	}
 	for (h = 0; h < tr->nhops; h++) {
-		last_ready[h] = tr->hop[h].last_ready;
-		free_at[h] = tr->hop[h].op->busy_until;
+		lr->last_ready[h] = tr->hop[h].last_ready;
+		lr->free_at[h] = tr->hop[h].op->busy_until;
 	}
-	for (k = 0; k < tr->npkts; k++) {
-		uid = pkt_uid_of(sport, seq0 + k, 0);
-		if (k < tr->first) {
-			at = *T(tr, k, T_ARR(0));
-		} else {
-			at = made ? SSEMU_MAX(made[k], nic_free) : nic_free;
-			*T(tr, k, T_INJ) = at;
-			nic_free = at + port_ser_time(r, eport, h0->in,
-						      tr->bytes[k]);
-			at = nic_free + r->config.edge.delay;
-		}
-		vc = 0;
-		for (h = 0; h < tr->nhops; h++) {
-			const struct train_hop *hp = &tr->hop[h];
+	lr->nic_free = free0;
+	lr->sport = sport;
+	lr->seq0 = seq0;
+}
 
-			*T(tr, k, T_ARR(h)) = at;
-			if (k < tr->first && !h) {
-				rdy = *T(tr, k, T_READY(0));
-			} else {
-				rdy = at + sw_pipeline(r, hp->sw, uid, vc);
-				rdy = SSEMU_MAX(rdy, last_ready[h]);
-			}
-			last_ready[h] = rdy;
-			*T(tr, k, T_READY(h)) = rdy;
-			at = SSEMU_MAX(rdy, free_at[h]);
-			*T(tr, k, T_DEP(h)) = at;
-			ser = port_ser_time(r, hp->op, hp->out, tr->bytes[k]);
-			free_at[h] = at + ser;
-			at += ser + hp->op->delay;
-			vc = hp->dvcl % SSEMU_NVC;
+/*
+ * Packet @k's times at its NIC and every hop of leg @tr: the NIC sends
+ * it when its link is free, not before @at.  A packet before tr->first
+ * was sent before the plan: its arrival and pipeline at hop 0 are given
+ * in its row.  Returns its arrival at the leg's end.
+ */
+static ssemu_time_t leg_pkt(struct train *tr, struct leg_run *lr,
+			    uint32_t k, ssemu_time_t at)
+{
+	struct ssemu_region *r = tr->r;
+	uint64_t uid = pkt_uid_of(lr->sport, lr->seq0 + k, 0);
+	ssemu_time_t ser, rdy;
+	uint32_t h, vc = 0;
+
+	if (k < tr->first) {
+		at = *T(tr, k, T_ARR(0));
+	} else {
+		at = SSEMU_MAX(at, lr->nic_free);
+		*T(tr, k, T_INJ) = at;
+		lr->nic_free = at + port_ser_time(r, lr->eport, tr->hop[0].in,
+						  tr->bytes[k]);
+		at = lr->nic_free + r->config.edge.delay;
+	}
+	for (h = 0; h < tr->nhops; h++) {
+		const struct train_hop *hp = &tr->hop[h];
+
+		*T(tr, k, T_ARR(h)) = at;
+		if (k < tr->first && !h) {
+			rdy = *T(tr, k, T_READY(0));
+		} else {
+			rdy = at + sw_pipeline(r, hp->sw, uid, vc);
+			rdy = SSEMU_MAX(rdy, lr->last_ready[h]);
 		}
-		*T(tr, k, T_FIN) = at;
+		lr->last_ready[h] = rdy;
+		*T(tr, k, T_READY(h)) = rdy;
+		at = SSEMU_MAX(rdy, lr->free_at[h]);
+		*T(tr, k, T_DEP(h)) = at;
+		ser = port_ser_time(r, hp->op, hp->out, tr->bytes[k]);
+		lr->free_at[h] = at + ser;
+		at += ser + hp->op->delay;
+		vc = hp->dvcl % SSEMU_NVC;
+	}
+	*T(tr, k, T_FIN) = at;
+	return at;
+}
+
+/*
+ * The two ends of a send as the plan goes, in model time: the
+ * destination making acknowledgements of the data's arrivals (as
+ * nic_arrive and nic_ack_timer make them), the source taking them in
+ * (its window, and congestion control's, on a copy of the pair).
+ */
+struct ends {
+	struct leg_run dr, ar;		/* the data's leg, the acks' */
+	/* the destination */
+	ssemu_time_t *timer;		/* timers started (their times) */
+	uint32_t nt, th;		/* started, fired */
+	uint32_t nd;			/* data arrivals taken */
+	uint32_t arrived, acked;
+	uint8_t *ack_req;		/* each data packet asked for one */
+	uint32_t na, ntimed;		/* acknowledgements made; by a timer */
+	/* the source */
+	uint32_t nin, back;		/* acknowledgements in; packets */
+	struct ssemu_pair pc;		/* the pair as they come in */
+	uint32_t allowed;		/* the window it allows now */
+};
+
+/* The destination's next event among the data arrivals of packets
+ * [e->nd, @ndata) and its timers (UINT64_MAX: none). */
+static ssemu_time_t dest_next(const struct strain *st, const struct ends *e,
+			      uint32_t ndata)
+{
+	ssemu_time_t at = e->nd < ndata ? *T(&st->d, e->nd, T_FIN) :
+					  UINT64_MAX;
+
+	return e->th < e->nt && e->timer[e->th] < at ? e->timer[e->th] : at;
+}
+
+/* The destination makes an acknowledgement of @count packets at @at; its
+ * times back to the source. */
+static void dest_ack(struct strain *st, struct ends *e, ssemu_time_t at,
+		     uint32_t count, bool timed)
+{
+	st->made[e->na] = at;
+	st->count[e->na] = count;
+	leg_pkt(&st->a, &e->ar, e->na++, at);
+	e->ntimed += timed;
+}
+
+/*
+ * The destination's next event: a timer due before the next arrival (an
+ * arrival at the timer's instant first) acknowledges what is not; an
+ * arrival is acknowledged at once if it is the last, asked for one, or
+ * makes SSEMU_ACK_EVERY not acknowledged, else the first of those starts
+ * the SSEMU_ACK_DELAY timer.  (The plan has no packet marked.)
+ */
+static void dest_step(struct strain *st, struct ends *e, uint32_t ndata)
+{
+	ssemu_time_t at = e->nd < ndata ? *T(&st->d, e->nd, T_FIN) :
+					  UINT64_MAX;
+	uint32_t k;
+
+	if (e->th < e->nt && e->timer[e->th] < at) {
+		at = e->timer[e->th++];
+		if (e->arrived > e->acked) {
+			dest_ack(st, e, at, e->arrived - e->acked, true);
+			e->acked = e->arrived;
+		}
+		return;
+	}
+	k = e->nd++;
+	e->arrived++;
+	if (e->arrived < st->d.npkts && !e->ack_req[k] &&
+	    e->arrived - e->acked < SSEMU_ACK_EVERY) {
+		if (e->arrived - e->acked == 1)
+			e->timer[e->nt++] = at + SSEMU_ACK_DELAY;
+		return;
+	}
+	dest_ack(st, e, at, e->arrived - e->acked, false);
+	e->acked = e->arrived;
+}
+
+/* The source takes the next acknowledgement in: its window closes
+ * nothing now, congestion control sees it unmarked. */
+static void src_step(struct strain *st, struct ends *e)
+{
+	const struct ssemu_config *c = &st->r->config;
+	struct ssemu_cc_pair_view v = {
+		.pair = &e->pc, .now = *T(&st->a, e->nin, T_FIN),
+		.nic_window = c->nic_window,
+	};
+	uint32_t count = st->count[e->nin++];
+
+	e->back += count;
+	model_cc(st->r)->on_ack(&v, count, false);
+	e->allowed = SSEMU_MIN(c->nic_window, model_cc(st->r)->window(&v));
+}
+
+/* Both ends' events up to @t, in time order (the data known: packets
+ * before @ndata). */
+static void ends_until(struct strain *st, struct ends *e, ssemu_time_t t,
+		       uint32_t ndata)
+{
+	ssemu_time_t td, ta;
+
+	for (;;) {
+		td = dest_next(st, e, ndata);
+		ta = e->nin < e->na ? *T(&st->a, e->nin, T_FIN) : UINT64_MAX;
+		if (SSEMU_MIN(td, ta) > t)
+			return;
+		if (td <= ta)
+			dest_step(st, e, ndata);
+		else
+			src_step(st, e);
 	}
 }
 
 /*
- * The acknowledgements the destination makes of the data's arrivals, as
- * nic_arrive and nic_ack_timer make them: at the last packet; when
- * SSEMU_ACK_EVERY are in since the last one; and when the timer that the
- * first packet not acknowledged started (SSEMU_ACK_DELAY) finds packets
- * not acknowledged (an arrival at the timer's instant comes first).  The
- * plan has no packet asking for one (the window) nor marked.  Timers due
- * after the last arrival find nothing.  Returns how many (st->made,
- * st->count), or 0 if the rows could not be had.
+ * The data's sends: packet k when the link is free and the window open
+ * (fewer than the pair allows out: at the send's instant an
+ * acknowledgement in counts, as its arrival comes first), else when the
+ * acknowledgement that opens it is in (whose arrival kicks the NIC); a
+ * send that fills the window asks for an acknowledgement at once.  And
+ * from the data's arrivals, the acknowledgements and their way back.
+ * False: the plan cannot say (no memory, or a window that nothing
+ * opens).
  */
-static uint32_t acks_made(struct strain *st)
+static bool ends_plan(struct strain *st, const struct ssemu_pair *pr,
+		      bool ack_req0, ssemu_time_t now)
 {
-	const struct train *d = &st->d;
-	uint32_t n = d->npkts, k = 0, arrived = 0, acked = 0, nt = 0, th = 0;
-	uint32_t j = 0;
-	ssemu_time_t *timer, at;
+	const struct ssemu_config *c = &st->r->config;
+	struct train *d = &st->d, *a = &st->a;
+	uint32_t n = d->npkts, k;
+	struct ssemu_cc_pair_view v;
+	struct ends *e;
+	ssemu_time_t t;
+	bool ok = false;
 
-	timer = malloc((size_t)n * sizeof(*timer));
+	e = calloc(1, sizeof(*e));
 	st->made = malloc((size_t)n * sizeof(*st->made));
 	st->count = malloc((size_t)n * sizeof(*st->count));
-	if (!timer || !st->made || !st->count) {
-		free(timer);
-		return 0;
-	}
-	while (k < n) {
-		at = *T(d, k, T_FIN);
-		if (th < nt && timer[th] < at) {
-			if (arrived > acked) {
-				st->made[j] = timer[th];
-				st->count[j++] = arrived - acked;
-				acked = arrived;
+	if (!e || !st->made || !st->count)
+		goto out;
+	e->timer = malloc((size_t)n * sizeof(*e->timer));
+	e->ack_req = malloc(n);
+	if (!e->timer || !e->ack_req)
+		goto out;
+	leg_run_init(d, &e->dr, d->n->port, d->n->pkt_seq - 1, now);
+	leg_run_init(a, &e->ar, a->n->port, a->n->pkt_seq, now);
+	e->pc = *pr;
+	v = (struct ssemu_cc_pair_view){ .pair = &e->pc, .now = now,
+					 .nic_window = c->nic_window };
+	e->allowed = SSEMU_MIN(c->nic_window, model_cc(st->r)->window(&v));
+	e->ack_req[0] = ack_req0;
+	leg_pkt(d, &e->dr, 0, 0);
+	for (k = 1; k < n; k++) {
+		t = e->dr.nic_free;
+		for (;;) {
+			ends_until(st, e, t, k);
+			if (k - e->back < e->allowed)
+				break;
+			/* closed: the next acknowledgement in opens it (the
+			 * acknowledgements come in the order made) */
+			while (e->nin == e->na) {
+				if (dest_next(st, e, k) == UINT64_MAX)
+					goto out;
+				dest_step(st, e, k);
 			}
-			th++;
-			continue;
+			t = *T(a, e->nin, T_FIN);
 		}
-		arrived++;
-		k++;
-		if (arrived < n && arrived - acked < SSEMU_ACK_EVERY) {
-			if (arrived - acked == 1)
-				timer[nt++] = at + SSEMU_ACK_DELAY;
-			continue;
-		}
-		st->made[j] = at;
-		st->count[j++] = arrived - acked;
-		acked = arrived;
+		e->ack_req[k] = k - e->back + 1 >= e->allowed;
+		leg_pkt(d, &e->dr, k, t);
 	}
-	free(timer);
-	return j;
-}
-
-/*
- * Does the source's window stay open?  At each data send, the packets
- * sent before it and not acknowledged by then (an acknowledgement in at
- * the send's instant not counted: it only opens the window further) and
- * this one must be fewer than the window the pair allows now, which
- * unmarked acknowledgements only widen: then no send waits for the window
- * nor asks for an acknowledgement at once.
- */
-static bool window_open(const struct strain *st, uint32_t allowed)
-{
-	const struct train *d = &st->d, *a = &st->a;
-	uint32_t k, j = 0, back = 0;
-
-	for (k = d->first; k < d->npkts; k++) {
-		ssemu_time_t s = *T(d, k, T_INJ);
-
-		while (j < a->npkts && *T(a, j, T_FIN) < s)
-			back += st->count[j++];
-		if (k + 1 - back >= allowed)
-			return false;
+	/* the rest of the destination's acknowledgements (timers due after
+	 * the last arrival find nothing) */
+	while (dest_next(st, e, n) != UINT64_MAX)
+		dest_step(st, e, n);
+	a->npkts = e->na;
+	st->ntimed = e->ntimed;
+	ok = e->na > 0;
+out:
+	if (e) {
+		free(e->timer);
+		free(e->ack_req);
 	}
-	return true;
+	free(e);
+	return ok;
 }
 
 /* Do the legs use different switch ports, as outputs and as inputs?
@@ -257,11 +385,10 @@ static bool strain_plan(struct strain *st, uint32_t nic,
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic), *in;
 	struct train *d = &st->d, *a = &st->a;
 	const struct ssemu_pkt *p0;
-	struct ssemu_cc_pair_view v;
 	const struct ssemu_msg *m;
 	struct ssemu_pair *pr;
-	ssemu_time_t now = e->now, last;
-	uint32_t k, tc, dport, allowed, ntimed;
+	ssemu_time_t now = e->now;
+	uint32_t k, tc, dport;
 
 	st->mi = n->inj_head;
 	m = ssemu_r_msg(r, st->mi);
@@ -293,17 +420,14 @@ static bool strain_plan(struct strain *st, uint32_t nic,
 	    p0->src_nic != nic || p0->win != st->inic ||
 	    p0->src_gen != n->gen || p0->src_port != n->port ||
 	    p0->dst_port != dport || p0->tclass != tc || p0->vc || p0->via ||
-	    p0->phase || p0->trip || p0->ack_req || p0->marked ||
+	    p0->phase || p0->trip || p0->marked ||
 	    p0->seq + 1 != n->pkt_seq || p0->sw_arrive > f0->time)
 		return false;
-	/* the pair: that packet alone in flight, neither paused nor paced;
-	 * the window it allows now (unmarked acknowledgements widen it) */
+	/* the pair: that packet alone in flight, neither paused nor paced
+	 * (no frame comes: the window only widens, with acknowledgements) */
 	pr = ssemu_pair_find(r, nic, st->inic);
 	if (!pr || pr->window != 1 || pr->pause > now || pr->slow > now)
 		return false;
-	v = (struct ssemu_cc_pair_view){ .pair = pr, .now = now,
-					 .nic_window = c->nic_window };
-	allowed = SSEMU_MIN(c->nic_window, model_cc(r)->window(&v));
 
 	/* the data's leg */
 	d->r = r;
@@ -333,14 +457,9 @@ static bool strain_plan(struct strain *st, uint32_t nic,
 	*T(d, 0, T_INJ) = p0->inject_time;
 	*T(d, 0, T_ARR(0)) = p0->sw_arrive;
 	*T(d, 0, T_READY(0)) = f0->time;
-	leg_times(d, n->port, p0->seq, NULL, now);
-	if (!in_run(d, *T(d, d->npkts - 1, T_FIN)))
-		return false;
 
-	/* the acknowledgements' leg, back to the source */
-	a->npkts = acks_made(st);
-	if (!a->npkts)
-		return false;
+	/* the acknowledgements' leg, back to the source (rows for one a
+	 * data packet, the most there can be) */
 	a->r = r;
 	a->n = in;
 	a->in = n;
@@ -356,27 +475,24 @@ static bool strain_plan(struct strain *st, uint32_t nic,
 	if (!train_path(a, n->port,
 			(uint16_t)((dport * 2654435761u + n->port) >> 7), now,
 			d) ||
-	    !legs_apart(d, a) || !leg_rows(a, a->npkts))
+	    !legs_apart(d, a) || !leg_rows(a, d->npkts))
 		return false;
 	for (k = 0; k < a->npkts; k++) {
 		a->bytes[k] = c->pkt_overhead;
 		a->cells[k] = pkt_cells(a->bytes[k]);
 	}
-	leg_times(a, dport, in->pkt_seq, st->made, now);
-	last = *T(a, a->npkts - 1, T_FIN);
-	if (!in_run(a, last))
-		return false;
 
-	/* nothing waits for the window, credits or packets; no frame */
-	for (k = 0, ntimed = 0; k < a->npkts; k++)
-		ntimed += st->count[k] && k + 1 < a->npkts &&
-			  st->count[k] < SSEMU_ACK_EVERY;
-	/* (a credit with no room in its ring comes as an event, which the
-	 * step runs in its place) */
-	return window_open(st, allowed) && train_leg_credits_hold(d, false) &&
+	/* both legs' times, the window between them; then nothing waits
+	 * for credits (a credit with no room in its ring comes as an
+	 * event, which the step runs in its place) or packets, and no
+	 * frame */
+	return ends_plan(st, pr, p0->ack_req, now) &&
+	       in_run(d, *T(d, d->npkts - 1, T_FIN)) &&
+	       in_run(a, *T(a, a->npkts - 1, T_FIN)) &&
+	       train_leg_credits_hold(d, false) &&
 	       train_leg_credits_hold(a, false) &&
 	       (int64_t)c->max_pkts - r->pkts_used >=
-		       (int64_t)d->npkts - 1 + ntimed &&
+		       (int64_t)d->npkts - 1 + st->ntimed &&
 	       train_edge_queue_holds(d);
 }
 

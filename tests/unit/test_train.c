@@ -110,6 +110,10 @@ static struct tf *scenario(const char *preset, uint64_t seed,
 		c.mtu = 1024;
 	if (round % 4 == 0)
 		c.edge.delay = 400 * SSEMU_PS_PER_NS;
+	/* and a small window: a send's packets wait for acknowledgements,
+	 * and the one that fills it asks for one at once */
+	if (round % 3 == 1)
+		c.nic_window = 2 + (uint32_t)(tf_rng_next(&rng) % 14);
 	ntc = c.ntclass;
 	for (i = 0; i < EPS; i++) {
 again:
