@@ -28,6 +28,7 @@
 
 #include "lone.h"
 #include "ssemu_compiler.h"
+#include "ssemu_priv.h"	/* ssemu_model_trains_sent */
 #include "tf.h"
 
 /* ------------------------------------------------------------------ */
@@ -756,13 +757,16 @@ static ssemu_time_t event_latency(const struct tf *t, unsigned ep,
  * fabric of its own: the model delivers and completes each at the
  * picosecond the recurrence gives (lone_send), with as many
  * acknowledgements, packet-hops and picoseconds spent in switches,
- * through one switch, within a group and across groups.
+ * through one switch, within a group and across groups.  The messages of
+ * more than one packet go as packet trains (ssemu_train_send.c): the
+ * recurrence, made apart from the model, checks those too.
  */
 static void test_switch_lone_message_recurrence(void **state)
 {
 	static const char *const presets[] = { "switch", "2switch", "2group",
 					       "shandy" };
-	uint64_t rng = 42, len, src, dst;
+	uint64_t rng = 42, len, src, dst, trains0 = ssemu_model_trains_sent;
+	unsigned multi = 0;
 	struct ssemu_nic_stats st;
 	struct ssemu_config c;
 	struct ssemu_topo topo;
@@ -787,6 +791,7 @@ static void test_switch_lone_message_recurrence(void **state)
 			if (ssemu_topo_ep_switch(&topo, src) / topo.a !=
 			    ssemu_topo_ep_switch(&topo, dst) / topo.a)
 				cross++;
+			multi += len > c.mtu;
 			t = tf_open(&c);
 			tf_add(t, (uint32_t)src);
 			tf_add(t, (uint32_t)dst);
@@ -832,6 +837,9 @@ static void test_switch_lone_message_recurrence(void **state)
 		}
 	}
 	assert_true(cross > 0);
+	/* (every message of more than one packet a train) */
+	assert_true(multi > 0);
+	assert_int_equal(ssemu_model_trains_sent - trains0, multi);
 }
 
 int main(void)
