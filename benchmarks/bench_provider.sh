@@ -8,7 +8,9 @@
 #  1. fi_pingpong (libfabric-bin) over FI_EP_RDM, client and server on this
 #     machine: 8-byte round trip / 2 and 1 MiB bandwidth, best and median
 #     of REPEATS runs each, and the ratios (goals: latency <= 1.5x shm,
-#     bandwidth >= 0.5x shm).  slingshot_emu runs in virtual clock mode on
+#     bandwidth >= 0.5x shm); and, with no goal, a 16 KiB round trip / 2
+#     (the provider's largest eager message: 8 packets, their CRCs, a
+#     send's packet train).  slingshot_emu runs in virtual clock mode on
 #     a shared fabric of its own.
 #  2. The model's share: one more slingshot_emu run of each size with
 #     FI_SLINGSHOT_EMU_MODEL_STATS=1 (each process prints the engine runs
@@ -155,12 +157,17 @@ header() {
 }
 
 # --- 1. fi_pingpong, alternating -------------------------------------------
-shm_lat=() sse_lat=() shm_bw=() sse_bw=()
+shm_lat=() sse_lat=() shm_bw=() sse_bw=() shm_eag=() sse_eag=()
+iters_eager=$(((iters_small + 3) / 4))
 for ((i = 0; i < repeats; i++)); do
 	run shm 8 "$iters_small"
 	shm_lat+=("$(res 1)")
 	run slingshot_emu 8 "$iters_small"
 	sse_lat+=("$(res 1)")
+	run shm 16384 "$iters_eager"
+	shm_eag+=("$(res 1)")
+	run slingshot_emu 16384 "$iters_eager"
+	sse_eag+=("$(res 1)")
 	run shm 1048576 "$iters_big"
 	shm_bw+=("$(res 2)")
 	run slingshot_emu 1048576 "$iters_big"
@@ -171,6 +178,7 @@ echo "fi_pingpong, $repeats runs of each, alternating ($(date -u +%F), $(nproc) 
 header shm
 row "8 B round trip / 2, usec" 1 "<= 1.5" "${shm_lat[@]}" -- "${sse_lat[@]}"
 row "1 MiB bandwidth, MB/s" 0 ">= 0.5" "${shm_bw[@]}" -- "${sse_bw[@]}"
+row "16 KiB round trip / 2, usec" 1 "-" "${shm_eag[@]}" -- "${sse_eag[@]}"
 
 # --- 2. the model's share ----------------------------------------------------
 # model SIZE ITERS -> "usec_per_xfer msgs_per_xfer events_per_xfer
@@ -199,9 +207,12 @@ echo
 echo "the model's share (one slingshot_emu run each, FI_SLINGSHOT_EMU_MODEL_STATS=1)"
 printf '%-10s %10s %10s %12s %12s %12s\n' size "usec/xfer" "msgs/xfer" \
 	"events/xfer" "model usec" "rest usec"
-for s in 8 1048576; do
-	n=$iters_small
-	[ "$s" = 8 ] || n=$iters_big
+for s in 8 16384 1048576; do
+	case $s in
+	8) n=$iters_small ;;
+	16384) n=$iters_eager ;;
+	*) n=$iters_big ;;
+	esac
 	model "$s" "$n" >"$tmp/model"
 	read -r t x e m <"$tmp/model"
 	printf '%-10s %10s %10s %12s %12s %12s\n' "$s B" "$t" "$x" "$e" "$m" \
