@@ -89,6 +89,18 @@ ssemu_time_t train_run_limit(const struct ssemu_region *r)
 									 0;
 }
 
+bool train_model_usual(struct ssemu_region *r)
+{
+	return !ssemu_broken(r) && !ssemu_model_perturb &&
+	       !ssemu_load_relaxed(&ssemu_model_deferring) &&
+	       !ssemu_model_credit_events && !ssemu_model_extra_looks &&
+	       !ssemu_model_fresh_places &&
+	       ssemu_model_shortcut == SSEMU_SHORTCUT_ON && !r->gen_neps &&
+	       !r->nparked && !r->pkt_waiters &&
+	       (!model_cc(r)->on_queue ||
+		!strcmp(model_cc(r)->name, "endpoint-pair"));
+}
+
 bool train_alloc(struct train *tr)
 {
 	size_t rows = (size_t)tr->npkts * tr->w * sizeof(ssemu_time_t);
@@ -465,13 +477,7 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	 * packet) */
 	if (ssemu_engine_pending(e) || e->held || e->nnear || e->nwheel ||
 	    e->nfar || (tr->limit = train_run_limit(r)) <= e->now ||
-	    ssemu_broken(r) ||
-	    ssemu_model_perturb ||
-	    ssemu_load_relaxed(&ssemu_model_deferring) ||
-	    ssemu_model_credit_events || ssemu_model_extra_looks ||
-	    ssemu_model_fresh_places ||
-	    ssemu_model_shortcut != SSEMU_SHORTCUT_ON || r->gen_neps ||
-	    r->nparked || r->pkt_waiters)
+	    !train_model_usual(r))
 		return false;
 	tr->r = r;
 	tr->n = n;
@@ -521,9 +527,6 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	pr = ssemu_pair_find(r, nic, tr->inic);
 	if (pr ? pr->pause > e->now || pr->slow > e->now :
 		 model_cc(r)->on_queue && r->pairs_used >= r->max_pairs)
-		return false;
-	if (model_cc(r)->on_queue &&
-	    strcmp(model_cc(r)->name, "endpoint-pair"))
 		return false;
 	tr->npkts = 1 + m->resp_npkts;
 	tr->kind = TK_RESP;

@@ -79,6 +79,11 @@ static inline ssemu_time_t *T(const struct train *tr, uint32_t k,
 
 /* The latest model time @r's run in progress may reach; 0: none. */
 ssemu_time_t train_run_limit(const struct ssemu_region *r);
+/* Is the model in its usual form, as trains take it: no test's variant
+ * of it (test_order's), no modelled jobs, no RMA request waiting for its
+ * memory's owner, no NIC waiting for a packet, congestion control none or
+ * the endpoint pairs' (whose state at edge outputs a train keeps)? */
+bool train_model_usual(struct ssemu_region *r);
 /* The plan's rows of @tr (npkts, w set; freed with free(tr->t)). */
 bool train_alloc(struct train *tr);
 /* The path from the edge switch of @tr's NIC to port @dport, as a packet

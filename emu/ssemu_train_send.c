@@ -785,14 +785,7 @@ static bool strain_may(struct ssemu_region *r, uint32_t nic,
 	m = ssemu_r_msg(r, n->inj_head);
 	if (m->sent != 1 || m->npkts < 2)
 		return false;
-	if (ssemu_broken(r) || ssemu_model_perturb ||
-	    ssemu_load_relaxed(&ssemu_model_deferring) ||
-	    ssemu_model_credit_events || ssemu_model_extra_looks ||
-	    ssemu_model_fresh_places ||
-	    ssemu_model_shortcut != SSEMU_SHORTCUT_ON || r->gen_neps ||
-	    r->nparked || r->pkt_waiters || model_route(r)->choose ||
-	    (model_cc(r)->on_queue &&
-	     strcmp(model_cc(r)->name, "endpoint-pair")) ||
+	if (!train_model_usual(r) || model_route(r)->choose ||
 	    __atomic_load_n(&ssemu_model_capture, __ATOMIC_RELAXED))
 		return false;
 	return ssemu_engine_pending(e) == 1 && ssemu_engine_peek(e, f0) &&
