@@ -101,12 +101,33 @@ bool train_model_usual(struct ssemu_region *r)
 		!strcmp(model_cc(r)->name, "endpoint-pair"));
 }
 
-bool train_alloc(struct train *tr)
+void *train_buf(struct train_buf *b, size_t bytes)
+{
+	if (bytes > b->cap) {
+		free(b->p);
+		b->cap = SSEMU_MAX(bytes, 2 * b->cap);
+		b->p = malloc(b->cap);
+		if (!b->p)
+			b->cap = 0;
+	}
+	return b->p;
+}
+
+void train_buf_trim(struct train_buf *b)
+{
+	if (b->cap > TRAIN_BUF_KEEP) {
+		free(b->p);
+		b->p = NULL;
+		b->cap = 0;
+	}
+}
+
+bool train_alloc(struct train *tr, struct train_buf *b)
 {
 	size_t rows = (size_t)tr->npkts * tr->w * sizeof(ssemu_time_t);
-	void *p = malloc(rows + (size_t)tr->npkts *
-				       (3 * sizeof(uint32_t) +
-					sizeof(ssemu_time_t)));
+	void *p = train_buf(b, rows + (size_t)tr->npkts *
+					      (3 * sizeof(uint32_t) +
+					       sizeof(ssemu_time_t)));
 
 	if (!p)
 		return false;
@@ -460,8 +481,9 @@ bool train_edge_queue_holds(struct train *tr)
 	return true;
 }
 
-/* Pass 1: may the train go?  Fills @tr. */
-static bool train_plan(struct train *tr, uint32_t nic)
+/* Pass 1: may the train go?  Fills @tr, its rows in @b. */
+static bool train_plan(struct train *tr, uint32_t nic,
+		       struct train_buf *b)
 {
 	struct ssemu_region *r = tr->r;
 	const struct ssemu_config *c = &r->config;
@@ -541,7 +563,7 @@ static bool train_plan(struct train *tr, uint32_t nic)
 	    last != tr->hop[tr->nhops - 1].out)
 		return false;
 	tr->w = T_HOP + 3 * tr->nhops;
-	if (!train_alloc(tr))
+	if (!train_alloc(tr, b))
 		return false;
 	tr->bytes[0] = ack->bytes;
 	tr->cells[0] = pkt_cells(ack->bytes);
@@ -995,16 +1017,16 @@ static void train_run(struct train *tr)
 
 bool ssemu_train_resp(struct ssemu_region *r, uint32_t nic)
 {
+	struct train_buf b = { NULL, 0 };
 	struct train tr;
 
 	tr.r = r;
-	tr.t = NULL;
-	if (!train_plan(&tr, nic)) {
-		free(tr.t);
+	if (!train_plan(&tr, nic, &b)) {
+		free(b.p);
 		return false;
 	}
 	__atomic_add_fetch(&ssemu_model_trains_run, 1, __ATOMIC_RELAXED);
 	train_run(&tr);
-	free(tr.t);
+	free(b.p);
 	return true;
 }

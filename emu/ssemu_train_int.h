@@ -71,6 +71,18 @@ struct train {
 	struct train_hop hop[TRAIN_HOPS];
 };
 
+/* Memory a train's plan reuses from one train to the next: at least
+ * @bytes of it (its contents not kept); NULL: no memory.  What is more
+ * than TRAIN_BUF_KEEP is given back when the train is done (train_buf_trim)
+ * so that one long train does not hold its plan's rows for good. */
+struct train_buf {
+	void *p;
+	size_t cap;
+};
+#define TRAIN_BUF_KEEP (64 * 1024)
+void *train_buf(struct train_buf *b, size_t bytes);
+void train_buf_trim(struct train_buf *b);
+
 static inline ssemu_time_t *T(const struct train *tr, uint32_t k,
 			      uint32_t j)
 {
@@ -84,8 +96,8 @@ ssemu_time_t train_run_limit(const struct ssemu_region *r);
  * memory's owner, no NIC waiting for a packet, congestion control none or
  * the endpoint pairs' (whose state at edge outputs a train keeps)? */
 bool train_model_usual(struct ssemu_region *r);
-/* The plan's rows of @tr (npkts, w set; freed with free(tr->t)). */
-bool train_alloc(struct train *tr);
+/* The plan's rows of @tr (npkts, w set), in @b. */
+bool train_alloc(struct train *tr, struct train_buf *b);
 /* The path from the edge switch of @tr's NIC to port @dport, as a packet
  * of class tc with @copy takes it minimally; every output idle, hop 0's
  * input not busy past @ready0.  Switches @other models first are not

@@ -55,6 +55,7 @@ uint64_t ssemu_model_trains_sent;
  * (looks, timers, credits with no room in their rings: a few), at first;
  * it grows. */
 #define CAP_FIRST 64
+#define CAP_KEEP 1024
 #define CAP_NONE UINT32_MAX
 
 struct strain {
@@ -62,6 +63,7 @@ struct strain {
 	struct ssemu_region *r;
 	struct train d, a;		/* the data; the acknowledgements */
 	uint32_t nic, inic, mi;
+	struct ends *ends;		/* the plan's two ends */
 	ssemu_time_t *made;		/* when each acknowledgement is made */
 	uint32_t *count;		/* ... and the packets it covers */
 	uint32_t ntimed;		/* ... made by a timer */
@@ -72,6 +74,10 @@ struct strain {
 	} *ev;
 	uint32_t nev, cap_ev;
 	const char *bad;		/* what the step met off the plan */
+	/* memory kept from one train to the next: the plan's per packet
+	 * arrays (made, count, the ends' timer and ack_req), each leg's
+	 * rows */
+	struct train_buf mem, dmem, amem;
 };
 
 /* ------------------------------------------------------------------ */
@@ -166,7 +172,6 @@ static ssemu_time_t leg_pkt(struct train *tr, struct leg_run *lr,
  * (its window, and congestion control's, on a copy of the pair).
  */
 struct ends {
-	struct leg_run dr, ar;		/* the data's leg, the acks' */
 	/* the destination */
 	ssemu_time_t *timer;		/* timers started (their times) */
 	uint32_t nt, th;		/* started, fired */
@@ -178,6 +183,8 @@ struct ends {
 	uint32_t nin, back;		/* acknowledgements in; packets */
 	struct ssemu_pair pc;		/* the pair as they come in */
 	uint32_t allowed;		/* the window it allows now */
+	/* (last: leg_run_init sets them, and the rest is cleared) */
+	struct leg_run dr, ar;		/* the data's leg, the acks' */
 };
 
 /* The destination's next event among the data arrivals of packets
@@ -291,15 +298,17 @@ static bool ends_plan(struct strain *st, const struct ssemu_pair *pr,
 	ssemu_time_t t;
 	bool ok = false;
 
-	e = calloc(1, sizeof(*e));
-	st->made = malloc((size_t)n * sizeof(*st->made));
-	st->count = malloc((size_t)n * sizeof(*st->count));
-	if (!e || !st->made || !st->count)
+	e = st->ends;
+	memset(e, 0, offsetof(struct ends, dr));
+	/* (one piece: the acknowledgements' times and counts, the timers'
+	 * times, each data packet's request) */
+	st->made = train_buf(&st->mem, (size_t)n * (2 * sizeof(ssemu_time_t) +
+						    sizeof(uint32_t) + 1));
+	if (!st->made)
 		goto out;
-	e->timer = malloc((size_t)n * sizeof(*e->timer));
-	e->ack_req = malloc(n);
-	if (!e->timer || !e->ack_req)
-		goto out;
+	e->timer = st->made + n;
+	st->count = (uint32_t *)(e->timer + n);
+	e->ack_req = (uint8_t *)(st->count + n);
 	leg_run_init(d, &e->dr, d->n->port, d->n->pkt_seq - 1, now);
 	leg_run_init(a, &e->ar, a->n->port, a->n->pkt_seq, now);
 	e->pc = *pr;
@@ -334,11 +343,6 @@ static bool ends_plan(struct strain *st, const struct ssemu_pair *pr,
 	st->ntimed = e->ntimed;
 	ok = e->na > 0;
 out:
-	if (e) {
-		free(e->timer);
-		free(e->ack_req);
-	}
-	free(e);
 	return ok;
 }
 
@@ -358,12 +362,12 @@ static bool legs_apart(const struct train *d, const struct train *a)
 	return true;
 }
 
-/* Leg @tr's rows: @npkts packets. */
-static bool leg_rows(struct train *tr, uint32_t npkts)
+/* Leg @tr's rows, in @b: @npkts packets. */
+static bool leg_rows(struct train *tr, uint32_t npkts, struct train_buf *b)
 {
 	tr->npkts = npkts;
 	tr->w = T_HOP + 3 * tr->nhops;
-	return train_alloc(tr);
+	return train_alloc(tr, b);
 }
 
 /* Is model time @t inside the run, and far from the end of time? */
@@ -445,7 +449,7 @@ static bool strain_plan(struct strain *st, uint32_t nic,
 	if (d->limit <= now ||
 	    !train_path(d, dport, p0->copy, f0->time, NULL) ||
 	    d->hop[0].inst != f0->a || d->hop[0].in != f0->b ||
-	    !d->hop[0].s || !leg_rows(d, m->npkts))
+	    !d->hop[0].s || !leg_rows(d, m->npkts, &st->dmem))
 		return false;
 	for (k = 0; k < d->npkts; k++) {
 		d->bytes[k] = pkt_chunk(m->len, (uint64_t)k * c->mtu, c->mtu) +
@@ -475,7 +479,7 @@ static bool strain_plan(struct strain *st, uint32_t nic,
 	if (!train_path(a, n->port,
 			(uint16_t)((dport * 2654435761u + n->port) >> 7), now,
 			d) ||
-	    !legs_apart(d, a) || !leg_rows(a, d->npkts))
+	    !legs_apart(d, a) || !leg_rows(a, d->npkts, &st->amem))
 		return false;
 	for (k = 0; k < a->npkts; k++) {
 		a->bytes[k] = c->pkt_overhead;
@@ -793,14 +797,74 @@ static bool strain_may(struct ssemu_region *r, uint32_t nic,
 	       f0->c < r->config.max_pkts && !pkt_bad(r, f0->c);
 }
 
+/*
+ * A send train's record (some 30 KB) and its plan's arrays are kept from
+ * one train to the next: a train of a few packets costs about what their
+ * events would, and allocating and clearing those anew each time was as
+ * much again.  One is kept (trains run one at a time in a process; two
+ * plans on two threads' fabrics may overlap, and the second makes its
+ * own).
+ */
+static struct strain *strain_spare;
+
 static void strain_free(struct strain *st)
 {
 	free(st->ev);
-	free(st->d.t);
-	free(st->a.t);
-	free(st->made);
-	free(st->count);
+	free(st->ends);
+	free(st->mem.p);
+	free(st->dmem.p);
+	free(st->amem.p);
 	free(st);
+}
+
+static struct strain *strain_get(void)
+{
+	struct strain *st = __atomic_exchange_n(&strain_spare, NULL,
+						__ATOMIC_ACQUIRE);
+
+	if (st)
+		return st;
+	/* (what a train finds set; the rest each train sets) */
+	st = malloc(sizeof(*st));
+	if (!st)
+		return NULL;
+	st->mem = st->dmem = st->amem = (struct train_buf){ NULL, 0 };
+	st->ends = malloc(sizeof(*st->ends));
+	st->ev = malloc(CAP_FIRST * sizeof(*st->ev));
+	st->cap_ev = CAP_FIRST;
+	if (!st->ends || !st->ev) {
+		strain_free(st);
+		return NULL;
+	}
+	return st;
+}
+
+/* @st done with: kept, without what a long train grew. */
+static void strain_put(struct strain *st)
+{
+	train_buf_trim(&st->mem);
+	train_buf_trim(&st->dmem);
+	train_buf_trim(&st->amem);
+	if (st->cap_ev > CAP_KEEP) {
+		struct cap_ev *ev = realloc(st->ev, CAP_FIRST * sizeof(*ev));
+
+		if (ev) {
+			st->ev = ev;
+			st->cap_ev = CAP_FIRST;
+		}
+	}
+	st = __atomic_exchange_n(&strain_spare, st, __ATOMIC_ACQ_REL);
+	if (st)
+		strain_free(st);
+}
+
+static void __attribute__((destructor)) strain_spare_free(void)
+{
+	struct strain *st = __atomic_exchange_n(&strain_spare, NULL,
+						__ATOMIC_ACQUIRE);
+
+	if (st)
+		strain_free(st);
 }
 
 bool ssemu_train_send(struct ssemu_region *r, uint32_t nic)
@@ -813,22 +877,16 @@ bool ssemu_train_send(struct ssemu_region *r, uint32_t nic)
 
 	if (!strain_may(r, nic, &f0))
 		return false;
-	/* (cleared but for the legs' hops, which their paths fill) */
-	st = malloc(sizeof(*st));
+	st = strain_get();
 	if (!st)
 		return false;
+	/* (cleared but for the legs' hops, which their paths fill) */
 	memset(&st->d, 0, offsetof(struct train, hop));
 	memset(&st->a, 0, offsetof(struct train, hop));
 	st->made = NULL;
 	st->count = NULL;
-	st->ev = malloc(CAP_FIRST * sizeof(*st->ev));
 	st->nev = 0;
-	st->cap_ev = CAP_FIRST;
 	st->bad = NULL;
-	if (!st->ev) {
-		free(st);
-		return false;
-	}
 	st->r = r;
 	st->nic = nic;
 	st->cap.r = r;
@@ -837,7 +895,7 @@ bool ssemu_train_send(struct ssemu_region *r, uint32_t nic)
 	    !__atomic_compare_exchange_n(&ssemu_model_capture, &none,
 					 &st->cap, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED)) {
-		strain_free(st);
+		strain_put(st);
 		return false;
 	}
 	ssemu_store_relaxed(&ssemu_model_deferring, 1);
@@ -854,6 +912,6 @@ bool ssemu_train_send(struct ssemu_region *r, uint32_t nic)
 	__atomic_add_fetch(&ssemu_model_trains_run, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&ssemu_model_trains_sent, 1, __ATOMIC_RELAXED);
 	strain_run(st);
-	strain_free(st);
+	strain_put(st);
 	return true;
 }
