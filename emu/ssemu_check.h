@@ -42,9 +42,14 @@ bool ssemu_fail(struct ssemu_region *r, const char *fmt, ...)
 #define SSEMU_BAD(r, cond, ...) \
 	(unlikely(cond) ? ssemu_fail((r), __VA_ARGS__) : false)
 
-/* The CRC-32 every packet and message payload carries (zlib's), of @n
- * bytes at @p, continuing from @seed (0 to start). */
+/* The CRC every packet and message payload carries (CRC-32C where the CPU
+ * has the instruction, else zlib's CRC-32), of @n bytes at @p, continuing
+ * from @seed (0 to start). */
 uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n);
+/* 1 (the default): long buffers folded by carry-less multiplication where
+ * the CPU has it; 0: the crc32 instruction's streams alone (the tests
+ * check both ways against each other). */
+extern int ssemu_crc_fold;
 
 /* ssemu_log.c */
 void ssemu_log(enum ssemu_log_level lvl, const char *fmt, ...)

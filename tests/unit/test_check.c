@@ -2,8 +2,11 @@
 /*
  * Unit tests of emu/ssemu_check.c's CRC: against a bit-at-a-time
  * reference (CRC-32C where the CPU has the instruction, zlib's CRC-32
- * otherwise), for lengths around the interleaved path's block boundaries,
- * at every alignment, and continued from a seed as one buffer in pieces.
+ * otherwise), for lengths around the interleaved path's block boundaries
+ * and every length the folding path takes apart (its 256, 64 and 16-byte
+ * steps and the bytes after them), at every alignment, and continued from
+ * a seed as one buffer in pieces; each both with the folding path (where
+ * the CPU has it) and without.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,6 +95,23 @@ static void test_crc_lengths(void **state)
 	free(b);
 }
 
+/* Every length up to 1,100 bytes and those around 16 KiB, at an
+ * alignment and a seed of their own. */
+static void test_crc_every_length(void **state)
+{
+	const size_t max = 16384 + 600;
+	uint8_t *b = random_bytes(max + 64, 9);
+	size_t n;
+
+	(void)state;
+	for (n = 0; n <= max; n = n == 1100 ? 16384 - 300 : n + 1)
+		assert_int_equal(ssemu_crc((uint32_t)n * 2654435761u,
+					   b + n % 61, n),
+				 ref((uint32_t)n * 2654435761u, b + n % 61,
+				     n));
+	free(b);
+}
+
 static void test_crc_pieces(void **state)
 {
 	const size_t n = 100000;
@@ -116,12 +136,30 @@ static void test_crc_pieces(void **state)
 	free(b);
 }
 
+static int fold_on(void **state)
+{
+	(void)state;
+	ssemu_crc_fold = 1;
+	return 0;
+}
+
+static int fold_off(void **state)
+{
+	(void)state;
+	ssemu_crc_fold = 0;
+	return 0;
+}
+
+#define BOTH(t) cmocka_unit_test_setup(t, fold_on), \
+		cmocka_unit_test_setup(t, fold_off)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_crc_known),
-		cmocka_unit_test(test_crc_lengths),
-		cmocka_unit_test(test_crc_pieces),
+		BOTH(test_crc_known),
+		BOTH(test_crc_lengths),
+		BOTH(test_crc_every_length),
+		BOTH(test_crc_pieces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
