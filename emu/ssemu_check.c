@@ -225,39 +225,66 @@ fold_k128(unsigned which)
 	return _mm_loadu_si128((const __m128i *)crc_fold_k[which]);
 }
 
-/* The register @crc (raw) gone on over @n >= CRC_FOLD_MIN bytes at @b. */
-__attribute__((target(FOLD_TARGET))) static uint64_t
-crc32c_fold(uint64_t crc, const uint8_t *b, size_t n)
+/* A 512-bit load from @b, stored to @d too (NULL: not). */
+__attribute__((target(FOLD_TARGET))) static inline __m512i
+load512(const uint8_t *b, uint8_t *d)
+{
+	__m512i z = _mm512_loadu_si512(b);
+
+	if (d)
+		_mm512_storeu_si512(d, z);
+	return z;
+}
+
+__attribute__((target(FOLD_TARGET))) static inline __m128i
+load128(const uint8_t *b, uint8_t *d)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)b);
+
+	if (d)
+		_mm_storeu_si128((__m128i *)d, x);
+	return x;
+}
+
+/*
+ * The register @crc (raw) gone on over @n >= CRC_FOLD_MIN bytes at @b;
+ * with @d, each byte stored there as it is read (one read: what is stored
+ * is what the CRC covers).
+ */
+__attribute__((target(FOLD_TARGET), always_inline)) static inline uint64_t
+crc32c_fold_at(uint64_t crc, const uint8_t *b, uint8_t *d, size_t n)
 {
 	__m512i z0, z1, z2, z3, k;
 	__m128i x, c0, c1, c2, c3;
+	uint8_t tail[16];
 	uint64_t lo, hi;
 
-	z0 = _mm512_loadu_si512(b);
-	z1 = _mm512_loadu_si512(b + 64);
-	z2 = _mm512_loadu_si512(b + 128);
-	z3 = _mm512_loadu_si512(b + 192);
+	z0 = load512(b, d);
+	z1 = load512(b + 64, d ? d + 64 : NULL);
+	z2 = load512(b + 128, d ? d + 128 : NULL);
+	z3 = load512(b + 192, d ? d + 192 : NULL);
 	z0 = _mm512_xor_si512(z0, _mm512_zextsi128_si512(
 					  _mm_cvtsi32_si128((int)crc)));
 	b += 256;
+	d = d ? d + 256 : NULL;
 	n -= 256;
 	k = _mm512_broadcast_i32x4(fold_k128(FOLD_2048));
-	for (; n >= 256; n -= 256, b += 256) {
-		z0 = _mm512_xor_si512(fold512(z0, k), _mm512_loadu_si512(b));
+	for (; n >= 256; n -= 256, b += 256, d = d ? d + 256 : NULL) {
+		z0 = _mm512_xor_si512(fold512(z0, k), load512(b, d));
 		z1 = _mm512_xor_si512(fold512(z1, k),
-				      _mm512_loadu_si512(b + 64));
+				      load512(b + 64, d ? d + 64 : NULL));
 		z2 = _mm512_xor_si512(fold512(z2, k),
-				      _mm512_loadu_si512(b + 128));
+				      load512(b + 128, d ? d + 128 : NULL));
 		z3 = _mm512_xor_si512(fold512(z3, k),
-				      _mm512_loadu_si512(b + 192));
+				      load512(b + 192, d ? d + 192 : NULL));
 	}
 	/* the four registers into the last, 64 bytes apart */
 	k = _mm512_broadcast_i32x4(fold_k128(FOLD_512));
 	z1 = _mm512_xor_si512(z1, fold512(z0, k));
 	z2 = _mm512_xor_si512(z2, fold512(z1, k));
 	z3 = _mm512_xor_si512(z3, fold512(z2, k));
-	for (; n >= 64; n -= 64, b += 64)
-		z3 = _mm512_xor_si512(fold512(z3, k), _mm512_loadu_si512(b));
+	for (; n >= 64; n -= 64, b += 64, d = d ? d + 64 : NULL)
+		z3 = _mm512_xor_si512(fold512(z3, k), load512(b, d));
 	/* its four chunks into one */
 	c0 = _mm512_extracti32x4_epi32(z3, 0);
 	c1 = _mm512_extracti32x4_epi32(z3, 1);
@@ -267,15 +294,32 @@ crc32c_fold(uint64_t crc, const uint8_t *b, size_t n)
 		_mm_xor_si128(fold128(c0, fold_k128(FOLD_384)),
 			      fold128(c1, fold_k128(FOLD_256))),
 		_mm_xor_si128(fold128(c2, fold_k128(FOLD_128)), c3));
-	for (; n >= 16; n -= 16, b += 16)
+	for (; n >= 16; n -= 16, b += 16, d = d ? d + 16 : NULL)
 		x = _mm_xor_si128(fold128(x, fold_k128(FOLD_128)),
-				  _mm_loadu_si128((const __m128i *)b));
+				  load128(b, d));
 	/* the last chunk's CRC from zero, then the bytes left */
 	lo = (uint64_t)_mm_cvtsi128_si64(x);
 	hi = (uint64_t)_mm_extract_epi64(x, 1);
 	crc = __builtin_ia32_crc32di(0, lo);
 	crc = __builtin_ia32_crc32di(crc, hi);
+	if (d && n) {
+		memcpy(tail, b, n);
+		memcpy(d, tail, n);
+		b = tail;
+	}
 	return crc32c_run(crc, b, n);
+}
+
+__attribute__((target(FOLD_TARGET))) static uint64_t
+crc32c_fold(uint64_t crc, const uint8_t *b, size_t n)
+{
+	return crc32c_fold_at(crc, b, NULL, n);
+}
+
+__attribute__((target(FOLD_TARGET))) static uint64_t
+crc32c_fold_copy(uint64_t crc, uint8_t *d, const uint8_t *b, size_t n)
+{
+	return crc32c_fold_at(crc, b, d, n);
 }
 
 /* Fold (1) or not (0), decided once: the CPU's features. */
@@ -317,11 +361,10 @@ crc32c_hw(uint32_t seed, const void *p, size_t n)
  * Where the CPU has it (every process of a fabric runs on one host, so
  * all of them choose alike), CRC-32C in hardware; else zlib's CRC-32.
  */
-uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n)
-{
-	uLong crc = seed;
-
 #if defined(__x86_64__)
+/* Has the CPU the crc32 instruction?  (Read once.) */
+static inline int crc_hw(void)
+{
 	static int hw_cache = -1;
 	int hw = ssemu_load_relaxed(&hw_cache);
 
@@ -329,7 +372,16 @@ uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n)
 		hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
 		ssemu_store_relaxed(&hw_cache, hw);
 	}
-	if (hw)
+	return hw;
+}
+#endif
+
+uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n)
+{
+	uLong crc = seed;
+
+#if defined(__x86_64__)
+	if (crc_hw())
 		return crc32c_hw(seed, p, n);
 #endif
 
@@ -342,4 +394,27 @@ uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n)
 		n -= k;
 	}
 	return (uint32_t)crc;
+}
+
+/* Copied through a bounce of this size where the CRC is not folded. */
+#define CRC_COPY_BOUNCE 4096
+
+uint32_t ssemu_crc_copy(uint32_t seed, void *dst, const void *src, size_t n)
+{
+	uint8_t bounce[CRC_COPY_BOUNCE], *d = dst;
+	const uint8_t *b = src;
+	size_t k;
+
+#if defined(__x86_64__)
+	if (n >= CRC_FOLD_MIN && crc_hw() && crc_fold_ok())
+		return ~(uint32_t)crc32c_fold_copy(~seed & 0xffffffffu, d, b,
+						   n);
+#endif
+	for (; n; n -= k, b += k, d += k) {
+		k = SSEMU_MIN(n, sizeof(bounce));
+		memcpy(bounce, b, k);
+		seed = ssemu_crc(seed, bounce, k);
+		memcpy(d, bounce, k);
+	}
+	return seed;
 }

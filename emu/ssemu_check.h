@@ -46,6 +46,10 @@ bool ssemu_fail(struct ssemu_region *r, const char *fmt, ...)
  * has the instruction, else zlib's CRC-32), of @n bytes at @p, continuing
  * from @seed (0 to start). */
 uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n);
+/* @n bytes from @src copied to @dst, and the CRC (ssemu_crc's, from @seed)
+ * of what was copied: each byte read once, so the CRC covers exactly what
+ * @dst received though @src may change meanwhile. */
+uint32_t ssemu_crc_copy(uint32_t seed, void *dst, const void *src, size_t n);
 /* 1 (the default): long buffers folded by carry-less multiplication where
  * the CPU has it; 0: the crc32 instruction's streams alone (the tests
  * check both ways against each other). */

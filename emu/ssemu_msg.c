@@ -189,15 +189,13 @@ static uint8_t *msg_data(struct ssemu_region *r, struct ssemu_msg *m)
  *
  * A shared store (@crc not NULL) also adds the bytes copied to *@crc,
  * the message's end-to-end CRC (ssemu_msg_crc).  Both are taken from one
- * read of the application's memory, through a bounce of our own: the
- * memory may change while the NIC reads it (the application's buffer may
- * be the target of another endpoint's RMA, which a process running the
- * engine writes), and the CRC must cover the bytes that were sent, as a
- * NIC's covers what its DMA read.  Never from the segment's copy, which
+ * read of the application's memory (ssemu_crc_copy): the memory may
+ * change while the NIC reads it (the application's buffer may be the
+ * target of another endpoint's RMA, which a process running the engine
+ * writes), and the CRC must cover the bytes that were sent, as a NIC's
+ * covers what its DMA read.  Never from the segment's copy, which
  * another process may write between the copy and the CRC.
  */
-#define COPY_BOUNCE 4096
-
 struct copy_args {
 	uint8_t *dst;
 	const struct iovec *iov;
@@ -208,26 +206,16 @@ struct copy_args {
 static void copy_fn(void *arg)
 {
 	struct copy_args *a = arg;
-	uint8_t bounce[COPY_BOUNCE];
-	const uint8_t *src;
-	size_t v, left, chunk;
+	size_t v, len;
 
 	for (v = 0; v < a->n; v++) {
-		src = a->iov[v].iov_base;
-		left = a->iov[v].iov_len;
-		if (!a->crc) {
-			memcpy(a->dst, src, left);
-			a->dst += left;
-			continue;
-		}
-		for (; left; left -= chunk) {
-			chunk = SSEMU_MIN(left, sizeof(bounce));
-			memcpy(bounce, src, chunk);
-			*a->crc = ssemu_crc(*a->crc, bounce, chunk);
-			memcpy(a->dst, bounce, chunk);
-			src += chunk;
-			a->dst += chunk;
-		}
+		len = a->iov[v].iov_len;
+		if (a->crc)
+			*a->crc = ssemu_crc_copy(*a->crc, a->dst,
+						 a->iov[v].iov_base, len);
+		else
+			memcpy(a->dst, a->iov[v].iov_base, len);
+		a->dst += len;
 	}
 }
 

@@ -5,8 +5,8 @@
  * otherwise), for lengths around the interleaved path's block boundaries
  * and every length the folding path takes apart (its 256, 64 and 16-byte
  * steps and the bytes after them), at every alignment, and continued from
- * a seed as one buffer in pieces; each both with the folding path (where
- * the CPU has it) and without.
+ * a seed as one buffer in pieces; a copy with its CRC; each both with the
+ * folding path (where the CPU has it) and without.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -112,6 +112,31 @@ static void test_crc_every_length(void **state)
 	free(b);
 }
 
+/* A copy with its CRC: the bytes, nothing past them, the CRC of what
+ * was copied, for every length the CRC's paths take apart. */
+static void test_crc_copy(void **state)
+{
+	const size_t max = 16384 + 600;
+	uint8_t *b = random_bytes(max + 64, 11), *d = malloc(max + 128);
+	size_t n, a;
+
+	(void)state;
+	assert_non_null(d);
+	for (n = 0; n <= max; n = n == 1100 ? 16384 - 300 : n + 1) {
+		a = n % 7;
+		memset(d, 0xa5, max + 128);
+		assert_int_equal(ssemu_crc_copy(0x77u + (uint32_t)n, d + a,
+						b + n % 61, n),
+				 ref(0x77u + (uint32_t)n, b + n % 61, n));
+		assert_memory_equal(d + a, b + n % 61, n);
+		assert_int_equal(d[a + n], 0xa5);
+		if (a)
+			assert_int_equal(d[a - 1], 0xa5);
+	}
+	free(d);
+	free(b);
+}
+
 static void test_crc_pieces(void **state)
 {
 	const size_t n = 100000;
@@ -159,6 +184,7 @@ int main(void)
 		BOTH(test_crc_known),
 		BOTH(test_crc_lengths),
 		BOTH(test_crc_every_length),
+		BOTH(test_crc_copy),
 		BOTH(test_crc_pieces),
 	};
 
