@@ -37,6 +37,9 @@ bool ssemu_fail(struct ssemu_region *r, const char *fmt, ...)
 	return true;
 }
 
+/* 1: fold where the CPU can (tests set 0 to check the streams' path) */
+int ssemu_crc_fold = 1;
+
 #if defined(__x86_64__)
 /*
  * CRC-32C with the SSE4.2 instruction.  One crc32 instruction takes three
@@ -173,8 +176,6 @@ crc32c_rounds(uint64_t crc, const uint8_t **b, size_t *n, size_t block,
 enum { FOLD_2048, FOLD_512, FOLD_384, FOLD_256, FOLD_128, FOLD_N };
 static uint64_t crc_fold_k[FOLD_N][2];
 static pthread_once_t crc_fold_once = PTHREAD_ONCE_INIT;
-/* 1: fold where the CPU can (tests set 0 to check the streams' path) */
-int ssemu_crc_fold = 1;
 
 /* x^@n mod P, in the reflected order of a 64-bit multiplier (the
  * coefficient of x^d in bit 63 - d). */
