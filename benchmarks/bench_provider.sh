@@ -99,6 +99,17 @@ shm_dir=${SSEMU_SHM_DIR:-/dev/shm}
 echo "slingshot_emu's fabrics in $shm_dir ($(findmnt -no FSTYPE,OPTIONS \
 	--target "$shm_dir" 2>/dev/null | tail -n 1 |
 	grep -o '^[a-z0-9]*\|huge=[a-z_]*' | paste -sd' ' || echo '?'))"
+# (the CRC-32C path this CPU offers the library, by the features it
+# checks: folded on 512-bit registers, or the crc32 instruction's three
+# streams; the 16 KiB row moves with it)
+if grep -qw vpclmulqdq /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo &&
+	grep -qw avx512f /proc/cpuinfo && grep -qw pclmulqdq /proc/cpuinfo; then
+	echo "CRC-32C: folded (VPCLMULQDQ, AVX-512)"
+elif grep -qw sse4_2 /proc/cpuinfo; then
+	echo "CRC-32C: the crc32 instruction, three streams (no VPCLMULQDQ)"
+else
+	echo "CRC: zlib's CRC-32 (no SSE4.2)"
+fi
 
 # run PROVIDER SIZE ITERS: "usec_per_xfer MB_per_s" in $tmp/res (not on
 # stdout: a subshell would lose the next port), the processes' stderr in
