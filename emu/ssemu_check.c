@@ -166,8 +166,9 @@ crc32c_rounds(uint64_t crc, const uint8_t **b, size_t *n, size_t block,
  * with K1 = x^(63+D) and K2 = x^(D-1) mod P: in the reflected bit order
  * a 64 by 64 bit product comes out one bit short, hence the -1.  The
  * register's value goes in by xor over the first four bytes, as the
- * instruction's own would.  About three times the three streams' speed
- * on a 16 KiB buffer; below CRC_FOLD_MIN the set-up is not worth it.
+ * instruction's own would.  Four to five times the three streams' speed
+ * on 512 bytes to 16 KiB, twice on 256 (benchmarks/README.md); below
+ * CRC_FOLD_MIN a step would not fill.
  */
 #define CRC_FOLD_MIN 256u
 #define CRC32C_POLY_N 0x1edc6f41u	/* normal order, x^32 implicit */
@@ -323,11 +324,12 @@ crc32c_fold_copy(uint64_t crc, uint8_t *d, const uint8_t *b, size_t n)
 	return crc32c_fold_at(crc, b, d, n);
 }
 
-/* Fold (1) or not (0), decided once: the CPU's features. */
+/* Fold (1) or not (0), decided once: the CPU's features.  (A thread
+ * that reads 1 reads the multipliers made before it was stored.) */
 static int crc_fold_ok(void)
 {
 	static int ok = -1;
-	int v = ssemu_load_relaxed(&ok);
+	int v = ssemu_load_acquire(&ok);
 
 	if (unlikely(v < 0)) {
 		v = __builtin_cpu_supports("pclmul") &&
@@ -336,7 +338,7 @@ static int crc_fold_ok(void)
 		    __builtin_cpu_supports("vpclmulqdq");
 		if (v)
 			pthread_once(&crc_fold_once, crc_fold_make);
-		ssemu_store_relaxed(&ok, v);
+		ssemu_store_release(&ok, v);
 	}
 	return v && ssemu_load_relaxed(&ssemu_crc_fold);
 }
@@ -358,10 +360,6 @@ crc32c_hw(uint32_t seed, const void *p, size_t n)
 }
 #endif
 
-/*
- * Where the CPU has it (every process of a fabric runs on one host, so
- * all of them choose alike), CRC-32C in hardware; else zlib's CRC-32.
- */
 #if defined(__x86_64__)
 /* Has the CPU the crc32 instruction?  (Read once.) */
 static inline int crc_hw(void)
@@ -377,6 +375,11 @@ static inline int crc_hw(void)
 }
 #endif
 
+/*
+ * Where the CPU has it (every process of a fabric runs on one host, so
+ * all of them choose alike), CRC-32C in hardware; else zlib's CRC-32.
+ * Folded or in streams, CRC-32C is the same value.
+ */
 uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n)
 {
 	uLong crc = seed;
