@@ -73,13 +73,11 @@ static uint32_t crc_mulmod(uint32_t a, uint32_t b)
 	return p;
 }
 
-/* x^(8 @bytes) modulo the polynomial: the operator of a shift by @bytes
- * zero bytes. */
-static uint32_t crc_shift_op(uint64_t bytes)
+/* x^@n modulo the polynomial, bit-reflected (x^d in bit 31 - d). */
+static uint32_t crc_xpow(uint64_t n)
 {
 	uint32_t x2k = 1u << 30;	/* x^1, then x^2, x^4, ... */
 	uint32_t p = 1u << 31;		/* x^0 */
-	uint64_t n = bytes * 8;
 
 	for (; n; n >>= 1) {
 		if (n & 1)
@@ -87,6 +85,13 @@ static uint32_t crc_shift_op(uint64_t bytes)
 		x2k = crc_mulmod(x2k, x2k);
 	}
 	return p;
+}
+
+/* x^(8 @bytes) modulo the polynomial: the operator of a shift by @bytes
+ * zero bytes. */
+static uint32_t crc_shift_op(uint64_t bytes)
+{
+	return crc_xpow(bytes * 8);
 }
 
 /* The shifts by CRC_LONG and CRC_SHORT bytes, by the register's bytes. */
@@ -171,7 +176,6 @@ crc32c_rounds(uint64_t crc, const uint8_t **b, size_t *n, size_t block,
  * CRC_FOLD_MIN a step would not fill.
  */
 #define CRC_FOLD_MIN 256u
-#define CRC32C_POLY_N 0x1edc6f41u	/* normal order, x^32 implicit */
 
 /* Carry-less multipliers: K1, K2 for distances 2048, 512, 384, 256, 128. */
 enum { FOLD_2048, FOLD_512, FOLD_384, FOLD_256, FOLD_128, FOLD_N };
@@ -179,17 +183,10 @@ static uint64_t crc_fold_k[FOLD_N][2];
 static pthread_once_t crc_fold_once = PTHREAD_ONCE_INIT;
 
 /* x^@n mod P, in the reflected order of a 64-bit multiplier (the
- * coefficient of x^d in bit 63 - d). */
+ * coefficient of x^d in bit 63 - d): crc_xpow's in the high half. */
 static uint64_t crc_fold_const(uint32_t n)
 {
-	uint32_t r = 1, i, rev = 0;
-
-	for (i = 0; i < n; i++)
-		r = r & 0x80000000u ? (r << 1) ^ CRC32C_POLY_N : r << 1;
-	for (i = 0; i < 32; i++)
-		if (r & (1u << i))
-			rev |= 1u << (31 - i);
-	return (uint64_t)rev << 32;
+	return (uint64_t)crc_xpow(n) << 32;
 }
 
 static void crc_fold_make(void)
