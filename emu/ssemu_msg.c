@@ -915,26 +915,134 @@ int ssemu_event_verify(struct ssemu_ep *ep, const struct ssemu_event *ev)
 	return recv_crc_bad(ep, ev, m, data) ? -EBADMSG : 0;
 }
 
+/*
+ * A payload's first @len bytes written to bytes [@off, @off + len) of the
+ * application's @iov (as far as it reaches), and, if @crc is not NULL,
+ * added to *@crc from the same read (ssemu_crc_copy): the CRC is of what
+ * the application received, though the segment may change meanwhile.
+ * Run under the fault guard; done counts what was written.
+ */
+struct out_args {
+	const struct iovec *iov;
+	size_t count, off;
+	const uint8_t *src;
+	size_t len, done;
+	uint32_t *crc;
+	bool fault;	/* an entry with a length at address 0 */
+};
+
+static void out_fn(void *arg)
+{
+	struct out_args *a = arg;
+	size_t i, off = a->off, n;
+	uint8_t *dst;
+
+	for (i = 0; i < a->count && a->done < a->len; i++) {
+		if (off >= a->iov[i].iov_len) {
+			off -= a->iov[i].iov_len;
+			continue;
+		}
+		if (!a->iov[i].iov_base) {
+			a->fault = true;
+			return;
+		}
+		n = SSEMU_MIN(a->iov[i].iov_len - off, a->len - a->done);
+		dst = (uint8_t *)a->iov[i].iov_base + off;
+		if (a->crc)
+			*a->crc = ssemu_crc_copy(*a->crc, dst,
+						 a->src + a->done, n);
+		else
+			memcpy(dst, a->src + a->done, n);
+		a->done += n;
+		off = 0;
+	}
+}
+
+/*
+ * The payload of @ev (@data, *@mp its slot or NULL, as event_payload
+ * gives them) out to @iov: its first @len bytes, at @off into the iov,
+ * and the whole message checked against its CRC, the bytes written from
+ * the read that wrote them and the rest from the segment.  A carried
+ * payload was checked by the engine: its status says what it found, and
+ * one that failed is not written.
+ * @return the bytes written, -EFAULT (the application's memory cannot be
+ * written: nothing checked), or -EBADMSG.
+ */
+static ssize_t payload_out(struct ssemu_ep *ep, const struct ssemu_event *ev,
+			   const uint8_t *data, const struct ssemu_msg *m,
+			   const struct iovec *iov, size_t count, size_t off,
+			   size_t len)
+{
+	struct ssemu_region *r = ep->r;
+	bool recv = ev->type == SSEMU_EV_RECV;
+	bool check = m && r->shm_mode;
+	uint32_t crc = 0;
+	struct out_args a = {
+		.iov = iov, .count = count, .off = off, .src = data,
+		.len = len, .crc = check ? &crc : NULL,
+	};
+	int ret;
+
+	if (!m && ev->status)
+		return -EBADMSG;
+	if (check && recv)
+		crc = ssemu_msg_crc_head(ev->src, ev->hdr, ev->len);
+	ret = ssemu_guarded(out_fn, &a);
+	if (!ret && a.fault)
+		ret = -EFAULT;
+	if (ret)
+		return ret;
+	if (!check)
+		return (ssize_t)a.done;
+	crc = ssemu_crc(crc, data + a.done, (size_t)ev->len - a.done);
+	if (crc == m->crc)
+		return (ssize_t)a.done;
+	crc_failed(r, ep->index,
+		   recv ? "a message of" : "the results of an RMA operation,",
+		   ev->len, SSEMU_ADDR_PORT(ev->src),
+		   recv ? "the post" : "the target produced them");
+	return -EBADMSG;
+}
+
 size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			size_t off, void *buf, size_t len)
 {
+	struct iovec iov = { buf, len };
 	struct ssemu_msg *m;
 	const uint8_t *data = event_payload(ep, ev, &m);
+	ssize_t n;
 
 	if (!data || off >= ev->len)
 		return 0;
 	if (len > ev->len - off)
 		len = ev->len - off;
-	/* the whole message: its CRC is checked on the copy, which nothing
-	 * can change after the check; a part: on the shared payload */
+	/* a part: checked on the shared payload before it is copied */
 	if (off || len < ev->len) {
 		if (recv_crc_bad(ep, ev, m, data))
 			return 0;
 		memcpy(buf, data + off, len);
 		return len;
 	}
-	memcpy(buf, data, len);
-	return recv_crc_bad(ep, ev, m, buf) ? 0 : len;
+	/* the whole message: checked on the copy, from the same read */
+	iov.iov_len = len;
+	n = payload_out(ep, ev, data, m, &iov, 1, 0, len);
+	return n < 0 ? 0 : (size_t)n;
+}
+
+ssize_t ssemu_event_copy_iov(struct ssemu_ep *ep, const struct ssemu_event *ev,
+			     const struct iovec *iov, size_t count, size_t off,
+			     size_t len)
+{
+	struct ssemu_msg *m;
+	const uint8_t *data;
+
+	if (!ep || !ev || (count && !iov))
+		return -EINVAL;
+	data = event_payload(ep, ev, &m);
+	if (!data)
+		return -EINVAL;
+	return payload_out(ep, ev, data, m, iov, count, off,
+			   SSEMU_MIN(len, (size_t)ev->len));
 }
 
 void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)

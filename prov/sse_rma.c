@@ -281,19 +281,20 @@ void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev)
 		 * against their CRC once copied out) */
 		const void *data = ssemu_event_payload(ep->emu, ev);
 		bool rd = op->op == SSEMU_RMA_READ;
-		int ret;
+		ssize_t ret;
 
 		if (data && p->len) {
-			ret = sse_copy_to_iov(rd ? op->iov : op->res,
-					      rd ? op->iov_count : op->res_count,
-					      p->off, data, p->len);
-			if (ret && !op->err) {
+			/* copied and checked from one read */
+			ret = ssemu_event_copy_iov(ep->emu, ev,
+					rd ? op->iov : op->res,
+					rd ? op->iov_count : op->res_count,
+					p->off, p->len);
+			if (ret == -EFAULT && !op->err) {
 				op->err = FI_EFAULT;
 				op->prov_errno = EFAULT;
-			}
-			if (ssemu_event_verify(ep->emu, ev) == -EBADMSG) {
+			} else if (ret < 0 && ret != -EFAULT) {
 				data = NULL;
-				errno = EBADMSG;
+				errno = (int)-ret;
 			}
 		}
 		if (!data) {

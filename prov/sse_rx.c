@@ -210,16 +210,35 @@ static int __sse_rx_crc_failed(struct sse_ep *ep, ssemu_addr_t src,
 }
 
 /*
- * The payload of @ev was copied out (ssemu_event_payload): did it and the
- * header pass their CRC?  (A message with no payload is checked too: its
- * header, the tag and CQ data, is what it carries.)  @return 0, or the
- * receive's error as __sse_rx_crc_failed.
+ * The first @len bytes of @ev's payload into @iov from byte @off, and the
+ * whole message (header and payload) checked against its CRC from the
+ * same read (ssemu_event_copy_iov).  A message with no payload is checked
+ * too: its header, the tag and CQ data, is what it carries.
+ * @return 0; -EFAULT: the receive buffer could not be written (not
+ * checked); -EBADMSG: the message failed its CRC, what was copied is not
+ * to be used.
  */
-static int __sse_rx_verify(struct sse_ep *ep, const struct ssemu_event *ev)
+static int __sse_rx_copy(struct sse_ep *ep, const struct ssemu_event *ev,
+			 const struct iovec *iov, size_t count, size_t off,
+			 size_t len)
 {
-	if (ssemu_event_verify(ep->emu, ev) != -EBADMSG)
+	ssize_t n;
+
+	if (!ev->len)
+		return ssemu_event_verify(ep->emu, ev) == -EBADMSG ?
+			       -EBADMSG : 0;
+	n = ssemu_event_copy_iov(ep->emu, ev, iov, count, off, len);
+	if (n >= 0)
 		return 0;
-	return __sse_rx_crc_failed(ep, ev->src, ev);
+	return n == -EFAULT ? -EFAULT : -EBADMSG;
+}
+
+/* What the receive of @ev fails with for __sse_rx_copy's @ret (not 0). */
+static int __sse_rx_copy_err(struct sse_ep *ep, const struct ssemu_event *ev,
+			     int ret)
+{
+	return ret == -EFAULT ? __sse_rx_fault(ep, ev->src) :
+				__sse_rx_crc_failed(ep, ev->src, ev);
 }
 
 /*
@@ -272,7 +291,7 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 	struct sse_rndv_desc desc = { 0, 0 };
 	struct sse_rx *rx;
 	struct sse_msg *msg;
-	int crc_err = 0;
+	int crc_err = 0, ret;
 
 	if (payload > total || (rread && ev->len != sizeof(desc)))
 		goto malformed;
@@ -284,7 +303,7 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 		    sizeof(desc))
 			crc_err = __sse_rx_crc_failed(ep, ev->src, ev);
 	} else if (payload) {
-		/* checked after it is copied out (__sse_rx_verify) */
+		/* checked as it is copied out (__sse_rx_copy) */
 		data = ssemu_event_payload(ep->emu, ev);
 		if (!data)
 			goto malformed;
@@ -298,13 +317,14 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 
 		/* The common case: all of it, straight into the buffer. */
 		__sse_rx_place(ep, rx, total, &off, &room);
-		if (hflags & SSE_HF_FAULT)	/* its sender could not read */
+		if (hflags & SSE_HF_FAULT) {	/* its sender could not read */
 			err = FI_EFAULT;
-		else if (sse_copy_to_iov(rx->iov, rx->iov_count, off, data,
-					 SSEMU_MIN(total, room)))
-			err = __sse_rx_fault(ep, ev->src);
-		else
-			err = crc_err = __sse_rx_verify(ep, ev);
+		} else if ((ret = __sse_rx_copy(ep, ev, rx->iov, rx->iov_count,
+						off, SSEMU_MIN(total, room)))) {
+			err = __sse_rx_copy_err(ep, ev, ret);
+			if (ret == -EBADMSG)
+				crc_err = err;
+		}
 		__sse_rx_complete(ep, rx, &(struct sse_rx_done){
 			.src = ev->src, .hflags = hflags, .tag = ev->hdr[1],
 			.data = ev->hdr[2], .total = total, .off = off,
@@ -336,12 +356,12 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 		}
 		msg->expect = total;
 		msg->received = payload;
-		if (sse_copy_to_iov(rx->iov, rx->iov_count, msg->rx_off, data,
-				    SSEMU_MIN(payload, msg->rx_len))) {
-			msg->err = __sse_rx_fault(ep, ev->src);
-		} else if ((crc_err = __sse_rx_verify(ep, ev))) {
-			msg->err = crc_err;
-			msg->prov_errno = EBADMSG;
+		ret = __sse_rx_copy(ep, ev, rx->iov, rx->iov_count, msg->rx_off,
+				    SSEMU_MIN(payload, msg->rx_len));
+		if (ret) {
+			msg->err = __sse_rx_copy_err(ep, ev, ret);
+			if (ret == -EBADMSG)
+				msg->prov_errno = EBADMSG;
 		}
 		sse_dlist_insert_tail(&msg->active, &ep->rx_active);
 		return;
@@ -362,13 +382,14 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 				free(msg);
 				goto nomem;
 			}
-			memcpy(msg->buf, data, payload);
 			/* (failed its CRC: nothing of it is kept, and
 			 * whichever receive takes it fails) */
-			if ((crc_err = __sse_rx_verify(ep, ev))) {
+			if (__sse_rx_copy(ep, ev, &(struct iovec){
+						  msg->buf, payload },
+					  1, 0, payload)) {
 				free(msg->buf);
 				msg->buf = NULL;
-				msg->err = crc_err;
+				msg->err = __sse_rx_crc_failed(ep, ev->src, ev);
 				msg->prov_errno = EBADMSG;
 			}
 		}
@@ -397,6 +418,7 @@ static void __sse_handle_frag(struct sse_ep *ep, const struct ssemu_event *ev)
 	size_t off = ev->hdr[1];
 	const void *data = ssemu_event_payload(ep->emu, ev);
 	struct sse_msg *msg;
+	int ret;
 
 	sse_dlist_foreach(&ep->rx_active, msg, struct sse_msg, active) {
 		if (msg->msg_id == id && msg->src == ev->src)
@@ -420,18 +442,23 @@ found:
 			    SSEMU_ADDR_PORT(ev->src), SSEMU_ADDR_PID(ev->src));
 		return;
 	}
-	/* copied out, then checked (__sse_rx_verify) */
-	if (msg->buf) {
-		memcpy((char *)msg->buf + off, data, ev->len);
-	} else if (msg->rx && !msg->discard && !msg->err &&
-		   off < msg->rx_len &&
-		   sse_copy_to_iov(msg->rx->iov, msg->rx->iov_count,
-				   msg->rx_off + off, data,
-				   SSEMU_MIN((size_t)ev->len,
-					     msg->rx_len - off))) {
+	/* copied out and checked from one read (__sse_rx_copy); a piece
+	 * that goes nowhere is checked alone */
+	if (msg->buf)
+		ret = __sse_rx_copy(ep, ev, &(struct iovec){
+					    (char *)msg->buf + off, ev->len },
+				    1, 0, ev->len);
+	else if (msg->rx && !msg->discard && !msg->err && off < msg->rx_len)
+		ret = __sse_rx_copy(ep, ev, msg->rx->iov, msg->rx->iov_count,
+				    msg->rx_off + off,
+				    SSEMU_MIN((size_t)ev->len,
+					      msg->rx_len - off));
+	else
+		ret = ev->len && ssemu_event_verify(ep->emu, ev) == -EBADMSG ?
+			      -EBADMSG : 0;
+	if (ret == -EFAULT && !msg->err) {
 		msg->err = __sse_rx_fault(ep, ev->src);
-	}
-	if (ev->len && ssemu_event_verify(ep->emu, ev) == -EBADMSG) {
+	} else if (ret == -EBADMSG) {
 		/* counted, not kept: the receive fails once all is in */
 		if (!msg->err) {
 			msg->err = __sse_rx_crc_failed(ep, ev->src, ev);

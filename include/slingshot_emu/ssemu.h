@@ -626,6 +626,23 @@ uint32_t ssemu_ep_slot(struct ssemu_ep *ep);
 size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			size_t off, void *buf, size_t len);
 
+/**
+ * Copy the first @len bytes of the payload of a RECV event (or the
+ * results of an RMA_DONE event) into the application's @iov (@count
+ * entries), starting @off bytes into it, as far as the iov reaches, and
+ * check the whole payload against the message's CRC (which covers its
+ * header too) from the same read: the bytes the caller received are
+ * the bytes checked, whatever another process writes into the segment
+ * meanwhile; the bytes not copied are checked in the segment.  The iov
+ * may be memory that is not mapped or not writable (ssemu_copy_user).
+ * @return the bytes copied (>= 0); -EBADMSG the payload failed its check
+ * (counted in crc_errors; what was copied is not to be used); -EFAULT
+ * the iov could not be written (nothing checked); -EINVAL no payload.
+ */
+ssize_t ssemu_event_copy_iov(struct ssemu_ep *ep, const struct ssemu_event *ev,
+			     const struct iovec *iov, size_t count, size_t off,
+			     size_t len);
+
 /** Pointer to the payload of a RECV event or the result of an RMA_DONE
  * event (valid until release).  NULL with errno EBADMSG: a RECV whose
  * message fails its CRC (changed in shared memory after it was posted;

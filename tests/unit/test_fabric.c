@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -613,6 +614,129 @@ static void test_fabric_carried_event(void **state)
 	carried_round(false, false);
 	carried_round(true, false);
 	carried_round(true, true);
+}
+
+/*
+ * ssemu_event_copy_iov: a RECV's payload written into an iov of several
+ * entries from an offset, the whole message checked against its CRC from
+ * the same read.  A shared store: the bytes arrive, an iov shorter than
+ * the payload takes what fits (the rest checked in the segment), a byte
+ * changed in the segment before the copy fails it (-EBADMSG, counted)
+ * whether it is one of those copied or not; memory that cannot be written
+ * fails with -EFAULT and the process lives; a carried message that failed
+ * the engine's check writes nothing.  A private store copies alike.
+ */
+static void copy_iov_round(bool shared, uint64_t len)
+{
+	struct ssemu_config c;
+	struct ssemu_event ev[4];
+	struct ssemu_fabric_stats fi;
+	uint8_t *payload = malloc(len), *seg, *out = malloc(2 * len + 64);
+	uint8_t *ro;
+	struct iovec iov[3];
+	uint64_t i, errs;
+	size_t cut = len / 3;
+	struct tf *t;
+	int n, k;
+
+	assert_non_null(payload);
+	assert_non_null(out);
+	for (i = 0; i < len; i++)
+		payload[i] = (uint8_t)(i * 7 + 3);
+	tf_config(&c, "switch");
+	t = shared ? tf_open_shared(&c) : tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	for (k = 0; k < 5; k++) {
+		tf_send(t, 0, 1, payload, len, 0, (uint64_t)k, 0);
+		while ((n = ssemu_ep_poll(t->ep[1], ev, 4)) == 0)
+			assert_true(ssemu_fabric_progress(t->fab, 256) >= 0);
+		assert_int_equal(n, 1);
+		assert_int_equal(ev[0].len, len);
+		seg = (uint8_t *)ssemu_event_payload(t->ep[1], &ev[0]);
+		assert_non_null(seg);
+		memset(out, 0xee, 2 * len + 64);
+		/* three entries, the first 5 bytes of the iov skipped */
+		iov[0] = (struct iovec){ out, 5 + cut };
+		iov[1] = (struct iovec){ out + 5 + cut, 1 };
+		iov[2] = (struct iovec){ out + 6 + cut, len + 10 };
+		assert_int_equal(ssemu_fabric_stats(t->fab, &fi), 0);
+		errs = fi.crc_errors;
+		switch (k) {
+		case 0:	/* all of it */
+			assert_int_equal(ssemu_event_copy_iov(t->ep[1], &ev[0],
+							      iov, 3, 5, len),
+					 (ssize_t)len);
+			assert_memory_equal(out + 5, payload, len);
+			assert_int_equal(out[4], 0xee);
+			assert_int_equal(out[5 + len], 0xee);
+			break;
+		case 1:	/* what the iov holds; the rest checked */
+			iov[2].iov_len = 2;
+			assert_int_equal(ssemu_event_copy_iov(t->ep[1], &ev[0],
+							      iov, 3, 5, len),
+					 (ssize_t)SSEMU_MIN(len, cut + 3));
+			assert_memory_equal(out + 5, payload,
+					    SSEMU_MIN(len, cut + 3));
+			break;
+		case 2:	/* a byte changed, one not copied */
+		case 3:	/* a byte changed, one copied */
+			if (!shared && len <= SSEMU_EV_CARRY)
+				break;	/* (in the event: not in a segment) */
+			if (len > SSEMU_EV_CARRY)
+				seg[k == 2 ? len - 1 : 0] ^= 0x10;
+			iov[2].iov_len = len > 2 ? 2 : 0;
+			n = (int)ssemu_event_copy_iov(t->ep[1], &ev[0], iov, 3,
+						      5, k == 2 ? 1 : len);
+			assert_int_equal(ssemu_fabric_stats(t->fab, &fi), 0);
+			if (shared && len > SSEMU_EV_CARRY) {
+				assert_int_equal(n, -EBADMSG);
+				assert_int_equal(fi.crc_errors, errs + 1);
+			} else {
+				assert_true(n >= 0);
+				assert_int_equal(fi.crc_errors, errs);
+			}
+			break;
+		case 4:	/* memory that cannot be written */
+			ro = mmap(NULL, 4096 + len, PROT_READ,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			assert_true(ro != MAP_FAILED);
+			iov[0] = (struct iovec){ ro, 4096 + len };
+			assert_int_equal(ssemu_event_copy_iov(t->ep[1], &ev[0],
+							      iov, 1, 0, len),
+					 len ? -EFAULT : 0);
+			iov[0] = (struct iovec){ NULL, len };
+			assert_int_equal(ssemu_event_copy_iov(t->ep[1], &ev[0],
+							      iov, 1, 0, len),
+					 len ? -EFAULT : 0);
+			munmap(ro, 4096 + len);
+			/* and the event itself, whole, still good */
+			assert_int_equal(ssemu_event_copy_iov(t->ep[1], &ev[0],
+							      iov + 2, 1, 0,
+							      len),
+					 (ssize_t)len);
+			assert_memory_equal(out + 6 + cut, payload, len);
+			break;
+		}
+		ssemu_event_release(t->ep[1], &ev[0]);
+	}
+	assert_int_equal(ssemu_event_copy_iov(t->ep[1], NULL, iov, 1, 0, 1),
+			 -EINVAL);
+	tf_close(t);
+	free(payload);
+	free(out);
+}
+
+static void test_fabric_copy_iov(void **state)
+{
+	static const uint64_t lens[] = { 9, 1000, 4095, 16384, 60000 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		copy_iov_round(false, lens[i]);
+		copy_iov_round(true, lens[i]);
+	}
 }
 
 /*
@@ -1865,6 +1989,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_low_slots_first),
 		cmocka_unit_test(test_fabric_small_event_ring),
 		cmocka_unit_test(test_fabric_carried_event),
+		cmocka_unit_test(test_fabric_copy_iov),
 		cmocka_unit_test(test_fabric_no_data),
 		cmocka_unit_test(test_fabric_watch),
 		cmocka_unit_test(test_fabric_realtime_clock),
