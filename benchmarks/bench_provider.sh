@@ -19,6 +19,10 @@
 #     events, the wall time in the model, and what is left of the one-way
 #     time outside the model (the provider, the application, the hand-off
 #     between the processes).
+#  2a. One process: fi_local_pingpong.c (built here) ping-pongs 8 bytes
+#     between two endpoints of one process through the provider, and
+#     bench_fabric latency gives the emulator's floor: a message's cost
+#     with no core crossed, beside what two processes pay.
 #  3. Oversubscribed: bench_pairs.c (built here with mpicc) on 8 ranks on
 #     the machine's cores, every rank ping-ponging 8 bytes with its
 #     partner, in turn over libfabric's shm and over slingshot_emu, both
@@ -229,6 +233,35 @@ for s in 8 16384 1048576; do
 	printf '%-10s %10s %10s %12s %12s %12s\n' "$s B" "$t" "$x" "$e" "$m" \
 		"$(awk -v t="$t" -v m="$m" 'BEGIN { printf "%.3f", t - m }')"
 done
+
+# --- 2a. one process: no core crossed --------------------------------------
+# The same 8-byte ping-pong between two endpoints of one process
+# (fi_local_pingpong.c, built here), so nothing crosses between cores:
+# the provider's and the model's own work a message; beside it the
+# emulator's floor, the same in one process through the emulator's calls
+# alone (bench_fabric latency).  Two processes' time less the first is
+# what the crossing costs.
+echo
+if cc -O2 -o "$tmp/fi_local_pingpong" \
+	"$top/benchmarks/fi_local_pingpong.c" -lfabric 2>"$tmp/cc2.err"; then
+	lp=()
+	for ((i = 0; i < repeats; i++)); do
+		lp+=("$(${cli_pre[@]+"${cli_pre[@]}"} timeout 120 \
+			"$tmp/fi_local_pingpong" slingshot_emu 8 \
+			"$iters_small" | awk '{ print $2 }')")
+	done
+	floor=?
+	if [ -x "$top/benchmarks/bench_fabric" ]; then
+		floor=$(${cli_pre[@]+"${cli_pre[@]}"} \
+			"$top/benchmarks/bench_fabric" latency \
+			--iters "$iters_small" --evict 0 |
+			awk '$1 == "floor_oneway_ns" { printf "%.3f", $2 / 1000 }')
+	fi
+	low=1
+	echo "one process, 8 B one-way, usec: through the provider $(best "${lp[@]}") best, $(median "${lp[@]}") median ($repeats runs); the emulator's floor $floor"
+else
+	echo "one process: fi_local_pingpong.c did not build ($(head -n 1 "$tmp/cc2.err"))"
+fi
 
 # --- 2b. where an 8-byte transfer's time goes --------------------------------
 # the emulator's points on each message's path, from both processes
