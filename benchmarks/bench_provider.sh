@@ -20,9 +20,9 @@
 #     time outside the model (the provider, the application, the hand-off
 #     between the processes).
 #  2a. One process: fi_local_pingpong.c (built here) ping-pongs 8 bytes
-#     between two endpoints of one process through the provider, and
-#     bench_fabric latency gives the emulator's floor: a message's cost
-#     with no core crossed, beside what two processes pay.
+#     between two endpoints of one process, over shm and slingshot_emu
+#     in turn, and bench_fabric latency gives the emulator's floor: a
+#     message's cost with no core crossed, beside what two processes pay.
 #  3. Oversubscribed: bench_pairs.c (built here with mpicc) on 8 ranks on
 #     the machine's cores, every rank ping-ponging 8 bytes with its
 #     partner, in turn over libfabric's shm and over slingshot_emu, both
@@ -236,29 +236,35 @@ done
 
 # --- 2a. one process: no core crossed --------------------------------------
 # The same 8-byte ping-pong between two endpoints of one process
-# (fi_local_pingpong.c, built here), so nothing crosses between cores:
-# the provider's and the model's own work a message; beside it the
-# emulator's floor, the same in one process through the emulator's calls
-# alone (bench_fabric latency).  Two processes' time less the first is
-# what the crossing costs.
+# (fi_local_pingpong.c, built here), shm and slingshot_emu alternating, so
+# nothing crosses between cores: each provider's own work a message (and
+# slingshot_emu's model's); then the emulator's floor, the same in one
+# process through the emulator's calls alone (bench_fabric latency).
+# Two processes' time less the first is what the crossing costs.
 echo
+# lp PROVIDER: one run's usec per transfer ("?" if it failed)
+lp() {
+	${cli_pre[@]+"${cli_pre[@]}"} timeout 120 "$tmp/fi_local_pingpong" \
+		"$1" 8 "$iters_small" 2>>"$tmp/lp.err" |
+		awk '{ print $2 } END { if (!NR) print "?" }'
+}
 if cc -O2 -o "$tmp/fi_local_pingpong" \
 	"$top/benchmarks/fi_local_pingpong.c" -lfabric 2>"$tmp/cc2.err"; then
-	lp=()
+	lp_shm=() lp_sse=()
 	for ((i = 0; i < repeats; i++)); do
-		lp+=("$(${cli_pre[@]+"${cli_pre[@]}"} timeout 120 \
-			"$tmp/fi_local_pingpong" slingshot_emu 8 \
-			"$iters_small" | awk '{ print $2 }')")
+		lp_shm+=("$(lp shm)")
+		lp_sse+=("$(lp slingshot_emu)")
 	done
-	floor=?
+	echo "one process (fi_local_pingpong: two endpoints, one thread), $repeats runs of each, alternating"
+	header shm
+	row "8 B one-way, usec" 1 "-" "${lp_shm[@]}" -- "${lp_sse[@]}"
 	if [ -x "$top/benchmarks/bench_fabric" ]; then
 		floor=$(${cli_pre[@]+"${cli_pre[@]}"} \
 			"$top/benchmarks/bench_fabric" latency \
 			--iters "$iters_small" --evict 0 |
 			awk '$1 == "floor_oneway_ns" { printf "%.3f", $2 / 1000 }')
+		echo "the emulator's floor (bench_fabric latency: one process, the emulator's calls alone, a private store): $floor usec"
 	fi
-	low=1
-	echo "one process, 8 B one-way, usec: through the provider $(best "${lp[@]}") best, $(median "${lp[@]}") median ($repeats runs); the emulator's floor $floor"
 else
 	echo "one process: fi_local_pingpong.c did not build ($(head -n 1 "$tmp/cc2.err"))"
 fi

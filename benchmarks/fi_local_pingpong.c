@@ -128,7 +128,10 @@ static void messages(struct end *e, size_t size, long i, long n)
 				break;
 			if (r != -FI_EAGAIN)
 				CHECK(r);
+			/* (both ends progressed: a provider may need the
+			 * receiver's side of a first contact, as shm does) */
 			fi_cq_read(from->cq, NULL, 0);
+			fi_cq_read(to->cq, NULL, 0);
 		}
 		complete(to);
 		complete(from);
