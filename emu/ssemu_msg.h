@@ -22,10 +22,15 @@
 static inline uint32_t ssemu_msg_crc_head(ssemu_addr_t src,
 					  const uint64_t *hdr, uint64_t len)
 {
-	uint32_t crc = ssemu_crc(0, &src, sizeof(src));
+	/* (the three fields in a row: one CRC of them is the CRC of each
+	 * continued from the one before, in a call instead of three) */
+	uint8_t b[sizeof(src) + SSEMU_HDR_WORDS * sizeof(uint64_t) +
+		  sizeof(len)];
 
-	crc = ssemu_crc(crc, hdr, SSEMU_HDR_WORDS * sizeof(uint64_t));
-	return ssemu_crc(crc, &len, sizeof(len));
+	memcpy(b, &src, sizeof(src));
+	memcpy(b + sizeof(src), hdr, SSEMU_HDR_WORDS * sizeof(uint64_t));
+	memcpy(b + sizeof(b) - sizeof(len), &len, sizeof(len));
+	return ssemu_crc(0, b, sizeof(b));
 }
 
 static inline uint32_t ssemu_msg_crc(const struct ssemu_region *r,

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "ssemu_check.h"
+#include "ssemu_msg.h"
 
 static bool have_hw(void)
 {
@@ -161,6 +162,33 @@ static void test_crc_pieces(void **state)
 	free(b);
 }
 
+/* A message's head (source, header words, length) in one call: the CRC of
+ * each field continued from the one before, and the reference's over
+ * the three in a row. */
+static void test_crc_msg_head(void **state)
+{
+	uint64_t hdr[SSEMU_HDR_WORDS], len = 0x123456789abcULL;
+	ssemu_addr_t src = 0xa5a5f00d;
+	uint8_t row[sizeof(src) + sizeof(hdr) + sizeof(len)];
+	uint32_t crc;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < SSEMU_HDR_WORDS; i++)
+		hdr[i] = 0x0102030405060708ULL * (i + 1);
+	crc = ssemu_crc(0, &src, sizeof(src));
+	crc = ssemu_crc(crc, hdr, sizeof(hdr));
+	crc = ssemu_crc(crc, &len, sizeof(len));
+	assert_int_equal(ssemu_msg_crc_head(src, hdr, len), crc);
+	memcpy(row, &src, sizeof(src));
+	memcpy(row + sizeof(src), hdr, sizeof(hdr));
+	memcpy(row + sizeof(src) + sizeof(hdr), &len, sizeof(len));
+	assert_int_equal(ssemu_msg_crc_head(src, hdr, len),
+			 ref(0, row, sizeof(row)));
+	hdr[2] ^= 1;
+	assert_int_not_equal(ssemu_msg_crc_head(src, hdr, len), crc);
+}
+
 static int fold_on(void **state)
 {
 	(void)state;
@@ -186,6 +214,7 @@ int main(void)
 		BOTH(test_crc_every_length),
 		BOTH(test_crc_copy),
 		BOTH(test_crc_pieces),
+		BOTH(test_crc_msg_head),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
