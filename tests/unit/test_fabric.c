@@ -722,6 +722,14 @@ static void copy_iov_round(bool shared, uint64_t len)
 	}
 	assert_int_equal(ssemu_event_copy_iov(t->ep[1], NULL, iov, 1, 0, 1),
 			 -EINVAL);
+	/* a SEND_DONE has no payload */
+	while ((n = ssemu_ep_poll(t->ep[0], ev, 1)) == 0)
+		assert_true(ssemu_fabric_progress(t->fab, 256) >= 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ev[0].type, SSEMU_EV_SEND_DONE);
+	assert_int_equal(ssemu_event_copy_iov(t->ep[0], &ev[0], iov, 1, 0, 1),
+			 -EINVAL);
+	ssemu_event_release(t->ep[0], &ev[0]);
 	tf_close(t);
 	free(payload);
 	free(out);
