@@ -857,25 +857,40 @@ static void crc_failed(struct ssemu_region *r, uint32_t epi,
  * results (taken by the target when it produced them).  Counted, logged,
  * never handed out.  A carried RECV (@m NULL) was checked by the engine
  * as it copied it into the event: its status says what it found.
+ * @crc: the CRC of its head and its first @done bytes, already read
+ * (NULL: none read, @done 0); the rest is read at @data.
  */
-static bool recv_crc_bad(struct ssemu_ep *ep, const struct ssemu_event *ev,
-			 const struct ssemu_msg *m, const void *data)
+static bool payload_bad(struct ssemu_ep *ep, const struct ssemu_event *ev,
+			const struct ssemu_msg *m, const uint8_t *data,
+			const uint32_t *crc, size_t done)
 {
 	struct ssemu_region *r = ep->r;
 	bool recv = ev->type == SSEMU_EV_RECV;
-	uint32_t crc;
+	uint32_t c;
 
 	if (!m)
 		return ev->status != 0;
-	crc = recv ? ssemu_msg_crc(r, ev->src, ev->hdr, ev->len, data) :
-		     ssemu_r_crc(r, 0, data, (size_t)ev->len);
-	if (crc == m->crc)
+	if (!r->shm_mode)
+		return false;	/* (no CRCs: ssemu_r_crc) */
+	if (crc)
+		c = *crc;
+	else
+		c = recv ? ssemu_msg_crc_head(ev->src, ev->hdr, ev->len) : 0;
+	c = ssemu_crc(c, data + done, (size_t)ev->len - done);
+	if (c == m->crc)
 		return false;
 	crc_failed(r, ep->index,
 		   recv ? "a message of" : "the results of an RMA operation,",
 		   ev->len, SSEMU_ADDR_PORT(ev->src),
 		   recv ? "the post" : "the target produced them");
 	return true;
+}
+
+/* The payload of @ev at @data, all of it read in the segment. */
+static bool recv_crc_bad(struct ssemu_ep *ep, const struct ssemu_event *ev,
+			 const struct ssemu_msg *m, const void *data)
+{
+	return payload_bad(ep, ev, m, data, NULL, 0);
 }
 
 const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
@@ -959,12 +974,11 @@ static void out_fn(void *arg)
 }
 
 /*
- * The payload of @ev (@data, *@mp its slot or NULL, as event_payload
+ * The payload of @ev (@data, and @m its slot or NULL, as event_payload
  * gives them) out to @iov: its first @len bytes, at @off into the iov,
- * and the whole message checked against its CRC, the bytes written from
- * the read that wrote them and the rest from the segment.  A carried
- * payload was checked by the engine: its status says what it found, and
- * one that failed is not written.
+ * and the whole message checked against its CRC (payload_bad), the bytes
+ * written from the read that wrote them and the rest from the segment.  A
+ * carried payload that failed the engine's check is not written.
  * @return the bytes written, -EFAULT (the application's memory cannot be
  * written: nothing checked), or -EBADMSG.
  */
@@ -973,9 +987,7 @@ static ssize_t payload_out(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			   const struct iovec *iov, size_t count, size_t off,
 			   size_t len)
 {
-	struct ssemu_region *r = ep->r;
-	bool recv = ev->type == SSEMU_EV_RECV;
-	bool check = m && r->shm_mode;
+	bool check = m && ep->r->shm_mode;
 	uint32_t crc = 0;
 	struct out_args a = {
 		.iov = iov, .count = count, .off = off, .src = data,
@@ -985,23 +997,15 @@ static ssize_t payload_out(struct ssemu_ep *ep, const struct ssemu_event *ev,
 
 	if (!m && ev->status)
 		return -EBADMSG;
-	if (check && recv)
+	if (check && ev->type == SSEMU_EV_RECV)
 		crc = ssemu_msg_crc_head(ev->src, ev->hdr, ev->len);
 	ret = ssemu_guarded(out_fn, &a);
 	if (!ret && a.fault)
 		ret = -EFAULT;
 	if (ret)
 		return ret;
-	if (!check)
-		return (ssize_t)a.done;
-	crc = ssemu_crc(crc, data + a.done, (size_t)ev->len - a.done);
-	if (crc == m->crc)
-		return (ssize_t)a.done;
-	crc_failed(r, ep->index,
-		   recv ? "a message of" : "the results of an RMA operation,",
-		   ev->len, SSEMU_ADDR_PORT(ev->src),
-		   recv ? "the post" : "the target produced them");
-	return -EBADMSG;
+	return payload_bad(ep, ev, m, data, &crc, a.done) ? -EBADMSG :
+							    (ssize_t)a.done;
 }
 
 size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
