@@ -454,8 +454,7 @@ found:
 				    SSEMU_MIN((size_t)ev->len,
 					      msg->rx_len - off));
 	else
-		ret = ev->len && ssemu_event_verify(ep->emu, ev) == -EBADMSG ?
-			      -EBADMSG : 0;
+		ret = __sse_rx_copy(ep, ev, NULL, 0, 0, 0);
 	if (ret == -EFAULT && !msg->err) {
 		msg->err = __sse_rx_fault(ep, ev->src);
 	} else if (ret == -EBADMSG) {

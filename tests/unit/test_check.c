@@ -5,8 +5,9 @@
  * otherwise), for lengths around the interleaved path's block boundaries
  * and every length the folding path takes apart (its 256, 64 and 16-byte
  * steps and the bytes after them), at every alignment, and continued from
- * a seed as one buffer in pieces; a copy with its CRC; each both with the
- * folding path (where the CPU has it) and without.
+ * a seed as one buffer in pieces; a copy with its CRC; a message's head
+ * in one call; each both with the folding path (where the CPU has it) and
+ * without.
  */
 #include <stdarg.h>
 #include <stddef.h>
