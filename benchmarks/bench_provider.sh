@@ -326,7 +326,8 @@ cc -shared -fPIC -O2 -o "$tmp/ofi_local_comm.so" \
 # Open MPI does on an oversubscribed node); the provider yields on its own
 # now and then (SSE_IDLE_YIELD) whatever the setting.
 ofi=(--mca pml cm --mca mtl ofi --mca btl self --mca osc ^ucx)
-# pairs TRANSPORT YIELD -> mean one-way usec (empty if the run failed)
+# pairs TRANSPORT YIELD -> "mean one-way usec, CPU usec a message, context
+# switches a message" (empty if the run failed)
 pairs() {
 	local out
 	local mpi=(mpirun --allow-run-as-root --oversubscribe -np "$np"
@@ -349,7 +350,16 @@ pairs() {
 			${SSEMU_SHM_DIR:+-x SSEMU_SHM_DIR} \
 			"$tmp/bench_pairs" "$iters_pairs" 8) ;;
 	esac
-	echo "$out" | sed -n 's/.*mean_usec=\([0-9.]*\).*/\1/p'
+	echo "$out" | sed -n 's/.*mean_usec=\([0-9.]*\).*cpu_usec_per_msg=\([0-9.]*\) switches_per_msg=\([0-9.]*\).*/\1 \2 \3/p'
+}
+# FIELD "mean cpu switches"... -> that field of each (1 latency, 2 CPU usec
+# a message, 3 context switches a message)
+field() {
+	local k=$1 v
+	shift
+	for v in "$@"; do
+		echo "$v" | cut -d' ' -f"$k"
+	done
 }
 for y in 1 0; do
 	ofi_p=() sse_p=() vader_p=()
@@ -358,9 +368,12 @@ for y in 1 0; do
 			v=$(pairs shm "$y" || true)
 			[ -n "$v" ] && ofi_p+=("$v")
 		fi
-		sse_p+=("$(pairs slingshot_emu "$y")")
-		vader_p+=("$(pairs vader "$y")")
+		v=$(pairs slingshot_emu "$y")
+		[ -n "$v" ] && sse_p+=("$v")
+		v=$(pairs vader "$y")
+		[ -n "$v" ] && vader_p+=("$v")
 	done
+	mapfile -t sse_l < <(field 1 ${sse_p[@]+"${sse_p[@]}"})
 	echo
 	if [ "$y" = 1 ]; then
 		how="Open MPI yields when idle (mpi_yield_when_idle 1)"
@@ -368,16 +381,25 @@ for y in 1 0; do
 		how="Open MPI spins when idle (mpi_yield_when_idle 0)"
 	fi
 	echo "oversubscribed: $np ranks on $(nproc) cores, pairs ping-ponging 8 B, $iters_pairs iterations, $repeats runs, alternating; $how"
+	# (where ranks take turns on the cores, a message costs its
+	# transport's work and the switches it takes: CPU time over the
+	# timed loop, all ranks, a message sent)
 	if [ "${#ofi_p[@]}" -gt 0 ]; then
 		header "shm (cm, mtl ofi)"
 		row "8 B one-way, mean of pairs, usec" 1 "<= 1" \
-			"${ofi_p[@]}" -- "${sse_p[@]}"
+			$(field 1 "${ofi_p[@]}") -- "${sse_l[@]}"
+		row "CPU a message, usec" 1 "-" \
+			$(field 2 "${ofi_p[@]}") -- \
+			$(field 2 ${sse_p[@]+"${sse_p[@]}"})
+		row "context switches a message" 1 "-" \
+			$(field 3 "${ofi_p[@]}") -- \
+			$(field 3 ${sse_p[@]+"${sse_p[@]}"})
 	else
 		echo "(shm over Open MPI's OFI MTL: not run, ofi_local_comm.c did not build or shm did not start)"
 	fi
 	header "ob1+vader"
 	row "8 B one-way, mean of pairs, usec" 1 "lower" \
-		"${vader_p[@]}" -- "${sse_p[@]}"
+		$(field 1 ${vader_p[@]+"${vader_p[@]}"}) -- "${sse_l[@]}"
 done
 # What a context switch costs on this machine now: the oversubscribed runs
 # are made of them, and a hypervisor's price for one moves from sitting to
