@@ -28,13 +28,22 @@
  *           given to the process that makes it, through a model of two
  *           caches; and the distinct lines a message touches.  Counted,
  *           not timed.
+ *  switched the floor's 8-byte message after a context switch: N processes
+ *           on one CPU, each with its own private fabric and pair, each
+ *           yielding the CPU before each message, against the same
+ *           yields without the messages; and the floor with no switch.
+ *           What a message pays for the address translations and cache
+ *           lines another process's turn on the CPU leaves it (what an
+ *           oversubscribed job pays a message).
  *
  * Every figure is one "key value" line (benchmarks/README.md lists them).
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +108,8 @@ struct bench_opts {
 	uint64_t evict_mib;	/* latency: the cold floor's walk (0: none) */
 	bool evict_set;		/* (given on the command line) */
 	const char *timeline;	/* latency: SSEMU_TIMELINE for its pair */
+	uint64_t procs;		/* switched: processes on the CPU */
+	bool procs_set;		/* (given on the command line) */
 };
 
 static const char *const routings[] = {
@@ -1441,6 +1452,147 @@ static void trace_fault(int sig, siginfo_t *si, void *uc)
 	signal(SIGSEGV, SIG_DFL);
 }
 
+/* ------------------------------------------------------------------ */
+/* switched: a message after a context switch                           */
+/* ------------------------------------------------------------------ */
+
+#define SWITCHED_MAX_PROCS 64
+#define SWITCHED_WARMUP 2000
+
+/*
+ * What the switched mode's processes share (an anonymous shared mapping):
+ * a barrier between the passes, and each one's time an iteration in each
+ * pass.
+ */
+struct switched_share {
+	uint32_t arrived;		/* at the barrier, all passes */
+	uint32_t failed;
+	double ns[2][SWITCHED_MAX_PROCS];	/* [pass][process] */
+};
+
+/* Wait (yielding) until all @procs processes have arrived @gen times. */
+static void switched_barrier(struct switched_share *sh, uint32_t procs,
+			     uint32_t gen)
+{
+	__atomic_add_fetch(&sh->arrived, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&sh->arrived, __ATOMIC_ACQUIRE) < procs * gen &&
+	       !__atomic_load_n(&sh->failed, __ATOMIC_RELAXED))
+		sched_yield();
+}
+
+/* Process @k of the switched mode: its own private fabric and pair; pass
+ * 0 yields the CPU @iters times, pass 1 yields and sends a message @iters
+ * times; each pass's wall time an iteration into @sh. */
+static void __attribute__((noreturn))
+switched_child(struct switched_share *sh, uint32_t k, uint32_t procs,
+	       uint64_t iters)
+{
+	struct ssemu_fabric_opts fo = { .store = SSEMU_STORE_PRIVATE };
+	struct ssemu_fabric *fab;
+	struct ssemu_nic *nic[2];
+	struct ssemu_ep *ep[2];
+	uint64_t i;
+	double t0;
+	int pass, ret;
+
+	ret = ssemu_fabric_open(&fo, &fab, NULL, 0);
+	if (ret) {
+		__atomic_store_n(&sh->failed, 1, __ATOMIC_RELAXED);
+		die("private fabric", ret);
+	}
+	local_pair_open(fab, nic, ep);
+	for (i = 0; i < SWITCHED_WARMUP; i++)
+		local_message(fab, ep, i);
+	for (pass = 0; pass < 2; pass++) {
+		switched_barrier(sh, procs, (uint32_t)pass + 1);
+		t0 = wall();
+		for (i = 0; i < iters; i++) {
+			sched_yield();
+			if (pass)
+				local_message(fab, ep, i);
+		}
+		sh->ns[pass][k] = (wall() - t0) / (double)iters * 1e9;
+	}
+	ssemu_fabric_close(fab);
+	_exit(0);
+}
+
+/*
+ * The floor's message after a context switch: @procs processes on this
+ * CPU take turns (each yields before each message), against the same
+ * turns without the messages; the difference over the processes is what
+ * a message costs where another process ran just before, beside the
+ * floor with no switch (this process alone on the same CPU).
+ */
+static int bench_switched(uint64_t procs, uint64_t iters)
+{
+	struct switched_share *sh;
+	double round[2] = { 0, 0 }, floor, msg;
+	uint32_t k, started = 0;
+	int cpu = sched_getcpu(), st, ret = 0;
+	cpu_set_t set;
+	pid_t pid;
+
+	if (cpu < 0) {
+		fprintf(stderr, "bench_fabric: switched: sched_getcpu: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		fprintf(stderr, "bench_fabric: switched: cannot pin to CPU "
+			"%d: %s\n", cpu, strerror(errno));
+		return 1;
+	}
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		fprintf(stderr, "bench_fabric: switched: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	fflush(stdout);
+	for (k = 0; k < procs; k++) {
+		pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "bench_fabric: switched: fork: %s\n",
+				strerror(errno));
+			__atomic_store_n(&sh->failed, 1, __ATOMIC_RELAXED);
+			ret = 1;
+			break;
+		}
+		if (!pid)
+			switched_child(sh, k, (uint32_t)procs, iters);
+		started++;
+	}
+	for (k = 0; k < started; k++)
+		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			ret = 1;
+	if (ret || sh->failed) {
+		fprintf(stderr, "bench_fabric: switched: a process failed\n");
+		munmap(sh, sizeof(*sh));
+		return 1;
+	}
+	for (k = 0; k < procs; k++) {
+		round[0] += sh->ns[0][k] / (double)procs;
+		round[1] += sh->ns[1][k] / (double)procs;
+	}
+	munmap(sh, sizeof(*sh));
+	floor = local_oneway_ns(iters);
+	/* (a round is every process's turn: each sent one message in it) */
+	msg = (round[1] - round[0]) / (double)procs;
+	kv_u64("procs", procs);
+	kv_u64("cpu", (uint64_t)cpu);
+	kv_u64("iters", iters);
+	kv_f("round_yields_ns", round[0], 0);
+	kv_f("round_messages_ns", round[1], 0);
+	kv_f("switched_oneway_ns", msg, 0);
+	kv_f("floor_oneway_ns", floor, 0);
+	kv_f("ratio_switched_floor", msg / floor, 2);
+	return 0;
+}
+
 /* Find the mappings of file @path (from /proc/self/maps); false if none
  * or too many. */
 static bool trace_find(const char *path)
@@ -1929,7 +2081,10 @@ static void usage(FILE *f)
 		"  pages (not in all; the library's default fabric):\n"
 		"  --messages N         messages traced (default 1, <= 1000)\n"
 		"  lines (not in all; under valgrind's lackey):\n"
-		"  --messages N         messages counted (default 200)\n");
+		"  --messages N         messages counted (default 200)\n"
+		"  switched (not in all; on the CPU it starts on):\n"
+		"  --procs N            processes taking turns (default 8)\n"
+		"  --iters N            messages each (default 20000)\n");
 }
 
 static bool bad_value(const char *opt, const char *s, const char *why)
@@ -1999,7 +2154,7 @@ enum {
 	OPT_PRESET = 256, OPT_ROUTING, OPT_LOAD, OPT_TIME, OPT_WARMUP,
 	OPT_SIZE, OPT_ITERS, OPT_MESSAGE, OPT_PENDING, OPT_NO_BASELINE,
 	OPT_CALLGRIND, OPT_CG_TIME, OPT_DST, OPT_MESSAGES, OPT_TIMELINE,
-	OPT_EVICT, OPT_READ, OPT_NO_TRAINS,
+	OPT_EVICT, OPT_READ, OPT_NO_TRAINS, OPT_PROCS,
 };
 
 /* One option's value into @o; false (a message said why) if it is bad. */
@@ -2060,6 +2215,10 @@ static bool set_opt(struct bench_opts *o, int c, const char *name,
 	case OPT_READ:
 		o->read = true;
 		return true;
+	case OPT_PROCS:
+		o->procs_set = true;
+		return parse_int(name, arg, 2, SWITCHED_MAX_PROCS, false,
+				 &o->procs);
 	case OPT_NO_TRAINS:
 		o->no_trains = true;
 		ssemu_model_trains = 0;
@@ -2092,16 +2251,17 @@ int main(int argc, char **argv)
 		{ "messages", required_argument, NULL, OPT_MESSAGES },
 		{ "timeline", required_argument, NULL, OPT_TIMELINE },
 		{ "evict", required_argument, NULL, OPT_EVICT },
+		{ "procs", required_argument, NULL, OPT_PROCS },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct bench_opts o = {
 		.preset = "shandy", .load = 0.5, .time_us = 20, .warm_us = 5,
 		.size = 2048, .iters = 20000, .baseline = true,
-		.cg_time_us = 2, .dst = -1, .evict_mib = 8,
+		.cg_time_us = 2, .dst = -1, .evict_mib = 8, .procs = 8,
 	};
 	const char *what = "all";
-	bool model, latency, pages, lines;
+	bool model, latency, pages, lines, switched;
 	int c, idx, ret = 0;
 
 	opterr = 0;
@@ -2134,9 +2294,15 @@ int main(int argc, char **argv)
 	latency = !strcmp(what, "latency") || !strcmp(what, "all");
 	pages = !strcmp(what, "pages");
 	lines = !strcmp(what, "lines");
-	if (!model && !latency && !pages && !lines) {
+	switched = !strcmp(what, "switched");
+	if (!model && !latency && !pages && !lines && !switched) {
 		fprintf(stderr, "bench_fabric: unknown mode '%s' (model, "
-			"latency, pages, lines, all)\n", what);
+			"latency, pages, lines, switched, all)\n", what);
+		return 2;
+	}
+	if (!switched && o.procs_set) {
+		fprintf(stderr, "bench_fabric: --procs: only with the switched "
+			"mode\n");
 		return 2;
 	}
 	if (!pages && !lines && o.messages) {
@@ -2148,6 +2314,14 @@ int main(int argc, char **argv)
 		return bench_pages(o.messages ? o.messages : 1);
 	if (lines)
 		return bench_lines(o.messages ? o.messages : 200);
+	if (switched && (o.message || o.callgrind || o.routing ||
+			 o.timeline || o.evict_set || o.dst >= 0 || o.read)) {
+		fprintf(stderr, "bench_fabric: the switched mode takes --procs "
+			"and --iters alone\n");
+		return 2;
+	}
+	if (switched)
+		return bench_switched(o.procs, o.iters);
 	if (latency && model && (o.message || o.callgrind)) {
 		fprintf(stderr, "bench_fabric: --%s: only with the model "
 			"mode\n", o.message ? "message" : "callgrind");

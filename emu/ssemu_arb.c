@@ -353,6 +353,7 @@ static bool sole_priority_rr(const struct ssemu_arb_view *v, uint32_t in,
 	return sole_fits(v, in, vcl, bytes);
 }
 
+SSEMU_HOT
 static bool sole_shares(const struct ssemu_arb_view *v, uint32_t in,
 			uint32_t vcl, uint32_t bytes)
 {

@@ -233,6 +233,7 @@ void ssemu_ep_auth(struct ssemu_ep *ep, uint32_t *id, uint32_t *vni)
 		*vni = sh->vni;
 }
 
+SSEMU_HOT
 int ssemu_ep_tclass_allowed(struct ssemu_ep *ep, uint32_t tclass)
 {
 	return tclass < 32 && (ep->tc_mask >> tclass & 1);
@@ -354,6 +355,7 @@ int ssemu_service_list(struct ssemu_fabric *f, struct ssemu_service *out,
 /* The model's side                                                     */
 /* ------------------------------------------------------------------ */
 
+SSEMU_HOT
 uint16_t ssemu_auth_ep_vni(struct ssemu_region *r, uint32_t epi)
 {
 	return ssemu_r_ep(r, epi)->vni;
@@ -384,6 +386,7 @@ static void count_drop(struct ssemu_region *r, uint32_t nic)
 	}
 }
 
+SSEMU_HOT
 bool ssemu_auth_rx_refused(struct ssemu_region *r, uint32_t nic,
 			   const struct ssemu_msg *m,
 			   const struct ssemu_pkt *pkt)
@@ -415,6 +418,7 @@ bool ssemu_auth_mr_refused(struct ssemu_region *r, uint32_t nic,
 	return true;
 }
 
+SSEMU_HOT
 bool ssemu_auth_reply_refused(struct ssemu_region *r, uint32_t nic,
 			      const struct ssemu_msg *m,
 			      const struct ssemu_pkt *pkt)
@@ -435,6 +439,7 @@ bool ssemu_auth_reply_refused(struct ssemu_region *r, uint32_t nic,
 	return true;
 }
 
+SSEMU_HOT
 void ssemu_auth_sw_count_vni(struct ssemu_switch_sh *s, uint16_t vni,
 			     uint32_t bytes)
 {
@@ -454,6 +459,7 @@ void ssemu_auth_sw_count_vni(struct ssemu_switch_sh *s, uint16_t vni,
 	v[i].bytes += bytes;
 }
 
+SSEMU_HOT
 void ssemu_auth_sw_count(struct ssemu_switch_sh *s,
 			 const struct ssemu_pkt *pkt)
 {

@@ -60,6 +60,7 @@ static void cc_none_on_ack(const struct ssemu_cc_pair_view *v, uint32_t count,
  */
 #define FGFC_GAP_MAX ((1u << 24) - 1)	/* ns: the low 24 bits of a frame */
 
+SSEMU_HOT
 static uint32_t cc_pair_window(const struct ssemu_cc_pair_view *v)
 {
 	if (v->pair->pause > v->now)
@@ -84,6 +85,7 @@ static void egq_count(const struct ssemu_cc_queue_view *v, int d)
 	}
 }
 
+SSEMU_HOT
 static bool cc_pair_on_queue(const struct ssemu_cc_queue_view *v,
 			     struct ssemu_cc_frame *f)
 {
@@ -110,6 +112,7 @@ static bool cc_pair_on_queue(const struct ssemu_cc_queue_view *v,
 	return true;
 }
 
+SSEMU_HOT
 static void cc_pair_on_dequeue(const struct ssemu_cc_queue_view *v)
 {
 	egq_count(v, -1);
@@ -131,6 +134,7 @@ static bool cc_pair_on_frame(const struct ssemu_cc_pair_view *v, uint32_t arg)
 
 /* The source put a paced packet on the wire: while paced, the next one
  * waits a gap. */
+SSEMU_HOT
 static bool cc_pair_on_send(const struct ssemu_cc_pair_view *v,
 			    ssemu_time_t *until)
 {
@@ -147,6 +151,7 @@ static bool cc_pair_mark(const uint32_t *queued_tc, uint32_t tc)
 	return queued_tc[tc] >= SSEMU_CC_MARK_QUEUE;
 }
 
+SSEMU_HOT
 static void cc_pair_on_ack(const struct ssemu_cc_pair_view *v, uint32_t count,
 			   bool marked)
 {

@@ -340,6 +340,7 @@ static int crc_fold_ok(void)
 	return v && ssemu_load_relaxed(&ssemu_crc_fold);
 }
 
+SSEMU_HOT
 __attribute__((target("sse4.2"))) static uint32_t
 crc32c_hw(uint32_t seed, const void *p, size_t n)
 {
@@ -377,6 +378,7 @@ static inline int crc_hw(void)
  * all of them choose alike), CRC-32C in hardware; else zlib's CRC-32.
  * Folded or in streams, CRC-32C is the same value.
  */
+SSEMU_HOT
 uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n)
 {
 	uLong crc = seed;
@@ -400,6 +402,7 @@ uint32_t ssemu_crc(uint32_t seed, const void *p, size_t n)
 /* Copied through a bounce of this size where the CRC is not folded. */
 #define CRC_COPY_BOUNCE 4096
 
+SSEMU_HOT
 uint32_t ssemu_crc_copy(uint32_t seed, void *dst, const void *src, size_t n)
 {
 	uint8_t bounce[CRC_COPY_BOUNCE], *d = dst;

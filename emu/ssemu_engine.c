@@ -504,6 +504,7 @@ int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 	return schedule(e, t, false, 0, type, a, b, c, id);
 }
 
+SSEMU_HOT
 int ssemu_engine_schedule_key(struct ssemu_engine *e, ssemu_time_t t,
 			      uint64_t key, uint32_t type, uint32_t a,
 			      uint32_t b, uint32_t c, ssemu_evid_t *id)
@@ -625,6 +626,7 @@ static inline void walk_step(struct ssemu_engine *e)
  * bring that bucket's events, from the wheel and the far heap, into near.
  * Cancelled ones are reaped on the way.  @return false if nothing is queued.
  */
+SSEMU_HOT
 static bool refill(struct ssemu_engine *e)
 {
 	struct ssemu_heap_ent *h = heap(e), *f;
@@ -926,6 +928,7 @@ static bool __attribute__((noinline)) take_back(struct ssemu_engine *e)
 	return true;
 }
 
+SSEMU_HOT
 bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 		      struct ssemu_fired *out)
 {

@@ -653,6 +653,7 @@ void ssemu_gen_real_in(struct ssemu_region *r, struct ssemu_msg *m)
 	gen_of(r)->real_inflight++;
 }
 
+SSEMU_HOT
 void ssemu_gen_real_done(struct ssemu_region *r, struct ssemu_msg *m)
 {
 	struct gen_sh *g = gen_of(r);

@@ -161,6 +161,7 @@ void ssemu_guard_arm(void)
 	pthread_mutex_unlock(&guard_lock);
 }
 
+SSEMU_HOT
 int ssemu_guarded(void (*fn)(void *), void *arg)
 {
 	bool ready = __atomic_load_n(&guard_ready, __ATOMIC_ACQUIRE);
@@ -191,6 +192,7 @@ struct copy_args {
 	size_t len;
 };
 
+SSEMU_HOT
 static void copy_fn(void *arg)
 {
 	struct copy_args *a = arg;
@@ -198,6 +200,7 @@ static void copy_fn(void *arg)
 	memcpy(a->dst, a->src, a->len);
 }
 
+SSEMU_HOT
 int ssemu_copy_user(void *dst, const void *src, size_t len)
 {
 	struct copy_args a = { dst, src, len };

@@ -92,6 +92,7 @@ static void self_once_init(void)
 	pthread_atfork(NULL, NULL, self_forget);
 }
 
+SSEMU_HOT
 uint32_t ssemu_self_pid(void)
 {
 	uint32_t pid = ssemu_load_relaxed(&self_pid);
@@ -270,6 +271,7 @@ static struct {
 	uint64_t since;
 } try_seen;
 
+SSEMU_HOT
 int ssemu_region_trylock(struct ssemu_region *r)
 {
 	uint32_t *w = &r->lock.word, self = ssemu_self_pid(), v = 0;
@@ -321,6 +323,7 @@ static void run_publish(struct ssemu_region *r)
 		ssemu_store_relaxed(&p->nlive, live);
 }
 
+SSEMU_HOT
 void ssemu_region_unlock(struct ssemu_region *r)
 {
 	run_publish(r);

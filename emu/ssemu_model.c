@@ -108,6 +108,7 @@ static void defer_flush(struct ssemu_region *r)
 
 /* Are the arguments of event @f in range (else the fabric is marked
  * broken)? */
+SSEMU_HOT
 static bool event_bad(struct ssemu_region *r, const struct ssemu_fired *f)
 {
 	const struct ssemu_config *c = &r->config;
@@ -181,6 +182,7 @@ static void ev_nic_credit(struct ssemu_region *r, const struct ssemu_fired *f)
 		nic_wake(r, f->a, f->time);
 }
 
+SSEMU_HOT
 static void ev_nic_arrive(struct ssemu_region *r, const struct ssemu_fired *f)
 {
 	nic_arrive(r, f->a, f->b, f->c);
@@ -189,6 +191,7 @@ static void ev_nic_arrive(struct ssemu_region *r, const struct ssemu_fired *f)
 			 0, 0);
 }
 
+SSEMU_HOT
 static void ev_sw_ready(struct ssemu_region *r, const struct ssemu_fired *f)
 {
 	sw_ready(r, f->a, f->b, f->c);
@@ -324,6 +327,7 @@ void ssemu_model_handle(struct ssemu_region *r, const struct ssemu_fired *f)
 		ev_handler[f->type](r, f);
 }
 
+SSEMU_HOT
 void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 {
 #ifdef SSEMU_DEBUG

@@ -116,6 +116,7 @@ struct msg_snap {
 
 /* Message @mi as the NIC injects it: where its payload lies and what it
  * is sent with, into @s. */
+SSEMU_HOT
 static inline bool msg_bad(struct ssemu_region *r, uint32_t mi,
 			   struct msg_snap *s)
 {
@@ -371,6 +372,7 @@ static inline uint32_t pkt_alloc(struct ssemu_region *r)
 	return i;
 }
 
+SSEMU_HOT
 static inline void pkt_free(struct ssemu_region *r, uint32_t i)
 {
 	uint32_t n;

@@ -76,6 +76,7 @@ static inline bool slot_free(uint32_t state)
  * only allocator of its slots and buffers.
  * @return the slot, or NULL (-EAGAIN: none free).
  */
+SSEMU_HOT
 static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 				   uint32_t *mip)
 {
@@ -203,6 +204,7 @@ struct copy_args {
 	uint32_t *crc;
 };
 
+SSEMU_HOT
 static void copy_fn(void *arg)
 {
 	struct copy_args *a = arg;
@@ -219,6 +221,7 @@ static void copy_fn(void *arg)
 	}
 }
 
+SSEMU_HOT
 static int copy_iov(uint8_t **dstp, const struct iovec *iov, size_t n,
 		    uint32_t *crc)
 {
@@ -336,6 +339,7 @@ void ssemu_ep_free(struct ssemu_ep *ep)
 	free(ep);
 }
 
+SSEMU_HOT
 static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi,
 		    uint64_t cookie)
 {
@@ -381,6 +385,7 @@ static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi,
 	return 0;
 }
 
+SSEMU_HOT
 int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 {
 	struct ssemu_region *r;
@@ -684,6 +689,7 @@ static bool completion_owed(struct ssemu_ep *ep, struct ssemu_event *ev)
 	       owed_take(ep, ev->slot - first, ev->gen, &ev->cookie);
 }
 
+SSEMU_HOT
 int ssemu_ep_poll(struct ssemu_ep *ep, struct ssemu_event *ev, int max)
 {
 	struct ssemu_ring *ring = ep->ev_ring;
@@ -767,6 +773,7 @@ static struct ssemu_msg *event_msg_check(struct ssemu_ep *ep,
  * until we release it: what the check found still holds), else the check.
  * The payload's address is then ep->ck_data.
  */
+SSEMU_HOT
 static struct ssemu_msg *event_msg(struct ssemu_ep *ep,
 				   const struct ssemu_event *ev)
 {
@@ -799,6 +806,7 @@ static inline bool ev_carried(const struct ssemu_event *ev)
 /* The payload of @ev and (*@mp) its message slot, or NULL; a carried
  * RECV's is in the event itself (*@mp NULL: recv_crc_bad reports the
  * engine's check of it). */
+SSEMU_HOT
 static const uint8_t *event_payload(struct ssemu_ep *ep,
 				    const struct ssemu_event *ev,
 				    struct ssemu_msg **mp)
@@ -860,6 +868,7 @@ static void crc_failed(struct ssemu_region *r, uint32_t epi,
  * @crc: the CRC of its head and its first @done bytes, already read
  * (NULL: none read, @done 0); the rest is read at @data.
  */
+SSEMU_HOT
 static bool payload_bad(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			const struct ssemu_msg *m, const uint8_t *data,
 			const uint32_t *crc, size_t done)
@@ -909,6 +918,7 @@ const void *ssemu_event_data(struct ssemu_ep *ep, const struct ssemu_event *ev)
 	return data;
 }
 
+SSEMU_HOT
 const void *ssemu_event_payload(struct ssemu_ep *ep,
 				const struct ssemu_event *ev)
 {
@@ -946,6 +956,7 @@ struct out_args {
 	bool fault;	/* an entry with a length at address 0 */
 };
 
+SSEMU_HOT
 static void out_fn(void *arg)
 {
 	struct out_args *a = arg;
@@ -982,6 +993,7 @@ static void out_fn(void *arg)
  * @return the bytes written, -EFAULT (the application's memory cannot be
  * written: nothing checked), or -EBADMSG.
  */
+SSEMU_HOT
 static ssize_t payload_out(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			   const uint8_t *data, const struct ssemu_msg *m,
 			   const struct iovec *iov, size_t count, size_t off,
@@ -1033,6 +1045,7 @@ size_t ssemu_event_copy(struct ssemu_ep *ep, const struct ssemu_event *ev,
 	return n < 0 ? 0 : (size_t)n;
 }
 
+SSEMU_HOT
 ssize_t ssemu_event_copy_iov(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			     const struct iovec *iov, size_t count, size_t off,
 			     size_t len)
@@ -1049,6 +1062,7 @@ ssize_t ssemu_event_copy_iov(struct ssemu_ep *ep, const struct ssemu_event *ev,
 			   SSEMU_MIN(len, (size_t)ev->len));
 }
 
+SSEMU_HOT
 void ssemu_event_release(struct ssemu_ep *ep, const struct ssemu_event *ev)
 {
 	struct ssemu_msg *m = event_msg_release(ep, ev);
@@ -1081,6 +1095,7 @@ static void futex_bump(uint32_t *word, uint32_t *waiters)
 
 /* After an event push to @ep: wake who sleeps on it or on its NIC, and in
  * a private store mark it ready (ssemu_fabric_ready). */
+SSEMU_HOT
 static void ep_wake(struct ssemu_region *r, struct ssemu_ep_sh *ep)
 {
 	struct ssemu_nic_sh *n;
@@ -1131,6 +1146,7 @@ bool recv_carried(const struct ssemu_region *r, const struct ssemu_msg *m)
 /* A RECV carried in its event is out: the slot is given back for the
  * receiver, who holds nothing of it (the slot's last touch here: its
  * owner may reuse it from now on). */
+SSEMU_HOT
 static void carried_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 			 struct ssemu_msg *m)
 {
@@ -1142,6 +1158,7 @@ static void carried_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
  * the ring is full.  *@carried: its payload went with it (recv_carried,
  * as the slot said when it was read here); the caller calls carried_done
  * after its last touch of the slot. */
+SSEMU_HOT
 static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 		      uint32_t mi, bool *carried)
 {
@@ -1210,6 +1227,7 @@ static bool push_recv(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 	return true;
 }
 
+SSEMU_HOT
 static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 			   uint32_t mi)
 {
@@ -1256,6 +1274,7 @@ static bool push_send_done(struct ssemu_region *r, struct ssemu_ep_sh *ep,
 }
 
 /* The receiving endpoint of @m (its index in @epi), or an error. */
+SSEMU_HOT
 int recv_ep(struct ssemu_region *r, struct ssemu_msg *m, uint32_t *epi)
 {
 	uint32_t nic = ssemu_port_nic(r, SSEMU_ADDR_PORT(m->dst));
@@ -1282,6 +1301,7 @@ void rma_rx_done(struct ssemu_region *r, struct ssemu_msg *m)
 
 /* Hand a RECV (or RMA_REMOTE) event to endpoint @epi now, or queue it for
  * ring space. */
+SSEMU_HOT
 void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
 {
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
@@ -1313,6 +1333,7 @@ void recv_event(struct ssemu_region *r, uint32_t epi, uint32_t mi)
 	ep->rx_tail = mi;
 }
 
+SSEMU_HOT
 int recv_target(struct ssemu_region *r, uint32_t mi, uint32_t *epi)
 {
 	struct ssemu_msg *m = ssemu_r_msg(r, mi);
@@ -1345,6 +1366,7 @@ int recv_target(struct ssemu_region *r, uint32_t mi, uint32_t *epi)
 	return ret;
 }
 
+SSEMU_HOT
 void deliver_recv(struct ssemu_region *r, uint32_t mi, uint32_t epi)
 {
 	struct ssemu_msg *m = ssemu_r_msg(r, mi);
@@ -1359,6 +1381,7 @@ void deliver_recv(struct ssemu_region *r, uint32_t mi, uint32_t epi)
 	recv_event(r, epi, mi);
 }
 
+SSEMU_HOT
 void complete_tx(struct ssemu_region *r, uint32_t mi)
 {
 	struct ssemu_msg *m = ssemu_r_msg(r, mi);

@@ -10,6 +10,7 @@
  */
 #include "ssemu_link.h"
 
+SSEMU_HOT
 void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 			     uint32_t mi)
 {
@@ -129,6 +130,7 @@ static inline uint32_t cc_window_of(struct ssemu_region *r,
 /* @nic put a paced packet on the wire for the NIC its pair @pr (NULL:
  * one without an entry, which is not paced) goes to: congestion control
  * may pause the pair (the NIC looks again when the pause ends). */
+SSEMU_HOT
 static void cc_sent(struct ssemu_region *r, uint32_t nic,
 		    struct ssemu_pair *pr)
 {
@@ -168,6 +170,7 @@ void nic_fgfc_arrive(struct ssemu_region *r, uint32_t nic, uint32_t dnic,
 /* The last packet of message @mi arrived: to its endpoint, or (an RMA
  * request) to the target side.  @return true if the RMA request waits for
  * the owner of the target memory (rma_deliver). */
+SSEMU_HOT
 static bool nic_deliver(struct ssemu_region *r, uint32_t mi)
 {
 	uint32_t epi;
@@ -203,6 +206,7 @@ static void data_ack_count(struct ssemu_nic_sh *n, struct ssemu_msg *m,
 /* The data packet @pi that arrived at NIC @nic turns into its
  * acknowledgement (a stale one too: the source's window slot must close
  * either way). */
+SSEMU_HOT
 static void data_to_ack(struct ssemu_region *r, struct ssemu_nic_sh *n,
 			uint32_t nic, uint32_t pi)
 {
@@ -259,6 +263,7 @@ void nic_rma_resume(struct ssemu_region *r, uint32_t pi)
 
 /* Packet @pi of message @mi, made by NIC @n at endpoint port @src, to
  * @dst, VC 0. */
+SSEMU_HOT
 struct ssemu_pkt *pkt_init(struct ssemu_region *r, uint32_t pi,
 			   struct ssemu_nic_sh *n, uint8_t type, uint32_t mi,
 			   uint32_t src, uint32_t dst, uint32_t payload)
@@ -524,6 +529,7 @@ blocked:
 	return SSEMU_NONE;
 }
 
+SSEMU_HOT
 void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 {
 	struct ssemu_nic_sh *n = ssemu_r_nic(r, nic);
@@ -624,6 +630,7 @@ static bool crc_bad(struct ssemu_region *r, struct ssemu_nic_sh *n,
 	return true;
 }
 
+SSEMU_HOT
 void nic_arrive(struct ssemu_region *r, uint32_t nic, uint32_t direct,
 		uint32_t pi)
 {

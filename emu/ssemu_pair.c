@@ -39,6 +39,7 @@ void ssemu_pair_cc_reset(const struct ssemu_config *c, struct ssemu_pair *pr)
 	pr->cc_acked = UINT32_MAX / 2;
 }
 
+SSEMU_HOT
 void ssemu_pair_fresh(const struct ssemu_config *c, struct ssemu_pair *pr)
 {
 	memset(pr, 0, sizeof(*pr));
@@ -84,6 +85,7 @@ static void pair_delete(struct ssemu_region *r, uint64_t i)
 }
 
 /* Free entry @i, counted out of its NICs. */
+SSEMU_HOT
 static void pair_free(struct ssemu_region *r, uint64_t i)
 {
 	uint64_t key = ssemu_r_pair_ent(r, i)->key;
@@ -118,6 +120,7 @@ static uint32_t pair_sweep(struct ssemu_region *r, ssemu_time_t now)
 
 /* A fresh pair's entry for @key at @i, the free entry where its probe
  * stopped (NONE: the table is full). */
+SSEMU_HOT
 static struct ssemu_pair *pair_make(struct ssemu_region *r, uint64_t key,
 				    uint64_t i)
 {
@@ -134,6 +137,7 @@ static struct ssemu_pair *pair_make(struct ssemu_region *r, uint64_t key,
 	return e;
 }
 
+SSEMU_HOT
 struct ssemu_pair *ssemu_pair_get(struct ssemu_region *r, uint32_t nic,
 				  uint32_t dnic, ssemu_time_t now)
 {
@@ -161,6 +165,7 @@ struct ssemu_pair *ssemu_pair_get(struct ssemu_region *r, uint32_t nic,
 	return pair_make(r, key, i);
 }
 
+SSEMU_HOT
 struct ssemu_pair *ssemu_pair_make(struct ssemu_region *r, uint32_t nic,
 				   uint32_t dnic, uint64_t at,
 				   ssemu_time_t now)
@@ -182,6 +187,7 @@ static uint64_t pair_index(const struct ssemu_region *r, uint64_t slot)
 	       (slot & ((1ULL << hb) - 1));
 }
 
+SSEMU_HOT
 void ssemu_pair_put(struct ssemu_region *r, struct ssemu_pair *pr,
 		    ssemu_time_t now)
 {

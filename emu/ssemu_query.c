@@ -248,6 +248,7 @@ int ssemu_nic_stats(struct ssemu_nic *nic, struct ssemu_nic_stats *st)
 	return 0;
 }
 
+SSEMU_HOT
 ssemu_addr_t ssemu_ep_addr(struct ssemu_ep *ep)
 {
 	return ep->addr;
@@ -263,6 +264,7 @@ struct ssemu_fabric *ssemu_ep_fabric(struct ssemu_ep *ep)
 	return ep->nic->fab;
 }
 
+SSEMU_HOT
 size_t ssemu_ep_max_msg(struct ssemu_ep *ep)
 {
 	const struct ssemu_config *c = ep->nic->fab->cfg;

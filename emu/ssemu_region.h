@@ -1002,6 +1002,7 @@ static inline uint64_t ssemu_pair_probe(struct ssemu_region *r, uint64_t key,
 
 /* The entry of pair @nic -> @dnic, or NULL: it has none (it is fresh);
  * then *@at is where its probe stopped (ssemu_pair_make). */
+SSEMU_HOT
 static inline struct ssemu_pair *ssemu_pair_lookup(struct ssemu_region *r,
 						   uint32_t nic, uint32_t dnic,
 						   uint64_t *at)
@@ -1130,6 +1131,7 @@ static inline uint64_t ssemu_ep_tx_ring_off(const struct ssemu_region *r,
  * Are endpoint @epi's rings where the layout puts them and sound (else the
  * fabric is marked broken)?  The engine asks before it touches them.
  */
+SSEMU_HOT
 static inline bool ssemu_ep_rings_bad(struct ssemu_region *r, uint32_t epi)
 {
 	const struct ssemu_config *c = &r->config;

@@ -18,6 +18,7 @@
  */
 #include "ssemu_policy.h"
 
+SSEMU_HOT
 static uint32_t route_minimal(const struct ssemu_topo *t, uint32_t sw,
 			      struct ssemu_pkt *pkt)
 {
@@ -36,6 +37,7 @@ static inline uint64_t group_rep(const struct ssemu_topo *t, uint32_t g)
  * local, global, local, global, local, within the VCs.  Inside a group the
  * intermediate is a switch (via has SSEMU_VIA_SWITCH set): local, local.
  */
+SSEMU_HOT
 static uint32_t route_follow(const struct ssemu_topo *t, uint32_t sw,
 			     struct ssemu_pkt *pkt)
 {

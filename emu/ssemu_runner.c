@@ -129,6 +129,7 @@ static void stall_check_locked(struct ssemu_region *r)
 
 /* Did the engine find its memory corrupt (then the fabric is marked
  * broken)? */
+SSEMU_HOT
 static bool engine_bad(struct ssemu_region *r)
 {
 	uint32_t bad = ssemu_load_relaxed(&ssemu_r_engine(r)->bad);
@@ -169,6 +170,7 @@ static bool flush_ovf_word(struct ssemu_region *r, uint64_t *ovf,
 /* Take the messages posted to the endpoints of @work's word @w into the
  * model; @full: also compare each ring's tail with its entries (the
  * liveness pass).  @return false if the fabric is broken. */
+SSEMU_HOT
 static bool drain_work_word(struct ssemu_region *r, uint64_t *work,
 			    uint32_t w, bool full)
 {
@@ -238,6 +240,7 @@ static bool drain_work_word(struct ssemu_region *r, uint64_t *work,
  * lost to a damaged segment (run_locked asks for it with each look for
  * dead processes, every LIVENESS_PERIOD_NS at most).
  */
+SSEMU_HOT
 static void drain_tx_locked(struct ssemu_region *r, bool full)
 {
 	uint64_t *work = ssemu_r_bits(r, r->work_off);
@@ -287,6 +290,7 @@ static void drain_tx_locked(struct ssemu_region *r, bool full)
  * due by the wall clock, then move the model clock up to "now" (nothing
  * earlier is pending) so that what is posted now enters the model now.
  */
+SSEMU_HOT
 static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 {
 	struct ssemu_region *r = f->r;
@@ -366,6 +370,7 @@ static int run_locked(struct ssemu_fabric *f, unsigned budget, bool reap)
 }
 
 /* Anything posted, or a delivery to retry? */
+SSEMU_HOT
 static bool work_posted(struct ssemu_fabric *f)
 {
 	struct ssemu_region *r = f->r;
@@ -515,6 +520,7 @@ static void count_crowd(struct ssemu_fabric *f)
  * (count_crowd), every poll that finds work tries the lock instead,
  * whoever ran the engine last.
  */
+SSEMU_HOT
 static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 {
 	struct ssemu_runner_local *fl = &f->run;
@@ -584,6 +590,7 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 	return ret;
 }
 
+SSEMU_HOT
 int ssemu_fabric_progress(struct ssemu_fabric *f, unsigned budget)
 {
 	int ret;

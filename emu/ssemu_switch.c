@@ -18,6 +18,7 @@
  * (@make: its pair gets an entry if it has none; @known: its pair's
  * entry, or NULL, as the view before it found it, with no entry made or
  * given back since). */
+SSEMU_HOT
 static void cc_queue_view(struct ssemu_region *r, struct ssemu_swport *op,
 			  const struct ssemu_pkt *pkt,
 			  struct ssemu_cc_queue_view *v, bool make,
@@ -146,6 +147,7 @@ struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
  * (pkt_uid) arriving on VC @vc: drawn from a stream of its own, keyed by
  * the switch, the packet and its hop (so the draw is the same whatever
  * else went through the switch before it). */
+SSEMU_HOT
 ssemu_time_t sw_pipeline(struct ssemu_region *r, uint32_t sw, uint64_t uid,
 			 uint32_t vc)
 {
@@ -187,6 +189,7 @@ ssemu_time_t sw_pipeline(struct ssemu_region *r, uint32_t sw, uint64_t uid,
  * puts the packet on the wire (one event per hop instead of two); the
  * pipeline never lets a packet overtake an earlier one from the same input.
  */
+SSEMU_HOT
 void arrive_at_switch(struct ssemu_region *r, uint32_t inst, uint32_t in,
 		      uint32_t pi, ssemu_time_t t)
 {
@@ -223,6 +226,7 @@ static void resend_later(struct ssemu_region *r, uint32_t pi)
 
 /* Hand a credit for (@port's input buffer, @vcl) back to whoever feeds
  * it. */
+SSEMU_HOT
 static inline void return_credit(struct ssemu_region *r,
 				 struct ssemu_switch_sh *s, uint32_t port,
 				 uint32_t vcl, uint32_t cells)
@@ -283,6 +287,7 @@ sw_send(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t inst,
 	uint32_t out, uint32_t in, uint32_t vcl, uint32_t pi,
 	const struct ssemu_cc_queue_view *known);
 
+SSEMU_HOT
 void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);

@@ -76,6 +76,7 @@ void ssemu_tel_init(struct ssemu_region *r, uint64_t off)
 
 /* The hot lines' share of the open sample, folded into @s (the open
  * sample as stored, or a copy of it). */
+SSEMU_HOT
 static void tel_fold_open(const struct ssemu_tel_sh *tl,
 			  struct ssemu_tel_sample *s)
 {
@@ -92,6 +93,7 @@ static void tel_fold_open(const struct ssemu_tel_sh *tl,
 }
 
 /* Close the samples that end at or before @t. */
+SSEMU_HOT
 static void tel_tick(struct ssemu_region *r, struct ssemu_tel_sh *tl,
 		     ssemu_time_t t)
 {
@@ -144,6 +146,7 @@ static inline struct ssemu_tel_sample *tel_now(struct ssemu_region *r,
 }
 
 /* The job slot of NIC @nic (its job id's, or the "other" slot). */
+SSEMU_HOT
 static uint32_t tel_job(struct ssemu_region *r, struct ssemu_tel_sh *tl,
 			uint32_t nic)
 {
@@ -179,6 +182,7 @@ void ssemu_tel_nic_attach(struct ssemu_region *r, uint32_t nic)
 		tel_nicjob(r, tl, nic)->gen = 0;
 }
 
+SSEMU_HOT
 void ssemu_tel_post(struct ssemu_region *r, uint32_t nic, uint32_t tc)
 {
 	struct ssemu_tel_sh *tl = tel_of(r);
@@ -187,6 +191,7 @@ void ssemu_tel_post(struct ssemu_region *r, uint32_t nic, uint32_t tc)
 		tl->jc[tel_job(r, tl, nic)][tc].tx_msgs++;
 }
 
+SSEMU_HOT
 void ssemu_tel_tx(struct ssemu_region *r, uint32_t nic, uint32_t tc,
 		  uint32_t bytes)
 {
@@ -202,6 +207,7 @@ void ssemu_tel_tx(struct ssemu_region *r, uint32_t nic, uint32_t tc,
 	tl->hot[tc].s_tx_bytes += bytes;
 }
 
+SSEMU_HOT
 void ssemu_tel_rx(struct ssemu_region *r, uint32_t src_nic, uint32_t tc,
 		  uint32_t bytes)
 {
@@ -275,6 +281,7 @@ static struct ssemu_tel_pair *tel_pair(struct ssemu_region *r,
 	return p;
 }
 
+SSEMU_HOT
 void ssemu_tel_deliver(struct ssemu_region *r, uint32_t mi)
 {
 	struct ssemu_tel_sh *tl = tel_of(r);
@@ -351,6 +358,7 @@ void ssemu_tel_mark(struct ssemu_region *r, uint32_t tc)
 	tel_now(r, tl)->marks[tc]++;
 }
 
+SSEMU_HOT
 void ssemu_tel_queue(struct ssemu_region *r, uint32_t tc, uint32_t depth)
 {
 	struct ssemu_tel_sh *tl = tel_of(r);

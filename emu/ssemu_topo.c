@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "ssemu_compiler.h"
 #include "ssemu_topo.h"
 
 int ssemu_topo_init(struct ssemu_topo *t, const struct ssemu_topo_params *p,
@@ -143,6 +144,7 @@ uint32_t ssemu_topo_ncopies(const struct ssemu_topo *t, uint32_t g1,
 	return copies_ahead(t, (g2 + t->g - g1) % t->g);
 }
 
+SSEMU_HOT
 uint32_t ssemu_topo_min_port(const struct ssemu_topo *t, uint32_t sw,
 			     uint64_t dst, uint32_t copy)
 {

@@ -65,12 +65,14 @@ uint64_t ssemu_model_trains_run;
 static const struct ssemu_region *run_r;
 static ssemu_time_t run_limit;
 
+SSEMU_HOT
 void ssemu_model_run_begin(const struct ssemu_region *r, ssemu_time_t limit)
 {
 	__atomic_store_n(&run_r, r, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&run_limit, limit, __ATOMIC_SEQ_CST);
 }
 
+SSEMU_HOT
 void ssemu_model_run_end(const struct ssemu_region *r)
 {
 	const struct ssemu_region *mine = r;

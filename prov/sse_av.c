@@ -70,6 +70,7 @@ static int __sse_av_grow(struct sse_av *av, size_t need)
 	return 0;
 }
 
+SSEMU_HOT
 int __sse_av_lookup(struct sse_av *av, fi_addr_t fi_addr, ssemu_addr_t *addr)
 {
 	if (fi_addr >= av->count || !av->tab[fi_addr].valid)
@@ -79,6 +80,7 @@ int __sse_av_lookup(struct sse_av *av, fi_addr_t fi_addr, ssemu_addr_t *addr)
 }
 
 /* The lowest valid index holding @addr, or FI_ADDR_NOTAVAIL. */
+SSEMU_HOT
 fi_addr_t __sse_av_reverse(struct sse_av *av, ssemu_addr_t addr)
 {
 	int64_t i;

@@ -42,6 +42,7 @@ static size_t sse_cq_entry_size(enum fi_cq_format format)
 	}
 }
 
+SSEMU_HOT
 static struct sse_cq_slot *__sse_cq_push(struct sse_cq *cq)
 {
 	struct sse_cq_slot *slot;
@@ -73,6 +74,7 @@ static struct sse_cq_slot *__sse_cq_push(struct sse_cq *cq)
 	return slot;
 }
 
+SSEMU_HOT
 static void __sse_cq_pop(struct sse_cq *cq)
 {
 	cq->head = (cq->head + 1) % cq->cap;
@@ -87,6 +89,7 @@ static void __sse_cq_pop(struct sse_cq *cq)
 }
 
 /* Caller holds the domain lock. */
+SSEMU_HOT
 int __sse_cq_write(struct sse_cq *cq, void *context, uint64_t flags,
 		   size_t len, void *buf, uint64_t data, uint64_t tag,
 		   fi_addr_t src)
@@ -136,6 +139,7 @@ nomem:
 	return -FI_ENOMEM;
 }
 
+SSEMU_HOT
 static ssize_t __sse_cq_read(struct sse_cq *cq, void *buf, size_t count,
 			     fi_addr_t *src_addr)
 {
@@ -169,6 +173,7 @@ static ssize_t __sse_cq_read(struct sse_cq *cq, void *buf, size_t count,
 							  -FI_EAGAIN;
 }
 
+SSEMU_HOT
 static ssize_t sse_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			       fi_addr_t *src_addr)
 {
@@ -204,6 +209,7 @@ static ssize_t sse_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	return ret;
 }
 
+SSEMU_HOT
 static ssize_t sse_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 {
 	return sse_cq_readfrom(cq_fid, buf, count, NULL);

@@ -19,6 +19,7 @@
  * MPI's MTL passes it): to the NIC that is memory it cannot read, and the
  * send fails with FI_EFAULT at both ends, as from any unmapped buffer.
  */
+SSEMU_HOT
 static int sse_check_iov(const struct iovec *iov, size_t count, size_t limit,
 			 bool null_ok, size_t *len)
 {
@@ -40,6 +41,7 @@ static int sse_check_iov(const struct iovec *iov, size_t count, size_t limit,
 }
 
 /* The checks a send passes before anything is queued. */
+SSEMU_HOT
 int sse_send_check(struct sse_ep *ep, const struct sse_send_req *req)
 {
 	size_t len;
@@ -60,6 +62,7 @@ int sse_send_check(struct sse_ep *ep, const struct sse_send_req *req)
 	return 0;
 }
 
+SSEMU_HOT
 ssize_t sse_send_common(struct sse_ep *ep, const struct sse_send_req *req)
 {
 	struct sse_domain *dom = ep->domain;
@@ -80,6 +83,7 @@ ssize_t sse_send_common(struct sse_ep *ep, const struct sse_send_req *req)
 }
 
 /* Start a checked send (sse_send_check); the domain lock is held. */
+SSEMU_HOT
 ssize_t __sse_send(struct sse_ep *ep, const struct sse_send_req *req)
 {
 	const struct iovec *iov = req->iov;
@@ -173,6 +177,7 @@ ssize_t __sse_send(struct sse_ep *ep, const struct sse_send_req *req)
 	return __sse_tx_start(ep, tx);
 }
 
+SSEMU_HOT
 ssize_t sse_recv_common(struct sse_ep *ep, const struct sse_recv_req *req)
 {
 	const struct iovec *iov = req->iov;
@@ -259,6 +264,7 @@ unlock:
 
 /* ------------------------------------------------------------------ */
 
+SSEMU_HOT
 static ssize_t sse_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 			void *desc, fi_addr_t src_addr, void *context)
 {
@@ -298,6 +304,7 @@ static ssize_t sse_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 }
 
 /* Every send call but fi_sendmsg: one buffer, the fid's op flags. */
+SSEMU_HOT
 static ssize_t sse_send_buf(struct fid_ep *ep_fid, const void *buf,
 			    size_t len, fi_addr_t dest, uint64_t data,
 			    uint64_t flags, void *context)
@@ -312,6 +319,7 @@ static ssize_t sse_send_buf(struct fid_ep *ep_fid, const void *buf,
 	return sse_send_common(sse_ep_of(ep_fid), &req);
 }
 
+SSEMU_HOT
 static ssize_t sse_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 			void *desc, fi_addr_t dest_addr, void *context)
 {
@@ -345,12 +353,14 @@ static ssize_t sse_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 	return sse_send_common(sse_ep_of(ep_fid), &req);
 }
 
+SSEMU_HOT
 static ssize_t sse_inject(struct fid_ep *ep_fid, const void *buf, size_t len,
 			  fi_addr_t dest_addr)
 {
 	return sse_send_buf(ep_fid, buf, len, dest_addr, 0, FI_INJECT, NULL);
 }
 
+SSEMU_HOT
 static ssize_t sse_senddata(struct fid_ep *ep_fid, const void *buf,
 			    size_t len, void *desc, uint64_t data,
 			    fi_addr_t dest_addr, void *context)
@@ -359,6 +369,7 @@ static ssize_t sse_senddata(struct fid_ep *ep_fid, const void *buf,
 			    FI_REMOTE_CQ_DATA, context);
 }
 
+SSEMU_HOT
 static ssize_t sse_injectdata(struct fid_ep *ep_fid, const void *buf,
 			      size_t len, uint64_t data, fi_addr_t dest_addr)
 {

@@ -30,6 +30,7 @@ uint64_t sse_now_ns(void)
 /* iov helpers                                                          */
 /* ------------------------------------------------------------------ */
 
+SSEMU_HOT
 size_t sse_iov_len(const struct iovec *iov, size_t count)
 {
 	size_t i, len = 0;
@@ -40,6 +41,7 @@ size_t sse_iov_len(const struct iovec *iov, size_t count)
 }
 
 /* The bytes [off, off + len) of @iov as at most @max_out segments. */
+SSEMU_HOT
 size_t sse_iov_slice(const struct iovec *iov, size_t count, size_t off,
 		     size_t len, struct iovec *out, size_t max_out)
 {
@@ -84,6 +86,7 @@ int sse_copy_to_iov(const struct iovec *iov, size_t count, size_t off,
 	return 0;
 }
 
+SSEMU_HOT
 int sse_copy_from_iov(void *dst, const struct iovec *iov, size_t count,
 		      size_t off, size_t len)
 {
@@ -111,6 +114,7 @@ int sse_copy_from_iov(void *dst, const struct iovec *iov, size_t count,
 /* Progress                                                             */
 /* ------------------------------------------------------------------ */
 
+SSEMU_HOT
 void __sse_ep_progress(struct sse_ep *ep)
 {
 	struct ssemu_event ev[SSE_POLL_BATCH];
@@ -164,6 +168,7 @@ static bool sse_ep_reports_to(const struct sse_ep *ep, const struct sse_cq *cq,
 	       ep->rread_cntr == cntr || ep->rwrite_cntr == cntr;
 }
 
+SSEMU_HOT
 static void __sse_progress_bound(struct sse_domain *dom,
 				 const struct sse_cq *cq,
 				 const struct sse_cntr *cntr)
@@ -189,6 +194,7 @@ void __sse_domain_progress(struct sse_domain *dom)
 }
 
 /* Progress the endpoints bound to @cq. */
+SSEMU_HOT
 void __sse_cq_progress(struct sse_cq *cq)
 {
 	__sse_progress_bound(cq->domain, cq, NULL);
@@ -215,6 +221,7 @@ void sse_cntr_progress(struct sse_cntr *cntr)
 /* Run the fabric's engine (a no-op when another process runs it).
  * @return 0, or -FI_EIO: the fabric is broken (its segment was found
  * corrupt or cut short), no completion will ever come. */
+SSEMU_HOT
 int sse_engine_progress(struct sse_domain *dom)
 {
 	uint64_t t0 = 0;

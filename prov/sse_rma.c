@@ -238,6 +238,7 @@ static int __sse_rma_post(struct sse_ep *ep, struct sse_rma_op *op)
 	return 0;
 }
 
+SSEMU_HOT
 void __sse_rma_progress(struct sse_ep *ep)
 {
 	struct sse_rma_op *op;

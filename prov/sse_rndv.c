@@ -506,6 +506,7 @@ void __sse_rndv_read_done(struct sse_ep *ep, struct sse_rma_piece *p,
 }
 
 /* Receives' reads in matching order, until the emulator is full. */
+SSEMU_HOT
 void __sse_rndv_read_progress(struct sse_ep *ep)
 {
 	struct sse_msg *msg, *tmp;

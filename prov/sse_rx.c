@@ -24,6 +24,7 @@ void __sse_msg_free(struct sse_msg *msg)
 }
 
 /* Reserve room for a message in @rx (the next slice of a multi-recv). */
+SSEMU_HOT
 static void __sse_rx_place(struct sse_ep *ep, struct sse_rx *rx,
 			   size_t total, size_t *off, size_t *len)
 {
@@ -62,6 +63,7 @@ void __sse_rx_free(struct sse_ep *ep, struct sse_rx *rx)
  * and so is a message that could not be fetched (@err: positive FI_E*,
  * @prov_errno the emulator's errno).
  */
+SSEMU_HOT
 void __sse_rx_complete(struct sse_ep *ep, struct sse_rx *rx,
 		       const struct sse_rx_done *d)
 {
@@ -471,6 +473,7 @@ found:
 		__sse_msg_done(ep, msg);
 }
 
+SSEMU_HOT
 void __sse_handle_recv(struct sse_ep *ep, const struct ssemu_event *ev)
 {
 	unsigned op = SSE_HDR_OP(ev->hdr[0]);

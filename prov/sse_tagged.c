@@ -152,6 +152,7 @@ unlock:
 	return ret;
 }
 
+SSEMU_HOT
 static ssize_t sse_trecv(struct fid_ep *ep_fid, void *buf, size_t len,
 			 void *desc, fi_addr_t src_addr, uint64_t tag,
 			 uint64_t ignore, void *context)
@@ -202,6 +203,7 @@ static ssize_t sse_trecvmsg(struct fid_ep *ep_fid,
 }
 
 /* Every tagged send call but fi_tsendmsg: one buffer, the fid's flags. */
+SSEMU_HOT
 static ssize_t sse_tsend_buf(struct fid_ep *ep_fid, const void *buf,
 			     size_t len, fi_addr_t dest, uint64_t tag,
 			     uint64_t data, uint64_t flags, void *context)
@@ -217,6 +219,7 @@ static ssize_t sse_tsend_buf(struct fid_ep *ep_fid, const void *buf,
 	return sse_send_common(sse_ep_of(ep_fid), &req);
 }
 
+SSEMU_HOT
 static ssize_t sse_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
 			 void *desc, fi_addr_t dest_addr, uint64_t tag,
 			 void *context)
@@ -252,6 +255,7 @@ static ssize_t sse_tsendmsg(struct fid_ep *ep_fid,
 	return sse_send_common(sse_ep_of(ep_fid), &req);
 }
 
+SSEMU_HOT
 static ssize_t sse_tinject(struct fid_ep *ep_fid, const void *buf,
 			   size_t len, fi_addr_t dest_addr, uint64_t tag)
 {
@@ -259,6 +263,7 @@ static ssize_t sse_tinject(struct fid_ep *ep_fid, const void *buf,
 			     NULL);
 }
 
+SSEMU_HOT
 static ssize_t sse_tsenddata(struct fid_ep *ep_fid, const void *buf,
 			     size_t len, void *desc, uint64_t data,
 			     fi_addr_t dest_addr, uint64_t tag, void *context)
@@ -267,6 +272,7 @@ static ssize_t sse_tsenddata(struct fid_ep *ep_fid, const void *buf,
 			     FI_REMOTE_CQ_DATA, context);
 }
 
+SSEMU_HOT
 static ssize_t sse_tinjectdata(struct fid_ep *ep_fid, const void *buf,
 			       size_t len, uint64_t data, fi_addr_t dest_addr,
 			       uint64_t tag)

@@ -21,6 +21,7 @@ static int sse_errno_to_fi(int err)
 	return err < 0 ? -err : err;
 }
 
+SSEMU_HOT
 void __sse_tx_free(struct sse_ep *ep, struct sse_tx *tx)
 {
 	__sse_tx_unreg(ep, tx);
@@ -52,6 +53,7 @@ static void __sse_tx_report(struct sse_ep *ep, struct sse_tx *tx)
 }
 
 /* Complete @tx if nothing of it is outstanding any more. */
+SSEMU_HOT
 void __sse_tx_check_done(struct sse_ep *ep, struct sse_tx *tx)
 {
 	if (!tx->hdr_posted || !tx->data_ready ||
@@ -76,6 +78,7 @@ void __sse_tx_check_done(struct sse_ep *ep, struct sse_tx *tx)
 }
 
 /* Post one message of @tx with the header in @s, carrying @iov. */
+SSEMU_HOT
 static int __sse_post_iov(struct sse_ep *ep, struct sse_tx *tx,
 			  struct ssemu_send *s, const struct iovec *iov,
 			  size_t iov_count)
@@ -141,6 +144,7 @@ static void __sse_tx_fault(struct sse_ep *ep, struct sse_tx *tx, size_t off)
  * posted now (all of it, or the rest waits for a CTS or FIN), -FI_EAGAIN
  * when the emulator is full.
  */
+SSEMU_HOT
 int __sse_tx_post(struct sse_ep *ep, struct sse_tx *tx)
 {
 	/* the header is built where the emulator reads it */
@@ -220,6 +224,7 @@ int __sse_tx_post(struct sse_ep *ep, struct sse_tx *tx)
 }
 
 /* After a successful post: park a rendezvous send until its CTS (or FIN). */
+SSEMU_HOT
 void __sse_tx_posted(struct sse_ep *ep, struct sse_tx *tx)
 {
 	sse_dlist_remove(&tx->entry);
@@ -230,6 +235,7 @@ void __sse_tx_posted(struct sse_ep *ep, struct sse_tx *tx)
 }
 
 /* Start a new send or control message, keeping FIFO order. */
+SSEMU_HOT
 int __sse_tx_start(struct sse_ep *ep, struct sse_tx *tx)
 {
 	sse_dlist_insert_tail(&tx->all, &ep->tx_all);
@@ -243,6 +249,7 @@ int __sse_tx_start(struct sse_ep *ep, struct sse_tx *tx)
 	return 0;
 }
 
+SSEMU_HOT
 void __sse_ep_tx_progress(struct sse_ep *ep)
 {
 	struct sse_tx *tx;
@@ -254,6 +261,7 @@ void __sse_ep_tx_progress(struct sse_ep *ep)
 	}
 }
 
+SSEMU_HOT
 void __sse_handle_send_done(struct sse_ep *ep,
 				   const struct ssemu_event *ev)
 {

@@ -235,6 +235,26 @@ check "latency: the cold ring baseline measured" \
 check "latency: --evict 0 runs no cold floor" \
 	sh -c "! grep -q 'cold' '$tmp/lat0.txt' && grep -q '^floor_oneway_ns' '$tmp/lat0.txt'"
 
+# --- switched: processes taking turns on one CPU, the figures' arithmetic ---
+sw="$tmp/sw.txt"
+"$bench" switched --procs 2 --iters 300 > "$sw" ||
+	{ echo "FAIL: switched run"; cat "$sw"; fail=1; }
+check "switched: every line is 'key value'" awk 'NF != 2 { exit 1 }' "$sw"
+check "switched: the processes and messages asked for" \
+	sh -c "grep -qx 'procs 2' '$sw' && grep -qx 'iters 300' '$sw'"
+ry=$(val "$sw" round_yields_ns)
+rm_=$(val "$sw" round_messages_ns)
+so=$(val "$sw" switched_oneway_ns)
+sf=$(val "$sw" floor_oneway_ns)
+check "switched: rounds and the floor measured ($ry, $rm_, $sf)" \
+	holds "$ry" "$rm_" "a > 0 && b > 0 && $sf > 0"
+# (to the printed figures' rounding: each to 1 ns)
+check "switched: switched_oneway_ns $so = ($rm_ - $ry) / 2" \
+	holds "$so" "$rm_" "(e = a - (b - $ry) / 2) <= 1 && -e <= 1"
+check "switched: ratio_switched_floor = $so / $sf" \
+	holds "$(val "$sw" ratio_switched_floor)" "$so" \
+	"(r = b / $sf) && (e = a - r) < (t = 0.006 + (r < 0 ? -r : r) * (0.6 / (b < 0 ? -b : b) + 0.6 / $sf)) && -e < t"
+
 # --- bad input: a clear message on stderr, exit status 2 (1: preset) ---
 bad() {	# bad EXPECTED_TEXT ARGS...: refused with exit status 2
 	want=$1
@@ -253,7 +273,7 @@ bad "out of range \[1, 16777216\]" model --message 17M
 bad "'1X' is not a non-negative integer" model --message 1X
 bad "out of range" model --time 0
 bad "is not a number" model --warmup ''
-bad "unknown mode 'fast' (model, latency, pages, lines, all)" fast
+bad "unknown mode 'fast' (model, latency, pages, lines, switched, all)" fast
 bad "--messages: only with the pages and lines modes" latency --messages 2
 bad "out of range \[1, 1000\]" pages --messages 1001
 bad "unexpected argument 'more'" model more
@@ -268,6 +288,10 @@ bad "is not another endpoint of preset 2group (1..63)" \
 refused 1 "unknown preset 'nosuch'" "$bench" model --preset nosuch
 bad "out of range \[0, 4096\]" latency --evict 5000
 bad "--evict: only with the latency mode" model --evict 4
+bad "out of range \[2, 64\]" switched --procs 1
+bad "out of range \[2, 64\]" switched --procs 65
+bad "--procs: only with the switched mode" latency --procs 4
+bad "the switched mode takes --procs and --iters alone" switched --evict 1
 
 [ $fail -eq 0 ] && echo "PASS: bench_fabric parses, refuses bad input, and its figures agree"
 exit $fail
