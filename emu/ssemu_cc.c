@@ -145,6 +145,7 @@ static bool cc_pair_on_send(const struct ssemu_cc_pair_view *v,
 	return true;
 }
 
+SSEMU_HOT
 static bool cc_pair_mark(const uint32_t *queued_tc, uint32_t tc)
 {
 	/* per class, so that throttling respects the classes' shares */

@@ -1292,6 +1292,7 @@ int recv_ep(struct ssemu_region *r, struct ssemu_msg *m, uint32_t *epi)
  * event (if any) is out and its response packets are all injected: the
  * last of the two sets RXDONE, the slot's last write at the target.
  */
+SSEMU_HOT
 void rma_rx_done(struct ssemu_region *r, struct ssemu_msg *m)
 {
 	if (m->rma_op &&

@@ -62,6 +62,7 @@ static void __sse_rndv_dereg(struct sse_ep *ep, uint64_t key)
  * A read rendezvous send is done with its region: withdraw it, or leave
  * it in the endpoint's cache for the next send from the same buffer.
  */
+SSEMU_HOT
 void __sse_tx_unreg(struct sse_ep *ep, struct sse_tx *tx)
 {
 	if (!tx->rkey_reg)

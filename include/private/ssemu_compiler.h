@@ -13,7 +13,7 @@
  * On the path of every message (a send, its model events, its delivery,
  * its completion and the polls that find them): the compiler puts such
  * functions together (.text.hot), 18 pages of the provider's library
- * where the files would spread them over 40.  After a context switch
+ * where the files would spread them over 41.  After a context switch
  * each code page a message touches costs about 30 ns at its first use on
  * this project's virtual machines, so fewer pages make a message cheaper
  * wherever ranks take turns on the cores (benchmarks/README.md, "Code
