@@ -1833,7 +1833,44 @@ struct lines_count {
 	uint32_t *seen;		/* a line: the last message touching it */
 	uint32_t msg;		/* the message now, from 1 */
 	uint64_t xfer[LINES_SECS], upg[LINES_SECS], touched[LINES_SECS];
+	/* what else a counted message touches, each counted once a message:
+	 * its code's lines and pages, and the lines of the process's own
+	 * memory (heap, stack, globals) */
+	uint64_t code_lines, code_pages, own_lines;
 };
+
+/*
+ * Addresses a message touched (lines or pages, outside the fabric's
+ * maps), for counting each once a message: open addressing over
+ * LINES_SEEN_SLOTS slots, each with the message it was last seen in, so
+ * that a new message starts afresh without clearing.  @return true the
+ * first time @key is seen in message @msg.
+ */
+#define LINES_SEEN_SLOTS (1u << 16)
+
+struct lines_seen {
+	uint64_t key[LINES_SEEN_SLOTS];
+	uint32_t msg[LINES_SEEN_SLOTS];
+};
+
+static bool lines_first(struct lines_seen *t, uint64_t key, uint32_t msg)
+{
+	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ULL) >> 48), n;
+
+	for (n = 0; n < LINES_SEEN_SLOTS; n++, i = (i + 1) &
+						   (LINES_SEEN_SLOTS - 1)) {
+		if (t->msg[i] != msg) {
+			/* free in this message: the key is new to it */
+			t->key[i] = key;
+			t->msg[i] = msg;
+			return true;
+		}
+		if (t->key[i] == key)
+			return false;
+	}
+	/* (a message touching more than the table holds: counted as seen) */
+	return false;
+}
 
 /* The section holding file offset @off (the header's last). */
 static unsigned lines_sec(const struct lines_count *c, uint64_t off)
@@ -1911,10 +1948,16 @@ static int lines_replay(struct lines_count *c, const char *log,
 	bool counting = false, done = false;
 	uint64_t addr, off, end, ln, t, sum_x = 0, sum_u = 0, sum_t = 0;
 	unsigned size;
+	struct lines_seen *code, *pages, *own;
 	FILE *f = fopen(log, "r");
 
 	if (!f)
 		return -errno;
+	code = calloc(1, sizeof(*code));
+	pages = calloc(1, sizeof(*pages));
+	own = calloc(1, sizeof(*own));
+	if (!code || !pages || !own)
+		die("calloc", -ENOMEM);
 	c->held = calloc(c->bytes / 64 + 1, 1);
 	c->moved = calloc(c->bytes / 64 + 1, sizeof(uint32_t));
 	c->seen = calloc(c->bytes / 64 + 1, sizeof(uint32_t));
@@ -1923,6 +1966,19 @@ static int lines_replay(struct lines_count *c, const char *log,
 	while (!done && fgets(line, sizeof(line), f)) {
 		char op = line[1];
 
+		if (line[0] == 'I' &&
+		    sscanf(line + 1, "%" SCNx64 ",%u", &addr, &size) == 2) {
+			/* an instruction fetched (message 0: before the
+			 * first counted one) */
+			if (!counting || !c->msg)
+				continue;
+			for (ln = addr / 64; ln * 64 < addr + SSEMU_MAX(size, 1u);
+			     ln++)
+				c->code_lines += lines_first(code, ln, c->msg);
+			c->code_pages += lines_first(pages, addr / 4096,
+						     c->msg);
+			continue;
+		}
 		if (line[0] != ' ' || (op != 'L' && op != 'S' && op != 'M') ||
 		    sscanf(line + 2, "%" SCNx64 ",%u", &addr, &size) != 2)
 			continue;
@@ -1943,14 +1999,23 @@ static int lines_replay(struct lines_count *c, const char *log,
 		for (m = 0; m < c->nmaps; m++)
 			if (addr >= c->map[m].lo && addr < c->map[m].hi)
 				break;
-		if (m == c->nmaps)
+		if (m == c->nmaps) {
+			if (counting && c->msg)
+				for (ln = addr / 64;
+				     ln * 64 < addr + SSEMU_MAX(size, 1u); ln++)
+					c->own_lines += lines_first(own, ln,
+								    c->msg);
 			continue;
+		}
 		off = c->map[m].off + (addr - c->map[m].lo);
 		end = off + (size ? size : 1);
 		for (ln = off / 64; ln * 64 < end && ln * 64 < c->bytes; ln++)
 			lines_access(c, p, ln * 64, op != 'L', counting);
 	}
 	fclose(f);
+	free(code);
+	free(pages);
+	free(own);
 	if (!done)
 		return -EIO;
 	kv_u64("messages", messages);
@@ -1962,6 +2027,12 @@ static int lines_replay(struct lines_count *c, const char *log,
 	kv_f("transfers_per_message", (double)sum_x / (double)messages, 2);
 	kv_f("upgrades_per_message", (double)sum_u / (double)messages, 2);
 	kv_f("touched_per_message", (double)sum_t / (double)messages, 2);
+	kv_f("code_lines_per_message", (double)c->code_lines /
+		(double)messages, 2);
+	kv_f("code_pages_per_message", (double)c->code_pages /
+		(double)messages, 2);
+	kv_f("own_lines_per_message", (double)c->own_lines /
+		(double)messages, 2);
 	for (s = 0; s < c->nsecs; s++) {
 		char key[64];
 

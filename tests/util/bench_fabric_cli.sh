@@ -206,6 +206,12 @@ if command -v valgrind > /dev/null 2>&1; then
 		holds "$tt" "$lt" 'a > b && a < 1000'
 	check "lines: the sections' touched lines add up to the total" \
 		adds_up "$ln" touched "$tt"
+	cl=$(val "$ln" code_lines_per_message)
+	cp=$(val "$ln" code_pages_per_message)
+	check "lines: a message's code on more lines ($cl) than pages ($cp), some" \
+		holds "$cl" "$cp" 'b >= 1 && a > b && a <= 64 * b'
+	check "lines: the process's own lines a message counted" \
+		holds "$(val "$ln" own_lines_per_message)" 0 'a > 0'
 	check "lines: the rings and the message slots among them" \
 		sh -c "awk '\$1 == \"transfers_rings\" && \$2 > 0 { r = 1 }
 			\$1 == \"transfers_msgs\" && \$2 > 0 { m = 1 }
