@@ -1566,9 +1566,13 @@ static int bench_switched(uint64_t procs, uint64_t iters)
 			switched_child(sh, k, (uint32_t)procs, iters);
 		started++;
 	}
+	/* (one that fails lets the others through the barriers, where they
+	 * would wait for it for good: their figures are not used then) */
 	for (k = 0; k < started; k++)
-		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			__atomic_store_n(&sh->failed, 1, __ATOMIC_RELAXED);
 			ret = 1;
+		}
 	if (ret || sh->failed) {
 		fprintf(stderr, "bench_fabric: switched: a process failed\n");
 		munmap(sh, sizeof(*sh));
