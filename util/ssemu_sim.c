@@ -673,6 +673,16 @@ static int sim_setup(struct sim *s)
 			"%" PRIu64 "\n", n, nports);
 		return -EINVAL;
 	}
+	/* (the sources are the first ones after the pattern's receivers:
+	 * more than there are asks for what the run cannot make) */
+	if (s->o.sources && s->pat->run == run_open_loop &&
+	    s->o.sources > n - SSEMU_MIN(s->pat->first_source, n)) {
+		fprintf(stderr, "sim: --sources %" PRIu64 ": %" PRIu64
+			" endpoints take part, %" PRIu64 " of them can send "
+			"with --pattern %s\n", s->o.sources, n,
+			n - SSEMU_MIN(s->pat->first_source, n), s->pat->name);
+		return -EINVAL;
+	}
 	ret = ssemu_drv_open(&s->d, n, s->o.size, 256, NULL);
 	if (ret)
 		return ret;

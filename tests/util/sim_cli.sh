@@ -61,6 +61,10 @@ bad "bad.cfg:1: nonsense: unknown key" sim --config "$tmp/bad.cfg"
 bad "no fabric named" stat --fabric ssemu-no-such-fabric-$$
 bad "unknown routing algorithm 'bogus'" sim --versus-routing bogus
 bad "out of range" sim --sources 0
+bad "sim: --sources 65: 64 endpoints take part, 64 of them can send with --pattern uniform" \
+	sim --preset 2group --sources 65 --time 1
+bad "sim: --sources 64: 64 endpoints take part, 63 of them can send with --pattern incast" \
+	sim --preset 2group --pattern incast --sources 64 --time 1
 printf 'preset = "switch";\n' > "$tmp/noline.cfg"
 bad "no '# sim:' line" sim --scenario "$tmp/noline.cfg"
 printf '# sim: --preset malbec\npreset = "switch";\n' > "$tmp/preset.cfg"
