@@ -290,10 +290,12 @@ void __sse_rma_handle_done(struct sse_ep *ep, const struct ssemu_event *ev)
 					rd ? op->iov : op->res,
 					rd ? op->iov_count : op->res_count,
 					p->off, p->len);
-			if (ret == -EFAULT && !op->err) {
-				op->err = FI_EFAULT;
-				op->prov_errno = EFAULT;
-			} else if (ret < 0 && ret != -EFAULT) {
+			if (ret == -EFAULT) {
+				if (!op->err) {
+					op->err = FI_EFAULT;
+					op->prov_errno = EFAULT;
+				}
+			} else if (ret < 0) {
 				data = NULL;
 				errno = (int)-ret;
 			}

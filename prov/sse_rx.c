@@ -289,7 +289,6 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 	size_t total = ev->hdr[3];
 	size_t payload = op == SSE_OP_EAGER ? ev->len : 0;
 	bool rread = op == SSE_OP_RTS && (hflags & SSE_HF_RNDV_READ);
-	const void *data = NULL;
 	struct sse_rndv_desc desc = { 0, 0 };
 	struct sse_rx *rx;
 	struct sse_msg *msg;
@@ -304,11 +303,9 @@ static void __sse_handle_first(struct sse_ep *ep, const struct ssemu_event *ev,
 		if (ssemu_event_copy(ep->emu, ev, 0, &desc, sizeof(desc)) !=
 		    sizeof(desc))
 			crc_err = __sse_rx_crc_failed(ep, ev->src, ev);
-	} else if (payload) {
-		/* checked as it is copied out (__sse_rx_copy) */
-		data = ssemu_event_payload(ep->emu, ev);
-		if (!data)
-			goto malformed;
+	} else if (payload && !ssemu_event_payload(ep->emu, ev)) {
+		/* (there to copy: checked as it is copied, __sse_rx_copy) */
+		goto malformed;
 	}
 
 	rx = __sse_find_posted(ep, ev->src, tagged, ev->hdr[1]);
@@ -418,7 +415,8 @@ static void __sse_handle_frag(struct sse_ep *ep, const struct ssemu_event *ev)
 {
 	uint64_t id = SSE_HDR_ID(ev->hdr[0]);
 	size_t off = ev->hdr[1];
-	const void *data = ssemu_event_payload(ep->emu, ev);
+	/* (there to copy: checked as it is copied, __sse_rx_copy) */
+	bool payload = ssemu_event_payload(ep->emu, ev) != NULL;
 	struct sse_msg *msg;
 	int ret;
 
@@ -439,7 +437,7 @@ found:
 		__sse_msg_done(ep, msg);
 		return;
 	}
-	if (off + ev->len > msg->total || !data || msg->rread) {
+	if (off + ev->len > msg->total || !payload || msg->rread) {
 		SSE_EP_WARN(ep, "malformed fragment from %u:%u dropped\n",
 			    SSEMU_ADDR_PORT(ev->src), SSEMU_ADDR_PID(ev->src));
 		return;
