@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +55,7 @@ struct sim_opts {
 	const char *telemetry;	/* trace file to save */
 	double tel_interval_us;	/* < 0: the fabric's */
 	bool progress;
+	bool speed;		/* report the set-up's and the run's cost */
 };
 
 struct sim {
@@ -802,7 +804,11 @@ static void usage_sim(FILE *f)
 		"                       sample period of the time series (default:\n"
 		"                       the fabric's, 10 us in the presets; 0: none)\n"
 		"  --progress           model time reached on stderr as it runs\n"
-		"                       (the default when stderr is a terminal)\n");
+		"                       (the default when stderr is a terminal)\n"
+		"  --speed              also report what the simulation cost: CPU\n"
+		"                       and wall seconds of the set-up and of the\n"
+		"                       run, packet-hops per CPU second of the\n"
+		"                       run, the peak resident memory\n");
 }
 
 static int parse_sim(int argc, char **argv, struct sim_opts *o)
@@ -823,6 +829,7 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 		SSEMU_CLI_OPT_DOUBLE("telemetry-interval", &o->tel_interval_us,
 				     0, 1e6),
 		SSEMU_CLI_OPT_FLAG("progress", &o->progress),
+		SSEMU_CLI_OPT_FLAG("speed", &o->speed),
 		SSEMU_CLI_OPT_STR("versus-routing", &o->versus),
 		SSEMU_CLI_OPT_U64("sources", &o->sources, 1, SSEMU_MAX_PORTS),
 		{ 0 },
@@ -845,25 +852,80 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 	return ssemu_cli_parse(&cmd, argc, argv);
 }
 
+/* The process's clocks at one moment: wall and CPU (user and system)
+ * seconds. */
+struct sim_clock {
+	double wall, cpu;
+};
+
+static struct sim_clock sim_clock(void)
+{
+	struct timespec ts;
+	struct rusage ru;
+	struct sim_clock c = { 0, 0 };
+
+	if (!clock_gettime(CLOCK_MONOTONIC, &ts))
+		c.wall = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	if (!getrusage(RUSAGE_SELF, &ru))
+		c.cpu = (double)ru.ru_utime.tv_sec +
+			(double)ru.ru_utime.tv_usec * 1e-6 +
+			(double)ru.ru_stime.tv_sec +
+			(double)ru.ru_stime.tv_usec * 1e-6;
+	return c;
+}
+
+/*
+ * --speed: what the simulation cost, the set-up (the fabric's store, every
+ * endpoint attached, the traffic's state) apart from the run (the
+ * traffic's generation and the model), as a simulator's user compares
+ * runs and simulators: packet-hops per CPU second of the run.
+ */
+static void report_speed(struct sim *s, struct sim_clock t0,
+			 struct sim_clock t1, struct sim_clock t2)
+{
+	double run_cpu = t2.cpu - t1.cpu, run_wall = t2.wall - t1.wall;
+	struct ssemu_fabric_stats st;
+	struct rusage ru;
+	long rss_kib = 0;
+
+	ssemu_fabric_stats(s->d.fab, &st);
+	if (!getrusage(RUSAGE_SELF, &ru))
+		rss_kib = ru.ru_maxrss;
+	printf("speed: setup %.2f s CPU, %.2f s wall; run %.2f s CPU, %.2f s "
+	       "wall; %" PRIu64 " packet-hops, %.0f a CPU second (%.0f a "
+	       "wall second); peak RSS %ld MiB\n",
+	       t1.cpu - t0.cpu, t1.wall - t0.wall, run_cpu, run_wall,
+	       st.pkt_hops, (double)st.pkt_hops / SSEMU_MAX(run_cpu, 1e-6),
+	       (double)st.pkt_hops / SSEMU_MAX(run_wall, 1e-6),
+	       rss_kib / 1024);
+}
+
 /* One run of @o: its report printed if @print; its throughput in @gbps. */
 static int sim_once(const struct sim_opts *o, bool print, double *gbps)
 {
+	struct sim_clock t0, t1, t2;
 	struct sim s;
 	int ret;
 
 	memset(&s, 0, sizeof(s));
 	s.o = *o;
+	t0 = sim_clock();
 	ret = sim_setup(&s);
 	if (!ret) {
+		t1 = sim_clock();
 		ret = s.pat->run(&s);
+		t2 = sim_clock();
 		progress(&s, 1, true);
 		if (!ret && s.o.telemetry)
 			ret = save_telemetry(&s);
-		if (ret)
+		if (ret) {
 			fprintf(stderr, "sim: the run failed: %s\n",
 				strerror(-ret));
-		else if (print)
+		} else if (print) {
 			report(&s);
+			if (s.o.speed)
+				report_speed(&s, t0, t1, t2);
+		}
 		*gbps = sim_gbps(&s, NULL);
 	}
 	sim_teardown(&s);
