@@ -301,7 +301,7 @@ int ssemu_nic_attach(struct ssemu_fabric *f, const struct ssemu_nic_opts *o,
 	n = ssemu_r_nic(r, slot);
 	ssemu_model_nic_reset(r, slot);
 	/* no stale window entries toward the new NIC either */
-	ssemu_pair_reset_nic(r, slot, ssemu_r_engine(r)->now);
+	ssemu_pair_reset_nic(r, slot, ssemu_r_now(r));
 	n->owner_pid = getpid();
 	n->owner_uid = (uint32_t)getuid();
 	n->port = port;

@@ -316,6 +316,12 @@ int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 	CHECK(cfg->clock == SSEMU_CLOCK_VIRTUAL ||
 		      (cfg->dilation >= 1e-3 && cfg->dilation <= 1e9),
 	      "dilation %g out of range [0.001, 1e9]", cfg->dilation);
+	CHECK(cfg->group_windows <= 1, "group_windows %u is not 0 or 1",
+	      cfg->group_windows);
+	CHECK(!cfg->group_windows || cfg->clock == SSEMU_CLOCK_VIRTUAL,
+	      "group windows need the virtual clock");
+	CHECK(!cfg->group_windows || ssemu_config_group_window(cfg) > 0,
+	      "group windows need global links with a delay");
 	CHECK(cfg->max_nics >= 1 && cfg->max_nics <= SSEMU_MAX_NICS,
 	      "max_nics %u out of range [1, %u]", cfg->max_nics,
 	      SSEMU_MAX_NICS);

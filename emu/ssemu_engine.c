@@ -57,9 +57,13 @@ static inline struct ssemu_ev *pool(struct ssemu_engine *e)
 					   sizeof(struct ssemu_heap_ent));
 }
 
-static inline uint64_t bucket_of(ssemu_time_t t)
+static inline uint64_t bucket_of(const struct ssemu_engine *e,
+				 ssemu_time_t t)
 {
-	return t >> SSEMU_ENGINE_BUCKET_SHIFT;
+	/* (a width out of range from the engine's memory: the usual one) */
+	return t >> (SSEMU_ENGINE_BUCKET_SHIFT +
+		     (e->bucket_wide == SSEMU_ENGINE_WIDE ? SSEMU_ENGINE_WIDE :
+							   0));
 }
 
 /*
@@ -90,6 +94,7 @@ bool ssemu_engine_geometry_ok(const struct ssemu_engine *e, uint32_t cap)
 	       e->nwheel <= cap && e->near_sorted <= 1 && e->hwm <= cap &&
 	       e->held <= SSEMU_ENGINE_HELD_MAX && e->held <= cap &&
 	       e->ids_out <= 1 &&
+	       (!e->bucket_wide || e->bucket_wide == SSEMU_ENGINE_WIDE) &&
 	       (!e->held || (!e->nnear && !e->nwheel && !e->nfar)) &&
 	       (e->free_head < e->hwm || e->free_head == SSEMU_EV_NONE);
 }
@@ -472,7 +477,7 @@ schedule(struct ssemu_engine *e, ssemu_time_t t, bool keyed, uint64_t key,
 		e->ids_out = 1;
 	}
 
-	bk = bucket_of(t);
+	bk = bucket_of(e, t);
 	/* nothing queued anywhere (a quiet fabric, a ping-pong): the window
 	 * may move up to the event's bucket at once, which saves the trip
 	 * through the wheel and a refill; near then holds all of it */
@@ -536,6 +541,14 @@ int ssemu_engine_cancel(struct ssemu_engine *e, ssemu_evid_t id)
 	ev->state = SSEMU_EV_CANCELLED;
 	ssemu_store_relaxed(&e->nlive, e->nlive - 1);
 	e->ncancelled++;
+	return 0;
+}
+
+int ssemu_engine_set_wide(struct ssemu_engine *e, bool wide)
+{
+	if (e->held || e->nnear || e->nwheel || e->nfar)
+		return -EBUSY;
+	e->bucket_wide = wide ? SSEMU_ENGINE_WIDE : 0;
 	return 0;
 }
 
@@ -613,7 +626,7 @@ static inline void walk_step(struct ssemu_engine *e)
 	ev = &pool(e)[e->pf_idx];
 	next = ev->next;
 	/* (an event of another bucket: the list was refilled meanwhile) */
-	if (bucket_of(ev->time) != e->pf_bucket || next >= e->cap) {
+	if (bucket_of(e, ev->time) != e->pf_bucket || next >= e->cap) {
 		e->pf_idx = SSEMU_EV_NONE;
 		return;
 	}
@@ -645,7 +658,7 @@ static bool refill(struct ssemu_engine *e)
 	if (unlikely(e->bad))
 		return false;
 	if (e->nfar)
-		bf = bucket_of(far_heap(e)->time);
+		bf = bucket_of(e, far_heap(e)->time);
 	if (bw == UINT64_MAX && bf == UINT64_MAX)
 		return false;
 	e->base = SSEMU_MIN(bw, bf);
@@ -663,7 +676,7 @@ static bool refill(struct ssemu_engine *e)
 			/* every event of a bucket's list is of that bucket: one
 			 * of an earlier lap was left behind by a bitmap that
 			 * lost its bit, and would run in the past */
-			if (unlikely(bucket_of(ev->time) != bw))
+			if (unlikely(bucket_of(e, ev->time) != bw))
 				return corrupt(e, SSEMU_ENGINE_BAD_BUCKET);
 			next = ev->next;
 			e->nwheel--;
@@ -685,7 +698,7 @@ static bool refill(struct ssemu_engine *e)
 	}
 
 	f = far_heap(e);
-	while (e->nfar && bucket_of(f->time) <= e->base) {
+	while (e->nfar && bucket_of(e, f->time) <= e->base) {
 		/* take it out of far first: with the pool full, near's next
 		 * entry is far's last */
 		struct ssemu_heap_ent v = *f;
@@ -896,7 +909,7 @@ static bool __attribute__((noinline)) take_back(struct ssemu_engine *e)
 				     e->held >= SSEMU_ENGINE_HELD_MAX))
 				return corrupt(e, SSEMU_ENGINE_BAD_BUCKET);
 			ev = &p[idx];
-			if (unlikely(bucket_of(ev->time) != bw ||
+			if (unlikely(bucket_of(e, ev->time) != bw ||
 				     ev->state != SSEMU_EV_LIVE ||
 				     ev->time < e->now))
 				return corrupt(e, SSEMU_ENGINE_BAD_BUCKET);

@@ -62,6 +62,7 @@
  */
 #define SSEMU_ENGINE_BUCKET_SHIFT 9
 #define SSEMU_ENGINE_BUCKET_PS (1ull << SSEMU_ENGINE_BUCKET_SHIFT)
+#define SSEMU_ENGINE_WIDE 8
 #define SSEMU_ENGINE_NBUCKETS 8192u
 
 /*
@@ -156,7 +157,10 @@ struct ssemu_engine {
 	 * the event to look at next (a hint: checked, never trusted) */
 	uint64_t pf_bucket;
 	uint32_t pf_idx;
-	uint32_t pf_pad;
+	/* bits added to the buckets' width (SSEMU_ENGINE_BUCKET_SHIFT):
+	 * 0, or SSEMU_ENGINE_WIDE for group windows' encoded times, which
+	 * run a window's groups one after the other */
+	uint32_t bucket_wide;
 	/* (the first held event in the second line, with the count: an
 	 * event alone costs the engine two lines) */
 	struct ssemu_held_ent held_ev[SSEMU_ENGINE_HELD_MAX];
@@ -247,6 +251,10 @@ int ssemu_engine_cancel(struct ssemu_engine *e, ssemu_evid_t id);
  * Take the next live event with time <= @limit, advancing the clock to it.
  * @return true if one was taken.
  */
+/* Buckets 2^SSEMU_ENGINE_WIDE times wider (@wide) or not: only while
+ * nothing is queued.  @return 0, or -EBUSY. */
+int ssemu_engine_set_wide(struct ssemu_engine *e, bool wide);
+
 bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 		      struct ssemu_fired *out);
 

@@ -186,6 +186,11 @@ static double wire_ps(const struct ssemu_config *c, uint64_t size)
 	return bytes * 8.0 * 1e12 / (double)c->edge.rate_bps;
 }
 
+uint32_t ssemu_gen_port(struct ssemu_region *r, uint32_t gi)
+{
+	return gi < r->gen_neps ? gen_of(r)->ep[gi].port : 0;
+}
+
 static void tick_at(struct ssemu_region *r, uint32_t gi, ssemu_time_t t)
 {
 	struct gen_ep *ge = &gen_of(r)->ep[gi];

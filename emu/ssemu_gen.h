@@ -38,6 +38,8 @@ int ssemu_gen_init(struct ssemu_region *r, uint64_t off);
 
 /* The model's calls (under the fabric lock). */
 void ssemu_gen_tick(struct ssemu_region *r, uint32_t gi);
+/* The port of generator @gi's endpoint (0 if there is no such one). */
+uint32_t ssemu_gen_port(struct ssemu_region *r, uint32_t gi);
 /* The last packet of modelled message @mi arrived at its target. */
 void ssemu_gen_deliver(struct ssemu_region *r, uint32_t mi);
 /* A real endpoint's message @mi reached a modelled job's rank: counted

@@ -26,6 +26,7 @@
  * ssemu_model_int.h).
  */
 #include "ssemu_link.h"
+#include "ssemu_gen.h"
 
 void __attribute__((cold)) schedule_failed(struct ssemu_region *r, int ret)
 {
@@ -104,6 +105,63 @@ static void defer_flush(struct ssemu_region *r)
 		if (ret)
 			schedule_failed(r, ret);
 	}
+}
+
+/* The Dragonfly group of the NIC or switch event @type, @a is for. */
+static uint32_t gw_group(struct ssemu_region *r, uint32_t type, uint32_t a)
+{
+	uint64_t port = 0, per = (uint64_t)r->topo.p * r->topo.a;
+
+	switch (type) {
+	case SSEMU_MEV_SW_READY:
+	case SSEMU_MEV_SW_OUT_DONE:
+	case SSEMU_MEV_SW_CREDIT:
+		return a < r->sw_used ?
+			       ssemu_topo_group(&r->topo,
+						ssemu_r_switch(r, a)->sw) %
+				       r->topo.g :
+			       0;
+	case SSEMU_MEV_GEN:
+		port = ssemu_gen_port(r, a);
+		break;
+	default:
+		if (a < r->config.max_nics)
+			port = ssemu_r_nic(r, a)->port;
+		break;
+	}
+	return per ? (uint32_t)(port / per % r->topo.g) : 0;
+}
+
+ssemu_time_t __attribute__((noinline)) ssemu_gw_now(const struct ssemu_region *r)
+{
+	return ssemu_gw_dec(r, ((const struct ssemu_engine *)SSEMU_AT(
+					r, r->engine_off))->now);
+}
+
+ssemu_time_t gw_schedule_time(struct ssemu_region *r, ssemu_time_t t,
+			      uint32_t type, uint32_t a)
+{
+	const struct ssemu_engine *e = ssemu_r_engine(r);
+	uint32_t g = gw_group(r, type, a);
+	ssemu_time_t s;
+
+	if (t >= ssemu_gw_max(r)) {
+		ssemu_fail(r, "group windows: model time %llu ps is past what "
+			   "they can encode", (unsigned long long)t);
+		return UINT64_MAX;
+	}
+	s = ssemu_gw_enc(r, t, g);
+	if (s < e->now) {
+		ssemu_fail(r, "group windows: event %u (%u) at %llu ps for "
+			   "group %u falls in a window that group has run "
+			   "(at %llu ps): the groups are not independent over "
+			   "%llu ps", type, a, (unsigned long long)t, g,
+			   (unsigned long long)ssemu_gw_dec(r, e->now),
+			   (unsigned long long)ssemu_config_group_window(
+				   &r->config));
+		return UINT64_MAX;
+	}
+	return s;
 }
 
 /* Are the arguments of event @f in range (else the fabric is marked
@@ -334,9 +392,17 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 	static __thread uint32_t since_check;
 #endif
 
+	struct ssemu_fired g;
+
 	if (event_bad(r, f))
 		return;
 	prefetch_next(r, f);
+	if (unlikely(r->config.group_windows)) {
+		/* (the handlers see model time) */
+		g = *f;
+		g.time = ssemu_gw_dec(r, f->time);
+		f = &g;
+	}
 	if (unlikely(ssemu_model_perturb)) {
 		ssemu_store_relaxed(&ssemu_model_deferring, 1);
 		ev_handler[f->type](r, f);

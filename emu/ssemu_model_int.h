@@ -41,7 +41,7 @@
 
 static inline ssemu_time_t now_of(struct ssemu_region *r)
 {
-	return ssemu_r_engine(r)->now;
+	return ssemu_r_now(r);
 }
 
 /*
@@ -223,6 +223,11 @@ static inline uint64_t ev_key(struct ssemu_region *r, ssemu_time_t t,
 		/* entity: the input; then the earlier arrival */
 		x = b;
 	}
+	/* (a switch by its place in the topology, not by its model's index,
+	 * which follows the order switches are first used in) */
+	if ((type == SSEMU_MEV_SW_READY || type == SSEMU_MEV_SW_OUT_DONE ||
+	     type == SSEMU_MEV_SW_CREDIT) && a < r->sw_used)
+		a = ssemu_r_switch(r, a)->sw;
 	h = ssemu_rng_mix64(((uint64_t)type << 32 | a) ^ x << 48 ^
 			    0x9e3779b97f4a7c15ULL);
 	/* (an index out of range stays as it is: the handler finds it) */
@@ -307,6 +312,12 @@ extern struct ssemu_capture *ssemu_model_capture;
  * as the engine's dispatch checks them). */
 void ssemu_model_handle(struct ssemu_region *r, const struct ssemu_fired *f);
 
+/* Group windows: event @t, @type, @a's time as the engine holds it, or
+ * UINT64_MAX with the fabric failed (the event would fall in a window its
+ * group has run: the groups are not independent over a window). */
+ssemu_time_t gw_schedule_time(struct ssemu_region *r, ssemu_time_t t,
+			      uint32_t type, uint32_t a);
+
 /* Event @type (enum ssemu_model_ev) with arguments @a, @b, @c at @t. */
 static inline void schedule(struct ssemu_region *r, ssemu_time_t t,
 			    uint32_t type, uint32_t a, uint32_t b, uint32_t c)
@@ -319,6 +330,11 @@ static inline void schedule(struct ssemu_region *r, ssemu_time_t t,
 		      "the event engine's size changed"))
 		return;
 	key = ev_key(r, t, type, a, b, c);
+	if (__builtin_expect(r->config.group_windows, 0)) {
+		t = gw_schedule_time(r, t, type, a);
+		if (t == UINT64_MAX)
+			return;
+	}
 	if (__builtin_expect(ssemu_load_relaxed(&ssemu_model_deferring), 0)) {
 		ssemu_model_defer(r, t, key, type, a, b, c);
 		return;

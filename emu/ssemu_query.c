@@ -46,7 +46,7 @@ int ssemu_fabric_stats(struct ssemu_fabric *f, struct ssemu_fabric_stats *st)
 		return -EINVAL;
 	r = f->r;
 	memset(st, 0, sizeof(*st));
-	st->now = ssemu_r_engine(r)->now;
+	st->now = ssemu_r_now(r);
 	st->events = ssemu_r_engine(r)->executed;
 	st->pkts_delivered = r->pkts_delivered;
 	st->pkt_hops = r->pkt_hops;

@@ -347,6 +347,7 @@ int ssemu_model_recover(struct ssemu_region *r)
 
 	/* The transient model goes: events, packets, switches, NIC links. */
 	ssemu_engine_init(e, c->max_events);
+	ssemu_engine_set_wide(e, c->group_windows);
 	e->now = now;
 	e->seq = eseq;
 	e->executed = executed;

@@ -826,6 +826,69 @@ static inline struct ssemu_engine *ssemu_r_engine(struct ssemu_region *r)
 	return SSEMU_AT(r, r->engine_off);
 }
 
+/*
+ * Group windows (ssemu_config.group_windows): the engine's times are
+ * encoded so that its (time, key) order takes model time in windows of W
+ * (ssemu_config_group_window) and each window a Dragonfly group at a
+ * time: window w holds (w - 1) W < t <= w W (window 0 the instant 0), and
+ * an event of group g at offset o in its window is at w G W + g W + o for
+ * G groups.  Nothing one group does reaches another within W, so a
+ * group's events in a window depend on nothing the other groups do in it,
+ * and each group's events keep their (time, key) order.  Without the mode
+ * the model's clock is the engine's.
+ */
+static inline ssemu_time_t ssemu_gw_enc(const struct ssemu_region *r,
+					ssemu_time_t t, uint32_t g)
+{
+	uint64_t W = ssemu_config_group_window(&r->config);
+	uint64_t w = t ? (t - 1) / W + 1 : 0, o = t ? (t - 1) % W : 0;
+
+	return (w * r->topo.g + g) * W + o;
+}
+
+static inline ssemu_time_t ssemu_gw_dec(const struct ssemu_region *r,
+					ssemu_time_t s)
+{
+	uint64_t W = ssemu_config_group_window(&r->config);
+	uint64_t w = s / W / r->topo.g, o = s % W;
+
+	return w ? (w - 1) * W + o + 1 : 0;
+}
+
+/* The latest model time the encoding holds (a later one would wrap). */
+static inline ssemu_time_t ssemu_gw_max(const struct ssemu_region *r)
+{
+	return UINT64_MAX / 2 / r->topo.g;
+}
+
+/* Where the engine stops for "every event at or before @t": past the
+ * end of @t's window if @t ends one, else before its start (the window is
+ * run whole, or not yet). */
+static inline ssemu_time_t ssemu_gw_limit(const struct ssemu_region *r,
+					  ssemu_time_t t)
+{
+	uint64_t W = ssemu_config_group_window(&r->config);
+	uint64_t w = t ? (t - 1) / W + 1 : 0;
+
+	if (t >= ssemu_gw_max(r))
+		return UINT64_MAX;
+	if (t % W == 0)
+		return (w + 1) * r->topo.g * W - 1;
+	return w * r->topo.g * W - 1;
+}
+
+/* The model's clock under group windows (out of line: the usual clock's
+ * readers stay short). */
+ssemu_time_t ssemu_gw_now(const struct ssemu_region *r);
+
+/* The model's clock: the engine's, decoded under group windows. */
+static inline ssemu_time_t ssemu_r_now(struct ssemu_region *r)
+{
+	if (__builtin_expect(r->config.group_windows, 0))
+		return ssemu_gw_now(r);
+	return ((const struct ssemu_engine *)SSEMU_AT(r, r->engine_off))->now;
+}
+
 static inline struct ssemu_nic_sh *ssemu_r_nic(struct ssemu_region *r,
 					       uint32_t i)
 {

@@ -717,6 +717,11 @@ static int run_until(struct ssemu_fabric *f, ssemu_time_t t, bool watched)
 	}
 	if (r->nparked)
 		ssemu_xuid_run_locked(r);
+	/* (group windows: every event at or before @t is a prefix of the
+	 * engine's order only where @t ends a window; short of that, the
+	 * windows before @t's) */
+	if (r->config.group_windows && t != UINT64_MAX)
+		t = ssemu_gw_limit(r, t);
 	exec0 = e->executed;
 	/* (a slot freed before this run, by another: the caller looked at
 	 * its slots before it ran the engine; only a watched run reads the

@@ -301,6 +301,11 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 		return ret;
 
 	ssemu_engine_init(ssemu_r_engine(r), c->max_events);
+	/* (group windows' encoded times put a window's groups one after the
+	 * other, each a global link's delay of encoded time: buckets wide
+	 * enough that the next windows are on the wheel, not in the far
+	 * heap) */
+	ssemu_engine_set_wide(ssemu_r_engine(r), c->group_windows);
 	/* (the packet pool: none freed, none used; nothing written to it) */
 	r->pkt_free = SSEMU_NONE;
 	r->pkt_hwm = 0;
@@ -1044,6 +1049,11 @@ int ssemu_store_shm(struct ssemu_fabric *f, const struct ssemu_config *c,
 	bool existing = f->flags & (SSEMU_OPEN_EXISTING | SSEMU_OPEN_OBSERVER);
 	int tries, ret;
 
+	if (c && c->group_windows) {
+		snprintf(err, errlen, "group windows need a fabric of one "
+			 "process (a private store), not a shared one");
+		return -EINVAL;
+	}
 	for (tries = 0; tries < 100; tries++) {
 		ret = existing ? -EEXIST :
 				 shm_create(f, c, t, l, view, err, errlen);

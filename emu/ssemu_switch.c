@@ -244,8 +244,17 @@ static inline void return_credit(struct ssemu_region *r,
 	if (peer->kind == SSEMU_PORT_NONE)
 		return;
 	pinst = ssemu_sw_inst(r, peer->sw);
-	if (pinst != SSEMU_NONE)
-		credit_to_switch(r, pinst, peer->port, vcl, cells, t);
+	if (pinst == SSEMU_NONE)
+		return;
+	/* (group windows: a credit into another group is an event there,
+	 * its look decided at its time by what that group has then) */
+	if (unlikely(r->config.group_windows) &&
+	    peer->kind == SSEMU_PORT_GLOBAL) {
+		schedule(r, t, SSEMU_MEV_SW_CREDIT, pinst,
+			 peer->port | vcl << 8, cells);
+		return;
+	}
+	credit_to_switch(r, pinst, peer->port, vcl, cells, t);
 }
 
 /*

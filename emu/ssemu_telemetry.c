@@ -138,7 +138,7 @@ static void tel_tick(struct ssemu_region *r, struct ssemu_tel_sh *tl,
 static inline struct ssemu_tel_sample *tel_now(struct ssemu_region *r,
 					       struct ssemu_tel_sh *tl)
 {
-	ssemu_time_t now = ssemu_r_engine(r)->now;
+	ssemu_time_t now = ssemu_r_now(r);
 
 	if (now >= r->tel_next)
 		tel_tick(r, tl, now);
@@ -288,7 +288,7 @@ void ssemu_tel_deliver(struct ssemu_region *r, uint32_t mi)
 	struct ssemu_msg *m = ssemu_r_msg(r, mi);
 	uint32_t snic = ssemu_ep_nic(r, ssemu_msg_ep(r, mi));
 	uint32_t dport = SSEMU_ADDR_PORT(m->dst), dnic = SSEMU_NONE, bin;
-	ssemu_time_t now = ssemu_r_engine(r)->now;
+	ssemu_time_t now = ssemu_r_now(r);
 	ssemu_time_t lat = now > m->post_time ? now - m->post_time : 0;
 	struct ssemu_tel_counters *jc;
 	struct ssemu_tel_jpair *jp;
@@ -454,7 +454,7 @@ int ssemu_telemetry_read(struct ssemu_fabric *f, struct ssemu_telemetry **out)
 		}
 	}
 	t->config = r->config;
-	t->now = ssemu_r_engine(r)->now;
+	t->now = ssemu_r_now(r);
 	t->interval = tl->interval;
 	t->njobs = SSEMU_MIN(tl->njobs, (uint32_t)SSEMU_TEL_JOBS);
 	memcpy(t->job, tl->job, sizeof(t->job));

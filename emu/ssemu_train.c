@@ -98,6 +98,7 @@ bool train_model_usual(struct ssemu_region *r)
 	       !ssemu_model_credit_events && !ssemu_model_extra_looks &&
 	       !ssemu_model_fresh_places &&
 	       ssemu_model_shortcut == SSEMU_SHORTCUT_ON && !r->gen_neps &&
+	       !r->config.group_windows &&
 	       !r->nparked && !r->pkt_waiters &&
 	       (!model_cc(r)->on_queue ||
 		!strcmp(model_cc(r)->name, "endpoint-pair"));

@@ -209,7 +209,13 @@ struct ssemu_config {
 	uint32_t share_gid;
 	/* Modelled jobs, placed when the fabric is created. */
 	uint32_t nmjobs;
-	uint32_t pad_mjobs;
+	/* The engine takes the events of each window of model time (one
+	 * global link's delay long) a Dragonfly group at a time, each
+	 * group's in (time, key) order, instead of all of them in that
+	 * order (ssemu_model_int.h, group_windows): a private store, the
+	 * virtual clock, and traffic from modelled jobs only.  Not in the
+	 * hash (no shared fabric has it). */
+	uint32_t group_windows;
 	struct ssemu_mjob_desc mjobs[SSEMU_CONFIG_MJOBS];
 };
 
@@ -269,6 +275,22 @@ int ssemu_config_diff(const struct ssemu_config *a,
 
 /** Number of endpoint ports the topology has. */
 uint64_t ssemu_config_nports(const struct ssemu_config *cfg);
+
+/**
+ * The window of group windows (ssemu_config.group_windows), ps: nothing one
+ * Dragonfly group does reaches another sooner.  A packet or a credit
+ * crosses a global link (its delay); a congestion-control frame goes back
+ * to its source at least a switch's mean latency and a local and an edge
+ * link's delay after the packet that prompted it.
+ */
+static inline ssemu_time_t ssemu_config_group_window(
+	const struct ssemu_config *cfg)
+{
+	ssemu_time_t fgfc = cfg->sw_lat_mean + cfg->local.delay +
+			    cfg->edge.delay;
+
+	return cfg->global.delay < fgfc ? cfg->global.delay : fgfc;
+}
 
 /* ------------------------------------------------------------------ */
 /* Fabric                                                               */
