@@ -132,7 +132,8 @@ static uint32_t gw_group(struct ssemu_region *r, uint32_t type, uint32_t a)
 	return per ? (uint32_t)(port / per % r->topo.g) : 0;
 }
 
-ssemu_time_t __attribute__((noinline)) ssemu_gw_now(const struct ssemu_region *r)
+ssemu_time_t __attribute__((noinline))
+ssemu_gw_now(const struct ssemu_region *r)
 {
 	return ssemu_gw_dec(r, ((const struct ssemu_engine *)SSEMU_AT(
 					r, r->engine_off))->now);

@@ -840,7 +840,7 @@ static inline struct ssemu_engine *ssemu_r_engine(struct ssemu_region *r)
 static inline ssemu_time_t ssemu_gw_enc(const struct ssemu_region *r,
 					ssemu_time_t t, uint32_t g)
 {
-	uint64_t W = ssemu_config_group_window(&r->config);
+	uint64_t W = ssemu_config_group_window(&r->config) ?: 1;
 	uint64_t w = t ? (t - 1) / W + 1 : 0, o = t ? (t - 1) % W : 0;
 
 	return (w * r->topo.g + g) * W + o;
@@ -849,7 +849,7 @@ static inline ssemu_time_t ssemu_gw_enc(const struct ssemu_region *r,
 static inline ssemu_time_t ssemu_gw_dec(const struct ssemu_region *r,
 					ssemu_time_t s)
 {
-	uint64_t W = ssemu_config_group_window(&r->config);
+	uint64_t W = ssemu_config_group_window(&r->config) ?: 1;
 	uint64_t w = s / W / r->topo.g, o = s % W;
 
 	return w ? (w - 1) * W + o + 1 : 0;
@@ -867,7 +867,7 @@ static inline ssemu_time_t ssemu_gw_max(const struct ssemu_region *r)
 static inline ssemu_time_t ssemu_gw_limit(const struct ssemu_region *r,
 					  ssemu_time_t t)
 {
-	uint64_t W = ssemu_config_group_window(&r->config);
+	uint64_t W = ssemu_config_group_window(&r->config) ?: 1;
 	uint64_t w = t ? (t - 1) / W + 1 : 0;
 
 	if (t >= ssemu_gw_max(r))

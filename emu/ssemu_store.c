@@ -651,6 +651,12 @@ static int check_header(struct ssemu_region *r, size_t size,
 			 "(configuration hash mismatch)");
 		return -EPROTO;
 	}
+	/* (no shared segment is made with them: ssemu_store_shm) */
+	if (r->config.group_windows) {
+		snprintf(err, errlen, "fabric segment header is corrupt "
+			 "(group windows in a shared segment)");
+		return -EPROTO;
+	}
 	if (ssemu_broken(r)) {
 		char why[sizeof(r->verdict.why)];
 
