@@ -529,6 +529,106 @@ static void test_real_beside_aggressor(void **state)
 	assert_true(loud > 1.5 * quiet);
 }
 
+/*
+ * Group windows (ssemu_config.group_windows): the encoding keeps each
+ * group's times in order and puts a window's groups one after the other;
+ * a run of modelled jobs that cross both groups of 2group gives the same
+ * counts, latencies and hops as the engine's usual order; a shared
+ * segment is refused.
+ */
+static void gw_run(struct ssemu_config *c, bool windows,
+		   struct ssemu_mjob_stats *st, struct ssemu_fabric_stats *fs)
+{
+	struct tf *t;
+	uint32_t j;
+
+	c->group_windows = windows;
+	t = tf_open(c);
+	assert_int_equal(ssemu_fabric_run_until(t->fab, 40 * US), 0);
+	for (j = 0; j < c->nmjobs; j++)
+		st[j] = job_stats(t, j);
+	assert_int_equal(ssemu_fabric_stats(t->fab, fs), 0);
+	tf_close(t);
+}
+
+static void test_group_windows(void **state)
+{
+	struct ssemu_mjob_stats a[SSEMU_CONFIG_MJOBS], b[SSEMU_CONFIG_MJOBS];
+	struct ssemu_fabric_stats fa, fb;
+	struct ssemu_fabric_opts o = { .store = SSEMU_STORE_SHM,
+				       .name = "ssemu-test-gen-gw" };
+	struct ssemu_fabric *f = NULL;
+	struct ssemu_region *r;
+	struct ssemu_config c;
+	char err[256] = "";
+	ssemu_time_t W, t, prev;
+	uint32_t g, j;
+	struct tf *tw;
+
+	(void)state;
+	config_of("preset = \"2group\";\n"
+		  "routing = \"adaptive\";\n"
+		  "modelled_jobs = (\n"
+		  "  { name = \"u\"; endpoints = 8; placement = \"random\"; "
+		  "pattern = \"uniform\"; size = 4096; load = 0.6; },\n"
+		  "  { name = \"a\"; endpoints = 8; placement = \"random\"; "
+		  "pattern = \"alltoall\"; size = 16384; inflight = 4; } );\n",
+		  &c);
+	/* jobs on both groups: ranks spread over the whole fabric */
+	c.max_nics = 32;
+	c.max_switches = 4;
+	W = ssemu_config_group_window(&c);
+	assert_int_equal(W, c.global.delay);
+
+	c.group_windows = 1;
+	tw = tf_open(&c);
+	r = tw->fab->r;
+	for (g = 0; g < r->topo.g; g++) {
+		prev = 0;
+		for (t = 0; t < 5 * W; t += W / 7 + 1) {
+			ssemu_time_t s = ssemu_gw_enc(r, t, g);
+			/* the end of t's window: (end - W, end] */
+			ssemu_time_t end = (t + W - 1) / W * W;
+
+			assert_int_equal(ssemu_gw_dec(r, s), t);
+			assert_true(t == 0 || s > prev);
+			prev = s;
+			/* in the run to the window's end, not in the one to
+			 * the window before; after the group before's last */
+			assert_true(s <= ssemu_gw_limit(r, end));
+			if (end >= W)
+				assert_true(t == 0 ||
+					    s > ssemu_gw_limit(r, end - W));
+			if (g)
+				assert_true(s > ssemu_gw_enc(r, end, g - 1));
+		}
+	}
+	tf_close(tw);
+
+	gw_run(&c, false, a, &fa);
+	gw_run(&c, true, b, &fb);
+	assert_true(fa.pkt_hops > 1000 && fa.pkt_hops == fb.pkt_hops);
+	assert_int_equal(fa.pkts_delivered, fb.pkts_delivered);
+	assert_int_equal(fa.switch_lat_sum, fb.switch_lat_sum);
+	for (j = 0; j < c.nmjobs; j++) {
+		assert_true(a[j].delivered > 0);
+		assert_int_equal(a[j].posted, b[j].posted);
+		assert_int_equal(a[j].delivered, b[j].delivered);
+		assert_int_equal(a[j].bytes, b[j].bytes);
+		assert_int_equal(a[j].completed, b[j].completed);
+		assert_int_equal(a[j].throttles, b[j].throttles);
+		assert_int_equal(a[j].lat_sum, b[j].lat_sum);
+		assert_memory_equal(a[j].lat, b[j].lat, sizeof(a[j].lat));
+	}
+
+	/* not in a shared segment */
+	c.group_windows = 1;
+	o.config = &c;
+	assert_int_equal(ssemu_fabric_open(&o, &f, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "group windows need a fabric of one "
+				    "process"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_virtual_clock_holds),
 		cmocka_unit_test(test_real_to_modelled),
 		cmocka_unit_test(test_real_beside_aggressor),
+		cmocka_unit_test(test_group_windows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
