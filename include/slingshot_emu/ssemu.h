@@ -209,10 +209,10 @@ struct ssemu_config {
 	uint32_t share_gid;
 	/* Modelled jobs, placed when the fabric is created. */
 	uint32_t nmjobs;
-	/* The engine takes the events of each window of model time (one
-	 * global link's delay long) a Dragonfly group at a time, each
-	 * group's in (time, key) order, instead of all of them in that
-	 * order (ssemu_model_int.h, group_windows): a private store, the
+	/* The engine takes the events of each window of model time
+	 * (ssemu_config_group_window long) a Dragonfly group at a time,
+	 * each group's in (time, key) order, instead of all of them in that
+	 * order (ssemu_region.h, ssemu_gw_enc): a private store, the
 	 * virtual clock, and traffic from modelled jobs only.  Not in the
 	 * hash (no shared fabric has it). */
 	uint32_t group_windows;
