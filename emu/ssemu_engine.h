@@ -247,14 +247,14 @@ int ssemu_engine_schedule_key(struct ssemu_engine *e, ssemu_time_t t,
 /** Cancel a pending event.  @return 0, or -ENOENT if it already ran. */
 int ssemu_engine_cancel(struct ssemu_engine *e, ssemu_evid_t id);
 
-/**
- * Take the next live event with time <= @limit, advancing the clock to it.
- * @return true if one was taken.
- */
 /* Buckets 2^SSEMU_ENGINE_WIDE times wider (@wide) or not: only while
  * nothing is queued.  @return 0, or -EBUSY. */
 int ssemu_engine_set_wide(struct ssemu_engine *e, bool wide);
 
+/**
+ * Take the next live event with time <= @limit, advancing the clock to it.
+ * @return true if one was taken.
+ */
 bool ssemu_engine_pop(struct ssemu_engine *e, ssemu_time_t limit,
 		      struct ssemu_fired *out);
 

@@ -392,7 +392,6 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 #ifdef SSEMU_DEBUG
 	static __thread uint32_t since_check;
 #endif
-
 	struct ssemu_fired g;
 
 	if (event_bad(r, f))

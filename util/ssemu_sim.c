@@ -852,12 +852,12 @@ static void usage_sim(FILE *f)
 		"                       and wall seconds of the set-up and of the\n"
 		"                       run, packet-hops per CPU second of the\n"
 		"                       run, the peak resident memory\n"
-		"  --group-windows      run the model's events a window of one\n"
-		"                       global link's delay at a time, each window\n"
-		"                       a Dragonfly group after another (the same\n"
-		"                       results; faster on fabrics far larger than\n"
-		"                       the caches): modelled jobs only, --time a\n"
-		"                       whole number of windows, no telemetry series\n");
+		"  --group-windows      run the model's events a window (a global\n"
+		"                       link's delay, or less) at a time, each\n"
+		"                       window a Dragonfly group after another (the\n"
+		"                       same results; faster on fabrics far larger\n"
+		"                       than the caches): modelled jobs only, --time\n"
+		"                       a whole number of windows, no telemetry series\n");
 }
 
 static int parse_sim(int argc, char **argv, struct sim_opts *o)
