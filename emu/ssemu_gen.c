@@ -33,6 +33,8 @@
 #define GEN_RNG_COMPONENT 0x47454eULL	/* "GEN" */
 #define GEN_NO_TICK 0
 #define GEN_TICK 1
+/* Message slots on a page. */
+#define GEN_LOW ((uint32_t)(SSEMU_PAGE / sizeof(struct ssemu_msg)))
 
 struct gen_job {
 	struct ssemu_mjob_stats st;
@@ -387,19 +389,32 @@ static bool gen_post(struct ssemu_region *r, uint32_t gi, uint32_t dst,
 	struct gen_job *gj = &g->job[ge->job];
 	const struct ssemu_mjob_desc *d = &c->mjobs[ge->job];
 	uint32_t k, mi = SSEMU_NONE, st, mask = c->msgs_per_ep - 1;
+	uint32_t first = gi * c->msgs_per_ep;
 	ssemu_time_t now = now_of(r);
 	struct ssemu_msg *m;
 
 	if (d->stop && now >= d->stop)
 		return false;
-	for (k = 0; k <= mask; k++) {
-		uint32_t i = gi * c->msgs_per_ep + ((ge->alloc + k) & mask);
+	/* The lowest free one of the first page's worth of slots, else the
+	 * next free one after the last taken so, as a post takes them
+	 * (msg_alloc): a generator with a few messages in flight keeps
+	 * reusing the lines and the page of its first slots, where taking
+	 * them round all of them would touch (and fault in) every slot of
+	 * every endpoint as the run goes on. */
+	for (k = 0; k < SSEMU_MIN(GEN_LOW, mask + 1); k++) {
+		st = ssemu_load_relaxed(ssemu_r_mstate(r, first + k));
+		if (st == 0 || st == SSEMU_MSG_DONE) {
+			mi = first + k;
+			break;
+		}
+	}
+	for (k = 0; mi == SSEMU_NONE && k <= mask; k++) {
+		uint32_t i = first + ((ge->alloc + k) & mask);
 
 		st = ssemu_load_relaxed(ssemu_r_mstate(r, i));
 		if (st == 0 || st == SSEMU_MSG_DONE) {
 			mi = i;
 			ge->alloc = (ge->alloc + k + 1) & mask;
-			break;
 		}
 	}
 	if (mi == SSEMU_NONE)
