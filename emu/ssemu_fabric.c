@@ -318,5 +318,9 @@ const struct ssemu_config *ssemu_fabric_config(struct ssemu_fabric *f)
 
 ssemu_time_t ssemu_fabric_now(struct ssemu_fabric *f)
 {
+	/* (group windows: the engine's clock decoded, the time of the group
+	 * whose event ran last) */
+	if (f->r->config.group_windows)
+		return ssemu_r_now(f->r);
 	return ssemu_load_relaxed(&ssemu_r_engine(f->r)->now);
 }

@@ -139,6 +139,14 @@ ssemu_gw_now(const struct ssemu_region *r)
 					r, r->engine_off))->now);
 }
 
+bool gw_schedulable(struct ssemu_region *r, ssemu_time_t t, uint32_t type,
+		    uint32_t a)
+{
+	return t < ssemu_gw_max(r) &&
+	       ssemu_gw_enc(r, t, gw_group(r, type, a)) >=
+		       ssemu_r_engine(r)->now;
+}
+
 ssemu_time_t gw_schedule_time(struct ssemu_region *r, ssemu_time_t t,
 			      uint32_t type, uint32_t a)
 {
@@ -204,6 +212,9 @@ static bool event_bad(struct ssemu_region *r, const struct ssemu_fired *f)
 		break;
 	case SSEMU_MEV_GEN:
 		bad = f->a >= r->gen_neps;
+		break;
+	case SSEMU_MEV_POST:
+		bad = f->a >= c->max_nics || f->b >= r->nmsgs;
 		break;
 	case SSEMU_MEV_RESEND:
 		/* (a: the sending NIC's slot, which may have gone since) */
@@ -310,6 +321,11 @@ static void ev_gen(struct ssemu_region *r, const struct ssemu_fired *f)
 	ssemu_gen_tick(r, f->a);
 }
 
+static void ev_post(struct ssemu_region *r, const struct ssemu_fired *f)
+{
+	ssemu_model_post_fire(r, f->a, f->b, f->c);
+}
+
 /* Each event kind's handler (event_bad has checked its arguments). */
 static void (*const ev_handler[SSEMU_MEV_MAX])(struct ssemu_region *r,
 					       const struct ssemu_fired *f) = {
@@ -325,6 +341,7 @@ static void (*const ev_handler[SSEMU_MEV_MAX])(struct ssemu_region *r,
 	[SSEMU_MEV_RTO] = ev_rto,
 	[SSEMU_MEV_RESEND] = ev_resend,
 	[SSEMU_MEV_GEN] = ev_gen,
+	[SSEMU_MEV_POST] = ev_post,
 };
 
 #ifdef SSEMU_DEBUG

@@ -23,6 +23,7 @@ enum ssemu_model_ev {
 	SSEMU_MEV_RTO,			/* a: nic slot, b: msg, c: msg gen */
 	SSEMU_MEV_RESEND,		/* a: nic slot, b: pkt, c: nic gen */
 	SSEMU_MEV_GEN,			/* a: modelled job generator */
+	SSEMU_MEV_POST,			/* a: nic slot, b: msg, c: msg gen */
 	SSEMU_MEV_MAX,
 };
 
@@ -50,11 +51,24 @@ extern uint64_t ssemu_model_trains_run, ssemu_model_trains_sent;
 void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 			     uint32_t msg);
 void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic);
+/*
+ * Message @msg of NIC @nic, filled and busy, enters the NIC at model time
+ * @t, later than now, by an engine event (SSEMU_MEV_POST), after every
+ * other event of that time.  Private store, virtual clock.
+ * @return 0, or -EINVAL: @t is not later than now, or (group windows) in
+ * a window the NIC's group has run or past what they encode.
+ */
+int ssemu_model_post_at(struct ssemu_region *r, uint32_t nic, uint32_t msg,
+			ssemu_time_t t);
 /* ssemu_msg.c */
 void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t ep);
 /* ssemu_recover.c */
 void ssemu_model_nic_reset(struct ssemu_region *r, uint32_t nic);
 void ssemu_model_ep_close(struct ssemu_region *r, uint32_t ep);
+/* Endpoint @ep's messages posted for a later time (ssemu_ep_send_at) whose
+ * POST has not come: discarded, counted in msgs_discarded (its close, when
+ * its bound gives up on them; only a process that posted so calls it). */
+void ssemu_model_ep_drop_due(struct ssemu_region *r, uint32_t ep);
 int ssemu_model_recover(struct ssemu_region *r);
 /* ssemu_xuid.c: RMA requests that wait for their target memory's owner */
 void ssemu_xuid_run_locked(struct ssemu_region *r);

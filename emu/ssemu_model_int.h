@@ -215,10 +215,17 @@ static inline uint64_t ev_key(struct ssemu_region *r, ssemu_time_t t,
 		[SSEMU_MEV_RTO] = 10,
 		[SSEMU_MEV_RESEND] = 11,
 		[SSEMU_MEV_GEN] = 12,
+		[SSEMU_MEV_POST] = 13,
 	};
 	const struct ssemu_pkt *p;
 	uint64_t h, x = c, low, wait;
 
+	/* A message posted for a later time enters its NIC after everything
+	 * else at that time, as a post between two runs does, and the posts
+	 * of one time in the order of their slots, which is their
+	 * endpoints' (the order the runner takes tx rings in). */
+	if (type == SSEMU_MEV_POST)
+		return (uint64_t)prio[type] << 60 | b;
 	if (type == SSEMU_MEV_SW_READY) {
 		/* entity: the input; then the earlier arrival */
 		x = b;
@@ -317,6 +324,12 @@ void ssemu_model_handle(struct ssemu_region *r, const struct ssemu_fired *f);
  * group has run: the groups are not independent over a window). */
 ssemu_time_t gw_schedule_time(struct ssemu_region *r, ssemu_time_t t,
 			      uint32_t type, uint32_t a);
+/* Would it take event @t, @type, @a (the fabric left as it is)? */
+bool gw_schedulable(struct ssemu_region *r, ssemu_time_t t, uint32_t type,
+		    uint32_t a);
+/* ssemu_nic.c: a message posted for a later time enters its NIC */
+void ssemu_model_post_fire(struct ssemu_region *r, uint32_t nic, uint32_t mi,
+			   uint32_t gen);
 
 /* Event @type (enum ssemu_model_ev) with arguments @a, @b, @c at @t. */
 static inline void schedule(struct ssemu_region *r, ssemu_time_t t,

@@ -385,8 +385,38 @@ static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi,
 	return 0;
 }
 
-SSEMU_HOT
-int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
+/*
+ * Message @m (slot @mi), filled, enters the model at @at by its POST event
+ * (ssemu_model_post_at); refused (-EINVAL: a time the engine cannot take
+ * for it), its slot stays free.
+ */
+static int post_at(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi,
+		   ssemu_time_t at)
+{
+	struct ssemu_region *r = ep->r;
+	int ret;
+
+	ret = ssemu_region_lock(r);
+	if (ret)
+		return ret;
+	ssemu_store_release(ssemu_r_mstate(r, mi), SSEMU_MSG_BUSY);
+	ret = ssemu_model_post_at(r, ep->nic->slot, mi, at);
+	if (ret)
+		ssemu_store_release(ssemu_r_mstate(r, mi), 0);
+	else
+		ep->sent_at = true;
+	ssemu_region_unlock(r);
+	if (!ret)
+		ssemu_tl(SSEMU_TL_POSTED, mi);
+	return ret ? ret : ssemu_fab_check(ep->nic->fab);
+}
+
+/*
+ * A send: into the tx ring (@at 0), or (@at later than now) into the
+ * model at @at by an engine event, the fabric locked meanwhile.
+ */
+static inline __attribute__((always_inline)) int
+send_msg(struct ssemu_ep *ep, const struct ssemu_send *s, ssemu_time_t at)
 {
 	struct ssemu_region *r;
 	const struct ssemu_config *c;
@@ -444,11 +474,38 @@ int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
 			return ret;
 		m->crc = crcp ? crc : 0;
 	}
+	if (at)
+		return post_at(ep, m, mi, at);
 	ret = msg_post(ep, m, mi, s->cookie);
 	if (!ret)
 		ssemu_tl(SSEMU_TL_POSTED, mi);
 	/* (the segment may have been cut short while we copied) */
 	return ret ? ret : ssemu_fab_check(ep->nic->fab);
+}
+
+SSEMU_HOT
+int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *s)
+{
+	return send_msg(ep, s, 0);
+}
+
+int ssemu_ep_send_at(struct ssemu_ep *ep, const struct ssemu_send *s,
+		     ssemu_time_t t)
+{
+	struct ssemu_fabric *f;
+
+	if (!ep || !s)
+		return -EINVAL;
+	f = ep->nic->fab;
+	/* (a model time only the virtual clock keeps, and an event only the
+	 * engine of this process's own store takes from it) */
+	if (f->r->shm_mode || f->cfg->clock != SSEMU_CLOCK_VIRTUAL)
+		return -ENOTSUP;
+	if (t == ssemu_fabric_now(f))
+		return send_msg(ep, s, 0);
+	if (t < ssemu_fabric_now(f))
+		return -EINVAL;
+	return send_msg(ep, s, t);
 }
 
 int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)

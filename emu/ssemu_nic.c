@@ -32,6 +32,39 @@ void ssemu_model_enqueue_msg(struct ssemu_region *r, uint32_t nic,
 	ssemu_tel_post(r, nic, m->tclass);
 }
 
+int ssemu_model_post_at(struct ssemu_region *r, uint32_t nic, uint32_t mi,
+			ssemu_time_t t)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+
+	if (t <= now_of(r))
+		return -EINVAL;
+	/* (what gw_schedule_time would fail the fabric for is the
+	 * caller's error here) */
+	if (r->config.group_windows &&
+	    !gw_schedulable(r, t, SSEMU_MEV_POST, nic))
+		return -EINVAL;
+	m->mflags = SSEMU_MSGF_DUE;
+	schedule(r, t, SSEMU_MEV_POST, nic, mi, m->gen);
+	return ssemu_broken(r) ? -EIO : 0;
+}
+
+/* The POST event of message @mi (generation @gen) of NIC @nic: it enters
+ * the NIC now, which looks at once, unless its endpoint's close discarded
+ * it meanwhile (ssemu_model_ep_drop_due, which moves its generation on). */
+void ssemu_model_post_fire(struct ssemu_region *r, uint32_t nic, uint32_t mi,
+			   uint32_t gen)
+{
+	struct ssemu_msg *m = ssemu_r_msg(r, mi);
+
+	if (m->gen != gen || !(m->mflags & SSEMU_MSGF_DUE) ||
+	    ssemu_ep_nic(r, ssemu_msg_ep(r, mi)) != nic)
+		return;
+	/* (as the runner takes an endpoint's tx ring) */
+	ssemu_model_enqueue_msg(r, nic, mi);
+	ssemu_model_nic_kick(r, nic);
+}
+
 /* What routing at injection asks the source switch. */
 struct route_ctx {
 	struct ssemu_region *r;

@@ -86,6 +86,7 @@ struct ssemu_ep {
 	uint32_t tx_head_seen;
 	uint32_t alloc_cursor;
 	uint32_t tc_mask;	/* classes its service allows */
+	bool sent_at;		/* posted for a later time (ssemu_ep_send_at) */
 	/* the event event_msg last found good (ck_msg NULL: none) and its
 	 * payload's address, from the one read of the slot's buffer index
 	 * that was checked, until its release: the payload, the check of

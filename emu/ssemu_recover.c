@@ -24,6 +24,24 @@ static inline void model_checked(struct ssemu_region *r)
  * their acknowledgements still close the window), and the events it will
  * never read give their message slots back to the senders.
  */
+void ssemu_model_ep_drop_due(struct ssemu_region *r, uint32_t epi)
+{
+	uint32_t k, mi;
+	struct ssemu_msg *m;
+
+	for (k = 0; k < r->config.msgs_per_ep; k++) {
+		mi = epi * r->config.msgs_per_ep + k;
+		m = ssemu_r_msg(r, mi);
+		if (!(m->mflags & SSEMU_MSGF_DUE))
+			continue;
+		m->mflags &= ~SSEMU_MSGF_DUE;
+		m->gen++;
+		msg_state_or(r, ssemu_r_mstate(r, mi),
+			     SSEMU_MSG_TXDONE | SSEMU_MSG_RXDONE);
+		r->msgs_discarded++;
+	}
+}
+
 void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 {
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);

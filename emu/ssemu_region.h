@@ -117,6 +117,8 @@ enum ssemu_nic_state {
 				 * (modelled jobs: ssemu_gen.c) */
 #define SSEMU_MSGF_PARKED 1024u	/* RMA: waited for its target memory's
 				 * owner to do it (ssemu_xuid.c) */
+#define SSEMU_MSGF_DUE 2048u	/* posted for a later model time: its
+				 * POST event takes it into the NIC */
 
 /*
  * RMA operations use the message slot state bits differently from sends:

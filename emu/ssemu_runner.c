@@ -673,6 +673,8 @@ int ssemu_ep_close_timeout(struct ssemu_ep *ep, int timeout_ms)
 			left = 0;
 		}
 		if (!left) {
+			if (ep->sent_at)
+				ssemu_model_ep_drop_due(r, ep->index);
 			ssemu_ep_close_locked(r, ep->nic->slot, ep->pid);
 			ssemu_region_unlock(r);
 			break;

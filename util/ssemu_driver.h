@@ -91,13 +91,16 @@ uint64_t ssemu_drv_window_pkts(const struct ssemu_drv *d, uint64_t bytes);
 
 /*
  * Send @len bytes from @src to @dst in class @tclass, unordered (each
- * packet may take its own path; a class marked ordered still orders).  The
- * header carries the post time, @src, @kind and @tag (hdr[0..3]), the
- * completion @cookie.  -EAGAIN when the source is out of slots.
+ * packet may take its own path; a class marked ordered still orders), into
+ * the model at model time @at (ssemu_ep_send_at; 0: now).  The header
+ * carries the post time, @src, @kind and @tag (hdr[0..3]), the completion
+ * @cookie.  -EAGAIN when the source is out of slots.
  */
-static inline int ssemu_drv_post(struct ssemu_drv *d, uint64_t src,
-				 uint64_t dst, uint64_t len, uint32_t tclass,
-				 uint64_t kind, uint64_t tag, uint64_t cookie)
+static inline int ssemu_drv_post_at(struct ssemu_drv *d, uint64_t src,
+				    uint64_t dst, uint64_t len,
+				    uint32_t tclass, uint64_t kind,
+				    uint64_t tag, uint64_t cookie,
+				    ssemu_time_t at)
 {
 	/* (a length, no bytes: the model never reads them) */
 	struct iovec iov = { NULL, len };
@@ -111,16 +114,26 @@ static inline int ssemu_drv_post(struct ssemu_drv *d, uint64_t src,
 		.cookie = cookie,
 	};
 
-	m.hdr[0] = ssemu_fabric_now(d->fab);
+	m.hdr[0] = at ? at : ssemu_fabric_now(d->fab);
 	m.hdr[1] = src;
 	m.hdr[2] = kind;
 	m.hdr[3] = tag;
-	ret = ssemu_ep_send(d->eps[src], &m);
+	ret = at ? ssemu_ep_send_at(d->eps[src], &m, at) :
+		   ssemu_ep_send(d->eps[src], &m);
 	if (!ret) {
 		ssemu_drv_owe(d, src);
 		ssemu_drv_owe(d, dst);
 	}
 	return ret;
+}
+
+/* The same, into the model now. */
+static inline int ssemu_drv_post(struct ssemu_drv *d, uint64_t src,
+				 uint64_t dst, uint64_t len, uint32_t tclass,
+				 uint64_t kind, uint64_t tag, uint64_t cookie)
+{
+	return ssemu_drv_post_at(d, src, dst, len, tclass, kind, tag, cookie,
+				 0);
 }
 
 /* Every endpoint's events, port by port, into the ops' hooks (the ports

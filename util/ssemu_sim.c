@@ -81,9 +81,12 @@ struct sim {
 	uint64_t drawn;		/* messages due so far (sent or waiting) */
 	/* Messages due at a source out of slots wait in its queue (a list
 	 * through the wait pool, wq_head/wq_tail per source, NONE: empty),
-	 * the sources with any in blk, in index order (nblk of them) */
+	 * the sources with any in blk, in index order (nblk of them).
+	 * Group windows: the sources post a window's messages ahead, for
+	 * their times (ssemu_ep_send_at). */
 	struct sim_wait {
 		uint64_t dst, next;
+		ssemu_time_t t;	/* when it was due */
 	} *wait;
 	uint64_t nwait, wait_cap, wait_free;
 	uint64_t *wq_head, *wq_tail, *blk, nblk;
@@ -167,10 +170,18 @@ static void setup_alltoall(struct sim *s)
 	memset(s->dest, 0, s->d.n * sizeof(*s->dest));
 }
 
-static int post(struct sim *s, uint64_t src, uint64_t dst)
+/* A message from @src to @dst, due at @t: posted now, or with group
+ * windows for @t or now, whichever is later. */
+static int post(struct sim *s, uint64_t src, uint64_t dst, ssemu_time_t t)
 {
-	return ssemu_drv_post(&s->d, src, dst, s->o.size, s->o.tclass, 0, 0,
-			      src);
+	ssemu_time_t now;
+
+	if (!s->o.group_windows)
+		return ssemu_drv_post(&s->d, src, dst, s->o.size, s->o.tclass,
+				      0, 0, src);
+	now = ssemu_fabric_now(s->d.fab);
+	return ssemu_drv_post_at(&s->d, src, dst, s->o.size, s->o.tclass, 0,
+				 0, src, SSEMU_MAX(t, now));
 }
 
 static void sim_recv(struct ssemu_drv *d, uint64_t port,
@@ -278,7 +289,8 @@ static int cmp_u64(const void *a, const void *b)
 
 /* A message of source @src to @dst joins its queue; a source that had
  * none joins blk, and its slots are watched. */
-static int wait_push(struct sim *s, uint64_t src, uint64_t dst)
+static int wait_push(struct sim *s, uint64_t src, uint64_t dst,
+		     ssemu_time_t t)
 {
 	struct sim_wait *w;
 	uint64_t x, k;
@@ -299,7 +311,7 @@ static int wait_push(struct sim *s, uint64_t src, uint64_t dst)
 		}
 		x = s->nwait++;
 	}
-	s->wait[x] = (struct sim_wait){ dst, WAIT_NONE };
+	s->wait[x] = (struct sim_wait){ dst, WAIT_NONE, t };
 	if (s->wq_head[src] != WAIT_NONE) {
 		s->wait[s->wq_tail[src]].next = x;
 		s->wq_tail[src] = x;
@@ -324,7 +336,7 @@ static int post_source(struct sim *s, uint64_t src)
 	int ret;
 
 	while ((x = s->wq_head[src]) != WAIT_NONE) {
-		ret = post(s, src, s->wait[x].dst);
+		ret = post(s, src, s->wait[x].dst, s->wait[x].t);
 		if (ret == -EAGAIN)
 			return 0;
 		if (ret)
@@ -416,6 +428,46 @@ static int freed_post(struct sim *s)
 	return post_waiting_of(s, ports, n);
 }
 
+/* Source @i, due now (at next[i]), draws its message's destination and
+ * posts it, or queues it behind what it has waiting; then its next
+ * injection time. */
+static int due_one(struct sim *s, uint64_t i)
+{
+	uint64_t dst = s->pat->dest(s, i);
+	int ret;
+
+	s->drawn++;
+	ret = s->wq_head[i] == WAIT_NONE ? post(s, i, dst, s->next[i]) :
+					   -EAGAIN;
+	if (ret == -EAGAIN)
+		ret = wait_push(s, i, dst, s->next[i]);
+	else if (!ret)
+		s->sent++;
+	if (ret)
+		return ret;
+	s->next[i] += gap(s);
+	heap_push(s, i);
+	return 0;
+}
+
+/*
+ * Group windows: the messages due at or before @until, drawn in the order
+ * the sources come due (time, then index: the order of the draws without
+ * group windows) and posted for their times.  A source due again before
+ * @until draws again.
+ */
+static int due_ahead(struct sim *s, ssemu_time_t until)
+{
+	int ret;
+
+	while (s->nheap && s->heap[0].t <= until) {
+		ret = due_one(s, heap_pop(s));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /*
  * Open-loop sources: each has a message due at its next injection time,
  * then draws the next.  The sources due at a time draw their destinations
@@ -426,12 +478,17 @@ static int freed_post(struct sim *s)
  * ssemu_fabric_run_until_watched).  The other sources post on time
  * meanwhile, so what a source injects depends on its own slots alone, and
  * not on how many events the model takes.  A heap finds the sources due.
+ * With group windows, where the engine's clock is one group's at a time,
+ * the sources draw a window's messages before the engine runs it and post
+ * them for their times (what waits for a slot, for its time or the time
+ * the slot frees, whichever is later): the same draws and the same posts
+ * at the same model times.
  */
 static int run_open_loop(struct sim *s)
 {
 	ssemu_time_t end = (ssemu_time_t)(s->o.time_us * SSEMU_PS_PER_US);
-	ssemu_time_t t, tmin;
-	uint64_t i, k, ndue, first = s->pat->first_source, dst;
+	ssemu_time_t t, tmin, w = ssemu_config_group_window(&s->d.cfg);
+	uint64_t i, k, ndue, first = s->pat->first_source;
 	uint64_t nsrc = s->o.sources ? SSEMU_MIN(s->o.sources + first, s->d.n) :
 				       s->d.n;
 	bool more;
@@ -445,6 +502,13 @@ static int run_open_loop(struct sim *s)
 	for (;;) {
 		tmin = s->nheap ? s->heap[0].t : UINT64_MAX;
 		more = s->o.messages ? s->drawn < s->o.messages : tmin < end;
+		if (s->o.group_windows && more) {
+			/* on to the end of the window the clock is in */
+			tmin = (ssemu_fabric_now(s->d.fab) / w + 1) * w;
+			ret = due_ahead(s, SSEMU_MIN(tmin, end - 1));
+			if (ret)
+				return ret;
+		}
 		if (!more) {
 			/* all due: on until the waiting ones are posted */
 			if (!s->nblk)
@@ -478,7 +542,7 @@ static int run_open_loop(struct sim *s)
 			ssemu_drv_drain(&s->d);
 			s->drained_at = s->sent;
 		}
-		if (!more)
+		if (!more || s->o.group_windows)
 			continue;
 		/* (the clock may be past the end when the last sources wait
 		 * for slots; injections after the end are not due) */
@@ -489,19 +553,9 @@ static int run_open_loop(struct sim *s)
 			s->due[ndue++] = heap_pop(s);
 		qsort(s->due, ndue, sizeof(*s->due), cmp_u64);
 		for (k = 0; k < ndue; k++) {
-			i = s->due[k];
-			dst = s->pat->dest(s, i);
-			s->drawn++;
-			ret = s->wq_head[i] == WAIT_NONE ? post(s, i, dst) :
-							   -EAGAIN;
-			if (ret == -EAGAIN)
-				ret = wait_push(s, i, dst);
-			else if (!ret)
-				s->sent++;
+			ret = due_one(s, s->due[k]);
 			if (ret)
 				return ret;
-			s->next[i] += gap(s);
-			heap_push(s, i);
 		}
 	}
 	return ssemu_drv_finish(&s->d);
@@ -518,7 +572,7 @@ static int run_pingpong(struct sim *s)
 
 		if (!(k & 255))
 			progress(s, (double)k / (double)iters, false);
-		ret = post(s, src, s->pat->dest(s, src));
+		ret = post(s, src, s->pat->dest(s, src), 0);
 		if (ret)
 			return ret;
 		s->sent++;
@@ -636,10 +690,11 @@ static void report(struct sim *s)
 
 /*
  * --group-windows: what the mode needs of the run (ssemu_config's
- * group_windows), then the configuration asks for it.  The sim's own
- * sources post between the engine's runs, at times a window may already
- * have passed for some groups: the traffic comes from modelled jobs,
- * which post from the engine's own events.  The run ends where a window
+ * group_windows), then the configuration asks for it.  The traffic comes
+ * from open-loop sources, which post each window's messages for their
+ * times before the engine runs it (run_open_loop), or from modelled jobs,
+ * which post from the engine's own events; not from a ping-pong, whose
+ * every message waits for the one before.  The run ends where a window
  * does, and the time series, whose samples would close as each group
  * reached them, are off.
  */
@@ -649,9 +704,11 @@ static int group_windows_check(struct sim *s)
 	ssemu_time_t end = (ssemu_time_t)(s->o.time_us * SSEMU_PS_PER_US + 0.5);
 	const char *why = NULL;
 
-	if (s->o.pattern != (int)SIM_NONE || !c->nmjobs)
-		why = "the traffic must come from modelled jobs (a "
-		      "configuration that declares them, --pattern none)";
+	if (s->o.pattern == (int)SIM_NONE ? !c->nmjobs :
+					     s->pat->run != run_open_loop)
+		why = "the traffic must come from open-loop sources (not "
+		      "--pattern pingpong) or modelled jobs (a configuration "
+		      "that declares them, --pattern none)";
 	else if (s->o.messages)
 		why = "the run is bounded by --time, not --messages";
 	else if (s->o.telemetry || s->o.tel_interval_us > 0)
@@ -856,8 +913,9 @@ static void usage_sim(FILE *f)
 		"                       link's delay, or less) at a time, each\n"
 		"                       window a Dragonfly group after another (the\n"
 		"                       same results; faster on fabrics far larger\n"
-		"                       than the caches): modelled jobs only, --time\n"
-		"                       a whole number of windows, no telemetry series\n");
+		"                       than the caches): open-loop sources or\n"
+		"                       modelled jobs, --time a whole number of\n"
+		"                       windows, no telemetry series\n");
 }
 
 static int parse_sim(int argc, char **argv, struct sim_opts *o)

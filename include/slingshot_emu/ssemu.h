@@ -213,8 +213,10 @@ struct ssemu_config {
 	 * (ssemu_config_group_window long) a Dragonfly group at a time,
 	 * each group's in (time, key) order, instead of all of them in that
 	 * order (ssemu_region.h, ssemu_gw_enc): a private store, the
-	 * virtual clock, and traffic from modelled jobs only.  Not in the
-	 * hash (no shared fabric has it). */
+	 * virtual clock, and traffic from modelled jobs or posted for its
+	 * time ahead of the engine (ssemu_ep_send_at); a send posted now
+	 * goes in at the clock of the group whose event ran last.  Not in
+	 * the hash (no shared fabric has it). */
 	uint32_t group_windows;
 	struct ssemu_mjob_desc mjobs[SSEMU_CONFIG_MJOBS];
 };
@@ -554,6 +556,22 @@ struct ssemu_send {
  * class.
  */
 int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *send);
+
+/**
+ * Post a message that enters the model at model time @t, not now: its slot
+ * is taken and filled now, and it goes to its NIC at @t after every other
+ * event of that time, as a send posted between two runs of the engine
+ * stopped at @t does (the posts of one time in the order of their
+ * endpoints).  For a model-time tool that draws its traffic ahead of the
+ * engine, as with group windows (ssemu_config.group_windows), where the
+ * engine's clock is one group's.  @t equal to now is ssemu_ep_send.  A
+ * private store on the virtual clock only.
+ * @return as ssemu_ep_send, and -EINVAL @t earlier than now, or (group
+ * windows) in a window the endpoint's group has run; -ENOTSUP a shared
+ * store or the realtime clock.
+ */
+int ssemu_ep_send_at(struct ssemu_ep *ep, const struct ssemu_send *send,
+		     ssemu_time_t t);
 
 enum ssemu_event_type {
 	SSEMU_EV_RECV = 1,	/* a message arrived (release it after use) */

@@ -747,6 +747,156 @@ static void test_fabric_copy_iov(void **state)
 	}
 }
 
+/* Endpoint @from's message of @len bytes to @to, for model time @at (0:
+ * now, ssemu_ep_send), its header carrying @tag. */
+static int send_at_round(struct tf *t, unsigned from, unsigned to,
+			 uint64_t len, uint64_t tag, ssemu_time_t at)
+{
+	struct iovec iov = { NULL, len };
+	struct ssemu_send s = {
+		.dest = ssemu_ep_addr(t->ep[to]),
+		.flags = SSEMU_SEND_NO_DATA,
+		.iov = &iov,
+		.iov_count = 1,
+		.cookie = tag,
+	};
+
+	s.hdr[1] = tag;
+	return at ? ssemu_ep_send_at(t->ep[from], &s, at) :
+		    ssemu_ep_send(t->ep[from], &s);
+}
+
+/* What a fabric of 8 NICs on "2group" logged of a test's traffic: every
+ * polled event's endpoint, type, time and tag, in a fixed order. */
+static void send_at_log(struct tf *t, uint64_t *out, size_t n)
+{
+	size_t i;
+
+	assert_int_equal(t->nlog, n);
+	for (i = 0; i < n; i++)
+		out[i] = (uint64_t)t->log[i].ev.time ^
+			 (uint64_t)t->log[i].ep << 56 ^
+			 (uint64_t)t->log[i].ev.type << 48 ^
+			 t->log[i].ev.hdr[1] << 40 ^ t->log[i].ev.cookie << 32;
+}
+
+/*
+ * A message posted for a later model time (ssemu_ep_send_at) is the
+ * message a send posted when the engine stopped at that time is: the same
+ * delivery and completion times for every message, with traffic in
+ * flight, several posts of one time, and a long one; posts for times
+ * before now, a shared store and the realtime clock are refused, a close
+ * delivers what is due, and one that gives up discards it (its POST then
+ * does nothing).
+ */
+static void test_fabric_send_at(void **state)
+{
+	static const struct {
+		unsigned from, to;
+		uint64_t len;
+		ssemu_time_t at;
+	} plan[] = {
+		{ 0, 5, 2048, 0 },	/* at 0: in flight when the rest go */
+		{ 6, 1, 65536, 0 },
+		{ 1, 5, 4096, 250000 },	/* three at one time, to one NIC */
+		{ 2, 5, 4096, 250000 },
+		{ 7, 5, 100, 250000 },
+		{ 3, 4, 65536, 251001 },
+		{ 4, 3, 8, 900000 },
+	};
+	uint64_t via_stop[2 * ARRAY_SIZE(plan)], ahead[2 * ARRAY_SIZE(plan)];
+	struct ssemu_fabric_stats st;
+	struct ssemu_config c;
+	struct tf *t;
+	size_t i, n = ARRAY_SIZE(plan);
+	unsigned k;
+
+	(void)state;
+	tf_config(&c, "2group");
+	/* both ways: the engine stopped at each time, then sends; every post
+	 * made at 0 for its time */
+	for (k = 0; k < 2; k++) {
+		t = tf_open(&c);
+		for (i = 0; i < 8; i++)
+			tf_add(t, (uint32_t)(i * 4));
+		for (i = 0; i < n; i++) {
+			if (k == 0) {
+				assert_int_equal(ssemu_fabric_run_until(
+							 t->fab, plan[i].at),
+						 0);
+				assert_int_equal(ssemu_fabric_now(t->fab),
+						 plan[i].at);
+			}
+			assert_int_equal(send_at_round(t, plan[i].from,
+						       plan[i].to, plan[i].len,
+						       i + 1,
+						       k ? plan[i].at : 0),
+					 0);
+		}
+		tf_run_idle(t, 100000);
+		send_at_log(t, k ? ahead : via_stop, 2 * n);
+		tf_close(t);
+	}
+	for (i = 0; i < 2 * n; i++)
+		assert_int_equal(ahead[i], via_stop[i]);
+
+	t = tf_open(&c);
+	for (i = 0; i < 4; i++)
+		tf_add(t, (uint32_t)i);
+	assert_int_equal(ssemu_fabric_run_until(t->fab, 5000), 0);
+	/* refused: before now, no endpoint or message */
+	assert_int_equal(send_at_round(t, 0, 1, 64, 1, 4999), -EINVAL);
+	assert_int_equal(send_at_round(t, 0, 1, 64, 1, 1), -EINVAL);
+	assert_int_equal(ssemu_ep_send_at(NULL, NULL, 6000), -EINVAL);
+	/* due at a millisecond: a close drives the engine until it is
+	 * delivered, then its receiver has it */
+	assert_int_equal(send_at_round(t, 0, 1, 64, 2, 1000000), 0);
+	ssemu_ep_close(t->ep[0]);
+	t->ep[0] = NULL;
+	tf_pump(t);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 1);
+	assert_true(t->log[0].ev.time > 1000000);
+	/* a close that gives up at once discards what is due, and its POST
+	 * enters nothing */
+	assert_int_equal(send_at_round(t, 2, 3, 64, 3, 3000000), 0);
+	assert_int_equal(ssemu_ep_close_timeout(t->ep[2], 0), -ETIMEDOUT);
+	t->ep[2] = NULL;
+	assert_int_equal(ssemu_fabric_stats(t->fab, &st), 0);
+	assert_int_equal(st.msgs_discarded, 1);
+	assert_int_equal(ssemu_fabric_run_until(t->fab, UINT64_MAX), 0);
+	tf_pump(t);
+	assert_int_equal(tf_count(t, 3, SSEMU_EV_RECV), 0);
+	tf_close(t);
+
+	/* the realtime clock, a shared store */
+	tf_config(&c, "switch");
+	c.clock = SSEMU_CLOCK_REALTIME;
+	t = tf_open(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	assert_int_equal(send_at_round(t, 0, 1, 0, 1, 1000000), -ENOTSUP);
+	tf_close(t);
+	tf_config(&c, "switch");
+	t = tf_open_shared(&c);
+	tf_add(t, 0);
+	tf_add(t, 1);
+	{
+		/* (with its bytes: a shared store takes no SEND_NO_DATA) */
+		uint64_t word = 42;
+		struct iovec iov = { &word, sizeof(word) };
+		struct ssemu_send m = {
+			.dest = ssemu_ep_addr(t->ep[1]),
+			.iov = &iov,
+			.iov_count = 1,
+		};
+
+		assert_int_equal(ssemu_ep_send_at(t->ep[0], &m, 1000000),
+				 -ENOTSUP);
+		assert_int_equal(ssemu_ep_send(t->ep[0], &m), 0);
+	}
+	tf_close(t);
+}
+
 /*
  * One message of @len bytes from endpoint 0 to 1, with its bytes or
  * without (SSEMU_SEND_NO_DATA, no address to read them from): its RECV
@@ -2018,6 +2168,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_buffer_named_by_other_slot),
 		cmocka_unit_test(test_fabric_receiver_closed_returns_slots),
 		cmocka_unit_test(test_fabric_receiver_detached_returns_slots),
+		cmocka_unit_test(test_fabric_send_at),
 	};
 
 	return cmocka_run_group_tests_name("fabric", tests, NULL, NULL);
