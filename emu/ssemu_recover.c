@@ -31,6 +31,11 @@ void ssemu_model_ep_drop_due(struct ssemu_region *r, uint32_t epi)
 
 	for (k = 0; k < r->config.msgs_per_ep; k++) {
 		mi = epi * r->config.msgs_per_ep + k;
+		/* (busy and not done, as one due is, before its slot is
+		 * read) */
+		if ((ssemu_load_acquire(ssemu_r_mstate(r, mi)) &
+		     (SSEMU_MSG_BUSY | SSEMU_MSG_TXDONE)) != SSEMU_MSG_BUSY)
+			continue;
 		m = ssemu_r_msg(r, mi);
 		if (!(m->mflags & SSEMU_MSGF_DUE))
 			continue;

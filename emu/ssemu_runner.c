@@ -671,10 +671,11 @@ int ssemu_ep_close_timeout(struct ssemu_ep *ep, int timeout_ms)
 				  timeout_ms);
 			ret = -ETIMEDOUT;
 			left = 0;
-		}
-		if (!left) {
+			/* (a message due later is one of those counted) */
 			if (ep->sent_at)
 				ssemu_model_ep_drop_due(r, ep->index);
+		}
+		if (!left) {
 			ssemu_ep_close_locked(r, ep->nic->slot, ep->pid);
 			ssemu_region_unlock(r);
 			break;
