@@ -322,6 +322,18 @@ int ssemu_config_validate(const struct ssemu_config *cfg, char *err,
 	      "group windows need the virtual clock");
 	CHECK(!cfg->group_windows || ssemu_config_group_window(cfg) > 0,
 	      "group windows need global links with a delay");
+	CHECK(!cfg->group_windows ||
+		      ssemu_config_group_window(cfg) > cfg->topo.groups,
+	      "group windows need a window (%llu ps) longer than the "
+	      "groups are many (%u)",
+	      (unsigned long long)ssemu_config_group_window(cfg),
+	      cfg->topo.groups);
+	CHECK(!cfg->group_windows || !cfg->tel_interval ||
+		      cfg->tel_interval % ssemu_config_group_window(cfg) == 0,
+	      "group windows need a telemetry interval (%llu ps) that is "
+	      "a whole number of windows (%llu ps)",
+	      (unsigned long long)cfg->tel_interval,
+	      (unsigned long long)ssemu_config_group_window(cfg));
 	CHECK(cfg->max_nics >= 1 && cfg->max_nics <= SSEMU_MAX_NICS,
 	      "max_nics %u out of range [1, %u]", cfg->max_nics,
 	      SSEMU_MAX_NICS);

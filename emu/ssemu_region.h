@@ -832,35 +832,44 @@ static inline struct ssemu_engine *ssemu_r_engine(struct ssemu_region *r)
  * Group windows (ssemu_config.group_windows): the engine's times are
  * encoded so that its (time, key) order takes model time in windows of W
  * (ssemu_config_group_window) and each window a Dragonfly group at a
- * time: window w holds (w - 1) W < t <= w W (window 0 the instant 0), and
- * an event of group g at offset o in its window is at w G W + g W + o for
- * G groups.  Nothing one group does reaches another within W, so a
- * group's events in a window depend on nothing the other groups do in it,
- * and each group's events keep their (time, key) order.  Without the mode
- * the model's clock is the engine's.
+ * time.  Window w holds (w - 1) W < t <= w W (window 0 the instant 0):
+ * first the times before its last instant, group after group (an event of
+ * group g at offset o in the window at (w (G + 1) + g) W + o, for G
+ * groups), then that instant, w W, group after group (at (w (G + 1) + G) W
+ * + g).  Nothing one group does reaches another within W, so a group's
+ * events in a window depend on nothing the other groups do in it, and
+ * each group's events keep their (time, key) order; and every event
+ * before a multiple of W comes before every event at it (a telemetry
+ * sample that ends there closes once, with all of its events in).
+ * Without the mode the model's clock is the engine's.
  */
 static inline ssemu_time_t ssemu_gw_enc(const struct ssemu_region *r,
 					ssemu_time_t t, uint32_t g)
 {
 	uint64_t W = ssemu_config_group_window(&r->config) ?: 1;
-	uint64_t w = t ? (t - 1) / W + 1 : 0, o = t ? (t - 1) % W : 0;
+	uint64_t G = r->topo.g, w = t ? (t - 1) / W + 1 : 0;
 
-	return (w * r->topo.g + g) * W + o;
+	if (t == w * W)
+		return (w * (G + 1) + G) * W + g;
+	return (w * (G + 1) + g) * W + (t - (w - 1) * W);
 }
 
 static inline ssemu_time_t ssemu_gw_dec(const struct ssemu_region *r,
 					ssemu_time_t s)
 {
 	uint64_t W = ssemu_config_group_window(&r->config) ?: 1;
-	uint64_t w = s / W / r->topo.g, o = s % W;
+	uint64_t G = r->topo.g, w = s / ((G + 1) * W), o = s % ((G + 1) * W);
 
-	return w ? (w - 1) * W + o + 1 : 0;
+	if (o >= G * W)
+		return w * W;
+	/* (offset 0 is no event's: the window before's end) */
+	return w ? (w - 1) * W + o % W : 0;
 }
 
 /* The latest model time the encoding holds (a later one would wrap). */
 static inline ssemu_time_t ssemu_gw_max(const struct ssemu_region *r)
 {
-	return UINT64_MAX / 2 / r->topo.g;
+	return UINT64_MAX / 2 / (r->topo.g + 1);
 }
 
 /* Where the engine stops for "every event at or before @t": past the
@@ -870,13 +879,13 @@ static inline ssemu_time_t ssemu_gw_limit(const struct ssemu_region *r,
 					  ssemu_time_t t)
 {
 	uint64_t W = ssemu_config_group_window(&r->config) ?: 1;
-	uint64_t w = t ? (t - 1) / W + 1 : 0;
+	uint64_t S = (r->topo.g + 1) * W, w = t ? (t - 1) / W + 1 : 0;
 
 	if (t >= ssemu_gw_max(r))
 		return UINT64_MAX;
 	if (t % W == 0)
-		return (w + 1) * r->topo.g * W - 1;
-	return w * r->topo.g * W - 1;
+		return (w + 1) * S - 1;
+	return w * S - 1;
 }
 
 /* The model's clock under group windows (out of line: the usual clock's

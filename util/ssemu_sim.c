@@ -695,8 +695,8 @@ static void report(struct sim *s)
  * times before the engine runs it (run_open_loop), or from modelled jobs,
  * which post from the engine's own events; not from a ping-pong, whose
  * every message waits for the one before.  The run ends where a window
- * does, and the time series, whose samples would close as each group
- * reached them, are off.
+ * does (and a telemetry interval is whole windows: the configuration's
+ * check).
  */
 static int group_windows_check(struct sim *s)
 {
@@ -711,9 +711,6 @@ static int group_windows_check(struct sim *s)
 		      "that declares them, --pattern none)";
 	else if (s->o.messages)
 		why = "the run is bounded by --time, not --messages";
-	else if (s->o.telemetry || s->o.tel_interval_us > 0)
-		why = "no telemetry series (--telemetry, "
-		      "--telemetry-interval)";
 	else if (!ssemu_config_group_window(c) ||
 		 end % ssemu_config_group_window(c))
 		why = "--time must be a whole number of windows (the global "
@@ -724,7 +721,6 @@ static int group_windows_check(struct sim *s)
 		return -EINVAL;
 	}
 	c->group_windows = 1;
-	c->tel_interval = 0;
 	return 0;
 }
 
@@ -914,8 +910,8 @@ static void usage_sim(FILE *f)
 		"                       window a Dragonfly group after another (the\n"
 		"                       same results; faster on fabrics far larger\n"
 		"                       than the caches): open-loop sources or\n"
-		"                       modelled jobs, --time a whole number of\n"
-		"                       windows, no telemetry series\n");
+		"                       modelled jobs, --time and the telemetry\n"
+		"                       interval whole numbers of windows\n");
 }
 
 static int parse_sim(int argc, char **argv, struct sim_opts *o)

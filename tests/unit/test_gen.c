@@ -551,6 +551,69 @@ static void gw_run(struct ssemu_config *c, bool windows,
 	tf_close(t);
 }
 
+/* Telemetry of @windows or not: a message from group 1 just before the
+ * end of a telemetry sample and one from group 0 at that end, posted
+ * ahead; the samples' transmitted bytes into @tx (@n samples). */
+static void gw_tel_run(const struct ssemu_config *c, bool windows,
+		       uint64_t *tx, uint32_t n)
+{
+	struct ssemu_config cc = *c;
+	struct ssemu_telemetry *tel;
+	struct iovec iov = { NULL, 2048 };
+	struct ssemu_send m = {
+		.flags = SSEMU_SEND_NO_DATA,
+		.iov = &iov,
+		.iov_count = 1,
+	};
+	ssemu_time_t b = cc.tel_interval;
+	struct tf *t;
+	uint32_t i, k;
+
+	cc.group_windows = windows;
+	t = tf_open(&cc);
+	tf_add(t, 0);	/* group 0 */
+	tf_add(t, 1);
+	tf_add(t, 32);	/* group 1 */
+	tf_add(t, 33);
+	m.dest = ssemu_ep_addr(t->ep[1]);
+	assert_int_equal(ssemu_ep_send_at(t->ep[0], &m, b), 0);
+	m.dest = ssemu_ep_addr(t->ep[3]);
+	assert_int_equal(ssemu_ep_send_at(t->ep[2], &m, b - 1000), 0);
+	assert_int_equal(ssemu_fabric_run_until(t->fab, (n + 1) * b), 0);
+	assert_int_equal(ssemu_telemetry_read(t->fab, &tel), 0);
+	assert_true(tel->nsamples >= n);
+	for (i = 0; i < n; i++)
+		for (tx[i] = 0, k = 0; k < SSEMU_MAX_TCLASS; k++)
+			tx[i] += tel->samples[i].tx_bytes[k];
+	ssemu_telemetry_free(tel);
+	tf_close(t);
+}
+
+/*
+ * A telemetry sample closes once with group windows, with every event of
+ * its time in it: a packet sent just before a sample's end from one group
+ * and one sent at that end from a group before it in the window fall in
+ * the samples they fall in without the mode.
+ */
+static void test_group_windows_telemetry(void **state)
+{
+	uint64_t a[3], b[3];
+	struct ssemu_config c;
+	uint32_t i;
+
+	(void)state;
+	tf_config(&c, "2group");
+	c.max_nics = 8;
+	c.tel_interval = 10 * ssemu_config_group_window(&c);
+	gw_tel_run(&c, false, a, 3);
+	gw_tel_run(&c, true, b, 3);
+	/* the first message's packet in the first sample, the second's in
+	 * the next */
+	assert_true(a[0] > 0 && a[1] > 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(a[i], b[i]);
+}
+
 static void test_group_windows(void **state)
 {
 	struct ssemu_mjob_stats a[SSEMU_CONFIG_MJOBS], b[SSEMU_CONFIG_MJOBS];
@@ -585,7 +648,8 @@ static void test_group_windows(void **state)
 	r = tw->fab->r;
 	for (g = 0; g < r->topo.g; g++) {
 		prev = 0;
-		for (t = 0; t < 5 * W; t += W / 7 + 1) {
+		/* (steps that land on window ends, and between them) */
+		for (t = 0; t < 5 * W; t += t % 3 ? W / 7 + 1 : W / 2) {
 			ssemu_time_t s = ssemu_gw_enc(r, t, g);
 			/* the end of t's window: (end - W, end] */
 			ssemu_time_t end = (t + W - 1) / W * W;
@@ -594,13 +658,29 @@ static void test_group_windows(void **state)
 			assert_true(t == 0 || s > prev);
 			prev = s;
 			/* in the run to the window's end, not in the one to
-			 * the window before; after the group before's last */
+			 * the window before */
 			assert_true(s <= ssemu_gw_limit(r, end));
 			if (end >= W)
 				assert_true(t == 0 ||
 					    s > ssemu_gw_limit(r, end - W));
-			if (g)
-				assert_true(s > ssemu_gw_enc(r, end, g - 1));
+			if (t < end) {
+				/* after the group before's times short of
+				 * the end, before every group's end */
+				if (g)
+					assert_true(s > ssemu_gw_enc(
+							    r, end - 1, g - 1));
+				assert_true(s < ssemu_gw_enc(r, end, 0));
+			} else {
+				/* the end: after every group's times short
+				 * of it, and the group before's end */
+				if (t)
+					assert_true(s > ssemu_gw_enc(
+							    r, end - 1,
+							    r->topo.g - 1));
+				if (g)
+					assert_true(s > ssemu_gw_enc(r, end,
+								     g - 1));
+			}
 		}
 	}
 	tf_close(tw);
@@ -642,6 +722,7 @@ int main(void)
 		cmocka_unit_test(test_real_to_modelled),
 		cmocka_unit_test(test_real_beside_aggressor),
 		cmocka_unit_test(test_group_windows),
+		cmocka_unit_test(test_group_windows_telemetry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
