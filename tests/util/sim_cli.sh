@@ -126,6 +126,18 @@ check "full preset, 8192 endpoints: runs" \
 check "full preset, 8192 endpoints: delivers" \
 	grep -Eq "^messages: sent [1-9][0-9]*, received [1-9]" "$tmp/full.txt"
 bad "out of range" sim --preset full --endpoints 1048577
+# ... a Dragonfly group at a time by themselves (8,192 endpoints or more
+# take part), the report the one of the engine's usual order
+check "full preset, 8192 endpoints: group windows by themselves" \
+	grep -q "^model: .*, group windows$" "$tmp/full.txt"
+"$tool" sim --preset full --endpoints 8192 --time 1 --no-group-windows \
+	> "$tmp/full-no.txt" 2>&1
+check "full preset, 8192 endpoints: the same report in the usual order" \
+	sh -c "grep -v '^model:' '$tmp/full.txt' > '$tmp/full.a' &&
+	       grep -v '^model:' '$tmp/full-no.txt' > '$tmp/full.b' &&
+	       cmp -s '$tmp/full.a' '$tmp/full.b' &&
+	       ! grep -q 'group windows' '$tmp/full-no.txt'"
+bad "not both" sim --preset 2group --group-windows --no-group-windows
 
 # --group-windows: the model's events a window at a time, each window a
 # Dragonfly group after another, give the same results: modelled jobs
@@ -222,7 +234,7 @@ modelled_jobs = (
 EOF
 gw_tel jobs --config "$tmp/gw-2j.cfg" --time 20
 gw_tel own --preset shandy --load 0.5 --time 20 --routing adaptive
-bad "a telemetry interval (50000 ps) that is a whole number of windows" \
+bad "the telemetry interval must be a whole number of windows" \
 	sim --config "$tmp/gw-i.cfg" --time 1 --group-windows \
 	--telemetry-interval 0.05
 bad "--group-windows: the run is bounded by --time" \
