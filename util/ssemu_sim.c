@@ -692,6 +692,11 @@ static void report(struct sim *s)
 	}
 }
 
+/* Endpoints taking part from which group windows are on unless asked off:
+ * 1.06-1.16x at 8,192 endpoints, 1.25-1.36x at 32,768, 1.4-1.7x on the full
+ * system, 0.95-1.01x on 1,024 (benchmarks/README.md). */
+#define SIM_GW_AUTO 8192
+
 /*
  * --group-windows: what the mode needs of the run (ssemu_config's
  * group_windows), then the configuration asks for it.  The traffic comes
@@ -699,14 +704,9 @@ static void report(struct sim *s)
  * times before the engine runs it (run_open_loop), or from modelled jobs,
  * which post from the engine's own events; not from a ping-pong, whose
  * every message waits for the one before.  The run ends where a window
- * does (and a telemetry interval is whole windows: the configuration's
- * check).
+ * does, and so does every telemetry sample.  @quiet: nothing said of a
+ * run that does not allow it (the mode taken by itself where it does).
  */
-/* Endpoints taking part from which group windows are on unless asked off:
- * 1.06-1.16x at 8,192 endpoints, 1.25-1.36x at 32,768, 1.7x on the full
- * system, 0.95-1.01x on 1,024 (benchmarks/README.md). */
-#define SIM_GW_AUTO 8192
-
 static int group_windows_check(struct sim *s, bool quiet)
 {
 	struct ssemu_config *c = &s->d.cfg;
