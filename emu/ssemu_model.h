@@ -60,6 +60,9 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic);
  */
 int ssemu_model_post_at(struct ssemu_region *r, uint32_t nic, uint32_t msg,
 			ssemu_time_t t);
+/* May NIC @nic's endpoints post into the model now (group windows: is now
+ * in a window the NIC's group has not run)? */
+bool ssemu_model_post_now_ok(struct ssemu_region *r, uint32_t nic);
 /* ssemu_msg.c */
 void ssemu_model_flush_overflow(struct ssemu_region *r, uint32_t ep);
 /* ssemu_recover.c */

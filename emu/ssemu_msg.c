@@ -357,6 +357,12 @@ static int msg_post(struct ssemu_ep *ep, struct ssemu_msg *m, uint32_t mi,
 		      "endpoint %u: its tx ring's control block is corrupt",
 		      ep->index))
 		return -EIO;
+	/* (group windows: now is the clock of the group whose event ran
+	 * last, which another group's window, or a window's end after the
+	 * run to it, may have passed) */
+	if (unlikely(c->group_windows) &&
+	    !ssemu_model_post_now_ok(r, ep->nic->slot))
+		return -EINVAL;
 	/* (before the slot is the engine's: it may complete at once) */
 	if (ep->owed) {
 		keep = ep->owed[local];
@@ -501,11 +507,9 @@ int ssemu_ep_send_at(struct ssemu_ep *ep, const struct ssemu_send *s,
 	 * engine of this process's own store takes from it) */
 	if (f->r->shm_mode || f->cfg->clock != SSEMU_CLOCK_VIRTUAL)
 		return -ENOTSUP;
-	if (t == ssemu_fabric_now(f))
-		return send_msg(ep, s, 0);
 	if (t < ssemu_fabric_now(f))
 		return -EINVAL;
-	return send_msg(ep, s, t);
+	return send_msg(ep, s, t > ssemu_fabric_now(f) ? t : 0);
 }
 
 int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)

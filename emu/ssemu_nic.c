@@ -49,6 +49,12 @@ int ssemu_model_post_at(struct ssemu_region *r, uint32_t nic, uint32_t mi,
 	return ssemu_broken(r) ? -EIO : 0;
 }
 
+bool ssemu_model_post_now_ok(struct ssemu_region *r, uint32_t nic)
+{
+	return !r->config.group_windows ||
+	       gw_schedulable(r, now_of(r), SSEMU_MEV_NIC_KICK, nic);
+}
+
 /* The POST event of message @mi (generation @gen) of NIC @nic: it enters
  * the NIC now, which looks at once, unless its endpoint's close discarded
  * it meanwhile (ssemu_model_ep_drop_due, which moves its generation on). */

@@ -553,7 +553,10 @@ struct ssemu_send {
  * or flags; -ENOTSUP SSEMU_SEND_NO_DATA in a shared store;
  * -EFAULT part of the iov is not readable memory, address 0 included
  * (nothing is posted); -EACCES the endpoint's service does not allow the
- * class.
+ * class.  With group windows (ssemu_config.group_windows), -EINVAL too
+ * where now, the clock of the group whose event ran last, is in a window
+ * the endpoint's group has run (so after a run to a window's end: post
+ * for a later time with ssemu_ep_send_at); an RMA (ssemu_ep_rma) the same.
  */
 int ssemu_ep_send(struct ssemu_ep *ep, const struct ssemu_send *send);
 

@@ -614,6 +614,47 @@ static void test_group_windows_telemetry(void **state)
 		assert_int_equal(a[i], b[i]);
 }
 
+/*
+ * Posts with group windows: after a run to a window's end every group has
+ * run that instant, so a post for now is refused (the fabric left as it
+ * is) and one for a later time goes, from either group.
+ */
+static void test_group_windows_posts(void **state)
+{
+	struct iovec iov = { NULL, 64 };
+	struct ssemu_send m = {
+		.flags = SSEMU_SEND_NO_DATA,
+		.iov = &iov,
+		.iov_count = 1,
+	};
+	struct ssemu_config c;
+	ssemu_time_t W;
+	struct tf *t;
+
+	(void)state;
+	tf_config(&c, "2group");
+	c.max_nics = 8;
+	c.group_windows = 1;
+	W = ssemu_config_group_window(&c);
+	t = tf_open(&c);
+	tf_add(t, 0);	/* group 0 */
+	tf_add(t, 32);	/* group 1 */
+	assert_int_equal(ssemu_fabric_run_until(t->fab, 3 * W), 0);
+	assert_int_equal(ssemu_fabric_now(t->fab), 3 * W);
+	m.dest = ssemu_ep_addr(t->ep[1]);
+	assert_int_equal(ssemu_ep_send(t->ep[0], &m), -EINVAL);
+	assert_int_equal(ssemu_ep_send_at(t->ep[0], &m, 3 * W), -EINVAL);
+	assert_int_equal(ssemu_ep_send_at(t->ep[0], &m, 3 * W + 1), 0);
+	m.dest = ssemu_ep_addr(t->ep[0]);
+	assert_int_equal(ssemu_ep_send_at(t->ep[1], &m, 5 * W), 0);
+	tf_run_idle(t, 10000);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 1);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_RECV), 1);
+	assert_int_equal(tf_count(t, 0, SSEMU_EV_SEND_DONE), 1);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_SEND_DONE), 1);
+	tf_close(t);
+}
+
 static void test_group_windows(void **state)
 {
 	struct ssemu_mjob_stats a[SSEMU_CONFIG_MJOBS], b[SSEMU_CONFIG_MJOBS];
@@ -723,6 +764,7 @@ int main(void)
 		cmocka_unit_test(test_real_beside_aggressor),
 		cmocka_unit_test(test_group_windows),
 		cmocka_unit_test(test_group_windows_telemetry),
+		cmocka_unit_test(test_group_windows_posts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
