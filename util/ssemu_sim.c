@@ -57,8 +57,8 @@ struct sim_opts {
 	bool progress;
 	bool speed;		/* report the set-up's and the run's cost */
 	/* the engine a Dragonfly group at a time: asked for, or not at all
-	 * (neither: on a fabric of SIM_GW_AUTO endpoints or more taking
-	 * part, where the run allows it) */
+	 * (neither: where SIM_GW_AUTO endpoints or more take part and the
+	 * run allows it) */
 	bool group_windows, no_group_windows;
 };
 
@@ -692,10 +692,12 @@ static void report(struct sim *s)
 	}
 }
 
-/* Endpoints taking part from which group windows are on unless asked off:
- * 1.06-1.16x at 8,192 endpoints, 1.25-1.36x at 32,768, 1.4-1.7x on the full
- * system, 0.95-1.01x on 1,024 (benchmarks/README.md). */
-#define SIM_GW_AUTO 8192
+/* Endpoints taking part from which group windows are on unless asked off
+ * (benchmarks/README.md): uniform 2 KiB 1.25-1.36x at 32,768 endpoints and
+ * 1.4-1.7x on the full system, 1 MiB permutations (whose packet trains the
+ * mode gives up) 1.16x at 32,768; at 8,192 uniform 1.06-1.16x but the
+ * permutations 0.81x. */
+#define SIM_GW_AUTO 32768
 
 /*
  * --group-windows: what the mode needs of the run (ssemu_config's
@@ -937,7 +939,7 @@ static void usage_sim(FILE *f)
 		"                       than the caches): open-loop sources or\n"
 		"                       modelled jobs, --time and the telemetry\n"
 		"                       interval whole numbers of windows; on by\n"
-		"                       itself where 8,192 endpoints or more take\n"
+		"                       itself where 32,768 endpoints or more take\n"
 		"                       part and the run allows it\n"
 		"  --no-group-windows   the engine's usual order in any case\n");
 }

@@ -126,17 +126,22 @@ check "full preset, 8192 endpoints: runs" \
 check "full preset, 8192 endpoints: delivers" \
 	grep -Eq "^messages: sent [1-9][0-9]*, received [1-9]" "$tmp/full.txt"
 bad "out of range" sim --preset full --endpoints 1048577
-# ... a Dragonfly group at a time by themselves (8,192 endpoints or more
-# take part), the report the one of the engine's usual order
-check "full preset, 8192 endpoints: group windows by themselves" \
-	grep -q "^model: .*, group windows$" "$tmp/full.txt"
-"$tool" sim --preset full --endpoints 8192 --time 1 --no-group-windows \
-	> "$tmp/full-no.txt" 2>&1
-check "full preset, 8192 endpoints: the same report in the usual order" \
-	sh -c "grep -v '^model:' '$tmp/full.txt' > '$tmp/full.a' &&
-	       grep -v '^model:' '$tmp/full-no.txt' > '$tmp/full.b' &&
-	       cmp -s '$tmp/full.a' '$tmp/full.b' &&
-	       ! grep -q 'group windows' '$tmp/full-no.txt'"
+check "full preset, 8192 endpoints: the engine's usual order" \
+	grep -q "^model: .*, train hops [0-9]*$" "$tmp/full.txt"
+# ... a Dragonfly group at a time by themselves where 32,768 endpoints or
+# more take part, the report the one of the engine's usual order
+for o in "" --no-group-windows; do
+	"$tool" sim --preset full --endpoints 32768 --time 0.5 --load 0.05 $o \
+		> "$tmp/full32k$o.txt" 2>&1
+done
+check "full preset, 32768 endpoints: group windows by themselves" \
+	grep -q "^model: .*, group windows$" "$tmp/full32k.txt"
+check "full preset, 32768 endpoints: the same report in the usual order" \
+	sh -c "grep -v '^model:' '$tmp/full32k.txt' > '$tmp/full.a' &&
+	       grep -v '^model:' '$tmp/full32k--no-group-windows.txt' \
+		> '$tmp/full.b' && cmp -s '$tmp/full.a' '$tmp/full.b' &&
+	       grep -Eq '^messages: sent [1-9]' '$tmp/full.a' &&
+	       ! grep -q 'group windows' '$tmp/full.b'"
 bad "not both" sim --preset 2group --group-windows --no-group-windows
 
 # --group-windows: the model's events a window at a time, each window a
