@@ -804,15 +804,33 @@ static void test_fabric_send_at(void **state)
 		{ 3, 4, 65536, 251001 },
 		{ 4, 3, 8, 900000 },
 	};
-	uint64_t via_stop[2 * ARRAY_SIZE(plan)], ahead[2 * ARRAY_SIZE(plan)];
+	uint64_t via_stop[2 * ARRAY_SIZE(plan) + 6];
+	uint64_t ahead[2 * ARRAY_SIZE(plan) + 6];
 	struct ssemu_fabric_stats st;
 	struct ssemu_config c;
 	struct tf *t;
 	size_t i, n = ARRAY_SIZE(plan);
+	ssemu_time_t tie = 0;
 	unsigned k;
 
 	(void)state;
 	tf_config(&c, "2group");
+	/* the first message's acknowledgement reaches its NIC at tie (the
+	 * plan's traffic alone): three more posts at that instant, which go
+	 * in after it (as a post between two runs stopped there does) */
+	t = tf_open(&c);
+	for (i = 0; i < 8; i++)
+		tf_add(t, (uint32_t)(i * 4));
+	for (i = 0; i < n; i++)
+		assert_int_equal(send_at_round(t, plan[i].from, plan[i].to,
+					       plan[i].len, i + 1, plan[i].at),
+				 0);
+	tf_run_idle(t, 100000);
+	for (i = 0; i < t->nlog; i++)
+		if (t->log[i].ev.type == SSEMU_EV_SEND_DONE &&
+		    t->log[i].ev.cookie == 1)
+			tie = t->log[i].ev.time;
+	tf_close(t);
 	/* both ways: the engine stopped at each time, then sends; every post
 	 * made at 0 for its time */
 	for (k = 0; k < 2; k++) {
@@ -833,11 +851,22 @@ static void test_fabric_send_at(void **state)
 						       k ? plan[i].at : 0),
 					 0);
 		}
+		/* the ties (after the plan's last time): from the acknowledged
+		 * NIC, and from its neighbour, to the same destination */
+		assert_true(tie > plan[n - 1].at);
+		if (k == 0)
+			assert_int_equal(ssemu_fabric_run_until(t->fab, tie), 0);
+		assert_int_equal(send_at_round(t, 0, 5, 65536, 8, k ? tie : 0),
+				 0);
+		assert_int_equal(send_at_round(t, 0, 5, 2048, 9, k ? tie : 0),
+				 0);
+		assert_int_equal(send_at_round(t, 1, 5, 65536, 10, k ? tie : 0),
+				 0);
 		tf_run_idle(t, 100000);
-		send_at_log(t, k ? ahead : via_stop, 2 * n);
+		send_at_log(t, k ? ahead : via_stop, 2 * n + 6);
 		tf_close(t);
 	}
-	for (i = 0; i < 2 * n; i++)
+	for (i = 0; i < 2 * n + 6; i++)
 		assert_int_equal(ahead[i], via_stop[i]);
 
 	t = tf_open(&c);
