@@ -689,8 +689,11 @@ static void test_group_windows(void **state)
 	r = tw->fab->r;
 	for (g = 0; g < r->topo.g; g++) {
 		prev = 0;
-		/* (steps that land on window ends, and between them) */
-		for (t = 0; t < 5 * W; t += t % 3 ? W / 7 + 1 : W / 2) {
+		/* (each window's end, its first picosecond, a time
+		 * within it and its last before the end) */
+		for (t = 0; t < 5 * W;
+		     t += t % W == 0 ? 1 : t % W == 1 ? W / 2 - 1 :
+			  t % W == W / 2 ? W / 2 - 1 : 1) {
 			ssemu_time_t s = ssemu_gw_enc(r, t, g);
 			/* the end of t's window: (end - W, end] */
 			ssemu_time_t end = (t + W - 1) / W * W;
