@@ -499,6 +499,7 @@ int ssemu_ep_send_at(struct ssemu_ep *ep, const struct ssemu_send *s,
 		     ssemu_time_t t)
 {
 	struct ssemu_fabric *f;
+	ssemu_time_t now;
 
 	if (!ep || !s)
 		return -EINVAL;
@@ -507,9 +508,10 @@ int ssemu_ep_send_at(struct ssemu_ep *ep, const struct ssemu_send *s,
 	 * engine of this process's own store takes from it) */
 	if (f->r->shm_mode || f->cfg->clock != SSEMU_CLOCK_VIRTUAL)
 		return -ENOTSUP;
-	if (t < ssemu_fabric_now(f))
+	now = ssemu_fabric_now(f);
+	if (t < now)
 		return -EINVAL;
-	return send_msg(ep, s, t > ssemu_fabric_now(f) ? t : 0);
+	return send_msg(ep, s, t > now ? t : 0);
 }
 
 int ssemu_ep_rma(struct ssemu_ep *ep, const struct ssemu_rma *rma)

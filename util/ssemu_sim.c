@@ -177,14 +177,12 @@ static void setup_alltoall(struct sim *s)
  * windows for @t or now, whichever is later. */
 static int post(struct sim *s, uint64_t src, uint64_t dst, ssemu_time_t t)
 {
-	ssemu_time_t now;
+	ssemu_time_t at = s->o.group_windows ?
+				  SSEMU_MAX(t, ssemu_fabric_now(s->d.fab)) :
+				  0;
 
-	if (!s->o.group_windows)
-		return ssemu_drv_post(&s->d, src, dst, s->o.size, s->o.tclass,
-				      0, 0, src);
-	now = ssemu_fabric_now(s->d.fab);
 	return ssemu_drv_post_at(&s->d, src, dst, s->o.size, s->o.tclass, 0,
-				 0, src, SSEMU_MAX(t, now));
+				 0, src, at);
 }
 
 static void sim_recv(struct ssemu_drv *d, uint64_t port,

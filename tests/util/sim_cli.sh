@@ -118,6 +118,13 @@ check "share: text and JSON agree ($sa)" \
 check "share: B delivers nothing once drained" \
 	grep -q "^survivor: A [0-9.]* Gb/s, B 0.000 Gb/s" "$tmp/sh.txt"
 
+# Reports A and B the same but for the model's line (its count of events
+# and whether group windows ran).
+same_but_model() {	# A B
+	grep -v '^model:' "$1" > "$1.m" && grep -v '^model:' "$2" > "$2.m" &&
+		cmp -s "$1.m" "$2.m"
+}
+
 # More NICs than the dense tables allowed: 8,192 endpoints of the full
 # preset attach and run; more than the store takes are refused by name.
 "$tool" sim --preset full --endpoints 8192 --time 1 > "$tmp/full.txt" 2>&1
@@ -137,11 +144,10 @@ done
 check "full preset, 32768 endpoints: group windows by themselves" \
 	grep -q "^model: .*, group windows$" "$tmp/full32k.txt"
 check "full preset, 32768 endpoints: the same report in the usual order" \
-	sh -c "grep -v '^model:' '$tmp/full32k.txt' > '$tmp/full.a' &&
-	       grep -v '^model:' '$tmp/full32k--no-group-windows.txt' \
-		> '$tmp/full.b' && cmp -s '$tmp/full.a' '$tmp/full.b' &&
-	       grep -Eq '^messages: sent [1-9]' '$tmp/full.a' &&
-	       ! grep -q 'group windows' '$tmp/full.b'"
+	same_but_model "$tmp/full32k.txt" "$tmp/full32k--no-group-windows.txt"
+check "full preset, 32768 endpoints: messages, no group windows asked off" \
+	sh -c "grep -Eq '^messages: sent [1-9]' '$tmp/full32k.txt' &&
+	       ! grep -q 'group windows' '$tmp/full32k--no-group-windows.txt'"
 bad "not both" sim --preset 2group --group-windows --no-group-windows
 
 # --group-windows: the model's events a window at a time, each window a
@@ -165,10 +171,8 @@ for x in u a i; do
 	"$tool" sim --config "$tmp/gw-$x.cfg" --time 20 > "$tmp/gw-$x.one"
 	"$tool" sim --config "$tmp/gw-$x.cfg" --time 20 --group-windows \
 		> "$tmp/gw-$x.win"
-	check "--group-windows, $x: the same report" sh -c \
-		"grep -v '^model:' '$tmp/gw-$x.one' > '$tmp/gw-$x.a' &&
-		 grep -v '^model:' '$tmp/gw-$x.win' > '$tmp/gw-$x.b' &&
-		 cmp -s '$tmp/gw-$x.a' '$tmp/gw-$x.b'"
+	check "--group-windows, $x: the same report" \
+		same_but_model "$tmp/gw-$x.one" "$tmp/gw-$x.win"
 	check "--group-windows, $x: messages delivered" \
 		grep -Eq "^j +[0-9]+ [a-z]+ +[A-Z_]+ +[0-9]+ +[1-9][0-9]* " \
 		"$tmp/gw-$x.win"
@@ -186,10 +190,8 @@ gw_own() {	# NAME SIM-OPTIONS...
 	shift
 	"$tool" sim "$@" > "$tmp/gwo-$n.one"
 	"$tool" sim "$@" --group-windows > "$tmp/gwo-$n.win"
-	check "--group-windows, own sources $n: the same report" sh -c \
-		"grep -v '^model:' '$tmp/gwo-$n.one' > '$tmp/gwo-$n.a' &&
-		 grep -v '^model:' '$tmp/gwo-$n.win' > '$tmp/gwo-$n.b' &&
-		 cmp -s '$tmp/gwo-$n.a' '$tmp/gwo-$n.b'"
+	check "--group-windows, own sources $n: the same report" \
+		same_but_model "$tmp/gwo-$n.one" "$tmp/gwo-$n.win"
 	check "--group-windows, own sources $n: messages received" \
 		grep -Eq "^messages: sent [1-9][0-9]*, received [1-9]" \
 		"$tmp/gwo-$n.win"
