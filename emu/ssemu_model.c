@@ -47,6 +47,8 @@ void __attribute__((cold)) schedule_failed(struct ssemu_region *r, int ret)
 /* The order test's hook (ssemu_model_int.h): one handler's events, held. */
 #define DEFER_MAX 256
 uint32_t ssemu_model_perturb;
+const struct ssemu_region *ssemu_gw_ev_r;
+uint64_t ssemu_gw_ev_key;
 uint32_t ssemu_model_credit_events;
 uint32_t ssemu_model_extra_looks;
 uint32_t ssemu_model_fresh_places;
@@ -419,6 +421,11 @@ void ssemu_model_dispatch(struct ssemu_region *r, const struct ssemu_fired *f)
 		g = *f;
 		g.time = ssemu_gw_dec(r, f->time);
 		f = &g;
+		if (f->type == SSEMU_MEV_NIC_ARRIVE) {
+			ssemu_gw_ev_r = r;
+			ssemu_gw_ev_key = ev_key(r, f->time, f->type, f->a,
+						 f->b, f->c);
+		}
 	}
 	if (unlikely(ssemu_model_perturb)) {
 		ssemu_store_relaxed(&ssemu_model_deferring, 1);

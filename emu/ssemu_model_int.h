@@ -229,6 +229,10 @@ static inline uint64_t ev_key(struct ssemu_region *r, ssemu_time_t t,
 	if (type == SSEMU_MEV_SW_READY) {
 		/* entity: the input; then the earlier arrival */
 		x = b;
+	} else if (type == SSEMU_MEV_NIC_ARRIVE) {
+		/* (the packet's pool index is no part of it: below, its
+		 * identity is) */
+		x = 0;
 	}
 	/* (a switch by its place in the topology, not by its model's index,
 	 * which follows the order switches are first used in) */

@@ -134,6 +134,16 @@ void ssemu_tel_tx(struct ssemu_region *r, uint32_t nic, uint32_t tc,
 void ssemu_tel_rx(struct ssemu_region *r, uint32_t src_nic, uint32_t tc,
 		  uint32_t bytes);
 void ssemu_tel_deliver(struct ssemu_region *r, uint32_t msg);
+/*
+ * Under group windows, the NIC arrival the model is running (its fabric
+ * and its event key, ev_key), set by ssemu_model_dispatch: where a
+ * message delivered in it first brings its NIC pair, that pair's place
+ * among the pairs its window first brings is that of the event in the
+ * engine's usual order.  (Process-wide, as the run in ssemu_train.c: a
+ * fabric of group windows has one process.)
+ */
+extern const struct ssemu_region *ssemu_gw_ev_r;
+extern uint64_t ssemu_gw_ev_key;
 /* The latency bin (struct ssemu_tel_counters' lat) of @ps. */
 uint32_t ssemu_tel_bin(ssemu_time_t ps);
 /* A packet of @type (enum ssemu_pkt_type) lost in the fabric. */

@@ -690,6 +690,27 @@ struct ssemu_tel_sh {
 };
 
 /*
+ * Under group windows (a private store only) the NIC pairs first seen in
+ * a window wait here until every group has run it: the table above takes
+ * the first it has room for in the order the engine's usual order sees
+ * them, (model time, event key), not the order the groups run them.  The
+ * area follows the job-slot cache, in the telemetry section of such a
+ * fabric alone.
+ */
+struct ssemu_tel_cand {
+	struct ssemu_tel_pair p;	/* counted so far in the window */
+	ssemu_time_t t;			/* its first delivery's model time */
+	uint64_t key;			/* and that event's key (ev_key) */
+};
+
+struct ssemu_tel_cands {
+	uint64_t window;		/* the window they were seen in */
+	uint32_t n;			/* candidates in c */
+	uint32_t room;			/* the table's room as it began */
+	struct ssemu_tel_cand c[SSEMU_TEL_PAIRS];
+};
+
+/*
  * The size and alignment of everything the segment holds, as this layout
  * version has them (x86-64 Linux): a change to any of them is a change of
  * the layout, which bumps SSEMU_LAYOUT_VERSION with the new numbers here.

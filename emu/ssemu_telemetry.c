@@ -50,12 +50,32 @@ static uint32_t ring_size(const struct ssemu_config *c)
 	return c->tel_interval ? c->tel_samples : 0;
 }
 
+/* Where the group windows' pair candidates are, from the section's start
+ * (config @c has group windows). */
+static uint64_t cands_at(const struct ssemu_config *c)
+{
+	return SSEMU_ALIGN_UP(SSEMU_ALIGN_UP(sizeof(struct ssemu_tel_sh),
+					     (uint64_t)SSEMU_CACHELINE) +
+				      (uint64_t)ring_size(c) *
+					      sizeof(struct ssemu_tel_sample) +
+				      (uint64_t)c->max_nics *
+					      sizeof(struct ssemu_tel_nic),
+			      (uint64_t)SSEMU_CACHELINE);
+}
+
 uint64_t ssemu_tel_bytes(const struct ssemu_config *c)
 {
+	if (c->group_windows)
+		return cands_at(c) + sizeof(struct ssemu_tel_cands);
 	return SSEMU_ALIGN_UP(sizeof(struct ssemu_tel_sh),
 			      (uint64_t)SSEMU_CACHELINE) +
 	       (uint64_t)ring_size(c) * sizeof(struct ssemu_tel_sample) +
 	       (uint64_t)c->max_nics * sizeof(struct ssemu_tel_nic);
+}
+
+static inline struct ssemu_tel_cands *tel_cands(struct ssemu_region *r)
+{
+	return SSEMU_AT(r, r->tel_off + cands_at(&r->config));
 }
 
 /* The section is zero-filled already. */
@@ -72,6 +92,8 @@ void ssemu_tel_init(struct ssemu_region *r, uint64_t off)
 	tl->nicjob_off = tl->ring_off +
 			 (uint64_t)tl->ring * sizeof(struct ssemu_tel_sample);
 	r->tel_next = tl->interval ? tl->interval : UINT64_MAX;
+	if (r->config.group_windows)
+		tel_cands(r)->room = SSEMU_TEL_PAIRS;
 }
 
 /* The hot lines' share of the open sample, folded into @s (the open
@@ -250,11 +272,15 @@ ssemu_time_t ssemu_tel_bin_lo(uint32_t i)
 	return (ssemu_time_t)25000 * ((4 + (i - 1) % 4) << ((i - 1) / 4));
 }
 
-/* The pair table entry of (@sp, @dp): first come, first served. */
-static struct ssemu_tel_pair *tel_pair(struct ssemu_region *r,
-				       struct ssemu_tel_sh *tl, uint32_t sp,
-				       uint32_t dp, uint32_t sjob,
-				       uint32_t djob)
+static struct ssemu_tel_pair *__attribute__((noinline))
+tel_cand(struct ssemu_region *r, struct ssemu_tel_sh *tl, uint32_t sp,
+	 uint32_t dp, uint32_t sjob, uint32_t djob);
+
+/* The pair table entry of (@sp, @dp): first come, first served; under
+ * group windows (@cand), a pair not in it is a candidate (tel_cand). */
+static inline __attribute__((always_inline)) struct ssemu_tel_pair *
+tel_pair(struct ssemu_region *r, struct ssemu_tel_sh *tl, uint32_t sp,
+	 uint32_t dp, uint32_t sjob, uint32_t djob, bool cand)
 {
 	uint32_t h = (sp * 2654435761u ^ dp * 40503u) % SSEMU_TEL_HASH, k;
 	struct ssemu_tel_pair *p;
@@ -272,6 +298,8 @@ static struct ssemu_tel_pair *tel_pair(struct ssemu_region *r,
 	}
 	if (k == SSEMU_TEL_HASH || tl->npairs >= SSEMU_TEL_PAIRS)
 		return &tl->other;
+	if (cand)
+		return tel_cand(r, tl, sp, dp, sjob, djob);
 	p = &tl->pair[tl->npairs++];
 	*slot = (uint16_t)tl->npairs;
 	p->src_port = sp;
@@ -279,6 +307,119 @@ static struct ssemu_tel_pair *tel_pair(struct ssemu_region *r,
 	p->src_job = sjob;
 	p->dst_job = djob;
 	return p;
+}
+
+static void pair_add(struct ssemu_tel_pair *to,
+		     const struct ssemu_tel_pair *from)
+{
+	uint32_t i;
+
+	to->msgs += from->msgs;
+	to->lat_sum += from->lat_sum;
+	for (i = 0; i < SSEMU_TEL_LAT_BINS; i++)
+		to->lat[i] += from->lat[i];
+}
+
+/* Candidates in the engine's usual order: model time, then event key. */
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct ssemu_tel_cand *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static bool cand_before(const struct ssemu_tel_cand *x, ssemu_time_t t,
+			uint64_t key)
+{
+	return x->t < t || (x->t == t && x->key < key);
+}
+
+/* The window's candidates (all of its groups run) join the table in the
+ * usual order (they fit: no more were kept than it had room for). */
+static void cands_admit(struct ssemu_region *r, struct ssemu_tel_sh *tl,
+			struct ssemu_tel_cands *cs)
+{
+	uint32_t i, n = SSEMU_MIN(cs->n, (uint32_t)SSEMU_TEL_PAIRS);
+
+	qsort(cs->c, n, sizeof(cs->c[0]), cand_cmp);
+	for (i = 0; i < n; i++) {
+		const struct ssemu_tel_pair *c = &cs->c[i].p;
+
+		pair_add(tel_pair(r, tl, c->src_port, c->dst_port, c->src_job,
+				  c->dst_job, false),
+			 c);
+	}
+	cs->n = 0;
+}
+
+/*
+ * Group windows: the window of model time @t begins.  The one before has
+ * been run by every group, so its candidates join the table, and the new
+ * window's may take what room is left.
+ */
+static void cands_window(struct ssemu_region *r, struct ssemu_tel_sh *tl,
+			 ssemu_time_t t)
+{
+	struct ssemu_tel_cands *cs = tel_cands(r);
+	uint64_t W = ssemu_config_group_window(&r->config) ?: 1;
+	uint64_t w = t ? (t - 1) / W + 1 : 0;
+
+	if (w <= cs->window)
+		return;
+	cands_admit(r, tl, cs);
+	cs->window = w;
+	cs->room = SSEMU_TEL_PAIRS - SSEMU_MIN(tl->npairs,
+					       (uint32_t)SSEMU_TEL_PAIRS);
+}
+
+/*
+ * Group windows: pair (@sp, @dp), not in the table, delivered to at @t.
+ * The table takes the pairs a window first brings in the order of their
+ * first deliveries' events, as many as it has room for; the groups run
+ * a window one after another, so the candidates are kept, the earliest
+ * as many as that room, and the pair that no longer is among them counts
+ * with the rest from then on.  (A pair's deliveries are all at its
+ * destination's NIC, in one group, whose events run in their order: a
+ * pair's first delivery run is its earliest, and one that was left out
+ * is later than every candidate at each of its next deliveries.)
+ */
+static struct ssemu_tel_pair *__attribute__((noinline))
+tel_cand(struct ssemu_region *r, struct ssemu_tel_sh *tl, uint32_t sp,
+	 uint32_t dp, uint32_t sjob, uint32_t djob)
+{
+	struct ssemu_tel_cands *cs = tel_cands(r);
+	uint64_t key = ssemu_gw_ev_r == r ? ssemu_gw_ev_key : UINT64_MAX;
+	ssemu_time_t t = ssemu_r_now(r);
+	struct ssemu_tel_cand *c;
+	uint32_t i, n = SSEMU_MIN(cs->n, (uint32_t)SSEMU_TEL_PAIRS), last;
+
+	for (i = 0; i < n; i++)
+		if (cs->c[i].p.src_port == sp && cs->c[i].p.dst_port == dp)
+			return &cs->c[i].p;
+	if (!cs->room)
+		return &tl->other;
+	if (n < cs->room) {
+		c = &cs->c[cs->n++];
+	} else {
+		for (last = 0, i = 1; i < n; i++)
+			if (cand_before(&cs->c[last], cs->c[i].t,
+					cs->c[i].key))
+				last = i;
+		c = &cs->c[last];
+		if (cand_before(c, t, key))
+			return &tl->other;
+		pair_add(&tl->other, &c->p);
+	}
+	memset(c, 0, sizeof(*c));
+	c->p.src_port = sp;
+	c->p.dst_port = dp;
+	c->p.src_job = sjob;
+	c->p.dst_job = djob;
+	c->t = t;
+	c->key = key;
+	return &c->p;
 }
 
 SSEMU_HOT
@@ -309,10 +450,13 @@ void ssemu_tel_deliver(struct ssemu_region *r, uint32_t mi)
 	jp->msgs++;
 	jp->lat_sum += lat;
 	jp->lat[bin]++;
+	if (unlikely(r->config.group_windows))
+		cands_window(r, tl, now);
 	p = tel_pair(r, tl, SSEMU_ADDR_PORT(m->src), dport,
 		     ssemu_r_nic(r, snic)->job,
 		     dnic < r->config.max_nics ? ssemu_r_nic(r, dnic)->job :
-						 UINT32_MAX);
+						 UINT32_MAX,
+		     r->config.group_windows);
 	p->msgs++;
 	p->lat_sum += lat;
 	p->lat[bin]++;
@@ -467,6 +611,17 @@ int ssemu_telemetry_read(struct ssemu_fabric *f, struct ssemu_telemetry **out)
 	}
 	t->npairs = SSEMU_MIN(tl->npairs, (uint32_t)SSEMU_TEL_PAIRS);
 	memcpy(t->pair, tl->pair, sizeof(t->pair));
+	if (r->config.group_windows) {
+		/* the window's candidates, as its end will admit them (their
+		 * order among themselves is not kept) */
+		struct ssemu_tel_cands *cs = tel_cands(r);
+		uint32_t nc = SSEMU_MIN(cs->n, SSEMU_TEL_PAIRS - t->npairs);
+
+		qsort(cs->c, SSEMU_MIN(cs->n, (uint32_t)SSEMU_TEL_PAIRS),
+		      sizeof(cs->c[0]), cand_cmp);
+		for (i = 0; i < nc; i++)
+			t->pair[t->npairs++] = cs->c[i].p;
+	}
 	t->other_pairs = tl->other;
 	memcpy(t->jpair, tl->jpair, sizeof(t->jpair));
 	t->samples_closed = tl->closed;

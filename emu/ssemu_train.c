@@ -79,6 +79,8 @@ void ssemu_model_run_end(const struct ssemu_region *r)
 
 	__atomic_compare_exchange_n(&run_r, &mine, NULL, false,
 				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	/* (what is delivered outside a run has no event) */
+	ssemu_gw_ev_r = NULL;
 }
 
 ssemu_time_t train_run_limit(const struct ssemu_region *r)

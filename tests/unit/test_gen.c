@@ -614,6 +614,100 @@ static void test_group_windows_telemetry(void **state)
 		assert_int_equal(a[i], b[i]);
 }
 
+/* The NIC pairs the telemetry counts apart, @windows or not: 255 pairs
+ * of group 0 first, then, in one window, a message from group 1 and a
+ * later one from group 0, each of a pair not yet seen; the table's pairs
+ * (ports, messages) into @pairs, its count into @n and what the rest
+ * counted into @other. */
+static void gw_pairs_run(bool windows, uint32_t *pairs, uint32_t *n,
+			 uint64_t *other)
+{
+	struct ssemu_telemetry *tel;
+	struct iovec iov = { NULL, 64 };
+	struct ssemu_send m = {
+		.flags = SSEMU_SEND_NO_DATA,
+		.iov = &iov,
+		.iov_count = 1,
+	};
+	struct ssemu_config c;
+	ssemu_time_t W, at, d0 = 0, d1 = 0;
+	uint32_t i, j, k = 0;
+	struct tf *t;
+
+	tf_config(&c, "2group");
+	c.max_nics = 32;
+	c.group_windows = windows;
+	W = ssemu_config_group_window(&c);
+	t = tf_open(&c);
+	for (i = 0; i < 17; i++)
+		tf_add(t, i);		/* group 0: ep i at port i */
+	tf_add(t, 32);			/* group 1: eps 17, 18 */
+	tf_add(t, 33);
+	for (i = 0; i < 17 && k < SSEMU_TEL_PAIRS - 1; i++)
+		for (j = 0; j < 17 && k < SSEMU_TEL_PAIRS - 1; j++) {
+			if (i == j || (i == 0 && j == 1))
+				continue;
+			m.dest = ssemu_ep_addr(t->ep[j]);
+			assert_int_equal(ssemu_ep_send(t->ep[i], &m), 0);
+			k++;
+		}
+	tf_run_idle(t, 10000);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 14);
+	/* two windows on: group 1's message first, both delivered in one
+	 * window, group 1's first (one switch each, 0.38-0.41 us) */
+	at = (ssemu_fabric_now(t->fab) / W + 2) * W;
+	m.dest = ssemu_ep_addr(t->ep[18]);
+	assert_int_equal(ssemu_ep_send_at(t->ep[17], &m, at + 30000), 0);
+	m.dest = ssemu_ep_addr(t->ep[1]);
+	assert_int_equal(ssemu_ep_send_at(t->ep[0], &m, at + 31000), 0);
+	tf_run_idle(t, 10000);
+	assert_int_equal(tf_count(t, 18, SSEMU_EV_RECV), 1);
+	assert_int_equal(tf_count(t, 1, SSEMU_EV_RECV), 15);
+	for (i = 0; i < t->nlog; i++) {
+		if (t->log[i].ev.type != SSEMU_EV_RECV)
+			continue;
+		if (t->log[i].ep == 18)
+			d1 = t->log[i].ev.time;
+		else if (t->log[i].ep == 1 && t->log[i].ev.posted >= at)
+			d0 = t->log[i].ev.time;
+	}
+	assert_true(d1 < d0);
+	assert_int_equal((d1 - 1) / W, (d0 - 1) / W);
+	assert_int_equal(ssemu_telemetry_read(t->fab, &tel), 0);
+	*n = tel->npairs;
+	for (i = 0; i < tel->npairs; i++) {
+		pairs[3 * i] = tel->pair[i].src_port;
+		pairs[3 * i + 1] = tel->pair[i].dst_port;
+		pairs[3 * i + 2] = (uint32_t)tel->pair[i].msgs;
+	}
+	*other = tel->other_pairs.msgs;
+	ssemu_telemetry_free(tel);
+	tf_close(t);
+}
+
+/*
+ * With group windows the telemetry's NIC pairs are the ones the engine's
+ * usual order gives, in its order: the table's last place goes to the
+ * pair first delivered to in time, group 1's, though group 0 runs the
+ * window first.
+ */
+static void test_group_windows_pairs(void **state)
+{
+	uint32_t a[3 * SSEMU_TEL_PAIRS], b[3 * SSEMU_TEL_PAIRS], na, nb;
+	uint64_t oa, ob;
+
+	(void)state;
+	gw_pairs_run(false, a, &na, &oa);
+	gw_pairs_run(true, b, &nb, &ob);
+	assert_int_equal(na, SSEMU_TEL_PAIRS);
+	assert_int_equal(a[3 * (na - 1)], 32);
+	assert_int_equal(a[3 * (na - 1) + 1], 33);
+	assert_int_equal(oa, 1);
+	assert_int_equal(nb, na);
+	assert_memory_equal(a, b, 3 * na * sizeof(a[0]));
+	assert_int_equal(ob, oa);
+}
+
 /*
  * Posts with group windows: after a run to a window's end every group has
  * run that instant, so a post for now is refused (the fabric left as it
@@ -767,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_real_beside_aggressor),
 		cmocka_unit_test(test_group_windows),
 		cmocka_unit_test(test_group_windows_telemetry),
+		cmocka_unit_test(test_group_windows_pairs),
 		cmocka_unit_test(test_group_windows_posts),
 	};
 
