@@ -13,6 +13,13 @@
  *   deliver  pushed to the receiver's poll that returns it
  *   total    ssemu_ep_send entered to the receiver's poll
  *
+ * and the deliver stage in three, where the run that pushed it ended
+ * before that poll (its process's points):
+ *
+ *   rest     pushed to the end of the run (the events after it)
+ *   unlock   the run's end to the lock let go
+ *   poll     the lock let go to the receiver's poll that returns it
+ *
  * by who ran the engine for it: the sender's process, the receiver's or
  * a third; and the receiver's turnaround (its poll that returned a RECV
  * to its next ssemu_ep_send: the application's time, a ping-pong's reply).
@@ -42,6 +49,7 @@ struct rec {
 struct msg {
 	uint32_t sender, runner, slot;
 	uint64_t send, posted, lock, taken, pushed;
+	uint64_t run_end, unlocked;	/* the pushing run's (0: not yet) */
 };
 
 enum group { G_SENDER, G_RECEIVER, G_OTHER, G_N };
@@ -53,6 +61,10 @@ static const char *const group_name[G_N] = {
 #define NSEG 6
 static const char *const seg_name[NSEG] = {
 	"post", "to_run", "drain", "model", "deliver", "total",
+};
+#define NSPLIT 3
+static const char *const split_name[NSPLIT] = {
+	"rest", "unlock", "poll",
 };
 
 struct series {
@@ -176,6 +188,7 @@ bad:
 int main(int argc, char **argv)
 {
 	struct series seg[G_N][NSEG] = { 0 }, turn = { 0 };
+	struct series split[G_N][NSPLIT] = { 0 };
 	struct msg open[MAX_OPEN], *m;
 	uint64_t lock_at[MAX_FILES] = { 0 }, got_at[MAX_FILES] = { 0 };
 	uint64_t matched = 0, unmatched = 0, send_at[MAX_FILES] = { 0 };
@@ -259,6 +272,21 @@ int main(int argc, char **argv)
 			if (k < nopen)
 				open[k].pushed = r->t;
 			break;
+		case SSEMU_TL_RUN_END:
+		case SSEMU_TL_UNLOCK:
+			/* the run that pushed a message, of its runner */
+			for (k = 0; k < nopen; k++) {
+				m = &open[k];
+				if (m->runner != r->proc || !m->pushed)
+					continue;
+				if (r->point == SSEMU_TL_RUN_END &&
+				    !m->run_end)
+					m->run_end = r->t;
+				else if (r->point == SSEMU_TL_UNLOCK &&
+					 m->run_end && !m->unlocked)
+					m->unlocked = r->t;
+			}
+			break;
 		case SSEMU_TL_POLL_RECV:
 			got_at[r->proc] = r->t;
 			/* the oldest pushed message another process sent */
@@ -279,6 +307,16 @@ int main(int argc, char **argv)
 			    m->runner == r->proc ? G_RECEIVER : G_OTHER;
 			for (s = 0; s < NSEG; s++)
 				push_value(&seg[g][s], d[s] / tpn);
+			if (m->unlocked) {
+				push_value(&split[g][0],
+					   (double)(m->run_end - m->pushed) /
+						   tpn);
+				push_value(&split[g][1],
+					   (double)(m->unlocked - m->run_end) /
+						   tpn);
+				push_value(&split[g][2],
+					   (double)(r->t - m->unlocked) / tpn);
+			}
 			matched++;
 			/* anything older than it is not coming */
 			unmatched += k;
@@ -302,6 +340,12 @@ int main(int argc, char **argv)
 			t = median(&seg[g][s]);
 			printf("%s_%s_ns %.0f\n", group_name[g], seg_name[s], t);
 		}
+		if (!split[g][0].n)
+			continue;
+		printf("%s_ended_first %zu\n", group_name[g], split[g][0].n);
+		for (s = 0; s < NSPLIT; s++)
+			printf("%s_deliver_%s_ns %.0f\n", group_name[g],
+			       split_name[s], median(&split[g][s]));
 	}
 	if (turn.n)
 		printf("turnaround_ns %.0f\n", median(&turn));
@@ -312,6 +356,9 @@ int main(int argc, char **argv)
 	for (g = 0; g < G_N; g++)
 		for (s = 0; s < NSEG; s++)
 			free(seg[g][s].v);
+	for (g = 0; g < G_N; g++)
+		for (s = 0; s < NSPLIT; s++)
+			free(split[g][s].v);
 	free(turn.v);
 	free(recs);
 	return ret;

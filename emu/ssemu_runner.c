@@ -578,6 +578,7 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 		return ret;
 	ssemu_tl(SSEMU_TL_LOCK, 0);
 	ret = run_locked(f, budget ? budget : 1, reap);
+	ssemu_tl(SSEMU_TL_RUN_END, ret > 0 ? (uint32_t)ret : 0);
 	ssemu_store_relaxed(&fl->bulk, ret >= BULK_EVENTS / 2);
 	/* the runner is whoever executed the last event (one that ran
 	 * none must not think it is) */
@@ -587,6 +588,7 @@ static int progress(struct ssemu_fabric *f, unsigned budget, bool defer)
 		ssemu_store_relaxed(&fl->runner, 1);
 	}
 	ssemu_region_unlock(r);
+	ssemu_tl(SSEMU_TL_UNLOCK, 0);
 	return ret;
 }
 

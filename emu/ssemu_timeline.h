@@ -31,6 +31,9 @@ enum ssemu_tl_point {
 	SSEMU_TL_PUSH_RECV,	/* the engine pushed its RECV (arg: the slot) */
 	SSEMU_TL_POLL_RECV,	/* ssemu_ep_poll returned a RECV (arg: the
 				 * endpoint) */
+	SSEMU_TL_RUN_END,	/* a progress call's run ended (arg: its
+				 * events) */
+	SSEMU_TL_UNLOCK,	/* ... and it let the lock go */
 	SSEMU_TL_NPOINTS
 };
 
