@@ -149,7 +149,7 @@ static bool check_output(struct census *c, uint32_t inst, uint32_t out)
 					r, "switch %u output %u vclass %u: "
 					"input %u in the mask, of %u", s->sw,
 					out, vcl, in, r->topo.radix);
-			pi = ssemu_r_voq(r, s, in, out, vcl)->head;
+			pi = ssemu_r_voq(r, inst, in, out, vcl)->head;
 			if (pi == SSEMU_NONE)
 				return !ssemu_model_invariant_failed(
 					r, "switch %u output %u vclass %u: "
@@ -162,12 +162,12 @@ static bool check_output(struct census *c, uint32_t inst, uint32_t out)
 				last = pi;
 				n++;
 			}
-			if (last != ssemu_r_voq(r, s, in, out, vcl)->tail)
+			if (last != ssemu_r_voq(r, inst, in, out, vcl)->tail)
 				return !ssemu_model_invariant_failed(
 					r, "switch %u output %u vclass %u "
 					"input %u: the VOQ's tail is %u, its "
 					"last packet %u", s->sw, out, vcl, in,
-					ssemu_r_voq(r, s, in, out, vcl)->tail,
+					ssemu_r_voq(r, inst, in, out, vcl)->tail,
 					last);
 		}
 		if (n != op->vq[vcl].queued)
@@ -296,6 +296,18 @@ bool ssemu_model_check(struct ssemu_region *r)
 	}
 	if (!check_free(&c))
 		goto out;
+	/* each switch model's topology id, both ways */
+	for (inst = 0; inst < r->sw_used; inst++) {
+		uint32_t sw = ssemu_r_switch(r, inst)->sw;
+
+		if (ssemu_sw_id(r, inst) != sw || sw >= r->topo.nswitches ||
+		    ssemu_r_swmap(r)[sw] != inst) {
+			ssemu_model_invariant_failed(
+				r, "switch model %u: topology id %u, its own "
+				"%u", inst, ssemu_sw_id(r, inst), sw);
+			goto out;
+		}
+	}
 	ssemu_engine_foreach(ssemu_r_engine(r), census_event, &c);
 	if (c.bad)
 		goto out;

@@ -119,8 +119,7 @@ static uint32_t gw_group(struct ssemu_region *r, uint32_t type, uint32_t a)
 	case SSEMU_MEV_SW_OUT_DONE:
 	case SSEMU_MEV_SW_CREDIT:
 		return a < r->sw_used ?
-			       ssemu_topo_group(&r->topo,
-						ssemu_r_switch(r, a)->sw) %
+			       ssemu_topo_group(&r->topo, ssemu_sw_id(r, a)) %
 				       r->topo.g :
 			       0;
 	case SSEMU_MEV_GEN:

@@ -238,7 +238,7 @@ static inline uint64_t ev_key(struct ssemu_region *r, ssemu_time_t t,
 	 * which follows the order switches are first used in) */
 	if ((type == SSEMU_MEV_SW_READY || type == SSEMU_MEV_SW_OUT_DONE ||
 	     type == SSEMU_MEV_SW_CREDIT) && a < r->sw_used)
-		a = ssemu_r_switch(r, a)->sw;
+		a = ssemu_sw_id(r, a);
 	h = ssemu_rng_mix64(((uint64_t)type << 32 | a) ^ x << 48 ^
 			    0x9e3779b97f4a7c15ULL);
 	/* (an index out of range stays as it is: the handler finds it) */

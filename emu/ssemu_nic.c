@@ -110,7 +110,7 @@ static void nic_route(struct ssemu_region *r, uint32_t nic,
 	struct ssemu_route_view v;
 	struct ssemu_rng g;
 	struct route_ctx x;
-	uint32_t inst;
+	uint32_t inst, sw;
 
 	pkt->via = 0;
 	pkt->phase = 0;
@@ -122,16 +122,17 @@ static void nic_route(struct ssemu_region *r, uint32_t nic,
 	}
 	x.r = r;
 	x.tc = pkt->tclass;
-	x.s = sw_get(r, ssemu_topo_ep_switch(t, n->port), &inst);
+	sw = ssemu_topo_ep_switch(t, n->port);
+	x.s = sw_get(r, sw, &inst);
 	if (!x.s) {
 		*path = 0;
 		return;
 	}
 	/* the choice's draws: the packet's own, at its source switch */
-	ssemu_rng_keyed(&g, r->config.seed, 0x200000000ULL + x.s->sw,
+	ssemu_rng_keyed(&g, r->config.seed, 0x200000000ULL + sw,
 			pkt_uid(pkt));
 	v = (struct ssemu_route_view){
-		.topo = t, .rng = &g, .sw = x.s->sw,
+		.topo = t, .rng = &g, .sw = sw,
 		.src_port = n->port,
 		.bias = SSEMU_MAX(r->config.tclass[pkt->tclass].route_bias, -7),
 		.ordered = ordered, .load = route_load,

@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 43
+#define SSEMU_LAYOUT_VERSION 44
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -976,6 +976,20 @@ static inline uint32_t *ssemu_r_swmap(struct ssemu_region *r)
 	return SSEMU_AT(r, r->swmap_off);
 }
 
+/*
+ * The topology id of switch model @inst (< sw_used, < max_switches), from
+ * the dense table after the map rather than the switch's first line: a
+ * hop names its switches by it (the events' keys, the pipeline's draw,
+ * routing), and a table of 4 bytes a switch stays in the caches where a
+ * line a switch would be one more miss each.  (Its users compute with it
+ * and index nothing by it: a value a damaged segment put there routes a
+ * packet to a port sw_ready refuses, as the switch's own copy did.)
+ */
+static inline uint32_t ssemu_sw_id(struct ssemu_region *r, uint32_t inst)
+{
+	return ssemu_r_swmap(r)[r->topo.nswitches + inst];
+}
+
 static inline uint32_t *ssemu_r_portmap(struct ssemu_region *r)
 {
 	return SSEMU_AT(r, r->portmap_off);
@@ -1123,13 +1137,15 @@ static inline struct ssemu_pair_count *ssemu_r_pairn(struct ssemu_region *r,
 	return (struct ssemu_pair_count *)SSEMU_AT(r, r->pairn_off) + nic;
 }
 
-/* The VOQ row index of (@out, @vcl) at switch @s: valid while
- * port[out].vq[vcl].queued is not 0. */
+/* The VOQ row index of (@out, @vcl) at switch model @inst: valid while
+ * port[out].vq[vcl].queued is not 0.  (Where the switch's voq_off says,
+ * from its index: its first line is not read.) */
 static inline uint32_t *ssemu_r_voq_row(struct ssemu_region *r,
-					struct ssemu_switch_sh *s,
-					uint32_t out, uint32_t vcl)
+					uint32_t inst, uint32_t out,
+					uint32_t vcl)
 {
-	return (uint32_t *)SSEMU_AT(r, s->voq_off) +
+	return (uint32_t *)SSEMU_AT(r, r->voqrow_off) +
+	       (size_t)inst * r->voq_per_switch +
 	       (size_t)out * r->config.ntclass * SSEMU_NVC + vcl;
 }
 
@@ -1142,13 +1158,13 @@ static inline struct ssemu_voq *ssemu_r_voq_at(struct ssemu_region *r,
 	       (size_t)(row % r->voq_rows) * r->topo.radix + in;
 }
 
-/* The VOQ (@in, @out, @vcl) of switch @s, while its row is taken. */
+/* The VOQ (@in, @out, @vcl) of switch model @inst, while its row is
+ * taken. */
 static inline struct ssemu_voq *ssemu_r_voq(struct ssemu_region *r,
-					    struct ssemu_switch_sh *s,
-					    uint32_t in, uint32_t out,
-					    uint32_t vcl)
+					    uint32_t inst, uint32_t in,
+					    uint32_t out, uint32_t vcl)
 {
-	return ssemu_r_voq_at(r, *ssemu_r_voq_row(r, s, out, vcl), in);
+	return ssemu_r_voq_at(r, *ssemu_r_voq_row(r, inst, out, vcl), in);
 }
 
 /* Memory region table of NIC @nic (SSEMU_MRS_PER_NIC entries). */

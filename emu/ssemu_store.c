@@ -103,7 +103,9 @@ void ssemu_layout_compute(const struct ssemu_config *c,
 	sec_set(l, SSEMU_SEC_MSTATE, nmsgs, sizeof(uint32_t));
 	sec_set(l, SSEMU_SEC_RINGS, neps, l->ring_bytes);
 	sec_set(l, SSEMU_SEC_PKTS, c->max_pkts, sizeof(struct ssemu_pkt));
-	sec_set(l, SSEMU_SEC_SWMAP, t->nswitches, sizeof(uint32_t));
+	/* (the map, then each switch model's topology id) */
+	sec_set(l, SSEMU_SEC_SWMAP, t->nswitches + (uint64_t)c->max_switches,
+		sizeof(uint32_t));
 	sec_set(l, SSEMU_SEC_PORTMAP, t->nendpoints, sizeof(uint32_t));
 	l->pair_bits = ssemu_pair_bits(c);
 	sec_set(l, SSEMU_SEC_PAIR, 1ULL << l->pair_bits,

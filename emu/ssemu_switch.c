@@ -132,6 +132,7 @@ struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 	memset(s, 0, offsetof(struct ssemu_switch_sh, port) +
 		     (size_t)r->topo.radix * sizeof(struct ssemu_swport));
 	s->sw = sw;
+	ssemu_r_swmap(r)[r->topo.nswitches + i] = sw;
 	/* (a VOQ is empty while its input's bit in inmask is clear: its
 	 * head and tail are not read then, so they need no initialising) */
 	s->voq_off = r->voqrow_off +
@@ -195,7 +196,8 @@ void arrive_at_switch(struct ssemu_region *r, uint32_t inst, uint32_t in,
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
-	ssemu_time_t ready = t + sw_pipeline(r, s->sw, pkt_uid(pkt), pkt->vc);
+	ssemu_time_t ready = t + sw_pipeline(r, ssemu_sw_id(r, inst),
+					     pkt_uid(pkt), pkt->vc);
 
 	pkt->sw_arrive = t;
 	pkt->in_port = in;
@@ -278,14 +280,15 @@ static inline void prefetch_upstream(struct ssemu_region *r,
 					    ->port[peer->port].cr_head, 1);
 }
 
-/* The arbitration's view of output @out of switch @s at @now. */
+/* The arbitration's view of output @out of switch model @inst at @now. */
 static inline struct ssemu_arb_view arb_view(struct ssemu_region *r,
-					     struct ssemu_switch_sh *s,
-					     uint32_t out, ssemu_time_t now)
+					     uint32_t inst, uint32_t out,
+					     ssemu_time_t now)
 {
 	return (struct ssemu_arb_view){
-		.op = &s->port[out], .voq = ssemu_r_voq_at(r, 0, 0),
-		.row = ssemu_r_voq_row(r, s, out, 0),
+		.op = &ssemu_r_switch(r, inst)->port[out],
+		.voq = ssemu_r_voq_at(r, 0, 0),
+		.row = ssemu_r_voq_row(r, inst, out, 0),
 		.radix = r->topo.radix, .pkt = ssemu_r_pkt(r, 0),
 		.c = &r->config, .now = now, .edge = port_is_edge(r, out),
 	};
@@ -310,7 +313,7 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 
 	if (in < r->topo.radix)
 		prefetch_upstream(r, s, in);
-	out = model_route(r)->select(&r->topo, s->sw, pkt);
+	out = model_route(r)->select(&r->topo, ssemu_sw_id(r, inst), pkt);
 
 	if (SSEMU_BAD(r, out >= r->topo.radix || in >= 64, "switch %u: "
 		      "packet %u routed from port %u to port %u", s->sw, pi,
@@ -344,7 +347,7 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 		struct ssemu_arb_view av;
 
 		cr_settle(r, &cr, now);
-		av = arb_view(r, s, out, now);
+		av = arb_view(r, inst, out, now);
 		sole = model_arb(r)->sole(&av, in, vcl, pkt->bytes);
 	}
 	if (sole) {
@@ -352,7 +355,7 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 		op->queued_tc[pkt->tclass]++;
 		op->nqueued++;
 	} else {
-		voq_push(r, s, in, out, vcl, pi);
+		voq_push(r, inst, in, out, vcl, pi);
 	}
 	if (cc->on_queue && cc_paced(pkt) && port_is_edge(r, out)) {
 		struct ssemu_cc_frame f;
@@ -423,7 +426,7 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 		return;
 	}
 	cr_settle(r, &cr, now);
-	av = arb_view(r, s, out, now);
+	av = arb_view(r, inst, out, now);
 	/* one packet queued: the only candidate, if pick would take it */
 	if (op->nqueued == 1 && op->vclmask && model_arb(r)->sole &&
 	    likely(ssemu_model_shortcut != SSEMU_SHORTCUT_OFF)) {
@@ -431,7 +434,8 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 		if (vcl < r->config.ntclass * SSEMU_NVC &&
 		    op->vq[vcl].inmask) {
 			in = (uint32_t)__builtin_ctzll(op->vq[vcl].inmask);
-			pi = ssemu_r_voq_at(r, *ssemu_r_voq_row(r, s, out, vcl),
+			pi = ssemu_r_voq_at(r,
+					    *ssemu_r_voq_row(r, inst, out, vcl),
 					    in)->head;
 			if (pi < r->config.max_pkts &&
 			    model_arb(r)->sole(&av, in, vcl,
@@ -457,7 +461,7 @@ picked:
 		      "switch %u output %u: arbitration picked input %u, "
 		      "vclass %u", s->sw, out, in, vcl))
 		return;
-	pi = voq_pop(r, s, in, out, vcl);
+	pi = voq_pop(r, inst, in, out, vcl);
 	if (pi == SSEMU_NONE || pkt_hop_bad(r, pi))
 		return;
 	sw_send(r, s, inst, out, in, vcl, pi, NULL);

@@ -609,7 +609,7 @@ void train_hop_views(struct train *tr, uint32_t h)
 	hp->up = h ? cr_of_port(tr->hop[h - 1].op) : cr_of_nic(tr->n);
 	hp->av = (struct ssemu_arb_view){
 		.op = hp->op, .voq = ssemu_r_voq_at(r, 0, 0),
-		.row = ssemu_r_voq_row(r, hp->s, hp->out, 0),
+		.row = ssemu_r_voq_row(r, hp->inst, hp->out, 0),
 		.radix = r->topo.radix, .pkt = ssemu_r_pkt(r, 0),
 		.c = &r->config, .edge = hp->edge,
 	};

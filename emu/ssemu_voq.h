@@ -66,12 +66,13 @@ static inline void voq_row_give(struct ssemu_region *r, uint32_t row)
 	r->voq_free = row;
 }
 
-/* Packet @pi joins VOQ (@in, @out, @vcl) of switch @s. */
-static inline void voq_push(struct ssemu_region *r,
-			    struct ssemu_switch_sh *s, uint32_t in,
-			    uint32_t out, uint32_t vcl, uint32_t pi)
+/* Packet @pi joins VOQ (@in, @out, @vcl) of switch model @inst. */
+static inline void voq_push(struct ssemu_region *r, uint32_t inst,
+			    uint32_t in, uint32_t out, uint32_t vcl,
+			    uint32_t pi)
 {
-	uint32_t *row = ssemu_r_voq_row(r, s, out, vcl);
+	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
+	uint32_t *row = ssemu_r_voq_row(r, inst, out, vcl);
 	struct ssemu_swport *op = &s->port[out];
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	struct ssemu_voq *q;
@@ -105,11 +106,11 @@ static inline void voq_push(struct ssemu_region *r,
 }
 
 /* The head of VOQ (@in, @out, @vcl), taken off it (NONE: a bad link). */
-static inline uint32_t voq_pop(struct ssemu_region *r,
-			       struct ssemu_switch_sh *s, uint32_t in,
-			       uint32_t out, uint32_t vcl)
+static inline uint32_t voq_pop(struct ssemu_region *r, uint32_t inst,
+			       uint32_t in, uint32_t out, uint32_t vcl)
 {
-	uint32_t *row = ssemu_r_voq_row(r, s, out, vcl);
+	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
+	uint32_t *row = ssemu_r_voq_row(r, inst, out, vcl);
 	struct ssemu_swport *op = &s->port[out];
 	struct ssemu_voq *q;
 	struct ssemu_pkt *pkt;

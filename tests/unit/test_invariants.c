@@ -386,7 +386,14 @@ static void inmask_bit_empty(struct ssemu_region *r)
 	struct ssemu_swport *op = link_port(r, &out);
 
 	op->vq[0].inmask |= 1ULL << 3;
-	ssemu_r_voq(r, ssemu_r_switch(r, 0), 3, out, 0)->head = SSEMU_NONE;
+	ssemu_r_voq(r, 0, 3, out, 0)->head = SSEMU_NONE;
+}
+
+/* A switch model's topology id in the table after the map, not its own. */
+static void sw_id_other(struct ssemu_region *r)
+{
+	assert_true(r->sw_used >= 1);
+	ssemu_r_swmap(r)[r->topo.nswitches + 0] ^= 1;
 }
 
 /* Each invariant broken in a sound fabric, and the check's verdict. */
@@ -409,6 +416,7 @@ static void test_each_invariant_caught(void **state)
 		{ counted_not_queued, NULL, "packets in its VOQs, 1 counted" },
 		{ vclmask_bit, NULL, "vclmask" },
 		{ inmask_bit_empty, NULL, "its VOQ empty" },
+		{ sw_id_other, NULL, "topology id" },
 	};
 	unsigned k;
 
