@@ -418,12 +418,12 @@ struct ssemu_swport {
 };
 
 struct ssemu_switch_sh {
-	/* (what every hop reads or counts, in the first line, which a hop
-	 * touches anyway: behind the ports it would be a line, and a page,
-	 * of its own 88 KiB away) */
+	/* (what a send counts, in the first line, which the hop's other
+	 * actions leave alone: its id for them is in the table after the
+	 * switch map, ssemu_sw_id, and its VOQ rows are found from its
+	 * index, ssemu_r_voq_row) */
 	uint32_t sw;		/* topology switch id */
 	uint32_t pad;
-	uint64_t voq_off;	/* region offset: VOQ row of [out][vclass] */
 	/* sent, per VNI (the first two share the first line) */
 	struct ssemu_vni_count vni[SSEMU_SW_VNIS];
 	/* each port on its own cache lines (none shares its first line with
@@ -1138,8 +1138,8 @@ static inline struct ssemu_pair_count *ssemu_r_pairn(struct ssemu_region *r,
 }
 
 /* The VOQ row index of (@out, @vcl) at switch model @inst: valid while
- * port[out].vq[vcl].queued is not 0.  (Where the switch's voq_off says,
- * from its index: its first line is not read.) */
+ * port[out].vq[vcl].queued is not 0.  (Each model's rows follow the one
+ * before's, from voqrow_off.) */
 static inline uint32_t *ssemu_r_voq_row(struct ssemu_region *r,
 					uint32_t inst, uint32_t out,
 					uint32_t vcl)

@@ -133,10 +133,9 @@ struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 		     (size_t)r->topo.radix * sizeof(struct ssemu_swport));
 	s->sw = sw;
 	ssemu_r_swmap(r)[r->topo.nswitches + i] = sw;
-	/* (a VOQ is empty while its input's bit in inmask is clear: its
-	 * head and tail are not read then, so they need no initialising) */
-	s->voq_off = r->voqrow_off +
-		     (uint64_t)i * r->voq_per_switch * sizeof(uint32_t);
+	/* (its VOQ rows are found from its index, ssemu_r_voq_row; a VOQ is
+	 * empty while its input's bit in inmask is clear: its head and tail
+	 * are not read then, so they need no initialising) */
 	for (p = 0; p < r->topo.radix; p++)
 		sw_port_init(r, sw, p, &s->port[p]);
 	map[sw] = i;
