@@ -612,8 +612,9 @@ int ssemu_telemetry_read(struct ssemu_fabric *f, struct ssemu_telemetry **out)
 	t->npairs = SSEMU_MIN(tl->npairs, (uint32_t)SSEMU_TEL_PAIRS);
 	memcpy(t->pair, tl->pair, sizeof(t->pair));
 	if (r->config.group_windows) {
-		/* the window's candidates, as its end will admit them (their
-		 * order among themselves is not kept) */
+		/* the window's candidates, as its end will admit them
+		 * (sorted in place: where each sits in the area does not
+		 * matter to them) */
 		struct ssemu_tel_cands *cs = tel_cands(r);
 		uint32_t nc = SSEMU_MIN(cs->n, SSEMU_TEL_PAIRS - t->npairs);
 
