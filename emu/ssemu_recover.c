@@ -19,10 +19,9 @@ static inline void model_checked(struct ssemu_region *r)
 }
 
 /*
- * An endpoint closes (or its process died): its queued messages leave the
- * NIC (packets already sent are fenced off by the slot generation, and
- * their acknowledgements still close the window), and the events it will
- * never read give their message slots back to the senders.
+ * Endpoint @epi's messages posted for a later time (ssemu_ep_send_at)
+ * whose POST has not come: given up (their close's bound ran out), their
+ * slots done and their generation moved on so the POST finds nothing.
  */
 void ssemu_model_ep_drop_due(struct ssemu_region *r, uint32_t epi)
 {
@@ -47,6 +46,12 @@ void ssemu_model_ep_drop_due(struct ssemu_region *r, uint32_t epi)
 	}
 }
 
+/*
+ * An endpoint closes (or its process died): its queued messages leave the
+ * NIC (packets already sent are fenced off by the slot generation, and
+ * their acknowledgements still close the window), and the events it will
+ * never read give their message slots back to the senders.
+ */
 void ssemu_model_ep_close(struct ssemu_region *r, uint32_t epi)
 {
 	struct ssemu_ep_sh *ep = ssemu_r_ep(r, epi);
