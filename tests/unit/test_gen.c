@@ -551,6 +551,13 @@ static void gw_run(struct ssemu_config *c, bool windows,
 	tf_close(t);
 }
 
+/* A send of @iov's length and no bytes (a private store takes it). */
+static struct ssemu_send no_data(struct iovec *iov)
+{
+	return (struct ssemu_send){ .flags = SSEMU_SEND_NO_DATA,
+				    .iov = iov, .iov_count = 1 };
+}
+
 /* Telemetry of @windows or not: a message from group 1 just before the
  * end of a telemetry sample and one from group 0 at that end, posted
  * ahead; the samples' transmitted bytes into @tx (@n samples). */
@@ -560,11 +567,7 @@ static void gw_tel_run(const struct ssemu_config *c, bool windows,
 	struct ssemu_config cc = *c;
 	struct ssemu_telemetry *tel;
 	struct iovec iov = { NULL, 2048 };
-	struct ssemu_send m = {
-		.flags = SSEMU_SEND_NO_DATA,
-		.iov = &iov,
-		.iov_count = 1,
-	};
+	struct ssemu_send m = no_data(&iov);
 	ssemu_time_t b = cc.tel_interval;
 	struct tf *t;
 	uint32_t i, k;
@@ -624,11 +627,7 @@ static void gw_pairs_run(bool windows, uint32_t *pairs, uint32_t *n,
 {
 	struct ssemu_telemetry *tel;
 	struct iovec iov = { NULL, 64 };
-	struct ssemu_send m = {
-		.flags = SSEMU_SEND_NO_DATA,
-		.iov = &iov,
-		.iov_count = 1,
-	};
+	struct ssemu_send m = no_data(&iov);
 	struct ssemu_config c;
 	ssemu_time_t W, at, d0 = 0, d1 = 0;
 	uint32_t i, j, k = 0;
@@ -716,11 +715,7 @@ static void test_group_windows_pairs(void **state)
 static void test_group_windows_posts(void **state)
 {
 	struct iovec iov = { NULL, 64 };
-	struct ssemu_send m = {
-		.flags = SSEMU_SEND_NO_DATA,
-		.iov = &iov,
-		.iov_count = 1,
-	};
+	struct ssemu_send m = no_data(&iov);
 	struct ssemu_config c;
 	ssemu_time_t W;
 	struct tf *t;
