@@ -120,7 +120,8 @@ struct ssemu_cr {
 	const char *what;	/* whose ring, for a bad one's message */
 };
 
-static inline struct ssemu_cr cr_of_port(struct ssemu_swport *op)
+static inline struct ssemu_cr cr_of_port(const struct ssemu_region *r,
+					struct ssemu_swport *op)
 {
 	static_assert(sizeof(op->vq[0]) % sizeof(uint32_t) == 0,
 		      "a VOQ entry is whole 32-bit words");
@@ -129,7 +130,8 @@ static inline struct ssemu_cr cr_of_port(struct ssemu_swport *op)
 		.head = &op->cr_head, .n = &op->cr_n,
 		.credits = &op->vq[0].credits,
 		.stride = sizeof(op->vq[0]) / sizeof(uint32_t),
-		.nkeys = SSEMU_MAX_VCLASS, .what = "a switch output",
+		.nkeys = r->config.ntclass * SSEMU_NVC,
+		.what = "a switch output",
 	};
 }
 
@@ -203,7 +205,7 @@ static inline void cr_clear(const struct ssemu_cr *c)
 static inline void sw_wake(struct ssemu_region *r, uint32_t inst,
 			   uint32_t out, ssemu_time_t t)
 {
-	struct ssemu_swport *op = &ssemu_r_switch(r, inst)->port[out];
+	struct ssemu_swport *op = ssemu_sw_port(r, ssemu_r_switch(r, inst), out);
 
 	if (op->done_pending && op->wake_at <= t)
 		return;
@@ -223,8 +225,8 @@ static inline void credit_to_switch(struct ssemu_region *r, uint32_t inst,
 				    uint32_t port, uint32_t vcl,
 				    uint32_t cells, ssemu_time_t t)
 {
-	struct ssemu_swport *op = &ssemu_r_switch(r, inst)->port[port];
-	struct ssemu_cr cr = cr_of_port(op);
+	struct ssemu_swport *op = ssemu_sw_port(r, ssemu_r_switch(r, inst), port);
+	struct ssemu_cr cr = cr_of_port(r, op);
 
 	if (unlikely(ssemu_model_credit_events) ||
 	    !cr_put(&cr, vcl, cells, t)) {

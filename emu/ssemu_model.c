@@ -202,7 +202,7 @@ static bool event_bad(struct ssemu_region *r, const struct ssemu_fired *f)
 		break;
 	case SSEMU_MEV_SW_CREDIT:
 		bad = f->a >= r->sw_used || (f->b & 0xff) >= r->topo.radix ||
-		      (f->b >> 8) >= SSEMU_MAX_VCLASS;
+		      (f->b >> 8) >= c->ntclass * SSEMU_NVC;
 		break;
 	case SSEMU_MEV_ACK_TIMER:
 	case SSEMU_MEV_RTO:
@@ -278,14 +278,14 @@ static void ev_sw_out_done(struct ssemu_region *r, const struct ssemu_fired *f)
 
 	/* (one overtaken by an earlier look, sw_wake, is not the one due:
 	 * it must not start a second chain of looks) */
-	if (f->time >= s->port[f->b].wake_at)
-		s->port[f->b].done_pending = 0;
+	if (f->time >= ssemu_sw_port(r, s, f->b)->wake_at)
+		ssemu_sw_port(r, s, f->b)->done_pending = 0;
 	sw_try_send(r, f->a, f->b);
 }
 
 static void ev_sw_credit(struct ssemu_region *r, const struct ssemu_fired *f)
 {
-	struct ssemu_swport *op = &ssemu_r_switch(r, f->a)->port[f->b & 0xff];
+	struct ssemu_swport *op = ssemu_sw_port(r, ssemu_r_switch(r, f->a), f->b & 0xff);
 
 	op->vq[f->b >> 8].credits += f->c;
 	if (op->nqueued && op->busy_until <= f->time)
@@ -375,13 +375,13 @@ static inline void prefetch_next(struct ssemu_region *r,
 		s = ssemu_r_switch(r, a);
 		__builtin_prefetch(s);
 		if (f->next_type == SSEMU_MEV_SW_OUT_DONE) {
-			__builtin_prefetch(&s->port[b]);
+			__builtin_prefetch(ssemu_sw_port(r, s, b));
 			return;
 		}
 		/* a packet ready at input b: of that port it reads who
 		 * feeds it (for the credit it hands back), not the first
 		 * line, which is the port's as an output */
-		__builtin_prefetch(&s->port[b].peer);
+		__builtin_prefetch(&ssemu_sw_port(r, s, b)->peer);
 		if (c < r->config.max_pkts)
 			__builtin_prefetch(ssemu_r_pkt(r, c));
 		return;

@@ -630,7 +630,7 @@ void ssemu_model_nic_kick(struct ssemu_region *r, uint32_t nic)
 		ssemu_tel_tx(r, nic, pkt->tclass,
 			     pkt->bytes - r->config.pkt_overhead);
 	/* (the edge link's, as the switch's end of it has it) */
-	ser = port_ser_time(r, &s->port[eport], eport, pkt->bytes);
+	ser = port_ser_time(r, ssemu_sw_port(r, s, eport), eport, pkt->bytes);
 	n->busy_until = now + ser;
 	if ((n->ack_head != SSEMU_NONE || n->inj_head != SSEMU_NONE ||
 	     n->resp_head != SSEMU_NONE) && !n->done_pending) {

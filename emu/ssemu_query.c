@@ -206,7 +206,7 @@ int ssemu_fabric_ports(struct ssemu_fabric *f, struct ssemu_port_info *out,
 		struct ssemu_switch_sh *s = ssemu_r_switch(r, i);
 
 		for (p = 0; p < r->topo.radix && n < max; p++) {
-			struct ssemu_swport *sp = &s->port[p];
+			struct ssemu_swport *sp = ssemu_sw_port(r, s, p);
 			struct ssemu_port_info *o = &out[n];
 			uint64_t any = sp->drops;
 

@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 44
+#define SSEMU_LAYOUT_VERSION 45
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -336,6 +336,15 @@ struct ssemu_pkt {
 	uint32_t seq;
 };
 
+/* What a switch output keeps of one vclass. */
+struct ssemu_port_vq {
+	/* the inputs whose VOQ for this output and vclass is not empty
+	 * (bit in): arbitration finds the next one without a scan */
+	uint64_t inmask;
+	uint32_t queued;	/* VOQ packets for this output */
+	uint32_t credits;	/* downstream buffer */
+};
+
 /* Valid while the input's bit in its output's vq[vcl].inmask is set (an
  * empty VOQ's head and tail are left as they are, never read).  The VOQs
  * of one output and vclass, one per input, are a row of the VOQ pool,
@@ -397,15 +406,6 @@ struct ssemu_swport {
 		double g, c;
 		uint64_t pkts, bytes;
 	} cls[SSEMU_MAX_TCLASS];
-	/* per vclass, side by side (a hop touches one vclass's) */
-	struct {
-		/* the inputs whose VOQ for this output and vclass is not
-		 * empty (bit in): arbitration finds the next one without a
-		 * scan */
-		uint64_t inmask;
-		uint32_t queued;	/* VOQ packets for this output */
-		uint32_t credits;	/* downstream buffer */
-	} vq[SSEMU_MAX_VCLASS];
 	uint64_t drops;
 	ssemu_time_t nb_time;	/* (nb_seen's, below) */
 	/* what the upstream neighbours' adaptive routing sees of this
@@ -413,8 +413,37 @@ struct ssemu_swport {
 	 * SSEMU_NB_PERIOD and seen one sample late (nb_load) */
 	uint32_t nb_seen[SSEMU_MAX_TCLASS];
 	uint32_t nb_next[SSEMU_MAX_TCLASS];
-	/* (a port is whole cache lines, so each one's lines are its own) */
-	uint8_t pad[48];
+	/* per vclass of the fabric's classes (ntclass * SSEMU_NVC of
+	 * them), side by side: a hop touches one vclass's.  So a port's
+	 * size is its fabric's (ssemu_port_bytes), whole cache lines, each
+	 * port's lines its own */
+	struct ssemu_port_vq vq[];
+};
+
+/* The bytes of a port of a fabric with @ntclass classes. */
+#define SSEMU_PORT_BYTES(ntclass)                                             \
+	SSEMU_ALIGN_UP(sizeof(struct ssemu_swport) +                          \
+			       (size_t)(ntclass) * SSEMU_NVC *                \
+				       sizeof(struct ssemu_port_vq),          \
+		       (size_t)SSEMU_CACHELINE)
+
+static inline uint32_t ssemu_port_bytes(uint32_t ntclass)
+{
+	return (uint32_t)SSEMU_PORT_BYTES(ntclass);
+}
+
+/*
+ * A port outside the segment with room for the most vclasses a fabric
+ * has, and as many bytes as such a fabric's port: what a packet train
+ * reads of a switch it has not modelled yet (its ports as sw_port_init
+ * would make them).
+ */
+struct ssemu_swport_img {
+	struct ssemu_swport port;
+	struct ssemu_port_vq room[SSEMU_MAX_VCLASS];
+	unsigned char pad[SSEMU_PORT_BYTES(SSEMU_MAX_TCLASS) -
+			  sizeof(struct ssemu_swport) -
+			  SSEMU_MAX_VCLASS * sizeof(struct ssemu_port_vq)];
 };
 
 struct ssemu_switch_sh {
@@ -426,10 +455,19 @@ struct ssemu_switch_sh {
 	uint32_t pad;
 	/* sent, per VNI (the first two share the first line) */
 	struct ssemu_vni_count vni[SSEMU_SW_VNIS];
-	/* each port on its own cache lines (none shares its first line with
-	 * the previous port's last fields) */
-	struct ssemu_swport port[SSEMU_RADIX] SSEMU_CACHELINE_ALIGNED;
+	/* then its fabric's radix of ports (ssemu_sw_port), each on its own
+	 * cache lines (none shares its first line with the previous port's
+	 * last fields) */
+	unsigned char ports[] SSEMU_CACHELINE_ALIGNED;
 };
+
+/* The bytes of a switch model of a fabric of @radix ports and @ntclass
+ * classes (whole cache lines). */
+static inline uint32_t ssemu_switch_bytes(uint32_t radix, uint32_t ntclass)
+{
+	return (uint32_t)offsetof(struct ssemu_switch_sh, ports) +
+	       radix * ssemu_port_bytes(ntclass);
+}
 
 /*
  * A job placed by policy: its first rank reserved a port for each of its
@@ -523,6 +561,9 @@ struct ssemu_region {
 	 * each (ssemu_gen.c) */
 	uint32_t gen_neps;
 	uint32_t voq_per_switch;	/* VOQ rows: radix * ntclass * NVC */
+	/* a switch model's bytes and its ports' (ssemu_switch_bytes,
+	 * ssemu_port_bytes: by the radix and the classes) */
+	uint32_t switch_bytes, port_bytes;
 	uint32_t voq_rows;	/* rows in the VOQ pool (radix VOQs each) */
 	uint32_t pair_bits;	/* the pair table has 1 << pair_bits entries */
 	uint32_t pair_shift;	/* ... a NIC's stretch 1 << pair_shift */
@@ -746,10 +787,11 @@ SSEMU_LAYOUT_IS(ssemu_pair_count, 8, 4);
 /* packets and switches */
 SSEMU_LAYOUT_IS(ssemu_pkt, 96, 8);
 SSEMU_LAYOUT_IS(ssemu_voq, 8, 4);
-SSEMU_LAYOUT_IS(ssemu_swport, 1408, 8);
+SSEMU_LAYOUT_IS(ssemu_swport, 592, 8);
+SSEMU_LAYOUT_IS(ssemu_port_vq, 16, 8);
 SSEMU_LAYOUT_IS(ssemu_peer, 24, 8);
 SSEMU_LAYOUT_IS(ssemu_rng, 32, 8);
-SSEMU_LAYOUT_IS(ssemu_switch_sh, 90368, 64);
+SSEMU_LAYOUT_IS(ssemu_switch_sh, 256, 64);
 /* telemetry */
 SSEMU_LAYOUT_IS(ssemu_tel_sh, 471936, 64);
 SSEMU_LAYOUT_IS(ssemu_tel_nic, 8, 4);
@@ -1005,7 +1047,18 @@ static inline uint32_t *ssemu_r_resv(struct ssemu_region *r)
 static inline struct ssemu_switch_sh *ssemu_r_switch(struct ssemu_region *r,
 						     uint32_t i)
 {
-	return (struct ssemu_switch_sh *)SSEMU_AT(r, r->switches_off) + i;
+	return (struct ssemu_switch_sh *)((char *)SSEMU_AT(r, r->switches_off) +
+					  (size_t)i * r->switch_bytes);
+}
+
+/* Port @p of switch model @s (the model's memory whether @s is const or
+ * not, as strchr's result is the string's). */
+static inline struct ssemu_swport *
+ssemu_sw_port(const struct ssemu_region *r, const struct ssemu_switch_sh *s,
+	      uint32_t p)
+{
+	return (struct ssemu_swport *)((uintptr_t)s->ports +
+				       (size_t)p * r->port_bytes);
 }
 
 /*
@@ -1138,7 +1191,7 @@ static inline struct ssemu_pair_count *ssemu_r_pairn(struct ssemu_region *r,
 }
 
 /* The VOQ row index of (@out, @vcl) at switch model @inst: valid while
- * port[out].vq[vcl].queued is not 0.  (Each model's rows follow the one
+ * its port out's vq[vcl].queued is not 0.  (Each model's rows follow the one
  * before's, from voqrow_off.) */
 static inline uint32_t *ssemu_r_voq_row(struct ssemu_region *r,
 					uint32_t inst, uint32_t out,

@@ -121,7 +121,7 @@ void ssemu_layout_compute(const struct ssemu_config *c,
 	sec_set(l, SSEMU_SEC_NIC_EPS, (uint64_t)c->max_nics * c->eps_per_nic,
 		sizeof(uint32_t));
 	sec_set(l, SSEMU_SEC_SWITCHES, c->max_switches,
-		sizeof(struct ssemu_switch_sh));
+		ssemu_switch_bytes(t->radix, c->ntclass));
 	sec_set(l, SSEMU_SEC_VOQROW, (uint64_t)c->max_switches *
 					     l->voq_per_switch,
 		sizeof(uint32_t));
@@ -196,6 +196,9 @@ static int check_layout(struct ssemu_region *r, char *err, size_t errlen)
 		HDR_FIELD(nbufs, neps * c->bufs_per_ep),
 		HDR_FIELD(gen_neps, ssemu_gen_neps(c)),
 		HDR_FIELD(voq_per_switch, l.voq_per_switch),
+		HDR_FIELD(switch_bytes,
+			  ssemu_switch_bytes(t.radix, c->ntclass)),
+		HDR_FIELD(port_bytes, ssemu_port_bytes(c->ntclass)),
 		HDR_FIELD(voq_rows, l.voq_rows),
 		HDR_FIELD(pair_bits, l.pair_bits),
 		HDR_FIELD(pair_shift, ssemu_pair_shift(c, l.pair_bits)),
@@ -284,6 +287,8 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->nmsgs = neps * c->msgs_per_ep;
 	r->nbufs = neps * c->bufs_per_ep;
 	r->voq_per_switch = l->voq_per_switch;
+	r->switch_bytes = ssemu_switch_bytes(t->radix, c->ntclass);
+	r->port_bytes = ssemu_port_bytes(c->ntclass);
 	r->voq_rows = l->voq_rows;
 	r->voq_free = SSEMU_NONE;
 	r->pair_bits = l->pair_bits;

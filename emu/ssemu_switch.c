@@ -128,16 +128,14 @@ struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 	}
 	i = r->sw_used++;
 	s = ssemu_r_switch(r, i);
-	/* (ports from the radix on are never used: not cleared) */
-	memset(s, 0, offsetof(struct ssemu_switch_sh, port) +
-		     (size_t)r->topo.radix * sizeof(struct ssemu_swport));
+	memset(s, 0, r->switch_bytes);
 	s->sw = sw;
 	ssemu_r_swmap(r)[r->topo.nswitches + i] = sw;
 	/* (its VOQ rows are found from its index, ssemu_r_voq_row; a VOQ is
 	 * empty while its input's bit in inmask is clear: its head and tail
 	 * are not read then, so they need no initialising) */
 	for (p = 0; p < r->topo.radix; p++)
-		sw_port_init(r, sw, p, &s->port[p]);
+		sw_port_init(r, sw, p, ssemu_sw_port(r, s, p));
 	map[sw] = i;
 	*inst = i;
 	return s;
@@ -200,9 +198,9 @@ void arrive_at_switch(struct ssemu_region *r, uint32_t inst, uint32_t in,
 
 	pkt->sw_arrive = t;
 	pkt->in_port = in;
-	if (ready < s->port[in].last_ready)
-		ready = s->port[in].last_ready;
-	s->port[in].last_ready = ready;
+	if (ready < ssemu_sw_port(r, s, in)->last_ready)
+		ready = ssemu_sw_port(r, s, in)->last_ready;
+	ssemu_sw_port(r, s, in)->last_ready = ready;
 	schedule(r, ready, SSEMU_MEV_SW_READY, inst, in, pi);
 }
 
@@ -232,8 +230,8 @@ static inline void return_credit(struct ssemu_region *r,
 				 struct ssemu_switch_sh *s, uint32_t port,
 				 uint32_t vcl, uint32_t cells)
 {
-	const struct ssemu_peer *peer = &s->port[port].peer;
-	ssemu_time_t t = now_of(r) + s->port[port].delay;
+	const struct ssemu_peer *peer = &ssemu_sw_port(r, s, port)->peer;
+	ssemu_time_t t = now_of(r) + ssemu_sw_port(r, s, port)->delay;
 	uint32_t nic, pinst;
 
 	if (peer->kind == SSEMU_PORT_ENDPOINT) {
@@ -268,15 +266,15 @@ static inline void prefetch_upstream(struct ssemu_region *r,
 				     const struct ssemu_switch_sh *s,
 				     uint32_t in)
 {
-	const struct ssemu_peer *peer = &s->port[in].peer;
+	const struct ssemu_peer *peer = &ssemu_sw_port(r, s, in)->peer;
 	uint32_t pinst;
 
 	if (peer->kind != SSEMU_PORT_LOCAL && peer->kind != SSEMU_PORT_GLOBAL)
 		return;
 	pinst = ssemu_sw_inst(r, peer->sw);
 	if (pinst != SSEMU_NONE && peer->port < r->topo.radix)
-		__builtin_prefetch(&ssemu_r_switch(r, pinst)
-					    ->port[peer->port].cr_head, 1);
+		__builtin_prefetch(&ssemu_sw_port(r, ssemu_r_switch(r, pinst),
+						  peer->port)->cr_head, 1);
 }
 
 /* The arbitration's view of output @out of switch model @inst at @now. */
@@ -285,7 +283,7 @@ static inline struct ssemu_arb_view arb_view(struct ssemu_region *r,
 					     ssemu_time_t now)
 {
 	return (struct ssemu_arb_view){
-		.op = &ssemu_r_switch(r, inst)->port[out],
+		.op = ssemu_sw_port(r, ssemu_r_switch(r, inst), out),
 		.voq = ssemu_r_voq_at(r, 0, 0),
 		.row = ssemu_r_voq_row(r, inst, out, 0),
 		.radix = r->topo.radix, .pkt = ssemu_r_pkt(r, 0),
@@ -314,9 +312,12 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 		prefetch_upstream(r, s, in);
 	out = model_route(r)->select(&r->topo, ssemu_sw_id(r, inst), pkt);
 
-	if (SSEMU_BAD(r, out >= r->topo.radix || in >= 64, "switch %u: "
-		      "packet %u routed from port %u to port %u", s->sw, pi,
-		      in, out))
+	/* (a packet on its last VC goes to a NIC: a port has no vclass
+	 * above its classes' last) */
+	if (SSEMU_BAD(r, out >= r->topo.radix || in >= 64 ||
+			 (pkt->vc + 1 >= SSEMU_NVC && !port_is_edge(r, out)),
+		      "switch %u: packet %u (VC %u) routed from port %u to "
+		      "port %u", s->sw, pi, pkt->vc, in, out))
 		return;
 
 	/* A lossy class drops rather than wait: a packet of any kind finding
@@ -325,8 +326,8 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 	 * message's go-back-N, an acknowledgement or RMA result by
 	 * resend_later. */
 	if (r->config.tclass[pkt->tclass].lossy &&
-	    s->port[out].vq[vcl].queued >= r->config.port_buf_pkts) {
-		s->port[out].drops++;
+	    ssemu_sw_port(r, s, out)->vq[vcl].queued >= r->config.port_buf_pkts) {
+		ssemu_sw_port(r, s, out)->drops++;
 		ssemu_tel_drop(r, pkt->tclass, pkt->type);
 		return_credit(r, s, in, vcl, pkt_cells(pkt->bytes));
 		if (pkt->type == SSEMU_PKT_DATA)
@@ -339,10 +340,10 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 	 * its arbitration would pick it (the only candidate): what looks at
 	 * the queues now sees it counted there, as if it had joined them
 	 * and been taken off at once. */
-	op = &s->port[out];
+	op = ssemu_sw_port(r, s, out);
 	if (!op->nqueued && op->busy_until <= now && model_arb(r)->sole &&
 	    likely(ssemu_model_shortcut != SSEMU_SHORTCUT_OFF)) {
-		struct ssemu_cr cr = cr_of_port(op);
+		struct ssemu_cr cr = cr_of_port(r, op);
 		struct ssemu_arb_view av;
 
 		cr_settle(r, &cr, now);
@@ -410,8 +411,8 @@ static inline void train_count(struct ssemu_region *r,
 void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
-	struct ssemu_swport *op = &s->port[out];
-	struct ssemu_cr cr = cr_of_port(op);
+	struct ssemu_swport *op = ssemu_sw_port(r, s, out);
+	struct ssemu_cr cr = cr_of_port(r, op);
 	struct ssemu_arb_view av;
 	uint32_t in, vcl, pi;
 	ssemu_time_t now = now_of(r), retry = UINT64_MAX, t;
@@ -456,7 +457,10 @@ void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 		return;
 	}
 picked:
-	if (SSEMU_BAD(r, in >= r->topo.radix || vcl >= SSEMU_MAX_VCLASS,
+	if (SSEMU_BAD(r, in >= r->topo.radix ||
+			 vcl >= r->config.ntclass * SSEMU_NVC ||
+			 (vcl % SSEMU_NVC + 1 >= SSEMU_NVC &&
+			  !port_is_edge(r, out)),
 		      "switch %u output %u: arbitration picked input %u, "
 		      "vclass %u", s->sw, out, in, vcl))
 		return;
@@ -475,7 +479,7 @@ sw_send(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t inst,
 	uint32_t out, uint32_t in, uint32_t vcl, uint32_t pi,
 	const struct ssemu_cc_queue_view *known)
 {
-	struct ssemu_swport *op = &s->port[out];
+	struct ssemu_swport *op = ssemu_sw_port(r, s, out);
 	const struct ssemu_cc_ops *cc = model_cc(r);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	struct ssemu_peer peer;
@@ -575,11 +579,11 @@ static uint32_t waits_behind(const struct ssemu_region *r,
 uint32_t sw_port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		      uint32_t port, uint32_t tc)
 {
-	struct ssemu_swport *op = &s->port[port];
+	struct ssemu_swport *op = ssemu_sw_port(r, s, port);
 	uint32_t load = waits_behind(r, op->queued_tc, tc), cr;
 
 	if (!port_is_edge(r, port)) {
-		struct ssemu_cr ring = cr_of_port(op);
+		struct ssemu_cr ring = cr_of_port(r, op);
 
 		cr_settle(r, &ring, now_of(r));
 		/* the downstream buffer's use, in full-size packets */
@@ -606,7 +610,7 @@ uint32_t sw_port_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 uint32_t sw_nb_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 		    uint32_t port, uint64_t target, uint16_t copy, uint32_t tc)
 {
-	const struct ssemu_peer *pe = &s->port[port].peer;
+	const struct ssemu_peer *pe = &ssemu_sw_port(r, s, port)->peer;
 	ssemu_time_t now = now_of(r);
 	struct ssemu_swport *np;
 	uint32_t inst, q;
@@ -617,7 +621,7 @@ uint32_t sw_nb_load(struct ssemu_region *r, struct ssemu_switch_sh *s,
 	if (inst == SSEMU_NONE)
 		return 0;	/* never used: nothing queued there */
 	q = ssemu_topo_min_port(&r->topo, pe->sw, target, copy);
-	np = &ssemu_r_switch(r, inst)->port[q];
+	np = ssemu_sw_port(r, ssemu_r_switch(r, inst), q);
 	if (np->peer.kind == SSEMU_PORT_ENDPOINT)
 		return 0;
 	if (now - np->nb_time >= SSEMU_NB_PERIOD) {

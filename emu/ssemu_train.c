@@ -213,13 +213,13 @@ bool train_path(struct train *tr, uint32_t dport, uint16_t copy,
 			return false;
 		h->out = out;
 		if (s) {
-			h->op = &s->port[out];
-			h->in_delay = s->port[in].delay;
-			h->last_ready = s->port[in].last_ready;
+			h->op = ssemu_sw_port(r, s, out);
+			h->in_delay = ssemu_sw_port(r, s, in)->delay;
+			h->last_ready = ssemu_sw_port(r, s, in)->last_ready;
 		} else {
 			memset(&h->fresh, 0, sizeof(h->fresh));
-			sw_port_init(r, sw, out, &h->fresh);
-			h->op = &h->fresh;
+			sw_port_init(r, sw, out, &h->fresh.port);
+			h->op = &h->fresh.port;
 			h->in_delay = link_of(r, in)->delay;
 			h->last_ready = 0;
 		}
@@ -267,7 +267,7 @@ static void train_times(struct train *tr, const struct ssemu_pkt *ack)
 {
 	struct ssemu_region *r = tr->r;
 	const struct ssemu_config *c = &r->config;
-	struct ssemu_swport *eport = &tr->hop[0].s->port[tr->hop[0].in];
+	struct ssemu_swport *eport = ssemu_sw_port(r, tr->hop[0].s, tr->hop[0].in);
 	ssemu_time_t last_ready[TRAIN_HOPS], free_at[TRAIN_HOPS];
 	ssemu_time_t nic_free = now_of(r), at, ser, rdy;
 	uint32_t k, h, vc;
@@ -425,7 +425,7 @@ bool train_leg_credits_hold(struct train *tr, bool room)
 				tr->hop[0].in_delay, tr->first, room))
 		return false;
 	for (h = 0; h < tr->nhops; h++) {
-		cr = cr_of_port(tr->hop[h].op);
+		cr = cr_of_port(tr->r, tr->hop[h].op);
 		if (h + 1 < tr->nhops ?
 			    !train_credits_hold(tr, &cr, tr->hop[h].dvcl,
 						T_DEP(h), T_DEP(h + 1),
@@ -605,8 +605,8 @@ void train_hop_views(struct train *tr, uint32_t h)
 	struct ssemu_region *r = tr->r;
 	struct train_hop *hp = &tr->hop[h];
 
-	hp->cr = cr_of_port(hp->op);
-	hp->up = h ? cr_of_port(tr->hop[h - 1].op) : cr_of_nic(tr->n);
+	hp->cr = cr_of_port(r, hp->op);
+	hp->up = h ? cr_of_port(r, tr->hop[h - 1].op) : cr_of_nic(tr->n);
 	hp->av = (struct ssemu_arb_view){
 		.op = hp->op, .voq = ssemu_r_voq_at(r, 0, 0),
 		.row = ssemu_r_voq_row(r, hp->inst, hp->out, 0),
@@ -627,7 +627,7 @@ static bool train_make(struct train *tr, uint32_t h)
 			   "switch %u", hp->sw);
 		return false;
 	}
-	hp->op = &hp->s->port[hp->out];
+	hp->op = ssemu_sw_port(tr->r, hp->s, hp->out);
 	train_hop_views(tr, h);
 	/* (the next hop's credits come back to this output) */
 	if (h + 1 < tr->nhops)
@@ -747,7 +747,7 @@ void train_act_dep(struct train *tr, uint32_t h, uint32_t k,
 		pkt->sw_arrive = *T(tr, k, T_ARR(h + 1));
 		pkt->in_port = tr->hop[h + 1].in;
 	}
-	tr->hop[h + 1].s->port[tr->hop[h + 1].in].last_ready =
+	ssemu_sw_port(r, tr->hop[h + 1].s, tr->hop[h + 1].in)->last_ready =
 		*T(tr, k, T_READY(h + 1));
 	return;
 ring:
@@ -811,14 +811,14 @@ static void act_kick(struct train *tr, uint32_t k, ssemu_time_t now)
 	if (k)
 		ssemu_tel_tx(r, tr->nic, tr->tc,
 			     tr->bytes[k] - r->config.pkt_overhead);
-	n->busy_until = now + port_ser_time(r, &h0->s->port[h0->in], h0->in,
+	n->busy_until = now + port_ser_time(r, ssemu_sw_port(r, h0->s, h0->in), h0->in,
 					    tr->bytes[k]);
 	if (!tr_lean(tr, k)) {
 		pkt = ssemu_r_pkt(r, pi);
 		pkt->sw_arrive = *T(tr, k, T_ARR(0));
 		pkt->in_port = h0->in;
 	}
-	h0->s->port[h0->in].last_ready = *T(tr, k, T_READY(0));
+	ssemu_sw_port(r, h0->s, h0->in)->last_ready = *T(tr, k, T_READY(0));
 	return;
 fail:
 	ssemu_fail(r, "a packet train's NIC %u could not send result %u",

@@ -33,7 +33,7 @@ struct train_hop {
 	ssemu_time_t last_ready;	/* the input's FIFO, as found */
 	/* a switch not modelled yet: its output as its model will have it
 	 * when the train's first packet makes it */
-	struct ssemu_swport fresh;
+	struct ssemu_swport_img fresh;
 	/* pass 2: the output's credit ring, the ring of whoever feeds the
 	 * input (the NIC's, or the previous hop's output's), the arbiter's
 	 * view of the output (train_hop_views) */

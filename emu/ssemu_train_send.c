@@ -91,7 +91,7 @@ struct leg_run {
 	ssemu_time_t last_ready[TRAIN_HOPS], free_at[TRAIN_HOPS];
 	const struct ssemu_swport *eport;	/* the edge link, as its
 						 * switch's end has it */
-	struct ssemu_swport img;
+	struct ssemu_swport_img img;
 	uint32_t sport, seq0;			/* the packets' identities */
 };
 
@@ -104,11 +104,11 @@ static void leg_run_init(const struct train *tr, struct leg_run *lr,
 	uint32_t h;
 
 	if (h0->s) {
-		lr->eport = &h0->s->port[h0->in];
+		lr->eport = ssemu_sw_port(tr->r, h0->s, h0->in);
 	} else {
 		memset(&lr->img, 0, sizeof(lr->img));
-		sw_port_init(tr->r, h0->sw, h0->in, &lr->img);
-		lr->eport = &lr->img;
+		sw_port_init(tr->r, h0->sw, h0->in, &lr->img.port);
+		lr->eport = &lr->img.port;
 	}
 	for (h = 0; h < tr->nhops; h++) {
 		lr->last_ready[h] = tr->hop[h].last_ready;
@@ -512,7 +512,7 @@ static void leg_bind(struct train *tr, uint32_t h, uint32_t inst)
 
 	hp->inst = inst;
 	hp->s = ssemu_r_switch(tr->r, inst);
-	hp->op = &hp->s->port[hp->out];
+	hp->op = ssemu_sw_port(tr->r, hp->s, hp->out);
 	train_hop_views(tr, h);
 	if (h + 1 < tr->nhops)
 		tr->hop[h + 1].up = hp->cr;

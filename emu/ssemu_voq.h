@@ -73,7 +73,7 @@ static inline void voq_push(struct ssemu_region *r, uint32_t inst,
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 	uint32_t *row = ssemu_r_voq_row(r, inst, out, vcl);
-	struct ssemu_swport *op = &s->port[out];
+	struct ssemu_swport *op = ssemu_sw_port(r, s, out);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	struct ssemu_voq *q;
 
@@ -111,7 +111,7 @@ static inline uint32_t voq_pop(struct ssemu_region *r, uint32_t inst,
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 	uint32_t *row = ssemu_r_voq_row(r, inst, out, vcl);
-	struct ssemu_swport *op = &s->port[out];
+	struct ssemu_swport *op = ssemu_sw_port(r, s, out);
 	struct ssemu_voq *q;
 	struct ssemu_pkt *pkt;
 	uint32_t pi;

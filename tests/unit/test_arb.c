@@ -26,7 +26,8 @@
 /* One output of a switch, as the arbiter sees it. */
 struct fx {
 	struct ssemu_config c;
-	struct ssemu_swport op;
+	/* (room for every vclass: a port is sized by its fabric's classes) */
+	struct ssemu_swport_img opi;
 	struct ssemu_voq voq[SSEMU_MAX_VCLASS * RADIX];
 	struct ssemu_pkt pkt[NPKT];
 	uint32_t npkt;
@@ -51,10 +52,10 @@ static struct fx *fx_new(const char *arb, uint32_t ntclass, bool edge)
 		f->c.tclass[tc].max_pct = 100;
 	/* plenty of credit downstream for every vclass */
 	for (vcl = 0; vcl < SSEMU_MAX_VCLASS; vcl++)
-		f->op.vq[vcl].credits = 1000;
-	f->op.bytes_per_ps = 200e9 / 8e12;	/* 200 Gb/s */
+		f->opi.port.vq[vcl].credits = 1000;
+	f->opi.port.bytes_per_ps = 200e9 / 8e12;	/* 200 Gb/s */
 	f->v = (struct ssemu_arb_view){
-		.op = &f->op, .voq = f->voq, .radix = RADIX, .pkt = f->pkt,
+		.op = &f->opi.port, .voq = f->voq, .radix = RADIX, .pkt = f->pkt,
 		.c = &f->c, .now = 0, .edge = edge,
 	};
 	return f;
@@ -70,16 +71,16 @@ static void q_push(struct fx *f, uint32_t in, uint32_t vcl, uint32_t bytes)
 	f->pkt[pi].bytes = bytes;
 	f->pkt[pi].tclass = (uint8_t)(vcl / SSEMU_NVC);
 	f->pkt[pi].next = SSEMU_NONE;
-	if (f->op.vq[vcl].inmask & (1ULL << in))
+	if (f->opi.port.vq[vcl].inmask & (1ULL << in))
 		f->pkt[q->tail].next = pi;
 	else
 		q->head = pi;
 	q->tail = pi;
-	f->op.vq[vcl].inmask |= 1ULL << in;
-	if (!f->op.vq[vcl].queued++)
-		f->op.vclmask |= 1ULL << vcl;
-	f->op.queued_tc[vcl / SSEMU_NVC]++;
-	f->op.nqueued++;
+	f->opi.port.vq[vcl].inmask |= 1ULL << in;
+	if (!f->opi.port.vq[vcl].queued++)
+		f->opi.port.vclmask |= 1ULL << vcl;
+	f->opi.port.queued_tc[vcl / SSEMU_NVC]++;
+	f->opi.port.nqueued++;
 }
 
 /* Take the granted packet off its VOQ and its credit from downstream (as
@@ -89,18 +90,18 @@ static uint32_t q_send(struct fx *f, uint32_t in, uint32_t vcl)
 	struct ssemu_voq *q = &f->voq[vcl * RADIX + in];
 	uint32_t pi = q->head, dvcl;
 
-	assert_true(f->op.vq[vcl].inmask & (1ULL << in));
+	assert_true(f->opi.port.vq[vcl].inmask & (1ULL << in));
 	q->head = f->pkt[pi].next;
 	if (q->head == SSEMU_NONE)
-		f->op.vq[vcl].inmask &= ~(1ULL << in);
-	if (!--f->op.vq[vcl].queued)
-		f->op.vclmask &= ~(1ULL << vcl);
-	f->op.queued_tc[vcl / SSEMU_NVC]--;
-	f->op.nqueued--;
+		f->opi.port.vq[vcl].inmask &= ~(1ULL << in);
+	if (!--f->opi.port.vq[vcl].queued)
+		f->opi.port.vclmask &= ~(1ULL << vcl);
+	f->opi.port.queued_tc[vcl / SSEMU_NVC]--;
+	f->opi.port.nqueued--;
 	dvcl = f->v.edge ? vcl - vcl % SSEMU_NVC : vcl + 1;
-	assert_true(f->op.vq[dvcl].credits >= (f->pkt[pi].bytes + 63) / 64);
-	f->op.vq[dvcl].credits -= (f->pkt[pi].bytes + 63) / 64;
-	f->v.now += (ssemu_time_t)(f->pkt[pi].bytes / f->op.bytes_per_ps);
+	assert_true(f->opi.port.vq[dvcl].credits >= (f->pkt[pi].bytes + 63) / 64);
+	f->opi.port.vq[dvcl].credits -= (f->pkt[pi].bytes + 63) / 64;
+	f->v.now += (ssemu_time_t)(f->pkt[pi].bytes / f->opi.port.bytes_per_ps);
 	return pi;
 }
 
@@ -132,7 +133,7 @@ static void round_robin(const char *arb)
 	for (k = 0; k < 6; k++)
 		assert_int_equal(grant(f, NULL), want[k]);
 	assert_int_equal(grant(f, NULL), -1);
-	assert_int_equal(f->op.nqueued, 0);
+	assert_int_equal(f->opi.port.nqueued, 0);
 	free(f);
 }
 
@@ -183,13 +184,13 @@ static void test_credits(void **state)
 	(void)state;
 	q_push(f, 1, 0, MTU + OVH);	/* 33 cells */
 	q_push(f, 2, 0, 64);		/* 1 cell */
-	f->op.vq[1].credits = 10;
+	f->opi.port.vq[1].credits = 10;
 	assert_int_equal(grant(f, NULL), 2);
 	assert_int_equal(grant(f, NULL), -1);
-	f->op.vq[1].credits = 0;
+	f->opi.port.vq[1].credits = 0;
 	assert_false(f->arb->pick(&f->v, &in, &vcl, &retry));
 	assert_int_equal(retry, UINT64_MAX);
-	f->op.vq[1].credits = 33;
+	f->opi.port.vq[1].credits = 33;
 	assert_int_equal(grant(f, NULL), 1);
 	free(f);
 }
@@ -203,11 +204,11 @@ static void test_edge_credits(void **state)
 
 	(void)state;
 	q_push(f, 3, 1, 64);
-	f->op.vq[0].credits = 1;
-	f->op.vq[2].credits = 0;
+	f->opi.port.vq[0].credits = 1;
+	f->opi.port.vq[2].credits = 0;
 	assert_int_equal(grant(f, &vcl), 3);
 	assert_int_equal(vcl, 1);
-	assert_int_equal(f->op.vq[0].credits, 0);
+	assert_int_equal(f->opi.port.vq[0].credits, 0);
 	free(f);
 }
 
@@ -225,7 +226,7 @@ static void test_shares_guarantee(void **state)
 		q_push(f, 0, 0 * SSEMU_NVC, MTU + OVH);
 		q_push(f, 1, 1 * SSEMU_NVC, MTU + OVH);
 	}
-	f->op.vq[1].credits = f->op.vq[SSEMU_NVC + 1].credits = 100000;
+	f->opi.port.vq[1].credits = f->opi.port.vq[SSEMU_NVC + 1].credits = 100000;
 	for (k = 0; k < 200; k++) {
 		assert_true(grant(f, &vcl) >= 0);
 		n[vcl / SSEMU_NVC]++;
@@ -248,7 +249,7 @@ static void test_shares_cap(void **state)
 	f->c.tclass[0].max_pct = 25;
 	for (k = 0; k < 64; k++)
 		q_push(f, 0, 0, MTU + OVH);
-	f->op.vq[1].credits = 100000;
+	f->opi.port.vq[1].credits = 100000;
 	start = f->v.now;
 	while (f->v.now < start + 2000000) {	/* 2 us */
 		retry = UINT64_MAX;
@@ -308,22 +309,22 @@ static void test_shares_look_pure(void **state)
 			q_push(fs[n], 0, 0 * SSEMU_NVC, MTU + OVH);
 			q_push(fs[n], 1, 1 * SSEMU_NVC, 700 + 13 * k);
 		}
-		fs[n]->op.vq[1].credits = 100000;
-		fs[n]->op.vq[SSEMU_NVC + 1].credits = 100000;
+		fs[n]->opi.port.vq[1].credits = 100000;
+		fs[n]->opi.port.vq[SSEMU_NVC + 1].credits = 100000;
 	}
 	for (k = 0; k < 120; k++) {
 		t = a->v.now;
 		assert_true(t == b->v.now);
-		a->op.vq[1].credits = a->op.vq[SSEMU_NVC + 1].credits = 0;
+		a->opi.port.vq[1].credits = a->opi.port.vq[SSEMU_NVC + 1].credits = 0;
 		for (j = 1; j <= 5; j++) {
 			ra = UINT64_MAX;
 			a->v.now = t + j * 997;
 			assert_false(a->arb->pick(&a->v, &ia, &va, &ra));
 			assert_true(ra == UINT64_MAX);
 		}
-		a->op.vq[1].credits = b->op.vq[1].credits;
-		a->op.vq[SSEMU_NVC + 1].credits =
-			b->op.vq[SSEMU_NVC + 1].credits;
+		a->opi.port.vq[1].credits = b->opi.port.vq[1].credits;
+		a->opi.port.vq[SSEMU_NVC + 1].credits =
+			b->opi.port.vq[SSEMU_NVC + 1].credits;
 		a->v.now = b->v.now = t + 5 * 997 + 13;
 		ra = rb = UINT64_MAX;
 		ga = a->arb->pick(&a->v, &ia, &va, &ra);
@@ -340,10 +341,10 @@ static void test_shares_look_pure(void **state)
 		q_send(a, ia, va);
 		q_send(b, ib, vb);
 	}
-	assert_true(a->op.tok_time == b->op.tok_time);
-	assert_int_equal(a->op.tok_full, b->op.tok_full);
-	assert_int_equal(a->op.tc_rr, b->op.tc_rr);
-	assert_memory_equal(a->op.cls, b->op.cls, sizeof(a->op.cls));
+	assert_true(a->opi.port.tok_time == b->opi.port.tok_time);
+	assert_int_equal(a->opi.port.tok_full, b->opi.port.tok_full);
+	assert_int_equal(a->opi.port.tc_rr, b->opi.port.tc_rr);
+	assert_memory_equal(a->opi.port.cls, b->opi.port.cls, sizeof(a->opi.port.cls));
 	free(a);
 	free(b);
 }

@@ -246,8 +246,8 @@ static void vni_counts_whole(struct tf *t, uint64_t *pkts)
 	}
 	for (p = 0; p < r->topo.radix; p++)
 		for (tc = 0; tc < SSEMU_MAX_TCLASS; tc++) {
-			cp += s->port[p].cls[tc].pkts;
-			cb += s->port[p].cls[tc].bytes;
+			cp += ssemu_sw_port(r, s, p)->cls[tc].pkts;
+			cb += ssemu_sw_port(r, s, p)->cls[tc].bytes;
 		}
 	assert_int_equal(vp, cp);
 	assert_int_equal(vb, cb);

@@ -345,13 +345,13 @@ static struct ssemu_swport *link_port(struct ssemu_region *r, uint32_t *out)
 	assert_true(r->sw_used > 0);
 	s = ssemu_r_switch(r, 0);
 	for (p = 0; p < r->topo.radix; p++)
-		if (s->port[p].peer.kind == SSEMU_PORT_LOCAL ||
-		    s->port[p].peer.kind == SSEMU_PORT_GLOBAL)
+		if (ssemu_sw_port(r, s, p)->peer.kind == SSEMU_PORT_LOCAL ||
+		    ssemu_sw_port(r, s, p)->peer.kind == SSEMU_PORT_GLOBAL)
 			break;
 	assert_true(p < r->topo.radix);
 	if (out)
 		*out = p;
-	return &s->port[p];
+	return ssemu_sw_port(r, s, p);
 }
 
 static void credit_above(struct ssemu_region *r)

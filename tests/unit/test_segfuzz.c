@@ -681,8 +681,7 @@ static void fuzz_write(struct run *rn, uint64_t *s, unsigned *cat_out)
 		else if (t == 6)
 			off = pick(s, r->portmap_off, 8);
 		else if (t == 7)
-			off = pick(s, r->switches_off,
-				   sizeof(struct ssemu_switch_sh));
+			off = pick(s, r->switches_off, r->switch_bytes);
 		else if (t == 8)
 			off = rng_next(s) % 2 ?
 				pick(s, r->voqs_off, r->topo.radix * 4 *

@@ -1325,6 +1325,15 @@ static void test_shm_corrupt_header(void **state)
 	expect_open_error(&c, -EPROTO, "corrupt");
 	r->config.mtu = saved.config.mtu;
 
+	/* a switch model's size and its ports' place every port: each is
+	 * the configuration's, or the segment is refused */
+	r->switch_bytes = saved.switch_bytes + 64;
+	expect_open_error(&c, -EPROTO, "switch_bytes");
+	r->switch_bytes = saved.switch_bytes;
+	r->port_bytes = saved.port_bytes * 2;
+	expect_open_error(&c, -EPROTO, "port_bytes");
+	r->port_bytes = saved.port_bytes;
+
 	/* repaired: opens again, and the fabric still works */
 	if (shm_open_fabric(&c, &g, err, sizeof(err)))
 		fail_msg("reopen after repair: %s", err);
