@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 45
+#define SSEMU_LAYOUT_VERSION 46
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -859,17 +859,22 @@ static inline uint64_t ssemu_txring_bytes(const struct ssemu_config *c)
 }
 
 /*
- * An endpoint's two rings, the send ring and then the event ring, from a
- * page boundary (the section starts on one): an endpoint that sends and
- * receives a few messages touches one page of them, their control blocks
- * and first entries, not two that straddle a boundary.
+ * An endpoint's two rings, the send ring and then the event ring.  Rings
+ * larger than a page start on a page boundary (the section starts on
+ * one; they lie on small pages when the section is large): an endpoint
+ * that sends and receives a few messages touches one page of them, their
+ * control blocks and first entries, not two that straddle a boundary.
+ * Rings of a page or less lie on huge pages, where a boundary costs
+ * nothing, and follow each other on cache lines: a fabric whose every
+ * endpoint is used (a simulation's) has them all resident.
  */
 static inline uint64_t ssemu_rings_stride(const struct ssemu_config *c)
 {
-	return SSEMU_ALIGN_UP(ssemu_txring_bytes(c) +
-			      ssemu_ring_bytes(c->ev_ring,
-					       sizeof(struct ssemu_event)),
-			      SSEMU_PAGE);
+	uint64_t n = ssemu_txring_bytes(c) +
+		     ssemu_ring_bytes(c->ev_ring, sizeof(struct ssemu_event));
+
+	return n <= SSEMU_PAGE ? SSEMU_ALIGN_UP(n, (uint64_t)SSEMU_CACHELINE) :
+				 SSEMU_ALIGN_UP(n, (uint64_t)SSEMU_PAGE);
 }
 
 /* Is the control block of a ring of @cap entries of @esize sound: its

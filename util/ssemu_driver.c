@@ -35,10 +35,10 @@ static void drv_size(struct ssemu_config *cfg, uint64_t n,
 	cfg->eps_per_nic = 1;
 	cfg->max_eps = 0;	/* one endpoint slot for each NIC */
 	cfg->msgs_per_ep = 64;
-	/* an endpoint's rings in one page (events that find the ring full
-	 * wait in its overflow list: no result changes), not 27 that a
-	 * long run goes round one after another, at every endpoint */
-	cfg->ev_ring = 32;
+	/* an endpoint's rings in 2,304 bytes (events that find the ring
+	 * full wait in its overflow list: no result changes), not 27 pages
+	 * that a long run goes round one after another, at every endpoint */
+	cfg->ev_ring = SSEMU_EV_RING_MIN;
 	cfg->bufs_per_ep = msg_bytes > SSEMU_INLINE_MAX ? 16 : 0;
 	/* buffers as large as a message (on cache lines), not the default's
 	 * 64 KiB.  The messages carry no bytes (SSEMU_SEND_NO_DATA): the

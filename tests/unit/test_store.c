@@ -119,8 +119,40 @@ static void test_layout_table(void **state)
 		assert_int_equal(l.sec[SSEMU_SEC_EPS].count,
 				 ssemu_config_neps(&c));
 		assert_int_equal(l.ring_bytes, ssemu_rings_stride(&c));
-		/* every endpoint's rings from a page boundary */
+		/* every endpoint's rings from a page boundary (rings of more
+		 * than a page) */
+		assert_true(l.ring_bytes > 4096);
 		assert_int_equal(l.ring_bytes % 4096, 0);
+	}
+}
+
+/* Rings of a page or less follow each other on cache lines; larger ones
+ * start on a page. */
+static void test_layout_ring_stride(void **state)
+{
+	static const struct {
+		uint32_t msgs, ev;
+		uint64_t want;
+	} cases[] = {
+		/* 192 + 64 * 4 = 448; 192 + 16 * 104 = 1,856 */
+		{ 64, 16, 2304 },
+		/* 448 + 192 + 32 * 104 = 3,968: a page's worth */
+		{ 64, 32, 3968 },
+		/* 448 + 192 + 64 * 104 = 7,296: two pages */
+		{ 64, 64, 8192 },
+		/* 192 + 4 * 4 = 208 -> 256; + 1,856 = 2,112 */
+		{ 4, 16, 2112 },
+	};
+	struct ssemu_config c;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(ssemu_config_preset("shandy", &c), 0);
+		c.msgs_per_ep = cases[i].msgs;
+		c.ev_ring = cases[i].ev;
+		assert_int_equal(ssemu_rings_stride(&c), cases[i].want);
+		assert_int_equal(ssemu_rings_stride(&c) % SSEMU_CACHELINE, 0);
 	}
 }
 
@@ -587,6 +619,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout_table),
 		cmocka_unit_test(test_layout_header),
+		cmocka_unit_test(test_layout_ring_stride),
 		cmocka_unit_test(test_attach_refuses_each_offset),
 		cmocka_unit_test(test_packet_pool),
 		cmocka_unit_test(test_packet_pool_bad_mark),
