@@ -1196,7 +1196,7 @@ static inline struct ssemu_pair_count *ssemu_r_pairn(struct ssemu_region *r,
 }
 
 /* The VOQ row index of (@out, @vcl) at switch model @inst: valid while
- * its port out's vq[vcl].queued is not 0.  (Each model's rows follow the one
+ * output @out's vq[vcl].queued is not 0.  (Each model's rows follow the one
  * before's, from voqrow_off.) */
 static inline uint32_t *ssemu_r_voq_row(struct ssemu_region *r,
 					uint32_t inst, uint32_t out,
