@@ -450,6 +450,39 @@ static void test_msg_state_caught(void **state)
 	tf_close(t);
 }
 
+/*
+ * A packet on its last VC routed on to another switch: a port has no
+ * vclass past its classes' last, so the hop is refused (the fabric
+ * broken, naming the VC) rather than counted beyond the port.
+ */
+static void test_last_vc_onward_caught(void **state)
+{
+	struct tf *t = open_with("2group", NULL, NULL, NULL);
+	struct ssemu_region *r = region(t);
+	struct ssemu_pkt *pkt = NULL;
+	uint32_t pi;
+
+	(void)state;
+	tf_add(t, 0);
+	tf_add(t, 32);		/* the other group: out through a switch port */
+	tf_send(t, 0, 1, payload, 8, 0, 0, 0);
+	/* on the edge link or in the first switch's pipeline (its
+	 * arrival at the queues is 300 ns away at least) */
+	assert_int_equal(ssemu_fabric_run_until(t->fab, 100 * SSEMU_PS_PER_NS),
+			 0);
+	for (pi = 0; pi < r->pkt_hwm; pi++)
+		if (ssemu_r_pkt(r, pi)->type == SSEMU_PKT_DATA)
+			pkt = ssemu_r_pkt(r, pi);
+	assert_non_null(pkt);
+	assert_int_equal(pkt->vc, 0);
+	pkt->vc = SSEMU_NVC - 1;
+	assert_int_equal(ssemu_fabric_run_until(t->fab,
+						10 * SSEMU_PS_PER_US),
+			 -EIO);
+	assert_broken(t, "(VC 5)");
+	close_now(t);
+}
+
 /* Broken while traffic is in flight: the check on a sample of the events
  * finds it, and the fabric stops with -EIO.  (The sample is one event in
  * so many, counted across the process's fabrics: the traffic goes on,
@@ -543,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_close_and_reset),
 		cmocka_unit_test(test_each_invariant_caught),
 		cmocka_unit_test(test_msg_state_caught),
+		cmocka_unit_test(test_last_vc_onward_caught),
 		cmocka_unit_test(test_break_found_while_running),
 		cmocka_unit_test(test_event_pool_dry),
 	};
