@@ -231,12 +231,13 @@ static bool check_credits(struct census *c)
 		struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 
 		for (p = 0; p < r->topo.radix; p++) {
-			struct ssemu_cr cr = cr_of_port(r, ssemu_sw_port(r, s, p));
+			struct ssemu_swport *op = ssemu_sw_port(r, s, p);
+			struct ssemu_cr cr = cr_of_port(r, op);
 
-			if (ssemu_sw_port(r, s, p)->peer.kind == SSEMU_PORT_NONE)
+			if (op->peer.kind == SSEMU_PORT_NONE)
 				continue;
 			for (vcl = 0; vcl < nvcl; vcl++)
-				if (!credit_ok(r, ssemu_sw_port(r, s, p)->vq[vcl].credits,
+				if (!credit_ok(r, op->vq[vcl].credits,
 					       ring_cells(&cr, vcl) +
 						       c->sw_cr[sw_cr_index(
 							       r, inst, p,

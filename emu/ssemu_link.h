@@ -205,7 +205,7 @@ static inline void cr_clear(const struct ssemu_cr *c)
 static inline void sw_wake(struct ssemu_region *r, uint32_t inst,
 			   uint32_t out, ssemu_time_t t)
 {
-	struct ssemu_swport *op = ssemu_sw_port(r, ssemu_r_switch(r, inst), out);
+	struct ssemu_swport *op = ssemu_r_port(r, inst, out);
 
 	if (op->done_pending && op->wake_at <= t)
 		return;
@@ -225,7 +225,7 @@ static inline void credit_to_switch(struct ssemu_region *r, uint32_t inst,
 				    uint32_t port, uint32_t vcl,
 				    uint32_t cells, ssemu_time_t t)
 {
-	struct ssemu_swport *op = ssemu_sw_port(r, ssemu_r_switch(r, inst), port);
+	struct ssemu_swport *op = ssemu_r_port(r, inst, port);
 	struct ssemu_cr cr = cr_of_port(r, op);
 
 	if (unlikely(ssemu_model_credit_events) ||

@@ -274,18 +274,18 @@ static void ev_sw_ready(struct ssemu_region *r, const struct ssemu_fired *f)
 
 static void ev_sw_out_done(struct ssemu_region *r, const struct ssemu_fired *f)
 {
-	struct ssemu_switch_sh *s = ssemu_r_switch(r, f->a);
+	struct ssemu_swport *op = ssemu_r_port(r, f->a, f->b);
 
 	/* (one overtaken by an earlier look, sw_wake, is not the one due:
 	 * it must not start a second chain of looks) */
-	if (f->time >= ssemu_sw_port(r, s, f->b)->wake_at)
-		ssemu_sw_port(r, s, f->b)->done_pending = 0;
+	if (f->time >= op->wake_at)
+		op->done_pending = 0;
 	sw_try_send(r, f->a, f->b);
 }
 
 static void ev_sw_credit(struct ssemu_region *r, const struct ssemu_fired *f)
 {
-	struct ssemu_swport *op = ssemu_sw_port(r, ssemu_r_switch(r, f->a), f->b & 0xff);
+	struct ssemu_swport *op = ssemu_r_port(r, f->a, f->b & 0xff);
 
 	op->vq[f->b >> 8].credits += f->c;
 	if (op->nqueued && op->busy_until <= f->time)

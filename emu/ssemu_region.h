@@ -1066,6 +1066,13 @@ ssemu_sw_port(const struct ssemu_region *r, const struct ssemu_switch_sh *s,
 				       (size_t)p * r->port_bytes);
 }
 
+/* Port @p of switch model @inst. */
+static inline struct ssemu_swport *ssemu_r_port(struct ssemu_region *r,
+						uint32_t inst, uint32_t p)
+{
+	return ssemu_sw_port(r, ssemu_r_switch(r, inst), p);
+}
+
 /*
  * Where the pair table's entry @i lies.  The table is a stretch of 1 <<
  * pair_shift entries per source NIC, probed from its first 1 <<

@@ -191,16 +191,16 @@ SSEMU_HOT
 void arrive_at_switch(struct ssemu_region *r, uint32_t inst, uint32_t in,
 		      uint32_t pi, ssemu_time_t t)
 {
-	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
+	struct ssemu_swport *ip = ssemu_r_port(r, inst, in);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
 	ssemu_time_t ready = t + sw_pipeline(r, ssemu_sw_id(r, inst),
 					     pkt_uid(pkt), pkt->vc);
 
 	pkt->sw_arrive = t;
 	pkt->in_port = in;
-	if (ready < ssemu_sw_port(r, s, in)->last_ready)
-		ready = ssemu_sw_port(r, s, in)->last_ready;
-	ssemu_sw_port(r, s, in)->last_ready = ready;
+	if (ready < ip->last_ready)
+		ready = ip->last_ready;
+	ip->last_ready = ready;
 	schedule(r, ready, SSEMU_MEV_SW_READY, inst, in, pi);
 }
 
@@ -230,8 +230,9 @@ static inline void return_credit(struct ssemu_region *r,
 				 struct ssemu_switch_sh *s, uint32_t port,
 				 uint32_t vcl, uint32_t cells)
 {
-	const struct ssemu_peer *peer = &ssemu_sw_port(r, s, port)->peer;
-	ssemu_time_t t = now_of(r) + ssemu_sw_port(r, s, port)->delay;
+	const struct ssemu_swport *ip = ssemu_sw_port(r, s, port);
+	const struct ssemu_peer *peer = &ip->peer;
+	ssemu_time_t t = now_of(r) + ip->delay;
 	uint32_t nic, pinst;
 
 	if (peer->kind == SSEMU_PORT_ENDPOINT) {
@@ -273,8 +274,8 @@ static inline void prefetch_upstream(struct ssemu_region *r,
 		return;
 	pinst = ssemu_sw_inst(r, peer->sw);
 	if (pinst != SSEMU_NONE && peer->port < r->topo.radix)
-		__builtin_prefetch(&ssemu_sw_port(r, ssemu_r_switch(r, pinst),
-						  peer->port)->cr_head, 1);
+		__builtin_prefetch(&ssemu_r_port(r, pinst, peer->port)->cr_head,
+				   1);
 }
 
 /* The arbitration's view of output @out of switch model @inst at @now. */
@@ -283,7 +284,7 @@ static inline struct ssemu_arb_view arb_view(struct ssemu_region *r,
 					     ssemu_time_t now)
 {
 	return (struct ssemu_arb_view){
-		.op = ssemu_sw_port(r, ssemu_r_switch(r, inst), out),
+		.op = ssemu_r_port(r, inst, out),
 		.voq = ssemu_r_voq_at(r, 0, 0),
 		.row = ssemu_r_voq_row(r, inst, out, 0),
 		.radix = r->topo.radix, .pkt = ssemu_r_pkt(r, 0),
@@ -325,9 +326,10 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 	 * the end-to-end retry sends it again: a data packet from its
 	 * message's go-back-N, an acknowledgement or RMA result by
 	 * resend_later. */
+	op = ssemu_sw_port(r, s, out);
 	if (r->config.tclass[pkt->tclass].lossy &&
-	    ssemu_sw_port(r, s, out)->vq[vcl].queued >= r->config.port_buf_pkts) {
-		ssemu_sw_port(r, s, out)->drops++;
+	    op->vq[vcl].queued >= r->config.port_buf_pkts) {
+		op->drops++;
 		ssemu_tel_drop(r, pkt->tclass, pkt->type);
 		return_credit(r, s, in, vcl, pkt_cells(pkt->bytes));
 		if (pkt->type == SSEMU_PKT_DATA)
@@ -340,7 +342,6 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 	 * its arbitration would pick it (the only candidate): what looks at
 	 * the queues now sees it counted there, as if it had joined them
 	 * and been taken off at once. */
-	op = ssemu_sw_port(r, s, out);
 	if (!op->nqueued && op->busy_until <= now && model_arb(r)->sole &&
 	    likely(ssemu_model_shortcut != SSEMU_SHORTCUT_OFF)) {
 		struct ssemu_cr cr = cr_of_port(r, op);

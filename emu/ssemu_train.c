@@ -267,7 +267,8 @@ static void train_times(struct train *tr, const struct ssemu_pkt *ack)
 {
 	struct ssemu_region *r = tr->r;
 	const struct ssemu_config *c = &r->config;
-	struct ssemu_swport *eport = ssemu_sw_port(r, tr->hop[0].s, tr->hop[0].in);
+	struct ssemu_swport *eport =
+		ssemu_sw_port(r, tr->hop[0].s, tr->hop[0].in);
 	ssemu_time_t last_ready[TRAIN_HOPS], free_at[TRAIN_HOPS];
 	ssemu_time_t nic_free = now_of(r), at, ser, rdy;
 	uint32_t k, h, vc;
@@ -778,6 +779,7 @@ static void act_kick(struct train *tr, uint32_t k, ssemu_time_t now)
 	struct ssemu_region *r = tr->r;
 	struct ssemu_nic_sh *n = tr->n;
 	struct train_hop *h0 = &tr->hop[0];
+	struct ssemu_swport *ep0;	/* the edge link, its switch's end */
 	struct ssemu_pkt *pkt;
 	uint32_t pi;
 
@@ -811,14 +813,14 @@ static void act_kick(struct train *tr, uint32_t k, ssemu_time_t now)
 	if (k)
 		ssemu_tel_tx(r, tr->nic, tr->tc,
 			     tr->bytes[k] - r->config.pkt_overhead);
-	n->busy_until = now + port_ser_time(r, ssemu_sw_port(r, h0->s, h0->in), h0->in,
-					    tr->bytes[k]);
+	ep0 = ssemu_sw_port(r, h0->s, h0->in);
+	n->busy_until = now + port_ser_time(r, ep0, h0->in, tr->bytes[k]);
 	if (!tr_lean(tr, k)) {
 		pkt = ssemu_r_pkt(r, pi);
 		pkt->sw_arrive = *T(tr, k, T_ARR(0));
 		pkt->in_port = h0->in;
 	}
-	ssemu_sw_port(r, h0->s, h0->in)->last_ready = *T(tr, k, T_READY(0));
+	ep0->last_ready = *T(tr, k, T_READY(0));
 	return;
 fail:
 	ssemu_fail(r, "a packet train's NIC %u could not send result %u",

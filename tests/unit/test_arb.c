@@ -55,7 +55,8 @@ static struct fx *fx_new(const char *arb, uint32_t ntclass, bool edge)
 		f->opi.port.vq[vcl].credits = 1000;
 	f->opi.port.bytes_per_ps = 200e9 / 8e12;	/* 200 Gb/s */
 	f->v = (struct ssemu_arb_view){
-		.op = &f->opi.port, .voq = f->voq, .radix = RADIX, .pkt = f->pkt,
+		.op = &f->opi.port, .voq = f->voq, .radix = RADIX,
+		.pkt = f->pkt,
 		.c = &f->c, .now = 0, .edge = edge,
 	};
 	return f;
@@ -99,7 +100,8 @@ static uint32_t q_send(struct fx *f, uint32_t in, uint32_t vcl)
 	f->opi.port.queued_tc[vcl / SSEMU_NVC]--;
 	f->opi.port.nqueued--;
 	dvcl = f->v.edge ? vcl - vcl % SSEMU_NVC : vcl + 1;
-	assert_true(f->opi.port.vq[dvcl].credits >= (f->pkt[pi].bytes + 63) / 64);
+	assert_true(f->opi.port.vq[dvcl].credits >=
+		    (f->pkt[pi].bytes + 63) / 64);
 	f->opi.port.vq[dvcl].credits -= (f->pkt[pi].bytes + 63) / 64;
 	f->v.now += (ssemu_time_t)(f->pkt[pi].bytes / f->opi.port.bytes_per_ps);
 	return pi;
@@ -226,7 +228,8 @@ static void test_shares_guarantee(void **state)
 		q_push(f, 0, 0 * SSEMU_NVC, MTU + OVH);
 		q_push(f, 1, 1 * SSEMU_NVC, MTU + OVH);
 	}
-	f->opi.port.vq[1].credits = f->opi.port.vq[SSEMU_NVC + 1].credits = 100000;
+	f->opi.port.vq[1].credits = 100000;
+	f->opi.port.vq[SSEMU_NVC + 1].credits = 100000;
 	for (k = 0; k < 200; k++) {
 		assert_true(grant(f, &vcl) >= 0);
 		n[vcl / SSEMU_NVC]++;
@@ -315,7 +318,8 @@ static void test_shares_look_pure(void **state)
 	for (k = 0; k < 120; k++) {
 		t = a->v.now;
 		assert_true(t == b->v.now);
-		a->opi.port.vq[1].credits = a->opi.port.vq[SSEMU_NVC + 1].credits = 0;
+		a->opi.port.vq[1].credits = 0;
+		a->opi.port.vq[SSEMU_NVC + 1].credits = 0;
 		for (j = 1; j <= 5; j++) {
 			ra = UINT64_MAX;
 			a->v.now = t + j * 997;
@@ -344,7 +348,8 @@ static void test_shares_look_pure(void **state)
 	assert_true(a->opi.port.tok_time == b->opi.port.tok_time);
 	assert_int_equal(a->opi.port.tok_full, b->opi.port.tok_full);
 	assert_int_equal(a->opi.port.tc_rr, b->opi.port.tc_rr);
-	assert_memory_equal(a->opi.port.cls, b->opi.port.cls, sizeof(a->opi.port.cls));
+	assert_memory_equal(a->opi.port.cls, b->opi.port.cls,
+			    sizeof(a->opi.port.cls));
 	free(a);
 	free(b);
 }

@@ -464,7 +464,7 @@ static void test_last_vc_onward_caught(void **state)
 
 	(void)state;
 	tf_add(t, 0);
-	tf_add(t, 32);		/* the other group: out through a switch port */
+	tf_add(t, 32);	/* the other group: out through a switch port */
 	tf_send(t, 0, 1, payload, 8, 0, 0, 0);
 	/* on the edge link or in the first switch's pipeline (its
 	 * arrival at the queues is 300 ns away at least) */
