@@ -929,7 +929,8 @@ static void usage_sim(FILE *f)
 		"  --speed              also report what the simulation cost: CPU\n"
 		"                       and wall seconds of the set-up and of the\n"
 		"                       run, packet-hops per CPU second of the\n"
-		"                       run, the peak resident memory\n"
+		"                       run, the peak resident memory, the run's\n"
+		"                       system CPU and page faults\n"
 		"  --group-windows      run the model's events a window (a global\n"
 		"                       link's delay, or less) at a time, each\n"
 		"                       window a Dragonfly group after another (the\n"
@@ -986,24 +987,29 @@ static int parse_sim(int argc, char **argv, struct sim_opts *o)
 }
 
 /* The process's clocks at one moment: wall and CPU (user and system)
- * seconds. */
+ * seconds, the system's part of the CPU seconds, and the page faults so
+ * far (first touches of memory: the kernel's time, in the system's
+ * part). */
 struct sim_clock {
-	double wall, cpu;
+	double wall, cpu, sys;
+	long faults;
 };
 
 static struct sim_clock sim_clock(void)
 {
 	struct timespec ts;
 	struct rusage ru;
-	struct sim_clock c = { 0, 0 };
+	struct sim_clock c = { 0, 0, 0, 0 };
 
 	if (!clock_gettime(CLOCK_MONOTONIC, &ts))
 		c.wall = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-	if (!getrusage(RUSAGE_SELF, &ru))
-		c.cpu = (double)ru.ru_utime.tv_sec +
-			(double)ru.ru_utime.tv_usec * 1e-6 +
-			(double)ru.ru_stime.tv_sec +
+	if (!getrusage(RUSAGE_SELF, &ru)) {
+		c.sys = (double)ru.ru_stime.tv_sec +
 			(double)ru.ru_stime.tv_usec * 1e-6;
+		c.cpu = (double)ru.ru_utime.tv_sec +
+			(double)ru.ru_utime.tv_usec * 1e-6 + c.sys;
+		c.faults = ru.ru_minflt + ru.ru_majflt;
+	}
 	return c;
 }
 
@@ -1026,11 +1032,12 @@ static void report_speed(struct sim *s, struct sim_clock t0,
 		rss_kib = ru.ru_maxrss;
 	printf("speed: setup %.2f s CPU, %.2f s wall; run %.2f s CPU, %.2f s "
 	       "wall; %" PRIu64 " packet-hops, %.0f a CPU second (%.0f a "
-	       "wall second); peak RSS %ld MiB\n",
+	       "wall second); peak RSS %ld MiB; in the run, system CPU %.2f s "
+	       "and %ld page faults\n",
 	       t1.cpu - t0.cpu, t1.wall - t0.wall, run_cpu, run_wall,
 	       st.pkt_hops, (double)st.pkt_hops / SSEMU_MAX(run_cpu, 1e-6),
 	       (double)st.pkt_hops / SSEMU_MAX(run_wall, 1e-6),
-	       rss_kib / 1024);
+	       rss_kib / 1024, t2.sys - t1.sys, t2.faults - t1.faults);
 }
 
 /* One run of @o: its report printed if @print; its throughput in @gbps. */

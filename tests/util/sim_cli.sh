@@ -35,12 +35,14 @@ check "--speed: the report before its line is the same" \
 	sh -c "grep -v '^speed: ' '$tmp/speed.txt' | cmp -s - '$tmp/a.txt'"
 check "no speed line without --speed" sh -c "! grep -q '^speed: ' '$tmp/a.txt'"
 hops=$(sed -n 's/^switch_latency_ns: hops \([0-9]*\) .*/\1/p' "$tmp/speed.txt")
-set -- $(sed -n 's/^speed: setup \([0-9.]*\) s CPU, [0-9.]* s wall; run \([0-9.]*\) s CPU, [0-9.]* s wall; \([0-9]*\) packet-hops, \([0-9]*\) a CPU second ([0-9]* a wall second); peak RSS \([0-9]*\) MiB$/\1 \2 \3 \4 \5/p' "$tmp/speed.txt")
-check "--speed: one well-formed line (got '$*')" test $# -eq 5
+set -- $(sed -n 's/^speed: setup \([0-9.]*\) s CPU, [0-9.]* s wall; run \([0-9.]*\) s CPU, [0-9.]* s wall; \([0-9]*\) packet-hops, \([0-9]*\) a CPU second ([0-9]* a wall second); peak RSS \([0-9]*\) MiB; in the run, system CPU \([0-9.]*\) s and \([0-9]*\) page faults$/\1 \2 \3 \4 \5 \6 \7/p' "$tmp/speed.txt")
+check "--speed: one well-formed line (got '$*')" test $# -eq 7
 check "--speed: its packet-hops ($3) are the report's hops ($hops)" \
 	test "${3:-x}" = "$hops"
 check "--speed: a positive rate (${4:-?} a CPU second) and RSS (${5:-?} MiB)" \
 	awk -v r="$4" -v m="$5" 'BEGIN { exit !(r > 0 && m > 0) }'
+check "--speed: the run's system CPU (${6:-?} s) within its CPU (${2:-?} s)" \
+	awk -v s="$6" -v c="$2" 'BEGIN { exit !(s >= 0 && s <= c + 0.01) }'
 
 # Calibration: one light flow through one switch.
 "$tool" sim --preset switch --pattern pingpong --size 8 --messages 2000 \
