@@ -33,8 +33,6 @@
 #define GEN_RNG_COMPONENT 0x47454eULL	/* "GEN" */
 #define GEN_NO_TICK 0
 #define GEN_TICK 1
-/* Message slots on a page. */
-#define GEN_LOW ((uint32_t)(SSEMU_PAGE / sizeof(struct ssemu_msg)))
 
 struct gen_job {
 	struct ssemu_mjob_stats st;
@@ -395,13 +393,14 @@ static bool gen_post(struct ssemu_region *r, uint32_t gi, uint32_t dst,
 
 	if (d->stop && now >= d->stop)
 		return false;
-	/* The lowest free one of the first page's worth of slots, else the
-	 * next free one after the last taken so, as a post takes them
+	/* The lowest free one of the first chunk of slots, else the next
+	 * free one after the last taken so, as a post takes them
 	 * (msg_alloc): a generator with a few messages in flight keeps
-	 * reusing the lines and the page of its first slots, where taking
-	 * them round all of them would touch (and fault in) every slot of
-	 * every endpoint as the run goes on. */
-	for (k = 0; k < SSEMU_MIN(GEN_LOW, mask + 1); k++) {
+	 * reusing the lines of its first slots, dense with every other
+	 * endpoint's (ssemu_msg_place), where taking them round all of them
+	 * would touch (and fault in) every slot of every endpoint as the run
+	 * goes on. */
+	for (k = 0; k < SSEMU_MIN(1u << r->msg_hb, SSEMU_MSG_CHUNK); k++) {
 		st = ssemu_load_relaxed(ssemu_r_mstate(r, first + k));
 		if (st == 0 || st == SSEMU_MSG_DONE) {
 			mi = first + k;

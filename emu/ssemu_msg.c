@@ -61,9 +61,6 @@
 #include "ssemu_timeline.h"
 #include "ssemu_msg.h"
 
-/* Message slots on a page. */
-#define MSG_LOW ((uint32_t)(SSEMU_PAGE / sizeof(struct ssemu_msg)))
-
 static inline bool slot_free(uint32_t state)
 {
 	return state == 0 || state == SSEMU_MSG_DONE;
@@ -86,21 +83,20 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	uint32_t i, k, mi = SSEMU_NONE, buf = SSEMU_NONE, local = 0;
 	/* (in locals: the acquire loads below would have them read again
 	 * on every turn) */
-	struct ssemu_msg *msgs = ssemu_r_msg(r, 0);
 	uint32_t *mstate = ssemu_r_mstate(r, 0);
+	uint32_t low = SSEMU_MIN(1u << r->msg_hb, SSEMU_MSG_CHUNK);
 	uint32_t nmsgs = ep->nic->fab->nmsgs, nbufs = c->bufs_per_ep;
 	uint32_t mask = c->msgs_per_ep - 1, cursor = ep->alloc_cursor;
 	uint32_t first = ep->index * c->msgs_per_ep;
 	struct ssemu_msg *m;
 
-	/* The lowest free one of the endpoint's first page's worth of
-	 * slots (with 64 slots or more an endpoint's slots are whole pages,
-	 * from a page boundary: a fabric of many endpoints with a few
-	 * messages in flight each touches a page of slots apiece); else the
-	 * next free one after the last taken so, round all of them.  (A
-	 * slot's state is a word of its own, the first page's in one cache
-	 * line.) */
-	for (k = 0; k < SSEMU_MIN(MSG_LOW, mask + 1); k++) {
+	/* The lowest free one of the endpoint's first chunk of slots (in a
+	 * large fabric every endpoint's first chunk lies with the others',
+	 * ssemu_msg_place: with a few messages in flight each, the slots in
+	 * use are dense); else the next free one after the last taken so,
+	 * round all of them.  (A slot's state is a word of its own, the
+	 * first chunk's in one cache line.) */
+	for (k = 0; k < low; k++) {
 		/* pairs with the releases of TXDONE/RXDONE */
 		if (slot_free(ssemu_load_acquire(&mstate[first + k]))) {
 			mi = first + k;
@@ -117,7 +113,7 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	}
 	if (mi == SSEMU_NONE)
 		return NULL;
-	m = &msgs[mi];
+	m = ssemu_r_msg(r, mi);
 	/* The slot's last message is done: a large buffer it held that no
 	 * message took since is nobody's now.  Then the look below need not
 	 * read the slot each busy buffer names (a line of another slot, where
@@ -145,7 +141,8 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 			uint32_t owner = sh->buf_msg[k];
 
 			if (owner >= nmsgs ||
-			    msgs[owner].buf != ep->index * nbufs + k)
+			    ssemu_r_msg(r, owner)->buf !=
+				    ep->index * nbufs + k)
 				buf = k;
 		}
 		if (buf == SSEMU_NONE)

@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 46
+#define SSEMU_LAYOUT_VERSION 47
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -564,6 +564,9 @@ struct ssemu_region {
 	/* a switch model's bytes and its ports' (ssemu_switch_bytes,
 	 * ssemu_port_bytes: by the radix and the classes) */
 	uint32_t switch_bytes, port_bytes;
+	/* where message slots lie (ssemu_msg_place): log2 of the slots an
+	 * endpoint has, of a chunk's and of the endpoints' places */
+	uint32_t msg_mb, msg_hb, msg_nb;
 	uint32_t voq_rows;	/* rows in the VOQ pool (radix VOQs each) */
 	uint32_t pair_bits;	/* the pair table has 1 << pair_bits entries */
 	uint32_t pair_shift;	/* ... a NIC's stretch 1 << pair_shift */
@@ -990,9 +993,72 @@ static inline void ssemu_ep_watch_set(struct ssemu_region *r,
 	r->nwatch += on ? 1 : (uint32_t)-1;
 }
 
+/* The slots of an endpoint's first chunk (ssemu_msg_place): the ones it
+ * takes first (msg_alloc), a page's worth. */
+#define SSEMU_MSG_CHUNK 8u
+/* Message slots of at most this many bytes in all lie endpoint after
+ * endpoint, on huge pages (the region asks for them there: no chunks);
+ * more in chunks, the rest of each endpoint's on small pages. */
+#define SSEMU_MSG_DENSE_MAX ((uint64_t)128 << 20)
+
+/* ssemu_msg_place's numbers for configuration @c (the header's msg_mb,
+ * msg_hb, msg_nb; msg_hb == msg_mb: one chunk, slot @i at place @i). */
+static inline void ssemu_msg_bits(const struct ssemu_config *c,
+				  uint32_t *mb, uint32_t *hb, uint32_t *nb)
+{
+	uint64_t neps = ssemu_config_neps(c);
+
+	for (*mb = 0; (1u << *mb) < c->msgs_per_ep; (*mb)++)
+		;
+	for (*nb = 0; (1ULL << *nb) < neps; (*nb)++)
+		;
+	*hb = *mb;
+	if (neps * c->msgs_per_ep * sizeof(struct ssemu_msg) >
+	    SSEMU_MSG_DENSE_MAX)
+		for (*hb = 0;
+		     *hb < *mb && (1u << *hb) < SSEMU_MSG_CHUNK; (*hb)++)
+			;
+}
+
+/*
+ * Where message slot @i lies.  Slot k of endpoint e is @i = e << msg_mb |
+ * k.  The slots are cut into chunks of 1 << msg_hb, and the first chunks
+ * of every endpoint lie together, endpoint after endpoint (1 << msg_nb
+ * places, the endpoints rounded up to a power of two), then the second
+ * chunks, and so on (place = chunk, endpoint, slot; as the pair table's
+ * stretches, ssemu_pair_slot): an endpoint with a few messages in flight
+ * uses its first chunk alone (msg_alloc), and those of all endpoints are
+ * dense, on huge pages, rather than a page an endpoint.
+ */
+static inline size_t ssemu_msg_place(const struct ssemu_region *r,
+				     uint32_t i)
+{
+	uint32_t k = i & ((1u << r->msg_mb) - 1), e = i >> r->msg_mb;
+
+	if (r->msg_hb == r->msg_mb)
+		return i;	/* (one chunk: the same, fewer steps) */
+	return (size_t)(k >> r->msg_hb) << (r->msg_nb + r->msg_hb) |
+	       (size_t)e << r->msg_hb | (k & ((1u << r->msg_hb) - 1));
+}
+
 static inline struct ssemu_msg *ssemu_r_msg(struct ssemu_region *r, uint32_t i)
 {
-	return (struct ssemu_msg *)SSEMU_AT(r, r->msgs_off) + i;
+	return (struct ssemu_msg *)SSEMU_AT(r, r->msgs_off) +
+	       ssemu_msg_place(r, i);
+}
+
+/* The index of the message slot at @m (ssemu_msg_place's inverse). */
+static inline uint32_t ssemu_msg_index(struct ssemu_region *r,
+				       const struct ssemu_msg *m)
+{
+	size_t p = (size_t)(m - (struct ssemu_msg *)SSEMU_AT(r, r->msgs_off));
+	uint32_t hb = r->msg_hb, nb = r->msg_nb, k, e;
+
+	if (hb == r->msg_mb)
+		return (uint32_t)p;
+	k = (uint32_t)(p >> (nb + hb)) << hb | (uint32_t)(p & ((1u << hb) - 1));
+	e = (uint32_t)(p >> hb) & ((1u << nb) - 1);
+	return e << r->msg_mb | k;
 }
 
 /* The state word (SSEMU_MSG_*) of message slot @i, or of slot @m. */
@@ -1004,7 +1070,7 @@ static inline uint32_t *ssemu_r_mstate(struct ssemu_region *r, uint32_t i)
 static inline uint32_t *ssemu_msg_state(struct ssemu_region *r,
 					const struct ssemu_msg *m)
 {
-	return ssemu_r_mstate(r, (uint32_t)(m - ssemu_r_msg(r, 0)));
+	return ssemu_r_mstate(r, ssemu_msg_index(r, m));
 }
 
 static inline uint8_t *ssemu_r_buf(struct ssemu_region *r, uint32_t i)

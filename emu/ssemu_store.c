@@ -88,6 +88,7 @@ void ssemu_layout_compute(const struct ssemu_config *c,
 {
 	uint64_t off = sizeof(struct ssemu_region), neps = ssemu_config_neps(c);
 	uint64_t nmsgs = neps * c->msgs_per_ep, words = ssemu_bm_words(neps);
+	uint32_t mb, hb, nb;
 	unsigned s;
 
 	l->voq_per_switch = t->radix * c->ntclass * SSEMU_NVC;
@@ -99,7 +100,11 @@ void ssemu_layout_compute(const struct ssemu_config *c,
 	sec_set(l, SSEMU_SEC_ENGINE, 1, ssemu_engine_bytes(c->max_events));
 	sec_set(l, SSEMU_SEC_NICS, c->max_nics, sizeof(struct ssemu_nic_sh));
 	sec_set(l, SSEMU_SEC_EPS, neps, sizeof(struct ssemu_ep_sh));
-	sec_set(l, SSEMU_SEC_MSGS, nmsgs, sizeof(struct ssemu_msg));
+	/* (in chunks, the endpoints' places a power of two: ssemu_msg_place) */
+	ssemu_msg_bits(c, &mb, &hb, &nb);
+	sec_set(l, SSEMU_SEC_MSGS,
+		hb == mb ? nmsgs : (uint64_t)c->msgs_per_ep << nb,
+		sizeof(struct ssemu_msg));
 	sec_set(l, SSEMU_SEC_MSTATE, nmsgs, sizeof(uint32_t));
 	sec_set(l, SSEMU_SEC_RINGS, neps, l->ring_bytes);
 	sec_set(l, SSEMU_SEC_PKTS, c->max_pkts, sizeof(struct ssemu_pkt));
@@ -167,6 +172,7 @@ static int check_layout(struct ssemu_region *r, char *err, size_t errlen)
 	uint64_t neps = ssemu_config_neps(c);
 	struct ssemu_layout l;
 	struct ssemu_topo t;
+	uint32_t mb, hb, nb;
 	char why[200];
 	size_t i;
 
@@ -183,6 +189,7 @@ static int check_layout(struct ssemu_region *r, char *err, size_t errlen)
 		return -EPROTO;
 	}
 	ssemu_layout_compute(c, &t, &l);
+	ssemu_msg_bits(c, &mb, &hb, &nb);
 
 	/* the header's counts and indices, then every section's offset */
 	const struct {
@@ -199,6 +206,9 @@ static int check_layout(struct ssemu_region *r, char *err, size_t errlen)
 		HDR_FIELD(switch_bytes,
 			  ssemu_switch_bytes(t.radix, c->ntclass)),
 		HDR_FIELD(port_bytes, ssemu_port_bytes(c->ntclass)),
+		HDR_FIELD(msg_mb, mb),
+		HDR_FIELD(msg_hb, hb),
+		HDR_FIELD(msg_nb, nb),
 		HDR_FIELD(voq_rows, l.voq_rows),
 		HDR_FIELD(pair_bits, l.pair_bits),
 		HDR_FIELD(pair_shift, ssemu_pair_shift(c, l.pair_bits)),
@@ -289,6 +299,7 @@ static int region_init(struct ssemu_region *r, const struct ssemu_config *c,
 	r->voq_per_switch = l->voq_per_switch;
 	r->switch_bytes = ssemu_switch_bytes(t->radix, c->ntclass);
 	r->port_bytes = ssemu_port_bytes(c->ntclass);
+	ssemu_msg_bits(c, &r->msg_mb, &r->msg_hb, &r->msg_nb);
 	r->voq_rows = l->voq_rows;
 	r->voq_free = SSEMU_NONE;
 	r->pair_bits = l->pair_bits;
@@ -418,7 +429,8 @@ static void advise_range(void *p, uint64_t off, uint64_t size, int advice)
 
 /*
  * The parts of a region kept on small pages (advise_huge), into @lo/@hi:
- * the sparse sections while large, and the pair table past its hot part
+ * the sparse sections while large (the message slots past their first
+ * chunks), and the pair table past its hot part
  * (the first entries of every NIC's stretch, ssemu_pair_slot), whose
  * entries only a NIC with many pairs writes: a huge page for one would
  * make 2 MiB resident.  @return how many.
@@ -434,7 +446,7 @@ static unsigned small_parts(const struct ssemu_layout *l,
 	};
 	const struct ssemu_section *sec;
 	unsigned i, n = 0;
-	uint32_t sh;
+	uint32_t sh, mb, hb, nb;
 	uint64_t hot;
 
 	for (i = 0; i < ARRAY_SIZE(sparse); i++) {
@@ -443,6 +455,13 @@ static unsigned small_parts(const struct ssemu_layout *l,
 		    (sparse[i] == SSEMU_SEC_RINGS && l->ring_bytes <= PAGE))
 			continue;
 		lo[n] = sec->off;
+		/* (the message slots' first chunks, every endpoint's
+		 * together, are dense: ssemu_msg_place) */
+		if (sparse[i] == SSEMU_SEC_MSGS) {
+			ssemu_msg_bits(c, &mb, &hb, &nb);
+			hot = (sizeof(struct ssemu_msg) << (nb + hb));
+			lo[n] = sec->off + SSEMU_MIN(hot, sec->size);
+		}
 		hi[n++] = sec->off + sec->size;
 	}
 	sec = &l->sec[SSEMU_SEC_PAIR];

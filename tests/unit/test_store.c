@@ -126,6 +126,85 @@ static void test_layout_table(void **state)
 	}
 }
 
+/*
+ * Where message slots lie: at their own index while all of them fit in
+ * SSEMU_MSG_DENSE_MAX; beyond, in chunks, every endpoint's first chunk
+ * together.  Each slot has a place of its own inside the section, the
+ * index comes back from the place, and an endpoint's first chunk is
+ * where the endpoints' first chunks are.
+ */
+static void test_layout_msg_place(void **state)
+{
+	struct ssemu_region *r = aligned_alloc(4096, sizeof(*r));
+	struct ssemu_config c;
+	struct ssemu_layout l;
+	struct ssemu_topo t;
+	uint64_t *seen, places, i, p;
+	struct ssemu_msg *base;
+	uint32_t mb, hb, nb, k, e;
+	char err[256];
+
+	(void)state;
+	assert_non_null(r);
+	memset(r, 0, sizeof(*r));
+	/* a small fabric's: the index */
+	layout_of("shandy", &c, &l);
+	ssemu_msg_bits(&c, &r->msg_mb, &r->msg_hb, &r->msg_nb);
+	assert_int_equal(r->msg_hb, r->msg_mb);
+	assert_int_equal(l.sec[SSEMU_SEC_MSGS].count,
+			 (uint64_t)ssemu_config_neps(&c) * c.msgs_per_ep);
+	for (i = 0; i < (uint64_t)ssemu_config_neps(&c) * c.msgs_per_ep;
+	     i += 97)
+		assert_int_equal(ssemu_msg_place(r, (uint32_t)i), i);
+
+	/* a simulation's of the full system: 279,040 endpoints of 64 */
+	assert_int_equal(ssemu_config_preset("full", &c), 0);
+	c.max_nics = c.max_eps = 279040;
+	c.eps_per_nic = 1;
+	c.msgs_per_ep = 64;
+	memset(&t, 0, sizeof(t));
+	if (ssemu_topo_init(&t, &c.topo, err, sizeof(err)))
+		fail_msg("full: %s", err);
+	ssemu_layout_compute(&c, &t, &l);
+	ssemu_msg_bits(&c, &mb, &hb, &nb);
+	assert_int_equal(mb, 6);
+	assert_int_equal(hb, 3);
+	assert_int_equal(nb, 19);
+	r->msg_mb = mb;
+	r->msg_hb = hb;
+	r->msg_nb = nb;
+	r->msgs_off = 4096;
+	places = (uint64_t)64 << 19;
+	assert_int_equal(l.sec[SSEMU_SEC_MSGS].count, places);
+	seen = calloc(places / 64, sizeof(*seen));
+	assert_non_null(seen);
+	base = (struct ssemu_msg *)((char *)r + r->msgs_off);
+	for (e = 0; e < 279040; e++) {
+		for (k = 0; k < 64; k++) {
+			i = (uint64_t)e << mb | k;
+			p = ssemu_msg_place(r, (uint32_t)i);
+			if (p >= places || (seen[p / 64] >> (p % 64) & 1))
+				fail_msg("slot %u of endpoint %u: place %llu "
+					 "out of the section or taken", k, e,
+					 (unsigned long long)p);
+			seen[p / 64] |= 1ULL << (p % 64);
+			if (k < SSEMU_MSG_CHUNK &&
+			    p != (uint64_t)e * SSEMU_MSG_CHUNK + k)
+				fail_msg("slot %u of endpoint %u: place %llu, "
+					 "not among the first chunks", k, e,
+					 (unsigned long long)p);
+			/* (pointer arithmetic alone: nothing is read) */
+			if (ssemu_msg_index(r, base + p) != i)
+				fail_msg("slot %u of endpoint %u: place %llu "
+					 "gives back %u", k, e,
+					 (unsigned long long)p,
+					 ssemu_msg_index(r, base + p));
+		}
+	}
+	free(seen);
+	free(r);
+}
+
 /* Rings of a page or less follow each other on cache lines; larger ones
  * start on a page. */
 static void test_layout_ring_stride(void **state)
@@ -620,6 +699,7 @@ int main(void)
 		cmocka_unit_test(test_layout_table),
 		cmocka_unit_test(test_layout_header),
 		cmocka_unit_test(test_layout_ring_stride),
+		cmocka_unit_test(test_layout_msg_place),
 		cmocka_unit_test(test_attach_refuses_each_offset),
 		cmocka_unit_test(test_packet_pool),
 		cmocka_unit_test(test_packet_pool_bad_mark),
