@@ -46,6 +46,16 @@ static void reopen(struct tf *t, unsigned i, uint32_t id, uint32_t vni)
 	assert_int_equal(ssemu_ep_open_auth(t->nic[i], id, vni, &t->ep[i]), 0);
 }
 
+/* A NIC on the next free port of @t whose endpoint is under service 2
+ * (svc(2, 10, 11), added) with @vni; its index in @t. */
+static unsigned add_on(struct tf *t, uint32_t vni)
+{
+	unsigned i = tf_add(t, SSEMU_PORT_ANY);
+
+	reopen(t, i, 2, vni);
+	return i;
+}
+
 static struct tf *tiny(void)
 {
 	struct ssemu_config c;
@@ -181,12 +191,9 @@ static void test_isolation(void **state)
 
 	(void)state;
 	assert_int_equal(ssemu_service_add(t->fab, &s), 0);
-	a = tf_add(t, SSEMU_PORT_ANY);
-	b = tf_add(t, SSEMU_PORT_ANY);
-	c = tf_add(t, SSEMU_PORT_ANY);
-	reopen(t, a, 2, 10);
-	reopen(t, b, 2, 10);
-	reopen(t, c, 2, 11);
+	a = add_on(t, 10);
+	b = add_on(t, 10);
+	c = add_on(t, 11);
 	npkts = (unsigned)((sizeof(buf) + t->cfg.mtu - 1) / t->cfg.mtu);
 	/* same VNI: delivered */
 	tf_send(t, a, b, buf, sizeof(buf), 0, 1, 0);
@@ -271,12 +278,9 @@ static void test_switch_vni_counts(void **state)
 
 	(void)state;
 	assert_int_equal(ssemu_service_add(t->fab, &s), 0);
-	a = tf_add(t, SSEMU_PORT_ANY);
-	c = tf_add(t, SSEMU_PORT_ANY);
-	d = tf_add(t, SSEMU_PORT_ANY);
-	reopen(t, a, 2, 10);
-	reopen(t, c, 2, 11);
-	reopen(t, d, 2, 10);
+	a = add_on(t, 10);
+	c = add_on(t, 11);
+	d = add_on(t, 10);
 	/* into d's output both ways: a's data on 10, c's on 11 (refused
 	 * at d, its acknowledgement back on 11) */
 	tf_send(t, a, d, buf, sizeof(buf), 0, 1, 0);
@@ -376,10 +380,8 @@ static void test_mr_vni(void **state)
 
 	(void)state;
 	assert_int_equal(ssemu_service_add(t->fab, &s), 0);
-	a = tf_add(t, SSEMU_PORT_ANY);
-	b = tf_add(t, SSEMU_PORT_ANY);
-	reopen(t, a, 2, 10);
-	reopen(t, b, 2, 10);
+	a = add_on(t, 10);
+	b = add_on(t, 10);
 	memset(data, 0x5a, sizeof(data));
 	mr_reg(t, b, 1, mem10, sizeof(mem10), 10);
 	mr_reg(t, b, 2, mem11, sizeof(mem11), 11);
@@ -470,10 +472,8 @@ static void test_reply_vni(void **state)
 
 	(void)state;
 	assert_int_equal(ssemu_service_add(t->fab, &s), 0);
-	a = tf_add(t, SSEMU_PORT_ANY);
-	b = tf_add(t, SSEMU_PORT_ANY);
-	reopen(t, a, 2, 10);
-	reopen(t, b, 2, 10);
+	a = add_on(t, 10);
+	b = add_on(t, 10);
 	/* a send whose acknowledgement comes back on another VNI: the
 	 * initiator refuses it, the send fails (it never hangs) */
 	t->nlog = 0;
@@ -534,10 +534,8 @@ static void test_tclass_denied(void **state)
 	assert_true(t->cfg.ntclass >= 2);
 	s.tc_mask = 1u << 1;	/* class 1 only */
 	assert_int_equal(ssemu_service_add(t->fab, &s), 0);
-	a = tf_add(t, SSEMU_PORT_ANY);
-	b = tf_add(t, SSEMU_PORT_ANY);
-	reopen(t, a, 2, 10);
-	reopen(t, b, 2, 10);
+	a = add_on(t, 10);
+	b = add_on(t, 10);
 	assert_false(ssemu_ep_tclass_allowed(t->ep[a], 0));
 	assert_true(ssemu_ep_tclass_allowed(t->ep[a], 1));
 	snd.dest = ssemu_ep_addr(t->ep[b]);
