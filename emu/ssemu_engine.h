@@ -9,14 +9,17 @@
  *
  * The queue has three parts, by how far an event is from the current bucket
  * window (the buckets are SSEMU_ENGINE_BUCKET_PS wide; "base" is the bucket
- * the window is at):
- *  - near: every pending event of bucket <= base, as (time, key) entries:
- *    a sorted run popped from its end when the bucket brought few events
- *    (the common case), else a binary min-heap; pops come from here;
+ * the window is at), and each holds the events themselves (time, key, type
+ * and arguments: 32 bytes), not references to a pool, so that taking the
+ * next event reads the entries in a row rather than chasing one line an
+ * event:
+ *  - near: every pending event of bucket <= base, as a sorted run popped
+ *    from its end when the bucket brought few events (the common case),
+ *    else a binary min-heap; pops come from here;
  *  - wheel: events of buckets base+1 .. base+NB-1 (a few microseconds, where
- *    nearly all of a fabric's events fall), each pushed unsorted on its
- *    bucket's list, linked through the event pool, with a two-level bitmap
- *    of the non-empty buckets;
+ *    nearly all of a fabric's events fall), each appended to its bucket's
+ *    chunks (SSEMU_ENGINE_CHUNK events each, in a row), with a two-level
+ *    bitmap of the non-empty buckets;
  *  - far: a second binary min-heap for the events beyond the wheel.
  * Before all three, a few events may be held apart, in a small heap in
  * the control block, while nothing is queued: a keyed event scheduled then
@@ -32,9 +35,12 @@
  * the window, so the order is exactly the one a single heap gives; near
  * only ever holds about one bucket's worth of events, which keeps it small
  * and in cache, and scheduling into the wheel is O(1).
+ * An event scheduled with an id (to be cancelled) keeps its arguments in
+ * a slot of its own (struct ssemu_ev, with the generation that makes a
+ * stale id fail); its queue entry names the slot.
  *
- * The engine is position independent: the heaps, the bucket heads and the
- * event pool follow the control block in one allocation, addressed by
+ * The engine is position independent: the heaps, the buckets, their chunks
+ * and the id slots follow the control block in one allocation, addressed by
  * offset and index, so it can live in a shared-memory segment and be run by
  * whichever process holds the fabric lock.  It does not dispatch:
  * ssemu_engine_pop hands the caller the next event and the caller (the
@@ -66,10 +72,9 @@
 #define SSEMU_ENGINE_NBUCKETS 8192u
 
 /*
- * A heap entry is 24 bytes: the time, the order key and the event's pool
- * index; events fire in (time, key, index) order.  ssemu_engine_schedule
- * keys an event by its scheduling sequence number (high 40 bits) with its
- * pool index (low 24 bits), so ties fire in scheduling order.
+ * Events fire in (time, key) order.  ssemu_engine_schedule keys an event
+ * by its scheduling sequence number (the high 40 bits), so ties fire in
+ * scheduling order.
  * ssemu_engine_schedule_key takes the caller's key instead: a caller that
  * keys each event by what it is (the model does, ssemu_model_int.h) gets
  * a tie order that does not depend on when or in which order the events
@@ -90,19 +95,34 @@
 #define SSEMU_ENGINE_HELD_MAX 32u
 #define SSEMU_ENGINE_HELD_BACK 16u
 
-/* A held event (32 bytes): what a heap entry and a pool entry say of it. */
-struct ssemu_held_ent {
+/* An event as queued (32 bytes): held, in near, far or a wheel chunk. */
+struct ssemu_ent {
 	ssemu_time_t time;
-	uint64_t key;
-	uint32_t type;
+	uint64_t key;		/* the order key */
+	uint32_t type;		/* | SSEMU_EV_IDD: a is its id slot */
 	uint32_t a, b, c;
 };
 
-struct ssemu_heap_ent {
-	ssemu_time_t time;
-	uint64_t key;		/* the order key */
-	uint32_t idx;		/* pool index */
-	uint32_t pad;
+/* ssemu_ent.type: the event has an id, and its arguments are in id slot
+ * a (struct ssemu_ev) */
+#define SSEMU_EV_IDD 0x80000000u
+
+/*
+ * A bucket's events lie in chunks of SSEMU_ENGINE_CHUNK (256 bytes): the
+ * newest chunk first (its n events), each linked to the one before
+ * (chunk_next), which is full.  Chunks come from a free list, then a
+ * high-water mark; cap / SSEMU_ENGINE_CHUNK + NB + 1 of them are always
+ * enough (every bucket's first chunk partly full, the rest full).
+ */
+#define SSEMU_ENGINE_CHUNK 8u
+
+struct ssemu_chunk {
+	struct ssemu_ent ent[SSEMU_ENGINE_CHUNK];
+};
+
+struct ssemu_bucket {
+	uint32_t chunk;		/* the newest chunk (SSEMU_EV_NONE: none) */
+	uint32_t n;		/* events in it, 1 .. SSEMU_ENGINE_CHUNK */
 };
 
 /* ssemu_ev.state */
@@ -110,14 +130,12 @@ struct ssemu_heap_ent {
 #define SSEMU_EV_LIVE 1
 #define SSEMU_EV_CANCELLED 2
 
+/* An id slot: an event scheduled with an id, its state and arguments. */
 struct ssemu_ev {
-	ssemu_time_t time;	/* and key: the heap entry's, for the wheel */
-	uint64_t key;
-	uint16_t type;
-	uint16_t state;
 	uint32_t gen;		/* bumped on every reuse: stale ids fail */
+	uint32_t state;
+	uint32_t next;		/* free list */
 	uint32_t a, b, c;	/* handler arguments */
-	uint32_t next;		/* free list, or the bucket's list */
 };
 
 struct ssemu_engine {
@@ -130,7 +148,7 @@ struct ssemu_engine {
 	uint32_t nnear;		/* entries in near */
 	uint32_t nfar;		/* entries of the far heap */
 	uint32_t nwheel;	/* events on the buckets' lists */
-	uint32_t free_head;
+	uint32_t free_head;	/* id slots' free list */
 	uint32_t nlive;		/* scheduled and not cancelled (as executed) */
 	uint32_t ncancelled;	/* cancelled, still queued */
 	uint32_t near_sorted;	/* near is a sorted run, not a heap */
@@ -138,9 +156,9 @@ struct ssemu_engine {
 	 * (the memory is corrupt): SSEMU_ENGINE_BAD_*, and every call fails
 	 * from then on */
 	uint32_t bad;
-	/* the pool's high-water mark: events [hwm, cap) were never used
-	 * (nothing of them written, so their pages cost nothing until a
-	 * fabric needs that many); released ones are on free_head's list */
+	/* the id slots' high-water mark: slots [hwm, cap) were never used
+	 * (nothing of them written, so their pages cost nothing until they
+	 * are needed); released ones are on free_head's list */
 	uint32_t hwm;
 	/* events held apart from the queue: held_ev[0 .. held), a binary
 	 * min-heap by (time, key); while any is held, nothing is queued
@@ -152,21 +170,27 @@ struct ssemu_engine {
 	 * back into the held events (a held event cannot be cancelled) */
 	uint32_t ids_out;
 	uint64_t base;		/* bucket of the window: near holds all <= it */
-	/* the next bucket's list, walked a step per pop ahead of its refill
-	 * so that the refill finds its events in the cache: the bucket, and
-	 * the event to look at next (a hint: checked, never trusted) */
-	uint64_t pf_bucket;
-	uint32_t pf_idx;
+	/* the next bucket's chunks, asked for a chunk per pop ahead of its
+	 * refill so that the refill finds its events in the cache: the
+	 * chunk to ask for next (a hint: checked, never trusted) */
+	uint32_t pf_chunk;
 	/* bits added to the buckets' width (SSEMU_ENGINE_BUCKET_SHIFT):
 	 * 0, or SSEMU_ENGINE_WIDE for group windows' encoded times, which
 	 * run a window's groups one after the other */
 	uint32_t bucket_wide;
+	/* the wheel's chunks: the free list, and the high-water mark (chunks
+	 * [chunk_hwm, nchunks) were never used) */
+	uint32_t chunk_free;
+	uint32_t chunk_hwm;
 	/* (the first held event in the second line, with the count: an
 	 * event alone costs the engine two lines) */
-	struct ssemu_held_ent held_ev[SSEMU_ENGINE_HELD_MAX];
-	uint64_t heads_off;	/* bucket list heads; relative to the engine */
+	struct ssemu_ent held_ev[SSEMU_ENGINE_HELD_MAX];
+	/* relative to the engine: */
+	uint64_t heads_off;	/* the buckets (struct ssemu_bucket) */
+	uint64_t next_off;	/* each chunk's link to the one before */
 	uint64_t heap_off;	/* near heap from the front, far from the back */
-	uint64_t pool_off;
+	uint64_t chunks_off;
+	uint64_t ids_off;
 	/* bit w % 64 of word w / 64: bits[w] is not zero */
 	uint64_t summary[SSEMU_ENGINE_NBUCKETS / 4096];
 	uint64_t bits[SSEMU_ENGINE_NBUCKETS / 64];	/* non-empty buckets */
@@ -174,7 +198,7 @@ struct ssemu_engine {
 _Static_assert(offsetof(struct ssemu_engine, held) / 64 ==
 		       offsetof(struct ssemu_engine, held_ev) / 64 &&
 	       (offsetof(struct ssemu_engine, held_ev) +
-		sizeof(struct ssemu_held_ent) - 1) / 64 ==
+		sizeof(struct ssemu_ent) - 1) / 64 ==
 		       offsetof(struct ssemu_engine, held_ev) / 64,
 	       "the held count and the first held event share a line");
 
@@ -199,7 +223,7 @@ typedef uint64_t ssemu_evid_t;
 enum {
 	SSEMU_ENGINE_OK = 0,
 	SSEMU_ENGINE_BAD_GEOMETRY,	/* cap, offsets or counts */
-	SSEMU_ENGINE_BAD_FREE,		/* the free list */
+	SSEMU_ENGINE_BAD_FREE,		/* a free list */
 	SSEMU_ENGINE_BAD_BUCKET,	/* a bucket list or the bitmap */
 	SSEMU_ENGINE_BAD_HEAP,		/* a heap entry */
 };
@@ -229,8 +253,10 @@ void ssemu_engine_init(struct ssemu_engine *e, uint32_t cap);
 
 /**
  * Schedule an event at absolute time @t (>= now).
- * @return 0, -EINVAL for a time in the past, -ENOSPC when the pool is full,
- * -EIO when the engine's memory was found corrupt.
+ * @return 0, -EINVAL for a time in the past, -ENOSPC when cap events are
+ * queued (cancelled ones among them until their time comes), -EIO when
+ * the engine's memory was found corrupt.  Only an event scheduled
+ * with an id (@id not NULL) can be cancelled.
  */
 int ssemu_engine_schedule(struct ssemu_engine *e, ssemu_time_t t,
 			  uint32_t type, uint32_t a, uint32_t b, uint32_t c,
@@ -272,7 +298,7 @@ ssemu_time_t ssemu_engine_next_time(struct ssemu_engine *e);
 
 /** Call @fn for every live event (scheduled, neither fired nor cancelled),
  * in no particular order, until it returns false.  For consistency checks:
- * it reads the whole pool. */
+ * it reads the whole queue. */
 void ssemu_engine_foreach(struct ssemu_engine *e,
 			  bool (*fn)(void *arg, const struct ssemu_fired *ev),
 			  void *arg);

@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 47
+#define SSEMU_LAYOUT_VERSION 48
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -774,9 +774,11 @@ SSEMU_LAYOUT_IS(ssemu_topo, 40, 8);
 SSEMU_LAYOUT_IS(ssemu_job_sh, 24, 4);
 SSEMU_LAYOUT_IS(ssemu_svc_sh, 88, 4);
 /* the engine and the rings */
-SSEMU_LAYOUT_IS(ssemu_engine, 2184, 8);
-SSEMU_LAYOUT_IS(ssemu_heap_ent, 24, 8);
-SSEMU_LAYOUT_IS(ssemu_ev, 40, 8);
+SSEMU_LAYOUT_IS(ssemu_engine, 2200, 8);
+SSEMU_LAYOUT_IS(ssemu_ent, 32, 8);
+SSEMU_LAYOUT_IS(ssemu_ev, 24, 4);
+SSEMU_LAYOUT_IS(ssemu_chunk, 256, 8);
+SSEMU_LAYOUT_IS(ssemu_bucket, 8, 4);
 SSEMU_LAYOUT_IS(ssemu_ring, 192, 64);
 SSEMU_LAYOUT_IS(ssemu_event, 104, 8);
 /* NICs, endpoints, messages, memory regions */

@@ -69,8 +69,10 @@ static void test_engine_init_empty(void **state)
 	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
 	assert_true(e->now == 0);
 	assert_true(e->executed == 0);
-	assert_true(ssemu_engine_bytes(64) >= 64 * (sizeof(struct ssemu_ev) +
-				sizeof(struct ssemu_heap_ent)));
+	assert_true(ssemu_engine_bytes(64) >=
+		    64 * (sizeof(struct ssemu_ev) + sizeof(struct ssemu_ent)) +
+			    SSEMU_ENGINE_NBUCKETS *
+				    sizeof(struct ssemu_bucket));
 }
 
 static void test_engine_order_by_time(void **state)
@@ -503,14 +505,35 @@ static struct ssemu_engine *short_queue(void)
 static void test_engine_take_back_corrupt(void **state)
 {
 	struct ssemu_engine *e = short_queue();
-	struct ssemu_ev *pool = (struct ssemu_ev *)((char *)e + e->pool_off);
+	struct ssemu_bucket *hd =
+		(struct ssemu_bucket *)((char *)e + e->heads_off);
+	struct ssemu_chunk *ch =
+		(struct ssemu_chunk *)((char *)e + e->chunks_off);
 	struct ssemu_fired f;
-	uint32_t i;
+	uint32_t i, s;
 
 	(void)state;
-	for (i = 0; i < e->hwm; i++)
-		if (pool[i].state == SSEMU_EV_LIVE)
-			pool[i].state = 7;
+	/* an event of the first bucket's a lap later: not of that bucket */
+	for (i = 0; i < SSEMU_ENGINE_NBUCKETS / 64; i++)
+		if (e->bits[i])
+			break;
+	assert_true(i < SSEMU_ENGINE_NBUCKETS / 64);
+	s = i * 64 + (uint32_t)__builtin_ctzll(e->bits[i]);
+	assert_true(hd[s].chunk < e->chunk_hwm && hd[s].n > 0);
+	ch[hd[s].chunk].ent[0].time +=
+		SSEMU_ENGINE_BUCKET_PS * SSEMU_ENGINE_NBUCKETS;
+	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_int_equal(e->bad, SSEMU_ENGINE_BAD_BUCKET);
+	free(e);
+
+	/* a bucket's count out of range */
+	e = short_queue();
+	hd = (struct ssemu_bucket *)((char *)e + e->heads_off);
+	for (i = 0; i < SSEMU_ENGINE_NBUCKETS / 64; i++)
+		if (e->bits[i])
+			break;
+	s = i * 64 + (uint32_t)__builtin_ctzll(e->bits[i]);
+	hd[s].n = SSEMU_ENGINE_CHUNK + 1;
 	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
 	assert_int_equal(e->bad, SSEMU_ENGINE_BAD_BUCKET);
 	free(e);
@@ -846,7 +869,7 @@ static void test_engine_peek(void **state)
 }
 
 /*
- * The walk ahead of the next refill (pf_bucket, pf_idx) is a hint read
+ * The walk ahead of the next refill (pf_chunk) is a hint read
  * from the engine's memory: whatever it holds, events fire in the same
  * order, and nothing is read out of bounds.
  */
@@ -870,19 +893,18 @@ static void test_engine_walk_hint_untrusted(void **state)
 				 0);
 	}
 	for (;;) {
-		/* b's hint: garbage, a pool index of another bucket, or
-		 * out of range */
+		/* b's hint: garbage, a chunk of another bucket or a free
+		 * one, or out of range */
 		switch (test_rng_next(&junk) % 4) {
 		case 0:
-			b->pf_idx = (uint32_t)test_rng_next(&junk);
-			b->pf_bucket = test_rng_next(&junk);
+			b->pf_chunk = (uint32_t)test_rng_next(&junk);
 			break;
 		case 1:
-			b->pf_idx = (uint32_t)(test_rng_next(&junk) % 400);
+			b->pf_chunk = (uint32_t)(test_rng_next(&junk) % 60);
 			break;
 		case 2:
-			b->pf_idx = b->cap + (uint32_t)(test_rng_next(&junk) %
-							 4);
+			b->pf_chunk = b->chunk_hwm +
+				      (uint32_t)(test_rng_next(&junk) % 4);
 			break;
 		default:
 			break;
@@ -1502,50 +1524,53 @@ static bool count_live(void *arg, const struct ssemu_fired *f)
 }
 
 /*
- * The pool's high-water mark: init writes nothing of the pool (an entry is
- * set up when first taken), entries come from the released ones first
- * (the most recent first), then the mark; a full pool is -ENOSPC; a new
- * init starts again from entry 0; a mark beyond the pool, or a released
- * entry at or above it, is found corrupt.
+ * The high-water marks: init writes nothing of the wheel's chunks nor of
+ * the id slots (each is set up when first taken); id slots come from the
+ * released ones first (the most recent first), then the mark; chunks the
+ * same, given back as their bucket is read; an engine of cap queued events
+ * is full (-ENOSPC) however many have ids; a new init starts again from
+ * the first; a mark beyond its table, or a released entry at or above it,
+ * is found corrupt.
  */
 static void test_engine_high_water(void **state)
 {
 	const uint32_t cap = 64;
-	size_t bytes = ssemu_engine_bytes(cap), i;
+	size_t bytes = ssemu_engine_bytes(cap), i, from;
 	struct ssemu_engine *e = malloc(bytes);
 	ssemu_evid_t id[3], x;
 	struct ssemu_fired f;
-	struct ssemu_ev *pool;
 	unsigned n = 0, live = 0;
 	const uint8_t *b;
+	uint32_t hwm;
 
 	(void)state;
 	assert_non_null(e);
 	memset(e, 0xa5, bytes);
 	ssemu_engine_init(e, cap);
-	pool = (struct ssemu_ev *)((char *)e + e->pool_off);
-	b = (const uint8_t *)pool;
-	for (i = 0; i < cap * sizeof(*pool); i++)
+	b = (const uint8_t *)e;
+	from = e->chunks_off;
+	for (i = from; i < bytes; i++)
 		if (b[i] != 0xa5)
-			fail_msg("init wrote pool byte %zu", i);
+			fail_msg("init wrote chunk or id slot byte %zu", i);
 	assert_int_equal(e->hwm, 0);
+	assert_int_equal(e->chunk_hwm, 0);
 
-	/* 0, 1, 2 from the mark, in order */
+	/* 0, 1, 2 from the mark, in order; one chunk for their bucket */
 	for (i = 0; i < 3; i++) {
 		sched_ok(e, 100 + i, (uint32_t)i, &id[i]);
 		assert_int_equal((uint32_t)id[i], i);
 	}
 	assert_int_equal(e->hwm, 3);
-	for (i = 3 * sizeof(*pool); i < cap * sizeof(*pool); i++)
+	for (i = e->ids_off + 3 * sizeof(struct ssemu_ev); i < bytes; i++)
 		if (b[i] != 0xa5)
-			fail_msg("pool byte %zu written above the mark", i);
-	/* (an entry above the mark that looks live is not an event) */
-	pool[10].state = SSEMU_EV_LIVE;
+			fail_msg("id slot byte %zu written above the mark", i);
+	/* (a slot above the mark that looks live is not an event) */
+	((struct ssemu_ev *)(b + e->ids_off))[10].state = SSEMU_EV_LIVE;
 	ssemu_engine_foreach(e, count_live, &live);
 	assert_int_equal(live, 3);
 	assert_int_equal(ssemu_engine_cancel(e, 10), -ENOENT);
 
-	/* a released entry goes first, the most recent first */
+	/* a released slot goes first, the most recent first */
 	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
 	assert_int_equal(f.a, 0);
 	assert_true(ssemu_engine_pop(e, 101, &f));
@@ -1558,19 +1583,34 @@ static void test_engine_high_water(void **state)
 	assert_int_equal((uint32_t)x, 3);
 	assert_int_equal(e->hwm, 4);
 
-	/* full: the same error as ever */
-	while (ssemu_engine_schedule(e, 300, 1, 0, 0, 0, NULL) == 0)
+	/* full: the same error as ever, whether the events have ids */
+	while (ssemu_engine_schedule(e, 300 + n * SSEMU_ENGINE_BUCKET_PS, 1,
+				     0, 0, 0, NULL) == 0)
 		n++;
 	assert_int_equal(n, cap - 4);
-	assert_int_equal(e->hwm, cap);
-	assert_int_equal(ssemu_engine_schedule(e, 300, 1, 0, 0, 0, NULL),
+	assert_int_equal(ssemu_engine_schedule(e, 300, 1, 0, 0, 0, &x),
 			 -ENOSPC);
+	assert_int_equal(e->hwm, 4);
 	assert_int_equal(e->bad, 0);
+	/* every bucket read gives its chunk back, and the next bucket
+	 * takes it again: the mark stays */
+	hwm = e->chunk_hwm;
+	assert_true(hwm > 0 && hwm <= cap);
+	while (ssemu_engine_pop(e, UINT64_MAX, &f))
+		if (e->now < 100000)
+			assert_int_equal(
+				ssemu_engine_schedule(e, e->now + 3 *
+						      SSEMU_ENGINE_BUCKET_PS,
+						      1, 0, 0, 0, NULL), 0);
+	assert_int_equal(e->bad, 0);
+	assert_true(e->chunk_hwm <= hwm + 1);
 
-	/* a new init: every entry never used again */
+	/* a new init: every slot and chunk never used again */
 	ssemu_engine_init(e, cap);
 	assert_int_equal(e->hwm, 0);
+	assert_int_equal(e->chunk_hwm, 0);
 	assert_true(e->free_head == SSEMU_EV_NONE);
+	assert_true(e->chunk_free == SSEMU_EV_NONE);
 	sched_ok(e, 5, 1, &x);
 	assert_int_equal((uint32_t)x, 0);
 	assert_int_equal((uint32_t)(x >> 32), 1);	/* generation 1 */
@@ -1578,22 +1618,37 @@ static void test_engine_high_water(void **state)
 	ssemu_engine_foreach(e, count_live, &live);
 	assert_int_equal(live, 1);
 
-	/* a mark beyond the pool */
+	/* a mark beyond the slots */
 	e->hwm = cap + 1;
 	assert_false(ssemu_engine_geometry_ok(e, cap));
-	assert_int_equal(ssemu_engine_schedule(e, 10, 1, 0, 0, 0, NULL),
-			 -EIO);
+	assert_int_equal(ssemu_engine_schedule(e, 10, 1, 0, 0, 0, &x), -EIO);
 	assert_int_equal(e->bad, SSEMU_ENGINE_BAD_FREE);
 
-	/* a released entry at the mark */
+	/* a released slot at the mark */
 	ssemu_engine_init(e, cap);
-	sched_ok(e, 5, 1, NULL);
-	sched_ok(e, 6, 1, NULL);
+	sched_ok(e, 5, 1, &x);
+	sched_ok(e, 6, 1, &x);
 	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
 	assert_true(e->free_head == 0);
 	e->hwm = 0;
 	assert_false(ssemu_engine_geometry_ok(e, cap));
-	assert_int_equal(ssemu_engine_schedule(e, 10, 1, 0, 0, 0, NULL),
+	assert_int_equal(ssemu_engine_schedule(e, 10, 1, 0, 0, 0, &x), -EIO);
+	assert_int_equal(e->bad, SSEMU_ENGINE_BAD_FREE);
+
+	/* a free chunk at the mark: found when the wheel needs a chunk */
+	ssemu_engine_init(e, cap);
+	e->ids_out = 1;		/* (the queue stays a queue) */
+	sched_ok(e, 0, 1, NULL);
+	sched_ok(e, 2 * SSEMU_ENGINE_BUCKET_PS, 1, NULL);
+	assert_true(ssemu_engine_pop(e, 0, &f));
+	assert_true(ssemu_engine_pop(e, UINT64_MAX, &f));
+	assert_true(e->chunk_free == 0 && e->chunk_hwm == 1);
+	sched_ok(e, e->now, 1, NULL);	/* (near: the window stays) */
+	e->chunk_hwm = 0;
+	assert_false(ssemu_engine_geometry_ok(e, cap));
+	assert_int_equal(ssemu_engine_schedule(e, e->now + 5 *
+					       SSEMU_ENGINE_BUCKET_PS,
+					       1, 0, 0, 0, NULL),
 			 -EIO);
 	assert_int_equal(e->bad, SSEMU_ENGINE_BAD_FREE);
 	free(e);
@@ -1601,7 +1656,7 @@ static void test_engine_high_water(void **state)
 
 /*
  * A bucket whose bit the bitmap lost (a write into a shared segment): its
- * events stay on the list until the wheel comes round to the bucket once
+ * events stay in its chunks until the wheel comes round to the bucket once
  * more, a lap later.  Then they are found corrupt, and never handed out
  * in the past.  (The queue here is short enough to be held again, which
  * would find the lost bucket at once:
