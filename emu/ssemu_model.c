@@ -38,7 +38,7 @@ void __attribute__((cold)) schedule_failed(struct ssemu_region *r, int ret)
 		ssemu_fail(r, "the event engine's memory is corrupt (%s)",
 			   ssemu_engine_why(e->bad));
 	else
-		ssemu_fail(r, "the event engine's pool is exhausted "
+		ssemu_fail(r, "the event engine is full "
 			   "(max_events %u): the model cannot go on; "
 			   "resources.max_events in the fabric configuration "
 			   "raises it", r->config.max_events);

@@ -520,10 +520,10 @@ static void test_break_found_while_running(void **state)
 	close_now(t);
 }
 
-/* The engine's pool running dry stops the model with an error: a lossy
+/* The engine running full stops the model with an error: a lossy
  * class's messages each hold a retry timer while in flight, more than 64
  * of them. */
-static void test_event_pool_dry(void **state)
+static void test_engine_full(void **state)
 {
 	struct ssemu_config c;
 	struct tf *t;
@@ -555,7 +555,7 @@ static void test_event_pool_dry(void **state)
 	}
 	assert_true(sent > 0);
 	assert_int_equal(ret, -EIO);
-	assert_broken(t, "pool is exhausted");
+	assert_broken(t, "the event engine is full");
 	/* every call fails from then on */
 	{
 		struct ssemu_send s = { .dest = ssemu_ep_addr(t->ep[6]),
@@ -578,7 +578,7 @@ int main(void)
 		cmocka_unit_test(test_msg_state_caught),
 		cmocka_unit_test(test_last_vc_onward_caught),
 		cmocka_unit_test(test_break_found_while_running),
-		cmocka_unit_test(test_event_pool_dry),
+		cmocka_unit_test(test_engine_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
