@@ -765,8 +765,8 @@ next_bucket(struct ssemu_engine *e)
 }
 
 /* Chunk @ci's first @n events asked for. */
-static inline void chunk_prefetch(struct ssemu_engine *e, uint32_t ci,
-				  uint32_t n)
+static SSEMU_PREFETCH_FN void chunk_prefetch(struct ssemu_engine *e,
+					    uint32_t ci, uint32_t n)
 {
 	const struct ssemu_ent *x = chunks(e)[ci].ent;
 	uint32_t k;

@@ -361,8 +361,8 @@ static uint32_t check_period(const struct ssemu_region *r)
  * caches, and a handler's own misses come one after the other.  Only a
  * hint: an index out of range asks for nothing.
  */
-static inline void prefetch_next(struct ssemu_region *r,
-				 const struct ssemu_fired *f)
+static SSEMU_PREFETCH_FN void prefetch_next(struct ssemu_region *r,
+					   const struct ssemu_fired *f)
 {
 	uint32_t a = f->next_a, b = f->next_b, c = f->next_c;
 	struct ssemu_switch_sh *s;

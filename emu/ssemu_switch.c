@@ -263,9 +263,9 @@ static inline void return_credit(struct ssemu_region *r,
  * packet is routed and queued (on a large fabric it is far from the
  * caches: the upstream port last saw the packet a hop ago).
  */
-static inline void prefetch_upstream(struct ssemu_region *r,
-				     const struct ssemu_switch_sh *s,
-				     uint32_t in)
+static SSEMU_PREFETCH_FN void prefetch_upstream(struct ssemu_region *r,
+					       const struct ssemu_switch_sh *s,
+					       uint32_t in)
 {
 	const struct ssemu_peer *peer = &ssemu_sw_port(r, s, in)->peer;
 	uint32_t pinst;

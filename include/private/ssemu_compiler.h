@@ -21,6 +21,15 @@
  */
 #define SSEMU_HOT __attribute__((hot))
 
+/*
+ * A function whose only effect is to ask for cache lines
+ * (__builtin_prefetch): GCC takes it for a function without side effects
+ * and drops every call to it, prefetches and all, unless it is inlined
+ * before that analysis (GCC 12 at -O1 and above).  Every such helper is
+ * declared with this.
+ */
+#define SSEMU_PREFETCH_FN inline __attribute__((always_inline))
+
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
