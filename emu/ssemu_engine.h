@@ -147,7 +147,7 @@ struct ssemu_engine {
 	uint32_t cap;
 	uint32_t nnear;		/* entries in near */
 	uint32_t nfar;		/* entries of the far heap */
-	uint32_t nwheel;	/* events on the buckets' lists */
+	uint32_t nwheel;	/* events in the buckets' chunks */
 	uint32_t free_head;	/* id slots' free list */
 	uint32_t nlive;		/* scheduled and not cancelled (as executed) */
 	uint32_t ncancelled;	/* cancelled, still queued */
