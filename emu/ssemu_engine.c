@@ -542,8 +542,8 @@ wheel_push(struct ssemu_engine *e, uint64_t bk, const struct ssemu_ent *x)
 	if (e->bits[s / 64] & bit) {
 		ci = hb->chunk;
 		n = hb->n;
-		/* (a chunk full or out of range: a new one; a corrupt count
-		 * is found when the bucket is read) */
+		/* (a chunk out of range: corrupt; a full one, or a count
+		 * past full: a new chunk) */
 		if (unlikely(ci >= e->chunk_hwm ||
 			     e->chunk_hwm > chunks_for(e->cap)))
 			return corrupt(e, SSEMU_ENGINE_BAD_BUCKET);
@@ -608,7 +608,8 @@ schedule(struct ssemu_engine *e, ssemu_time_t t, bool keyed, uint64_t key,
 	x.c = c;
 	if (unlikely(id)) {
 		/* an id slot: the most recently released first, else a
-		 * never-used one (at most one a queued event: there is one) */
+		 * never-used one (a queued event holds one at most, and
+		 * fewer than cap are queued: there is one) */
 		struct ssemu_ev *ev;
 		uint32_t slot;
 
