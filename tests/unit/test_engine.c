@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of the discrete-event engine (emu/ssemu_engine.c): (time, seq)
- * ordering, FIFO tie-break, the pool and its -ENOSPC recovery, deferred
+ * ordering, FIFO tie-break, a full engine and its -ENOSPC recovery, deferred
  * cancellation and stale ids, pop limits, determinism, position independence,
  * randomized runs checked against a naive reference model (one of them
  * aimed at the near heap / bucket wheel / far heap split), and the wheel's
@@ -143,7 +143,7 @@ static void test_engine_fifo_tie_break(void **state)
  * Keyed events fire in (time, key) order whatever order they were
  * scheduled in: the same set of events, at times in near, the wheel and
  * the far heap, scheduled in two different orders (with unrelated events
- * and cancels mixed in, which take other pool slots), fires alike.
+ * and cancels mixed in, which take other id slots), fires alike.
  */
 static void keyed_run(uint64_t seed, uint32_t *out, uint32_t n)
 {
@@ -240,7 +240,7 @@ static void test_engine_held(void **state)
 	assert_int_equal(e->held, 0);
 	assert_true(e->now == 100 && e->executed == 1);
 	assert_int_equal(ssemu_engine_pending(e), 0);
-	assert_int_equal(e->hwm, 0);	/* no pool entry taken */
+	assert_int_equal(e->hwm, 0);	/* no id slot taken */
 
 	/* a second event, earlier, then one of equal time and lower key:
 	 * all held, and they fire in (time, key) order, each naming the
@@ -575,7 +575,7 @@ static void test_engine_schedule_in_past(void **state)
 	assert_int_equal(f.a, 2);
 }
 
-static void test_engine_pool_full(void **state)
+static void test_engine_full(void **state)
 {
 	struct ssemu_engine *e = engine_new(8);
 	struct ssemu_fired f;
@@ -609,14 +609,14 @@ static void test_engine_pool_full(void **state)
 	}
 	assert_false(ssemu_engine_pop(e, UINT64_MAX, &f));
 
-	/* a drained pool is fully usable again */
+	/* a drained engine is fully usable again */
 	for (i = 0; i < 8; i++)
 		sched_ok(e, 1000, i, NULL);
 	assert_int_equal(ssemu_engine_pending(e), 8);
 	free(e);
 }
 
-static void test_engine_pool_zero_cap(void **state)
+static void test_engine_zero_cap(void **state)
 {
 	struct ssemu_engine *e = engine_new(0);
 	struct ssemu_fired f;
@@ -701,7 +701,7 @@ static void test_engine_cancel_stale_id(void **state)
 	free(e);
 }
 
-static void test_engine_cancel_frees_pool_slot(void **state)
+static void test_engine_cancel_frees_its_place(void **state)
 {
 	struct ssemu_engine *e = engine_new(4);
 	ssemu_evid_t id[4];
@@ -1082,7 +1082,7 @@ static void test_engine_stress_vs_reference(void **state)
 				full++;
 				continue;
 			}
-			/* cancelled events may still hold pool slots */
+			/* cancelled events may still be queued */
 			if (ret == -ENOSPC) {
 				full++;
 				continue;
@@ -1721,11 +1721,11 @@ int main(void)
 		cmocka_unit_test(test_engine_held_run),
 		cmocka_unit_test(test_engine_take_back_corrupt),
 		ENGINE64_TEST(test_engine_schedule_in_past),
-		cmocka_unit_test(test_engine_pool_full),
-		cmocka_unit_test(test_engine_pool_zero_cap),
+		cmocka_unit_test(test_engine_full),
+		cmocka_unit_test(test_engine_zero_cap),
 		ENGINE64_TEST(test_engine_cancel),
 		cmocka_unit_test(test_engine_cancel_stale_id),
-		cmocka_unit_test(test_engine_cancel_frees_pool_slot),
+		cmocka_unit_test(test_engine_cancel_frees_its_place),
 		ENGINE64_TEST(test_engine_pop_limit),
 		ENGINE64_TEST(test_engine_next_time),
 		cmocka_unit_test(test_engine_peek),
