@@ -33,9 +33,10 @@ _Static_assert((NB & (NB - 1)) == 0 && NB >= 4096,
 	       "the bucket bitmap's summary is whole 64-bit words");
 
 /*
- * Where the buckets, the heaps, the chunks and the id slots are: computed, not read
- * from the offsets in the control block (which may live in a shared
- * segment and be written under us; they are kept, and checked by
+ * Where the buckets, the heaps, the chunks and the id slots are:
+ * computed, not read from the offsets in the control block (which may
+ * live in a shared segment and be written under us; they are kept, and
+ * checked by
  * ssemu_engine_geometry_ok, for the layout's sake).
  */
 #define CH SSEMU_ENGINE_CHUNK

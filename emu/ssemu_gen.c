@@ -386,7 +386,7 @@ static bool gen_post(struct ssemu_region *r, uint32_t gi, uint32_t dst,
 	struct gen_ep *ge = &g->ep[gi];
 	struct gen_job *gj = &g->job[ge->job];
 	const struct ssemu_mjob_desc *d = &c->mjobs[ge->job];
-	uint32_t k, mi = SSEMU_NONE, st, mask = c->msgs_per_ep - 1;
+	uint32_t k, low, mi = SSEMU_NONE, st, mask = c->msgs_per_ep - 1;
 	uint32_t first = gi * c->msgs_per_ep;
 	ssemu_time_t now = now_of(r);
 	struct ssemu_msg *m;
@@ -400,7 +400,7 @@ static bool gen_post(struct ssemu_region *r, uint32_t gi, uint32_t dst,
 	 * endpoint's (ssemu_msg_place), where taking them round all of them
 	 * would touch (and fault in) every slot of every endpoint as the run
 	 * goes on. */
-	for (k = 0; k < SSEMU_MIN(1u << r->msg_hb, SSEMU_MSG_CHUNK); k++) {
+	for (k = 0, low = ssemu_msg_first_slots(r); k < low; k++) {
 		st = ssemu_load_relaxed(ssemu_r_mstate(r, first + k));
 		if (st == 0 || st == SSEMU_MSG_DONE) {
 			mi = first + k;

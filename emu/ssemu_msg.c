@@ -84,7 +84,7 @@ static struct ssemu_msg *msg_alloc(struct ssemu_ep *ep, uint64_t bytes,
 	/* (in locals: the acquire loads below would have them read again
 	 * on every turn) */
 	uint32_t *mstate = ssemu_r_mstate(r, 0);
-	uint32_t low = SSEMU_MIN(1u << r->msg_hb, SSEMU_MSG_CHUNK);
+	uint32_t low = ssemu_msg_first_slots(r);
 	uint32_t nmsgs = ep->nic->fab->nmsgs, nbufs = c->bufs_per_ep;
 	uint32_t mask = c->msgs_per_ep - 1, cursor = ep->alloc_cursor;
 	uint32_t first = ep->index * c->msgs_per_ep;

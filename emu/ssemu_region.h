@@ -1063,6 +1063,14 @@ static inline uint32_t ssemu_msg_index(struct ssemu_region *r,
 	return e << r->msg_mb | k;
 }
 
+/* How many of an endpoint's slots, from its first, a new message looks
+ * at before any other (msg_alloc, the generators): its first chunk, at
+ * most SSEMU_MSG_CHUNK. */
+static inline uint32_t ssemu_msg_first_slots(const struct ssemu_region *r)
+{
+	return SSEMU_MIN(1u << r->msg_hb, SSEMU_MSG_CHUNK);
+}
+
 /* The state word (SSEMU_MSG_*) of message slot @i, or of slot @m. */
 static inline uint32_t *ssemu_r_mstate(struct ssemu_region *r, uint32_t i)
 {
