@@ -36,8 +36,7 @@ _Static_assert((NB & (NB - 1)) == 0 && NB >= 4096,
  * Where the buckets, the heaps, the chunks and the id slots are:
  * computed, not read from the offsets in the control block (which may
  * live in a shared segment and be written under us; they are kept, and
- * checked by
- * ssemu_engine_geometry_ok, for the layout's sake).
+ * checked by ssemu_engine_geometry_ok, for the layout's sake).
  */
 #define CH SSEMU_ENGINE_CHUNK
 #define HEADS_OFF SSEMU_ALIGN_UP(sizeof(struct ssemu_engine), 64)
