@@ -194,7 +194,9 @@ static bool event_bad(struct ssemu_region *r, const struct ssemu_fired *f)
 		bad = f->a >= c->max_nics || f->b > 1 || pkt_bad(r, f->c);
 		break;
 	case SSEMU_MEV_SW_READY:
-		bad = f->a >= r->sw_used || f->b >= r->topo.radix ||
+		bad = f->a >= r->sw_used ||
+		      ssemu_ready_in(f->b) >= r->topo.radix ||
+		      ssemu_ready_out(f->b) >= r->topo.radix ||
 		      pkt_hop_bad(r, f->c);
 		break;
 	case SSEMU_MEV_SW_OUT_DONE:
@@ -265,11 +267,11 @@ static void ev_nic_arrive(struct ssemu_region *r, const struct ssemu_fired *f)
 SSEMU_HOT
 static void ev_sw_ready(struct ssemu_region *r, const struct ssemu_fired *f)
 {
-	sw_ready(r, f->a, f->b, f->c);
+	sw_ready(r, f->a, ssemu_ready_in(f->b), ssemu_ready_out(f->b), f->c);
 	/* (the input's own port, as an output: any would do) */
 	if (unlikely(ssemu_model_extra_looks))
 		schedule(r, f->time + SSEMU_PS_PER_NS, SSEMU_MEV_SW_OUT_DONE,
-			 f->a, f->b, 0);
+			 f->a, ssemu_ready_in(f->b), 0);
 }
 
 static void ev_sw_out_done(struct ssemu_region *r, const struct ssemu_fired *f)
@@ -364,26 +366,40 @@ static uint32_t check_period(const struct ssemu_region *r)
 static SSEMU_PREFETCH_FN void prefetch_next(struct ssemu_region *r,
 					   const struct ssemu_fired *f)
 {
-	uint32_t a = f->next_a, b = f->next_b, c = f->next_c;
+	uint32_t a = f->next_a, b = f->next_b, c = f->next_c, in, out;
 	struct ssemu_switch_sh *s;
+	const char *op;
 
 	switch (f->next_type) {
-	case SSEMU_MEV_SW_READY:
 	case SSEMU_MEV_SW_OUT_DONE:
 		if (a >= r->sw_used || b >= r->topo.radix)
 			return;
 		s = ssemu_r_switch(r, a);
 		__builtin_prefetch(s);
-		if (f->next_type == SSEMU_MEV_SW_OUT_DONE) {
-			__builtin_prefetch(ssemu_sw_port(r, s, b));
+		__builtin_prefetch(ssemu_sw_port(r, s, b));
+		return;
+	case SSEMU_MEV_SW_READY:
+		in = ssemu_ready_in(b);
+		out = ssemu_ready_out(b);
+		if (a >= r->sw_used || in >= r->topo.radix ||
+		    out >= r->topo.radix)
 			return;
-		}
-		/* a packet ready at input b: of that port it reads who
+		s = ssemu_r_switch(r, a);
+		__builtin_prefetch(s);
+		/* a packet ready at input in: of that port it reads who
 		 * feeds it (for the credit it hands back), not the first
 		 * line, which is the port's as an output */
-		__builtin_prefetch(&ssemu_sw_port(r, s, b)->peer);
+		__builtin_prefetch(&ssemu_sw_port(r, s, in)->peer);
 		if (c < r->config.max_pkts)
 			__builtin_prefetch(ssemu_r_pkt(r, c));
+		/* of its output, the lines every packet through it reads:
+		 * the queue counts and the time it is free, the credits on
+		 * their way back, the link's parameters */
+		op = (const char *)ssemu_sw_port(r, s, out);
+		__builtin_prefetch(op);
+		__builtin_prefetch(op + SSEMU_CACHELINE);
+		__builtin_prefetch(op + 2 * SSEMU_CACHELINE);
+		__builtin_prefetch(op + 3 * SSEMU_CACHELINE);
 		return;
 	case SSEMU_MEV_NIC_ARRIVE:
 		if (c < r->config.max_pkts)

@@ -14,7 +14,8 @@ enum ssemu_model_ev {
 	SSEMU_MEV_NIC_TX_DONE = 1,	/* a: nic slot */
 	SSEMU_MEV_NIC_CREDIT,		/* a: nic slot, b: tclass */
 	SSEMU_MEV_NIC_ARRIVE,		/* a: nic slot, c: pkt */
-	SSEMU_MEV_SW_READY,		/* a: switch inst, b: in port, c: pkt */
+	SSEMU_MEV_SW_READY,		/* a: switch inst, b: in port | out
+					 * port << 8 (ssemu_ready_b), c: pkt */
 	SSEMU_MEV_SW_OUT_DONE,		/* a: switch inst, b: out port */
 	SSEMU_MEV_SW_CREDIT,		/* a: switch inst, b: port | vclass << 8 */
 	SSEMU_MEV_NIC_KICK,		/* a: nic slot: packets are free again */

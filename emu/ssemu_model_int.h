@@ -50,6 +50,28 @@ static inline ssemu_time_t now_of(struct ssemu_region *r)
  */
 
 /*
+ * A SW_READY event's b: the input the packet came in on and the output
+ * its route takes.  The route is decided as the packet arrives, not when
+ * it leaves the pipeline: what decides it (the topology and the packet's
+ * destination, path and phase) does not change while the packet waits,
+ * and the dispatch can then ask for the output's lines an event ahead.
+ */
+static inline uint32_t ssemu_ready_b(uint32_t in, uint32_t out)
+{
+	return in | out << 8;
+}
+
+static inline uint32_t ssemu_ready_in(uint32_t b)
+{
+	return b & 0xff;
+}
+
+static inline uint32_t ssemu_ready_out(uint32_t b)
+{
+	return b >> 8;
+}
+
+/*
  * Packet @pi as a switch sees it: its index, and the fields a hop uses as
  * an index or a size (all in its first 40 bytes, the line a hop touches
  * anyway).
@@ -228,7 +250,7 @@ static inline uint64_t ev_key(struct ssemu_region *r, ssemu_time_t t,
 		return (uint64_t)prio[type] << 60 | b;
 	if (type == SSEMU_MEV_SW_READY) {
 		/* entity: the input; then the earlier arrival */
-		x = b;
+		x = ssemu_ready_in(b);
 	} else if (type == SSEMU_MEV_NIC_ARRIVE) {
 		/* (the packet's pool index is no part of it: below, its
 		 * identity is) */
@@ -495,7 +517,8 @@ struct ssemu_switch_sh *sw_get(struct ssemu_region *r, uint32_t sw,
 			       uint32_t *inst);
 void arrive_at_switch(struct ssemu_region *r, uint32_t inst, uint32_t in,
 		      uint32_t pi, ssemu_time_t t);
-void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi);
+void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
+	      uint32_t out, uint32_t pi);
 ssemu_time_t sw_pipeline(struct ssemu_region *r, uint32_t sw, uint64_t uid,
 			 uint32_t vc);
 /* Port @p of switch @sw as a new model has it (@op zeroed before). */

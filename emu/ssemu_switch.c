@@ -186,6 +186,7 @@ ssemu_time_t sw_pipeline(struct ssemu_region *r, uint32_t sw, uint64_t uid,
  * out the pipeline there and joins a VOQ.  The sender computes this when it
  * puts the packet on the wire (one event per hop instead of two); the
  * pipeline never lets a packet overtake an earlier one from the same input.
+ * Its route through the switch is decided now (ssemu_ready_b).
  */
 SSEMU_HOT
 void arrive_at_switch(struct ssemu_region *r, uint32_t inst, uint32_t in,
@@ -193,15 +194,21 @@ void arrive_at_switch(struct ssemu_region *r, uint32_t inst, uint32_t in,
 {
 	struct ssemu_swport *ip = ssemu_r_port(r, inst, in);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
-	ssemu_time_t ready = t + sw_pipeline(r, ssemu_sw_id(r, inst),
-					     pkt_uid(pkt), pkt->vc);
+	uint32_t sw = ssemu_sw_id(r, inst);
+	ssemu_time_t ready = t + sw_pipeline(r, sw, pkt_uid(pkt), pkt->vc);
+	uint32_t out = model_route(r)->select(&r->topo, sw, pkt);
 
+	if (SSEMU_BAD(r, out >= r->topo.radix, "switch %u: packet %u (VC %u) "
+		      "routed from port %u to port %u", sw, pi, pkt->vc, in,
+		      out))
+		return;
 	pkt->sw_arrive = t;
 	pkt->in_port = in;
 	if (ready < ip->last_ready)
 		ready = ip->last_ready;
 	ip->last_ready = ready;
-	schedule(r, ready, SSEMU_MEV_SW_READY, inst, in, pi);
+	schedule(r, ready, SSEMU_MEV_SW_READY, inst, ssemu_ready_b(in, out),
+		 pi);
 }
 
 /*
@@ -298,11 +305,12 @@ sw_send(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t inst,
 	const struct ssemu_cc_queue_view *known);
 
 SSEMU_HOT
-void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
+void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
+	      uint32_t out, uint32_t pi)
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 	struct ssemu_pkt *pkt = ssemu_r_pkt(r, pi);
-	uint32_t vcl = pkt->tclass * SSEMU_NVC + pkt->vc, out;
+	uint32_t vcl = pkt->tclass * SSEMU_NVC + pkt->vc;
 	const struct ssemu_cc_ops *cc = model_cc(r);
 	ssemu_time_t now = now_of(r);
 	struct ssemu_cc_queue_view v, *known = NULL;
@@ -311,7 +319,6 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in, uint32_t pi)
 
 	if (in < r->topo.radix)
 		prefetch_upstream(r, s, in);
-	out = model_route(r)->select(&r->topo, ssemu_sw_id(r, inst), pkt);
 
 	/* (a packet on its last VC goes to a NIC: a port has no vclass
 	 * above its classes' last) */

@@ -448,7 +448,8 @@ static bool strain_plan(struct strain *st, uint32_t nic,
 	d->limit = train_run_limit(r);
 	if (d->limit <= now ||
 	    !train_path(d, dport, p0->copy, f0->time, NULL) ||
-	    d->hop[0].inst != f0->a || d->hop[0].in != f0->b ||
+	    d->hop[0].inst != f0->a ||
+	    d->hop[0].in != ssemu_ready_in(f0->b) ||
 	    !d->hop[0].s || !leg_rows(d, m->npkts, &st->dmem))
 		return false;
 	for (k = 0; k < d->npkts; k++) {
@@ -555,7 +556,7 @@ static void strain_take(struct ssemu_capture *cap, ssemu_time_t t,
 	if (type == SSEMU_MEV_SW_READY) {
 		/* (its destination as planned: a slot changed in the
 		 * segment meanwhile would send it elsewhere) */
-		tr = leg_at(st, a, b);
+		tr = leg_at(st, a, ssemu_ready_in(b));
 		if (!tr || tr->ninj >= tr->npkts ||
 		    c >= st->r->config.max_pkts ||
 		    t != *T(tr, tr->ninj, T_READY(0)) ||
