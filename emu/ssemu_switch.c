@@ -285,6 +285,23 @@ static SSEMU_PREFETCH_FN void prefetch_upstream(struct ssemu_region *r,
 				   1);
 }
 
+/*
+ * The input of the switch beyond output @op, where the packet's send
+ * (arrive_at_switch) keeps the pipeline in order: asked for now, while the
+ * packet is queued and arbitrated (on a large fabric it is far from the
+ * caches).  Nothing is asked for before the peer's model is known.
+ */
+static SSEMU_PREFETCH_FN void
+prefetch_downstream(struct ssemu_region *r, const struct ssemu_swport *op)
+{
+	uint32_t pinst = op->peer_inst;
+
+	if (pinst && pinst - 1 < r->sw_used && op->peer.port < r->topo.radix)
+		__builtin_prefetch(&ssemu_r_port(r, pinst - 1,
+						 op->peer.port)->last_ready,
+				   1);
+}
+
 /* The arbitration's view of output @out of switch model @inst at @now. */
 static inline struct ssemu_arb_view arb_view(struct ssemu_region *r,
 					     uint32_t inst, uint32_t out,
@@ -334,6 +351,8 @@ void sw_ready(struct ssemu_region *r, uint32_t inst, uint32_t in,
 	 * message's go-back-N, an acknowledgement or RMA result by
 	 * resend_later. */
 	op = ssemu_sw_port(r, s, out);
+	if (!port_is_edge(r, out))
+		prefetch_downstream(r, op);
 	if (r->config.tclass[pkt->tclass].lossy &&
 	    op->vq[vcl].queued >= r->config.port_buf_pkts) {
 		op->drops++;
