@@ -56,6 +56,8 @@ static inline ssemu_time_t now_of(struct ssemu_region *r)
  * destination, path and phase) does not change while the packet waits,
  * and the dispatch can then ask for the output's lines an event ahead.
  */
+_Static_assert(SSEMU_RADIX <= 256, "a SW_READY event's ports fit 8 bits");
+
 static inline uint32_t ssemu_ready_b(uint32_t in, uint32_t out)
 {
 	return in | out << 8;

@@ -46,6 +46,13 @@ for c in $(grep -l __builtin_prefetch "$src"/emu/*.c); do
 done
 check "the model has sources that prefetch ($n)" holds "$n" 0 'a >= 3'
 
+# (a file's count alone would pass with one of its helpers dropped: the
+# switch's packet arrival asks for the lines upstream and downstream)
+o="$top/emu/.libs/emu_libssemu_la-ssemu_switch.o"
+[ -f "$o" ] || o="$top/emu/emu_libssemu_la-ssemu_switch.o"
+check "a packet's ready asks for the ports upstream and downstream" \
+	holds "$(prefetches "$o" sw_ready)" 0 'a >= 2'
+
 so="$top/prov/.libs/libslingshot_emu-fi.so"
 [ -f "$so" ] || { echo "SKIP: $so not built"; exit 77; }
 check "the provider's event dispatch asks for the next event's lines" \
