@@ -439,11 +439,14 @@ bool ssemu_auth_reply_refused(struct ssemu_region *r, uint32_t nic,
 	return true;
 }
 
-SSEMU_HOT
-void ssemu_auth_sw_count_vni(struct ssemu_switch_sh *s, uint16_t vni,
-			     uint32_t bytes)
+/*
+ * The entry of table @v that counts @vni: its own, or the first free one,
+ * claimed for it; the last entry takes the VNIs that find no room (its VNI
+ * stays 0).  A VNI is never 0 (ssemu_auth_ep_open_locked).
+ */
+static struct ssemu_vni_count *vni_entry(struct ssemu_vni_count *v,
+					 uint16_t vni)
 {
-	struct ssemu_vni_count *v = s->vni;
 	uint32_t i;
 
 	for (i = 0; i < SSEMU_SW_VNIS - 1; i++) {
@@ -454,23 +457,37 @@ void ssemu_auth_sw_count_vni(struct ssemu_switch_sh *s, uint16_t vni,
 			break;
 		}
 	}
-	/* (the last entry takes the VNIs that found no room) */
-	v[i].pkts++;
-	v[i].bytes += bytes;
+	return &v[i];
 }
 
-SSEMU_HOT
-void ssemu_auth_sw_count(struct ssemu_switch_sh *s,
-			 const struct ssemu_pkt *pkt)
+/* The port's count @a added to table @v. */
+static void vni_add(struct ssemu_vni_count *v, const struct ssemu_vni_acc *a)
 {
-	ssemu_auth_sw_count_vni(s, pkt->vni, pkt->bytes);
+	struct ssemu_vni_count *e;
+
+	if (!a->pkts)
+		return;
+	e = vni_entry(v, a->vni);
+	e->pkts += a->pkts;
+	e->bytes += a->bytes;
+}
+
+void ssemu_auth_port_turn(struct ssemu_switch_sh *s, struct ssemu_swport *op,
+			  uint16_t vni, uint32_t bytes)
+{
+	vni_add(s->vni, &op->vacc);
+	(void)vni_entry(s->vni, vni);
+	op->vacc.vni = vni;
+	op->vacc.pkts = 1;
+	op->vacc.bytes = bytes;
 }
 
 int ssemu_switch_vni_stats(struct ssemu_fabric *f, uint32_t sw,
 			   struct ssemu_vni_count *out, int max)
 {
+	struct ssemu_vni_count v[SSEMU_SW_VNIS];
 	struct ssemu_region *r;
-	uint32_t inst;
+	uint32_t inst, p;
 	int i, n = 0, ret;
 
 	if (f && sw >= f->cfg->topo.groups * f->cfg->topo.switches_per_group)
@@ -479,13 +496,19 @@ int ssemu_switch_vni_stats(struct ssemu_fabric *f, uint32_t sw,
 	if (!r)
 		return ret;
 	inst = ssemu_sw_inst(r, sw);
-	for (i = 0; inst != SSEMU_NONE && i < SSEMU_SW_VNIS && n < max; i++) {
-		const struct ssemu_vni_count *v =
-			&ssemu_r_switch(r, inst)->vni[i];
+	if (inst != SSEMU_NONE) {
+		/* the table, and what each port counted since its VNI
+		 * last changed (each VNI has its entry already: a copy's
+		 * entry claimed in the copy, for a damaged segment's sake) */
+		struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
 
-		if (v->pkts)
-			out[n++] = *v;
+		memcpy(v, s->vni, sizeof(v));
+		for (p = 0; p < r->topo.radix; p++)
+			vni_add(v, &ssemu_sw_port(r, s, p)->vacc);
 	}
+	for (i = 0; inst != SSEMU_NONE && i < SSEMU_SW_VNIS && n < max; i++)
+		if (v[i].pkts)
+			out[n++] = v[i];
 	ssemu_region_unlock(r);
 	return n;
 }

@@ -61,12 +61,16 @@ bool ssemu_auth_reply_refused(struct ssemu_region *r, uint32_t nic,
 			      const struct ssemu_msg *m,
 			      const struct ssemu_pkt *pkt);
 
-/* Switch @s sent @pkt; ssemu_auth_sw_count_vni: a packet of @bytes on
- * @vni. */
-void ssemu_auth_sw_count(struct ssemu_switch_sh *s,
-			 const struct ssemu_pkt *pkt);
-void ssemu_auth_sw_count_vni(struct ssemu_switch_sh *s, uint16_t vni,
-			     uint32_t bytes);
+/* Output @op of switch @s sent a packet of @bytes on VNI @vni, and the
+ * port's count of what it sent since its VNI changed (ssemu_swport's vacc)
+ * cannot take it: that count moves into the switch's table, and the port
+ * counts @vni from this packet on, the switch's table given an entry for
+ * @vni now if it has none (so the table keeps the order in which the
+ * switch first sent each VNI).  The usual send is ssemu_auth_port_count
+ * (ssemu_model_int.h). */
+struct ssemu_swport;
+void ssemu_auth_port_turn(struct ssemu_switch_sh *s, struct ssemu_swport *op,
+			  uint16_t vni, uint32_t bytes);
 
 /* A configuration file's "services" list (ssemu_config_load) into @c:
  * 0, or -EINVAL with "path:line: key: problem" in @err. */

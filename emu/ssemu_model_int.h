@@ -205,6 +205,27 @@ static inline uint64_t pkt_uid(const struct ssemu_pkt *p)
 	return pkt_uid_of(p->src_port, p->seq, p->trip);
 }
 
+/*
+ * Output @op of switch @s sent a packet of @bytes on VNI @vni: counted in
+ * the port's line, which the send writes anyway (the switch's per-VNI table
+ * takes the count when the port's VNI changes or the count is full,
+ * ssemu_auth_port_turn; ssemu_switch_vni_stats adds what the ports hold).
+ */
+static inline void ssemu_auth_port_count(struct ssemu_switch_sh *s,
+					 struct ssemu_swport *op, uint16_t vni,
+					 uint32_t bytes)
+{
+	struct ssemu_vni_acc *a = &op->vacc;
+
+	if (likely(a->vni == vni && a->pkts && a->pkts < UINT16_MAX &&
+		   bytes <= UINT32_MAX - a->bytes)) {
+		a->pkts++;
+		a->bytes += bytes;
+		return;
+	}
+	ssemu_auth_port_turn(s, op, vni, bytes);
+}
+
 /* Payload bytes of the packet starting at byte @done of @len. */
 static inline uint32_t pkt_chunk(uint64_t len, uint64_t done, uint32_t mtu)
 {

@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 48
+#define SSEMU_LAYOUT_VERSION 49
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -398,6 +398,15 @@ struct ssemu_swport {
 	struct {
 		uint32_t msg, msg_gen, idx, in;
 	} last;
+	/* what the port sent since its VNI last changed, not yet in its
+	 * switch's table (ssemu_auth_port_count; pkts 0: nothing), in the
+	 * same line: a send counts its VNI without the switch's first line,
+	 * which a hop otherwise leaves alone */
+	struct ssemu_vni_acc {
+		uint16_t vni;
+		uint16_t pkts;
+		uint32_t bytes;
+	} vacc;
 	/* per class, what a hop at the output touches of it, side by side
 	 * (two classes a line): the "shares" arbitration's token buckets in
 	 * bytes for the class's guaranteed minimum (g) and its cap (c), and
@@ -794,7 +803,8 @@ SSEMU_LAYOUT_IS(ssemu_pkt, 96, 8);
 SSEMU_LAYOUT_IS(ssemu_voq, 8, 4);
 SSEMU_LAYOUT_IS(ssemu_swport, 592, 8);
 SSEMU_LAYOUT_IS(ssemu_port_vq, 16, 8);
-SSEMU_LAYOUT_IS(ssemu_peer, 24, 8);
+SSEMU_LAYOUT_IS(ssemu_peer, 16, 4);
+SSEMU_LAYOUT_IS(ssemu_vni_acc, 8, 4);
 SSEMU_LAYOUT_IS(ssemu_rng, 32, 8);
 SSEMU_LAYOUT_IS(ssemu_switch_sh, 256, 64);
 /* telemetry */

@@ -513,7 +513,7 @@ sw_send(struct ssemu_region *r, struct ssemu_switch_sh *s, uint32_t inst,
 	uint32_t tc, dvcl, nic, pinst, cells;
 	ssemu_time_t ser, now = now_of(r);
 
-	ssemu_auth_sw_count(s, pkt);
+	ssemu_auth_port_count(s, op, pkt->vni, pkt->bytes);
 	if (cc->on_dequeue && cc_paced(pkt) && port_is_edge(r, out)) {
 		struct ssemu_cc_queue_view v;
 

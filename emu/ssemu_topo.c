@@ -91,7 +91,7 @@ void ssemu_topo_peer(const struct ssemu_topo *t, uint32_t sw, uint32_t port,
 	switch (ssemu_topo_port_kind(t, port)) {
 	case SSEMU_PORT_ENDPOINT:
 		peer->kind = SSEMU_PORT_ENDPOINT;
-		peer->ep = (uint64_t)sw * t->p + port;
+		peer->ep = sw * t->p + port;
 		break;
 	case SSEMU_PORT_LOCAL:
 		k = (port - t->p) % (t->a - 1);

@@ -51,7 +51,7 @@ struct ssemu_peer {
 	enum ssemu_port_kind kind;
 	uint32_t sw;		/* LOCAL/GLOBAL: peer switch */
 	uint32_t port;		/* LOCAL/GLOBAL: peer's port */
-	uint64_t ep;		/* ENDPOINT: endpoint index */
+	uint32_t ep;		/* ENDPOINT: endpoint index (< SSEMU_MAX_PORTS) */
 };
 
 /** @return 0 or -EINVAL (message in @err) for a shape that cannot be built. */

@@ -672,10 +672,7 @@ void train_act_dep(struct train *tr, uint32_t h, uint32_t k,
 	if (hp->edge)
 		op->queued_tc[tc]--;	/* (act_ready counted it in) */
 	/* sw_send */
-	if (pkt)
-		ssemu_auth_sw_count(hp->s, pkt);
-	else
-		ssemu_auth_sw_count_vni(hp->s, tr->vni, bytes);
+	ssemu_auth_port_count(hp->s, op, pkt ? pkt->vni : tr->vni, bytes);
 	/* congestion control's count of the pair's packets at the edge
 	 * output goes up and down with each result (train_plan: no frame);
 	 * what outlives the train is its last dequeue's look at the pair,

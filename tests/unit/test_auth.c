@@ -27,6 +27,7 @@
 #include <slingshot_emu/ssemu.h>
 
 #include "ssemu_priv.h"	/* the packet pool, for test_reply_vni */
+#include "ssemu_model_int.h"	/* sw_get, ssemu_auth_port_count */
 #include "tf.h"
 
 static struct ssemu_service svc(uint32_t id, uint16_t vni1, uint16_t vni2)
@@ -302,6 +303,91 @@ static void test_switch_vni_counts(void **state)
 	assert_true(v10 >= (sizeof(buf) + t->cfg.mtu - 1) / t->cfg.mtu);
 	assert_true(v11 >= (sizeof(buf) + t->cfg.mtu - 1) / t->cfg.mtu);
 	assert_int_equal(v10 + v11, end);
+	tf_close(t);
+}
+
+/* A send of @bytes on @vni counted into @v as a switch's table counts
+ * each packet on its own: its VNI's entry, claimed at its first packet,
+ * or the last entry once the others are taken. */
+static void count_direct(struct ssemu_vni_count *v, uint16_t vni,
+			 uint32_t bytes)
+{
+	uint32_t i;
+
+	for (i = 0; i < SSEMU_SW_VNIS - 1; i++) {
+		if (v[i].vni == vni)
+			break;
+		if (!v[i].vni) {
+			v[i].vni = vni;
+			break;
+		}
+	}
+	v[i].pkts++;
+	v[i].bytes += bytes;
+}
+
+/* Switch 0's table read through the API against @want, entry by entry
+ * in order. */
+static void table_is(struct tf *t, const struct ssemu_vni_count *want)
+{
+	struct ssemu_vni_count got[SSEMU_SW_VNIS];
+	int i, n, k = 0;
+
+	n = ssemu_switch_vni_stats(t->fab, 0, got, SSEMU_SW_VNIS);
+	for (i = 0; i < SSEMU_SW_VNIS; i++) {
+		if (!want[i].pkts)
+			continue;
+		assert_true(k < n);
+		assert_int_equal(got[k].vni, want[i].vni);
+		assert_int_equal(got[k].pkts, want[i].pkts);
+		assert_int_equal(got[k].bytes, want[i].bytes);
+		k++;
+	}
+	assert_int_equal(n, k);
+}
+
+/*
+ * The sends' counts, kept by each output until its VNI changes, read as a
+ * count of each packet on its own would have them: twelve VNIs on four
+ * outputs (more than the table holds apart), a run of one VNI past a
+ * port's 16-bit count, packets large enough to fill its 32-bit byte count;
+ * read at points along the way.
+ */
+static void test_switch_vni_table(void **state)
+{
+	struct ssemu_vni_count want[SSEMU_SW_VNIS];
+	struct tf *t = tiny();
+	struct ssemu_region *r = t->fab->r;
+	struct ssemu_switch_sh *s;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	uint32_t inst, i, bytes;
+	uint16_t vni;
+	bool run;
+
+	(void)state;
+	memset(want, 0, sizeof(want));
+	s = sw_get(r, 0, &inst);
+	assert_non_null(s);
+	table_is(t, want);
+	for (i = 0; i < 240000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* a long run of small packets of VNI 3 in the middle, on
+		 * one output; elsewhere a large one now and then */
+		run = i >= 80000 && i < 160000;
+		vni = run ? 3 : 1 + (uint16_t)(x % 12);
+		bytes = !run && i % 1000 == 999 ? 0x7fff0000u :
+						  64 + (x >> 20) % 4096;
+		ssemu_auth_port_count(s, ssemu_sw_port(r, s, run ? 2 :
+				      (uint32_t)(x >> 40) % 4), vni, bytes);
+		count_direct(want, vni, bytes);
+		if (i % 40000 == 39999)
+			table_is(t, want);
+	}
+	/* each output's VNI turned over at least once: the table holds
+	 * counts of its own, not just what the ports keep */
+	assert_true(s->vni[0].pkts > 0);
 	tf_close(t);
 }
 
@@ -734,6 +820,7 @@ int main(void)
 		cmocka_unit_test(test_entitlement),
 		cmocka_unit_test(test_isolation),
 		cmocka_unit_test(test_switch_vni_counts),
+		cmocka_unit_test(test_switch_vni_table),
 		cmocka_unit_test(test_mr_vni),
 		cmocka_unit_test(test_reply_vni),
 		cmocka_unit_test(test_tclass_denied),
