@@ -86,6 +86,7 @@ static bool arb_priority_rr(const struct ssemu_arb_view *v, uint32_t *in_out,
  * traffic keeps arriving.  @vcs: the class's VCs with a packet queued and
  * a credit ahead (class_vcs).
  */
+SSEMU_HOT
 static inline bool pick_in_class(const struct ssemu_arb_view *v, uint32_t tc,
 				 uint32_t vcs, uint32_t *in_out,
 				 uint32_t *vcl_out, uint32_t *pi_out)
@@ -233,6 +234,7 @@ tok_send(const struct ssemu_arb_view *v, uint32_t best, uint32_t bytes)
 	op->tok_full &= ~(1u << best);
 }
 
+SSEMU_HOT
 static bool arb_shares(const struct ssemu_arb_view *v, uint32_t *in_out,
 		       uint32_t *vcl_out, ssemu_time_t *retry)
 {

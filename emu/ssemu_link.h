@@ -202,6 +202,7 @@ static inline void cr_clear(const struct ssemu_cr *c)
  * it is due to look by then anyway.  An earlier look than the one due
  * takes a second event: a credit on its way must not wait for a cap.
  */
+SSEMU_HOT
 static inline void sw_wake(struct ssemu_region *r, uint32_t inst,
 			   uint32_t out, ssemu_time_t t)
 {

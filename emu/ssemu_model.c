@@ -274,6 +274,7 @@ static void ev_sw_ready(struct ssemu_region *r, const struct ssemu_fired *f)
 			 f->a, ssemu_ready_in(f->b), 0);
 }
 
+SSEMU_HOT
 static void ev_sw_out_done(struct ssemu_region *r, const struct ssemu_fired *f)
 {
 	struct ssemu_swport *op = ssemu_r_port(r, f->a, f->b);

@@ -100,6 +100,7 @@ static inline bool pkt_hop_bad(struct ssemu_region *r, uint32_t pi)
 }
 
 /* ... and as a NIC sees it: the rest too. */
+SSEMU_HOT
 static inline bool pkt_bad(struct ssemu_region *r, uint32_t pi)
 {
 	const struct ssemu_pkt *p;

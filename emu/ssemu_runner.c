@@ -701,6 +701,7 @@ void ssemu_ep_close(struct ssemu_ep *ep)
 
 /* Run the engine up to @t; with @watched, only until an event frees a
  * watched endpoint's slot or finds an event ring full (then 1). */
+SSEMU_HOT
 static int run_until(struct ssemu_fabric *f, ssemu_time_t t, bool watched)
 {
 	struct ssemu_region *r = f->r;

@@ -435,6 +435,7 @@ static inline void train_count(struct ssemu_region *r,
 	op->last.in = in;
 }
 
+SSEMU_HOT
 void sw_try_send(struct ssemu_region *r, uint32_t inst, uint32_t out)
 {
 	struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
