@@ -253,10 +253,13 @@ static inline void return_credit(struct ssemu_region *r,
 	pinst = ssemu_sw_inst(r, peer->sw);
 	if (pinst == SSEMU_NONE)
 		return;
-	/* (group windows: a credit into another group is an event there,
-	 * its look decided at its time by what that group has then) */
+	/* (group windows: a credit into another group joins its output's
+	 * ring as any credit does, when that group has not run past the
+	 * credit's time; else the event's schedule reports the windows
+	 * too long) */
 	if (unlikely(r->config.group_windows) &&
-	    peer->kind == SSEMU_PORT_GLOBAL) {
+	    peer->kind == SSEMU_PORT_GLOBAL &&
+	    !gw_schedulable(r, t, SSEMU_MEV_SW_CREDIT, pinst)) {
 		schedule(r, t, SSEMU_MEV_SW_CREDIT, pinst,
 			 peer->port | vcl << 8, cells);
 		return;
