@@ -486,6 +486,7 @@ int ssemu_switch_vni_stats(struct ssemu_fabric *f, uint32_t sw,
 			   struct ssemu_vni_count *out, int max)
 {
 	struct ssemu_vni_count v[SSEMU_SW_VNIS];
+	struct ssemu_switch_sh *s;
 	struct ssemu_region *r;
 	uint32_t inst, p;
 	int i, n = 0, ret;
@@ -496,20 +497,21 @@ int ssemu_switch_vni_stats(struct ssemu_fabric *f, uint32_t sw,
 	if (!r)
 		return ret;
 	inst = ssemu_sw_inst(r, sw);
-	if (inst != SSEMU_NONE) {
-		/* the table, and what each port counted since its VNI
-		 * last changed (each VNI has its entry already: a copy's
-		 * entry claimed in the copy, for a damaged segment's sake) */
-		struct ssemu_switch_sh *s = ssemu_r_switch(r, inst);
-
-		memcpy(v, s->vni, sizeof(v));
-		for (p = 0; p < r->topo.radix; p++)
-			vni_add(v, &ssemu_sw_port(r, s, p)->vacc);
+	if (inst == SSEMU_NONE) {
+		ssemu_region_unlock(r);
+		return 0;
 	}
-	for (i = 0; inst != SSEMU_NONE && i < SSEMU_SW_VNIS && n < max; i++)
+	/* the table, and what each port counted since its VNI last changed
+	 * (each VNI has its entry already: a copy's entry claimed in the
+	 * copy, for a damaged segment's sake) */
+	s = ssemu_r_switch(r, inst);
+	memcpy(v, s->vni, sizeof(v));
+	for (p = 0; p < r->topo.radix; p++)
+		vni_add(v, &ssemu_sw_port(r, s, p)->vacc);
+	ssemu_region_unlock(r);
+	for (i = 0; i < SSEMU_SW_VNIS && n < max; i++)
 		if (v[i].pkts)
 			out[n++] = v[i];
-	ssemu_region_unlock(r);
 	return n;
 }
 

@@ -385,8 +385,8 @@ static void test_switch_vni_table(void **state)
 		if (i % 40000 == 39999)
 			table_is(t, want);
 	}
-	/* each output's VNI turned over at least once: the table holds
-	 * counts of its own, not just what the ports keep */
+	/* the ports' VNIs turned over: the switch's own table holds
+	 * counts, not only what the ports keep */
 	assert_true(s->vni[0].pkts > 0);
 	tf_close(t);
 }
