@@ -178,19 +178,33 @@ uint32_t ssemu_topo_min_port(const struct ssemu_topo *t, uint32_t sw,
 	return local_port(t, idx, owner, t->l > 1 ? copy % t->l : 0);
 }
 
+/*
+ * The minimal path in closed form, as ssemu_topo_min_port takes it hop by
+ * hop: inside a group the direct local link; between groups a local hop
+ * to the switch that owns the chosen copy of the global link (none if it
+ * is the source's own), the global link, and a local hop from the switch
+ * it lands on to the destination's (none if that is it).
+ */
 uint32_t ssemu_topo_min_hops(const struct ssemu_topo *t, uint64_t src,
 			     uint64_t dst, uint32_t copy)
 {
-	uint32_t sw = (uint32_t)(src / t->p), hops = 0, port;
-	struct ssemu_peer peer;
+	uint32_t sw = (uint32_t)(src / t->p), dsw = (uint32_t)(dst / t->p);
+	uint32_t grp = sw / t->a, dgrp = dsw / t->a, d, n, c, j, jp, land;
 
-	for (;;) {
-		port = ssemu_topo_min_port(t, sw, dst, copy);
-		ssemu_topo_peer(t, sw, port, &peer);
-		if (peer.kind == SSEMU_PORT_ENDPOINT || peer.kind ==
-		    SSEMU_PORT_NONE || hops > 8)
-			return hops;
-		sw = peer.sw;
-		hops++;
-	}
+	if (dsw == sw)
+		return 0;
+	if (dgrp == grp)
+		return 1;
+	if (dgrp < t->g && grp < t->g)
+		d = dgrp >= grp ? dgrp - grp : dgrp + t->g - grp;
+	else
+		d = (dgrp + t->g - grp) % t->g;
+	n = copies_ahead(t, d);
+	if (!n)		/* (no link that way: not a switch of the fabric) */
+		return 0;
+	c = copy % n;
+	j = c * (t->g - 1) + (d - 1);
+	jp = c * (t->g - 1) + (t->g - 1 - d);
+	land = (grp + d) % t->g * t->a + jp / t->h;
+	return (j / t->h != sw % t->a) + 1 + (land != dsw);
 }
