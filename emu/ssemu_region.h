@@ -47,7 +47,7 @@
 #define SSEMU_MAGIC 0x5353454d55464142ULL	/* "SSEMUFAB" */
 /* Bumped whenever the layout of anything in the segment changes: a process
  * refuses a segment of another version rather than misread it. */
-#define SSEMU_LAYOUT_VERSION 50
+#define SSEMU_LAYOUT_VERSION 49
 #define SSEMU_NONE UINT32_MAX
 /* Bytes of the header's write-once part (struct ssemu_region): a page. */
 #define SSEMU_HDR_PRIVATE 4096
@@ -429,21 +429,12 @@ struct ssemu_swport {
 	struct ssemu_port_vq vq[];
 };
 
-/*
- * The bytes of a port of a fabric with @ntclass classes: an odd number of
- * cache lines.  Ports a power of two of bytes apart (1 KiB with four
- * classes) put the same field of every fourth port at the same address
- * modulo 4 KiB, and a hop reads and writes several ports of one switch:
- * on this project's host such a stride made `shandy` at 0.5 5-7% slower
- * in time (benchmarks/README.md, "Ports an odd number of lines apart"),
- * with the same cache misses in callgrind's model.
- */
+/* The bytes of a port of a fabric with @ntclass classes. */
 #define SSEMU_PORT_BYTES(ntclass)                                             \
-	((SSEMU_ALIGN_UP(sizeof(struct ssemu_swport) +                        \
-				 (size_t)(ntclass) * SSEMU_NVC *              \
-					 sizeof(struct ssemu_port_vq),        \
-			 (size_t)SSEMU_CACHELINE) /                           \
-	  SSEMU_CACHELINE) | 1) * (size_t)SSEMU_CACHELINE
+	SSEMU_ALIGN_UP(sizeof(struct ssemu_swport) +                          \
+			       (size_t)(ntclass) * SSEMU_NVC *                \
+				       sizeof(struct ssemu_port_vq),          \
+		       (size_t)SSEMU_CACHELINE)
 
 static inline uint32_t ssemu_port_bytes(uint32_t ntclass)
 {
